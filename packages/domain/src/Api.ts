@@ -1,0 +1,147 @@
+/**
+ * The REST API, declared once. The server implements it, `HttpApiClient` derives a typed client from it
+ * and the OpenAPI document is generated from it. Endpoint names are the operation names of Operations.ts.
+ */
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { AccountList, AccountWithFreshness } from "./Accounts.ts"
+import { ApiKey, CreateAccountKeyRequest, CreatedKey, CreateKeyRequest } from "./ApiKeys.ts"
+import { Connection } from "./Connection.ts"
+import {
+  AccountMismatchBody,
+  ForbiddenScopeBody,
+  InternalBody,
+  InvalidRequestBody,
+  NotFoundBody,
+  RateLimitedBody,
+  UnauthorizedBody
+} from "./Errors.ts"
+import { CurrentPrincipal, Principal } from "./Principal.ts"
+import { Settings, UpdateSettingsRequest } from "./Settings.ts"
+
+export const SESSION_COOKIE = "acs_session"
+
+export const bearerSecurity = HttpApiSecurity.bearer.pipe(
+  HttpApiSecurity.annotate(OpenApi.Description, "An API key: `Authorization: Bearer acs_…`")
+)
+export const sessionSecurity = HttpApiSecurity.apiKey({ in: "cookie", key: SESSION_COOKIE }).pipe(
+  HttpApiSecurity.annotate(OpenApi.Description, "A person's session cookie, set by POST /auth/login")
+)
+
+/** Resolves the caller from a Bearer key or a session cookie; anything else is 401 `unauthorized`. */
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
+  failure: UnauthorizedBody,
+  provides: CurrentPrincipal,
+  security: { bearer: bearerSecurity, session: sessionSecurity }
+}) {}
+
+const projectId = HttpApiSchema.param("projectId", Schema.String.annotations({
+  description: "The account's projectId from GET /accounts, or `current` for a key bound to one account"
+}))
+
+const Credentials = Schema.Struct({
+  email: Schema.String.pipe(Schema.maxLength(320)),
+  password: Schema.String.pipe(Schema.maxLength(1024))
+}).annotations({ identifier: "LoginRequest" })
+
+export class PublicAuthGroup extends HttpApiGroup.make("publicAuth")
+  .add(
+    HttpApiEndpoint.post("login", "/auth/login")
+      .setPayload(Credentials)
+      .addSuccess(Schema.Struct({ principal: Principal }))
+      .addError(UnauthorizedBody)
+      .annotate(OpenApi.Description, "Sign a person in; sets an HttpOnly, SameSite=Strict session cookie.")
+  )
+  .prefix("/api/v1")
+  .annotate(OpenApi.Title, "Sign in")
+{}
+
+export class AuthGroup extends HttpApiGroup.make("auth")
+  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.get("getMe", "/auth/me").addSuccess(Schema.Struct({ principal: Principal })))
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .prefix("/api/v1")
+{}
+
+export class KeysGroup extends HttpApiGroup.make("keys")
+  .add(
+    HttpApiEndpoint.post("createKey", "/keys")
+      .setPayload(CreateKeyRequest)
+      .addSuccess(CreatedKey, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.get("listKeys", "/keys")
+      .addSuccess(Schema.Struct({ keys: Schema.Array(ApiKey), total: Schema.Int, truncated: Schema.Boolean }))
+  )
+  .add(
+    HttpApiEndpoint.del("revokeKey")`/keys/${HttpApiSchema.param("keyId", Schema.String)}`
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFoundBody)
+  )
+  .add(
+    HttpApiEndpoint.post("createAccountKey")`/accounts/${projectId}/keys`
+      .setPayload(CreateAccountKeyRequest)
+      .addSuccess(CreatedKey, { status: 201 })
+  )
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .prefix("/api/v1")
+{}
+
+export class SettingsGroup extends HttpApiGroup.make("settings")
+  .add(HttpApiEndpoint.get("getSettings", "/settings").addSuccess(Settings))
+  .add(HttpApiEndpoint.put("updateSettings", "/settings").setPayload(UpdateSettingsRequest).addSuccess(Settings))
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .prefix("/api/v1")
+{}
+
+export class AccountsGroup extends HttpApiGroup.make("accounts")
+  .add(HttpApiEndpoint.get("listAccounts", "/accounts").addSuccess(AccountList))
+  .add(HttpApiEndpoint.get("getAccount")`/accounts/${projectId}`.addSuccess(AccountWithFreshness))
+  .add(HttpApiEndpoint.get("getConnection", "/connection").addSuccess(Connection))
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .prefix("/api/v1")
+{}
+
+const Health = Schema.Struct({ status: Schema.Literal("ok") })
+const Readiness = Schema.Struct({ status: Schema.Literal("ready"), database: Schema.Literal("ok") })
+
+export class SystemGroup extends HttpApiGroup.make("system")
+  .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Health)
+    .annotate(OpenApi.Description, "The process is up."))
+  .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Readiness)
+    .annotate(OpenApi.Description, "The database answers and migrations are applied; 503 otherwise."))
+  .add(HttpApiEndpoint.get("openapi", "/api/v1/openapi.json").addSuccess(Schema.Unknown)
+    .annotate(OpenApi.Description, "This document."))
+{}
+
+export class Api extends HttpApi.make("acs")
+  .add(SystemGroup)
+  .add(PublicAuthGroup)
+  .add(AuthGroup)
+  .add(KeysGroup)
+  .add(SettingsGroup)
+  .add(AccountsGroup)
+  .addError(InvalidRequestBody)
+  .addError(NotFoundBody)
+  .addError(RateLimitedBody)
+  .addError(InternalBody)
+  .annotate(OpenApi.Title, "acs — Ad-Account Change Service")
+  .annotate(OpenApi.Version, "1.0.0")
+  .annotate(
+    OpenApi.Description,
+    "Safe, reviewable changes to Apple Search Ads accounts. Every failure has the envelope " +
+      "`{\"error\": {\"code\", \"message\", …}}`; clients branch on `error.code`."
+  )
+{}

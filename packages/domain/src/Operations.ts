@@ -1,0 +1,44 @@
+/**
+ * The operation table: every authenticated capability of acs, with the access it needs. REST endpoints,
+ * RPC procedures and MCP tools carry the same names, and one `access()` checks them all against it.
+ */
+export type Scope = "read" | "write" | "admin"
+export type Bucket = "read" | "write" | "expensive"
+
+export interface Operation {
+  readonly scope: Scope
+  /** `approve`: the canApprove grant, needed on top of the scope (SPEC 5). */
+  readonly grant?: "approve"
+  /** Org-level operations refuse account-scoped keys (SPEC 5). */
+  readonly orgLevel?: true
+  /** True when the operation names an account through `{projectId}` (or `current`). */
+  readonly account?: true
+  /** The SPEC 8 rate-limit bucket the call counts against. */
+  readonly bucket: Bucket
+  readonly summary: string
+}
+
+export const scopeRank: Record<Scope, number> = { read: 1, write: 2, admin: 3 }
+
+export const satisfiesScope = (held: Scope, required: Scope): boolean => scopeRank[held] >= scopeRank[required]
+
+export const Operations = {
+  getMe: { scope: "read", bucket: "read", summary: "Who the caller is: key or person, scope, grant, binding" },
+  logout: { scope: "read", bucket: "write", summary: "End the caller's session" },
+  createKey: { scope: "admin", orgLevel: true, bucket: "write", summary: "Create an org-wide or org-subset API key" },
+  listKeys: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the org's API keys" },
+  revokeKey: { scope: "admin", orgLevel: true, bucket: "write", summary: "Revoke an API key" },
+  createAccountKey: {
+    scope: "admin",
+    account: true,
+    bucket: "write",
+    summary: "Create an API key bound to one account"
+  },
+  getSettings: { scope: "read", orgLevel: true, bucket: "read", summary: "Read the org settings (the kill switch)" },
+  updateSettings: { scope: "admin", orgLevel: true, bucket: "write", summary: "Change the org settings" },
+  listAccounts: { scope: "read", orgLevel: true, bucket: "read", summary: "List the workspace's accounts" },
+  getAccount: { scope: "read", account: true, bucket: "read", summary: "One account with its data freshness" },
+  getConnection: { scope: "read", orgLevel: true, bucket: "read", summary: "The upstream connection state" }
+} as const satisfies Record<string, Operation>
+
+export type OperationName = keyof typeof Operations

@@ -1,0 +1,67 @@
+/** The accounts (projects) of each org, as the warehouse knows them. */
+import type { Account } from "@acs/domain/Accounts"
+import type { Binding } from "@acs/domain/Principal"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+
+export interface AccountRecord extends Account {
+  readonly orgId: string
+  readonly lastSyncedAt: string | null
+  readonly syncedDays: number
+}
+
+interface AccountRow {
+  readonly projectId: string
+  readonly orgId: string
+  readonly upstreamAccountId: string
+  readonly name: string
+  readonly status: Account["status"]
+  readonly currency: string
+  readonly timeZone: string
+  readonly readOnly: boolean
+  readonly lastSyncedAt: string | null
+  readonly syncedDays: number
+}
+
+export const toAccount = (row: AccountRecord): Account => ({
+  projectId: row.projectId,
+  name: row.name,
+  upstreamAccountId: row.upstreamAccountId,
+  status: row.status,
+  currency: row.currency,
+  timeZone: row.timeZone,
+  readOnly: row.readOnly
+})
+
+export const reaches = (binding: Binding, projectId: string): boolean =>
+  binding.kind === "org" ||
+  (binding.kind === "subset" && binding.projectIds.includes(projectId)) ||
+  (binding.kind === "account" && binding.projectId === projectId)
+
+export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const find = (projectId: string) =>
+      sql<AccountRow>`SELECT * FROM accounts WHERE project_id = ${projectId}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie,
+        Effect.withSpan("Accounts.find")
+      )
+
+    const listInOrg = (orgId: string) =>
+      sql<AccountRow>`SELECT * FROM accounts WHERE org_id = ${orgId} ORDER BY name, project_id`.pipe(
+        Effect.orDie,
+        Effect.withSpan("Accounts.listInOrg")
+      )
+
+    const existing = (orgId: string, projectIds: ReadonlyArray<string>) =>
+      projectIds.length === 0
+        ? Effect.succeed<ReadonlyArray<string>>([])
+        : sql<{ projectId: string }>`SELECT project_id FROM accounts WHERE org_id = ${orgId} AND ${
+          sql.in("project_id", projectIds)
+        }`.pipe(Effect.map((rows) => rows.map((row) => row.projectId)), Effect.orDie)
+
+    return { find, listInOrg, existing } as const
+  })
+}) {}

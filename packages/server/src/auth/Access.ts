@@ -1,0 +1,84 @@
+/**
+ * The one access check (DESIGN "One operation, every surface"). Every service method that needs authority
+ * takes a `Granted<Op>`, and only `Access.check` can make one: a surface that forgets the check does not
+ * compile.
+ */
+import { AccountMismatch, ForbiddenScope, InvalidRequest } from "@acs/domain/Errors"
+import { type OperationName, Operations, satisfiesScope } from "@acs/domain/Operations"
+import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
+import { Effect, Option } from "effect"
+import { type AccountRecord, Accounts, reaches } from "../accounts/Accounts.ts"
+import { RateLimits } from "../limits/RateLimits.ts"
+
+declare const GrantedBrand: unique symbol
+
+type AccountOperation = {
+  [K in OperationName]: (typeof Operations)[K] extends { readonly account: true } ? K : never
+}[OperationName]
+
+export interface Granted<Op extends OperationName> {
+  readonly [GrantedBrand]: Op
+  readonly operation: Op
+  readonly principal: Principal
+  readonly orgId: string
+  readonly account: Op extends AccountOperation ? AccountRecord : undefined
+}
+
+const unreachable = (projectId: string) =>
+  new AccountMismatch({ message: `this credential cannot reach account ${projectId}` })
+
+export class Access extends Effect.Service<Access>()("acs/Access", {
+  effect: Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const rateLimits = yield* RateLimits
+
+    /** Scope, grant, org-level refusal, account reach, then the rate-limit bucket: SPEC 5 and 8. */
+    const authorize = (principal: Principal, operation: OperationName, projectId: string | undefined) =>
+      Effect.gen(function*() {
+        const op: (typeof Operations)[OperationName] = Operations[operation]
+        yield* rateLimits.consumeWithHeaders(`${principal.kind}:${principal.id}`, op.bucket)
+        if (!satisfiesScope(principal.scope, op.scope)) {
+          return yield* new ForbiddenScope({
+            message: `this call needs scope "${op.scope}"; the credential has "${principal.scope}"`,
+            required_scope: op.scope,
+            key_scope: principal.scope
+          })
+        }
+        if ("grant" in op && op.grant === "approve" && !principal.canApprove) {
+          return yield* new ForbiddenScope({
+            message: "this call needs the canApprove grant on top of scope \"write\"",
+            required_grant: "approve"
+          })
+        }
+        if ("orgLevel" in op && principal.binding.kind === "account") {
+          return yield* new ForbiddenScope({
+            message: "this is an org-level endpoint; keys bound to one account cannot call it",
+            required_scope: op.scope,
+            key_scope: principal.scope
+          })
+        }
+        if (!("account" in op)) return undefined
+        const target = projectId === "current"
+          ? principal.binding.kind === "account"
+            ? principal.binding.projectId
+            : yield* new InvalidRequest({
+              message: "projectId: `current` works only with a key bound to one account; pass an explicit projectId"
+            })
+          : projectId ?? ""
+        if (!reaches(principal.binding, target)) return yield* unreachable(target)
+        const account = yield* accounts.find(target)
+        // Another org's account and an unknown one answer alike: existence never leaks across orgs.
+        if (Option.isNone(account) || account.value.orgId !== principal.orgId) return yield* unreachable(target)
+        return account.value
+      })
+
+    const check = <Op extends OperationName>(operation: Op, projectId?: string) =>
+      Effect.gen(function*() {
+        const principal = yield* CurrentPrincipal
+        const account = yield* authorize(principal, operation, projectId)
+        return { operation, principal, orgId: principal.orgId, account } as unknown as Granted<Op>
+      }).pipe(Effect.withSpan(`access.${operation}`))
+
+    return { check } as const
+  })
+}) {}

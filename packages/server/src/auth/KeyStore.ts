@@ -1,0 +1,193 @@
+/**
+ * API keys (SPEC 2.4): the secret is returned once and only its SHA-256 is stored. Every request looks the
+ * key up afresh, so a revocation is seen by every instance on its next request.
+ */
+import type { ApiKey, CreateKeyRequest } from "@acs/domain/ApiKeys"
+import { AccountMismatch, ForbiddenScope, InvalidRequest, NotFound } from "@acs/domain/Errors"
+import { satisfiesScope } from "@acs/domain/Operations"
+import type { Binding, Principal } from "@acs/domain/Principal"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { Accounts, reaches } from "../accounts/Accounts.ts"
+import { newId } from "../db/Ids.ts"
+import type { Granted } from "./Access.ts"
+import { newKeySecret, sha256 } from "./Secrets.ts"
+
+interface KeyRow {
+  readonly keyId: string
+  readonly orgId: string
+  readonly name: string
+  readonly scope: ApiKey["scope"]
+  readonly canApprove: boolean
+  readonly bindingKind: Binding["kind"]
+  readonly projectIds: ReadonlyArray<string>
+  readonly expiresAt: string | null
+  readonly createdAt: string
+  readonly lastUsedAt: string | null
+  readonly revokedAt: string | null
+}
+
+const iso = (timestamp: string | null): string | null => timestamp === null ? null : new Date(timestamp).toISOString()
+
+const bindingOf = (row: KeyRow): Binding =>
+  row.bindingKind === "org"
+    ? { kind: "org" }
+    : row.bindingKind === "subset"
+    ? { kind: "subset", projectIds: row.projectIds }
+    : { kind: "account", projectId: row.projectIds[0] ?? "" }
+
+const toApiKey = (row: KeyRow): ApiKey => ({
+  keyId: row.keyId,
+  name: row.name,
+  scope: row.scope,
+  canApprove: row.canApprove,
+  binding: bindingOf(row),
+  expiresAt: iso(row.expiresAt),
+  createdAt: iso(row.createdAt) ?? "",
+  lastUsedAt: iso(row.lastUsedAt),
+  revokedAt: iso(row.revokedAt)
+})
+
+/** What a new key asks for: the creator may hand out at most what it holds itself. */
+export interface KeySpec {
+  readonly name: string
+  readonly scope: ApiKey["scope"]
+  readonly canApprove: boolean
+  readonly binding: Binding
+  readonly expiresAt: string | null
+}
+
+export const specFromRequest = (request: CreateKeyRequest): KeySpec => ({
+  name: request.name,
+  scope: request.scope,
+  canApprove: request.canApprove ?? false,
+  binding: request.projectIds ? { kind: "subset", projectIds: [...new Set(request.projectIds)] } : { kind: "org" },
+  expiresAt: request.expiresAt ?? null
+})
+
+const LAST_USED_RESOLUTION_MS = 60_000
+
+export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const accounts = yield* Accounts
+
+    const checkSpec = (creator: Principal, orgId: string, spec: KeySpec) =>
+      Effect.gen(function*() {
+        if (spec.expiresAt !== null && Date.parse(spec.expiresAt) <= Date.now()) {
+          return yield* new InvalidRequest({ message: "expiresAt: must be in the future" })
+        }
+        if (!satisfiesScope(creator.scope, spec.scope)) {
+          return yield* new ForbiddenScope({
+            message: `a credential with scope "${creator.scope}" cannot create a key with scope "${spec.scope}"`,
+            required_scope: spec.scope,
+            key_scope: creator.scope
+          })
+        }
+        if (spec.canApprove && !creator.canApprove) {
+          return yield* new ForbiddenScope({
+            message: "only a credential with the canApprove grant can create a key with it",
+            required_grant: "approve"
+          })
+        }
+        const projectIds = spec.binding.kind === "subset"
+          ? spec.binding.projectIds
+          : spec.binding.kind === "account"
+          ? [spec.binding.projectId]
+          : []
+        if (spec.binding.kind === "org" && creator.binding.kind !== "org") {
+          return yield* new AccountMismatch({ message: "a credential limited to some accounts cannot create an org-wide key" })
+        }
+        const outOfReach = projectIds.filter((id) => !reaches(creator.binding, id))
+        if (outOfReach.length > 0) {
+          return yield* new AccountMismatch({ message: `this credential cannot reach ${outOfReach.join(", ")}` })
+        }
+        const known = new Set(yield* accounts.existing(orgId, projectIds))
+        const unknown = projectIds.filter((id) => !known.has(id))
+        if (unknown.length > 0) {
+          return yield* new InvalidRequest({ message: `projectIds: unknown project ${unknown.join(", ")}` })
+        }
+        return projectIds
+      })
+
+    const insert = (orgId: string, spec: KeySpec, projectIds: ReadonlyArray<string>, secret: string, createdBy: string | null) =>
+      sql<KeyRow>`
+        INSERT INTO api_keys (key_id, org_id, name, secret_hash, scope, can_approve, binding_kind, project_ids, expires_at, created_by)
+        VALUES (${newId("key")}, ${orgId}, ${spec.name}, ${sha256(secret)}, ${spec.scope}, ${spec.canApprove},
+                ${spec.binding.kind}, ${JSON.stringify(projectIds)}::jsonb, ${spec.expiresAt}, ${createdBy})
+        RETURNING *`.pipe(Effect.map((rows) => toApiKey(rows[0]!)), Effect.orDie)
+
+    const create = (grant: Granted<"createKey"> | Granted<"createAccountKey">, spec: KeySpec) =>
+      Effect.gen(function*() {
+        const projectIds = yield* checkSpec(grant.principal, grant.orgId, spec)
+        const secret = newKeySecret()
+        const key = yield* insert(grant.orgId, spec, projectIds, secret, `${grant.principal.kind}:${grant.principal.id}`)
+        yield* Effect.logInfo("api key created").pipe(Effect.annotateLogs({ keyId: key.keyId, scope: key.scope }))
+        return { key, secret }
+      }).pipe(Effect.withSpan("KeyStore.create"))
+
+    /** For the CLI and first-start seeding: an operator on the database needs no principal. */
+    const createAsOperator = (orgId: string, spec: KeySpec, secret = newKeySecret()) =>
+      insert(orgId, spec, spec.binding.kind === "subset" ? spec.binding.projectIds : spec.binding.kind === "account" ? [spec.binding.projectId] : [], secret, "operator").pipe(
+        Effect.map((key) => ({ key, secret })),
+        Effect.withSpan("KeyStore.createAsOperator")
+      )
+
+    const listInOrg = (orgId: string) =>
+      sql<KeyRow>`SELECT * FROM api_keys WHERE org_id = ${orgId} ORDER BY created_at DESC, key_id`.pipe(
+        Effect.map((rows) => rows.map(toApiKey)),
+        Effect.orDie,
+        Effect.withSpan("KeyStore.list")
+      )
+
+    const list = (grant: Granted<"listKeys">) => listInOrg(grant.orgId)
+
+    const revokeInOrg = (orgId: string, keyId: string) =>
+      sql<{ keyId: string }>`
+        UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+        WHERE key_id = ${keyId} AND org_id = ${orgId} RETURNING key_id`.pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) =>
+          rows.length === 0 ? Effect.fail(new NotFound({ message: `no key ${keyId} in this org` })) : Effect.void
+        ),
+        Effect.tap(() => Effect.logInfo("api key revoked").pipe(Effect.annotateLogs({ keyId }))),
+        Effect.withSpan("KeyStore.revoke")
+      )
+
+    const revoke = (grant: Granted<"revokeKey">, keyId: string) => revokeInOrg(grant.orgId, keyId)
+
+    /** The principal for a presented secret, if the key exists, is not revoked and has not expired. */
+    const authenticate = (secret: string) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<KeyRow>`
+          SELECT * FROM api_keys
+          WHERE secret_hash = ${sha256(secret)} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`
+        const row = rows[0]
+        if (row === undefined) return Option.none<Principal>()
+        if (row.lastUsedAt === null || Date.now() - Date.parse(row.lastUsedAt) > LAST_USED_RESOLUTION_MS) {
+          // Recorded at minute resolution and off the request path: no write on every call.
+          yield* Effect.forkDaemon(
+            sql`UPDATE api_keys SET last_used_at = now() WHERE key_id = ${row.keyId}`.pipe(Effect.ignore)
+          )
+        }
+        return Option.some<Principal>({
+          kind: "key",
+          id: row.keyId,
+          name: row.name,
+          orgId: row.orgId,
+          scope: row.scope,
+          canApprove: row.canApprove,
+          binding: bindingOf(row),
+          role: null,
+          expiresAt: iso(row.expiresAt)
+        })
+      }).pipe(Effect.orDie, Effect.withSpan("KeyStore.authenticate"))
+
+    const isEmpty = sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys`.pipe(
+      Effect.map((rows) => (rows[0]?.n ?? 0) === 0),
+      Effect.orDie
+    )
+
+    return { create, createAsOperator, list, listInOrg, revoke, revokeInOrg, authenticate, isEmpty } as const
+  })
+}) {}

@@ -1,0 +1,84 @@
+/**
+ * First-start seeding, run under the migration lock so concurrent instances seed once: the default org,
+ * the first admin person (ADMIN_EMAIL + ADMIN_PASSWORD, or a generated password on the embedded default)
+ * and the optional ADMIN_BOOTSTRAP_KEY.
+ */
+import { SqlClient } from "@effect/sql"
+import { Config, Effect, Option, Redacted } from "effect"
+import { KeyStore } from "../auth/KeyStore.ts"
+import { People } from "../auth/People.ts"
+import { generatePassword } from "../auth/Secrets.ts"
+import { DatabaseMode } from "./Database.ts"
+import { newId } from "./Ids.ts"
+
+export const BootstrapConfig = Config.all({
+  orgName: Config.string("ORG_NAME").pipe(Config.withDefault("Default workspace")),
+  adminEmail: Config.option(Config.string("ADMIN_EMAIL")),
+  adminPassword: Config.option(Config.redacted("ADMIN_PASSWORD")),
+  bootstrapKey: Config.option(Config.redacted("ADMIN_BOOTSTRAP_KEY"))
+})
+
+const DEFAULT_ADMIN_EMAIL = "admin@acs.local"
+
+/** The org every single-workspace install uses: the oldest one. */
+export const defaultOrgId = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ orgId: string }>`SELECT org_id FROM orgs ORDER BY created_at, org_id LIMIT 1`
+  return Option.fromNullable(rows[0]?.orgId)
+}).pipe(Effect.orDie)
+
+export const bootstrap = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const people = yield* People
+  const keys = yield* KeyStore
+  const config = yield* BootstrapConfig
+  const embedded = Option.isNone(yield* DatabaseMode)
+
+  const orgId = yield* defaultOrgId.pipe(
+    Effect.flatMap(Option.match({
+      onSome: Effect.succeed,
+      onNone: () => {
+        const orgId = newId("org")
+        return sql`INSERT INTO orgs (org_id, name) VALUES (${orgId}, ${config.orgName})`.pipe(
+          Effect.orDie,
+          Effect.as(orgId),
+          Effect.tap(() => Effect.logInfo("created the default org").pipe(Effect.annotateLogs({ orgId })))
+        )
+      }
+    }))
+  )
+
+  if ((yield* people.count) === 0) {
+    if (Option.isSome(config.adminEmail) && Option.isSome(config.adminPassword)) {
+      yield* people.create({
+        orgId,
+        email: config.adminEmail.value,
+        name: "Administrator",
+        role: "admin",
+        password: Redacted.value(config.adminPassword.value)
+      })
+      yield* Effect.logInfo("seeded the first admin").pipe(Effect.annotateLogs({ email: config.adminEmail.value }))
+    } else if (embedded) {
+      const email = Option.getOrElse(config.adminEmail, () => DEFAULT_ADMIN_EMAIL)
+      const password = generatePassword()
+      yield* people.create({ orgId, email, name: "Administrator", role: "admin", password })
+      // Printed once, on the first start only: the hash is all that is kept.
+      yield* Effect.logWarning("first start: sign in as the generated admin; this password is shown only now")
+        .pipe(Effect.annotateLogs({ email, password }))
+    } else {
+      yield* Effect.logWarning("no person exists: set ADMIN_EMAIL and ADMIN_PASSWORD, or add one with `acs people add`")
+    }
+  }
+
+  if (Option.isSome(config.bootstrapKey) && (yield* keys.isEmpty)) {
+    const { key } = yield* keys.createAsOperator(orgId, {
+      name: "bootstrap admin key",
+      scope: "admin",
+      canApprove: true,
+      binding: { kind: "org" },
+      expiresAt: null
+    }, Redacted.value(config.bootstrapKey.value))
+    yield* Effect.logInfo("seeded the bootstrap key").pipe(Effect.annotateLogs({ keyId: key.keyId }))
+  }
+  return orgId
+}).pipe(Effect.withSpan("Bootstrap.run"))

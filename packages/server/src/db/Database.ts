@@ -1,0 +1,88 @@
+/**
+ * The SqlClient: PostgreSQL through `@effect/sql-pg` when DATABASE_URL is set, otherwise an embedded
+ * PGlite kept under ACS_DATA_DIR and served to the same client over a loopback socket, so one code path
+ * (and one set of migrations) runs on both.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { PGlite } from "@electric-sql/pglite"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { Config, Effect, Layer, Option, String as Str } from "effect"
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as Path from "node:path"
+import Pg from "pg"
+
+/** Timestamps and int8 as strings: microsecond precision and exact micros survive the trip. */
+const types = {
+  getTypeParser: (oid: number, format?: "text" | "binary") => {
+    switch (oid) {
+      case 20: // int8
+      case 1114: // timestamp
+      case 1184: // timestamptz
+        return (value: string) => value
+      default:
+        return Pg.types.getTypeParser(oid, format ?? "text")
+    }
+  }
+} as const
+
+const clientNames = {
+  transformResultNames: Str.snakeToCamel,
+  transformQueryNames: Str.camelToSnake,
+  types
+}
+
+export const DatabaseMode = Config.option(Config.redacted("DATABASE_URL"))
+
+const freePort = Effect.async<number, Error>((resume) => {
+  const server = Net.createServer()
+  server.once("error", (error) => resume(Effect.fail(error)))
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** Opens PGlite on `dataDir` and serves it on a loopback port for the lifetime of the scope. */
+export const embeddedPostgres = (dataDir: string) =>
+  Effect.gen(function*() {
+    const dir = Path.resolve(dataDir, "pgdata")
+    Fs.mkdirSync(dir, { recursive: true })
+    const db = yield* Effect.acquireRelease(
+      Effect.tryPromise(() => PGlite.create(dir)),
+      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+    )
+    const port = yield* freePort
+    // One connection: PGlite has a single backend and a larger pool breaks the socket server.
+    yield* Effect.acquireRelease(
+      Effect.tryPromise(async () => {
+        const server = new PGLiteSocketServer({ db, port, host: "127.0.0.1", maxConnections: 1 })
+        await server.start()
+        return server
+      }),
+      (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
+    )
+    return port
+  }).pipe(Effect.mapError((cause) => new Error(`cannot open the embedded database under ${dataDir}: ${String(cause)}`)))
+
+export const DatabaseLive = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const url = yield* DatabaseMode
+    if (Option.isSome(url)) {
+      const maxConnections = yield* Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
+      return PgClient.layer({ url: url.value, maxConnections, applicationName: "acs", ...clientNames })
+    }
+    const dataDir = yield* Config.string("ACS_DATA_DIR").pipe(Config.withDefault("./.acs"))
+    const port = yield* embeddedPostgres(dataDir)
+    yield* Effect.logInfo("using the embedded database").pipe(Effect.annotateLogs({ dataDir }))
+    return PgClient.layer({
+      host: "127.0.0.1",
+      port,
+      username: "postgres",
+      database: "postgres",
+      maxConnections: 1,
+      ...clientNames
+    })
+  }).pipe(Effect.orDie)
+)

@@ -1,0 +1,37 @@
+/**
+ * Runs the migrations at start. Every instance takes the same transaction-scoped advisory lock first,
+ * so two instances starting at once apply each migration exactly once (the migrator's own table lock
+ * cannot cover the creation of its table).
+ */
+import { Migrator } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import foundation from "./migrations/0001_foundation.ts"
+
+export const MIGRATION_LOCK = 4_242_001
+
+const migrate = Migrator.make({})
+
+export const loader = Migrator.fromRecord({
+  "0001_foundation": foundation
+})
+
+/** Runs `then` inside the same locked transaction, after the migrations (used for first-start seeding). */
+export const runMigrations = <A, E, R>(then: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql.withTransaction(
+      Effect.gen(function*() {
+        yield* sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
+        // The migrator probes its table with a query that would abort our transaction when it is absent.
+        yield* sql`CREATE TABLE IF NOT EXISTS effect_sql_migrations (
+          migration_id integer PRIMARY KEY,
+          created_at timestamptz NOT NULL DEFAULT now(),
+          name text NOT NULL
+        )`
+        const applied = yield* migrate({ loader })
+        for (const [id, name] of applied) yield* Effect.logInfo("migration applied").pipe(Effect.annotateLogs({ id, name }))
+        return yield* then
+      })
+    )
+  }).pipe(Effect.withSpan("Migrations.run"))

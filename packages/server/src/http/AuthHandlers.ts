@@ -1,0 +1,61 @@
+/** Sign in and out, and who am I. */
+import { Api, SESSION_COOKIE } from "@acs/domain/Api"
+import { InvalidRequest } from "@acs/domain/Errors"
+import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Config, Effect, Option } from "effect"
+import { Access } from "../auth/Access.ts"
+import { Sessions } from "../auth/Sessions.ts"
+import { RateLimits } from "../limits/RateLimits.ts"
+
+const CookieSecure = Config.boolean("COOKIE_SECURE").pipe(Config.withDefault(false))
+
+const setSessionCookie = (token: string, maxAge: number, secure: boolean) =>
+  HttpApp.appendPreResponseHandler((request, response) =>
+    Effect.orDie(HttpServerResponse.setCookie(response, SESSION_COOKIE, token, {
+      httpOnly: true,
+      sameSite: "strict",
+      path: "/",
+      maxAge: `${maxAge} seconds`,
+      // Secure when configured, or when a TLS-terminating proxy says the client used https.
+      secure: secure || request.headers["x-forwarded-proto"] === "https"
+    }))
+  )
+
+export const PublicAuthHandlers = HttpApiBuilder.group(Api, "publicAuth", (handlers) =>
+  Effect.gen(function*() {
+    const sessions = yield* Sessions
+    const rateLimits = yield* RateLimits
+    const secure = yield* CookieSecure
+    return handlers.handle("login", ({ payload, request }) =>
+      Effect.gen(function*() {
+        const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+        yield* rateLimits.consumeWithHeaders(`email:${payload.email.toLowerCase()}`, "login")
+        yield* rateLimits.consumeWithHeaders(`address:${address}`, "login")
+        const session = yield* sessions.login(payload.email, payload.password)
+        yield* setSessionCookie(session.token, session.maxAgeSeconds, secure)
+        return { principal: session.principal }
+      }))
+  }))
+
+export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
+  Effect.gen(function*() {
+    const access = yield* Access
+    const sessions = yield* Sessions
+    return handlers
+      .handle("getMe", () => access.check("getMe").pipe(Effect.map((grant) => ({ principal: grant.principal }))))
+      .handle("logout", () =>
+        Effect.gen(function*() {
+          const grant = yield* access.check("logout")
+          if (grant.principal.kind !== "person") {
+            return yield* new InvalidRequest({
+              message: "logout ends a person's session; an API key is ended with DELETE /keys/{keyId}"
+            })
+          }
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const token = request.cookies[SESSION_COOKIE]
+          if (token !== undefined) yield* sessions.end(token)
+          yield* HttpApp.appendPreResponseHandler((_request, response) =>
+            Effect.orDie(HttpServerResponse.expireCookie(response, SESSION_COOKIE, { path: "/", httpOnly: true, sameSite: "strict" }))
+          )
+        }))
+  }))

@@ -1,0 +1,66 @@
+/**
+ * The API-level middleware that makes every failure an envelope: declared errors are encoded as is; decode
+ * failures, malformed JSON and oversized bodies become 400 `invalid_request` naming the problem; an
+ * unknown route becomes 404 `not_found`; anything else is a defect, logged with its cause, answered
+ * 500 `internal` with a generic message.
+ */
+import { type AcsError, Internal, InvalidRequest, isAcsError, NotFound, toEnvelope } from "@acs/domain/Errors"
+import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Option, ParseResult } from "effect"
+
+const describeIssues = (issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>): string =>
+  issues.slice(0, 5).map((issue) => {
+    const path = issue.path.length === 0 ? "body" : issue.path.map(String).join(".")
+    return `${path}: ${issue.message}`
+  }).join("; ")
+
+/** 400 with a message that names the field, for the platform's own decode failure. */
+export const fromDecodeError = (error: HttpApiError.HttpApiDecodeError): InvalidRequest =>
+  new InvalidRequest({ message: `invalid request: ${describeIssues(error.issues) || error.message}` })
+
+export const fromParseError = (error: ParseResult.ParseError): InvalidRequest =>
+  new InvalidRequest({ message: `invalid request: ${describeIssues(ParseResult.ArrayFormatter.formatErrorSync(error))}` })
+
+/** The envelope response for a declared error, with `Retry-After` on the two retryable codes. */
+export const envelopeResponse = (error: AcsError) => {
+  const { body, status } = toEnvelope(error)
+  const response = HttpServerResponse.unsafeJson(body, { status })
+  return error._tag === "RateLimited" || error._tag === "UpstreamUnavailable"
+    ? HttpServerResponse.setHeader(response, "retry-after", String(Math.max(1, Math.ceil(error.retry_after_ms / 1000))))
+    : response
+}
+
+/** Maps a cause to a declared error; `None` for an interruption, which is left alone. */
+export const toDeclaredError = (cause: Cause.Cause<unknown>) =>
+  Effect.gen(function*() {
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure)) {
+      const error = failure.value
+      if (isAcsError(error)) return Option.some<AcsError>(error)
+      if (error instanceof HttpApiError.HttpApiDecodeError) return Option.some(fromDecodeError(error))
+      if (ParseResult.isParseError(error)) return Option.some(fromParseError(error))
+      if (error instanceof HttpServerError.RouteNotFound) {
+        return Option.some(new NotFound({ message: `no route ${error.request.method} ${error.request.url.split("?")[0]}` }))
+      }
+    }
+    const defect = Cause.dieOption(cause)
+    if (Option.isSome(defect) && defect.value instanceof HttpServerError.RequestError) {
+      return Option.some(new InvalidRequest({ message: `invalid request: the body could not be read as JSON (${defect.value.description ?? "malformed"}); bodies are limited to 1 MiB` }))
+    }
+    if (Cause.isInterruptedOnly(cause)) return Option.none()
+    yield* Effect.logError("unhandled failure", cause)
+    return Option.some(new Internal({ message: "internal error; the request id identifies it in the server's logs" }))
+  })
+
+export const ErrorEnvelopeLive = HttpApiBuilder.middleware((app) =>
+  app.pipe(
+    Effect.catchAllCause((cause) =>
+      toDeclaredError(cause).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.failCause(cause),
+          onSome: (error) => Effect.succeed(envelopeResponse(error))
+        }))
+      )
+    )
+  )
+)

@@ -1,0 +1,94 @@
+/**
+ * The OpenAPI 3.1 document, derived from the HttpApi declaration, then completed with what the
+ * declaration cannot say: the response headers, the envelope for decode failures (which the platform
+ * would document in its own shape), readiness's 503, and the non-REST routes (/docs, /mcp, /rpc).
+ */
+import { Api } from "@acs/domain/Api"
+import { OpenApi } from "@effect/platform"
+
+type Json = Record<string, unknown>
+
+const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const header = (description: string, schema: Json = { type: "string" }) => ({ description, schema })
+
+const rateLimitHeaders = {
+  "RateLimit-Limit": header("Calls allowed in the current one-minute window for this bucket", { type: "integer" }),
+  "RateLimit-Remaining": header("Calls left in the current window", { type: "integer" }),
+  "RateLimit-Policy": header("The bucket's policy, e.g. `120;w=60;name=\"read\"`")
+}
+
+const requestIdHeader = { "X-Request-Id": header("The request's id, also on every log line it caused") }
+
+const envelopeRef = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+
+const rawRoutes: Json = {
+  "/docs": {
+    get: {
+      tags: ["system"],
+      operationId: "docs",
+      description: "A browsable reference over this document.",
+      responses: { "200": { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } } }
+    }
+  },
+  "/mcp": {
+    post: {
+      tags: ["agents"],
+      operationId: "mcp",
+      description: "MCP tool server over Streamable HTTP; the same Bearer key and checks as REST.",
+      security: [{ bearer: [] }],
+      responses: { "200": { description: "MCP JSON-RPC answer" } }
+    }
+  },
+  "/rpc": {
+    post: {
+      tags: ["agents"],
+      operationId: "rpc",
+      description: "Typed @effect/rpc endpoint (NDJSON over HTTP); the same Bearer key and checks as REST.",
+      security: [{ bearer: [] }],
+      responses: { "200": { description: "NDJSON stream of RPC responses" } }
+    }
+  }
+}
+
+const polishOperation = (operation: Json) => {
+  const responses = isRecord(operation["responses"]) ? operation["responses"] : {}
+  const authenticated = Array.isArray(operation["security"]) && operation["security"].length > 0
+  for (const [status, response] of Object.entries(responses)) {
+    if (!isRecord(response)) continue
+    const content = response["content"]
+    if (status === "400" && isRecord(content)) {
+      content["application/json"] = { schema: envelopeRef("invalid_request_error") }
+    }
+    const headers: Json = { ...requestIdHeader }
+    if (status.startsWith("2") && authenticated) Object.assign(headers, rateLimitHeaders)
+    if (status === "201") headers["Location"] = header("The created resource")
+    if (status === "429" || status === "503") {
+      headers["Retry-After"] = header("Seconds to wait before retrying", { type: "integer" })
+    }
+    response["headers"] = { ...(isRecord(response["headers"]) ? response["headers"] : {}), ...headers }
+  }
+  if (operation["operationId"] === "system.readyz") {
+    responses["503"] = {
+      description: "Not ready",
+      content: { "application/json": { schema: envelopeRef("internal_error") } },
+      headers: requestIdHeader
+    }
+  }
+}
+
+export const openApiDocument = (): Json => {
+  const spec = OpenApi.fromApi(Api) as unknown as Json
+  const paths = isRecord(spec["paths"]) ? spec["paths"] : {}
+  for (const item of Object.values(paths)) {
+    if (!isRecord(item)) continue
+    for (const operation of Object.values(item)) if (isRecord(operation)) polishOperation(operation)
+  }
+  Object.assign(paths, rawRoutes)
+  const components = isRecord(spec["components"]) ? spec["components"] : {}
+  const schemas = isRecord(components["schemas"]) ? components["schemas"] : {}
+  for (const name of Object.keys(schemas)) {
+    if (name.startsWith("HttpApiDecodeError") || name === "Issue" || name.startsWith("PropertyKey")) delete schemas[name]
+  }
+  return spec
+}

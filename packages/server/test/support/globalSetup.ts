@@ -1,0 +1,32 @@
+/**
+ * Starts one throwaway PostgreSQL cluster for the whole run and migrates a template database that each
+ * test file clones (CREATE DATABASE … TEMPLATE), so every file starts from a clean, migrated schema.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import pg from "pg"
+import type { TestProject } from "vitest/node"
+import { runMigrations } from "../../src/db/Migrations.ts"
+import { startCluster, TEMPLATE_DATABASE } from "./postgres.ts"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    readonly postgresPort: number
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const cluster = await startCluster()
+  const admin = new pg.Client({ connectionString: cluster.url("postgres") })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`)
+  await admin.end()
+  await Effect.runPromise(
+    runMigrations(Effect.void).pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(cluster.url(TEMPLATE_DATABASE)) })),
+      Effect.scoped
+    )
+  )
+  project.provide("postgresPort", cluster.port)
+  return () => cluster.stop()
+}

@@ -1,0 +1,99 @@
+/**
+ * Starts the real server process the way the README does (`tsx packages/server/src/main.ts`) and
+ * talks to it over HTTP. Each server gets a free port and its own environment.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Path from "node:path"
+import { freePort } from "./postgres.ts"
+
+export const repoRoot = Path.resolve(import.meta.dirname, "../../../..")
+
+export interface RunningServer {
+  readonly baseUrl: string
+  readonly api: string
+  readonly process: ChildProcess
+  readonly logs: () => string
+  readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
+}
+
+export const BOOTSTRAP_KEY = "acs_test_bootstrap_key_0123456789abcdefghijklmnop"
+
+const waitReady = async (baseUrl: string, child: ChildProcess, logs: () => string) => {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${logs()}`)
+    try {
+      const response = await fetch(`${baseUrl}/readyz`)
+      if (response.status === 200) return
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`server did not become ready:\n${logs()}`)
+}
+
+export const startServer = async (env: Record<string, string>): Promise<RunningServer> => {
+  const port = await freePort()
+  let output = ""
+  const child = spawn(process.execPath, ["--import", "tsx", Path.join(repoRoot, "packages/server/src/main.ts")], {
+    cwd: repoRoot,
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: String(port), LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+  const baseUrl = `http://127.0.0.1:${port}`
+  const logs = () => output
+  await waitReady(baseUrl, child, logs)
+  return {
+    baseUrl,
+    api: `${baseUrl}/api/v1`,
+    process: child,
+    logs,
+    stop: (signal = "SIGTERM") =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode)
+        child.once("exit", (code) => resolve(code))
+        child.kill(signal)
+      })
+  }
+}
+
+export interface Answer {
+  readonly status: number
+  readonly headers: Headers
+  readonly body: unknown
+  readonly text: string
+}
+
+/** One HTTP call; the body parsed as JSON when it is JSON. */
+export const call = async (
+  url: string,
+  init: { readonly method?: string; readonly key?: string; readonly body?: unknown; readonly headers?: Record<string, string> } = {}
+): Promise<Answer> => {
+  const headers: Record<string, string> = { ...init.headers }
+  if (init.key !== undefined) headers["authorization"] = `Bearer ${init.key}`
+  if (init.body !== undefined) headers["content-type"] = "application/json"
+  const response = await fetch(url, {
+    method: init.method ?? "GET",
+    headers,
+    ...(init.body !== undefined ? { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) } : {})
+  })
+  const text = await response.text()
+  let body: unknown = undefined
+  try {
+    body = text.length > 0 ? JSON.parse(text) : undefined
+  } catch {
+    body = undefined
+  }
+  return { status: response.status, headers: response.headers, body, text }
+}
+
+/** The `error.code` of an envelope, or undefined. */
+export const errorCode = (answer: Answer): string | undefined => {
+  const body = answer.body
+  if (typeof body !== "object" || body === null || !("error" in body)) return undefined
+  const error = body.error
+  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
+}
