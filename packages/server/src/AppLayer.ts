@@ -5,6 +5,7 @@ import { Connections } from "./accounts/Connections.ts"
 import { Access } from "./auth/Access.ts"
 import { KeyStore } from "./auth/KeyStore.ts"
 import { People } from "./auth/People.ts"
+import { SecretBox } from "./auth/SecretBox.ts"
 import { Sessions } from "./auth/Sessions.ts"
 import { bootstrap } from "./db/Bootstrap.ts"
 import { DatabaseLive } from "./db/Database.ts"
@@ -21,7 +22,7 @@ export const ServicesLive = Layer.mergeAll(
   People.Default,
   OrgSettings.Default,
   Connections.Default,
-  RateLimits.Default
+  SecretBox.Default
 ).pipe(Layer.provideMerge(Accounts.Default), Layer.provideMerge(RateLimits.Default))
 
 /** The database, migrated and seeded before anything else may use it. */

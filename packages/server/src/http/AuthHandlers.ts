@@ -30,7 +30,7 @@ export const PublicAuthHandlers = HttpApiBuilder.group(Api, "publicAuth", (handl
       Effect.gen(function*() {
         const address = Option.getOrElse(request.remoteAddress, () => "unknown")
         yield* rateLimits.consumeWithHeaders(`email:${payload.email.toLowerCase()}`, "login")
-        yield* rateLimits.consumeWithHeaders(`address:${address}`, "login")
+        yield* rateLimits.consumeWithHeaders(`address:${address}`, "loginAddress")
         const session = yield* sessions.login(payload.email, payload.password)
         yield* setSessionCookie(session.token, session.maxAgeSeconds, secure)
         return { principal: session.principal }

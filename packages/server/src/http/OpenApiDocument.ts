@@ -84,7 +84,13 @@ export const openApiDocument = (): Json => {
     if (!isRecord(item)) continue
     for (const operation of Object.values(item)) if (isRecord(operation)) polishOperation(operation)
   }
-  Object.assign(paths, rawRoutes)
+  // The raw routes get the same headers as the declared ones (authenticated successes are rate-limited too).
+  const raw = structuredClone(rawRoutes)
+  for (const item of Object.values(raw)) {
+    if (!isRecord(item)) continue
+    for (const operation of Object.values(item)) if (isRecord(operation)) polishOperation(operation)
+  }
+  Object.assign(paths, raw)
   const components = isRecord(spec["components"]) ? spec["components"] : {}
   const schemas = isRecord(components["schemas"]) ? components["schemas"] : {}
   for (const name of Object.keys(schemas)) {

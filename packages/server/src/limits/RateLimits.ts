@@ -13,7 +13,11 @@ export interface Limits {
   readonly write: number
   readonly expensive: number
   readonly login: number
+  /** Logins from one address: ten times the per-email limit, since offices share an address. */
+  readonly loginAddress: number
 }
+
+type LimitBucket = Bucket | "login" | "loginAddress"
 
 const WINDOW = Duration.minutes(1)
 
@@ -22,7 +26,7 @@ const LimitsConfig = Config.all({
   write: Config.integer("RATE_LIMIT_WRITE").pipe(Config.withDefault(30)),
   expensive: Config.integer("RATE_LIMIT_EXPENSIVE").pipe(Config.withDefault(10)),
   login: Config.integer("RATE_LIMIT_LOGIN").pipe(Config.withDefault(10))
-})
+}).pipe(Config.map((limits): Limits => ({ ...limits, loginAddress: limits.login * 10 })))
 
 export class RateLimits extends Effect.Service<RateLimits>()("acs/RateLimits", {
   effect: Effect.gen(function*() {
@@ -30,7 +34,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("acs/RateLimits", {
     const limits: Limits = yield* LimitsConfig
 
     /** Counts one call against `bucket` for `subject`; fails with RateLimited when the window is full. */
-    const consume = (subject: string, bucket: Bucket | "login") =>
+    const consume = (subject: string, bucket: LimitBucket) =>
       limiter.consume({ key: `${bucket}:${subject}`, limit: limits[bucket], window: WINDOW }).pipe(
         Effect.catchAll((error) =>
           error._tag === "RateLimiterError" && error.reason === "Exceeded"
@@ -46,7 +50,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("acs/RateLimits", {
       )
 
     /** Consumes and, on HTTP, attaches the RateLimit-* headers to the response. */
-    const consumeWithHeaders = (subject: string, bucket: Bucket | "login") =>
+    const consumeWithHeaders = (subject: string, bucket: LimitBucket) =>
       consume(subject, bucket).pipe(
         Effect.tap((result) =>
           HttpApp.appendPreResponseHandler((_request, response) =>

@@ -6,18 +6,23 @@ import { TEMPLATE_DATABASE } from "./postgres.ts"
 
 export const clusterUrl = (database: string): string => `postgres://postgres@127.0.0.1:${inject("postgresPort")}/${database}`
 
-/** A fresh, migrated, empty database; its URL. */
-export const createDatabase = async (): Promise<string> => {
+const cloneDatabase = async (template: string): Promise<string> => {
   const name = `acs_test_${Crypto.randomBytes(6).toString("hex")}`
   const admin = new pg.Client({ connectionString: clusterUrl("postgres") })
   await admin.connect()
   try {
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`)
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`)
   } finally {
     await admin.end()
   }
   return clusterUrl(name)
 }
+
+/** A fresh, migrated, empty database; its URL. */
+export const createDatabase = (): Promise<string> => cloneDatabase(TEMPLATE_DATABASE)
+
+/** A fresh database without even the migrations. */
+export const createBlankDatabase = (): Promise<string> => cloneDatabase("template0")
 
 export const query = async <Row extends Record<string, unknown>>(
   url: string,

@@ -16,6 +16,8 @@ export interface RunningServer {
   readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
 }
 
+const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString("base64")
+
 export const BOOTSTRAP_KEY = "acs_test_bootstrap_key_0123456789abcdefghijklmnop"
 
 const waitReady = async (baseUrl: string, child: ChildProcess, logs: () => string) => {
@@ -38,7 +40,7 @@ export const startServer = async (env: Record<string, string>): Promise<RunningS
   let output = ""
   const child = spawn(process.execPath, ["--import", "tsx", Path.join(repoRoot, "packages/server/src/main.ts")], {
     cwd: repoRoot,
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: String(port), LOG_LEVEL: "warn", ...env },
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: String(port), LOG_LEVEL: "warn", ACS_SECRETS_KEY: TEST_SECRETS_KEY, ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()))

@@ -1,0 +1,29 @@
+/** What a command prints on stdout: one JSON document with `--json`, a plain table otherwise. */
+import { Console } from "effect"
+
+export type Cell = string | number | boolean | null | undefined
+
+export interface Column<Row> {
+  readonly header: string
+  readonly cell: (row: Row) => Cell
+}
+
+const show = (cell: Cell): string => cell === null || cell === undefined || cell === "" ? "-" : String(cell)
+
+/** Left-aligned columns separated by two spaces, a header line first. */
+export const renderTable = <Row>(columns: ReadonlyArray<Column<Row>>, rows: ReadonlyArray<Row>): string => {
+  const lines = [columns.map((column) => column.header), ...rows.map((row) => columns.map((column) => show(column.cell(row))))]
+  const widths = columns.map((_, i) => Math.max(...lines.map((line) => line[i]?.length ?? 0)))
+  return lines.map((line) => line.map((text, i) => i === line.length - 1 ? text : text.padEnd(widths[i] ?? 0)).join("  ").trimEnd())
+    .join("\n")
+}
+
+/** Key/value lines for a single record. */
+export const renderRecord = (fields: ReadonlyArray<readonly [string, Cell]>): string => {
+  const width = Math.max(...fields.map(([label]) => label.length))
+  return fields.map(([label, value]) => `${`${label}:`.padEnd(width + 1)}  ${show(value)}`).join("\n")
+}
+
+/** Prints the JSON document, or the human text, on stdout. */
+export const emit = (json: boolean, document: unknown, human: () => string) =>
+  Console.log(json ? JSON.stringify(document, null, 2) : human())

@@ -1,0 +1,47 @@
+/**
+ * The embedded default (no DATABASE_URL): data lives under ACS_DATA_DIR and survives a restart; the
+ * first start prints a generated admin password once.
+ */
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { BOOTSTRAP_KEY, call, startServer } from "./support/server.ts"
+
+const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "acs-embedded-"))
+
+afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
+
+const passwordIn = (logs: string): string | undefined => {
+  for (const line of logs.split("\n")) {
+    if (!line.includes("first start")) continue
+    const parsed = JSON.parse(line) as { annotations: { password?: string } }
+    return parsed.annotations.password
+  }
+  return undefined
+}
+
+describe("embedded default database", () => {
+  it("keeps keys and people across a restart and prints the generated admin password only once", async () => {
+    const env = { ACS_DATA_DIR: dataDir, ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY, LOG_LEVEL: "info" }
+    const first = await startServer(env)
+    const created = await call(`${first.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name: "survivor", scope: "read" } })
+    expect(created.status).toBe(201)
+    const secret = (created.body as { secret: string }).secret
+    const password = passwordIn(first.logs())
+    expect(password).toMatch(/^[\w-]{20,}$/)
+    expect(await first.stop("SIGTERM")).toBe(0)
+
+    const second = await startServer(env)
+    try {
+      const me = await call(`${second.api}/auth/me`, { key: secret })
+      expect(me.status).toBe(200)
+      expect(me.body).toMatchObject({ principal: { kind: "key", name: "survivor" } })
+      expect(passwordIn(second.logs())).toBeUndefined()
+      const login = await call(`${second.api}/auth/login`, { method: "POST", body: { email: "admin@acs.local", password } })
+      expect(login.status).toBe(200)
+    } finally {
+      await second.stop()
+    }
+  })
+})

@@ -1,0 +1,190 @@
+/**
+ * The OpenAPI document served by the started server: valid OpenAPI 3.1, the security schemes, the SPEC 7
+ * envelope on every error response, the documented headers, and agreement in both directions with the
+ * routes the server answers.
+ */
+import SwaggerParser from "@apidevtools/swagger-parser"
+import { Api } from "@acs/domain/Api"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createDatabase } from "./support/database.ts"
+import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+
+type Json = Record<string, unknown>
+type ApiDocument = Exclude<Parameters<typeof SwaggerParser.validate>[0], string>
+
+const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"] as const
+
+let server: RunningServer
+let doc: Json
+/** The document with every `$ref` replaced by its target. */
+let resolved: Json
+
+beforeAll(async () => {
+  const database = await createDatabase()
+  server = await startServer({ DATABASE_URL: database, ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY })
+  const answer = await call(`${server.api}/openapi.json`)
+  expect(answer.status).toBe(200)
+  expect(answer.headers.get("content-type")).toMatch(/^application\/json/)
+  if (!isRecord(answer.body)) throw new Error(`openapi.json is not a JSON object: ${answer.text.slice(0, 200)}`)
+  doc = answer.body
+  resolved = (await SwaggerParser.dereference(structuredClone(doc) as unknown as ApiDocument)) as unknown as Json
+})
+
+afterAll(async () => {
+  await server?.stop()
+})
+
+const record = (u: unknown, what: string): Json => {
+  if (!isRecord(u)) throw new Error(`${what} is not an object: ${JSON.stringify(u)}`)
+  return u
+}
+
+interface Operation {
+  readonly path: string
+  readonly method: string
+  readonly operation: Json
+}
+
+const operations = (document: Json): Array<Operation> => {
+  const result: Array<Operation> = []
+  for (const [path, item] of Object.entries(record(document["paths"], "paths"))) {
+    for (const method of METHODS) {
+      const operation = record(item, path)[method]
+      if (operation !== undefined) result.push({ path, method, operation: record(operation, `${method} ${path}`) })
+    }
+  }
+  return result
+}
+
+const responsesOf = (operation: Operation): Array<[string, Json]> =>
+  Object.entries(record(operation.operation["responses"], `${operation.method} ${operation.path} responses`)).map((
+    [status, response]
+  ) => [status, record(response, `${operation.method} ${operation.path} ${status}`)])
+
+/** Header names of a response, lower-cased (HTTP header names are case-insensitive). */
+const headerNames = (response: Json): Array<string> =>
+  Object.keys(isRecord(response["headers"]) ? response["headers"] : {}).map((name) => name.toLowerCase())
+
+/**
+ * Whether a (dereferenced) schema only admits the SPEC envelope: an object whose required `error`
+ * property is an object with a required string `code`. Every branch of a union must be one.
+ */
+const isEnvelopeSchema = (schema: unknown): boolean => {
+  if (!isRecord(schema)) return false
+  for (const union of ["anyOf", "oneOf"] as const) {
+    const branches = schema[union]
+    if (Array.isArray(branches)) return branches.length > 0 && branches.every(isEnvelopeSchema)
+  }
+  if (Array.isArray(schema["allOf"])) return schema["allOf"].some(isEnvelopeSchema)
+  const properties = schema["properties"]
+  const required = schema["required"]
+  if (schema["type"] !== "object" || !isRecord(properties) || !Array.isArray(required) || !required.includes("error")) {
+    return false
+  }
+  const error = properties["error"]
+  if (!isRecord(error) || error["type"] !== "object" || !isRecord(error["properties"])) return false
+  const errorRequired = error["required"]
+  const code = error["properties"]["code"]
+  return Array.isArray(errorRequired) && errorRequired.includes("code") && errorRequired.includes("message") &&
+    isRecord(code) && (code["type"] === "string" || typeof code["const"] === "string" || Array.isArray(code["enum"]))
+}
+
+/** `/a/{b}/c` to a concrete path, with a dummy for each parameter. */
+const concrete = (path: string): string =>
+  path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (name === "projectId") return "prj_x"
+    if (name === "keyId") return "key_x"
+    return `${name}_x`
+  })
+
+describe("GET /api/v1/openapi.json", () => {
+  it("is a valid OpenAPI 3.1 document", async () => {
+    expect(doc["openapi"]).toMatch(/^3\.1\./)
+    await expect(SwaggerParser.validate(structuredClone(doc) as unknown as ApiDocument)).resolves.toBeDefined()
+  })
+
+  it("lists the Bearer and session-cookie security schemes", () => {
+    const components = record(doc["components"], "components")
+    const schemes = record(components["securitySchemes"], "securitySchemes")
+    const values = Object.values(schemes).map((scheme) => record(scheme, "security scheme"))
+    expect(values).toContainEqual(expect.objectContaining({ type: "http", scheme: "bearer" }))
+    expect(values).toContainEqual(expect.objectContaining({ type: "apiKey", in: "cookie", name: "acs_session" }))
+  })
+
+  it("documents every 4xx and 5xx response with the SPEC envelope", () => {
+    const offenders: Array<string> = []
+    for (const operation of operations(resolved)) {
+      for (const [status, response] of responsesOf(operation)) {
+        if (!/^[45]/.test(status)) continue
+        const content = response["content"]
+        const schema = isRecord(content) && isRecord(content["application/json"])
+          ? content["application/json"]["schema"]
+          : undefined
+        if (!isEnvelopeSchema(schema)) offenders.push(`${operation.method.toUpperCase()} ${operation.path} ${status}`)
+      }
+    }
+    expect(offenders).toEqual([])
+  })
+
+  it("documents the rate-limit headers on authenticated successes, Retry-After on 429 and Location on 201", () => {
+    const offenders: Array<string> = []
+    for (const operation of operations(doc)) {
+      const security = operation.operation["security"]
+      const authenticated = Array.isArray(security) && security.length > 0
+      const name = `${operation.method.toUpperCase()} ${operation.path}`
+      for (const [status, response] of responsesOf(operation)) {
+        const headers = headerNames(response)
+        const missing = (header: string) => {
+          if (!headers.includes(header.toLowerCase())) offenders.push(`${name} ${status} lacks ${header}`)
+        }
+        if (status.startsWith("2") && authenticated) {
+          for (const header of ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Policy"]) missing(header)
+        }
+        if (status === "429") missing("Retry-After")
+        if (status === "201") missing("Location")
+      }
+    }
+    expect(offenders).toEqual([])
+  })
+
+  it("has every endpoint declared in Api", () => {
+    const documented = new Set(operations(doc).map((o) => `${o.method.toUpperCase()} ${o.path}`))
+    const declared: Array<string> = []
+    for (const group of Object.values(Api.groups)) {
+      for (const endpoint of Object.values(group.endpoints)) {
+        declared.push(`${endpoint.method.toUpperCase()} ${endpoint.path.replace(/:(\w+)/g, "{$1}")}`)
+      }
+    }
+    expect(declared.length).toBeGreaterThan(0)
+    expect(declared.filter((route) => !documented.has(route))).toEqual([])
+  })
+
+  it("has only routes the server answers", async () => {
+    const unanswered: Array<string> = []
+    for (const operation of operations(doc)) {
+      const method = operation.method.toUpperCase()
+      const url = `${server.baseUrl}${concrete(operation.path)}`
+      const answer = await call(url, {
+        method,
+        key: BOOTSTRAP_KEY,
+        ...(method === "GET" || method === "HEAD" || method === "DELETE" ? {} : { body: {} })
+      })
+      const message = isRecord(answer.body) && isRecord(answer.body["error"]) ? answer.body["error"]["message"] : undefined
+      if (answer.status === 404 && errorCode(answer) === "not_found" && typeof message === "string" && message.startsWith("no route")) {
+        unanswered.push(`${method} ${operation.path}: ${message}`)
+      }
+    }
+    expect(unanswered).toEqual([])
+  })
+})
+
+describe("GET /docs", () => {
+  it("is an HTML page", async () => {
+    const answer = await call(`${server.baseUrl}/docs`)
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get("content-type")).toMatch(/^text\/html/)
+    expect(answer.text).toMatch(/<html/i)
+  })
+})
