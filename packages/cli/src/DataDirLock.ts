@@ -64,8 +64,8 @@ const tryAcquire = (dataDir: string, file: string, owner: string): Effect.Effect
     }
     if (holder === undefined) {
       // Being written right now, or garbage: a young file is someone starting up.
-      const age = Date.now() - Fs.statSync(file, { throwIfNoEntry: false })!.mtimeMs
-      if (age < 5_000) return Effect.fail(busy(dataDir, undefined))
+      const stat = Fs.statSync(file, { throwIfNoEntry: false })
+      if (stat !== undefined && Date.now() - stat.mtimeMs < 5_000) return Effect.fail(busy(dataDir, undefined))
     }
     // A stale lock left by a process that is gone: take it over.
     Fs.rmSync(file, { force: true })
