@@ -125,8 +125,35 @@ describe("API keys end to end", () => {
     expect(escalate.status).toBe(403)
     expect(escalate.body).toMatchObject({ error: { code: "forbidden_scope", required_grant: "approve" } })
     const unknown = await call(`${server.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name: "x", scope: "read", projectIds: ["prj_nope"] } })
-    expect(unknown.status).toBe(400)
-    expect(unknown.body).toMatchObject({ error: { code: "invalid_request" } })
-    expect((unknown.body as { error: { message: string } }).error.message).toContain("projectIds")
+    expect(unknown.status).toBe(403)
+    expect(unknown.body).toMatchObject({ error: { code: "account_mismatch" } })
+    expect((unknown.body as { error: { message: string } }).error.message).toContain("prj_nope")
+  })
+
+  it("lets a subset-bound admin key see and revoke only keys within its reach", async () => {
+    const subsetAdmin = await call(`${server.api}/keys`, {
+      method: "POST",
+      key: BOOTSTRAP_KEY,
+      body: { name: "team one admin", scope: "admin", projectIds: ["prj_one"] }
+    })
+    const secret = (subsetAdmin.body as { secret: string }).secret
+    const orgWide = await call(`${server.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name: "org wide", scope: "read" } })
+    const orgWideId = (orgWide.body as { key: { keyId: string } }).key.keyId
+
+    const mine = await call(`${server.api}/keys`, { method: "POST", key: secret, body: { name: "team one reader", scope: "read", projectIds: ["prj_one"] } })
+    expect(mine.status).toBe(201)
+    const mineId = (mine.body as { key: { keyId: string } }).key.keyId
+    const wider = await call(`${server.api}/keys`, { method: "POST", key: secret, body: { name: "wider", scope: "read", projectIds: ["prj_one", "prj_two"] } })
+    expect(errorCode(wider)).toBe("account_mismatch")
+
+    const listed = await call(`${server.api}/keys`, { key: secret })
+    const ids = (listed.body as { keys: Array<{ keyId: string }> }).keys.map((k) => k.keyId)
+    expect(ids).toContain(mineId)
+    expect(ids).not.toContain(orgWideId)
+
+    const refused = await call(`${server.api}/keys/${orgWideId}`, { method: "DELETE", key: secret })
+    expect(refused.status).toBe(404)
+    expect((await call(`${server.api}/auth/me`, { key: (orgWide.body as { secret: string }).secret })).status).toBe(200)
+    expect((await call(`${server.api}/keys/${mineId}`, { method: "DELETE", key: secret })).status).toBe(204)
   })
 })

@@ -38,6 +38,13 @@ export const reaches = (binding: Binding, projectId: string): boolean =>
   (binding.kind === "subset" && binding.projectIds.includes(projectId)) ||
   (binding.kind === "account" && binding.projectId === projectId)
 
+export const boundProjects = (binding: Binding): ReadonlyArray<string> =>
+  binding.kind === "subset" ? binding.projectIds : binding.kind === "account" ? [binding.projectId] : []
+
+/** True when `holder` reaches every account `target` reaches: what a credential may hand out or manage. */
+export const covers = (holder: Binding, target: Binding): boolean =>
+  holder.kind === "org" || (target.kind !== "org" && boundProjects(target).every((id) => reaches(holder, id)))
+
 export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

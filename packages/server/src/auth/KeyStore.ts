@@ -8,7 +8,7 @@ import { satisfiesScope } from "@acs/domain/Operations"
 import type { Binding, Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { Accounts, reaches } from "../accounts/Accounts.ts"
+import { Accounts, boundProjects, covers } from "../accounts/Accounts.ts"
 import { newId } from "../db/Ids.ts"
 import type { Granted } from "./Access.ts"
 import { newKeySecret, sha256 } from "./Secrets.ts"
@@ -90,22 +90,15 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
             required_grant: "approve"
           })
         }
-        const projectIds = spec.binding.kind === "subset"
-          ? spec.binding.projectIds
-          : spec.binding.kind === "account"
-          ? [spec.binding.projectId]
-          : []
-        if (spec.binding.kind === "org" && creator.binding.kind !== "org") {
-          return yield* new AccountMismatch({ message: "a credential limited to some accounts cannot create an org-wide key" })
+        if (!covers(creator.binding, spec.binding)) {
+          return yield* new AccountMismatch({ message: "a key cannot reach accounts its creator cannot reach" })
         }
-        const outOfReach = projectIds.filter((id) => !reaches(creator.binding, id))
-        if (outOfReach.length > 0) {
-          return yield* new AccountMismatch({ message: `this credential cannot reach ${outOfReach.join(", ")}` })
-        }
+        const projectIds = boundProjects(spec.binding)
+        // Unknown ids and another org's ids answer alike, as in access(): existence never leaks.
         const known = new Set(yield* accounts.existing(orgId, projectIds))
         const unknown = projectIds.filter((id) => !known.has(id))
         if (unknown.length > 0) {
-          return yield* new InvalidRequest({ message: `projectIds: unknown project ${unknown.join(", ")}` })
+          return yield* new AccountMismatch({ message: `projectIds: this credential cannot reach ${unknown.join(", ")}` })
         }
         return projectIds
       })
@@ -128,7 +121,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
 
     /** For the CLI and first-start seeding: an operator on the database needs no principal. */
     const createAsOperator = (orgId: string, spec: KeySpec, secret = newKeySecret()) =>
-      insert(orgId, spec, spec.binding.kind === "subset" ? spec.binding.projectIds : spec.binding.kind === "account" ? [spec.binding.projectId] : [], secret, "operator").pipe(
+      insert(orgId, spec, boundProjects(spec.binding), secret, "operator").pipe(
         Effect.map((key) => ({ key, secret })),
         Effect.withSpan("KeyStore.createAsOperator")
       )
@@ -140,7 +133,9 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         Effect.withSpan("KeyStore.list")
       )
 
-    const list = (grant: Granted<"listKeys">) => listInOrg(grant.orgId)
+    /** The org's keys this principal could have created: a subset-bound admin sees only keys within its reach. */
+    const list = (grant: Granted<"listKeys">) =>
+      listInOrg(grant.orgId).pipe(Effect.map((keys) => keys.filter((key) => covers(grant.principal.binding, key.binding))))
 
     const revokeInOrg = (orgId: string, keyId: string) =>
       sql<{ keyId: string }>`
@@ -154,7 +149,16 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         Effect.withSpan("KeyStore.revoke")
       )
 
-    const revoke = (grant: Granted<"revokeKey">, keyId: string) => revokeInOrg(grant.orgId, keyId)
+    const revoke = (grant: Granted<"revokeKey">, keyId: string) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<KeyRow>`SELECT * FROM api_keys WHERE key_id = ${keyId} AND org_id = ${grant.orgId}`.pipe(Effect.orDie)
+        const row = rows[0]
+        // A key outside the caller's reach is as invisible here as it is in the list.
+        if (row === undefined || !covers(grant.principal.binding, bindingOf(row))) {
+          return yield* new NotFound({ message: `no key ${keyId} that this credential can manage` })
+        }
+        yield* revokeInOrg(grant.orgId, keyId)
+      })
 
     /** The principal for a presented secret, if the key exists, is not revoked and has not expired. */
     const authenticate = (secret: string) =>
