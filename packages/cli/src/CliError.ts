@@ -3,7 +3,9 @@
  * that cannot be opened), 2 bad input or something not found.
  */
 import { ValidationError } from "@effect/cli"
+import { SqlError } from "@effect/sql/SqlError"
 import { InvalidRequest, NotFound } from "@acs/domain/Errors"
+import { DatabaseBusy } from "@acs/server/db/DataDirLock"
 import { Cause, Exit, Option, Schema } from "effect"
 
 /** Bad input or a missing thing: the user can fix the command line. Exit code 2. */
@@ -11,10 +13,6 @@ export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   message: Schema.String
 }) {}
 
-/** The embedded database is open in another process (the server, or another `acs`). Exit code 1. */
-export class DatabaseBusy extends Schema.TaggedError<DatabaseBusy>()("DatabaseBusy", {
-  message: Schema.String
-}) {}
 
 export const EXIT_OK = 0
 export const EXIT_FAILURE = 1
@@ -45,7 +43,11 @@ export const describeFailure = (cause: Cause.Cause<unknown>): Option.Option<stri
         return Option.some(`acs: ${error.message}`)
       }
       if (error instanceof DatabaseBusy) return Option.some(`acs: ${error.message}`)
+      if (error instanceof SqlError) return Option.some(`acs: database error: ${error.message}${causeMessage(error.cause)}`)
       return Option.some(`acs: unexpected failure\n${Cause.pretty(cause)}`)
     }
   })
 }
+
+const causeMessage = (cause: unknown): string =>
+  cause instanceof Error && cause.message.length > 0 ? `: ${cause.message}` : ""

@@ -4,20 +4,38 @@
  */
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { AccountList, AccountWithFreshness } from "./Accounts.ts"
+import { Account, AccountList, AccountWithFreshness } from "./Accounts.ts"
 import { ApiKey, CreateAccountKeyRequest, CreatedKey, CreateKeyRequest } from "./ApiKeys.ts"
-import { Connection } from "./Connection.ts"
+import { Connection, ConnectionRequest, Discovery, ImportRequest } from "./Connection.ts"
 import {
   AccountMismatchBody,
+  ConnectionErrorBody,
   ForbiddenScopeBody,
   InternalBody,
   InvalidRequestBody,
   NotFoundBody,
   RateLimitedBody,
-  UnauthorizedBody
+  ReadOnlyAccountBody,
+  SyncInProgressBody,
+  UnauthorizedBody,
+  UpstreamErrorBody,
+  UpstreamUnavailableBody
 } from "./Errors.ts"
 import { CurrentPrincipal, Principal } from "./Principal.ts"
 import { Settings, UpdateSettingsRequest } from "./Settings.ts"
+import {
+  AdGroupRow,
+  AdRow,
+  CampaignRow,
+  collection,
+  KeywordRow,
+  NegativeKeywordRow,
+  ReadParams,
+  SearchTermRow,
+  Sync,
+  SyncHistoryParams,
+  SyncList
+} from "./Warehouse.ts"
 
 export const SESSION_COOKIE = "acs_session"
 
@@ -106,7 +124,75 @@ export class SettingsGroup extends HttpApiGroup.make("settings")
 export class AccountsGroup extends HttpApiGroup.make("accounts")
   .add(HttpApiEndpoint.get("listAccounts", "/accounts").addSuccess(AccountList))
   .add(HttpApiEndpoint.get("getAccount")`/accounts/${projectId}`.addSuccess(AccountWithFreshness))
+  .add(
+    HttpApiEndpoint.post("importAccounts", "/accounts/import")
+      .setPayload(ImportRequest)
+      .addSuccess(Schema.Struct({ accounts: Schema.Array(Account) }), { status: 201 })
+      .addError(ConnectionErrorBody)
+      .addError(ReadOnlyAccountBody)
+      .addError(UpstreamErrorBody)
+      .addError(UpstreamUnavailableBody)
+  )
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .prefix("/api/v1")
+{}
+
+export class ConnectionGroup extends HttpApiGroup.make("connection")
   .add(HttpApiEndpoint.get("getConnection", "/connection").addSuccess(Connection))
+  .add(
+    HttpApiEndpoint.put("updateConnection", "/connection")
+      .setPayload(ConnectionRequest)
+      .addSuccess(Connection)
+      .addError(ConnectionErrorBody)
+      .addError(ReadOnlyAccountBody)
+      .addError(UpstreamErrorBody)
+      .addError(UpstreamUnavailableBody)
+  )
+  .add(
+    HttpApiEndpoint.post("discoverAccounts", "/connection/discover")
+      .addSuccess(Discovery)
+      .addError(ConnectionErrorBody)
+      .addError(ReadOnlyAccountBody)
+      .addError(UpstreamErrorBody)
+      .addError(UpstreamUnavailableBody)
+  )
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .prefix("/api/v1")
+{}
+
+const readParams = ReadParams.annotations({ description: "days 1–90 (default 30), limit (default 50, clamped to 1000), narrowing" })
+
+export class WarehouseGroup extends HttpApiGroup.make("warehouse")
+  .add(HttpApiEndpoint.get("listCampaigns")`/accounts/${projectId}/campaigns`.setUrlParams(readParams)
+    .addSuccess(collection("campaigns", CampaignRow)))
+  .add(HttpApiEndpoint.get("listAdGroups")`/accounts/${projectId}/ad-groups`.setUrlParams(readParams)
+    .addSuccess(collection("adGroups", AdGroupRow)))
+  .add(HttpApiEndpoint.get("listKeywords")`/accounts/${projectId}/keywords`.setUrlParams(readParams)
+    .addSuccess(collection("keywords", KeywordRow)))
+  .add(HttpApiEndpoint.get("listSearchTerms")`/accounts/${projectId}/search-terms`.setUrlParams(readParams)
+    .addSuccess(collection("searchTerms", SearchTermRow)))
+  .add(HttpApiEndpoint.get("listAds")`/accounts/${projectId}/ads`.setUrlParams(readParams)
+    .addSuccess(collection("ads", AdRow)))
+  .add(HttpApiEndpoint.get("listNegativeKeywords")`/accounts/${projectId}/negative-keywords`.setUrlParams(readParams)
+    .addSuccess(collection("negativeKeywords", NegativeKeywordRow)))
+  .add(HttpApiEndpoint.get("listSyncs")`/accounts/${projectId}/syncs`.setUrlParams(SyncHistoryParams).addSuccess(SyncList))
+  .add(HttpApiEndpoint.get("getSync")`/accounts/${projectId}/syncs/${HttpApiSchema.param("syncId", Schema.String)}`
+    .addSuccess(Sync).addError(NotFoundBody))
+  .add(
+    HttpApiEndpoint.post("startSync")`/accounts/${projectId}/syncs`
+      .addSuccess(Sync, { status: 202 })
+      .addError(SyncInProgressBody)
+      .addError(ConnectionErrorBody)
+      .addError(ReadOnlyAccountBody)
+      .addError(UpstreamErrorBody)
+      .addError(UpstreamUnavailableBody)
+  )
   .middleware(Authentication)
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
@@ -121,7 +207,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Health)
     .annotate(OpenApi.Description, "The process is up."))
   .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Readiness)
-    .annotate(OpenApi.Description, "The database answers and migrations are applied; 503 otherwise."))
+    .annotate(OpenApi.Description, "The database answers and migrations are applied; 500 `internal` otherwise."))
   .add(HttpApiEndpoint.get("openapi", "/api/v1/openapi.json").addSuccess(Schema.Unknown)
     .annotate(OpenApi.Description, "This document."))
 {}
@@ -133,6 +219,8 @@ export class Api extends HttpApi.make("acs")
   .add(KeysGroup)
   .add(SettingsGroup)
   .add(AccountsGroup)
+  .add(ConnectionGroup)
+  .add(WarehouseGroup)
   .addError(InvalidRequestBody)
   .addError(NotFoundBody)
   .addError(RateLimitedBody)

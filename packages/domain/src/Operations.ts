@@ -38,7 +38,29 @@ export const Operations = {
   updateSettings: { scope: "admin", orgLevel: true, bucket: "write", summary: "Change the org settings" },
   listAccounts: { scope: "read", orgLevel: true, bucket: "read", summary: "List the workspace's accounts" },
   getAccount: { scope: "read", account: true, bucket: "read", summary: "One account with its data freshness" },
-  getConnection: { scope: "read", orgLevel: true, bucket: "read", summary: "The upstream connection state" }
+  getConnection: { scope: "read", orgLevel: true, bucket: "read", summary: "The upstream connection state" },
+  updateConnection: {
+    scope: "admin",
+    orgLevel: true,
+    bucket: "write",
+    summary: "Save upstream credentials (tested first, stored encrypted)"
+  },
+  discoverAccounts: {
+    scope: "admin",
+    orgLevel: true,
+    bucket: "expensive",
+    summary: "List the accounts the upstream credentials reach"
+  },
+  importAccounts: { scope: "admin", orgLevel: true, bucket: "write", summary: "Import upstream accounts as projects" },
+  listSyncs: { scope: "read", account: true, bucket: "read", summary: "Sync history and data freshness" },
+  getSync: { scope: "read", account: true, bucket: "read", summary: "One sync, with its progress while running" },
+  startSync: { scope: "admin", account: true, bucket: "write", summary: "Start a sync of the account now" },
+  listCampaigns: { scope: "read", account: true, bucket: "read", summary: "Campaigns ranked by spend in the window" },
+  listAdGroups: { scope: "read", account: true, bucket: "read", summary: "Ad groups ranked by spend in the window" },
+  listKeywords: { scope: "read", account: true, bucket: "read", summary: "Keywords ranked by spend in the window" },
+  listSearchTerms: { scope: "read", account: true, bucket: "read", summary: "Search terms ranked by spend in the window" },
+  listAds: { scope: "read", account: true, bucket: "read", summary: "Ads ranked by spend in the window" },
+  listNegativeKeywords: { scope: "read", account: true, bucket: "read", summary: "Negative keywords, by text" }
 } as const satisfies Record<string, Operation>
 
 export type OperationName = keyof typeof Operations

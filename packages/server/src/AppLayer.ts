@@ -1,4 +1,5 @@
-/** The composition root's layers: database (migrated and seeded), services, the HTTP surface. */
+/** The composition root's layers: database (migrated and seeded), upstream, services, the HTTP surface. */
+import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Connections } from "./accounts/Connections.ts"
@@ -13,21 +14,40 @@ import { runMigrations } from "./db/Migrations.ts"
 import { HttpServerLive } from "./http/HttpServerLive.ts"
 import { RateLimits } from "./limits/RateLimits.ts"
 import { OrgSettings } from "./settings/Settings.ts"
+import { connectDemo } from "./upstream/DemoSetup.ts"
+import { SimulatorLive } from "./upstream/SimulatorLive.ts"
+import { UpstreamLive } from "./upstream/UpstreamLive.ts"
+import { Reads } from "./warehouse/Reads.ts"
+import { Syncs } from "./warehouse/Syncs.ts"
+import { SyncRuns } from "./warehouse/SyncRuns.ts"
 
-/** Services over the database, with nothing above them. */
+/** The upstream port: the Apple Search Ads client over node's HTTP, and the simulator unless UPSTREAM=apple. */
+export const UpstreamPortLive = UpstreamLive.pipe(Layer.provide(SimulatorLive), Layer.provide(NodeHttpClient.layer))
+
+/** Services over the database and the upstream port. */
 export const ServicesLive = Layer.mergeAll(
   Access.Default,
   KeyStore.Default,
   Sessions.Default,
   People.Default,
   OrgSettings.Default,
-  Connections.Default,
-  SecretBox.Default
-).pipe(Layer.provideMerge(Accounts.Default), Layer.provideMerge(RateLimits.Default))
+  Reads.Default,
+  Syncs.Default
+).pipe(
+  Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default)),
+  Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default)),
+  Layer.provideMerge(UpstreamPortLive)
+)
 
 /** The database, migrated and seeded before anything else may use it. */
 export const MigratedDatabaseLive = Layer.effectDiscard(
   runMigrations(bootstrap).pipe(Effect.provide(Layer.mergeAll(KeyStore.Default, People.Default).pipe(Layer.provide(Accounts.Default))))
 ).pipe(Layer.provideMerge(DatabaseLive))
 
-export const AppLive = HttpServerLive.pipe(Layer.provide(ServicesLive), Layer.provide(MigratedDatabaseLive))
+const DemoLive = Layer.effectDiscard(connectDemo)
+
+export const AppLive = HttpServerLive.pipe(
+  Layer.provide(DemoLive),
+  Layer.provideMerge(ServicesLive),
+  Layer.provide(MigratedDatabaseLive)
+)

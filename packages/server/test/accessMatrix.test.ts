@@ -286,6 +286,18 @@ const record = (value: unknown): Record<string, unknown> => {
 const expectedBinding = (binding: Binding) =>
   binding.kind === "subset" ? { kind: "subset", projectIds: [...binding.projectIds] } : binding
 
+/** A read of an account that was never synced: an empty slice that says so in its freshness. */
+const emptyCollection = (path: string, name: string): Sample => ({
+  method: "GET",
+  path,
+  granted: () => ({ status: 200 }),
+  verify: (answer) => {
+    const body = record(answer.body)
+    expect(body[name]).toEqual([])
+    expect(body).toMatchObject({ total: 0, truncated: false, dataFreshness: { lastSyncAt: null, coverage: "0 of 30 requested days" } })
+  }
+})
+
 const samples: Record<OperationName, Sample> = {
   getMe: {
     method: "GET",
@@ -410,7 +422,45 @@ const samples: Record<OperationName, Sample> = {
     verify: (answer) => {
       expect(record(answer.body)).toMatchObject({ connected: false, status: "not_connected" })
     }
-  }
+  },
+  // The world has no upstream connection, so the upstream operations answer, once access is granted, with
+  // the refusal that proves the call reached the service: a malformed key, or no connection.
+  updateConnection: {
+    method: "PUT",
+    path: "/connection",
+    prepare: () => ({ body: { clientId: "SEARCHADS.x", teamId: "SEARCHADS.x", keyId: "k", privateKeyPem: "not a key" } }),
+    granted: () => ({ status: 400, code: "invalid_request" })
+  },
+  discoverAccounts: { method: "POST", path: "/connection/discover", granted: () => ({ status: 409, code: "connection_error" }) },
+  importAccounts: {
+    method: "POST",
+    path: "/accounts/import",
+    prepare: () => ({ body: { upstreamAccountIds: ["1"] } }),
+    granted: () => ({ status: 409, code: "connection_error" })
+  },
+  listSyncs: {
+    method: "GET",
+    path: "/accounts/:projectId/syncs",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toMatchObject({ syncs: [], total: 0, truncated: false })
+  },
+  getSync: {
+    method: "GET",
+    path: "/accounts/:projectId/syncs/:syncId",
+    prepare: () => ({ params: { syncId: "syn_unknown" } }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
+  startSync: {
+    method: "POST",
+    path: "/accounts/:projectId/syncs",
+    granted: () => ({ status: 409, code: "connection_error" })
+  },
+  listCampaigns: emptyCollection("/accounts/:projectId/campaigns", "campaigns"),
+  listAdGroups: emptyCollection("/accounts/:projectId/ad-groups", "adGroups"),
+  listKeywords: emptyCollection("/accounts/:projectId/keywords", "keywords"),
+  listSearchTerms: emptyCollection("/accounts/:projectId/search-terms", "searchTerms"),
+  listAds: emptyCollection("/accounts/:projectId/ads", "ads"),
+  listNegativeKeywords: emptyCollection("/accounts/:projectId/negative-keywords", "negativeKeywords")
 }
 
 const OPERATION_NAMES = Object.keys(Operations) as ReadonlyArray<OperationName>

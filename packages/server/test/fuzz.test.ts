@@ -7,11 +7,12 @@
  * The generators stay within what Node's HTTP parser accepts (ASCII request targets, header lines under
  * its 16 KB limit, known methods): beyond that Node answers itself before the application sees the request.
  */
+import { Api } from "@acs/domain/Api"
 import { ErrorCodes } from "@acs/domain/Errors"
 import * as fc from "fast-check"
 import * as Http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createDatabase } from "./support/database.ts"
+import { createDatabase, insertAccount, query } from "./support/database.ts"
 import { BOOTSTRAP_KEY, type RunningServer, startServer } from "./support/server.ts"
 
 const MiB = 1024 * 1024
@@ -30,6 +31,9 @@ beforeAll(async () => {
     RATE_LIMIT_LOGIN: "1000000"
   })
   port = Number(new URL(server.baseUrl).port)
+  // One real account, so that account routes get past the account lookup and decode their bodies.
+  const orgId = (await query<{ org_id: string }>(database, "SELECT org_id FROM orgs"))[0]!.org_id
+  await insertAccount(database, orgId, "prj_x")
 })
 
 afterAll(async () => {
@@ -64,7 +68,7 @@ const materialise = (body: Body): Buffer => {
   }
 }
 
-interface Request {
+interface Probe {
   readonly method: string
   readonly path: string
   readonly headers: ReadonlyArray<readonly [string, string]>
@@ -79,12 +83,20 @@ interface Reply {
 }
 
 /** One request on its own connection; a reset after the answer arrived (an early 400) is not an error. */
-const send = (request: Request): Promise<Reply> =>
+const send = (request: Probe): Promise<Reply> =>
   new Promise((resolve, reject) => {
     const payload = request.body === undefined ? undefined : materialise(request.body)
-    // As an array, the headers go out as given: Node adds no Host, and its server refuses a request without one.
-    const headers: Array<[string, string]> = [["host", `127.0.0.1:${port}`], ...request.headers.map(([name, value]): [string, string] => [name, value])]
-    if (payload !== undefined && !request.chunked) headers.push(["content-length", String(payload.length)])
+    // As an array, the headers go out exactly as given: Node adds neither Host (its server refuses a request
+    // without one) nor the body's framing. Keep-alive lets the server drain a body it answered early (an
+    // oversized one) instead of closing on unread data, which would reset the connection before the answer.
+    const headers: Array<[string, string]> = [
+      ["host", `127.0.0.1:${port}`],
+      ["connection", "keep-alive"],
+      ...request.headers.map(([name, value]): [string, string] => [name, value])
+    ]
+    if (payload !== undefined) {
+      headers.push(request.chunked ? ["transfer-encoding", "chunked"] : ["content-length", String(payload.length)])
+    }
     let answered = false
     const outgoing = Http.request({
       host: "127.0.0.1",
@@ -98,8 +110,10 @@ const send = (request: Request): Promise<Reply> =>
       answered = true
       const chunks: Array<Buffer> = []
       incoming.on("data", (chunk: Buffer) => chunks.push(chunk))
-      incoming.on("end", () =>
-        resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, text: Buffer.concat(chunks).toString("utf8") }))
+      incoming.on("end", () => {
+        resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, text: Buffer.concat(chunks).toString("utf8") })
+        outgoing.destroy()
+      })
       incoming.on("error", reject)
     })
     outgoing.on("timeout", () => outgoing.destroy(new Error("timed out")))
@@ -124,14 +138,25 @@ const ALLOWED_ERROR_STATUSES = new Set([400, 401, 403, 404, 409, 422, 429, 502, 
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** Why a reply breaks SPEC 7, or undefined when it does not. */
-const violation = (request: Request, reply: Reply): string | undefined => {
+/** A client's X-Request-Id the server adopts (RequestLog); any other gets replaced by a fresh id. */
+const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/
+
+/** Longer error bodies than this would be echoing the request back. */
+const MAX_ERROR_BODY = 4096
+
+/** Why a reply breaks SPEC 7 (or the request-id contract), or undefined when it does not. */
+const violation = (request: Probe, reply: Reply): string | undefined => {
+  const requestId = reply.headers["x-request-id"]
+  if (typeof requestId !== "string" || requestId.length === 0) return "no X-Request-Id header"
+  const sent = request.headers.find(([name]) => name === "x-request-id")?.[1].trim()
+  if (sent !== undefined && SANE_REQUEST_ID.test(sent) && requestId !== sent) return `X-Request-Id ${sent} came back as ${requestId}`
   if (reply.status >= 200 && reply.status < 300) return undefined
   if (!ALLOWED_ERROR_STATUSES.has(reply.status)) return `status ${reply.status} is not in the SPEC 7 table`
   if (request.method === "HEAD") return undefined // no body to check
   if (!/^application\/json\b/.test(reply.headers["content-type"] ?? "")) {
     return `content-type ${reply.headers["content-type"]} is not JSON`
   }
+  if (reply.text.length > MAX_ERROR_BODY) return `error body of ${reply.text.length} characters`
   let body: unknown
   try {
     body = JSON.parse(reply.text)
@@ -162,7 +187,7 @@ const errorCodeOf = (reply: Reply): unknown => {
   }
 }
 
-const check = async (request: Request): Promise<void> => {
+const check = async (request: Probe): Promise<void> => {
   const reply = await send(request)
   const problem = violation(request, reply)
   if (problem !== undefined) throw new Error(`${problem}: ${reply.status} ${reply.text.slice(0, 300)}`)
@@ -202,27 +227,41 @@ const segment = fc.oneof(
 
 const segments = fc.array(segment, { maxLength: 8 }).map((parts) => parts.join("/"))
 
-const query = fc.oneof(
+const queryString = fc.oneof(
   fc.constant(""),
   fc.constantFrom("?", "?a", "?a=%zz", "?limit=-1&limit=x", "?=&&=", "?%"),
   printable.map((s) => `?${s}`)
 )
 
-const path = fc.tuple(
-  fc.oneof(
-    segments.map((s) => `/${s}`),
-    fc.tuple(fc.constantFrom("/api/v1", "/api/v1/accounts", "/api/v1/keys", "/api/v1/auth", "//api/v1", "/api/v1/"), segments)
-      .map(([prefix, s]) => `${prefix}/${s}`),
-    segment.map((s) => `/api/v1/accounts/${s}/keys`),
-    segment.map((s) => `/api/v1/accounts/${s}`),
-    segment.map((s) => `/api/v1/keys/${s}`),
-    fc.constantFrom(
-      "/api/v1/keys", "/api/v1/accounts", "/api/v1/accounts/current", "/api/v1/settings", "/api/v1/auth/login",
-      "/api/v1/auth/logout", "/api/v1/auth/me", "/api/v1/connection", "/api/v1/openapi.json", "/healthz", "/docs", "*"
-    )
-  ),
-  query
-).map(([p, q]) => p + q)
+const randomPath = fc.oneof(
+  segments.map((s) => `/${s}`),
+  fc.tuple(fc.constantFrom("/api/v1", "/api/v1/accounts", "/api/v1/keys", "/api/v1/auth", "//api/v1", "/api/v1/"), segments)
+    .map(([prefix, s]) => `${prefix}/${s}`),
+  segment.map((s) => `/api/v1/accounts/${s}/keys`),
+  segment.map((s) => `/api/v1/accounts/${s}`),
+  segment.map((s) => `/api/v1/keys/${s}`),
+  fc.constantFrom("/docs", "/docs/", "/mcp", "/rpc", "*")
+)
+
+/** Every endpoint the API declares, as [METHOD, path with `:param`]. */
+const endpoints: Array<readonly [string, string]> = Object.values(Api.groups).flatMap((group) =>
+  Object.values(group.endpoints).map((endpoint) => [endpoint.method.toUpperCase(), endpoint.path] as const)
+)
+
+/** A declared endpoint, its parameters a real id, a dummy or garbage, usually with its own method. */
+const endpoint = fc.tuple(
+  fc.constantFrom(...endpoints),
+  fc.oneof(fc.constantFrom("prj_x", "current", "key_x"), segment),
+  fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: method })
+).map(([[declared, template], param, other]) => ({
+  method: other ?? declared,
+  path: template.replace(/:\w+/g, () => param)
+}))
+
+const target = fc.tuple(
+  fc.oneof(endpoint, fc.tuple(method, randomPath).map(([m, p]) => ({ method: m, path: p }))),
+  queryString
+).map(([{ method, path }, q]) => ({ method, path: path + q }))
 
 /** A header value Node will send: tab, printable ASCII and Latin-1, no control characters. */
 const headerValue = fc.oneof(
@@ -232,7 +271,7 @@ const headerValue = fc.oneof(
 )
 
 const authorization = fc.oneof(
-  fc.constant(`Bearer ${BOOTSTRAP_KEY}`),
+  { weight: 3, arbitrary: fc.constant(`Bearer ${BOOTSTRAP_KEY}`) },
   fc.constantFrom("Bearer", "bearer", "BEARER", "Basic", "Token", "Digest", "", "Bearer ", "Bearer  ").chain((scheme) =>
     fc.oneof(fc.constant(BOOTSTRAP_KEY), headerValue, fc.constant(`${BOOTSTRAP_KEY}x`), fc.constant("acs_")).map((token) =>
       `${scheme} ${token}`
@@ -260,6 +299,9 @@ const contentType = fc.oneof(
     "multipart/form-data",
     "multipart/form-data; boundary=",
     "multipart/form-data; boundary=xyz",
+    "multipart/mixed; boundary=--",
+    "text/plain; multipart/form-data",
+    "application/json, multipart/form-data",
     "application/octet-stream",
     "application/*",
     ""
@@ -273,7 +315,7 @@ const headers = fc.record({
   authorization: optional(authorization),
   cookie: optional(cookie),
   "content-type": optional(contentType),
-  "x-request-id": optional(headerValue),
+  "x-request-id": optional(fc.oneof(headerValue, fc.stringMatching(SANE_REQUEST_ID))),
   accept: optional(fc.constantFrom("*/*", "text/html", "application/xml", "")),
   "content-encoding": optional(fc.constantFrom("gzip", "br", "identity", "x"))
 }).map((record) =>
@@ -297,14 +339,20 @@ const body: fc.Arbitrary<Body> = fc.oneof(
     weight: 3,
     arbitrary: fc.oneof(
       fc.constantFrom("{", "}", "{\"name\":", "[1,2", "nul", "'x'", "{\"name\": \"x\",}", "NaN", "1e99999", "\u0000", "\"\\ud800\"",
-        "{\"__proto__\": {\"scope\": \"admin\"}}", "{\"constructor\": {\"prototype\": 1}}", "", " ", "\uFEFF{}"),
+        "{\"__proto__\": {\"scope\": \"admin\"}}", "{\"email\": \"a\\u0000b\", \"password\": \"x\"}",
+        "{\"name\": \"\\u0000\", \"scope\": \"read\"}", "{\"platformAutoApply\": \"true\"}",
+        // Well-formed ones too, so that the happy paths next to the failures are exercised.
+        "{\"name\": \"fuzz\", \"scope\": \"read\"}", "{\"name\": \"fuzz\", \"scope\": \"write\", \"projectIds\": [\"prj_x\"]}",
+        "{\"name\": \"fuzz\", \"scope\": \"admin\", \"expiresAt\": \"2001-01-01T00:00:00Z\"}", "{\"platformAutoApply\": true}",
+        "{\"email\": \"nobody@example.com\", \"password\": \"x\"}", "{\"constructor\": {\"prototype\": 1}}", "", " ", "\uFEFF{}"),
       fc.string({ unit: "binary", maxLength: 200 })
     ).map((text): Body => ({ kind: "text", text }))
   },
   { weight: 1, arbitrary: fc.array(fc.integer({ min: 0, max: 255 }), { maxLength: 200 }).map((bytes): Body => ({ kind: "bytes", bytes })) },
   {
+    // Deeper than this is the known bug below.
     weight: 1,
-    arbitrary: fc.record({ depth: fc.integer({ min: 1, max: 200_000 }), object: fc.boolean() }).map((v): Body => ({ kind: "nested", ...v }))
+    arbitrary: fc.record({ depth: fc.integer({ min: 1, max: 1000 }), object: fc.boolean() }).map((v): Body => ({ kind: "nested", ...v }))
   },
   {
     weight: 1,
@@ -318,39 +366,87 @@ const body: fc.Arbitrary<Body> = fc.oneof(
 /** Node's HTTP parser refuses a request line plus headers over 16 KB (431) before the application runs. */
 const HEADER_BUDGET = 14 * 1024
 
-const request: fc.Arbitrary<Request> = fc.record({
-  method,
-  path,
+const request: fc.Arbitrary<Probe> = fc.record({
+  target,
   headers,
   body: optional(body),
   chunked: fc.boolean()
-}).filter((r) => r.path.length + r.headers.reduce((total, [name, value]) => total + name.length + value.length + 4, 0) < HEADER_BUDGET)
+}).map(({ target, ...rest }): Probe => ({ ...target, ...rest })).filter((r) =>
+  r.path.length + r.headers.reduce((total, [name, value]) => total + name.length + value.length + 4, 0) < HEADER_BUDGET &&
+  // A chunked body over the limit resets the connection instead of being answered: see the known bug below.
+  !(r.chunked && bodyBytes(r.body) > MiB)
+)
 
 // ---------------------------------------------------------------------------------------------------------
 
 describe("malformed input", () => {
   it("always gets a 2xx or a SPEC 7 status with exactly the envelope", async () => {
-    await fc.assert(fc.asyncProperty(request, check), { numRuns: 300 })
+    await fc.assert(fc.asyncProperty(request, check), { numRuns: Number(process.env["FUZZ_RUNS"] ?? 300) })
   }, 120_000)
 
-  it("answers 400 invalid_request to a body over 1 MiB, with or without Content-Length", async () => {
-    for (const chunked of [false, true]) {
-      for (const huge of [{ kind: "huge", bytes: MiB + 1, json: true }, { kind: "huge", bytes: 3 * MiB, json: false }] as const) {
-        const reply = await send({
-          method: "POST",
-          path: "/api/v1/keys",
-          headers: [["authorization", `Bearer ${BOOTSTRAP_KEY}`], ["content-type", "application/json"]],
-          body: huge,
-          chunked
-        })
-        expect({ chunked, bytes: huge.bytes, status: reply.status, body: JSON.parse(reply.text) }).toMatchObject({
-          chunked,
-          bytes: huge.bytes,
-          status: 400,
-          body: { error: { code: "invalid_request" } }
-        })
-      }
+  const oversized = (bytes: number, json: boolean, chunked: boolean) =>
+    send({
+      method: "POST",
+      path: "/api/v1/keys",
+      headers: [["authorization", `Bearer ${BOOTSTRAP_KEY}`], ["content-type", "application/json"]],
+      body: { kind: "huge", bytes, json },
+      chunked
+    })
+
+  it("answers 400 invalid_request to a body over 1 MiB sent with its Content-Length", async () => {
+    for (const [bytes, json] of [[MiB + 1, true], [3 * MiB, false]] as const) {
+      const reply = await oversized(bytes, json, false)
+      expect({ bytes, status: reply.status, body: JSON.parse(reply.text) }).toEqual({
+        bytes,
+        status: 400,
+        body: { error: { code: "invalid_request", message: "invalid request: the body is larger than 1 MiB" } }
+      })
     }
+  })
+
+  it("answers 400 invalid_request to a chunked body over 1 MiB", async () => {
+    const reply = await oversized(MiB + 1, true, true)
+    expect(reply.status).toBe(400)
+    expect(errorCodeOf(reply)).toBe("invalid_request")
+  })
+
+  const post = (path: string, body: Body, headers: ReadonlyArray<readonly [string, string]> = []) =>
+    send({
+      method: "POST",
+      path,
+      headers: [["authorization", `Bearer ${BOOTSTRAP_KEY}`], ["content-type", "application/json"], ...headers],
+      body,
+      chunked: false
+    })
+
+  it("refuses multipart bodies with 400 invalid_request, however the boundary is written", async () => {
+    for (const type of ["multipart/form-data", "multipart/form-data; boundary=", "multipart/form-data; boundary=xyz"]) {
+      const reply = await post("/api/v1/auth/login", { kind: "text", text: "--xyz\r\n\r\n--xyz--" }, [["content-type", type]])
+      expect({ type, status: reply.status, code: errorCodeOf(reply) }).toEqual({ type, status: 400, code: "invalid_request" })
+    }
+  })
+
+  it("answers 400 invalid_request to a NUL character in a path parameter or a body field", async () => {
+    const answers = [
+      await send({ method: "GET", path: "/api/v1/accounts/%00", headers: [["authorization", `Bearer ${BOOTSTRAP_KEY}`]], body: undefined, chunked: false }),
+      await send({ method: "DELETE", path: "/api/v1/keys/a%00", headers: [["authorization", `Bearer ${BOOTSTRAP_KEY}`]], body: undefined, chunked: false }),
+      await post("/api/v1/auth/login", { kind: "text", text: JSON.stringify({ email: "a\u0000b", password: "x" }) }),
+      await post("/api/v1/keys", { kind: "text", text: JSON.stringify({ name: "a\u0000b", scope: "read" }) })
+    ]
+    expect(answers.map((reply) => [reply.status, errorCodeOf(reply)])).toEqual(Array(4).fill([400, "invalid_request"]))
+  })
+
+  it("names the bad field without echoing a large value back", async () => {
+    const reply = await post("/api/v1/keys", { kind: "text", text: JSON.stringify({ name: "a", scope: "x".repeat(900_000) }) })
+    expect(reply.status).toBe(400)
+    expect(reply.text).toMatch(/scope/)
+    expect(reply.text.length).toBeLessThan(MAX_ERROR_BODY)
+  })
+
+  it("answers 400 invalid_request to a deeply nested body", async () => {
+    const reply = await post("/api/v1/keys", { kind: "nested", depth: 5000, object: false })
+    expect(reply.status).toBe(400)
+    expect(errorCodeOf(reply)).toBe("invalid_request")
   })
 
   it("accepts a body just under 1 MiB as far as the size goes", async () => {

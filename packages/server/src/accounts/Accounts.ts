@@ -7,7 +7,9 @@ import { Effect, Option } from "effect"
 export interface AccountRecord extends Account {
   readonly orgId: string
   readonly lastSyncedAt: string | null
-  readonly syncedDays: number
+  /** The first and last calendar days the warehouse holds metrics for. */
+  readonly firstSyncedDay: string | null
+  readonly lastSyncedDay: string | null
 }
 
 interface AccountRow {
@@ -20,7 +22,8 @@ interface AccountRow {
   readonly timeZone: string
   readonly readOnly: boolean
   readonly lastSyncedAt: string | null
-  readonly syncedDays: number
+  readonly firstSyncedDay: string | null
+  readonly lastSyncedDay: string | null
 }
 
 export const toAccount = (row: AccountRecord): Account => ({

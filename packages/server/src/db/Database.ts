@@ -10,13 +10,15 @@ import { Config, Effect, Layer, Option, String as Str } from "effect"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
+import { DatabaseBusy, lockDataDir } from "./DataDirLock.ts"
 import Pg from "pg"
 
-/** Timestamps and int8 as strings: microsecond precision and exact micros survive the trip. */
+/** Timestamps, dates and int8 as strings: microsecond precision, calendar days and exact micros survive the trip. */
 const types = {
   getTypeParser: (oid: number, format?: "text" | "binary") => {
     switch (oid) {
       case 20: // int8
+      case 1082: // date: a calendar day, not an instant
       case 1114: // timestamp
       case 1184: // timestamptz
         return (value: string) => value
@@ -45,8 +47,9 @@ const freePort = Effect.async<number, Error>((resume) => {
 })
 
 /** Opens PGlite on `dataDir` and serves it on a loopback port for the lifetime of the scope. */
-export const embeddedPostgres = (dataDir: string) =>
+export const embeddedPostgres = (dataDir: string, owner: string) =>
   Effect.gen(function*() {
+    yield* lockDataDir(Path.resolve(dataDir), owner)
     const dir = Path.resolve(dataDir, "pgdata")
     Fs.mkdirSync(dir, { recursive: true })
     const db = yield* Effect.acquireRelease(
@@ -64,9 +67,14 @@ export const embeddedPostgres = (dataDir: string) =>
       (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
     )
     return port
-  }).pipe(Effect.mapError((cause) => new Error(`cannot open the embedded database under ${dataDir}: ${String(cause)}`)))
+  }).pipe(Effect.catchAll((error) =>
+    error instanceof DatabaseBusy
+      ? Effect.fail(error)
+      : Effect.die(new Error(`cannot open the embedded database under ${dataDir}: ${String(error)}`))
+  ))
 
-export const DatabaseLive = Layer.unwrapScoped(
+/** The SqlClient; `owner` names this process in the embedded database's lock ("in use by …"). */
+export const databaseLayer = (owner: string) => Layer.unwrapScoped(
   Effect.gen(function*() {
     const url = yield* DatabaseMode
     if (Option.isSome(url)) {
@@ -74,7 +82,7 @@ export const DatabaseLive = Layer.unwrapScoped(
       return PgClient.layer({ url: url.value, maxConnections, applicationName: "acs", ...clientNames })
     }
     const dataDir = yield* Config.string("ACS_DATA_DIR").pipe(Config.withDefault("./.acs"))
-    const port = yield* embeddedPostgres(dataDir)
+    const port = yield* embeddedPostgres(dataDir, owner)
     yield* Effect.logInfo("using the embedded database").pipe(Effect.annotateLogs({ dataDir }))
     return PgClient.layer({
       host: "127.0.0.1",
@@ -84,5 +92,7 @@ export const DatabaseLive = Layer.unwrapScoped(
       maxConnections: 1,
       ...clientNames
     })
-  }).pipe(Effect.orDie)
+  }).pipe(Effect.catchTag("ConfigError", Effect.die))
 )
+
+export const DatabaseLive = databaseLayer("acs server")

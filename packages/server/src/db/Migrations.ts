@@ -7,13 +7,15 @@ import { Migrator } from "@effect/sql"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import foundation from "./migrations/0001_foundation.ts"
+import warehouse from "./migrations/0002_warehouse.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
 const migrate = Migrator.make({})
 
 export const loader = Migrator.fromRecord({
-  "0001_foundation": foundation
+  "0001_foundation": foundation,
+  "0002_warehouse": warehouse
 })
 
 /** Runs `then` inside the same locked transaction, after the migrations (used for first-start seeding). */

@@ -1,11 +1,13 @@
-/** The workspace's accounts and connection over REST. */
+/** The workspace's accounts, and importing upstream accounts as projects, over REST. */
 import { Api } from "@acs/domain/Api"
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { Accounts, reaches, toAccount } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
-import { dataFreshness } from "../accounts/Freshness.ts"
 import { Access } from "../auth/Access.ts"
+import { Syncs } from "../warehouse/Syncs.ts"
+import { freshnessFor } from "../warehouse/Reads.ts"
+import { windowEndingYesterday } from "../warehouse/Window.ts"
 
 const DEFAULT_DAYS = 30
 
@@ -14,6 +16,7 @@ export const AccountsHandlers = HttpApiBuilder.group(Api, "accounts", (handlers)
     const access = yield* Access
     const accounts = yield* Accounts
     const connections = yield* Connections
+    const syncs = yield* Syncs
     return handlers
       .handle("listAccounts", () =>
         Effect.gen(function*() {
@@ -27,8 +30,18 @@ export const AccountsHandlers = HttpApiBuilder.group(Api, "accounts", (handlers)
           const now = yield* Clock.currentTimeMillis
           return {
             account: toAccount(grant.account),
-            dataFreshness: dataFreshness(grant.account.lastSyncedAt, grant.account.syncedDays, DEFAULT_DAYS, now)
+            dataFreshness: freshnessFor(grant.account, windowEndingYesterday(now, grant.account.timeZone, DEFAULT_DAYS), now)
           }
         }))
-      .handle("getConnection", () => access.check("getConnection").pipe(Effect.flatMap(connections.get)))
+      .handle("importAccounts", ({ payload }) =>
+        Effect.gen(function*() {
+          const grant = yield* access.check("importAccounts")
+          const imported = yield* connections.importInto(grant.orgId, payload.upstreamAccountIds)
+          // New accounts get their first sync right away, in the background.
+          for (const projectId of imported.created) {
+            const account = yield* accounts.find(projectId)
+            if (account._tag === "Some") yield* syncs.begin(account.value, "import").pipe(Effect.ignore)
+          }
+          return { accounts: imported.accounts }
+        }))
   }))

@@ -7,11 +7,14 @@ import { createServer } from "node:http"
 import { AccountsHandlers } from "./AccountsHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, PublicAuthHandlers } from "./AuthHandlers.ts"
+import { ConnectionHandlers } from "./ConnectionHandlers.ts"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope.ts"
 import { KeysHandlers } from "./KeysHandlers.ts"
+import { requestGuard } from "./RequestGuard.ts"
 import { requestLog } from "./RequestLog.ts"
 import { SettingsHandlers } from "./SettingsHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
+import { WarehouseHandlers } from "./WarehouseHandlers.ts"
 
 export const ServerConfig = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(3000)),
@@ -19,15 +22,42 @@ export const ServerConfig = Config.all({
 })
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([SystemHandlers, PublicAuthHandlers, AuthHandlers, KeysHandlers, SettingsHandlers, AccountsHandlers]),
+  Layer.provide([
+    SystemHandlers,
+    PublicAuthHandlers,
+    AuthHandlers,
+    KeysHandlers,
+    SettingsHandlers,
+    AccountsHandlers,
+    ConnectionHandlers,
+    WarehouseHandlers
+  ]),
   Layer.provide(AuthenticationLive)
 )
 
+/**
+ * Requests node's own parser rejects (bad method, bytes in the path, headers over 16 KB) never reach the
+ * app; answer them with the envelope too, instead of node's bare 400/431.
+ */
+const malformed = JSON.stringify({ error: { code: "invalid_request", message: "invalid request: malformed HTTP request" } })
+
+const createAcsServer = () => {
+  const server = createServer()
+  server.on("clientError", (_error, socket) => {
+    if (!socket.writable) return socket.destroy()
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(malformed)}\r\n` +
+        `connection: close\r\n\r\n${malformed}`
+    )
+  })
+  return server
+}
+
 const NodeServerLive = Layer.unwrapEffect(
-  Effect.map(ServerConfig, ({ host, port }) => NodeHttpServer.layer(createServer, { port, host }))
+  Effect.map(ServerConfig, ({ host, port }) => NodeHttpServer.layer(createAcsServer, { port, host }))
 ).pipe(Layer.orDie)
 
-export const HttpServerLive = HttpApiBuilder.serve(requestLog).pipe(
+export const HttpServerLive = HttpApiBuilder.serve((app) => requestLog(requestGuard(app))).pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(ErrorEnvelopeLive),
   Layer.provide(ApiLive),

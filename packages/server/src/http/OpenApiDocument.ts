@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document, derived from the HttpApi declaration, then completed with what the
  * declaration cannot say: the response headers, the envelope for decode failures (which the platform
- * would document in its own shape), readiness's 503, and the non-REST routes (/docs, /mcp, /rpc).
+ * would document in its own shape), and the non-REST route /docs.
  */
 import { Api } from "@acs/domain/Api"
 import { OpenApi } from "@effect/platform"
@@ -30,24 +30,6 @@ const rawRoutes: Json = {
       description: "A browsable reference over this document.",
       responses: { "200": { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } } }
     }
-  },
-  "/mcp": {
-    post: {
-      tags: ["agents"],
-      operationId: "mcp",
-      description: "MCP tool server over Streamable HTTP; the same Bearer key and checks as REST.",
-      security: [{ bearer: [] }],
-      responses: { "200": { description: "MCP JSON-RPC answer" } }
-    }
-  },
-  "/rpc": {
-    post: {
-      tags: ["agents"],
-      operationId: "rpc",
-      description: "Typed @effect/rpc endpoint (NDJSON over HTTP); the same Bearer key and checks as REST.",
-      security: [{ bearer: [] }],
-      responses: { "200": { description: "NDJSON stream of RPC responses" } }
-    }
   }
 }
 
@@ -67,13 +49,6 @@ const polishOperation = (operation: Json) => {
       headers["Retry-After"] = header("Seconds to wait before retrying", { type: "integer" })
     }
     response["headers"] = { ...(isRecord(response["headers"]) ? response["headers"] : {}), ...headers }
-  }
-  if (operation["operationId"] === "system.readyz") {
-    responses["503"] = {
-      description: "Not ready",
-      content: { "application/json": { schema: envelopeRef("internal_error") } },
-      headers: requestIdHeader
-    }
   }
 }
 

@@ -1,6 +1,7 @@
 /** Liveness, readiness and the OpenAPI document. */
 import { Api } from "@acs/domain/Api"
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Internal } from "@acs/domain/Errors"
+import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { openApiDocument } from "./OpenApiDocument.ts"
@@ -11,15 +12,10 @@ export const SystemHandlers = HttpApiBuilder.group(Api, "system", (handlers) =>
     const document = openApiDocument()
     return handlers
       .handle("healthz", () => Effect.succeed({ status: "ok" as const }))
-      .handleRaw("readyz", () =>
+      .handle("readyz", () =>
         sql`SELECT 1 FROM effect_sql_migrations LIMIT 1`.pipe(
-          Effect.as(HttpServerResponse.unsafeJson({ status: "ready", database: "ok" })),
-          Effect.catchAllCause(() =>
-            Effect.succeed(HttpServerResponse.unsafeJson(
-              { error: { code: "internal", message: "not ready: the database does not answer" } },
-              { status: 503 }
-            ))
-          )
+          Effect.as({ status: "ready" as const, database: "ok" as const }),
+          Effect.catchAllCause(() => Effect.fail(new Internal({ message: "not ready: the database does not answer" })))
         ))
       .handle("openapi", () => Effect.succeed(document))
   }))

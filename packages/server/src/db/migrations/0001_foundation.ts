@@ -45,7 +45,8 @@ export default Effect.gen(function*() {
       time_zone text NOT NULL,
       read_only boolean NOT NULL DEFAULT false,
       last_synced_at timestamptz,
-      synced_days integer NOT NULL DEFAULT 0,
+      first_synced_day date,
+      last_synced_day date,
       created_at timestamptz NOT NULL DEFAULT now(),
       UNIQUE (org_id, upstream_account_id)
     )`

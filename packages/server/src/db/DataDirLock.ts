@@ -1,12 +1,16 @@
 /**
  * The embedded PGlite has no lock of its own: two processes opening one data directory would both write to
- * it. The CLI therefore holds `<ACS_DATA_DIR>/acs.lock` (the owner's pid) while it has the database open and
- * refuses to open it while another live process holds the lock.
+ * it. Whoever opens it (the server, the CLI) holds `<ACS_DATA_DIR>/acs.lock` (the owner's pid) meanwhile,
+ * and nobody opens it while another live process holds the lock.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { DatabaseBusy } from "./CliError.ts"
+
+/** The embedded database is open in another process (the server, or another `acs`). */
+export class DatabaseBusy extends Schema.TaggedError<DatabaseBusy>()("DatabaseBusy", {
+  message: Schema.String
+}) {}
 
 export const LOCK_FILE = "acs.lock"
 
@@ -67,13 +71,13 @@ const tryAcquire = (dataDir: string, file: string, owner: string): Effect.Effect
       const stat = Fs.statSync(file, { throwIfNoEntry: false })
       if (stat !== undefined && Date.now() - stat.mtimeMs < 5_000) return Effect.fail(busy(dataDir, undefined))
     }
-    // A stale lock left by a process that is gone: take it over.
-    Fs.rmSync(file, { force: true })
+    // A stale lock left by a process that is gone: remove it (unless someone took it over meanwhile) and retry.
+    if (readOwner(file)?.pid === holder?.pid) Fs.rmSync(file, { force: true })
     return Effect.succeed(false)
   })
 
 /** Holds the data directory's lock for the lifetime of the scope. */
-export const lockDataDir = (dataDir: string, owner = "acs cli") =>
+export const lockDataDir = (dataDir: string, owner: string) =>
   Effect.gen(function*() {
     Fs.mkdirSync(dataDir, { recursive: true })
     const file = Path.join(dataDir, LOCK_FILE)

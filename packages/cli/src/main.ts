@@ -1,0 +1,46 @@
+/**
+ * `acs` (`pnpm acs …`). stdout carries only the command's output (a table, or one JSON document with
+ * `--json`); logs and errors go to stderr. Exit codes: 0 ok, 1 unexpected failure, 2 bad input or not found.
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Config, Console, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { cli } from "./Cli.ts"
+import { describeFailure, exitCodeOf } from "./CliError.ts"
+
+const levels = {
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warn: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+} as const
+
+/** Logs on stderr, warnings and up unless LOG_LEVEL says otherwise (first-start seeding warns). */
+const LoggingLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const level = yield* Config.literal("trace", "debug", "info", "warn", "error", "fatal", "none")("LOG_LEVEL").pipe(
+      Config.map((name) => levels[name]),
+      Config.withDefault(LogLevel.Warning)
+    )
+    return Layer.merge(
+      Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true })),
+      Logger.minimumLogLevel(level)
+    )
+  })
+).pipe(Layer.orDie)
+
+cli(process.argv).pipe(
+  Effect.tapErrorCause((cause) =>
+    Option.match(describeFailure(cause), { onNone: () => Effect.void, onSome: (message) => Console.error(message) })
+  ),
+  Effect.provide(NodeContext.layer),
+  Effect.provide(LoggingLive),
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    disablePrettyLogger: true,
+    teardown: (exit, onExit) => onExit(exitCodeOf(exit))
+  })
+)

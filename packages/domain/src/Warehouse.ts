@@ -1,0 +1,131 @@
+/** Rows of the spend-ranked account reads, syncs, and the read query (API.md "Account reads"). */
+import { Schema } from "effect"
+import { DataFreshness } from "./Accounts.ts"
+
+export const Metrics = Schema.Struct({
+  impressions: Schema.Int,
+  taps: Schema.Int,
+  installs: Schema.Int,
+  spendMicros: Schema.Int,
+  avgCptMicros: Schema.NullOr(Schema.Int),
+  cpaMicros: Schema.NullOr(Schema.Int).annotations({ description: "null when the window has no installs" }),
+  ttr: Schema.NullOr(Schema.Number),
+  conversionRate: Schema.NullOr(Schema.Number)
+})
+
+export const CampaignRow = Schema.Struct({
+  campaignId: Schema.String,
+  name: Schema.String,
+  status: Schema.String,
+  adamId: Schema.String,
+  countriesOrRegions: Schema.Array(Schema.String),
+  dailyBudgetMicros: Schema.NullOr(Schema.Int),
+  bidStrategy: Schema.String,
+  targetCpaMicros: Schema.NullOr(Schema.Int),
+  ...Metrics.fields
+}).annotations({ identifier: "CampaignRow" })
+
+export const AdGroupRow = Schema.Struct({
+  adGroupId: Schema.String,
+  campaignId: Schema.String,
+  name: Schema.String,
+  status: Schema.String,
+  defaultBidMicros: Schema.Int,
+  cpaGoalMicros: Schema.NullOr(Schema.Int),
+  searchMatch: Schema.Boolean,
+  ...Metrics.fields
+}).annotations({ identifier: "AdGroupRow" })
+
+export const KeywordRow = Schema.Struct({
+  keywordId: Schema.String,
+  adGroupId: Schema.String,
+  campaignId: Schema.String,
+  text: Schema.String,
+  matchType: Schema.String,
+  status: Schema.String,
+  bidMicros: Schema.NullOr(Schema.Int).annotations({ description: "null: the ad group's default bid applies" }),
+  ...Metrics.fields
+}).annotations({ identifier: "KeywordRow" })
+
+export const SearchTermRow = Schema.Struct({
+  text: Schema.String,
+  campaignId: Schema.String,
+  adGroupId: Schema.String,
+  keywordId: Schema.NullOr(Schema.String).annotations({ description: "null for Search Match" }),
+  ...Metrics.fields
+}).annotations({ identifier: "SearchTermRow" })
+
+export const AdRow = Schema.Struct({
+  adId: Schema.String,
+  adGroupId: Schema.String,
+  campaignId: Schema.String,
+  name: Schema.String,
+  creativeType: Schema.String,
+  status: Schema.String,
+  ...Metrics.fields
+}).annotations({ identifier: "AdRow" })
+
+export const NegativeKeywordRow = Schema.Struct({
+  negativeKeywordId: Schema.String,
+  campaignId: Schema.String,
+  adGroupId: Schema.NullOr(Schema.String).annotations({ description: "null at campaign level" }),
+  text: Schema.String,
+  matchType: Schema.String
+}).annotations({ identifier: "NegativeKeywordRow" })
+
+/** SPEC 2.2 collection envelope around `rows` under the collection's name. */
+export const collection = <K extends string, A, I>(name: K, row: Schema.Schema<A, I>) =>
+  Schema.Struct({
+    [name]: Schema.Array(row),
+    total: Schema.Int,
+    truncated: Schema.Boolean,
+    dataFreshness: DataFreshness
+  } as { [P in K]: Schema.Array$<Schema.Schema<A, I>> } & {
+    total: typeof Schema.Int
+    truncated: typeof Schema.Boolean
+    dataFreshness: typeof DataFreshness
+  })
+
+const IntFromString = Schema.NumberFromString.pipe(Schema.int())
+
+export const DEFAULT_LIMIT = 50
+export const MAX_LIMIT = 1000
+
+/** `days` 1–90 (out of range is 400 naming `days`); `limit` clamped to 1–1000, never an error when numeric. */
+export const ReadParams = Schema.Struct({
+  days: Schema.optional(IntFromString.pipe(
+    Schema.between(1, 90, { message: () => "days must be an integer from 1 to 90" })
+  )),
+  limit: Schema.optional(IntFromString),
+  campaignId: Schema.optional(Schema.String),
+  adGroupId: Schema.optional(Schema.String)
+})
+
+export const clampLimit = (limit: number | undefined): number =>
+  limit === undefined ? DEFAULT_LIMIT : Math.min(MAX_LIMIT, Math.max(1, limit))
+
+export const Sync = Schema.Struct({
+  syncId: Schema.String,
+  status: Schema.Literal("running", "succeeded", "failed"),
+  trigger: Schema.Literal("manual", "schedule", "import"),
+  startedAt: Schema.String,
+  finishedAt: Schema.NullOr(Schema.String),
+  windowStart: Schema.NullOr(Schema.String),
+  windowEnd: Schema.NullOr(Schema.String),
+  rowsWritten: Schema.Int,
+  progress: Schema.Struct({
+    step: Schema.optional(Schema.String),
+    done: Schema.optional(Schema.Int),
+    total: Schema.optional(Schema.Int)
+  }),
+  error: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "Sync" })
+
+export const SyncList = Schema.Struct({
+  syncs: Schema.Array(Sync),
+  total: Schema.Int,
+  truncated: Schema.Boolean,
+  dataFreshness: DataFreshness
+}).annotations({ identifier: "SyncList" })
+
+export const SyncHistoryParams = Schema.Struct({ limit: Schema.optional(IntFromString) })

@@ -1,0 +1,89 @@
+/**
+ * The sync history: one row per sync. A partial unique index allows one `running` row per account, so
+ * starting a sync is a single INSERT that either wins or answers 409 `sync_in_progress`, on any instance.
+ * A running sync whose heartbeat stopped (its instance died) is marked failed before a new one starts.
+ */
+import { SyncInProgress } from "@acs/domain/Errors"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { newId } from "../db/Ids.ts"
+
+export type SyncTrigger = "manual" | "schedule" | "import"
+
+export interface SyncRow {
+  readonly syncId: string
+  readonly projectId: string
+  readonly status: "running" | "succeeded" | "failed"
+  readonly trigger: SyncTrigger
+  readonly startedAt: string
+  readonly finishedAt: string | null
+  readonly windowStart: string | null
+  readonly windowEnd: string | null
+  readonly rowsWritten: string
+  readonly progress: { readonly step?: string; readonly done?: number; readonly total?: number }
+  readonly error: string | null
+}
+
+/** A running sync that has not beaten for this long belongs to a dead instance. */
+export const HEARTBEAT_TIMEOUT_SECONDS = 120
+
+const isUniqueViolation = (error: unknown): boolean => {
+  const cause = typeof error === "object" && error !== null && "cause" in error ? error.cause : undefined
+  return typeof cause === "object" && cause !== null && "code" in cause && cause.code === "23505"
+}
+
+export class SyncRuns extends Effect.Service<SyncRuns>()("acs/SyncRuns", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const start = (orgId: string, projectId: string, trigger: SyncTrigger) =>
+      Effect.gen(function*() {
+        yield* sql`
+          UPDATE syncs SET status = 'failed', finished_at = now(),
+            error = 'abandoned: the instance running it stopped beating'
+          WHERE project_id = ${projectId} AND status = 'running'
+            AND heartbeat_at < now() - make_interval(secs => ${HEARTBEAT_TIMEOUT_SECONDS})`
+        const syncId = newId("syn")
+        const rows = yield* sql<SyncRow>`
+          INSERT INTO syncs (sync_id, project_id, org_id, status, trigger)
+          VALUES (${syncId}, ${projectId}, ${orgId}, 'running', ${trigger})
+          RETURNING *`.pipe(
+          Effect.catchIf(isUniqueViolation, () =>
+            Effect.fail(new SyncInProgress({ message: `a sync of ${projectId} is already running; try again when it ends` })))
+        )
+        return rows[0]!
+      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SyncRuns.start"))
+
+    const beat = (syncId: string, progress: SyncRow["progress"], rowsWritten: number) =>
+      sql`
+        UPDATE syncs SET heartbeat_at = now(), progress = ${JSON.stringify(progress)}::jsonb, rows_written = ${rowsWritten}
+        WHERE sync_id = ${syncId}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const setWindow = (syncId: string, windowStart: string, windowEnd: string) =>
+      sql`UPDATE syncs SET window_start = ${windowStart}, window_end = ${windowEnd} WHERE sync_id = ${syncId}`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    const fail = (syncId: string, error: string) =>
+      sql`
+        UPDATE syncs SET status = 'failed', finished_at = now(), error = ${error.slice(0, 2000)}
+        WHERE sync_id = ${syncId} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie)
+
+    const history = (projectId: string, limit: number) =>
+      Effect.all({
+        rows: sql<SyncRow>`SELECT * FROM syncs WHERE project_id = ${projectId} ORDER BY started_at DESC, sync_id LIMIT ${limit}`,
+        total: sql<{ n: number }>`SELECT count(*)::int AS n FROM syncs WHERE project_id = ${projectId}`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0)
+        )
+      }).pipe(Effect.orDie, Effect.withSpan("SyncRuns.history"))
+
+    const find = (projectId: string, syncId: string) =>
+      sql<SyncRow>`SELECT * FROM syncs WHERE project_id = ${projectId} AND sync_id = ${syncId}`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      )
+
+    return { start, beat, setWindow, fail, history, find } as const
+  })
+}) {}

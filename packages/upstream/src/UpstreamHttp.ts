@@ -1,0 +1,224 @@
+/**
+ * The HTTP side of the Apple Search Ads client: OAuth token (cached, refreshed before expiry and once on a
+ * 401), the `X-AP-Context` header, timeouts, bounded exponential backoff that honours `Retry-After`, and
+ * the mapping of every failure to a SPEC 7 error. Reads are retried on 429/5xx-unavailable/timeouts;
+ * writes only on 429 (the platform did not process the call), never blindly.
+ */
+import { ConnectionError, NotFound, ReadOnlyAccount, UpstreamError, UpstreamUnavailable } from "@acs/domain/Errors"
+import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { Clock, Data, Duration, Effect, Option, Ref, Schema } from "effect"
+import { type AppleCredentials, signClientSecret } from "./ClientSecret.ts"
+import type { UpstreamFailure } from "./Upstream.ts"
+import { WireEnvelope, WireError, WireToken } from "./Wire.ts"
+
+export interface Endpoints {
+  /** e.g. https://api.searchads.apple.com/api/v5 */
+  readonly apiBaseUrl: string
+  /** e.g. https://appleid.apple.com/auth/oauth2/token */
+  readonly tokenUrl: string
+}
+
+export const appleEndpoints: Endpoints = {
+  apiBaseUrl: "https://api.searchads.apple.com/api/v5",
+  tokenUrl: "https://appleid.apple.com/auth/oauth2/token"
+}
+
+export interface RetryPolicy {
+  readonly maxRetries: number
+  readonly baseDelayMs: number
+  readonly maxDelayMs: number
+  readonly timeoutMs: number
+}
+
+export const defaultRetryPolicy: RetryPolicy = { maxRetries: 4, baseDelayMs: 250, maxDelayMs: 10_000, timeoutMs: 30_000 }
+
+const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000
+
+/**
+ * A retryable refusal, before the retry budget decides whether to wait or give up. `notProcessed`: the
+ * platform certainly did nothing (a 429), so even a write may be sent again.
+ */
+class Retryable extends Data.TaggedError("Retryable")<{
+  readonly reason: string
+  readonly retryAfterMs: number | undefined
+  readonly notProcessed: boolean
+}> {}
+
+class TokenRejected extends Data.TaggedError("TokenRejected") {}
+
+const unavailable = (reason: string, retryAfterMs?: number) =>
+  new Retryable({ reason, retryAfterMs, notProcessed: false })
+
+export interface Call {
+  readonly method: "GET" | "POST" | "PUT" | "DELETE"
+  readonly path: string
+  readonly orgId?: string
+  readonly body?: unknown
+  readonly query?: Readonly<Record<string, string>>
+  /** Writes: only a 429 is retried. */
+  readonly write: boolean
+}
+
+const requestIdOf = (response: HttpClientResponse.HttpClientResponse): string | undefined =>
+  response.headers["x-request-id"] ?? response.headers["x-apple-request-uuid"] ?? undefined
+
+const retryAfterMsOf = (response: HttpClientResponse.HttpClientResponse): number | undefined => {
+  const header = response.headers["retry-after"]
+  if (header === undefined) return undefined
+  const seconds = Number(header)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const date = Date.parse(header)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}
+
+const decodeErrorBody = Schema.decodeUnknownOption(Schema.Struct({ error: Schema.NullOr(WireError) }))
+
+const messagesOf = (body: unknown): string => {
+  const decoded = decodeErrorBody(body)
+  const errors = Option.isSome(decoded) ? decoded.value.error?.errors ?? [] : []
+  return errors.map((e) => `${e.messageCode}: ${e.message}${e.field ? ` (${e.field})` : ""}`).join("; ")
+}
+
+export const makeUpstreamHttp = (endpoints: Endpoints, credentials: AppleCredentials, policy: RetryPolicy) =>
+  Effect.gen(function*() {
+    const client = yield* HttpClient.HttpClient
+    const token = yield* Ref.make(Option.none<{ readonly value: string; readonly expiresAt: number }>())
+
+    const fetchToken = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const request = HttpClientRequest.post(endpoints.tokenUrl).pipe(
+        HttpClientRequest.setUrlParams({
+          grant_type: "client_credentials",
+          client_id: credentials.clientId,
+          client_secret: signClientSecret(credentials, Math.floor(now / 1000)),
+          scope: "searchadsorg"
+        }),
+        HttpClientRequest.setHeader("content-type", "application/x-www-form-urlencoded")
+      )
+      const response = yield* client.execute(request).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(policy.timeoutMs),
+          onTimeout: () => unavailable("the token endpoint timed out")
+        }),
+        Effect.catchTags({
+          RequestError: (error) => Effect.fail(unavailable(`the token endpoint is unreachable: ${error.message}`)),
+          ResponseError: (error) => Effect.fail(unavailable(`the token endpoint answered unreadably: ${error.message}`))
+        })
+      )
+      if (response.status === 429 || response.status >= 500) {
+        return yield* unavailable(`the token endpoint answered ${response.status}`, retryAfterMsOf(response))
+      }
+      if (response.status !== 200) {
+        return yield* new ConnectionError({
+          message: `the upstream platform refused the API credentials (token endpoint answered ${response.status}); check clientId, teamId, keyId and the private key`
+        })
+      }
+      const body = yield* response.json.pipe(Effect.flatMap(Schema.decodeUnknown(WireToken)), Effect.mapError(() =>
+        new UpstreamError({ message: "the token endpoint answered an unreadable body" })))
+      const issued = { value: body.access_token, expiresAt: now + body.expires_in * 1000 }
+      yield* Ref.set(token, Option.some(issued))
+      return issued.value
+    })
+
+    const currentToken = Effect.gen(function*() {
+      const cached = yield* Ref.get(token)
+      const now = yield* Clock.currentTimeMillis
+      if (Option.isSome(cached) && cached.value.expiresAt - now > TOKEN_REFRESH_MARGIN_MS) return cached.value.value
+      return yield* fetchToken
+    })
+
+    const once = (call: Call) =>
+      Effect.gen(function*() {
+        const bearer = yield* currentToken
+        const url = `${endpoints.apiBaseUrl}${call.path}`
+        let request = HttpClientRequest.make(call.method)(url).pipe(
+          HttpClientRequest.bearerToken(bearer),
+          HttpClientRequest.setHeader("accept", "application/json")
+        )
+        if (call.orgId !== undefined) request = HttpClientRequest.setHeader(request, "x-ap-context", `orgId=${call.orgId}`)
+        if (call.query !== undefined) request = HttpClientRequest.setUrlParams(request, call.query)
+        if (call.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, call.body)
+        const response = yield* client.execute(request).pipe(
+          Effect.timeoutFail({
+            duration: Duration.millis(policy.timeoutMs),
+            onTimeout: () => unavailable(`${call.method} ${call.path} timed out after ${policy.timeoutMs} ms`)
+          }),
+          Effect.catchTags({
+            RequestError: (error) => Effect.fail(unavailable(`${call.method} ${call.path} failed: ${error.message}`)),
+            ResponseError: (error) => Effect.fail(unavailable(`${call.method} ${call.path} answered unreadably: ${error.message}`))
+          })
+        )
+        const body: unknown = yield* response.json.pipe(Effect.orElseSucceed(() => null))
+        const status = response.status
+        const requestId = requestIdOf(response)
+        if (status >= 200 && status < 300) return { body, status }
+        if (status === 401) return yield* new TokenRejected()
+        if (status === 429) {
+          return yield* new Retryable({
+            reason: `${call.method} ${call.path} was rate limited by the upstream platform`,
+            retryAfterMs: retryAfterMsOf(response),
+            notProcessed: true
+          })
+        }
+        if (status === 503 || status === 502 || status === 504) {
+          return yield* unavailable(`the upstream platform is unavailable (${status})`, retryAfterMsOf(response))
+        }
+        const detail = messagesOf(body)
+        if (status === 403) {
+          return yield* call.write
+            ? new ReadOnlyAccount({
+              message: `the upstream platform refused the write: the credential lacks the account-manager role (${detail || "403"})`
+            })
+            : new ConnectionError({ message: `the upstream credential cannot read this account (${detail || "403"})` })
+        }
+        if (status === 404) return yield* new NotFound({ message: `not found upstream: ${call.path}${detail ? ` (${detail})` : ""}` })
+        return yield* new UpstreamError({
+          message: `the upstream platform answered ${status} to ${call.method} ${call.path}${detail ? `: ${detail}` : ""}`,
+          ...(requestId !== undefined ? { request_id: requestId } : {})
+        })
+      })
+
+    /** Runs a call with the token refreshed once on a 401 and retries within the policy. */
+    const run = (call: Call): Effect.Effect<{ readonly body: unknown; readonly status: number }, UpstreamFailure> => {
+      const loop = (attempt: number, refreshed: boolean): Effect.Effect<{ readonly body: unknown; readonly status: number }, UpstreamFailure> =>
+        once(call).pipe(
+          Effect.catchTag("TokenRejected", () =>
+            refreshed
+              ? Effect.fail(new ConnectionError({ message: "the upstream platform rejected a fresh access token; the credentials need repair" }))
+              : Ref.set(token, Option.none()).pipe(Effect.zipRight(loop(attempt, true)))),
+          Effect.catchTag("Retryable", (error) => {
+            const mayRetry = !call.write || error.notProcessed
+            const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt)
+            const delay = Math.max(backoff, error.retryAfterMs ?? 0)
+            if (!mayRetry || attempt >= policy.maxRetries || delay > policy.maxDelayMs) {
+              return Effect.fail(new UpstreamUnavailable({
+                message: `${error.reason}; retry later`,
+                retry_after_ms: Math.max(1, Math.ceil(error.retryAfterMs ?? backoff))
+              }))
+            }
+            return Effect.sleep(Duration.millis(delay)).pipe(Effect.zipRight(loop(attempt + 1, refreshed)))
+          })
+        )
+      return loop(0, false).pipe(Effect.withSpan(`Upstream.${call.method} ${call.path.replace(/\d+/g, ":id")}`))
+    }
+
+    /** Runs a call and decodes `data` with `schema`; an unreadable answer is a 502 `upstream_error`. */
+    const data = <A, I>(call: Call, schema: Schema.Schema<A, I>) =>
+      run(call).pipe(Effect.flatMap(({ body }) =>
+        Schema.decodeUnknown(WireEnvelope(schema))(body).pipe(
+          Effect.mapError((error) =>
+            new UpstreamError({ message: `the upstream platform answered ${call.method} ${call.path} in an unexpected shape: ${error.message.slice(0, 300)}` })
+          )
+        )
+      ))
+
+    /** Tests the credentials: fetching a token fails with 409 `connection_error` when they are refused. */
+    const checkCredentials = fetchToken.pipe(
+      Effect.catchTag("Retryable", (error) =>
+        Effect.fail(new UpstreamUnavailable({ message: error.reason, retry_after_ms: Math.ceil(error.retryAfterMs ?? policy.baseDelayMs) })))
+    )
+
+    return { run, data, checkCredentials } as const
+  })
+
+export type UpstreamHttp = Effect.Effect.Success<ReturnType<typeof makeUpstreamHttp>>

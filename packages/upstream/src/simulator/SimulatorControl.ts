@@ -1,0 +1,193 @@
+/**
+ * Test control, in process (`simulator.control`) and over HTTP under `/_control` (no auth):
+ *
+ *   GET    /_control/calls?method=&path=<regex>&since=<seq>  → {calls: CallRecord[]}
+ *   DELETE /_control/calls                                   → {cleared}
+ *   GET    /_control/faults                                  → {faults: [{id, spec, matched, fired, exhausted}]}
+ *   POST   /_control/faults   body: FaultSpec | FaultSpec[] | {faults: FaultSpec[]} → {ids}
+ *   DELETE /_control/faults                                  → {cleared}
+ *   DELETE /_control/faults/{id}                             → {removed}
+ *   POST   /_control/reset                                   → back to the seeded world; faults, calls
+ *                                                              and restatement cleared (tokens stay valid)
+ *   POST   /_control/restate                                 → {restatement}: the last 3 complete days change
+ *   PUT    /_control/accounts/{orgId}/roles  body: {roleNames: string[]} → the account's acl
+ *   POST   /_control/tokens/expire                           → {expired}: every bearer token is refused
+ *   GET    /_control/summary                                 → parent org, accounts, entity counts
+ *   GET    /_control/credentials                             → the demo client's credentials, so another
+ *                                                              process (acs with SIMULATOR_URL) can sign in
+ *
+ * Entities are changed "outside acs" with the normal API and the demo credentials, like a person
+ * using the platform's UI would.
+ */
+import { Either, Schema } from "effect"
+import type { CallFilter, CallLog, CallRecord } from "./SimulatorCallLog.ts"
+import { type FaultRegistry, type FaultSpec, FaultSpecError, type FaultStatus, decodeFaultSpec, firesOnInstall } from "./SimulatorFaults.ts"
+import type { SimulatorCredentials, TokenStore } from "./SimulatorAuth.ts"
+import { type Answer, errorEnvelope } from "./SimulatorHttp.ts"
+import { READ_ONLY } from "./SimulatorSize.ts"
+import type { SimulatorState } from "./SimulatorState.ts"
+import { aclToWire } from "./SimulatorWire.ts"
+
+export interface AccountSummary {
+  readonly orgId: number
+  readonly orgName: string
+  readonly currency: string
+  readonly timeZone: string
+  readonly roleNames: ReadonlyArray<string>
+  readonly campaigns: number
+  readonly adGroups: number
+  /** Live (not deleted) targeting keywords. */
+  readonly keywords: number
+}
+
+export interface SimulatorSummary {
+  readonly parentOrgId: number
+  readonly restatement: number
+  readonly accounts: ReadonlyArray<AccountSummary>
+}
+
+const RolesBody = Schema.Struct({ roleNames: Schema.Array(Schema.String) })
+
+export class SimulatorControl {
+  constructor(
+    private readonly state: SimulatorState,
+    private readonly faults: FaultRegistry,
+    private readonly calls: CallLog,
+    private readonly tokens: TokenStore,
+    private readonly credentials: SimulatorCredentials
+  ) {}
+
+  /** Installs faults (a read-only switch without a trigger applies at once); returns their ids. */
+  addFaults(specs: ReadonlyArray<FaultSpec>): Array<number> {
+    return specs.map((spec) => {
+      const id = this.faults.install(spec)
+      if (firesOnInstall(spec)) {
+        this.applyReadOnly(spec.orgId, spec.roleNames)
+        this.faults.remove(id)
+      }
+      return id
+    })
+  }
+
+  addFault(spec: FaultSpec): number {
+    return this.addFaults([spec])[0]!
+  }
+
+  listFaults(): Array<FaultStatus> {
+    return this.faults.list()
+  }
+
+  clearFaults(): number {
+    return this.faults.clear()
+  }
+
+  listCalls(filter?: CallFilter): Array<CallRecord> {
+    return this.calls.list(filter)
+  }
+
+  clearCalls(): number {
+    return this.calls.clear()
+  }
+
+  reset(): void {
+    this.state.reset()
+    this.faults.clear()
+    this.calls.clear()
+  }
+
+  /** Bumps the restatement counter: the last three complete days report slightly different values. */
+  restate(): number {
+    this.state.restatement += 1
+    return this.state.restatement
+  }
+
+  /** Changes an account's roles (e.g. to "API Read Only"); false when there is no such account. */
+  setRoles(orgId: number, roleNames: ReadonlyArray<string>): boolean {
+    const account = this.state.account(orgId)
+    if (account === undefined) return false
+    account.roleNames = [...roleNames]
+    return true
+  }
+
+  applyReadOnly(orgId: number, roleNames: ReadonlyArray<string> | undefined): void {
+    this.setRoles(orgId, roleNames ?? [READ_ONLY])
+  }
+
+  expireTokens(): number {
+    return this.tokens.expireAll()
+  }
+
+  summary(): SimulatorSummary {
+    return {
+      parentOrgId: this.state.world.parentOrgId,
+      restatement: this.state.restatement,
+      accounts: this.state.accounts.map((account) => ({
+        orgId: account.orgId,
+        orgName: account.orgName,
+        currency: account.currency,
+        timeZone: account.timeZone,
+        roleNames: [...account.roleNames],
+        campaigns: account.campaigns.filter((campaign) => !campaign.deleted).length,
+        adGroups: account.campaigns.reduce((n, campaign) => n + (campaign.deleted ? 0 : campaign.adGroups.filter((a) => !a.deleted).length), 0),
+        keywords: this.state.keywordCount(account)
+      }))
+    }
+  }
+
+  /** The `/_control/...` endpoints. */
+  handle(method: string, path: string, query: URLSearchParams, body: unknown): Answer {
+    const answer = (value: unknown): Answer => ({ status: 200, body: value })
+    const refuse = (status: number, message: string): Answer => ({
+      status,
+      body: errorEnvelope([{ messageCode: status === 404 ? "NOT_FOUND" : "INVALID_INPUT", message, field: null }])
+    })
+    const route = `${method} ${path}`
+    try {
+      if (route === "GET /_control/calls") {
+        const pathFilter = query.get("path")
+        const method = query.get("method")
+        const since = query.get("since")
+        return answer({
+          calls: this.calls.list({
+            ...(method === null ? {} : { method }),
+            ...(pathFilter === null ? {} : { path: new RegExp(pathFilter) }),
+            ...(since === null ? {} : { since: Number(since) })
+          })
+        })
+      }
+      if (route === "DELETE /_control/calls") return answer({ cleared: this.clearCalls() })
+      if (route === "GET /_control/faults") return answer({ faults: this.listFaults() })
+      if (route === "POST /_control/faults") {
+        const raw: unknown = typeof body === "object" && body !== null && !Array.isArray(body) && "faults" in body
+          ? (body as { readonly faults: unknown }).faults
+          : body
+        const specs = (Array.isArray(raw) ? raw : [raw]).map(decodeFaultSpec)
+        return answer({ ids: this.addFaults(specs) })
+      }
+      if (route === "DELETE /_control/faults") return answer({ cleared: this.clearFaults() })
+      const faultId = /^DELETE \/_control\/faults\/(\d+)$/.exec(route)
+      if (faultId) return answer({ removed: this.faults.remove(Number(faultId[1])) })
+      if (route === "POST /_control/reset") {
+        this.reset()
+        return answer({ reset: true })
+      }
+      if (route === "POST /_control/restate") return answer({ restatement: this.restate() })
+      if (route === "POST /_control/tokens/expire") return answer({ expired: this.expireTokens() })
+      if (route === "GET /_control/summary") return answer(this.summary())
+      if (route === "GET /_control/credentials") return answer(this.credentials)
+      const roles = /^PUT \/_control\/accounts\/(\d+)\/roles$/.exec(route)
+      if (roles) {
+        const decoded = Schema.decodeUnknownEither(RolesBody)(body)
+        if (Either.isLeft(decoded)) return refuse(400, "body must be {roleNames: string[]}")
+        const account = this.state.account(Number(roles[1]))
+        if (account === undefined) return refuse(404, `no account ${roles[1]}`)
+        this.setRoles(account.orgId, decoded.right.roleNames)
+        return answer(aclToWire(this.state.world, account))
+      }
+      return refuse(404, `no control endpoint ${route}`)
+    } catch (error) {
+      if (error instanceof FaultSpecError || error instanceof SyntaxError) return refuse(400, error.message)
+      throw error
+    }
+  }
+}

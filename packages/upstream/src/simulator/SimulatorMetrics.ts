@@ -1,0 +1,445 @@
+/**
+ * Deterministic daily metrics. The finest grain is a "source" × day: a keyword, or an ad group's
+ * Search Match. Its values are a pure function of (seed, source id, day) through the integer hash, so
+ * nothing is stored, even for 100,000 keywords. Every coarser level is a sum of sources; search terms
+ * and ads are exact integer splits of a source's (or an ad group's) day, so totals agree to the micro
+ * at every level.
+ *
+ * A metrics vector is six numbers, all integers: impressions, taps, tap installs, new downloads (of the
+ * tap installs), view installs, spend in micros. installs ≤ taps ≤ impressions always, and spend is a
+ * whole number of the currency's smallest unit (cents; yen).
+ */
+import { THEMES } from "./SimulatorCatalog.ts"
+import { hash32, mix32 } from "./SimulatorHash.ts"
+import { type Serving, servesOn, type SimAd, type SimAdGroup, type SimCampaign, type SimKeyword } from "./SimulatorModel.ts"
+
+export const IMPRESSIONS = 0
+export const TAPS = 1
+export const INSTALLS = 2
+export const NEW_DOWNLOADS = 3
+export const VIEW_INSTALLS = 4
+export const SPEND_MICROS = 5
+export const METRIC_COUNT = 6
+
+/** Days of data kept behind today (today itself is partial). */
+export const HISTORY_DAYS = 120
+/** The last complete days that a restatement may change. */
+export const RESTATED_DAYS = 3
+
+export interface MetricsContext {
+  readonly seed: number
+  /** The account's current day and hour (its time zone): today counts hour/24 of a full day. */
+  readonly today: number
+  readonly todayHour: number
+  /** Bumped through the control endpoint: the last RESTATED_DAYS complete days change slightly. */
+  readonly restatement: number
+  readonly minorUnitMicros: number
+  /** A typical cost per tap, in the currency's smallest units. */
+  readonly typicalCptMinor: number
+}
+
+const KEYWORD_SOURCE = 1
+const SEARCH_MATCH_SOURCE = 2
+
+interface SourceProfile {
+  /** The source's own hash; each day's draws are one mix of it with the day. */
+  readonly base: number
+  /** Chance (of 65,536) that the source has impressions on a given day. */
+  readonly activity: number
+  readonly impressions: number
+  readonly ttr: number
+  readonly installRate: number
+  readonly newShare: number
+  readonly cptMinor: number
+}
+
+/**
+ * Most keywords are long tail (active on a few days, a handful of impressions); a few are "whales"
+ * that serve every day and carry most of the spend, as in real accounts.
+ */
+const profileOf = (seed: number, id: number, kind: number, typicalCptMinor: number): SourceProfile => {
+  const h = hash32(seed, id, 0x51ed, kind)
+  const h2 = mix32(h + 1)
+  const tierRoll = h % 1000
+  const spread = ((h >>> 10) & 0x3ff) / 1024
+  let activity: number
+  let impressions: number
+  if (kind === SEARCH_MATCH_SOURCE) {
+    activity = tierRoll < 150 ? 0.9 : tierRoll < 600 ? 0.6 : 0.25
+    impressions = tierRoll < 150 ? 400 + 3_000 * spread : tierRoll < 600 ? 50 + 400 * spread : 5 + 40 * spread
+  } else if (tierRoll < 3) {
+    activity = 0.97
+    impressions = 1_000 + 7_000 * spread
+  } else if (tierRoll < 20) {
+    activity = 0.85
+    impressions = 150 + 850 * spread
+  } else if (tierRoll < 150) {
+    activity = 0.4
+    impressions = 20 + 180 * spread
+  } else {
+    activity = 0.05
+    impressions = 1 + 25 * spread
+  }
+  return {
+    base: h,
+    activity: Math.floor(activity * 65_536),
+    impressions,
+    ttr: 0.02 + 0.1 * ((h2 & 0xff) / 256),
+    installRate: 0.3 + 0.4 * (((h2 >>> 8) & 0xff) / 256),
+    newShare: 0.75 + 0.2 * (((h2 >>> 16) & 0xff) / 256),
+    cptMinor: typicalCptMinor * (0.5 + 1.5 * ((h2 >>> 24) / 256))
+  }
+}
+
+/**
+ * Writes one source's metrics for `day` at `out[offset..offset+5]`; false (and `out` untouched)
+ * when it had none. The caller has already checked that the source served that day.
+ */
+const sourceDay = (
+  context: MetricsContext,
+  profile: SourceProfile,
+  id: number,
+  kind: number,
+  day: number,
+  out: Float64Array,
+  offset: number
+): boolean => {
+  // One mix per source-day decides activity: most days of most sources stop here, so it must be cheap.
+  const activityHash = mix32(profile.base ^ Math.imul(day, 0x9e3779b1))
+  if ((activityHash & 0xffff) >= profile.activity) return false
+  let volume = (activityHash >>> 16) / 65_536
+  if (context.restatement > 0 && day < context.today && day >= context.today - RESTATED_DAYS) {
+    // A late correction moves the day's volume by up to ±3 %; which days were active stays put.
+    const nudge = (hash32(context.seed, id, day, context.restatement * 8 + kind) & 0xff) / 255 - 0.5
+    volume = Math.min(0.9999, Math.max(0, volume + nudge * 0.06))
+  }
+  const valueHash = mix32(activityHash + 0x6a09e667)
+  const u2 = (valueHash & 0xff) / 256
+  const u3 = ((valueHash >>> 8) & 0xff) / 256
+  const u4 = ((valueHash >>> 16) & 0xff) / 256
+  const u5 = (valueHash >>> 24) / 256
+  const weekday = (day + 3) % 7
+  const seasonality = weekday >= 5 ? 1.15 : 1
+  const partial = day === context.today ? context.todayHour / 24 : 1
+  const impressions = Math.floor(profile.impressions * (0.3 + 1.4 * volume) * seasonality * partial + u2)
+  if (impressions <= 0) return false
+  const taps = Math.min(impressions, Math.floor(impressions * profile.ttr * (0.7 + 0.6 * u3) + u4))
+  const installs = Math.min(taps, Math.floor(taps * profile.installRate * (0.7 + 0.6 * u5) + u2))
+  const newDownloads = Math.min(installs, Math.floor(installs * profile.newShare + u3))
+  const viewInstalls = Math.min(impressions, Math.floor(impressions * 0.002 * u4 + u5 * 0.6))
+  // At least one smallest unit per tap; no taps, no spend (the platform charges per tap).
+  const spendMinor = taps === 0 ? 0 : Math.max(taps, Math.round(taps * profile.cptMinor * (0.85 + 0.3 * u3)))
+  out[offset + IMPRESSIONS] = impressions
+  out[offset + TAPS] = taps
+  out[offset + INSTALLS] = installs
+  out[offset + NEW_DOWNLOADS] = newDownloads
+  out[offset + VIEW_INSTALLS] = viewInstalls
+  out[offset + SPEND_MICROS] = spendMinor * context.minorUnitMicros
+  return true
+}
+
+/**
+ * Splits `total` into parts proportional to integer `weights` (largest remainder, ties to the lower
+ * index). Each part is the floor or ceiling of its exact share, so with total ≤ Σweights no part
+ * exceeds its weight: that is what keeps installs ≤ taps ≤ impressions inside every split.
+ */
+const proportional = (total: number, weights: Float64Array, n: number, parts: Float64Array, remainders: Float64Array): void => {
+  let weightSum = 0
+  for (let i = 0; i < n; i++) weightSum += weights[i]!
+  if (total === 0 || weightSum === 0) {
+    parts.fill(0, 0, n)
+    if (total !== 0) parts[0] = total
+    return
+  }
+  let assigned = 0
+  for (let i = 0; i < n; i++) {
+    const exact = total * weights[i]!
+    const base = Math.floor(exact / weightSum)
+    parts[i] = base
+    remainders[i] = exact - base * weightSum
+    assigned += base
+  }
+  for (let left = total - assigned; left > 0; left--) {
+    let best = 0
+    for (let i = 1; i < n; i++) if (remainders[i]! > remainders[best]!) best = i
+    parts[best]! += 1
+    remainders[best] = -1
+  }
+}
+
+/** Reusable buffers for one split of a vector into up to `capacity` parts. */
+class Splitter {
+  private capacity = 0
+  private weights = new Float64Array(0)
+  private basis = new Float64Array(0)
+  private parts = new Float64Array(0)
+  private remainders = new Float64Array(0)
+  /** parts × METRIC_COUNT: the result of the last split. */
+  result = new Float64Array(0)
+
+  ensure(n: number): Float64Array {
+    if (n > this.capacity) {
+      this.capacity = Math.max(n, 2 * this.capacity, 4)
+      this.weights = new Float64Array(this.capacity)
+      this.basis = new Float64Array(this.capacity)
+      this.parts = new Float64Array(this.capacity)
+      this.remainders = new Float64Array(this.capacity)
+      this.result = new Float64Array(this.capacity * METRIC_COUNT)
+    }
+    return this.weights
+  }
+
+  /**
+   * Splits the vector at `source[offset..]` into n parts by the weights set through `ensure`:
+   * installs first, then taps on top of them, then impressions on top of taps; new downloads follow
+   * installs, view installs follow impressions and spend (in smallest units) follows taps.
+   */
+  split(source: Float64Array, offset: number, n: number, minorUnitMicros: number): void {
+    const { parts, remainders, result, weights } = this
+    const installs = source[offset + INSTALLS]!
+    const taps = source[offset + TAPS]!
+    proportional(installs, weights, n, parts, remainders)
+    for (let i = 0; i < n; i++) {
+      result[i * METRIC_COUNT + INSTALLS] = parts[i]!
+      result[i * METRIC_COUNT + TAPS] = parts[i]!
+    }
+    proportional(taps - installs, weights, n, parts, remainders)
+    for (let i = 0; i < n; i++) {
+      const splitTaps = result[i * METRIC_COUNT + TAPS]! + parts[i]!
+      result[i * METRIC_COUNT + TAPS] = splitTaps
+      result[i * METRIC_COUNT + IMPRESSIONS] = splitTaps
+    }
+    proportional(source[offset + IMPRESSIONS]! - taps, weights, n, parts, remainders)
+    for (let i = 0; i < n; i++) result[i * METRIC_COUNT + IMPRESSIONS]! += parts[i]!
+    this.splitBy(INSTALLS, source[offset + NEW_DOWNLOADS]!, NEW_DOWNLOADS, n, 1)
+    this.splitBy(IMPRESSIONS, source[offset + VIEW_INSTALLS]!, VIEW_INSTALLS, n, 1)
+    this.splitBy(TAPS, source[offset + SPEND_MICROS]! / minorUnitMicros, SPEND_MICROS, n, minorUnitMicros)
+  }
+
+  /** Splits `total` in proportion to the parts' `basisField` into `field`, scaled by `unit`. */
+  private splitBy(basisField: number, total: number, field: number, n: number, unit: number): void {
+    const { basis, parts, remainders, result } = this
+    for (let i = 0; i < n; i++) basis[i] = result[i * METRIC_COUNT + basisField]!
+    proportional(total, basis, n, parts, remainders)
+    for (let i = 0; i < n; i++) result[i * METRIC_COUNT + field] = parts[i]! * unit
+  }
+}
+
+/** A span of days [from, to], both included. */
+export interface DayRange {
+  readonly from: number
+  readonly to: number
+}
+
+export const dayCount = (range: DayRange): number => range.to - range.from + 1
+
+export const newDailyBuffer = (range: DayRange): Float64Array => new Float64Array(dayCount(range) * METRIC_COUNT)
+
+/** A search term row's identity inside its source: the term text (null: too rare to show). */
+export interface SearchTerm {
+  readonly text: string | null
+  readonly index: number
+}
+
+/**
+ * Metrics of one account's entities. All `add*` methods add daily vectors for the days of `range`
+ * into `out` (day d at (d - range.from) × METRIC_COUNT), so callers can sum without allocating.
+ */
+export class AccountMetrics {
+  private readonly termSplitter = new Splitter()
+  private readonly adSplitter = new Splitter()
+  private readonly day = new Float64Array(METRIC_COUNT)
+  /**
+   * The last split computed: a source's search terms or an ad group's ads, all parts at once. The
+   * rows of one source come one after another, so each source is computed and split only once.
+   */
+  private lastSplit: { readonly key: string; readonly parts: Float64Array } | null = null
+
+  constructor(readonly context: MetricsContext) {}
+
+  /** 1 for each day of the range on which the campaign and the ad group both served. */
+  private parentMask(campaign: SimCampaign, adGroup: SimAdGroup, range: DayRange): Uint8Array {
+    const mask = new Uint8Array(dayCount(range))
+    const simple = campaign.offPeriods === null && adGroup.offPeriods === null &&
+      campaign.createdDay <= range.from && adGroup.createdDay <= range.from
+    for (let day = range.from; day <= range.to; day++) {
+      mask[day - range.from] = simple || (servesOn(campaign, day) && servesOn(adGroup, day)) ? 1 : 0
+    }
+    return mask
+  }
+
+  private addSource(
+    id: number,
+    kind: number,
+    serving: Serving,
+    mask: Uint8Array,
+    range: DayRange,
+    out: Float64Array
+  ): void {
+    const context = this.context
+    // Only days from HISTORY_DAYS before today up to today have data at all.
+    const first = Math.max(range.from, context.today - HISTORY_DAYS)
+    const last = Math.min(range.to, context.today)
+    if (first > last) return
+    const profile = profileOf(context.seed, id, kind, context.typicalCptMinor)
+    const always = serving.offPeriods === null && serving.createdDay <= first
+    const day = this.day
+    for (let d = first; d <= last; d++) {
+      const index = d - range.from
+      if (mask[index] === 0 || (!always && !servesOn(serving, d))) continue
+      if (!sourceDay(context, profile, id, kind, d, day, 0)) continue
+      const offset = index * METRIC_COUNT
+      for (let m = 0; m < METRIC_COUNT; m++) out[offset + m]! += day[m]!
+    }
+  }
+
+  addKeyword(campaign: SimCampaign, adGroup: SimAdGroup, keyword: SimKeyword, range: DayRange, out: Float64Array): void {
+    this.addSource(keyword.id, KEYWORD_SOURCE, keyword, this.parentMask(campaign, adGroup, range), range, out)
+  }
+
+  addSearchMatch(campaign: SimCampaign, adGroup: SimAdGroup, range: DayRange, out: Float64Array): void {
+    const mask = this.parentMask(campaign, adGroup, range)
+    this.addSource(adGroup.id, SEARCH_MATCH_SOURCE, adGroup.searchMatchServing, mask, range, out)
+  }
+
+  /** Every keyword ever in the ad group (deleted ones keep their history) plus Search Match. */
+  addAdGroup(campaign: SimCampaign, adGroup: SimAdGroup, range: DayRange, out: Float64Array): void {
+    const mask = this.parentMask(campaign, adGroup, range)
+    if (!mask.includes(1)) return
+    for (const keyword of adGroup.keywords) this.addSource(keyword.id, KEYWORD_SOURCE, keyword, mask, range, out)
+    this.addSource(adGroup.id, SEARCH_MATCH_SOURCE, adGroup.searchMatchServing, mask, range, out)
+  }
+
+  addCampaign(campaign: SimCampaign, range: DayRange, out: Float64Array): void {
+    for (const adGroup of campaign.adGroups) this.addAdGroup(campaign, adGroup, range, out)
+  }
+
+  /**
+   * All parts of a split, laid out [part][day][metric]: `source` fills the whole's daily vectors and
+   * `weigh` sets each part's weight for a day (returning false skips the day).
+   */
+  private splitParts(
+    key: string,
+    range: DayRange,
+    n: number,
+    splitter: Splitter,
+    source: (out: Float64Array) => void,
+    weigh: (day: number, weights: Float64Array) => boolean
+  ): Float64Array {
+    const fullKey = `${key}@${range.from}-${range.to}`
+    if (this.lastSplit?.key === fullKey) return this.lastSplit.parts
+    const whole = newDailyBuffer(range)
+    source(whole)
+    const days = dayCount(range)
+    const parts = new Float64Array(n * days * METRIC_COUNT)
+    const weights = splitter.ensure(n)
+    for (let d = range.from; d <= range.to; d++) {
+      const offset = (d - range.from) * METRIC_COUNT
+      if (whole[offset + IMPRESSIONS] === 0 || !weigh(d, weights)) continue
+      splitter.split(whole, offset, n, this.context.minorUnitMicros)
+      for (let i = 0; i < n; i++) {
+        const target = (i * days + d - range.from) * METRIC_COUNT
+        for (let m = 0; m < METRIC_COUNT; m++) parts[target + m] = splitter.result[i * METRIC_COUNT + m]!
+      }
+    }
+    this.lastSplit = { key: fullKey, parts }
+    return parts
+  }
+
+  private addPart(parts: Float64Array, part: number, range: DayRange, out: Float64Array): void {
+    const start = part * dayCount(range) * METRIC_COUNT
+    for (let i = 0; i < out.length; i++) out[i]! += parts[start + i]!
+  }
+
+  /** The terms a keyword (or, for null, the ad group's Search Match) matched: 1 to 3 of them. */
+  searchTerms(adGroup: SimAdGroup, keyword: SimKeyword | null): ReadonlyArray<SearchTerm> {
+    const seed = this.context.seed
+    if (keyword === null) {
+      const h = hash32(seed, adGroup.id, 0x7e, SEARCH_MATCH_SOURCE)
+      const cores = THEMES[adGroup.theme % THEMES.length]!.cores
+      const count = 1 + (h % 3)
+      const texts: Array<string | null> = [cores[(h >>> 4) % cores.length]!, `${cores[(h >>> 12) % cores.length]!} app`, null]
+      return texts.slice(0, count).map((text, index) => ({ text, index }))
+    }
+    const h = hash32(seed, keyword.id, 0x7e, KEYWORD_SOURCE)
+    const text = keyword.text
+    const candidates = keyword.matchType === "EXACT"
+      ? [text, text.endsWith("s") ? text.slice(0, -1) : `${text}s`]
+      : [text, `${text} app`, `best ${text}`, `free ${text}`].filter((term, i, all) => all.indexOf(term) === i)
+    const count = keyword.matchType === "EXACT" ? (h % 4 === 0 ? 2 : 1) : 1 + (h % 3)
+    return candidates.slice(0, count).map((term, index) => ({ text: term, index }))
+  }
+
+  /** One search term's share of its source, split exactly from the source's day. */
+  addSearchTerm(
+    campaign: SimCampaign,
+    adGroup: SimAdGroup,
+    keyword: SimKeyword | null,
+    term: SearchTerm,
+    range: DayRange,
+    out: Float64Array
+  ): void {
+    const sourceId = keyword === null ? adGroup.id : keyword.id
+    const terms = this.searchTerms(adGroup, keyword).length
+    const seed = this.context.seed
+    const parts = this.splitParts(
+      keyword === null ? `match:${adGroup.id}` : `keyword:${keyword.id}`,
+      range,
+      terms,
+      this.termSplitter,
+      (whole) => {
+        if (keyword === null) this.addSearchMatch(campaign, adGroup, range, whole)
+        else this.addKeyword(campaign, adGroup, keyword, range, whole)
+      },
+      (day, weights) => {
+        // The matched keyword's own text usually wins most of the traffic.
+        for (let i = 0; i < terms; i++) weights[i] = 1 + (hash32(seed, sourceId, day, 97 + i) & 0x3f) + (i === 0 ? 64 : 0)
+        return true
+      }
+    )
+    this.addPart(parts, term.index, range, out)
+  }
+
+  /**
+   * One ad's share of its ad group: each day the group's metrics are split among the ads serving that
+   * day (if none served, among those that existed, else all to the first ad), so ads sum to the group.
+   */
+  addAd(campaign: SimCampaign, adGroup: SimAdGroup, ad: SimAd, range: DayRange, out: Float64Array): void {
+    const ads = adGroup.ads
+    const position = ads.indexOf(ad)
+    if (position < 0) return
+    const seed = this.context.seed
+    const parts = this.splitParts(
+      `ads:${adGroup.id}:${ads.length}`,
+      range,
+      ads.length,
+      this.adSplitter,
+      (whole) => this.addAdGroup(campaign, adGroup, range, whole),
+      (day, weights) => {
+        const anyServing = ads.some((candidate) => servesOn(candidate, day))
+        const anyExisting = ads.some((candidate) => day >= candidate.createdDay)
+        ads.forEach((candidate, i) => {
+          const eligible = anyServing ? servesOn(candidate, day) : anyExisting ? day >= candidate.createdDay : i === 0
+          weights[i] = eligible
+            ? 1 + (hash32(seed, candidate.id, day, 131) & 0x3f) + (candidate.creativeType === "DEFAULT_PRODUCT_PAGE" ? 32 : 0)
+            : 0
+        })
+        return true
+      }
+    )
+    this.addPart(parts, position, range, out)
+  }
+}
+
+/** Sums a daily buffer into one vector. */
+export const totalOf = (daily: Float64Array): Float64Array => {
+  const total = new Float64Array(METRIC_COUNT)
+  for (let offset = 0; offset < daily.length; offset += METRIC_COUNT) {
+    for (let m = 0; m < METRIC_COUNT; m++) total[m]! += daily[offset + m]!
+  }
+  return total
+}
+
+export const isEmpty = (vector: Float64Array, offset = 0): boolean =>
+  vector[offset + IMPRESSIONS] === 0 && vector[offset + TAPS] === 0 && vector[offset + INSTALLS] === 0 &&
+  vector[offset + SPEND_MICROS] === 0 && vector[offset + VIEW_INSTALLS] === 0

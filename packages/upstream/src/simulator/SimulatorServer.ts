@@ -1,0 +1,276 @@
+/**
+ * The simulator's HTTP server (plain node:http: report pages of 1,000 rows × 90 days are large and
+ * must answer quickly). Paths: `/auth/oauth2/token`, `/api/v5/...` and `/_control/...`.
+ *
+ * Every answer carries `x-request-id` (a uuid). API calls need `Authorization: Bearer <token>`
+ * (unknown or expired → 401) and, except `/acls` and `/me`, `X-AP-Context: orgId=<orgId>` naming an
+ * account of the tree (missing, malformed or foreign → 403 FORBIDDEN). Writes to an account without a
+ * writing role → 403. Errors use the v5 shape `{"data":null,"pagination":null,"error":{"errors":[…]}}`.
+ *
+ * Bulk calls (`.../bulk`, `.../delete/bulk`) answer 200 with the rows that worked in `data` (request
+ * order) and one `error.errors` item per failing row whose `field` is `[<index>]` or
+ * `[<index>].<attribute>`, e.g. `[3].bidAmount`, the index 0-based in the request array. Parse it with
+ * `/^\[(\d+)\]/`.
+ */
+import { randomUUID } from "node:crypto"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { accountRoutes } from "./SimulatorAccountRoutes.ts"
+import { answerTokenRequest, type RegisteredClient, type TokenStore } from "./SimulatorAuth.ts"
+import type { CallLog } from "./SimulatorCallLog.ts"
+import { campaignRoutes } from "./SimulatorCampaignRoutes.ts"
+import type { SimulatorControl } from "./SimulatorControl.ts"
+import { DEFAULT_TIMEOUT_MS, type FaultRegistry, type FiredFaults, type StatusFault } from "./SimulatorFaults.ts"
+import { type Answer, errorEnvelope, WireFailure } from "./SimulatorHttp.ts"
+import { keywordRoutes } from "./SimulatorKeywordRoutes.ts"
+import { reportRoutes } from "./SimulatorReportRoutes.ts"
+import type { HttpMethod, Route } from "./SimulatorRouter.ts"
+import { isReadOnly } from "./SimulatorSize.ts"
+import type { SimulatorState } from "./SimulatorState.ts"
+
+export const TOKEN_PATH = "/auth/oauth2/token"
+export const API_PREFIX = "/api/v5"
+const CONTROL_PREFIX = "/_control/"
+const MAX_BODY_BYTES = 32 * 1024 * 1024
+
+const ROUTES: ReadonlyArray<Route> = [...accountRoutes, ...campaignRoutes, ...keywordRoutes, ...reportRoutes]
+
+export interface SimulatorServerParts {
+  readonly state: SimulatorState
+  readonly client: RegisteredClient
+  readonly tokens: TokenStore
+  readonly faults: FaultRegistry
+  readonly calls: CallLog
+  readonly control: SimulatorControl
+}
+
+const apiError = (status: number, messageCode: string, message: string, headers: Readonly<Record<string, string>> = {}): Answer => ({
+  status,
+  body: errorEnvelope([{ messageCode, message, field: null }]),
+  headers
+})
+
+const isMethod = (method: string): method is HttpMethod =>
+  method === "GET" || method === "POST" || method === "PUT" || method === "DELETE"
+
+/** `orgId=123` (other `key=value` pairs may follow, separated by `;` or `,`). */
+const orgIdFrom = (header: string | Array<string> | undefined): number | null => {
+  const value = Array.isArray(header) ? header[0] : header
+  const match = value === undefined ? null : /(?:^|[;,\s])orgId=(\d{1,15})(?:$|[;,\s])/.exec(value)
+  return match ? Number(match[1]) : null
+}
+
+const statusFaultAnswer = (fault: StatusFault, requestId: string): Answer => {
+  const retryAfter = fault.retryAfterSeconds ?? (fault.status === 429 ? 1 : undefined)
+  const headers = retryAfter === undefined ? {} : { "retry-after": String(retryAfter) }
+  const defaults: Record<number, readonly [string, string]> = {
+    429: ["TOO_MANY_REQUESTS", "Too many requests"],
+    500: ["INTERNAL_ERROR", `Internal server error (request id ${requestId})`],
+    503: ["SERVICE_UNAVAILABLE", "Service unavailable"]
+  }
+  const [code, message] = defaults[fault.status] ?? ["SIMULATED_ERROR", `Simulated HTTP ${fault.status}`]
+  return apiError(fault.status, fault.messageCode ?? code, fault.message ?? message, headers)
+}
+
+const readBody = (request: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    request.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_BODY_BYTES) {
+        reject(new WireFailure(413, [{ messageCode: "INVALID_INPUT", message: "request body too large", field: null }]))
+        request.destroy()
+      } else chunks.push(chunk)
+    })
+    request.on("end", () => resolve(Buffer.concat(chunks)))
+    request.on("error", reject)
+  })
+
+export class SimulatorServer {
+  private readonly server: Server
+  /** Answers held by timeout faults; released (dropped) on close. */
+  private readonly held = new Set<{ readonly timer: NodeJS.Timeout; readonly release: () => void }>()
+
+  constructor(private readonly parts: SimulatorServerParts) {
+    this.server = createServer((request, response) => {
+      this.serve(request, response).catch((error: unknown) => {
+        if (!response.headersSent) {
+          this.send(response, apiError(500, "INTERNAL_ERROR", `simulator defect: ${String(error)}`))
+        }
+      })
+    })
+    // Keep-alive connections are reused by clients paging through many calls.
+    this.server.keepAliveTimeout = 10_000
+  }
+
+  listen(port: number, host: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.server.once("error", reject)
+      this.server.listen(port, host, () => {
+        this.server.off("error", reject)
+        const address = this.server.address() as AddressInfo
+        const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address
+        resolve(`http://${shownHost}:${address.port}`)
+      })
+    })
+  }
+
+  close(): Promise<void> {
+    for (const hold of this.held) {
+      clearTimeout(hold.timer)
+      hold.release()
+    }
+    this.held.clear()
+    return new Promise((resolve) => {
+      this.server.close(() => resolve())
+      this.server.closeAllConnections()
+    })
+  }
+
+  private hold(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const entry = {
+        timer: setTimeout(() => {
+          this.held.delete(entry)
+          resolve(true)
+        }, ms),
+        release: () => resolve(false)
+      }
+      this.held.add(entry)
+    })
+  }
+
+  private send(response: ServerResponse, answer: Answer): void {
+    if (response.destroyed || response.writableEnded) return
+    const payload = Buffer.from(JSON.stringify(answer.body))
+    response.writeHead(answer.status, {
+      ...answer.headers,
+      "content-type": "application/json; charset=utf-8",
+      "content-length": String(payload.length)
+    })
+    response.end(payload)
+  }
+
+  private async serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const { calls, faults } = this.parts
+    const requestId = randomUUID()
+    response.setHeader("x-request-id", requestId)
+    const arrivedAt = Date.now()
+    const url = new URL(request.url ?? "/", "http://simulator")
+    const method = (request.method ?? "GET").toUpperCase()
+    const path = url.pathname
+    let rawBody: Buffer
+    try {
+      rawBody = await readBody(request)
+    } catch (error) {
+      if (error instanceof WireFailure) return this.send(response, { status: error.status, body: errorEnvelope(error.errors) })
+      throw error
+    }
+
+    if (path.startsWith(CONTROL_PREFIX)) {
+      let body: unknown = null
+      try {
+        body = rawBody.length === 0 ? null : JSON.parse(rawBody.toString("utf8"))
+      } catch {
+        return this.send(response, apiError(400, "INVALID_INPUT", "malformed JSON"))
+      }
+      return this.send(response, this.parts.control.handle(method, path, url.searchParams, body))
+    }
+
+    const orgId = orgIdFrom(request.headers["x-ap-context"])
+    const fired = faults.evaluate(method, path, orgId)
+    for (const readOnly of fired.readOnly) this.parts.control.applyReadOnly(readOnly.orgId, readOnly.roleNames)
+
+    let answer: Answer
+    const timeout = fired.timeout
+    if (fired.status !== null) answer = statusFaultAnswer(fired.status, requestId)
+    else if (timeout !== null && timeout.process === false) {
+      if (!(await this.hold(timeout.delayMs ?? DEFAULT_TIMEOUT_MS))) return
+      answer = apiError(504, "GATEWAY_TIMEOUT", "Gateway timeout")
+    } else answer = this.dispatch(method, path, url.searchParams, rawBody, request, requestId, fired)
+
+    calls.record({
+      time: new Date(arrivedAt).toISOString(),
+      method,
+      path,
+      query: url.search,
+      status: answer.status,
+      orgId,
+      requestId,
+      faults: fired.kinds,
+      reason: answer.reason ?? null
+    })
+    if (timeout !== null && timeout.process !== false) {
+      // The call has been applied; the client only never hears back in time.
+      if (!(await this.hold(timeout.delayMs ?? DEFAULT_TIMEOUT_MS))) return
+    }
+    this.send(response, answer)
+  }
+
+  private dispatch(
+    method: string,
+    path: string,
+    query: URLSearchParams,
+    rawBody: Buffer,
+    request: IncomingMessage,
+    requestId: string,
+    fired: FiredFaults
+  ): Answer {
+    const { client, state, tokens } = this.parts
+    if (path === TOKEN_PATH) {
+      if (method !== "POST") return apiError(405, "METHOD_NOT_ALLOWED", "use POST")
+      if (fired.tokenRefused) {
+        return { status: 401, body: { error: "invalid_client" }, reason: "tokenRefused fault" }
+      }
+      // Apple's documented call sends the parameters in the query string; a form body works too.
+      const parameters = new URLSearchParams(query)
+      for (const [key, value] of new URLSearchParams(rawBody.toString("utf8"))) parameters.set(key, value)
+      // Secrets and tokens follow the wall clock (the client's), not the simulated calendar.
+      return answerTokenRequest(parameters, client, tokens, Date.now())
+    }
+
+    const candidates = ROUTES.filter((route) => route.pattern.test(path))
+    if (candidates.length === 0) return apiError(404, "NOT_FOUND", `no resource at ${path}`)
+    const route = candidates.find((candidate) => candidate.method === method)
+    if (route === undefined || !isMethod(method)) return apiError(405, "METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}`)
+
+    const authorization = request.headers.authorization ?? ""
+    const bearer = /^Bearer\s+(\S+)$/i.exec(authorization)
+    if (bearer === null || !tokens.isValid(bearer[1]!, Date.now())) {
+      return apiError(401, "UNAUTHORIZED", "Invalid or expired access token")
+    }
+
+    let body: unknown = null
+    if (rawBody.length > 0) {
+      try {
+        body = JSON.parse(rawBody.toString("utf8"))
+      } catch {
+        return apiError(400, "INVALID_INPUT", "malformed JSON body")
+      }
+    }
+    const ids = (route.pattern.exec(path) ?? []).slice(1).map(Number)
+    const base = { method, path, query, body, requestId, ids, state }
+    try {
+      if (route.scope === "user") return route.handle(base)
+      const contextHeader = request.headers["x-ap-context"]
+      const orgId = orgIdFrom(contextHeader)
+      if (orgId === null) {
+        return apiError(403, "FORBIDDEN", contextHeader === undefined ? "X-AP-Context header is missing" : "X-AP-Context must be orgId=<orgId>")
+      }
+      const account = state.account(orgId)
+      if (account === undefined) return apiError(403, "FORBIDDEN", `no access to org ${orgId}`)
+      if (route.write && isReadOnly(account.roleNames)) {
+        return apiError(403, "FORBIDDEN", `read-only access to org ${orgId} (${account.roleNames.join(", ")})`)
+      }
+      return route.handle({ ...base, account, failingRows: fired.failingRows, failingRowMessage: fired.failingRowMessage })
+    } catch (error) {
+      if (error instanceof WireFailure) return { status: error.status, body: errorEnvelope(error.errors), headers: error.headers }
+      // A simulator bug: answered like the platform's 500, with the cause in the call log.
+      return {
+        ...apiError(500, "INTERNAL_ERROR", `Internal server error (request id ${requestId})`),
+        reason: error instanceof Error ? error.stack ?? error.message : String(error)
+      }
+    }
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The simulator's mutable state: the generated world, id indexes over it, the restatement counter and
+ * the clock. Lookups are scoped the way the platform scopes them (a campaign belongs to an org, an ad
+ * group to a campaign), so a wrong parent reads as "not found".
+ */
+import { localNow, type LocalNow } from "./SimulatorCalendar.ts"
+import { currencyProfile, minorUnitsFromUsCents } from "./SimulatorCatalog.ts"
+import { AccountMetrics } from "./SimulatorMetrics.ts"
+import type { SimAccount, SimAd, SimAdGroup, SimCampaign, SimKeyword, SimNegativeKeyword, SimWorld } from "./SimulatorModel.ts"
+import { generateWorld } from "./SimulatorSeed.ts"
+import type { SimulatorSize } from "./SimulatorSize.ts"
+
+export class SimulatorState {
+  world: SimWorld
+  restatement = 0
+  private campaigns = new Map<number, SimCampaign>()
+  private adGroups = new Map<number, SimAdGroup>()
+  private keywords = new Map<number, SimKeyword>()
+  private negatives = new Map<number, SimNegativeKeyword>()
+  private ads = new Map<number, SimAd>()
+
+  constructor(readonly seed: number, readonly size: SimulatorSize, readonly clock: () => number) {
+    this.world = generateWorld(seed, size, clock())
+    this.index()
+  }
+
+  /** Back to the seeded world (as of now) and restatement 0. */
+  reset(): void {
+    this.world = generateWorld(this.seed, this.size, this.clock())
+    this.restatement = 0
+    this.index()
+  }
+
+  private index(): void {
+    this.campaigns = new Map()
+    this.adGroups = new Map()
+    this.keywords = new Map()
+    this.negatives = new Map()
+    this.ads = new Map()
+    for (const account of this.world.accounts) {
+      for (const campaign of account.campaigns) this.addCampaign(campaign)
+    }
+  }
+
+  private addCampaign(campaign: SimCampaign): void {
+    this.campaigns.set(campaign.id, campaign)
+    for (const negative of campaign.negatives) this.negatives.set(negative.id, negative)
+    for (const adGroup of campaign.adGroups) this.addAdGroup(adGroup)
+  }
+
+  private addAdGroup(adGroup: SimAdGroup): void {
+    this.adGroups.set(adGroup.id, adGroup)
+    for (const keyword of adGroup.keywords) this.keywords.set(keyword.id, keyword)
+    for (const negative of adGroup.negatives) this.negatives.set(negative.id, negative)
+    for (const ad of adGroup.ads) this.ads.set(ad.id, ad)
+  }
+
+  allocateId(): number {
+    return this.world.nextId++
+  }
+
+  get accounts(): ReadonlyArray<SimAccount> {
+    return this.world.accounts
+  }
+
+  account(orgId: number): SimAccount | undefined {
+    return this.world.accounts.find((account) => account.orgId === orgId)
+  }
+
+  now(account: SimAccount): LocalNow {
+    return localNow(account.timeZone, this.clock())
+  }
+
+  metrics(account: SimAccount): AccountMetrics {
+    const { day, hour } = this.now(account)
+    return new AccountMetrics({
+      seed: this.seed,
+      today: day,
+      todayHour: hour,
+      restatement: this.restatement,
+      minorUnitMicros: account.minorUnitMicros,
+      typicalCptMinor: minorUnitsFromUsCents(currencyProfile(account.currency), 150)
+    })
+  }
+
+  campaign(account: SimAccount, id: number): SimCampaign | undefined {
+    const campaign = this.campaigns.get(id)
+    return campaign?.orgId === account.orgId ? campaign : undefined
+  }
+
+  adGroup(campaign: SimCampaign, id: number): SimAdGroup | undefined {
+    const adGroup = this.adGroups.get(id)
+    return adGroup?.campaignId === campaign.id ? adGroup : undefined
+  }
+
+  keyword(adGroup: SimAdGroup, id: number): SimKeyword | undefined {
+    const keyword = this.keywords.get(id)
+    return keyword?.adGroupId === adGroup.id ? keyword : undefined
+  }
+
+  /** A negative of the campaign (adGroup null) or of one of its ad groups. */
+  negative(campaign: SimCampaign, adGroup: SimAdGroup | null, id: number): SimNegativeKeyword | undefined {
+    const negative = this.negatives.get(id)
+    if (negative === undefined || negative.campaignId !== campaign.id) return undefined
+    return negative.adGroupId === (adGroup?.id ?? null) ? negative : undefined
+  }
+
+  ad(adGroup: SimAdGroup, id: number): SimAd | undefined {
+    const ad = this.ads.get(id)
+    return ad?.adGroupId === adGroup.id ? ad : undefined
+  }
+
+  insertCampaign(account: SimAccount, campaign: SimCampaign): void {
+    account.campaigns.push(campaign)
+    this.addCampaign(campaign)
+  }
+
+  insertAdGroup(campaign: SimCampaign, adGroup: SimAdGroup): void {
+    campaign.adGroups.push(adGroup)
+    this.addAdGroup(adGroup)
+  }
+
+  insertKeyword(adGroup: SimAdGroup, keyword: SimKeyword): void {
+    adGroup.keywords.push(keyword)
+    this.keywords.set(keyword.id, keyword)
+  }
+
+  insertNegative(owner: SimCampaign | SimAdGroup, negative: SimNegativeKeyword): void {
+    owner.negatives.push(negative)
+    this.negatives.set(negative.id, negative)
+  }
+
+  insertAd(adGroup: SimAdGroup, ad: SimAd): void {
+    adGroup.ads.push(ad)
+    this.ads.set(ad.id, ad)
+  }
+
+  /** Live (not deleted) keyword counts, for the control summary and the bench check. */
+  keywordCount(account: SimAccount): number {
+    let count = 0
+    for (const campaign of account.campaigns) {
+      if (campaign.deleted) continue
+      for (const adGroup of campaign.adGroups) {
+        if (adGroup.deleted) continue
+        for (const keyword of adGroup.keywords) if (!keyword.deleted) count++
+      }
+    }
+    return count
+  }
+}
