@@ -48,7 +48,7 @@ export const KeywordRow = Schema.Struct({
 }).annotations({ identifier: "KeywordRow" })
 
 export const SearchTermRow = Schema.Struct({
-  text: Schema.String,
+  text: Schema.NullOr(Schema.String).annotations({ description: "null for low-volume terms the platform does not name" }),
   campaignId: Schema.String,
   adGroupId: Schema.String,
   keywordId: Schema.NullOr(Schema.String).annotations({ description: "null for Search Match" }),

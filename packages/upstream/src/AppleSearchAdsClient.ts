@@ -106,6 +106,20 @@ export const makeAppleSearchAdsClient = (
         })
       )
 
+    /**
+     * An org for calls that are not about one account (app and geo search): the platform still wants
+     * `X-AP-Context` on them, so any account the credentials reach will do.
+     */
+    const anyOrg = Ref.get(currencies).pipe(
+      Effect.flatMap((known) => known.size > 0 ? Effect.succeed(known) : accounts.pipe(Effect.zipRight(Ref.get(currencies)))),
+      Effect.flatMap((known) => {
+        const first = known.keys().next()
+        return first.done === true
+          ? Effect.fail(new UpstreamError({ message: "no account is visible to these credentials" }))
+          : Effect.succeed(first.value)
+      })
+    )
+
     /** Every page of a GET list. */
     const listAll = <A, I>(path: string, orgId: string, schema: Schema.Schema<A, I>) =>
       Effect.gen(function*() {
@@ -197,10 +211,8 @@ export const makeAppleSearchAdsClient = (
               endTime: request.endDate,
               timeZone: "ORTZ",
               granularity: request.granularity,
-              selector: {
-                orderBy: [{ field: request.level === "campaigns" ? "campaignId" : "localSpend", sortOrder: "DESCENDING" }],
-                pagination: { offset: request.offset, limit: request.limit }
-              },
+              // No orderBy: the platform's own row order is stable across pages, a sort on spend is not.
+              selector: { pagination: { offset: request.offset, limit: request.limit } },
               returnRowTotals: true,
               returnGrandTotals: false,
               returnRecordsWithNoMetrics: false
@@ -278,14 +290,16 @@ export const makeAppleSearchAdsClient = (
         saved(write("PUT", `/campaigns/${c}/adgroups/${a}/ads/${adId}`, orgId, change), WireAd).pipe(Effect.map(adFromWire)),
 
       searchApps: (query, limit) =>
-        http.data(read("/search/apps", undefined, { query, returnOwnedApps: "false", limit: String(limit) }), Schema.Array(WireApp)).pipe(
-          Effect.map(({ data }) => (data ?? []).map((app) => ({ ...app, adamId: String(app.adamId) })))
-        ),
+        anyOrg.pipe(Effect.flatMap((orgId) =>
+          http.data(read("/search/apps", orgId, { query, returnOwnedApps: "false", limit: String(limit) }), Schema.Array(WireApp))
+        ), Effect.map(({ data }) => (data ?? []).map((app) => ({ ...app, adamId: String(app.adamId) })))),
       searchGeo: (query, countryCode) =>
-        http.data(
-          read("/search/geo", undefined, { query, entity: "Locality", ...(countryCode !== null ? { countrycode: countryCode } : {}) }),
-          Schema.Array(WireGeo)
-        ).pipe(Effect.map(({ data }) => data ?? []))
+        anyOrg.pipe(Effect.flatMap((orgId) =>
+          http.data(
+            read("/search/geo", orgId, { query, entity: "Locality", ...(countryCode !== null ? { countrycode: countryCode } : {}) }),
+            Schema.Array(WireGeo)
+          )
+        ), Effect.map(({ data }) => data ?? []))
     }
     return client
   }).pipe(Effect.withSpan("Upstream.connect"))

@@ -232,7 +232,7 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
 
     const searchTerms = (account: AccountRecord, q: ReadQuery) =>
       ranked(account, "searchTerms", q, (keys) =>
-        sql<{ entityKey: string; text: string; campaignId: string; adGroupId: string; keywordId: string | null }>`
+        sql<{ entityKey: string; text: string | null; campaignId: string; adGroupId: string; keywordId: string | null }>`
           SELECT * FROM search_terms WHERE project_id = ${account.projectId} AND entity_key = ANY(${keys}::text[])`.pipe(
           Effect.map((rows) =>
             rows.map((r) => ({

@@ -5,6 +5,7 @@
  * the staged copy in and rebuilds the spend suffixes; until it commits readers see the previous copy, and
  * a failed sync leaves it untouched.
  */
+import { AccountNotFound } from "@acs/domain/Errors"
 import type { ReportLevel, ReportRow, UpstreamClient } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
 import { Cause, Clock, Config, Duration, Effect, Fiber, Ref, Schedule } from "effect"
@@ -33,8 +34,9 @@ interface StagedRow {
   readonly spendMicros: number
 }
 
-export const searchTermKey = (adGroupId: string, keywordId: string | null, term: string) =>
-  `${adGroupId}|${keywordId ?? ""}|${term}`
+/** Unambiguous for any text, and for the low-volume terms the platform reports without one (null). */
+export const searchTermKey = (adGroupId: string, keywordId: string | null, term: string | null) =>
+  JSON.stringify([adGroupId, keywordId, term])
 
 const entityKeyOf = (level: ReportLevel, row: ReportRow): string | undefined => {
   switch (level) {
@@ -47,7 +49,7 @@ const entityKeyOf = (level: ReportLevel, row: ReportRow): string | undefined => 
     case "ads":
       return row.adId ?? undefined
     case "searchTerms":
-      return row.adGroupId === null || row.searchTerm === null ? undefined : searchTermKey(row.adGroupId, row.keywordId, row.searchTerm)
+      return row.adGroupId === null ? undefined : searchTermKey(row.adGroupId, row.keywordId, row.searchTerm)
   }
 }
 
@@ -168,7 +170,7 @@ export const makeSync = Effect.gen(function*() {
       }
     })
 
-  type Entities = Effect.Effect.Success<ReturnType<typeof readEntities>>
+  type Entities = Effect.Effect.Success<ReturnType<typeof readEntities>> & { readonly readOnly: boolean }
 
   const replaceEntities = (projectId: string, e: Entities) =>
     Effect.gen(function*() {
@@ -287,7 +289,8 @@ export const makeSync = Effect.gen(function*() {
           first_synced_day = greatest(
             least(coalesce(first_synced_day, ${plan.windowStart}::date), ${plan.windowStart}::date),
             ${plan.windowEnd}::date - ${RETAINED_DAYS - 1}::int),
-          status = CASE WHEN status = 'disconnected' THEN 'active' ELSE status END
+          status = ${entities.campaigns.some((c) => c.status === "ENABLED") ? "active" : "paused"},
+          read_only = ${entities.readOnly}
         WHERE project_id = ${projectId}`
       const rowsWritten = (written[0]?.n ?? 0) + entities.campaigns.length + entities.adGroups.length +
         entities.keywords.length + entities.negatives.length + entities.ads.length
@@ -319,7 +322,13 @@ export const makeSync = Effect.gen(function*() {
         Effect.repeat(Schedule.spaced(Duration.seconds(5))),
         Effect.fork
       )
-      const entities = yield* readEntities(client, account.upstreamAccountId)
+      const upstreamAccount = (yield* client.accounts).find((a) => a.upstreamAccountId === account.upstreamAccountId)
+      if (upstreamAccount === undefined) {
+        // The credentials no longer reach the account: say so on the account, keep its last copy readable.
+        yield* sql`UPDATE accounts SET status = 'disconnected' WHERE project_id = ${account.projectId}`.pipe(Effect.orDie)
+        return yield* new AccountNotFound({ message: `upstream account ${account.upstreamAccountId} is no longer reachable` })
+      }
+      const entities = { ...yield* readEntities(client, account.upstreamAccountId), readOnly: upstreamAccount.readOnly }
       yield* Ref.update(progress, (p) => ({ ...p, step: "metrics", total: entities.campaigns.length + 1 }))
       const campaignRows = yield* stageReport(client, sync.syncId, account, plan, "campaigns", undefined)
       yield* Ref.update(progress, (p) => ({ ...p, done: 1, rows: p.rows + campaignRows }))

@@ -66,8 +66,8 @@ export default Effect.gen(function*() {
       status text NOT NULL,
       PRIMARY KEY (project_id, ad_id)
     )`
-  // One row per entity per day with activity. `entity_key` is the entity's id, or for a search term
-  // "<adGroupId>|<keywordId or empty>|<term>".
+  // One row per entity per day with activity. `entity_key` is the entity's id, or for a search term the
+  // JSON array [adGroupId, keywordId, term] (keywordId null for Search Match, term null when hidden).
   yield* sql`
     CREATE TABLE daily_metrics (
       project_id text NOT NULL REFERENCES accounts (project_id),
@@ -80,7 +80,8 @@ export default Effect.gen(function*() {
       spend_micros int8 NOT NULL,
       PRIMARY KEY (project_id, level, entity_key, day)
     )`
-  // Search terms are known only from reports: the ones with activity in the retained days.
+  // Search terms are known only from reports: the ones with activity in the retained days. `text` is null for
+  // the low-volume terms the platform reports without their text.
   yield* sql`
     CREATE TABLE search_terms (
       project_id text NOT NULL REFERENCES accounts (project_id),
@@ -88,7 +89,7 @@ export default Effect.gen(function*() {
       campaign_id text NOT NULL,
       ad_group_id text NOT NULL,
       keyword_id text,
-      text text NOT NULL,
+      text text,
       PRIMARY KEY (project_id, entity_key)
     )`
   // What spend ranking needs: per entity with any spend in the last 90 synced days, spend[d] is its spend

@@ -1,0 +1,556 @@
+/**
+ * `pnpm bench`: the warehouse benchmark (a script, not a test).
+ *
+ * One run starts a throwaway PostgreSQL cluster, the upstream simulator at bench size (one account with
+ * 100,000 keywords), and acs as a real process with ACS_DEMO=true, which imports the simulator's accounts
+ * and syncs 90 days. It then measures, in the same run:
+ *
+ * - sync time (the sync row's finishedAt − startedAt) and metric rows per second into Postgres;
+ * - p50/p95 of acs's `GET keywords?days=30&limit=50` and `GET campaigns` over keep-alive HTTP;
+ * - p50/p95 of the obvious aggregate SQL over the daily rows through bare `pg`, and whether its answer is
+ *   identical to acs's;
+ * - p50/p95 of a bare `node:http` + `pg` server answering the same read, once with the obvious SQL and once
+ *   with the statements acs itself runs (the baseline for acs's HTTP overhead).
+ *
+ * It prints a table (target, measured, pass/fail) and writes bench/results.json. Everything it started is
+ * stopped at the end, on failure too.
+ */
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { startSimulator, type Simulator } from "../packages/upstream/src/simulator/Simulator.ts"
+import { type Cluster, startCluster } from "../packages/server/test/support/postgres.ts"
+import { repoRoot, type RunningServer, startServer } from "../packages/server/test/support/server.ts"
+import { daysBetween, windowEndingYesterday } from "../packages/server/src/warehouse/Window.ts"
+import { array, boolean, canonical, type Json, nullableString, number, record, string } from "./bench/json.ts"
+import { interleaved, makeHttpClient, sample, summarize, type Summary, timeIt } from "./bench/measure.ts"
+import { makePool, type Pool } from "./bench/pg.ts"
+import { type BareServer, startBareServer } from "./bench/processes.ts"
+import {
+  ACS_SQL,
+  acsKeywords,
+  type BenchAccount,
+  type KeywordPage,
+  type KeywordResult,
+  OBVIOUS_SQL,
+  obviousKeywords,
+  obviousParams,
+  suffixDays
+} from "./bench/queries.ts"
+
+const SEED = 42
+const DAYS = 30
+const LIMIT = 50
+const BOOTSTRAP_KEY = "acs_bench_bootstrap_key_0123456789abcdefghijklmnopq"
+const SECRETS_KEY = Buffer.alloc(32, 11).toString("base64")
+const SYNC_TIMEOUT_MS = 20 * 60_000
+const FAST = { warmup: 20, rounds: 10, block: 20 } as const
+const SLOW = { warmup: 2, samples: 200, budgetMs: 20_000, minSamples: 15 } as const
+
+const TARGET_READ_SPEEDUP = 5
+const TARGET_HTTP_OVERHEAD = 1.3
+const TARGET_SYNC_ROWS_PER_SECOND = 50_000
+const TARGET_KEYWORDS = 100_000
+const TARGET_DAYS = 90
+
+const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`)
+
+// ---------------------------------------------------------------------------------------------------------
+// Clean-up of everything started, in reverse order, once, on success, failure or Ctrl-C.
+
+const cleanups: Array<{ readonly name: string; readonly run: () => Promise<void> | void }> = []
+let cleaned = false
+const cleanUp = async () => {
+  if (cleaned) return
+  cleaned = true
+  for (const { name, run } of cleanups.reverse()) {
+    try {
+      await run()
+    } catch (error) {
+      log(`stopping ${name} failed: ${String(error)}`)
+    }
+  }
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping everything`)
+    void cleanUp().finally(() => process.exit(130))
+  })
+}
+
+const stopServer = async (server: RunningServer) => {
+  const timer = setTimeout(() => server.process.kill("SIGKILL"), 15_000)
+  try {
+    await server.stop("SIGTERM")
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// acs over HTTP.
+
+interface SyncInfo {
+  readonly syncId: string
+  readonly status: string
+  readonly startedAt: string
+  readonly finishedAt: string | null
+  readonly windowStart: string | null
+  readonly windowEnd: string | null
+  readonly rowsWritten: number
+  readonly error: string | null
+  readonly progress: unknown
+}
+
+const toSyncInfo = (value: unknown): SyncInfo => {
+  const o = record(value, "sync")
+  return {
+    syncId: string(o, "syncId"),
+    status: string(o, "status"),
+    startedAt: string(o, "startedAt"),
+    finishedAt: nullableString(o, "finishedAt"),
+    windowStart: nullableString(o, "windowStart"),
+    windowEnd: nullableString(o, "windowEnd"),
+    rowsWritten: number(o, "rowsWritten"),
+    error: nullableString(o, "error"),
+    progress: o["progress"]
+  }
+}
+
+const keywordFields: ReadonlyArray<keyof KeywordResult> = [
+  "keywordId",
+  "adGroupId",
+  "campaignId",
+  "text",
+  "matchType",
+  "status",
+  "bidMicros",
+  "impressions",
+  "taps",
+  "installs",
+  "spendMicros",
+  "avgCptMicros",
+  "cpaMicros",
+  "ttr",
+  "conversionRate"
+]
+
+/** A keyword page from an HTTP answer (acs's or the bare server's), reduced to the compared fields. */
+const toKeywordPage = (value: unknown, what: string): { readonly keywords: ReadonlyArray<Json>; readonly total: number } => {
+  const o = record(value, what)
+  const keywords = array(o["keywords"], `${what}.keywords`).map((row) => {
+    const r = record(row, `${what} row`)
+    return Object.fromEntries(keywordFields.map((field) => [field, r[field]]))
+  })
+  return { keywords, total: number(o, "total") }
+}
+
+interface Comparison {
+  readonly identical: boolean
+  readonly sameIdsInOrder: boolean
+  readonly sameMetrics: boolean
+  readonly sameAllFields: boolean
+  readonly sameTotal: boolean
+  readonly rows: readonly [number, number]
+  readonly totals: readonly [number, number]
+  readonly firstDifferences: ReadonlyArray<{ readonly index: number; readonly a: Json | null; readonly b: Json | null }>
+}
+
+const compare = (
+  a: { readonly keywords: ReadonlyArray<Json>; readonly total: number },
+  b: { readonly keywords: ReadonlyArray<Json>; readonly total: number }
+): Comparison => {
+  const metric = (row: Json | undefined) =>
+    row === undefined ? "" : canonical([row["keywordId"], row["impressions"], row["taps"], row["installs"], row["spendMicros"]])
+  const n = Math.max(a.keywords.length, b.keywords.length)
+  const differences: Array<{ index: number; a: Json | null; b: Json | null }> = []
+  let sameIds = a.keywords.length === b.keywords.length
+  let sameMetrics = sameIds
+  let sameAll = sameIds
+  for (let i = 0; i < n; i++) {
+    const x = a.keywords[i]
+    const y = b.keywords[i]
+    if (x?.["keywordId"] !== y?.["keywordId"]) sameIds = false
+    if (metric(x) !== metric(y)) sameMetrics = false
+    if (canonical(x ?? null) !== canonical(y ?? null)) {
+      sameAll = false
+      if (differences.length < 5) differences.push({ index: i, a: x ?? null, b: y ?? null })
+    }
+  }
+  const sameTotal = a.total === b.total
+  return {
+    identical: sameIds && sameMetrics && sameAll && sameTotal,
+    sameIdsInOrder: sameIds,
+    sameMetrics,
+    sameAllFields: sameAll,
+    sameTotal,
+    rows: [a.keywords.length, b.keywords.length],
+    totals: [a.total, b.total],
+    firstDifferences: differences
+  }
+}
+
+const pageAsJson = (page: KeywordPage) => toKeywordPage(JSON.parse(JSON.stringify(page)) as unknown, "bare pg")
+
+// ---------------------------------------------------------------------------------------------------------
+// EXPLAIN ANALYZE of the statements, for the findings.
+
+interface Plan {
+  readonly name: string
+  readonly executionMs: number | null
+  readonly planningMs: number | null
+  readonly text: ReadonlyArray<string>
+}
+
+const explain = async (pool: Pool, name: string, sql: string, params: ReadonlyArray<unknown>): Promise<Plan> => {
+  // Once to warm the cache, the second one is kept.
+  await pool.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, [...params])
+  const result = await pool.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, [...params])
+  const text = result.rows.map((row) => row["QUERY PLAN"])
+  const timing = (label: string) => {
+    const line = text.find((l) => l.startsWith(label))
+    const match = line === undefined ? null : /([\d.]+) ms/.exec(line)
+    return match?.[1] === undefined ? null : Number(match[1])
+  }
+  return { name, executionMs: timing("Execution Time"), planningMs: timing("Planning Time"), text }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Output.
+
+const fmt = (value: number, digits = 2) =>
+  Number.isFinite(value) ? value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: 0 }) : String(value)
+
+const table = (headers: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`
+  return [line(headers), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+const main = async () => {
+  const startedAt = new Date()
+
+  log("starting PostgreSQL")
+  const cluster: Cluster = await startCluster()
+  cleanups.push({ name: "PostgreSQL", run: () => cluster.stop() })
+  const admin = makePool({ connectionString: cluster.url("postgres"), max: 1 })
+  await admin.query("CREATE DATABASE acs_bench")
+  await admin.end()
+  const databaseUrl = cluster.url("acs_bench")
+  const pool = makePool({ connectionString: databaseUrl, max: 4 })
+  cleanups.push({ name: "the bench pool", run: () => pool.end() })
+
+  log("starting the simulator (bench size)")
+  const simulator: Simulator = await startSimulator({ seed: SEED, size: "bench", port: 0 })
+  let simulatorOpen = true
+  const closeSimulator = async () => {
+    if (!simulatorOpen) return
+    simulatorOpen = false
+    await simulator.close()
+  }
+  cleanups.push({ name: "the simulator", run: closeSimulator })
+
+  log("starting acs (ACS_DEMO=true: imports the simulator's accounts and syncs them)")
+  const spawnedAt = Date.now()
+  const server = await startServer({
+    DATABASE_URL: databaseUrl,
+    ACS_SECRETS_KEY: SECRETS_KEY,
+    ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+    SIMULATOR_URL: simulator.url,
+    ACS_DEMO: "true",
+    SYNC_INTERVAL_MINUTES: "0",
+    RATE_LIMIT_READ: "1000000",
+    LOG_LEVEL: "warn"
+  })
+  cleanups.push({ name: "acs", run: () => stopServer(server) })
+  const acs = makeHttpClient({ authorization: `Bearer ${BOOTSTRAP_KEY}` })
+  cleanups.push({ name: "the acs client", run: () => acs.close() })
+
+  // The bench account: the writable one (the other is the small read-only account).
+  let projectId: string | undefined
+  let accountName = ""
+  while (projectId === undefined) {
+    const list = record(await acs.getJson(`${server.api}/accounts`), "accounts")
+    const accounts = array(list["accounts"], "accounts").map((a) => record(a, "account"))
+    const bench = accounts.find((a) => !boolean(a, "readOnly"))
+    if (bench !== undefined) {
+      projectId = string(bench, "projectId")
+      accountName = string(bench, "name")
+    } else {
+      if (Date.now() - spawnedAt > 60_000) throw new Error(`no writable account was imported:\n${server.logs()}`)
+      await new Promise((resolve) => setTimeout(resolve, 250))
+    }
+  }
+  log(`bench account ${accountName} (${projectId}); waiting for its first sync`)
+
+  let sync: SyncInfo | undefined
+  let lastReport = 0
+  for (;;) {
+    const list = record(await acs.getJson(`${server.api}/accounts/${projectId}/syncs`), "syncs")
+    const syncs = array(list["syncs"], "syncs").map(toSyncInfo)
+    const latest = syncs[0]
+    if (latest !== undefined && latest.status === "succeeded") {
+      sync = latest
+      break
+    }
+    if (latest !== undefined && latest.status === "failed") throw new Error(`the sync failed: ${latest.error}\n${server.logs()}`)
+    if (Date.now() - spawnedAt > SYNC_TIMEOUT_MS) throw new Error(`the sync did not finish in time:\n${server.logs()}`)
+    if (Date.now() - lastReport > 10_000) {
+      lastReport = Date.now()
+      log(`  sync ${latest?.status ?? "not started"} ${JSON.stringify(latest?.progress ?? {})}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+  const syncSeconds = (Date.parse(sync.finishedAt ?? "") - Date.parse(sync.startedAt)) / 1000
+  log(`sync ${sync.syncId} succeeded in ${fmt(syncSeconds)} s`)
+  await closeSimulator()
+
+  // What the sync wrote.
+  const byLevel = await pool.query<{ level: string; n: string }>(
+    `SELECT level, count(*) AS n FROM daily_metrics WHERE project_id = $1 GROUP BY level ORDER BY level`,
+    [projectId]
+  )
+  const metricRowsByLevel = Object.fromEntries(byLevel.rows.map((row) => [row.level, Number(row.n)]))
+  const metricRows = Object.values(metricRowsByLevel).reduce((a, b) => a + b, 0)
+  const keywordCount = Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM keywords WHERE project_id = $1`, [projectId])).rows[0]?.n ?? 0)
+  const dayRange = (await pool.query<{ days: string; first: string; last: string }>(
+    `SELECT count(DISTINCT day) AS days, min(day)::text AS first, max(day)::text AS last
+     FROM daily_metrics WHERE project_id = $1 AND level = 'keywords'`,
+    [projectId]
+  )).rows[0]
+  const syncedDays = sync.windowStart !== null && sync.windowEnd !== null ? daysBetween(sync.windowStart, sync.windowEnd) + 1 : 0
+  const accountRow = (await pool.query<{ time_zone: string; last_synced_day: string | null }>(
+    `SELECT time_zone, last_synced_day::text AS last_synced_day FROM accounts WHERE project_id = $1`,
+    [projectId]
+  )).rows[0]
+  if (accountRow === undefined) throw new Error("the bench account is not in the database")
+  const account: BenchAccount = { projectId, timeZone: accountRow.time_zone, lastSyncedDay: accountRow.last_synced_day }
+  const suffixRows = Number((await pool.query<{ n: string }>(
+    `SELECT count(*) AS n FROM spend_suffixes WHERE project_id = $1 AND level = 'keywords'`,
+    [projectId]
+  )).rows[0]?.n ?? 0)
+  const window = windowEndingYesterday(Date.now(), account.timeZone, DAYS)
+  const windowKeywordRows = Number((await pool.query<{ n: string }>(
+    `SELECT count(*) AS n FROM daily_metrics WHERE project_id = $1 AND level = 'keywords' AND day BETWEEN $2 AND $3`,
+    [projectId, window.start, window.end]
+  )).rows[0]?.n ?? 0)
+  log(`${fmt(keywordCount)} keywords, ${fmt(metricRows)} daily metric rows over ${syncedDays} days`)
+
+  // The steady state autovacuum reaches a minute later anyway, without it running during the measurements.
+  log("VACUUM ANALYZE")
+  await pool.query("VACUUM ANALYZE")
+
+  log("starting the bare node:http + pg server")
+  const bare: BareServer = await startBareServer(databaseUrl, projectId)
+  cleanups.push({ name: "the bare server", run: () => bare.stop() })
+  const bareClient = makeHttpClient()
+  cleanups.push({ name: "the bare client", run: () => bareClient.close() })
+
+  const keywordsUrl = `${server.api}/accounts/${projectId}/keywords?days=${DAYS}&limit=${LIMIT}`
+  const campaignsUrl = `${server.api}/accounts/${projectId}/campaigns`
+  const bareAcsUrl = `${bare.baseUrl}/acs?days=${DAYS}&limit=${LIMIT}`
+  const bareObviousUrl = `${bare.baseUrl}/obvious?days=${DAYS}&limit=${LIMIT}`
+
+  // Identical answers?
+  log("comparing answers")
+  const acsPage = toKeywordPage(await acs.getJson(keywordsUrl), "acs keywords")
+  const obviousPage = pageAsJson(await obviousKeywords(pool, account, DAYS, LIMIT))
+  const bareAcsPage = toKeywordPage(await bareClient.getJson(bareAcsUrl), "bare /acs")
+  const bareObviousPage = toKeywordPage(await bareClient.getJson(bareObviousUrl), "bare /obvious")
+  const identical = {
+    acsVsObviousSql: compare(acsPage, obviousPage),
+    acsVsBareAcsQuery: compare(acsPage, bareAcsPage),
+    acsVsBareObvious: compare(acsPage, bareObviousPage)
+  }
+  log(`acs vs the obvious SQL: ${identical.acsVsObviousSql.identical ? "identical" : "DIFFERENT"}`)
+
+  // Latencies.
+  log("measuring acs keywords vs the bare server running acs's statements (interleaved)")
+  const paired = await interleaved({
+    acsKeywords: () => acs.getJson(keywordsUrl),
+    bareAcsQuery: () => bareClient.getJson(bareAcsUrl)
+  }, FAST)
+  log("measuring acs campaigns")
+  const campaigns = await sample(() => acs.getJson(campaignsUrl), { warmup: FAST.warmup, samples: FAST.rounds * FAST.block })
+  log("measuring acs's statements through bare pg (no HTTP)")
+  const acsDirect = await sample(() => acsKeywords(pool, account, DAYS, LIMIT), { warmup: FAST.warmup, samples: FAST.rounds * FAST.block })
+  log("measuring the obvious SQL through bare pg")
+  const obviousDirect = await sample(() => obviousKeywords(pool, account, DAYS, LIMIT), SLOW)
+  log("measuring the bare server running the obvious SQL")
+  const bareObvious = await sample(() => bareClient.getJson(bareObviousUrl), SLOW)
+  const campaignCount = Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM campaigns WHERE project_id = $1`, [projectId])).rows[0]?.n ?? 0)
+
+  const latency: Record<string, Summary & { readonly description: string }> = {
+    acsKeywords: { description: `acs GET keywords?days=${DAYS}&limit=${LIMIT} (HTTP)`, ...summarize(paired.acsKeywords) },
+    acsCampaigns: { description: "acs GET campaigns (HTTP)", ...summarize(campaigns) },
+    bareAcsQuery: { description: "bare node:http + pg, acs's statements (HTTP)", ...summarize(paired.bareAcsQuery) },
+    bareObviousSql: { description: "bare node:http + pg, obvious SQL (HTTP)", ...summarize(bareObvious) },
+    acsQueryDirect: { description: "acs's statements through bare pg", ...summarize(acsDirect) },
+    obviousSqlDirect: { description: "obvious aggregate SQL through bare pg", ...summarize(obviousDirect) }
+  }
+  const lat = (key: string): Summary => {
+    const found = latency[key]
+    if (found === undefined) throw new Error(`no latency ${key}`)
+    return found
+  }
+
+  // Plans.
+  log("EXPLAIN ANALYZE")
+  const d = suffixDays(account, window)
+  const top = acsPage.keywords.map((row) => String(row["keywordId"]))
+  const plans = [
+    await explain(pool, "obvious aggregate SQL", OBVIOUS_SQL, obviousParams(account, window, LIMIT)),
+    await explain(pool, "acs: count", ACS_SQL.count, [projectId]),
+    await explain(pool, "acs: top spenders (spend_suffixes)", ACS_SQL.spenders, [d, projectId, "keywords", d, d, LIMIT]),
+    await explain(pool, "acs: entity rows", ACS_SQL.entities, [projectId, top]),
+    await explain(pool, "acs: window metrics of the slice", ACS_SQL.metrics, [projectId, "keywords", top, window.start, window.end])
+  ]
+  // One more sample of the server's end-to-end time for the record, after the plans.
+  const single = await timeIt(() => acs.getJson(keywordsUrl))
+
+  const settings = await pool.query<{ name: string; setting: string; unit: string | null }>(
+    `SELECT name, setting, unit FROM pg_settings WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather', 'jit', 'fsync', 'synchronous_commit')`
+  )
+  const version = (await pool.query<{ v: string }>("SHOW server_version")).rows[0]?.v ?? "?"
+
+  // Targets.
+  const readSpeedup = lat("obviousSqlDirect").p95Ms / lat("acsKeywords").p95Ms
+  const httpOverhead = lat("acsKeywords").p50Ms / lat("bareAcsQuery").p50Ms
+  const httpOverheadVsObvious = lat("acsKeywords").p50Ms / lat("bareObviousSql").p50Ms
+  const rowsPerSecond = metricRows / syncSeconds
+  const targets = [
+    {
+      name: "bench size: keywords",
+      target: `>= ${fmt(TARGET_KEYWORDS)}`,
+      measured: fmt(keywordCount),
+      value: keywordCount,
+      pass: keywordCount >= TARGET_KEYWORDS
+    },
+    {
+      name: "bench size: days synced",
+      target: `>= ${TARGET_DAYS}`,
+      measured: `${syncedDays} (${dayRange?.days ?? 0} with keyword rows)`,
+      value: syncedDays,
+      pass: syncedDays >= TARGET_DAYS
+    },
+    {
+      name: "sync: metric rows / s into Postgres",
+      target: `>= ${fmt(TARGET_SYNC_ROWS_PER_SECOND)}`,
+      measured: `${fmt(rowsPerSecond, 0)} (${fmt(metricRows)} rows in ${fmt(syncSeconds)} s)`,
+      value: rowsPerSecond,
+      pass: rowsPerSecond >= TARGET_SYNC_ROWS_PER_SECOND
+    },
+    {
+      name: "keyword read: obvious SQL p95 / acs p95",
+      target: `>= ${TARGET_READ_SPEEDUP}x`,
+      measured: `${fmt(readSpeedup)}x (${fmt(lat("obviousSqlDirect").p95Ms)} / ${fmt(lat("acsKeywords").p95Ms)} ms)`,
+      value: readSpeedup,
+      pass: readSpeedup >= TARGET_READ_SPEEDUP
+    },
+    {
+      name: "keyword read: results identical to obvious SQL",
+      target: "identical",
+      measured: identical.acsVsObviousSql.identical ? "identical" : "DIFFERENT",
+      value: identical.acsVsObviousSql.identical ? 1 : 0,
+      pass: identical.acsVsObviousSql.identical
+    },
+    {
+      name: "HTTP overhead: acs p50 / bare p50 (acs's query)",
+      target: `<= ${TARGET_HTTP_OVERHEAD}x`,
+      measured: `${fmt(httpOverhead)}x (${fmt(lat("acsKeywords").p50Ms)} / ${fmt(lat("bareAcsQuery").p50Ms)} ms)`,
+      value: httpOverhead,
+      pass: httpOverhead <= TARGET_HTTP_OVERHEAD
+    }
+  ]
+
+  const results = {
+    timestamp: new Date().toISOString(),
+    startedAt: startedAt.toISOString(),
+    durationSeconds: Math.round((Date.now() - startedAt.getTime()) / 1000),
+    machine: { cpus: Os.cpus().length, cpuModel: Os.cpus()[0]?.model ?? "?", memoryGiB: Math.round(Os.totalmem() / 2 ** 30), node: process.version, postgres: version },
+    postgresSettings: Object.fromEntries(settings.rows.map((row) => [row.name, row.unit === null ? row.setting : `${row.setting} ${row.unit}`])),
+    simulator: { seed: SEED, size: "bench" },
+    account: { projectId, name: accountName, timeZone: account.timeZone, lastSyncedDay: account.lastSyncedDay },
+    sizes: {
+      keywords: keywordCount,
+      campaigns: campaignCount,
+      syncedDays,
+      keywordDays: { count: Number(dayRange?.days ?? 0), first: dayRange?.first ?? null, last: dayRange?.last ?? null },
+      metricRows,
+      metricRowsByLevel,
+      keywordSpendSuffixRows: suffixRows,
+      readWindow: window,
+      keywordDailyRowsInReadWindow: windowKeywordRows
+    },
+    sync: {
+      syncId: sync.syncId,
+      startedAt: sync.startedAt,
+      finishedAt: sync.finishedAt,
+      windowStart: sync.windowStart,
+      windowEnd: sync.windowEnd,
+      seconds: syncSeconds,
+      metricRows,
+      metricRowsPerSecond: Math.round(rowsPerSecond),
+      rowsWritten: sync.rowsWritten,
+      rowsWrittenPerSecond: Math.round(sync.rowsWritten / syncSeconds)
+    },
+    latency,
+    ratios: {
+      obviousSqlP95OverAcsKeywordsP95: readSpeedup,
+      acsKeywordsP50OverBareAcsQueryP50: httpOverhead,
+      acsKeywordsP50OverBareObviousP50: httpOverheadVsObvious,
+      bareObviousP95OverAcsKeywordsP95: lat("bareObviousSql").p95Ms / lat("acsKeywords").p95Ms
+    },
+    identical,
+    targets: targets.map(({ name, target, value, pass }) => ({ name, target, value, pass })),
+    allPass: targets.every((t) => t.pass),
+    plans,
+    notes: [
+      "Sync time is the sync row's finishedAt - startedAt (the import-triggered first sync of 90 days); rows/s counts every daily_metrics row of the account (all levels).",
+      "VACUUM ANALYZE ran after the sync, before any read was measured.",
+      "acs keywords and the bare server running acs's statements were sampled in alternating blocks over one keep-alive connection each.",
+      "The bare server reads the account (time zone, last synced day) once at start; it has no authentication, rate limiting or request logging.",
+      `A single acs keyword request after the EXPLAINs took ${fmt(single)} ms.`
+    ]
+  }
+
+  const outDir = Path.join(repoRoot, "bench")
+  Fs.mkdirSync(outDir, { recursive: true })
+  Fs.writeFileSync(Path.join(outDir, "results.json"), `${JSON.stringify(results, null, 2)}\n`)
+
+  const out = [
+    "",
+    `acs warehouse benchmark: ${accountName}, ${fmt(keywordCount)} keywords, ${syncedDays} days, ${fmt(metricRows)} daily metric rows`,
+    "",
+    table(["target", "goal", "measured", "result"], targets.map((t) => [t.name, t.target, t.measured, t.pass ? "PASS" : "FAIL"])),
+    "",
+    table(
+      ["latency", "samples", "p50 ms", "p95 ms", "min ms", "max ms"],
+      Object.values(latency).map((l) => [l.description, String(l.samples), fmt(l.p50Ms), fmt(l.p95Ms), fmt(l.minMs), fmt(l.maxMs)])
+    ),
+    "",
+    `sync: ${fmt(syncSeconds)} s, ${fmt(metricRows)} metric rows (${fmt(rowsPerSecond, 0)}/s), rowsWritten ${fmt(sync.rowsWritten)} (${fmt(sync.rowsWritten / syncSeconds, 0)}/s)`,
+    `acs p50 / bare obvious-SQL server p50: ${fmt(httpOverheadVsObvious)}x`,
+    `answers: acs vs obvious SQL ${identical.acsVsObviousSql.identical ? "identical" : "DIFFERENT"}; acs vs bare acs-statements ${identical.acsVsBareAcsQuery.identical ? "identical" : "DIFFERENT"}; acs vs bare obvious ${identical.acsVsBareObvious.identical ? "identical" : "DIFFERENT"}`,
+    "",
+    table(["plan (EXPLAIN ANALYZE)", "execution ms", "top node"], plans.map((p) => [p.name, p.executionMs === null ? "?" : fmt(p.executionMs, 3), (p.text[0] ?? "").trim().slice(0, 90)])),
+    "",
+    `wrote ${Path.relative(repoRoot, Path.join(outDir, "results.json"))}; ${results.allPass ? "all targets met" : "SOME TARGETS MISSED"}`,
+    ""
+  ].join("\n")
+  process.stdout.write(out)
+  if (!identical.acsVsObviousSql.identical) {
+    process.stdout.write(`first differences: ${JSON.stringify(identical.acsVsObviousSql.firstDifferences, null, 2)}\n`)
+  }
+}
+
+try {
+  await main()
+} catch (error) {
+  log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+  process.exitCode = 1
+} finally {
+  await cleanUp()
+}

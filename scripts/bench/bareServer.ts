@@ -1,0 +1,68 @@
+/**
+ * The baseline: a bare `node:http` + `pg` server answering the keyword read as JSON, run as its own process
+ * (like acs) by the benchmark. No framework, no authentication, no rate limiting, no request log; the
+ * account (time zone, last synced day) is read once at start.
+ *
+ *   GET /ready
+ *   GET /obvious?days=30&limit=50   the obvious aggregate SQL
+ *   GET /acs?days=30&limit=50       acs's own ranked statements (Reads.ts)
+ *
+ * Environment: DATABASE_URL, PORT, PROJECT_ID.
+ */
+import * as Http from "node:http"
+import { makePool } from "./pg.ts"
+import { acsKeywords, type BenchAccount, type KeywordPage, obviousKeywords } from "./queries.ts"
+
+const required = (name: string): string => {
+  const value = process.env[name]
+  if (value === undefined || value === "") throw new Error(`${name} is required`)
+  return value
+}
+
+const pool = makePool({ connectionString: required("DATABASE_URL"), max: 10 })
+const projectId = required("PROJECT_ID")
+
+const loaded = await pool.query<{ time_zone: string; last_synced_day: string | null }>(
+  `SELECT time_zone, last_synced_day::text AS last_synced_day FROM accounts WHERE project_id = $1`,
+  [projectId]
+)
+const accountRow = loaded.rows[0]
+if (accountRow === undefined) throw new Error(`no account ${projectId}`)
+const account: BenchAccount = { projectId, timeZone: accountRow.time_zone, lastSyncedDay: accountRow.last_synced_day }
+
+const intParam = (url: URL, name: string, fallback: number): number => {
+  const raw = url.searchParams.get(name)
+  const value = raw === null ? fallback : Number(raw)
+  return Number.isInteger(value) ? value : fallback
+}
+
+const send = (response: Http.ServerResponse, status: number, body: unknown) => {
+  const text = JSON.stringify(body)
+  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+  response.end(text)
+}
+
+const server = Http.createServer((request, response) => {
+  const url = new URL(request.url ?? "/", "http://bare")
+  const days = intParam(url, "days", 30)
+  const limit = Math.min(1000, Math.max(1, intParam(url, "limit", 50)))
+  const read: ((p: typeof pool, a: BenchAccount, days: number, limit: number) => Promise<KeywordPage>) | undefined =
+    url.pathname === "/obvious" ? obviousKeywords : url.pathname === "/acs" ? acsKeywords : undefined
+  if (url.pathname === "/ready") return send(response, 200, { ready: true })
+  if (read === undefined) return send(response, 404, { error: "not found" })
+  read(pool, account, days, limit).then(
+    (page) => send(response, 200, page),
+    (error: unknown) => send(response, 500, { error: String(error) })
+  )
+})
+server.keepAliveTimeout = 60_000
+
+const shutdown = () => {
+  server.close()
+  server.closeAllConnections()
+  void pool.end().finally(() => process.exit(0))
+}
+process.on("SIGTERM", shutdown)
+process.on("SIGINT", shutdown)
+
+server.listen(Number(required("PORT")), "127.0.0.1")

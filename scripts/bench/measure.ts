@@ -1,0 +1,110 @@
+/** Timing helpers for the benchmark: a keep-alive HTTP client, samplers and percentiles. */
+import * as Http from "node:http"
+import { performance } from "node:perf_hooks"
+
+export interface Summary {
+  readonly samples: number
+  readonly p50Ms: number
+  readonly p95Ms: number
+  readonly minMs: number
+  readonly maxMs: number
+  readonly meanMs: number
+}
+
+/** Nearest-rank percentile of sorted values. */
+const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000
+
+export const summarize = (durations: ReadonlyArray<number>): Summary => {
+  const sorted = [...durations].sort((a, b) => a - b)
+  const sum = sorted.reduce((a, b) => a + b, 0)
+  return {
+    samples: sorted.length,
+    p50Ms: round(percentile(sorted, 0.5)),
+    p95Ms: round(percentile(sorted, 0.95)),
+    minMs: round(sorted[0] ?? Number.NaN),
+    maxMs: round(sorted[sorted.length - 1] ?? Number.NaN),
+    meanMs: round(sorted.length === 0 ? Number.NaN : sum / sorted.length)
+  }
+}
+
+export interface HttpAnswer {
+  readonly status: number
+  readonly body: string
+}
+
+/** One keep-alive connection per client, requests strictly one after another; the body is read whole. */
+export const makeHttpClient = (headers: Record<string, string> = {}) => {
+  const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
+  const get = (url: string): Promise<HttpAnswer> =>
+    new Promise((resolve, reject) => {
+      const request = Http.request(url, { agent, headers }, (response) => {
+        const chunks: Array<Buffer> = []
+        response.on("data", (chunk: Buffer) => chunks.push(chunk))
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
+        response.on("error", reject)
+      })
+      request.on("error", reject)
+      request.end()
+    })
+  /** GET that must answer 200; returns the body parsed as JSON. */
+  const getJson = async (url: string): Promise<unknown> => {
+    const answer = await get(url)
+    if (answer.status !== 200) throw new Error(`GET ${url} answered ${answer.status}: ${answer.body.slice(0, 500)}`)
+    return JSON.parse(answer.body) as unknown
+  }
+  return { get, getJson, close: () => agent.destroy() }
+}
+
+/** Time one call in milliseconds. */
+export const timeIt = async (run: () => Promise<unknown>): Promise<number> => {
+  const started = performance.now()
+  await run()
+  return performance.now() - started
+}
+
+export interface SampleOptions {
+  readonly warmup: number
+  readonly samples: number
+  /** Stop early once this much time has been spent sampling (after `minSamples`). */
+  readonly budgetMs?: number
+  readonly minSamples?: number
+}
+
+/** Sequential samples of one operation after a warm-up. */
+export const sample = async (run: () => Promise<unknown>, options: SampleOptions): Promise<Array<number>> => {
+  for (let i = 0; i < options.warmup; i++) await run()
+  const durations: Array<number> = []
+  const started = performance.now()
+  while (durations.length < options.samples) {
+    durations.push(await timeIt(run))
+    const spent = performance.now() - started
+    if (options.budgetMs !== undefined && spent > options.budgetMs && durations.length >= (options.minSamples ?? 1)) break
+  }
+  return durations
+}
+
+/**
+ * Samples several operations in alternating blocks, so that drift (caches, autovacuum, the other process)
+ * falls on all of them alike. Each gets `warmup` calls first, then `rounds` blocks of `block` calls.
+ */
+export const interleaved = async <K extends string>(
+  runs: Record<K, () => Promise<unknown>>,
+  options: { readonly warmup: number; readonly rounds: number; readonly block: number }
+): Promise<Record<K, Array<number>>> => {
+  const keys = Object.keys(runs) as Array<K>
+  const out = {} as Record<K, Array<number>>
+  for (const key of keys) {
+    out[key] = []
+    for (let i = 0; i < options.warmup; i++) await runs[key]()
+  }
+  for (let round = 0; round < options.rounds; round++) {
+    const order = round % 2 === 0 ? keys : [...keys].reverse()
+    for (const key of order) {
+      for (let i = 0; i < options.block; i++) out[key].push(await timeIt(runs[key]))
+    }
+  }
+  return out
+}
