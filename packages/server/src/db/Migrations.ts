@@ -13,10 +13,14 @@ export const MIGRATION_LOCK = 4_242_001
 
 const migrate = Migrator.make({})
 
-export const loader = Migrator.fromRecord({
+const migrations = {
   "0001_foundation": foundation,
   "0002_warehouse": warehouse
-})
+}
+
+export const loader = Migrator.fromRecord(migrations)
+
+export const migrationCount = Object.keys(migrations).length
 
 /** Runs `then` inside the same locked transaction, after the migrations (used for first-start seeding). */
 export const runMigrations = <A, E, R>(then: Effect.Effect<A, E, R>) =>

@@ -45,8 +45,8 @@ export const nestingDepth = (text: string): number => {
 export const requestGuard = HttpMiddleware.make((app) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    if (!HttpMethod.hasBody(request.method) || !hasBody(request.headers)) return yield* app
     if (Number(request.headers["content-length"] ?? "0") > MAX_BODY_BYTES) return yield* refuse("the body is larger than 1 MiB")
+    if (!HttpMethod.hasBody(request.method) || !hasBody(request.headers)) return yield* app
     if (!isJson(request.headers["content-type"])) return yield* refuse("bodies are JSON: send Content-Type: application/json")
     const text = yield* request.text.pipe(HttpServerRequest.withMaxBodySize(Option.some(READ_CAP_BYTES)), Effect.option)
     if (Option.isSome(text)) {

@@ -2,7 +2,7 @@
  * Outermost HTTP middleware: a request id (taken from X-Request-Id when sane, else made), echoed in the
  * response and annotated on every log line of the request, and one structured log line per request.
  */
-import { HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Exit } from "effect"
 import { newId } from "../db/Ids.ts"
 
@@ -14,6 +14,11 @@ export const requestLog = HttpMiddleware.make((app) =>
     const incoming = request.headers["x-request-id"]
     const requestId = incoming !== undefined && SANE_ID.test(incoming) ? incoming : newId("req")
     const started = Date.now()
+    // On the answers the API builds (errors included, via the pre-response handler) and on answers given
+    // before the API is reached (the request guard's refusals).
+    yield* HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+    )
     return yield* app.pipe(
       Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId)),
       Effect.onExit((exit) =>
