@@ -35,12 +35,21 @@ export interface HttpAnswer {
   readonly body: string
 }
 
+export interface HttpClient {
+  readonly request: (method: string, url: string) => Promise<HttpAnswer>
+  /** GET that must answer 200; the body parsed as JSON. */
+  readonly getJson: (url: string) => Promise<unknown>
+  /** POST without a body that must answer 2xx; the body parsed as JSON. */
+  readonly postJson: (url: string) => Promise<unknown>
+  readonly close: () => void
+}
+
 /** One keep-alive connection per client, requests strictly one after another; the body is read whole. */
-export const makeHttpClient = (headers: Record<string, string> = {}) => {
+export const makeHttpClient = (headers: Record<string, string> = {}): HttpClient => {
   const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
-  const get = (url: string): Promise<HttpAnswer> =>
+  const request = (method: string, url: string): Promise<HttpAnswer> =>
     new Promise((resolve, reject) => {
-      const request = Http.request(url, { agent, headers }, (response) => {
+      const request = Http.request(url, { agent, method, headers }, (response) => {
         const chunks: Array<Buffer> = []
         response.on("data", (chunk: Buffer) => chunks.push(chunk))
         response.on("end", () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
@@ -49,13 +58,19 @@ export const makeHttpClient = (headers: Record<string, string> = {}) => {
       request.on("error", reject)
       request.end()
     })
-  /** GET that must answer 200; returns the body parsed as JSON. */
-  const getJson = async (url: string): Promise<unknown> => {
-    const answer = await get(url)
-    if (answer.status !== 200) throw new Error(`GET ${url} answered ${answer.status}: ${answer.body.slice(0, 500)}`)
+  const json = async (method: string, url: string): Promise<unknown> => {
+    const answer = await request(method, url)
+    if (answer.status < 200 || answer.status > 299) {
+      throw new Error(`${method} ${url} answered ${answer.status}: ${answer.body.slice(0, 500)}`)
+    }
     return JSON.parse(answer.body) as unknown
   }
-  return { get, getJson, close: () => agent.destroy() }
+  return {
+    request,
+    getJson: (url) => json("GET", url),
+    postJson: (url) => json("POST", url),
+    close: () => agent.destroy()
+  }
 }
 
 /** Time one call in milliseconds. */
