@@ -7,6 +7,7 @@ import { Effect, Ref, Schema } from "effect"
 import type { AppleCredentials } from "./ClientSecret.ts"
 import type {
   BulkResult,
+  FindCondition,
   KeywordChange,
   NewKeyword,
   NewNegativeKeyword,
@@ -132,6 +133,24 @@ export const makeAppleSearchAdsClient = (
         }
       })
 
+    /** Every page of a `POST .../find` selector. */
+    const findAll = <A, I>(path: string, orgId: string, conditions: ReadonlyArray<FindCondition>, schema: Schema.Schema<A, I>) =>
+      Effect.gen(function*() {
+        const out: Array<A> = []
+        for (let offset = 0;; offset += PAGE) {
+          const page = yield* http.data({
+            method: "POST",
+            path,
+            orgId,
+            write: false,
+            body: { conditions, pagination: { offset, limit: PAGE } }
+          }, Schema.Array(schema))
+          out.push(...(page.data ?? []))
+          const total = page.pagination?.totalResults ?? out.length
+          if ((page.data ?? []).length === 0 || out.length >= total) return out
+        }
+      })
+
     const one = <A, I>(path: string, orgId: string, schema: Schema.Schema<A, I>) =>
       http.data(read(path, orgId), schema).pipe(Effect.flatMap(({ data }) =>
         data === null ? Effect.fail(new UpstreamError({ message: `GET ${path} answered without data` })) : Effect.succeed(data)
@@ -176,11 +195,19 @@ export const makeAppleSearchAdsClient = (
       campaigns: (orgId) =>
         listAll("/campaigns", orgId, WireCampaign).pipe(Effect.map((rows) => rows.filter((c) => !c.deleted).map(campaignFromWire))),
       campaign: (orgId, c) => one(`/campaigns/${c}`, orgId, WireCampaign).pipe(Effect.map(campaignFromWire)),
+      findCampaigns: (orgId, conditions) =>
+        findAll("/campaigns/find", orgId, conditions, WireCampaign).pipe(
+          Effect.map((rows) => rows.filter((c) => !c.deleted).map(campaignFromWire))
+        ),
       adGroups: (orgId, c) =>
         listAll(`/campaigns/${c}/adgroups`, orgId, WireAdGroup).pipe(
           Effect.map((rows) => rows.filter((a) => !a.deleted).map(adGroupFromWire))
         ),
       adGroup: (orgId, c, a) => one(`/campaigns/${c}/adgroups/${a}`, orgId, WireAdGroup).pipe(Effect.map(adGroupFromWire)),
+      findAdGroups: (orgId, c, conditions) =>
+        findAll(`/campaigns/${c}/adgroups/find`, orgId, conditions, WireAdGroup).pipe(
+          Effect.map((rows) => rows.filter((a) => !a.deleted).map(adGroupFromWire))
+        ),
       keywords: (orgId, c, a) =>
         listAll(keywordBase(c, a), orgId, WireKeyword).pipe(
           Effect.map((rows) => rows.filter((k) => !k.deleted).map(keywordFromWire(c)))

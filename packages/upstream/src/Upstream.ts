@@ -202,6 +202,13 @@ export interface GeoSearchResult {
   readonly displayName: string
 }
 
+/** A `POST .../find` condition, on the platform's field names (e.g. `{field: "id", operator: "IN", values}`). */
+export interface FindCondition {
+  readonly field: string
+  readonly operator: "EQUALS" | "NOT_EQUALS" | "IN" | "CONTAINS" | "STARTSWITH" | "ENDSWITH" | "LESS_THAN" | "GREATER_THAN"
+  readonly values: ReadonlyArray<string>
+}
+
 type Call<A> = Effect.Effect<A, UpstreamFailure>
 
 /**
@@ -213,8 +220,15 @@ export interface UpstreamClient {
 
   readonly campaigns: (accountId: string) => Call<ReadonlyArray<UpstreamCampaign>>
   readonly campaign: (accountId: string, campaignId: string) => Call<UpstreamCampaign>
+  /** Campaigns matching every condition, through the platform's `find` selector (all pages). */
+  readonly findCampaigns: (accountId: string, conditions: ReadonlyArray<FindCondition>) => Call<ReadonlyArray<UpstreamCampaign>>
   readonly adGroups: (accountId: string, campaignId: string) => Call<ReadonlyArray<UpstreamAdGroup>>
   readonly adGroup: (accountId: string, campaignId: string, adGroupId: string) => Call<UpstreamAdGroup>
+  readonly findAdGroups: (
+    accountId: string,
+    campaignId: string,
+    conditions: ReadonlyArray<FindCondition>
+  ) => Call<ReadonlyArray<UpstreamAdGroup>>
   readonly keywords: (accountId: string, campaignId: string, adGroupId: string) => Call<ReadonlyArray<UpstreamKeyword>>
   /** Campaign-level negatives and those of every ad group of the campaign. */
   readonly negativeKeywords: (accountId: string, campaignId: string) => Call<ReadonlyArray<UpstreamNegativeKeyword>>

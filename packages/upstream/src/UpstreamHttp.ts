@@ -120,12 +120,22 @@ export const makeUpstreamHttp = (endpoints: Endpoints, credentials: AppleCredent
       return issued.value
     })
 
-    const currentToken = Effect.gen(function*() {
+    const cachedToken = Effect.gen(function*() {
       const cached = yield* Ref.get(token)
       const now = yield* Clock.currentTimeMillis
-      if (Option.isSome(cached) && cached.value.expiresAt - now > TOKEN_REFRESH_MARGIN_MS) return cached.value.value
-      return yield* fetchToken
+      return Option.filter(cached, (t) => t.expiresAt - now > TOKEN_REFRESH_MARGIN_MS)
     })
+
+    // Concurrent calls that find the token stale wait for one refresh instead of each fetching their own.
+    const refreshing = yield* Effect.makeSemaphore(1)
+    const currentToken = cachedToken.pipe(Effect.flatMap(Option.match({
+      onSome: (t) => Effect.succeed(t.value),
+      onNone: () =>
+        refreshing.withPermits(1)(cachedToken.pipe(Effect.flatMap(Option.match({
+          onSome: (t) => Effect.succeed(t.value),
+          onNone: () => fetchToken
+        }))))
+    })))
 
     const once = (call: Call) =>
       Effect.gen(function*() {

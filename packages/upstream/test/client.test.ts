@@ -409,6 +409,23 @@ describe("Apple Search Ads client against the simulator", () => {
       expect(pages.map((q) => [q.get("offset"), q.get("limit")])).toEqual([["0", "1000"], ["1000", "1000"]])
     })
 
+    it("find selectors: campaigns and ad groups matching conditions, through POST .../find", async () => {
+      const all = await run(client.campaigns(usOrg))
+      const wanted = all.slice(0, 2).map((c) => c.campaignId)
+      simulator.control.clearCalls()
+      const found = await run(client.findCampaigns(usOrg, [{ field: "id", operator: "IN", values: wanted }]))
+      expect(found.map((c) => c.campaignId).sort()).toEqual([...wanted].sort())
+      expect(calls("POST", /\/campaigns\/find$/)).toHaveLength(1)
+      const maxConversions = await run(client.findCampaigns(usOrg, [{ field: "biddingStrategy", operator: "EQUALS", values: ["MAX_CONVERSIONS"] }]))
+      expect(maxConversions.length).toBeGreaterThan(0)
+      expect(maxConversions.every((c) => c.bidStrategy === "MAX_CONVERSIONS")).toBe(true)
+      expect(maxConversions.length).toBe(all.filter((c) => c.bidStrategy === "MAX_CONVERSIONS").length)
+      const campaign = all[0]!
+      const adGroups = await run(client.adGroups(usOrg, campaign.campaignId))
+      const one = await run(client.findAdGroups(usOrg, campaign.campaignId, [{ field: "id", operator: "EQUALS", values: [adGroups[0]!.adGroupId] }]))
+      expect(one).toEqual([adGroups[0]])
+    })
+
     it("app and geo search answer (they carry an org context, as every v5 call but /acls and /me must)", async () => {
       const apps = await run(client.searchApps("", 5))
       expect(apps.length).toBeGreaterThan(0)

@@ -93,12 +93,18 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         }
         const credentials = JSON.parse(opened.value) as UpstreamCredentials
         return yield* upstream.connect(credentials).pipe(
-          Effect.tapError((error) =>
-            error._tag === "ConnectionError"
-              ? sql`UPDATE connections SET status = 'error', error = ${error.message}, checked_at = now() WHERE org_id = ${orgId}`
-                .pipe(Effect.orDie)
-              : Effect.void
-          )
+          Effect.tapBoth({
+            onFailure: (error) =>
+              error._tag === "ConnectionError"
+                ? sql`UPDATE connections SET status = 'error', error = ${error.message}, checked_at = now() WHERE org_id = ${orgId}`
+                  .pipe(Effect.orDie)
+                : Effect.void,
+            // Working again after a refusal: the connection heals without a new PUT.
+            onSuccess: () =>
+              saved.status === "error"
+                ? sql`UPDATE connections SET status = 'ok', error = NULL, checked_at = now() WHERE org_id = ${orgId}`.pipe(Effect.orDie)
+                : Effect.void
+          })
         )
       })
 

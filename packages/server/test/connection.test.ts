@@ -1,0 +1,104 @@
+/**
+ * Connecting an org over REST: credentials are tested before they are saved and stored sealed; discovery
+ * lists what they reach; importing twice never duplicates an account.
+ */
+import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
+import * as Crypto from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createDatabase, query } from "./support/database.ts"
+import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+
+let simulator: Simulator
+let database: string
+let server: RunningServer
+
+beforeAll(async () => {
+  simulator = await startSimulator({ seed: 5, size: "demo" })
+  database = await createDatabase()
+  // "Apple" credentials are sent to the simulator's endpoints, so the real client path is exercised.
+  server = await startServer({
+    DATABASE_URL: database,
+    ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+    SIMULATOR_URL: simulator.url,
+    APPLE_API_URL: simulator.apiUrl,
+    APPLE_TOKEN_URL: simulator.tokenUrl,
+    SYNC_INTERVAL_MINUTES: "0",
+    RATE_LIMIT_EXPENSIVE: "5"
+  })
+})
+
+afterAll(async () => {
+  await server?.stop()
+  await simulator?.close()
+})
+
+const put = (body: unknown) => call(`${server.api}/connection`, { method: "PUT", key: BOOTSTRAP_KEY, body })
+
+describe("connection", () => {
+  it("refuses credentials the platform refuses, and saves nothing", async () => {
+    const { privateKey } = Crypto.generateKeyPairSync("ec", { namedCurve: "P-256" })
+    const stranger = privateKey.export({ type: "sec1", format: "pem" }).toString()
+    const refused = await put({ ...simulator.credentials, privateKeyPem: stranger })
+    expect(refused.status).toBe(409)
+    expect(errorCode(refused)).toBe("connection_error")
+    expect((await call(`${server.api}/connection`, { key: BOOTSTRAP_KEY })).body).toMatchObject({
+      connected: false,
+      status: "not_connected"
+    })
+    const malformed = await put({ ...simulator.credentials, privateKeyPem: "-----BEGIN NOTHING-----" })
+    expect(malformed.status).toBe(400)
+    expect((malformed.body as { error: { message: string } }).error.message).toContain("privateKeyPem")
+  })
+
+  it("saves working credentials sealed, and reports the connection", async () => {
+    const saved = await put(simulator.credentials)
+    expect(saved.status).toBe(200)
+    expect(saved.body).toMatchObject({ connected: true, provider: "apple", status: "ok", upstreamOrgId: String(simulator.parentOrgId) })
+    const stored = await query<{ credentials_encrypted: string }>(database, "SELECT credentials_encrypted FROM connections")
+    expect(stored[0]!.credentials_encrypted).not.toContain("PRIVATE KEY")
+    expect(stored[0]!.credentials_encrypted).not.toContain(simulator.credentials.clientId)
+  })
+
+  it("discovers the accounts the credentials reach, in the expensive bucket", async () => {
+    const discovered = await call(`${server.api}/connection/discover`, { method: "POST", key: BOOTSTRAP_KEY })
+    expect(discovered.status).toBe(200)
+    expect(discovered.headers.get("ratelimit-policy")).toBe("5;w=60;name=\"expensive\"")
+    const accounts = (discovered.body as { accounts: Array<{ upstreamAccountId: string; readOnly: boolean; projectId: string | null }> }).accounts
+    expect(accounts.map((a) => a.upstreamAccountId).sort()).toEqual(simulator.accounts.map((a) => String(a.orgId)).sort())
+    expect(accounts.filter((a) => a.readOnly)).toHaveLength(simulator.accounts.filter((a) => a.readOnly).length)
+    expect(accounts.every((a) => a.projectId === null)).toBe(true)
+  })
+
+  it("imports accounts once: a second import returns the same projects", async () => {
+    const ids = simulator.accounts.slice(0, 2).map((a) => String(a.orgId))
+    const first = await call(`${server.api}/accounts/import`, { method: "POST", key: BOOTSTRAP_KEY, body: { upstreamAccountIds: ids } })
+    expect(first.status).toBe(201)
+    const second = await call(`${server.api}/accounts/import`, { method: "POST", key: BOOTSTRAP_KEY, body: { upstreamAccountIds: ids } })
+    expect(second.status).toBe(201)
+    const projectIds = (answer: typeof first) => (answer.body as { accounts: Array<{ projectId: string }> }).accounts.map((a) => a.projectId)
+    expect(projectIds(second)).toEqual(projectIds(first))
+    const rows = await query<{ n: number }>(database, "SELECT count(*)::int AS n FROM accounts")
+    expect(rows[0]!.n).toBe(2)
+    const unknown = await call(`${server.api}/accounts/import`, { method: "POST", key: BOOTSTRAP_KEY, body: { upstreamAccountIds: ["999"] } })
+    expect(unknown.status).toBe(400)
+    expect((unknown.body as { error: { message: string } }).error.message).toContain("upstreamAccountIds")
+    const listed = await call(`${server.api}/accounts`, { key: BOOTSTRAP_KEY })
+    expect((listed.body as { total: number }).total).toBe(2)
+  })
+
+  it("marks the connection broken when the platform stops accepting the credentials", async () => {
+    simulator.control.addFaults([{ kind: "tokenRefused", times: "always" }])
+    try {
+      const account = (await query<{ project_id: string }>(database, "SELECT project_id FROM accounts LIMIT 1"))[0]!.project_id
+      const refused = await call(`${server.api}/accounts/${account}/syncs`, { method: "POST", key: BOOTSTRAP_KEY })
+      expect(refused.status).toBe(409)
+      expect(errorCode(refused)).toBe("connection_error")
+      expect((await call(`${server.api}/connection`, { key: BOOTSTRAP_KEY })).body).toMatchObject({ connected: false, status: "error" })
+    } finally {
+      simulator.control.clearFaults()
+    }
+    const discovered = await call(`${server.api}/connection/discover`, { method: "POST", key: BOOTSTRAP_KEY })
+    expect(discovered.status).toBe(200)
+    expect((await call(`${server.api}/connection`, { key: BOOTSTRAP_KEY })).body).toMatchObject({ connected: true, status: "ok", error: null })
+  })
+})
