@@ -4,27 +4,15 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Config, Console, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Console, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { logLevelConfig } from "@acs/server/LogLevelConfig"
 import { cli } from "./Cli.ts"
 import { describeFailure, exitCodeOf } from "./CliError.ts"
-
-const levels = {
-  trace: LogLevel.Trace,
-  debug: LogLevel.Debug,
-  info: LogLevel.Info,
-  warn: LogLevel.Warning,
-  error: LogLevel.Error,
-  fatal: LogLevel.Fatal,
-  none: LogLevel.None
-} as const
 
 /** Logs on stderr, warnings and up unless LOG_LEVEL says otherwise (first-start seeding warns). */
 const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
-    const level = yield* Config.literal("trace", "debug", "info", "warn", "error", "fatal", "none")("LOG_LEVEL").pipe(
-      Config.map((name) => levels[name]),
-      Config.withDefault(LogLevel.Warning)
-    )
+    const level = yield* logLevelConfig(LogLevel.Warning)
     return Layer.merge(
       Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true })),
       Logger.minimumLogLevel(level)
