@@ -5,6 +5,7 @@
 import { UpstreamError } from "@acs/domain/Errors"
 import { Effect, Ref, Schema } from "effect"
 import type { AppleCredentials } from "./ClientSecret.ts"
+import { decodeReportPage } from "./ReportDecoding.ts"
 import type {
   BulkResult,
   FindCondition,
@@ -24,8 +25,7 @@ import {
   WireError,
   WireGeo,
   WireKeyword,
-  WireNegativeKeyword,
-  WireReport
+  WireNegativeKeyword
 } from "./Wire.ts"
 import {
   accountFromWire,
@@ -38,8 +38,7 @@ import {
   money,
   negativeFromWire,
   newAdGroupToWire,
-  newCampaignToWire,
-  reportRowFromWire
+  newCampaignToWire
 } from "./WireMapping.ts"
 
 const PAGE = 1000
@@ -227,10 +226,9 @@ export const makeAppleSearchAdsClient = (
         listAll(`/campaigns/${c}/adgroups/${a}/ads`, orgId, WireAd).pipe(Effect.map((rows) => rows.filter((x) => !x.deleted).map(adFromWire))),
       report: (orgId, request) =>
         Effect.gen(function*() {
-          const campaignId = request.campaignId ?? ""
-          const answer = yield* http.data({
+          const call: Call = {
             method: "POST",
-            path: reportPaths[request.level](campaignId),
+            path: reportPaths[request.level](request.campaignId ?? ""),
             orgId,
             write: false,
             body: {
@@ -244,10 +242,18 @@ export const makeAppleSearchAdsClient = (
               returnGrandTotals: false,
               returnRecordsWithNoMetrics: false
             }
-          }, WireReport)
-          const rows = (answer.data?.reportingDataResponse.row ?? []).map(reportRowFromWire(request.campaignId))
-          const pagination = answer.pagination ?? { totalResults: rows.length, startIndex: request.offset, itemsPerPage: rows.length }
-          return { rows, offset: request.offset, limit: request.limit, totalResults: pagination.totalResults }
+          }
+          const { body } = yield* http.run(call)
+          const page = decodeReportPage(body, request.campaignId)
+          if (typeof page === "string") {
+            return yield* new UpstreamError({ message: `the upstream report answered in an unexpected shape: ${page}` })
+          }
+          return {
+            rows: page.rows,
+            offset: request.offset,
+            limit: request.limit,
+            totalResults: page.totalResults ?? request.offset + page.rows.length
+          }
         }),
 
       createCampaign: (orgId, campaign) =>

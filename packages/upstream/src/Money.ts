@@ -1,6 +1,7 @@
 /**
  * Exact conversion between the platform's decimal money strings ("12.34") and acs's integer micros.
- * No floating point: the string is split at the point and the digits are joined as integers.
+ * No floating point fractions: the string is split at the point and the parts are joined as integers,
+ * which stays exact because every amount is below 2^53 micros.
  */
 import { Effect } from "effect"
 
@@ -15,9 +16,10 @@ export const microsFromDecimal = (amount: string): number => {
   const match = DECIMAL.exec(amount.trim())
   if (!match) throw new MoneyFormatError(`not a money amount: ${JSON.stringify(amount)}`)
   const [, sign, whole, fraction = ""] = match
-  const micros = BigInt(whole!) * 1_000_000n + BigInt(fraction.padEnd(6, "0"))
-  if (micros > BigInt(Number.MAX_SAFE_INTEGER)) throw new MoneyFormatError(`money amount out of range: ${amount}`)
-  return Number(sign === "-" ? -micros : micros)
+  // Both parts are integers below 2^53 here, so the arithmetic is exact; reports carry millions of amounts.
+  const micros = Number(whole!) * 1_000_000 + Number(fraction.padEnd(6, "0"))
+  if (whole!.length > 10 || !Number.isSafeInteger(micros)) throw new MoneyFormatError(`money amount out of range: ${amount}`)
+  return sign === "-" ? -micros : micros
 }
 
 export const microsFromDecimalEffect = (amount: string) =>
@@ -26,9 +28,10 @@ export const microsFromDecimalEffect = (amount: string) =>
 /** 12_340_000 → "12.34"; at least two fraction digits, trailing zeros beyond them trimmed. */
 export const decimalFromMicros = (micros: number): string => {
   if (!Number.isSafeInteger(micros)) throw new MoneyFormatError(`micros must be a safe integer: ${micros}`)
-  const negative = micros < 0
-  const abs = BigInt(Math.abs(micros))
-  const whole = abs / 1_000_000n
-  const fraction = (abs % 1_000_000n).toString().padStart(6, "0").replace(/0+$/, "").padEnd(2, "0")
-  return `${negative ? "-" : ""}${whole}.${fraction}`
+  const abs = Math.abs(micros)
+  const rest = abs % 1_000_000
+  // An exact multiple of a million divides exactly; abs / 1e6 alone can round up near the next integer.
+  const whole = (abs - rest) / 1_000_000
+  const fraction = String(rest).padStart(6, "0").replace(/0+$/, "").padEnd(2, "0")
+  return `${micros < 0 ? "-" : ""}${whole}.${fraction}`
 }

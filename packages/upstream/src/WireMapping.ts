@@ -3,10 +3,8 @@ import { decimalFromMicros, microsFromDecimal } from "./Money.ts"
 import type {
   AdGroupChange,
   CampaignChange,
-  Metrics,
   NewAdGroup,
   NewCampaign,
-  ReportRow,
   UpstreamAccount,
   UpstreamAd,
   UpstreamAdGroup,
@@ -20,10 +18,8 @@ import type {
   WireAdGroup,
   WireCampaign,
   WireKeyword,
-  WireMetrics,
   WireMoney,
-  WireNegativeKeyword,
-  WireReportRow
+  WireNegativeKeyword
 } from "./Wire.ts"
 
 const WRITE_ROLES = ["account manager", "read & write", "admin"]
@@ -100,37 +96,6 @@ export const adFromWire = (a: WireAd): UpstreamAd => ({
   status: a.status,
   deleted: a.deleted
 })
-
-export const metricsFromWire = (m: WireMetrics): Metrics => ({
-  impressions: m.impressions,
-  taps: m.taps,
-  installs: m.tapInstalls,
-  spendMicros: microsFromDecimal(m.localSpend.amount)
-})
-
-const sum = (periods: ReadonlyArray<Metrics>): Metrics =>
-  periods.reduce((acc, m) => ({
-    impressions: acc.impressions + m.impressions,
-    taps: acc.taps + m.taps,
-    installs: acc.installs + m.installs,
-    spendMicros: acc.spendMicros + m.spendMicros
-  }), { impressions: 0, taps: 0, installs: 0, spendMicros: 0 })
-
-export const reportRowFromWire = (campaignId: string | undefined) => (row: WireReportRow): ReportRow => {
-  const periods = (row.granularity ?? []).map((entry) => ({ date: entry.date, ...metricsFromWire(entry) }))
-  const meta = row.metadata
-  const id = (value: number | null | undefined) => (value === null || value === undefined ? null : String(value))
-  return {
-    campaignId: id(meta.campaignId) ?? campaignId ?? "",
-    adGroupId: id(meta.adGroupId),
-    keywordId: id(meta.keywordId),
-    adId: id(meta.adId),
-    searchTerm: meta.searchTermText ?? null,
-    matchType: meta.matchType ?? null,
-    periods,
-    total: row.total !== undefined ? metricsFromWire(row.total) : sum(periods)
-  }
-}
 
 export const campaignChangeToWire = (change: CampaignChange, currency: string) => ({
   ...(change.name !== undefined ? { name: change.name } : {}),

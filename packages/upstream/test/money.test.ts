@@ -29,6 +29,9 @@ describe("money conversion", () => {
     expect(decimalFromMicros(1_500_000)).toBe("1.50")
     expect(decimalFromMicros(1_234_567)).toBe("1.234567")
     expect(decimalFromMicros(-250_000)).toBe("-0.25")
+    // Just below a whole amount at the top of the range, where floating division would round up.
+    expect(decimalFromMicros(8_999_999_999_999_999)).toBe("8999999999.999999")
+    expect(decimalFromMicros(Number.MAX_SAFE_INTEGER)).toBe("9007199254.740991")
   })
 
   it("refuses what is not a plain amount", () => {

@@ -231,57 +231,73 @@ export const makeSync = Effect.gen(function*() {
     }
   }
 
+  /**
+   * Each entity's spend suffix array from its spending days alone: the running total at each spending day,
+   * repeated until the next one, written out as one array literal. No per-day expansion of every entity.
+   */
   const rebuildSuffixes = (projectId: string, through: string) =>
     Effect.forEach(["campaigns", "adGroups", "keywords", "searchTerms", "ads"] as const, (level) =>
       sql`
         INSERT INTO spend_suffixes (project_id, level, entity_key, campaign_id, ad_group_id, through_day, spend)
         WITH active AS (
-          SELECT entity_key, (${through}::date - day) + 1 AS age, spend_micros
-          FROM daily_metrics
-          WHERE project_id = ${projectId} AND level = ${level} AND spend_micros > 0
-            AND day > ${through}::date - ${MAX_DAYS}::int AND day <= ${through}::date
-        ),
-        dense AS (
-          SELECT e.entity_key, g.age, coalesce(a.spend_micros, 0) AS spend
-          FROM (SELECT DISTINCT entity_key FROM active) e
-          CROSS JOIN generate_series(1, ${MAX_DAYS}::int) AS g(age)
-          LEFT JOIN active a ON a.entity_key = e.entity_key AND a.age = g.age
+          SELECT entity_key, age, sum(spend) OVER w AS total, lead(age, 1, ${MAX_DAYS + 1}::int) OVER w AS next_age
+          FROM (
+            SELECT entity_key, (${through}::date - day) + 1 AS age, spend_micros AS spend
+            FROM daily_metrics
+            WHERE project_id = ${projectId} AND level = ${level} AND spend_micros > 0
+              AND day > ${through}::date - ${MAX_DAYS}::int AND day <= ${through}::date
+          ) days
+          WINDOW w AS (PARTITION BY entity_key ORDER BY age)
         ),
         suffixes AS (
-          SELECT entity_key, array_agg(total ORDER BY age) AS spend
-          FROM (SELECT entity_key, age, sum(spend) OVER (PARTITION BY entity_key ORDER BY age) AS total FROM dense) running
-          GROUP BY entity_key
+          SELECT entity_key, ('{' || rtrim(repeat('0,', min(age) - 1) ||
+            string_agg(repeat(total::text || ',', next_age - age), '' ORDER BY age), ',') || '}')::int8[] AS spend
+          FROM active GROUP BY entity_key
         )
         SELECT ${projectId}, ${level}, s.entity_key, o.campaign_id, o.ad_group_id, ${through}::date, s.spend
         FROM suffixes s JOIN (${owners(level, projectId)}) o ON o.entity_key = s.entity_key`, { discard: true })
+
+  /** Runs one step of the swap, logging how long it took (debug): where a slow sync spends its time. */
+  const timed = <A, E, R>(step: string, effect: Effect.Effect<A, E, R>) =>
+    Effect.timed(effect).pipe(
+      Effect.tap(([duration]) => Effect.logDebug("sync step").pipe(Effect.annotateLogs({ step, ms: Math.round(Duration.toMillis(duration)) }))),
+      Effect.map(([, a]) => a)
+    )
 
   /** The one transaction that makes the new copy visible. */
   const swap = (syncId: string, account: AccountRecord, plan: SyncPlan, entities: Entities) =>
     sql.withTransaction(Effect.gen(function*() {
       const projectId = account.projectId
+      // Room to aggregate and sort a large window in memory, for this transaction only.
+      yield* sql`SET LOCAL work_mem = '256MB'`
       yield* sql`SELECT 1 FROM accounts WHERE project_id = ${projectId} FOR UPDATE`
-      yield* replaceEntities(projectId, entities)
-      yield* sql`DELETE FROM daily_metrics WHERE project_id = ${projectId} AND day BETWEEN ${plan.windowStart} AND ${plan.windowEnd}`
-      yield* sql`DELETE FROM daily_metrics WHERE project_id = ${projectId} AND day <= ${plan.windowEnd}::date - ${RETAINED_DAYS}::int`
-      const written = yield* sql<{ n: number }>`
+      yield* timed("entities", replaceEntities(projectId, entities))
+      yield* timed(
+        "delete window",
+        sql`DELETE FROM daily_metrics WHERE project_id = ${projectId}
+            AND (day BETWEEN ${plan.windowStart} AND ${plan.windowEnd} OR day <= ${plan.windowEnd}::date - ${RETAINED_DAYS}::int)`
+      )
+      // Fresh statistics on the staged rows, or the planner guesses from an empty table.
+      yield* timed("analyze", sql`ANALYZE staged_metrics`)
+      const written = yield* timed("insert days", sql<{ n: number }>`
         WITH moved AS (
           INSERT INTO daily_metrics (project_id, level, entity_key, day, impressions, taps, installs, spend_micros)
           SELECT ${projectId}, level, entity_key, day, sum(impressions), sum(taps), sum(installs), sum(spend_micros)
           FROM staged_metrics WHERE sync_id = ${syncId}
           GROUP BY level, entity_key, day
           RETURNING 1
-        ) SELECT count(*)::int AS n FROM moved`
-      yield* sql`
+        ) SELECT count(*)::int AS n FROM moved`)
+      yield* timed("search terms", sql`
         INSERT INTO search_terms (project_id, entity_key, campaign_id, ad_group_id, keyword_id, text)
         SELECT DISTINCT ON (entity_key) ${projectId}, entity_key, campaign_id, ad_group_id, keyword_id, search_term
         FROM staged_metrics WHERE sync_id = ${syncId} AND level = 'searchTerms'
-        ON CONFLICT (project_id, entity_key) DO NOTHING`
-      yield* sql`
-        DELETE FROM search_terms t WHERE t.project_id = ${projectId} AND NOT EXISTS (
-          SELECT 1 FROM daily_metrics m
-          WHERE m.project_id = t.project_id AND m.level = 'searchTerms' AND m.entity_key = t.entity_key)`
-      yield* sql`DELETE FROM spend_suffixes WHERE project_id = ${projectId}`
-      yield* rebuildSuffixes(projectId, plan.windowEnd)
+        ON CONFLICT (project_id, entity_key) DO NOTHING`)
+      yield* timed("retire search terms", sql`
+        DELETE FROM search_terms t WHERE t.project_id = ${projectId} AND t.entity_key NOT IN (
+          SELECT DISTINCT entity_key FROM daily_metrics WHERE project_id = ${projectId} AND level = 'searchTerms')`)
+      yield* timed("suffixes", sql`DELETE FROM spend_suffixes WHERE project_id = ${projectId}`.pipe(
+        Effect.zipRight(rebuildSuffixes(projectId, plan.windowEnd))
+      ))
       yield* sql`
         UPDATE accounts SET
           last_synced_at = now(),
@@ -295,7 +311,7 @@ export const makeSync = Effect.gen(function*() {
       const rowsWritten = (written[0]?.n ?? 0) + entities.campaigns.length + entities.adGroups.length +
         entities.keywords.length + entities.negatives.length + entities.ads.length
       yield* sql`
-        UPDATE syncs SET status = 'succeeded', finished_at = now(), heartbeat_at = now(), rows_written = ${rowsWritten},
+        UPDATE syncs SET status = 'succeeded', finished_at = clock_timestamp(), heartbeat_at = now(), rows_written = ${rowsWritten},
           progress = ${JSON.stringify({ step: "done" })}::jsonb
         WHERE sync_id = ${syncId}`
       return rowsWritten
