@@ -29,6 +29,7 @@ import { type Cluster, startCluster } from "../packages/server/test/support/post
 import { repoRoot } from "../packages/server/test/support/server.ts"
 import { daysBetween, windowEndingYesterday } from "../packages/server/src/warehouse/Window.ts"
 import { abortStalledSync, type AcsInstance, startAcs, type SyncInfo, type SyncOutcome, toSyncInfo, waitForSync } from "./bench/acs.ts"
+import { cpuMeter, type CpuSnapshot, type CpuSpan, cpuSpan } from "./bench/cpu.ts"
 import { array, boolean, canonical, type Json, number, record, string } from "./bench/json.ts"
 import { interleaved, makeHttpClient, sample, summarize, type Summary, timeIt } from "./bench/measure.ts"
 import { makePool, type Pool } from "./bench/pg.ts"
@@ -54,7 +55,7 @@ const SYNC_TIMEOUT_MS = 20 * 60_000
 const STALL_SECONDS = Number(process.env["BENCH_STALL_SECONDS"] ?? 90)
 const NO_WORKAROUND = process.env["BENCH_NO_WORKAROUND"] === "1"
 const WORKAROUND_OPTIONS = "-c enable_nestloop=off"
-const FAST = { warmup: 20, rounds: 10, block: 20 } as const
+const FAST = { warmup: 20, rounds: 40, block: 5 } as const
 const SLOW = { warmup: 2, samples: 200, budgetMs: 20_000, minSamples: 15 } as const
 
 const TARGET_READ_SPEEDUP = 5
@@ -251,6 +252,22 @@ interface SyncMeasurement {
   readonly swapSeconds: number | null
   readonly rowsWritten: number
   readonly error: string | null
+  readonly cpu?: SyncCpu
+}
+
+interface SyncCpu {
+  /** From when the bench starts waiting (acs ready) to the first poll that sees the swap step. */
+  readonly fetchAndStage: CpuSpan
+  readonly swap: CpuSpan | null
+}
+
+const describeCpu = (cpu: SyncCpu | undefined): string => {
+  if (cpu === undefined) return "n/a"
+  const one = (name: string, span: CpuSpan | null) =>
+    span === null
+      ? `${name}: n/a`
+      : `${name} ${fmt(span.wallSeconds)} s wall, CPU s: bench+simulator ${fmt(span.benchProcessCpuSeconds)}, acs ${span.acsCpuSeconds === null ? "?" : fmt(span.acsCpuSeconds)}, postgres ${span.postgresCpuSeconds === null ? "?" : fmt(span.postgresCpuSeconds)}`
+  return `${one("fetch+stage", cpu.fetchAndStage)}; ${one("swap", cpu.swap)}`
 }
 
 const measureSync = async (pool: Pool, sync: SyncInfo, observedEnd: number): Promise<SyncMeasurement> => {
@@ -282,6 +299,7 @@ const measureSync = async (pool: Pool, sync: SyncInfo, observedEnd: number): Pro
 
 const main = async () => {
   const startedAt = new Date()
+  const loadAtStart = Os.loadavg()
 
   log("starting PostgreSQL")
   const cluster: Cluster = await startCluster()
@@ -292,6 +310,7 @@ const main = async () => {
   const databaseUrl = cluster.url("acs_bench")
   const pool = makePool({ connectionString: databaseUrl, max: 4 })
   cleanups.push({ name: "the bench pool", run: () => pool.end() })
+  const dataDirectory = (await pool.query<{ d: string }>("SELECT current_setting('data_directory') AS d")).rows[0]?.d
 
   log("starting the simulator (bench size)")
   const simulator: Simulator = await startSimulator({ seed: SEED, size: "bench", port: 0 })
@@ -343,25 +362,37 @@ const main = async () => {
   }
   log(`bench account ${accountName} (${projectId}); waiting for its first sync (stall limit ${STALL_SECONDS} s per statement)`)
 
-  const wait = (acsNow: AcsInstance, syncId?: string) =>
-    waitForSync({
+  /** Waits for a sync, metering CPU from now to the first sight of the swap step, and from there to the end. */
+  const wait = async (acsNow: AcsInstance, syncId?: string) => {
+    const meter = cpuMeter(acsNow.pid, dataDirectory)
+    const start = meter()
+    let swap: CpuSnapshot | undefined
+    const outcome = await waitForSync({
       acs: acsNow,
       pool,
       projectId: projectId ?? "",
       ...(syncId !== undefined ? { syncId } : {}),
       stallSeconds: STALL_SECONDS,
       timeoutMs: SYNC_TIMEOUT_MS,
-      log
+      log,
+      onPoll: (sync) => {
+        const step = typeof sync.progress === "object" && sync.progress !== null && "step" in sync.progress ? sync.progress.step : undefined
+        if (swap === undefined && (step === "swap" || step === "done" || sync.status !== "running")) swap = meter()
+      }
     })
+    const end = meter()
+    const cpu: SyncCpu = { fetchAndStage: cpuSpan(start, swap ?? end), swap: swap === undefined ? null : cpuSpan(swap, end) }
+    return { outcome, cpu }
+  }
 
   // The first sync, with acs as shipped.
-  const first: SyncOutcome = await wait(current)
+  const { outcome: first, cpu: firstCpu }: { outcome: SyncOutcome; cpu: SyncCpu } = await wait(current)
   if (first.kind === "failed") throw new Error(`the first sync failed: ${first.sync.error}\n${current.logs()}`)
   let shipped: SyncMeasurement | undefined
-  let stall: { readonly statement: unknown; readonly sync: SyncMeasurement; readonly stagedRows: number } | undefined
+  let stall: { readonly statement: unknown; readonly sync: SyncMeasurement; readonly stagedRows: number; readonly cpu: SyncCpu } | undefined
   let workaround: SyncMeasurement | undefined
   if (first.kind === "succeeded") {
-    shipped = await measureSync(pool, first.sync, Date.now())
+    shipped = { ...await measureSync(pool, first.sync, Date.now()), cpu: firstCpu }
     log(`sync ${first.sync.syncId} succeeded in ${fmt(shipped.seconds)} s`)
   } else {
     const stalledAt = Date.now()
@@ -371,7 +402,8 @@ const main = async () => {
     stall = {
       statement: first.statement,
       sync: await measureSync(pool, first.sync, stalledAt),
-      stagedRows: first.sync.rowsWritten
+      stagedRows: first.sync.rowsWritten,
+      cpu: firstCpu
     }
     log("cancelling the stuck statement")
     const aborted = await abortStalledSync({ acs: current, pool, projectId, syncId: first.sync.syncId, pid: first.statement.pid })
@@ -392,15 +424,17 @@ const main = async () => {
     log(`syncing again with acs's sessions under '${WORKAROUND_OPTIONS}' (reported separately, not for the target)`)
     current = await restartAcs(`${databaseUrl}?options=${encodeURIComponent(WORKAROUND_OPTIONS)}`)
     const begun = toSyncInfo(await current.client.postJson(`${current.api}/accounts/${projectId}/syncs`))
-    const second = await wait(current, begun.syncId)
+    const { outcome: second, cpu: secondCpu } = await wait(current, begun.syncId)
     if (second.kind !== "succeeded") {
       throw new Error(`the workaround sync did not succeed either (${second.kind}): ${JSON.stringify(second.kind === "stalled" ? second.statement : second.sync.error)}`)
     }
-    workaround = await measureSync(pool, second.sync, Date.now())
+    workaround = { ...await measureSync(pool, second.sync, Date.now()), cpu: secondCpu }
     log(`workaround sync ${second.sync.syncId} succeeded in ${fmt(workaround.seconds)} s`)
-    log("restarting acs with the default settings for the reads")
-    current = await restartAcs(databaseUrl)
   }
+  // The reads are measured on a freshly started acs with the default settings, so that its database sessions
+  // start as clean as the baselines' (a session that ran the sync's JIT-compiled statements stays slower).
+  log("restarting acs with the default settings for the reads")
+  current = await restartAcs(databaseUrl)
   await closeSimulator()
   const measuredSync = shipped ?? workaround
   if (measuredSync === undefined) throw new Error("no sync succeeded")
@@ -442,6 +476,13 @@ const main = async () => {
   log("VACUUM ANALYZE")
   await pool.query("VACUUM ANALYZE")
 
+  // Fresh pools for the measured statements: a backend that has run a JIT-compiled statement (the obvious
+  // aggregate, or the counts above) runs later parallel statements measurably slower.
+  const acsPool = makePool({ connectionString: databaseUrl, max: 2 })
+  cleanups.push({ name: "the acs-statements pool", run: () => acsPool.end() })
+  const obviousPool = makePool({ connectionString: databaseUrl, max: 2 })
+  cleanups.push({ name: "the obvious-SQL pool", run: () => obviousPool.end() })
+
   log("starting the bare node:http + pg server")
   const bare: BareServer = await startBareServer(databaseUrl, projectId)
   cleanups.push({ name: "the bare server", run: () => bare.stop() })
@@ -457,7 +498,7 @@ const main = async () => {
   // Identical answers?
   log("comparing answers")
   const acsPage = toKeywordPage(await acsClient.getJson(keywordsUrl), "acs keywords")
-  const obviousPage = pageAsJson(await obviousKeywords(pool, account, DAYS, LIMIT))
+  const obviousPage = pageAsJson(await obviousKeywords(obviousPool, account, DAYS, LIMIT))
   const bareAcsPage = toKeywordPage(await bareClient.getJson(bareAcsUrl), "bare /acs")
   const bareObviousPage = toKeywordPage(await bareClient.getJson(bareObviousUrl), "bare /obvious")
   const identical = {
@@ -476,9 +517,9 @@ const main = async () => {
   log("measuring acs campaigns")
   const campaigns = await sample(() => acsClient.getJson(campaignsUrl), { warmup: FAST.warmup, samples: FAST.rounds * FAST.block })
   log("measuring acs's statements through bare pg (no HTTP)")
-  const acsDirect = await sample(() => acsKeywords(pool, account, DAYS, LIMIT), { warmup: FAST.warmup, samples: FAST.rounds * FAST.block })
+  const acsDirect = await sample(() => acsKeywords(acsPool, account, DAYS, LIMIT), { warmup: FAST.warmup, samples: FAST.rounds * FAST.block })
   log("measuring the obvious SQL through bare pg")
-  const obviousDirect = await sample(() => obviousKeywords(pool, account, DAYS, LIMIT), SLOW)
+  const obviousDirect = await sample(() => obviousKeywords(obviousPool, account, DAYS, LIMIT), SLOW)
   log("measuring the bare server running the obvious SQL")
   const bareObvious = await sample(() => bareClient.getJson(bareObviousUrl), SLOW)
 
@@ -496,11 +537,11 @@ const main = async () => {
   const d = suffixDays(account, window)
   const top = acsPage.keywords.map((row) => String(row["keywordId"]))
   const plans = [
-    await explain(pool, "obvious aggregate SQL", OBVIOUS_SQL, obviousParams(account, window, LIMIT)),
-    await explain(pool, "acs: count", ACS_SQL.count, [projectId]),
-    await explain(pool, "acs: top spenders (spend_suffixes)", ACS_SQL.spenders, [d, projectId, "keywords", d, d, LIMIT]),
-    await explain(pool, "acs: entity rows", ACS_SQL.entities, [projectId, top]),
-    await explain(pool, "acs: window metrics of the slice", ACS_SQL.metrics, [projectId, "keywords", top, window.start, window.end])
+    await explain(obviousPool, "obvious aggregate SQL", OBVIOUS_SQL, obviousParams(account, window, LIMIT)),
+    await explain(acsPool, "acs: count", ACS_SQL.count, [projectId]),
+    await explain(acsPool, "acs: top spenders (spend_suffixes)", ACS_SQL.spenders, [d, projectId, "keywords", d, d, LIMIT]),
+    await explain(acsPool, "acs: entity rows", ACS_SQL.entities, [projectId, top]),
+    await explain(acsPool, "acs: window metrics of the slice", ACS_SQL.metrics, [projectId, "keywords", top, window.start, window.end])
   ]
   const single = await timeIt(() => acsClient.getJson(keywordsUrl))
 
@@ -508,7 +549,7 @@ const main = async () => {
     `SELECT name, setting, unit FROM pg_settings
      WHERE name IN ('shared_buffers', 'work_mem', 'max_parallel_workers_per_gather', 'jit', 'fsync', 'synchronous_commit')`
   )
-  const version = (await pool.query<{ v: string }>("SHOW server_version")).rows[0]?.v ?? "?"
+  const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v ?? "?"
 
   // Targets.
   const readSpeedup = latency.obviousSqlDirect.p95Ms / latency.acsKeywords.p95Ms
@@ -588,7 +629,8 @@ const main = async () => {
       cpus: Os.cpus().length,
       cpuModel: Os.cpus()[0]?.model ?? "?",
       memoryGiB: Math.round(Os.totalmem() / 2 ** 30),
-      loadAverage: Os.loadavg(),
+      loadAverageAtStart: loadAtStart,
+      loadAverageAtEnd: Os.loadavg(),
       node: process.version,
       postgres: version
     },
@@ -625,8 +667,9 @@ const main = async () => {
     allPass,
     plans,
     notes: [
-      "Sync seconds run from the sync row's startedAt to when the bench saw it end (polled every 0.5 s); acs's own finishedAt is set inside the swap transaction, where now() is the transaction's start, so it leaves the swap out. Rows/s counts every daily_metrics row of the account (all levels).",
-      "VACUUM ANALYZE ran after the sync, before any read was measured; the reads ran on an acs started with the default settings.",
+      "Sync seconds run from the sync row's startedAt to when the bench saw it end (polled every 0.5 s), so they hold even if acs's own finishedAt were taken at the swap transaction's start; finishedAt - startedAt is reported beside them. Rows/s counts every daily_metrics row of the account (all levels).",
+      "VACUUM ANALYZE ran after the sync, before any read was measured; the reads ran on an acs restarted after the sync with the default settings.",
+      "The obvious SQL runs on its own connections (bench pool and bare-server pool): a backend that has run a JIT-compiled statement runs later parallel statements slower, which would otherwise handicap whatever shares it.",
       "acs keywords and the bare server running acs's statements were sampled in alternating blocks over one keep-alive connection each.",
       "The bare server reads the account (time zone, last synced day) once at start; it has no authentication, rate limiting or request logging.",
       `A single acs keyword request after the EXPLAINs took ${fmt(single)} ms.`
@@ -646,13 +689,20 @@ const main = async () => {
     ),
     "",
     ...(shipped !== undefined
-      ? [`sync: ${fmt(shipped.seconds)} s observed (acs's finishedAt says ${fmt(shipped.reportedSeconds ?? Number.NaN)} s), rowsWritten ${fmt(shipped.rowsWritten)}`]
+      ? [
+        `sync: ${fmt(shipped.seconds)} s observed (acs's finishedAt says ${fmt(shipped.reportedSeconds ?? Number.NaN)} s), rowsWritten ${fmt(shipped.rowsWritten)}`,
+        `  ${describeCpu(shipped.cpu)}`
+      ]
       : [
         `sync as shipped: STALLED after ${fmt(stall?.sync.seconds ?? Number.NaN)} s; statement running ${STALL_SECONDS}+ s:`,
-        `  ${JSON.stringify(stall?.statement)}`
+        `  ${JSON.stringify(stall?.statement)}`,
+        `  ${describeCpu(stall?.cpu)}`
       ]),
     ...(workaround !== undefined
-      ? [`sync with ${WORKAROUND_OPTIONS}: ${fmt(workaround.seconds)} s observed (acs's finishedAt says ${fmt(workaround.reportedSeconds ?? Number.NaN)} s), rowsWritten ${fmt(workaround.rowsWritten)}`]
+      ? [
+        `sync with ${WORKAROUND_OPTIONS}: ${fmt(workaround.seconds)} s observed (acs's finishedAt says ${fmt(workaround.reportedSeconds ?? Number.NaN)} s), rowsWritten ${fmt(workaround.rowsWritten)}`,
+        `  ${describeCpu(workaround.cpu)}`
+      ]
       : []),
     `acs p50 / bare obvious-SQL server p50: ${fmt(httpOverheadVsObvious)}x`,
     `answers: acs vs obvious SQL ${identical.acsVsObviousSql.identical ? "identical" : "DIFFERENT"}; acs vs bare acs-statements ${identical.acsVsBareAcsQuery.identical ? "identical" : "DIFFERENT"}; acs vs bare obvious ${identical.acsVsBareObvious.identical ? "identical" : "DIFFERENT"}`,

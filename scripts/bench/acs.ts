@@ -9,6 +9,7 @@ import { type HttpClient, makeHttpClient } from "./measure.ts"
 import type { Pool } from "./pg.ts"
 
 export interface AcsInstance {
+  readonly pid: number | undefined
   readonly api: string
   readonly client: HttpClient
   readonly logs: () => string
@@ -20,6 +21,7 @@ export const startAcs = async (env: Record<string, string>, bootstrapKey: string
   const client = makeHttpClient({ authorization: `Bearer ${bootstrapKey}` })
   let stopped = false
   return {
+    pid: server.process.pid,
     api: server.api,
     client,
     logs: server.logs,
@@ -119,6 +121,8 @@ export const waitForSync = async (options: {
   readonly stallSeconds: number
   readonly timeoutMs: number
   readonly log: (message: string) => void
+  /** Called with every polled state of the sync. */
+  readonly onPoll?: (sync: SyncInfo) => void
 }): Promise<SyncOutcome> => {
   const { acs, pool, projectId } = options
   const started = Date.now()
@@ -127,6 +131,7 @@ export const waitForSync = async (options: {
     const sync = options.syncId === undefined
       ? await latestSync(acs, projectId)
       : toSyncInfo(await acs.client.getJson(`${acs.api}/accounts/${projectId}/syncs/${options.syncId}`))
+    if (sync !== undefined) options.onPoll?.(sync)
     if (sync !== undefined && sync.status === "succeeded") return { kind: "succeeded", sync }
     if (sync !== undefined && sync.status === "failed") return { kind: "failed", sync }
     if (sync !== undefined) {

@@ -49,7 +49,8 @@ export const startBareServer = async (databaseUrl: string, projectId: string): P
       PORT: String(port),
       PROJECT_ID: projectId
     },
-    stdio: ["ignore", "pipe", "pipe"]
+    // stdin stays open for the server's life: it exits when the bench does, even if the bench is killed.
+    stdio: ["pipe", "pipe", "pipe"]
   })
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()))
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))

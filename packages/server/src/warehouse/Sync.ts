@@ -356,10 +356,11 @@ export const makeSync = Effect.gen(function*() {
           }
           yield* Ref.update(progress, (p) => ({ ...p, done: p.done + 1, rows: p.rows + rows }))
         }), { concurrency: CAMPAIGN_CONCURRENCY, discard: true })
-      // The swap writes the sync row's outcome; a beat after it would overwrite it.
-      yield* Fiber.interrupt(heartbeat)
-      yield* runs.beat(sync.syncId, { step: "swap" }, (yield* Ref.get(progress)).rows)
+      // The heartbeat goes on through the swap (a long one must not look abandoned); beats only touch a
+      // running sync, so none can overwrite the outcome the swap writes.
+      yield* Ref.update(progress, (p) => ({ ...p, step: "swap" }))
       const written = yield* swap(sync.syncId, account, plan, entities)
+      yield* Fiber.interrupt(heartbeat)
       yield* Effect.logInfo("sync succeeded").pipe(Effect.annotateLogs({ syncId: sync.syncId, rowsWritten: written }))
       return written
     }).pipe(

@@ -25,7 +25,7 @@ export interface SyncRow {
 }
 
 /** A running sync that has not beaten for this long belongs to a dead instance. */
-export const HEARTBEAT_TIMEOUT_SECONDS = 120
+export const HEARTBEAT_TIMEOUT_SECONDS = 300
 
 const isUniqueViolation = (error: unknown): boolean => {
   const cause = typeof error === "object" && error !== null && "cause" in error ? error.cause : undefined
@@ -57,7 +57,7 @@ export class SyncRuns extends Effect.Service<SyncRuns>()("acs/SyncRuns", {
     const beat = (syncId: string, progress: SyncRow["progress"], rowsWritten: number) =>
       sql`
         UPDATE syncs SET heartbeat_at = now(), progress = ${JSON.stringify(progress)}::jsonb, rows_written = ${rowsWritten}
-        WHERE sync_id = ${syncId}`.pipe(Effect.asVoid, Effect.orDie)
+        WHERE sync_id = ${syncId} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie)
 
     const setWindow = (syncId: string, windowStart: string, windowEnd: string) =>
       sql`UPDATE syncs SET window_start = ${windowStart}, window_end = ${windowEnd} WHERE sync_id = ${syncId}`.pipe(
