@@ -260,6 +260,33 @@ const granularityOf = (
   return entries
 }
 
+/** The last few reports' computed rows, by request (page excluded); oldest dropped first. */
+const REPORT_CACHE_ENTRIES = 8
+
+class ReportRowsCache {
+  private readonly entries = new Map<string, Array<ComputedRow>>()
+
+  get(key: string): Array<ComputedRow> | undefined {
+    return this.entries.get(key)
+  }
+
+  set(key: string, rows: Array<ComputedRow>): void {
+    this.entries.set(key, rows)
+    if (this.entries.size > REPORT_CACHE_ENTRIES) this.entries.delete(this.entries.keys().next().value!)
+  }
+}
+
+/** One cache per simulator: two simulators of one seed must not share rows. */
+const reportRowsCaches = new WeakMap<SimulatorState, ReportRowsCache>()
+
+const reportRowsCacheOf = (state: SimulatorState): ReportRowsCache => {
+  const existing = reportRowsCaches.get(state)
+  if (existing !== undefined) return existing
+  const created = new ReportRowsCache()
+  reportRowsCaches.set(state, created)
+  return created
+}
+
 export interface ReportAnswer {
   readonly data: typeof WireReport.Encoded
   readonly pagination: { readonly totalResults: number; readonly startIndex: number; readonly itemsPerPage: number }
@@ -291,10 +318,29 @@ export const runReport = (
     }
   })
   const keepEmpty = request.returnRecordsWithNoMetrics === true
-  const sources = rowSources(metrics, account, level, campaign)
-    .filter((source) => matchesConditions(source.metadata as Readonly<Record<string, unknown>>, conditions))
-  const rows = computeRows(sources, range, keepEmpty)
-  if (orderBy.length > 0) rows.sort(compareBy(orderBy, sortValue, (a, b) => a.position - b.position))
+  // A client pages through one report with the same request: compute its rows once, serve pages as slices.
+  const key = JSON.stringify([
+    state.version,
+    metrics.context.restatement,
+    metrics.context.today,
+    metrics.context.todayHour,
+    account.orgId,
+    level,
+    campaign?.id ?? null,
+    range,
+    keepEmpty,
+    conditions,
+    orderBy
+  ])
+  const cache = reportRowsCacheOf(state)
+  const rows = cache.get(key) ?? (() => {
+    const sources = rowSources(metrics, account, level, campaign)
+      .filter((source) => matchesConditions(source.metadata as Readonly<Record<string, unknown>>, conditions))
+    const computed = computeRows(sources, range, keepEmpty)
+    if (orderBy.length > 0) computed.sort(compareBy(orderBy, sortValue, (a, b) => a.position - b.position))
+    cache.set(key, computed)
+    return computed
+  })()
   const pageRows = rows.slice(page.offset, page.offset + page.limit)
   const granularity = request.granularity
   const withTotals = request.returnRowTotals === true || granularity === undefined

@@ -160,6 +160,8 @@ export class SimulatorServer {
     const url = new URL(request.url ?? "/", "http://simulator")
     const method = (request.method ?? "GET").toUpperCase()
     const path = url.pathname
+    // Anything but a read may change the world; reports and finds are POSTs that only read.
+    if (method !== "GET" && !/\/reports\/|\/find$/.test(path)) this.parts.state.version++
     let rawBody: Buffer
     try {
       rawBody = await readBody(request)

@@ -13,6 +13,8 @@ import type { SimulatorSize } from "./SimulatorSize.ts"
 export class SimulatorState {
   world: SimWorld
   restatement = 0
+  /** Bumped by every request that may change the world: what cached report rows are keyed on. */
+  version = 0
   private campaigns = new Map<number, SimCampaign>()
   private adGroups = new Map<number, SimAdGroup>()
   private keywords = new Map<number, SimKeyword>()
@@ -26,6 +28,7 @@ export class SimulatorState {
 
   /** Back to the seeded world (as of now) and restatement 0. */
   reset(): void {
+    this.version++
     this.world = generateWorld(this.seed, this.size, this.clock())
     this.restatement = 0
     this.index()
