@@ -88,6 +88,8 @@ export const collection = <K extends string, A, I>(name: K, row: Schema.Schema<A
 
 const IntFromString = Schema.NumberFromString.pipe(Schema.int())
 
+/** The window of a metric read when `days` is not given (SPEC 4). */
+export const DEFAULT_DAYS = 30
 export const DEFAULT_LIMIT = 50
 export const MAX_LIMIT = 1000
 

@@ -1,5 +1,6 @@
 /** The workspace's accounts, and importing upstream accounts as projects, over REST. */
 import { Api } from "@acs/domain/Api"
+import { DEFAULT_DAYS } from "@acs/domain/Warehouse"
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { Accounts, reaches, toAccount } from "../accounts/Accounts.ts"
@@ -8,8 +9,6 @@ import { Access } from "../auth/Access.ts"
 import { Syncs } from "../warehouse/Syncs.ts"
 import { freshnessFor } from "../warehouse/Reads.ts"
 import { windowEndingYesterday } from "../warehouse/Window.ts"
-
-const DEFAULT_DAYS = 30
 
 export const AccountsHandlers = HttpApiBuilder.group(Api, "accounts", (handlers) =>
   Effect.gen(function*() {

@@ -1,7 +1,7 @@
 /** The spend-ranked account reads and the sync endpoints over REST. */
 import { Api } from "@acs/domain/Api"
 import { NotFound } from "@acs/domain/Errors"
-import { clampLimit } from "@acs/domain/Warehouse"
+import { clampLimit, DEFAULT_DAYS } from "@acs/domain/Warehouse"
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect } from "effect"
 import { Access } from "../auth/Access.ts"
@@ -9,8 +9,6 @@ import { freshnessFor, Reads } from "../warehouse/Reads.ts"
 import type { SyncRow } from "../warehouse/SyncRuns.ts"
 import { Syncs } from "../warehouse/Syncs.ts"
 import { windowEndingYesterday } from "../warehouse/Window.ts"
-
-const DEFAULT_DAYS = 30
 
 const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString())
 

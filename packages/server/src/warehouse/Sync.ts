@@ -285,6 +285,8 @@ export const makeSync = Effect.gen(function*() {
           SELECT ${projectId}, level, entity_key, day, sum(impressions), sum(taps), sum(installs), sum(spend_micros)
           FROM staged_metrics WHERE sync_id = ${syncId}
           GROUP BY level, entity_key, day
+          -- In primary-key order: the index takes sorted keys far faster than random ones.
+          ORDER BY level, entity_key, day
           RETURNING 1
         ) SELECT count(*)::int AS n FROM moved`)
       yield* timed("search terms", sql`
