@@ -9,6 +9,7 @@
  *   those rows), in the same order and with the same parameters.
  */
 import { daysBetween, type MetricWindow, windowEndingYesterday } from "../../packages/server/src/warehouse/Window.ts"
+import { metricsOf } from "../../packages/server/src/warehouse/Reads.ts"
 import type { Pool } from "./pg.ts"
 
 export interface BenchAccount {
@@ -47,17 +48,6 @@ type Numeric = string | number | null | undefined
 const num = (value: Numeric): number => (value === null || value === undefined ? 0 : Number(value))
 const numOrNull = (value: Numeric): number | null => (value === null || value === undefined ? null : Number(value))
 
-/** The same derived metrics as Reads.metricsOf. */
-const withDerived = (m: { impressions: number; taps: number; installs: number; spendMicros: number }) => ({
-  impressions: m.impressions,
-  taps: m.taps,
-  installs: m.installs,
-  spendMicros: m.spendMicros,
-  avgCptMicros: m.taps > 0 ? Math.round(m.spendMicros / m.taps) : null,
-  cpaMicros: m.installs > 0 ? Math.round(m.spendMicros / m.installs) : null,
-  ttr: m.impressions > 0 ? Math.round((m.taps / m.impressions) * 10_000) / 10_000 : null,
-  conversionRate: m.taps > 0 ? Math.round((m.installs / m.taps) * 10_000) / 10_000 : null
-})
 
 interface EntityRow {
   readonly keyword_id: string
@@ -87,7 +77,7 @@ const entityFields = (row: EntityRow) => ({
 })
 
 const sums = (row: SumRow | undefined) =>
-  withDerived({
+  metricsOf({
     impressions: num(row?.impressions),
     taps: num(row?.taps),
     installs: num(row?.installs),
