@@ -5,22 +5,39 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Account, AccountList, AccountWithFreshness } from "./Accounts.ts"
+import {
+  ActionList,
+  ActionRecord,
+  ApprovalList,
+  ApprovalParams,
+  LedgerParams,
+  PolicyDocument,
+  ProposalResponse,
+  RejectRequest,
+  Targets
+} from "./Actions.ts"
 import { ApiKey, CreateAccountKeyRequest, CreatedKey, CreateKeyRequest } from "./ApiKeys.ts"
 import { Connection, ConnectionRequest, Discovery, ImportRequest } from "./Connection.ts"
 import {
   AccountMismatchBody,
+  BidStrategyConflictBody,
+  ConflictBody,
   ConnectionErrorBody,
   ForbiddenScopeBody,
   InternalBody,
   InvalidRequestBody,
+  NoOpBody,
   NotFoundBody,
+  NotRevertibleBody,
   RateLimitedBody,
   ReadOnlyAccountBody,
   SyncInProgressBody,
   UnauthorizedBody,
   UpstreamErrorBody,
-  UpstreamUnavailableBody
+  UpstreamUnavailableBody,
+  ValidationFailedBody
 } from "./Errors.ts"
+import { type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
 import { CurrentPrincipal, Principal } from "./Principal.ts"
 import { Settings, UpdateSettingsRequest } from "./Settings.ts"
 import {
@@ -200,6 +217,76 @@ export class WarehouseGroup extends HttpApiGroup.make("warehouse")
   .prefix("/api/v1")
 {}
 
+/** `Idempotency-Key`: 1–255 printable ASCII characters (API.md "Actions"). */
+export const IdempotencyHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(
+    Schema.String.pipe(Schema.pattern(/^[\x20-\x7e]{1,255}$/, {
+      message: () => "Idempotency-Key must be 1 to 255 printable ASCII characters"
+    }))
+  )
+})
+
+/** One proposal endpoint, generated from its kind declaration. */
+const proposalEndpoint = <K extends ProposalKind>(kind: K) =>
+  HttpApiEndpoint.post(kind.operation, `/accounts/:projectId/actions/${kind.path}`)
+    .setPath(Schema.Struct({ projectId }))
+    .setPayload(kind.body as K["body"])
+    .setHeaders(IdempotencyHeaders)
+    .addSuccess(ProposalResponse, { status: 201 })
+    .addError(ValidationFailedBody)
+    .addError(BidStrategyConflictBody)
+    .addError(NoOpBody)
+    .addError(ConflictBody)
+    .addError(ReadOnlyAccountBody)
+    .annotate(
+      OpenApi.Description,
+      `${kind.title}. Answers 201 with \`Location\`; a replay of the same \`Idempotency-Key\` answers 200 with ` +
+        "`Idempotency-Replay: true` and `replayed: true`."
+    )
+
+type ProposalEndpoint = ReturnType<typeof proposalEndpoint<ProposalKind>>
+
+/** The 21 proposal endpoints, one per kind of `proposalKinds`. */
+export class ProposalsGroup extends proposalKinds.slice(1).reduce(
+  (group, kind) => group.add(proposalEndpoint(kind)),
+  HttpApiGroup.make("proposals").add(proposalEndpoint(proposalKinds[0]) as ProposalEndpoint)
+)
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .prefix("/api/v1")
+{}
+
+const actionId = HttpApiSchema.param("actionId", Schema.String)
+
+export class ActionsGroup extends HttpApiGroup.make("actions")
+  .add(HttpApiEndpoint.get("listActions")`/accounts/${projectId}/actions`.setUrlParams(LedgerParams).addSuccess(ActionList))
+  .add(HttpApiEndpoint.get("getAction")`/accounts/${projectId}/actions/${actionId}`.addSuccess(ActionRecord))
+  .add(HttpApiEndpoint.get("listApprovals")`/accounts/${projectId}/approvals`.setUrlParams(ApprovalParams)
+    .addSuccess(ApprovalList))
+  .add(HttpApiEndpoint.post("approveAction")`/accounts/${projectId}/approvals/${actionId}/approve`
+    .addSuccess(ActionRecord).addError(ConflictBody))
+  .add(HttpApiEndpoint.post("rejectAction")`/accounts/${projectId}/approvals/${actionId}/reject`
+    .setPayload(RejectRequest).addSuccess(ActionRecord).addError(ConflictBody))
+  .add(HttpApiEndpoint.post("revertAction")`/accounts/${projectId}/actions/${actionId}/revert`
+    .addSuccess(ProposalResponse, { status: 201 })
+    .addError(NotRevertibleBody)
+    .addError(ConflictBody)
+    .addError(ReadOnlyAccountBody)
+    .addError(ConnectionErrorBody)
+    .addError(UpstreamErrorBody)
+    .addError(UpstreamUnavailableBody))
+  .add(HttpApiEndpoint.get("getPolicy")`/accounts/${projectId}/policy`.addSuccess(PolicyDocument))
+  .add(HttpApiEndpoint.get("getTargets")`/accounts/${projectId}/targets`.addSuccess(Targets))
+  .add(HttpApiEndpoint.put("updateTargets")`/accounts/${projectId}/targets`.setPayload(Targets).addSuccess(Targets))
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .prefix("/api/v1")
+{}
+
 const Health = Schema.Struct({ status: Schema.Literal("ok") })
 const Readiness = Schema.Struct({ status: Schema.Literal("ready"), database: Schema.Literal("ok") })
 
@@ -221,6 +308,8 @@ export class Api extends HttpApi.make("acs")
   .add(AccountsGroup)
   .add(ConnectionGroup)
   .add(WarehouseGroup)
+  .add(ProposalsGroup)
+  .add(ActionsGroup)
   .addError(InvalidRequestBody)
   .addError(NotFoundBody)
   .addError(RateLimitedBody)

@@ -2,6 +2,8 @@
  * The operation table: every authenticated capability of acs, with the access it needs. REST endpoints,
  * RPC procedures and MCP tools carry the same names, and one `access()` checks them all against it.
  */
+import { proposalKinds, type ProposalOperationName } from "./ProposalKinds.ts"
+
 export type Scope = "read" | "write" | "admin"
 export type Bucket = "read" | "write" | "expensive"
 
@@ -21,6 +23,18 @@ export interface Operation {
 export const scopeRank: Record<Scope, number> = { read: 1, write: 2, admin: 3 }
 
 export const satisfiesScope = (held: Scope, required: Scope): boolean => scopeRank[held] >= scopeRank[required]
+
+interface ProposalOperation {
+  readonly scope: "write"
+  readonly account: true
+  readonly bucket: "write"
+  readonly summary: string
+}
+
+/** One operation per proposal kind (`proposeBudgetChange`, …), generated from the kind declarations. */
+const proposalOperations = Object.fromEntries(
+  proposalKinds.map((kind) => [kind.operation, { scope: "write", account: true, bucket: "write", summary: kind.title }])
+) as { readonly [K in ProposalOperationName]: ProposalOperation }
 
 export const Operations = {
   getMe: { scope: "read", bucket: "read", summary: "Who the caller is: key or person, scope, grant, binding" },
@@ -60,7 +74,29 @@ export const Operations = {
   listKeywords: { scope: "read", account: true, bucket: "read", summary: "Keywords ranked by spend in the window" },
   listSearchTerms: { scope: "read", account: true, bucket: "read", summary: "Search terms ranked by spend in the window" },
   listAds: { scope: "read", account: true, bucket: "read", summary: "Ads ranked by spend in the window" },
-  listNegativeKeywords: { scope: "read", account: true, bucket: "read", summary: "Negative keywords, by text" }
+  listNegativeKeywords: { scope: "read", account: true, bucket: "read", summary: "Negative keywords, by text" },
+  ...proposalOperations,
+  listActions: { scope: "read", account: true, bucket: "read", summary: "The change ledger, newest first" },
+  getAction: { scope: "read", account: true, bucket: "read", summary: "One action's whole record" },
+  listApprovals: { scope: "read", account: true, bucket: "read", summary: "Actions waiting for a human, oldest first" },
+  approveAction: {
+    scope: "write",
+    grant: "approve",
+    account: true,
+    bucket: "write",
+    summary: "Approve a pending action; its apply job is enqueued"
+  },
+  rejectAction: { scope: "write", grant: "approve", account: true, bucket: "write", summary: "Reject a pending action" },
+  revertAction: {
+    scope: "write",
+    grant: "approve",
+    account: true,
+    bucket: "write",
+    summary: "Undo an applied action: its compensating change is proposed and applied at once"
+  },
+  getPolicy: { scope: "read", account: true, bucket: "read", summary: "The live safe-apply policy of the account" },
+  getTargets: { scope: "read", account: true, bucket: "read", summary: "The operator's CPA target band" },
+  updateTargets: { scope: "admin", account: true, bucket: "write", summary: "Set the operator's CPA target band" }
 } as const satisfies Record<string, Operation>
 
 export type OperationName = keyof typeof Operations

@@ -2,6 +2,11 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
+import { Approvals } from "./actions/Approvals.ts"
+import { Idempotency } from "./actions/Idempotency.ts"
+import { Ledger } from "./actions/Ledger.ts"
+import { Proposals } from "./actions/Proposals.ts"
+import { Revert } from "./actions/Revert.ts"
 import { Connections } from "./accounts/Connections.ts"
 import { Access } from "./auth/Access.ts"
 import { KeyStore } from "./auth/KeyStore.ts"
@@ -13,6 +18,8 @@ import { DatabaseLive } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
 import { HttpServerLive } from "./http/HttpServerLive.ts"
 import { RateLimits } from "./limits/RateLimits.ts"
+import { PolicyDocument } from "./policy/PolicyDocument.ts"
+import { Targets } from "./policy/Targets.ts"
 import { OrgSettings } from "./settings/Settings.ts"
 import { connectDemo } from "./upstream/DemoSetup.ts"
 import { SimulatorLive } from "./upstream/SimulatorLive.ts"
@@ -20,6 +27,10 @@ import { UpstreamLive } from "./upstream/UpstreamLive.ts"
 import { Reads } from "./warehouse/Reads.ts"
 import { Syncs } from "./warehouse/Syncs.ts"
 import { SyncRuns } from "./warehouse/SyncRuns.ts"
+import { Apply } from "./worker/Apply.ts"
+import { Jobs } from "./worker/Jobs.ts"
+import { WorkerLive } from "./worker/Worker.ts"
+import { WorkerSignal } from "./worker/WorkerSignal.ts"
 
 /** The upstream port: the Apple Search Ads client over node's HTTP, and the simulator unless UPSTREAM=apple. */
 export const UpstreamPortLive = UpstreamLive.pipe(Layer.provide(SimulatorLive), Layer.provide(NodeHttpClient.layer))
@@ -30,12 +41,17 @@ export const ServicesLive = Layer.mergeAll(
   KeyStore.Default,
   Sessions.Default,
   People.Default,
-  OrgSettings.Default,
   Reads.Default,
-  Syncs.Default
+  Syncs.Default,
+  Proposals.Default,
+  Approvals.Default,
+  Revert.Default,
+  PolicyDocument.Default,
+  Targets.Default
 ).pipe(
-  Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default)),
-  Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default)),
+  Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default)),
+  Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Jobs.Default, WorkerSignal.Default)),
+  Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default, OrgSettings.Default)),
   Layer.provideMerge(UpstreamPortLive)
 )
 
@@ -46,7 +62,7 @@ export const MigratedDatabaseLive = Layer.effectDiscard(
 
 const DemoLive = Layer.effectDiscard(connectDemo)
 
-export const AppLive = HttpServerLive.pipe(
+export const AppLive = Layer.mergeAll(HttpServerLive, WorkerLive).pipe(
   Layer.provide(DemoLive),
   Layer.provideMerge(ServicesLive),
   Layer.provide(MigratedDatabaseLive)

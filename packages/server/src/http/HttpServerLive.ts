@@ -5,11 +5,13 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { AccountsHandlers } from "./AccountsHandlers.ts"
+import { ActionsHandlers } from "./ActionsHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, PublicAuthHandlers } from "./AuthHandlers.ts"
 import { ConnectionHandlers } from "./ConnectionHandlers.ts"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope.ts"
 import { KeysHandlers } from "./KeysHandlers.ts"
+import { ProposalsHandlers } from "./ProposalsHandlers.ts"
 import { requestGuard } from "./RequestGuard.ts"
 import { requestLog } from "./RequestLog.ts"
 import { SettingsHandlers } from "./SettingsHandlers.ts"
@@ -30,7 +32,9 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
     SettingsHandlers,
     AccountsHandlers,
     ConnectionHandlers,
-    WarehouseHandlers
+    WarehouseHandlers,
+    ProposalsHandlers,
+    ActionsHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )

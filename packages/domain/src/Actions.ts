@@ -1,0 +1,137 @@
+/** The action ledger's records, the proposal answer, approvals, the policy document and the target band. */
+import { Schema } from "effect"
+import { DataFreshness } from "./Accounts.ts"
+import { ActionKind } from "./ProposalKinds.ts"
+
+export const ActionStatus = Schema.Literal("proposed", "approved", "applying", "applied", "failed", "rejected", "reverted")
+export type ActionStatus = typeof ActionStatus.Type
+
+export const Mode = Schema.Literal("auto_applied", "queued")
+export type Mode = typeof Mode.Type
+
+export const RiskTier = Schema.Literal("safe", "review", "high")
+export type RiskTier = typeof RiskTier.Type
+
+export const Actor = Schema.Struct({
+  kind: Schema.Literal("key", "person", "system"),
+  id: Schema.String,
+  name: Schema.String
+}).annotations({ identifier: "Actor" })
+export type Actor = typeof Actor.Type
+
+export const Failure = Schema.Struct({
+  step: Schema.NullOr(Schema.Int).annotations({ description: "1-based step of a composite that failed; null otherwise" }),
+  stepName: Schema.NullOr(Schema.String),
+  message: Schema.String,
+  upstreamRequestId: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "ActionFailure" })
+export type Failure = typeof Failure.Type
+
+/** What the proposal endpoints answer (SPEC 4), plus `replayed` on an idempotent replay. */
+export const ProposalResponse = Schema.Struct({
+  actionId: Schema.String,
+  kind: ActionKind,
+  mode: Mode,
+  status: ActionStatus,
+  riskTier: RiskTier,
+  policyReasons: Schema.Array(Schema.String),
+  summary: Schema.String,
+  replayed: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "ProposalResponse" })
+export type ProposalResponse = typeof ProposalResponse.Type
+
+export const ActionRecord = Schema.Struct({
+  actionId: Schema.String,
+  projectId: Schema.String,
+  kind: ActionKind,
+  mode: Schema.NullOr(Mode).annotations({ description: "Snapshot at proposal; null on a row that failed local validation" }),
+  status: ActionStatus,
+  riskTier: RiskTier,
+  policyReasons: Schema.Array(Schema.String),
+  summary: Schema.String,
+  reason: Schema.String,
+  payload: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+    description: "The request plus the prior* state needed to revert"
+  }),
+  result: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
+    description: "Ids the apply created (composites, added keywords)"
+  }),
+  warnings: Schema.Array(Schema.String),
+  failure: Schema.NullOr(Failure),
+  proposedBy: Actor,
+  decidedBy: Schema.NullOr(Actor),
+  decisionReason: Schema.NullOr(Schema.String),
+  created_at: Schema.String.annotations({ description: "ISO 8601 with microseconds; the ledger orders by it" }),
+  decidedAt: Schema.NullOr(Schema.String),
+  appliedAt: Schema.NullOr(Schema.String),
+  revertOf: Schema.NullOr(Schema.String),
+  revertedBy: Schema.NullOr(Schema.String)
+}).annotations({ identifier: "ActionRecord" })
+export type ActionRecord = typeof ActionRecord.Type
+
+const IntFromString = Schema.NumberFromString.pipe(Schema.int())
+
+/** An ISO 8601 timestamp, microseconds kept (`2026-11-22T10:00:00.123456Z`). */
+export const MicrosTimestamp = Schema.String.pipe(
+  Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:?\d{2})$/, {
+    message: () => "before must be an ISO 8601 timestamp such as 2026-11-22T10:00:00.123456Z"
+  })
+)
+
+export const LedgerParams = Schema.Struct({
+  limit: Schema.optional(IntFromString),
+  before: Schema.optional(MicrosTimestamp),
+  status: Schema.optional(ActionStatus),
+  kind: Schema.optional(ActionKind)
+})
+
+export const ActionList = Schema.Struct({
+  actions: Schema.Array(ActionRecord),
+  nextBefore: Schema.NullOr(Schema.String).annotations({
+    description: "Pass as `before` for the next page; null on the last page"
+  })
+}).annotations({ identifier: "ActionList" })
+
+export const ApprovalList = Schema.Struct({
+  approvals: Schema.Array(ActionRecord),
+  total: Schema.Int,
+  truncated: Schema.Boolean,
+  dataFreshness: DataFreshness
+}).annotations({ identifier: "ApprovalList" })
+
+export const ApprovalParams = Schema.Struct({ limit: Schema.optional(IntFromString) })
+
+export const RejectRequest = Schema.Struct({
+  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+}).annotations({ identifier: "RejectRequest" })
+
+export const Band = Schema.Struct({
+  minMicros: Schema.Int.pipe(Schema.nonNegative()),
+  maxMicros: Schema.Int.pipe(Schema.positive())
+}).pipe(
+  Schema.filter((band) => band.minMicros <= band.maxMicros || "minMicros must not exceed maxMicros")
+).annotations({ identifier: "CpaBand" })
+export type Band = typeof Band.Type
+
+export const Targets = Schema.Struct({
+  cpaBand: Schema.NullOr(Band).annotations({ description: "The account-wide CPA target band" }),
+  campaigns: Schema.Record({ key: Schema.String, value: Band }).annotations({
+    description: "Per-campaign bands, by campaignId; they win over the account band"
+  })
+}).annotations({ identifier: "Targets" })
+export type Targets = typeof Targets.Type
+
+export const PolicyDocument = Schema.Struct({
+  killSwitch: Schema.Struct({ setting: Schema.Literal("platformAutoApply"), enabled: Schema.Boolean }),
+  accountStatus: Schema.String,
+  autoApplies: Schema.Struct({
+    limitPer24h: Schema.Int,
+    usedLast24h: Schema.Int,
+    remaining: Schema.Int,
+    oldestInWindowAt: Schema.NullOr(Schema.String)
+  }),
+  keyProposals: Schema.Literal("always_review"),
+  rules: Schema.Array(Schema.Struct({ kind: Schema.String, autoApplies: Schema.String })),
+  hardCaps: Schema.Struct({ budgetMultipleOfWarehouse: Schema.Int })
+}).annotations({ identifier: "PolicyDocument" })
+export type PolicyDocument = typeof PolicyDocument.Type

@@ -1,0 +1,294 @@
+/**
+ * The 21 proposal kinds of API.md as declarations: the kind, its path under `/actions/`, the operation it
+ * is on every surface, and its request body. REST endpoints, OpenAPI entries, RPC procedures and MCP tools
+ * are generated from `proposalKinds`; the server's behaviour for each kind lives in `actions/kinds/`.
+ */
+import { Schema } from "effect"
+
+const Id = (what: string) =>
+  Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({ description: `the ${what}'s id` })
+
+const Micros = (what: string) =>
+  Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(1_000_000_000_000)).annotations({
+    description: `${what} in integer micro-units of the account currency`
+  })
+
+const Reason = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2000)).annotations({
+  description: "Why the change is wanted; kept in the ledger and shown to reviewers"
+})
+
+const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+const Text = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(80))
+const EntityStatus = Schema.Literal("ENABLED", "PAUSED")
+const KeywordStatus = Schema.Literal("ACTIVE", "PAUSED")
+const MatchType = Schema.Literal("EXACT", "BROAD")
+const BidStrategy = Schema.Literal("MANUAL_CPT", "MAX_CONVERSIONS")
+const Countries = Schema.Array(Schema.String.pipe(Schema.pattern(/^[A-Z]{2}$/))).pipe(Schema.minItems(1), Schema.maxItems(250))
+  .annotations({ description: "ISO 3166-1 alpha-2 codes" })
+const Ids = (what: string) => Schema.Array(Id(what)).pipe(Schema.minItems(1), Schema.maxItems(1000))
+
+export const NewKeywordBody = Schema.Struct({
+  text: Text,
+  matchType: MatchType,
+  bidMicros: Schema.optional(Schema.NullOr(Micros("The keyword's bid")))
+}).annotations({ identifier: "NewKeyword" })
+
+export const NewNegativeKeywordBody = Schema.Struct({ text: Text, matchType: MatchType })
+  .annotations({ identifier: "NewNegativeKeyword" })
+
+const AdGroupPlan = {
+  name: Name,
+  defaultBidMicros: Micros("The ad group's default bid"),
+  cpaGoalMicros: Schema.optional(Schema.NullOr(Micros("The ad group's CPA goal"))),
+  searchMatch: Schema.Boolean,
+  keywords: Schema.Array(NewKeywordBody).pipe(Schema.maxItems(1000)),
+  negativeKeywords: Schema.Array(NewNegativeKeywordBody).pipe(Schema.maxItems(1000))
+}
+
+const body = <F extends Schema.Struct.Fields>(identifier: string, fields: F) =>
+  Schema.Struct({ ...fields, reason: Reason }).annotations({ identifier })
+
+export interface KindDeclaration<Kind extends string, Operation extends string, Body extends Schema.Schema.AnyNoContext> {
+  readonly kind: Kind
+  /** The path segment after `/accounts/{projectId}/actions/`. */
+  readonly path: string
+  readonly operation: Operation
+  readonly title: string
+  readonly body: Body
+}
+
+const declare = <const Kind extends string, const Operation extends string, Body extends Schema.Schema.AnyNoContext>(
+  declaration: KindDeclaration<Kind, Operation, Body>
+) => declaration
+
+export const budgetChange = declare({
+  kind: "budget_change",
+  path: "budget-change",
+  operation: "proposeBudgetChange",
+  title: "Change a campaign's daily budget",
+  body: body("BudgetChangeRequest", { campaignId: Id("campaign"), newDailyBudgetMicros: Micros("The new daily budget") })
+})
+
+export const campaignStatus = declare({
+  kind: "campaign_status",
+  path: "campaign-status",
+  operation: "proposeCampaignStatus",
+  title: "Enable or pause a campaign",
+  body: body("CampaignStatusRequest", { campaignId: Id("campaign"), status: EntityStatus })
+})
+
+export const bidStrategyChange = declare({
+  kind: "bid_strategy_change",
+  path: "bid-strategy-change",
+  operation: "proposeBidStrategyChange",
+  title: "Switch a campaign's bid strategy",
+  body: body("BidStrategyChangeRequest", {
+    campaignId: Id("campaign"),
+    bidStrategy: BidStrategy,
+    targetCpaMicros: Schema.optional(Micros("The target CPA, required for MAX_CONVERSIONS"))
+  })
+})
+
+export const targetCpaChange = declare({
+  kind: "target_cpa_change",
+  path: "target-cpa-change",
+  operation: "proposeTargetCpaChange",
+  title: "Change a MAX_CONVERSIONS campaign's target CPA",
+  body: body("TargetCpaChangeRequest", { campaignId: Id("campaign"), newTargetCpaMicros: Micros("The new target CPA") })
+})
+
+export const createCampaign = declare({
+  kind: "create_campaign",
+  path: "create-campaign",
+  operation: "proposeCreateCampaign",
+  title: "Create a campaign with its ad groups, keywords and negatives",
+  body: body("CreateCampaignRequest", {
+    name: Name,
+    adamId: Id("app (adamId)"),
+    countriesOrRegions: Countries,
+    dailyBudgetMicros: Micros("The daily budget"),
+    bidStrategy: BidStrategy,
+    targetCpaMicros: Schema.optional(Micros("The target CPA, required for MAX_CONVERSIONS")),
+    adGroups: Schema.Array(Schema.Struct(AdGroupPlan)).pipe(Schema.minItems(1), Schema.maxItems(20))
+  })
+})
+
+export const cloneCampaign = declare({
+  kind: "clone_campaign",
+  path: "clone-campaign",
+  operation: "proposeCloneCampaign",
+  title: "Copy a campaign with its ad groups, keywords and negatives",
+  body: body("CloneCampaignRequest", {
+    sourceCampaignId: Id("source campaign"),
+    name: Name,
+    countriesOrRegions: Schema.optional(Countries),
+    dailyBudgetMicros: Schema.optional(Micros("The copy's daily budget"))
+  })
+})
+
+export const rename = declare({
+  kind: "rename",
+  path: "rename",
+  operation: "proposeRename",
+  title: "Rename a campaign or an ad group",
+  body: body("RenameRequest", { entity: Schema.Literal("campaign", "adGroup"), id: Id("campaign or ad group"), name: Name })
+})
+
+export const adGroupStatus = declare({
+  kind: "ad_group_status",
+  path: "ad-group-status",
+  operation: "proposeAdGroupStatus",
+  title: "Enable or pause an ad group",
+  body: body("AdGroupStatusRequest", { adGroupId: Id("ad group"), status: EntityStatus })
+})
+
+export const cpaGoalChange = declare({
+  kind: "cpa_goal_change",
+  path: "cpa-goal-change",
+  operation: "proposeCpaGoalChange",
+  title: "Change an ad group's CPA goal",
+  body: body("CpaGoalChangeRequest", { adGroupId: Id("ad group"), newCpaGoalMicros: Micros("The new CPA goal") })
+})
+
+export const defaultBidChange = declare({
+  kind: "default_bid_change",
+  path: "default-bid-change",
+  operation: "proposeDefaultBidChange",
+  title: "Change an ad group's default bid",
+  body: body("DefaultBidChangeRequest", { adGroupId: Id("ad group"), newDefaultBidMicros: Micros("The new default bid") })
+})
+
+export const searchMatchChange = declare({
+  kind: "search_match_change",
+  path: "search-match",
+  operation: "proposeSearchMatchChange",
+  title: "Turn an ad group's Search Match on or off",
+  body: body("SearchMatchChangeRequest", { adGroupId: Id("ad group"), enabled: Schema.Boolean })
+})
+
+export const createAdGroup = declare({
+  kind: "create_ad_group",
+  path: "create-ad-group",
+  operation: "proposeCreateAdGroup",
+  title: "Create an ad group with its keywords and negatives",
+  body: body("CreateAdGroupRequest", { campaignId: Id("campaign"), ...AdGroupPlan })
+})
+
+export const cloneAdGroup = declare({
+  kind: "clone_ad_group",
+  path: "clone-ad-group",
+  operation: "proposeCloneAdGroup",
+  title: "Copy an ad group with its keywords and negatives",
+  body: body("CloneAdGroupRequest", {
+    sourceAdGroupId: Id("source ad group"),
+    targetCampaignId: Schema.optional(Id("target campaign")),
+    name: Name
+  })
+})
+
+export const addKeywords = declare({
+  kind: "add_keywords",
+  path: "add-keywords",
+  operation: "proposeAddKeywords",
+  title: "Add targeting keywords to an ad group",
+  body: body("AddKeywordsRequest", {
+    adGroupId: Id("ad group"),
+    keywords: Schema.Array(NewKeywordBody).pipe(Schema.minItems(1), Schema.maxItems(1000))
+  })
+})
+
+export const keywordBidChange = declare({
+  kind: "keyword_bid_change",
+  path: "keyword-bid",
+  operation: "proposeKeywordBidChange",
+  title: "Set the bid of keywords",
+  body: body("KeywordBidChangeRequest", { keywordIds: Ids("keyword"), newBidMicros: Micros("The new bid") })
+})
+
+export const keywordStatus = declare({
+  kind: "keyword_status",
+  path: "keyword-status",
+  operation: "proposeKeywordStatus",
+  title: "Activate or pause keywords",
+  body: body("KeywordStatusRequest", { keywordIds: Ids("keyword"), status: KeywordStatus })
+})
+
+export const changeMatchType = declare({
+  kind: "change_match_type",
+  path: "change-match-type",
+  operation: "proposeChangeMatchType",
+  title: "Change a keyword's match type (replaces the keyword)",
+  body: body("ChangeMatchTypeRequest", { keywordId: Id("keyword"), matchType: MatchType })
+})
+
+export const removeKeywords = declare({
+  kind: "remove_keywords",
+  path: "remove-keywords",
+  operation: "proposeRemoveKeywords",
+  title: "Remove keywords (cannot be reverted)",
+  body: body("RemoveKeywordsRequest", { keywordIds: Ids("keyword") })
+})
+
+export const addNegativeKeywords = declare({
+  kind: "add_negative_keywords",
+  path: "add-negative-keywords",
+  operation: "proposeAddNegativeKeywords",
+  title: "Add negative keywords to a campaign or an ad group",
+  body: body("AddNegativeKeywordsRequest", {
+    campaignId: Id("campaign"),
+    adGroupId: Schema.optional(Id("ad group")),
+    keywords: Schema.Array(NewNegativeKeywordBody).pipe(Schema.minItems(1), Schema.maxItems(1000))
+  })
+})
+
+export const removeNegativeKeywords = declare({
+  kind: "remove_negative_keywords",
+  path: "remove-negative-keywords",
+  operation: "proposeRemoveNegativeKeywords",
+  title: "Remove negative keywords",
+  body: body("RemoveNegativeKeywordsRequest", { negativeKeywordIds: Ids("negative keyword") })
+})
+
+export const adStatus = declare({
+  kind: "ad_status",
+  path: "ad-status",
+  operation: "proposeAdStatus",
+  title: "Enable or pause an ad",
+  body: body("AdStatusRequest", { adId: Id("ad"), status: EntityStatus })
+})
+
+/** Every proposal kind, in API.md's order. */
+export const proposalKinds = [
+  budgetChange,
+  campaignStatus,
+  bidStrategyChange,
+  targetCpaChange,
+  createCampaign,
+  cloneCampaign,
+  rename,
+  adGroupStatus,
+  cpaGoalChange,
+  defaultBidChange,
+  searchMatchChange,
+  createAdGroup,
+  cloneAdGroup,
+  addKeywords,
+  keywordBidChange,
+  keywordStatus,
+  changeMatchType,
+  removeKeywords,
+  addNegativeKeywords,
+  removeNegativeKeywords,
+  adStatus
+] as const
+
+export type ProposalKind = (typeof proposalKinds)[number]
+export type ProposalKindName = ProposalKind["kind"]
+export type ProposalOperationName = ProposalKind["operation"]
+
+/** Kinds that exist only as the compensating change of a revert (deleting what a create or clone made). */
+export const compensationKinds = ["delete_campaign", "delete_ad_group"] as const
+export type CompensationKindName = (typeof compensationKinds)[number]
+export type KindName = ProposalKindName | CompensationKindName
+
+export const ActionKind = Schema.Literal(...proposalKinds.map((k) => k.kind), ...compensationKinds)

@@ -1,0 +1,70 @@
+/**
+ * Human decisions on pending actions (write + canApprove): approve enqueues the apply job, reject ends the
+ * action. Only `proposed` actions can be decided; anything else is 409 `conflict`.
+ */
+import { Conflict, NotFound } from "@acs/domain/Errors"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { Granted } from "../auth/Access.ts"
+import { Jobs } from "../worker/Jobs.ts"
+import { WorkerSignal } from "../worker/WorkerSignal.ts"
+import { Ledger } from "./Ledger.ts"
+import { actorOf } from "./Proposals.ts"
+
+export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ledger = yield* Ledger
+    const jobs = yield* Jobs
+    const signal = yield* WorkerSignal
+
+    const pendingAction = (projectId: string, actionId: string) =>
+      Effect.gen(function*() {
+        const action = yield* ledger.lock(projectId, actionId)
+        if (action === undefined) return yield* new NotFound({ message: `no action ${actionId} in this account` })
+        if (action.status !== "proposed") {
+          return yield* new Conflict({ message: `action ${actionId} is ${action.status}, not pending: only proposed actions can be decided` })
+        }
+        return action
+      })
+
+    const approve = (grant: Granted<"approveAction">, actionId: string) =>
+      sql.withTransaction(
+        Effect.gen(function*() {
+          const projectId = grant.account.projectId
+          yield* pendingAction(projectId, actionId)
+          yield* sql`UPDATE actions SET status = 'approved', decided_by = ${JSON.stringify(actorOf(grant.principal))}::jsonb,
+            decided_at = clock_timestamp(), updated_at = clock_timestamp(), apply_run = apply_run + 1
+            WHERE action_id = ${actionId}`
+          yield* jobs.enqueue(actionId, projectId)
+        })
+      ).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.zipRight(signal.wake),
+        Effect.zipRight(ledger.find(grant.account.projectId, actionId)),
+        Effect.map((record) => record!),
+        Effect.withSpan("Approvals.approve")
+      )
+
+    const reject = (grant: Granted<"rejectAction">, actionId: string, reason: string | undefined) =>
+      sql.withTransaction(
+        Effect.gen(function*() {
+          const action = yield* pendingAction(grant.account.projectId, actionId)
+          yield* sql`UPDATE actions SET status = 'rejected', decided_by = ${JSON.stringify(actorOf(grant.principal))}::jsonb,
+            decided_at = clock_timestamp(), decision_reason = ${reason ?? null}, updated_at = clock_timestamp()
+            WHERE action_id = ${actionId}`
+          // A rejected compensating action leaves its original revertible again.
+          if (action.revertOf !== null) {
+            yield* sql`UPDATE actions SET reverted_by = NULL WHERE action_id = ${action.revertOf} AND reverted_by = ${actionId}`
+          }
+        })
+      ).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.zipRight(ledger.find(grant.account.projectId, actionId)),
+        Effect.map((record) => record!),
+        Effect.withSpan("Approvals.reject")
+      )
+
+    return { approve, reject } as const
+  })
+}) {}

@@ -1,0 +1,66 @@
+/**
+ * `Idempotency-Key` (API.md "Actions"): scoped to (principal, key), kept 24 hours. The key's row is inserted
+ * first inside the proposal transaction, so a concurrent twin blocks on the unique index until the first
+ * commits and then replays its stored answer; if the first rolls back, the twin proceeds as the first.
+ */
+import { Conflict } from "@acs/domain/Errors"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import * as Crypto from "node:crypto"
+
+export const IDEMPOTENCY_TTL_HOURS = 24
+
+/** The stored answer of a finished request: a proposal (201) or a validation failure with its ledger row (422). */
+export type StoredAnswer =
+  | { readonly status: 201; readonly actionId: string }
+  | { readonly status: 422; readonly actionId: string; readonly validationErrors: ReadonlyArray<string>; readonly message: string }
+
+export type Claim = { readonly _tag: "Fresh" } | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
+
+/** What makes two requests "the same": method, path and body. */
+export const requestHash = (method: string, path: string, body: unknown): string =>
+  Crypto.createHash("sha256").update(`${method} ${path}\n${JSON.stringify(body)}`).digest("hex")
+
+export class Idempotency extends Effect.Service<Idempotency>()("acs/Idempotency", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Must run inside the proposal transaction. An expired row is taken over as if absent. */
+    const claim = (principal: string, key: string, hash: string) =>
+      Effect.gen(function*() {
+        const inserted = yield* sql<{ principal: string }>`
+          INSERT INTO idempotency_keys (principal, idempotency_key, request_hash)
+          VALUES (${principal}, ${key}, ${hash})
+          ON CONFLICT (principal, idempotency_key) DO UPDATE
+            SET request_hash = EXCLUDED.request_hash, status = 0, response = NULL, action_id = NULL, created_at = now()
+            WHERE idempotency_keys.created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
+          RETURNING principal`
+        if (inserted.length > 0) return { _tag: "Fresh" } as Claim
+        const stored = yield* sql<{ requestHash: string; status: number; response: StoredAnswer | null }>`
+          SELECT request_hash, status, response FROM idempotency_keys
+          WHERE principal = ${principal} AND idempotency_key = ${key}`
+        const row = stored[0]
+        if (row === undefined || row.response === null) {
+          // Only a committed row is visible here, and every committed row has its answer.
+          return yield* Effect.dieMessage("idempotency row without an answer")
+        }
+        if (row.requestHash !== hash) {
+          return yield* new Conflict({
+            message: "this Idempotency-Key was already used for another request (a different method, path or body); use a new key"
+          })
+        }
+        return { _tag: "Replay", answer: row.response } as Claim
+      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Idempotency.claim"))
+
+    const store = (principal: string, key: string, answer: StoredAnswer) =>
+      sql`UPDATE idempotency_keys SET status = ${answer.status}, response = ${JSON.stringify(answer)}::jsonb,
+            action_id = ${answer.actionId}
+          WHERE principal = ${principal} AND idempotency_key = ${key}`.pipe(Effect.asVoid, Effect.orDie)
+
+    /** Drops expired keys (run by the worker's housekeeping). */
+    const purgeExpired = sql`DELETE FROM idempotency_keys
+      WHERE created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`.pipe(Effect.asVoid, Effect.orDie)
+
+    return { claim, store, purgeExpired } as const
+  })
+}) {}

@@ -1,0 +1,95 @@
+/**
+ * Revert (write + canApprove): the compensating change of an applied action is proposed and applied at once,
+ * also with the kill switch off (undo must work during an incident). If the entity changed upstream since
+ * the action applied, the compensating action queues for review instead, naming the drift.
+ */
+import { NotFound, NotRevertible, ReadOnlyAccount } from "@acs/domain/Errors"
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { Connections } from "../accounts/Connections.ts"
+import type { Granted } from "../auth/Access.ts"
+import { lockAccount } from "../policy/AutoApplyWindow.ts"
+import { Jobs } from "../worker/Jobs.ts"
+import { WorkerSignal } from "../worker/WorkerSignal.ts"
+import { kindNamed } from "./Catalog.ts"
+import type { Ids } from "./Kind.ts"
+import { Ledger, toProposalResponse } from "./Ledger.ts"
+import { actorOf } from "./Proposals.ts"
+
+const APPLIES_AT_ONCE = "revert: the compensating change applies at once, also with the kill switch off (undo must work during an incident)"
+
+export class Revert extends Effect.Service<Revert>()("acs/Revert", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ledger = yield* Ledger
+    const jobs = yield* Jobs
+    const connections = yield* Connections
+    const signal = yield* WorkerSignal
+
+    const revert = (grant: Granted<"revertAction">, actionId: string) =>
+      Effect.gen(function*() {
+        const account = grant.account
+        if (account.readOnly) {
+          return yield* new ReadOnlyAccount({ message: "the upstream credential cannot write to this account, so nothing can be reverted" })
+        }
+        const original = yield* ledger.find(account.projectId, actionId)
+        if (original === undefined) return yield* new NotFound({ message: `no action ${actionId} in this account` })
+        const refuse = (why: string) => new NotRevertible({ message: `action ${actionId} cannot be reverted: ${why}` })
+        if (original.revertOf !== null) return yield* refuse("it is itself a compensating action")
+        if (original.status === "reverted" || original.revertedBy !== null) {
+          return yield* refuse(`it was already reverted by ${original.revertedBy ?? "an earlier revert"}`)
+        }
+        if (original.status !== "applied") return yield* refuse(`it is ${original.status}, not applied`)
+        const kind = kindNamed(original.kind)
+        const inverse = kind.use((definition) => {
+          const payload = Schema.decodeUnknownSync(definition.payload)(original.payload)
+          return definition.inverse?.(payload, (original.result ?? {}) as Ids)
+        })
+        if (inverse === undefined) return yield* refuse(`${original.kind} has no compensating change`)
+        const compensation = kindNamed(inverse.kind)
+        // Drift since the apply: the compensating payload's prior state is what the original applied.
+        const client = yield* connections.clientFor(account.orgId)
+        const drift = yield* compensation.use((definition) =>
+          definition.drift(Schema.decodeUnknownSync(definition.payload)(inverse.payload), {
+            client,
+            accountId: account.upstreamAccountId,
+            ids: {}
+          })
+        )
+        const response = yield* sql.withTransaction(
+          Effect.gen(function*() {
+            yield* lockAccount(account.projectId)
+            const locked = yield* ledger.lock(account.projectId, actionId)
+            if (locked === undefined || locked.revertedBy !== null || locked.status !== "applied") {
+              return yield* refuse("another revert of it was accepted first")
+            }
+            const action = yield* ledger.append({
+              orgId: account.orgId,
+              projectId: account.projectId,
+              kind: inverse.kind,
+              mode: drift === null ? "auto_applied" : "queued",
+              status: drift === null ? "approved" : "proposed",
+              riskTier: compensation.reviewTier === "high" ? "high" : "review",
+              policyReasons: drift === null
+                ? [APPLIES_AT_ONCE]
+                : [`drift: ${drift}`, "a revert queues for review when the entity changed upstream since the action applied"],
+              summary: inverse.summary,
+              reason: `revert of ${actionId}`,
+              payload: inverse.payload,
+              proposedBy: actorOf(grant.principal),
+              revertOf: actionId,
+              countsTowardCap: false
+            })
+            yield* sql`UPDATE actions SET reverted_by = ${action.actionId}, updated_at = clock_timestamp()
+              WHERE action_id = ${actionId}`
+            if (drift === null) yield* jobs.enqueue(action.actionId, account.projectId)
+            return toProposalResponse(action)
+          })
+        ).pipe(Effect.catchTag("SqlError", Effect.die))
+        if (drift === null) yield* signal.wake
+        return response
+      }).pipe(Effect.withSpan("Revert.revert"))
+
+    return { revert } as const
+  })
+}) {}

@@ -1,0 +1,204 @@
+/**
+ * The warehouse as local validation and the policy see it: one account's entities by id or name, and the
+ * 30-day facts the auto-apply rules need. Queries run on the caller's connection, so inside the proposal
+ * transaction they see what that transaction sees.
+ */
+import type { Band } from "@acs/domain/Actions"
+import type {
+  UpstreamAd,
+  UpstreamAdGroup,
+  UpstreamCampaign,
+  UpstreamKeyword,
+  UpstreamNegativeKeyword
+} from "@acs/upstream/Upstream"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import type { AccountRecord } from "../accounts/Accounts.ts"
+import { windowEndingYesterday } from "../warehouse/Window.ts"
+import type { PolicyFacts } from "./Kind.ts"
+
+export interface WarehouseView {
+  readonly account: AccountRecord
+  readonly campaign: (campaignId: string) => Effect.Effect<UpstreamCampaign | undefined>
+  readonly campaignNamed: (name: string) => Effect.Effect<UpstreamCampaign | undefined>
+  readonly adGroup: (adGroupId: string) => Effect.Effect<UpstreamAdGroup | undefined>
+  readonly adGroupNamed: (campaignId: string, name: string) => Effect.Effect<UpstreamAdGroup | undefined>
+  readonly adGroupsOf: (campaignId: string) => Effect.Effect<ReadonlyArray<UpstreamAdGroup>>
+  readonly keywords: (keywordIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<UpstreamKeyword>>
+  readonly keywordsOf: (adGroupId: string) => Effect.Effect<ReadonlyArray<UpstreamKeyword>>
+  readonly negativeKeywords: (ids: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<UpstreamNegativeKeyword>>
+  /** Negatives of the campaign (adGroupId null: campaign level only) or of one ad group. */
+  readonly negativesOf: (campaignId: string, adGroupId: string | null) => Effect.Effect<ReadonlyArray<UpstreamNegativeKeyword>>
+  readonly ad: (adId: string) => Effect.Effect<UpstreamAd | undefined>
+}
+
+interface CampaignRow {
+  readonly campaignId: string
+  readonly name: string
+  readonly adamId: string
+  readonly countriesOrRegions: ReadonlyArray<string>
+  readonly dailyBudgetMicros: string | null
+  readonly status: UpstreamCampaign["status"]
+  readonly bidStrategy: UpstreamCampaign["bidStrategy"]
+  readonly targetCpaMicros: string | null
+}
+
+interface AdGroupRow {
+  readonly adGroupId: string
+  readonly campaignId: string
+  readonly name: string
+  readonly status: UpstreamAdGroup["status"]
+  readonly defaultBidMicros: string
+  readonly cpaGoalMicros: string | null
+  readonly searchMatch: boolean
+}
+
+interface KeywordRow {
+  readonly keywordId: string
+  readonly adGroupId: string
+  readonly campaignId: string
+  readonly text: string
+  readonly matchType: UpstreamKeyword["matchType"]
+  readonly status: UpstreamKeyword["status"]
+  readonly bidMicros: string | null
+}
+
+interface NegativeRow {
+  readonly negativeKeywordId: string
+  readonly campaignId: string
+  readonly adGroupId: string | null
+  readonly text: string
+  readonly matchType: UpstreamNegativeKeyword["matchType"]
+  readonly status: UpstreamNegativeKeyword["status"]
+}
+
+interface AdRow {
+  readonly adId: string
+  readonly adGroupId: string
+  readonly campaignId: string
+  readonly name: string
+  readonly creativeType: string
+  readonly status: UpstreamAd["status"]
+}
+
+const micros = (value: string | null): number | null => (value === null ? null : Number(value))
+
+const toCampaign = (r: CampaignRow): UpstreamCampaign => ({
+  campaignId: r.campaignId,
+  name: r.name,
+  adamId: r.adamId,
+  countriesOrRegions: r.countriesOrRegions,
+  dailyBudgetMicros: micros(r.dailyBudgetMicros),
+  status: r.status,
+  bidStrategy: r.bidStrategy,
+  targetCpaMicros: micros(r.targetCpaMicros),
+  deleted: false
+})
+
+const toAdGroup = (r: AdGroupRow): UpstreamAdGroup => ({
+  adGroupId: r.adGroupId,
+  campaignId: r.campaignId,
+  name: r.name,
+  status: r.status,
+  defaultBidMicros: Number(r.defaultBidMicros),
+  cpaGoalMicros: micros(r.cpaGoalMicros),
+  searchMatch: r.searchMatch,
+  deleted: false
+})
+
+const toKeyword = (r: KeywordRow): UpstreamKeyword => ({
+  keywordId: r.keywordId,
+  adGroupId: r.adGroupId,
+  campaignId: r.campaignId,
+  text: r.text,
+  matchType: r.matchType,
+  status: r.status,
+  bidMicros: micros(r.bidMicros),
+  deleted: false
+})
+
+const toNegative = (r: NegativeRow): UpstreamNegativeKeyword => ({ ...r, deleted: false })
+const toAd = (r: AdRow): UpstreamAd => ({ ...r, deleted: false })
+
+export const warehouseView = (account: AccountRecord) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const projectId = account.projectId
+    const campaignColumns = sql`campaign_id, name, adam_id, countries_or_regions, daily_budget_micros, status, bid_strategy,
+      target_cpa_micros`
+    const view: WarehouseView = {
+      account,
+      campaign: (campaignId) =>
+        sql<CampaignRow>`SELECT ${campaignColumns} FROM campaigns WHERE project_id = ${projectId} AND campaign_id = ${campaignId}`
+          .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toCampaign(rows[0])), Effect.orDie),
+      campaignNamed: (name) =>
+        sql<CampaignRow>`SELECT ${campaignColumns} FROM campaigns WHERE project_id = ${projectId} AND lower(name) = lower(${name})
+          LIMIT 1`.pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toCampaign(rows[0])), Effect.orDie),
+      adGroup: (adGroupId) =>
+        sql<AdGroupRow>`SELECT * FROM ad_groups WHERE project_id = ${projectId} AND ad_group_id = ${adGroupId}`
+          .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toAdGroup(rows[0])), Effect.orDie),
+      adGroupNamed: (campaignId, name) =>
+        sql<AdGroupRow>`SELECT * FROM ad_groups WHERE project_id = ${projectId} AND campaign_id = ${campaignId}
+          AND lower(name) = lower(${name}) LIMIT 1`
+          .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toAdGroup(rows[0])), Effect.orDie),
+      adGroupsOf: (campaignId) =>
+        sql<AdGroupRow>`SELECT * FROM ad_groups WHERE project_id = ${projectId} AND campaign_id = ${campaignId}
+          ORDER BY ad_group_id`.pipe(Effect.map((rows) => rows.map(toAdGroup)), Effect.orDie),
+      keywords: (keywordIds) =>
+        sql<KeywordRow>`SELECT * FROM keywords WHERE project_id = ${projectId} AND keyword_id = ANY(${keywordIds}::text[])`
+          .pipe(Effect.map((rows) => rows.map(toKeyword)), Effect.orDie),
+      keywordsOf: (adGroupId) =>
+        sql<KeywordRow>`SELECT * FROM keywords WHERE project_id = ${projectId} AND ad_group_id = ${adGroupId}
+          ORDER BY keyword_id`.pipe(Effect.map((rows) => rows.map(toKeyword)), Effect.orDie),
+      negativeKeywords: (ids) =>
+        sql<NegativeRow>`SELECT * FROM negative_keywords WHERE project_id = ${projectId}
+          AND negative_keyword_id = ANY(${ids}::text[])`.pipe(Effect.map((rows) => rows.map(toNegative)), Effect.orDie),
+      negativesOf: (campaignId, adGroupId) =>
+        (adGroupId === null
+          ? sql<NegativeRow>`SELECT * FROM negative_keywords WHERE project_id = ${projectId} AND campaign_id = ${campaignId}
+              AND ad_group_id IS NULL ORDER BY negative_keyword_id`
+          : sql<NegativeRow>`SELECT * FROM negative_keywords WHERE project_id = ${projectId} AND ad_group_id = ${adGroupId}
+              ORDER BY negative_keyword_id`).pipe(Effect.map((rows) => rows.map(toNegative)), Effect.orDie),
+      ad: (adId) =>
+        sql<AdRow>`SELECT * FROM ads WHERE project_id = ${projectId} AND ad_id = ${adId}`
+          .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toAd(rows[0])), Effect.orDie)
+    }
+    return view
+  })
+
+const POLICY_DAYS = 30
+
+interface Totals {
+  readonly spend: string | null
+  readonly taps: string | null
+  readonly installs: string | null
+}
+
+/** The policy's 30-day facts: complete days ending yesterday in the account's time zone. */
+export const policyFacts = (account: AccountRecord) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const now = yield* Clock.currentTimeMillis
+    const window = windowEndingYesterday(now, account.timeZone, POLICY_DAYS)
+    const totals = (campaignId: string | null) =>
+      sql<Totals>`
+        SELECT sum(spend_micros) AS spend, sum(taps) AS taps, sum(installs) AS installs FROM daily_metrics
+        WHERE project_id = ${account.projectId} AND level = 'campaigns'
+          AND day BETWEEN ${window.start}::date AND ${window.end}::date
+          ${campaignId === null ? sql`` : sql`AND entity_key = ${campaignId}`}`.pipe(
+        Effect.map((rows) => rows[0] ?? { spend: null, taps: null, installs: null }),
+        Effect.orDie
+      )
+    const ratio = (numerator: string | null, denominator: string | null) =>
+      numerator === null || denominator === null || Number(denominator) === 0
+        ? null
+        : Math.round(Number(numerator) / Number(denominator))
+    const targets = yield* sql<{ cpaBand: Band | null; campaigns: Record<string, Band> }>`
+      SELECT cpa_band, campaigns FROM targets WHERE project_id = ${account.projectId}`.pipe(Effect.orDie)
+    const facts: PolicyFacts = {
+      campaignCpa30d: (campaignId) => totals(campaignId).pipe(Effect.map((t) => ratio(t.spend, t.installs))),
+      accountAvgCpt30d: totals(null).pipe(Effect.map((t) => ratio(t.spend, t.taps))),
+      cpaBand: (campaignId) => Effect.succeed(targets[0]?.campaigns[campaignId] ?? targets[0]?.cpaBand ?? null)
+    }
+    return facts
+  })

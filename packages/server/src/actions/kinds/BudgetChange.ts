@@ -1,0 +1,107 @@
+/** budget_change: a campaign's daily budget. Auto-applies a cut of at most 30 %, or a raise of at most 30 % while
+ * the campaign's 30-day CPA is inside the operator's target band (SPEC 3.1). */
+import { budgetChange as declaration } from "@acs/domain/ProposalKinds"
+import type { UpstreamCampaign } from "@acs/upstream/Upstream"
+import { Effect, Schema } from "effect"
+import { defineKind, type StepContext } from "../Kind.ts"
+import { clears, decodeBody, type FieldChange, holds, fieldDrift, fieldStep, found, money, noOp, percent, requireNone } from "./KindSupport.ts"
+
+export const BudgetChangePayload = Schema.Struct({
+  campaignId: Schema.String,
+  campaignName: Schema.String,
+  currency: Schema.String,
+  newDailyBudgetMicros: Schema.Int,
+  priorDailyBudgetMicros: Schema.Int
+})
+type Payload = typeof BudgetChangePayload.Type
+
+/** Bounds of SPEC 3.1, in percent of the prior budget. */
+export const MAX_AUTO_CUT_PERCENT = 30
+export const MAX_AUTO_RAISE_PERCENT = 30
+
+const decode = decodeBody(declaration.body)
+
+const change = (p: Payload): FieldChange<UpstreamCampaign, number | null> => ({
+  name: "update campaign budget",
+  label: `the daily budget of campaign ${p.campaignId}`,
+  read: (c: StepContext) => c.client.campaign(c.accountId, p.campaignId),
+  fields: (campaign) => campaign.dailyBudgetMicros,
+  prior: p.priorDailyBudgetMicros,
+  target: p.newDailyBudgetMicros,
+  write: (c) => c.client.updateCampaign(c.accountId, p.campaignId, { dailyBudgetMicros: p.newDailyBudgetMicros }),
+  touched: (campaign) => ({ campaigns: [campaign] })
+})
+
+const summary = (p: Payload) =>
+  `Change the daily budget of campaign "${p.campaignName}" from ${money(p.priorDailyBudgetMicros, p.currency)} to ${
+    money(p.newDailyBudgetMicros, p.currency)
+  } (${percent(p.priorDailyBudgetMicros, p.newDailyBudgetMicros)})`
+
+export const BudgetChange = defineKind<Payload>({
+  kind: "budget_change",
+  declaration,
+  reviewTier: "review",
+  rule: `a cut of at most ${MAX_AUTO_CUT_PERCENT}%, or a raise of at most ${MAX_AUTO_RAISE_PERCENT}% while the campaign's ` +
+    "30-day CPA is inside the target band",
+  composite: false,
+  payload: BudgetChangePayload,
+  prepare: (body, view) =>
+    Effect.gen(function*() {
+      const request = yield* decode(body)
+      const campaign = yield* found(yield* view.campaign(request.campaignId), `no campaign ${request.campaignId} in this account`)
+      if (campaign.dailyBudgetMicros === request.newDailyBudgetMicros) {
+        return yield* noOp(`the daily budget of campaign ${campaign.campaignId} is already ${
+          money(campaign.dailyBudgetMicros, view.account.currency)
+        }`)
+      }
+      yield* requireNone(campaign.dailyBudgetMicros === null ? [`campaign ${campaign.campaignId} has no daily budget to change`] : [])
+      const payload: Payload = {
+        campaignId: campaign.campaignId,
+        campaignName: campaign.name,
+        currency: view.account.currency,
+        newDailyBudgetMicros: request.newDailyBudgetMicros,
+        priorDailyBudgetMicros: campaign.dailyBudgetMicros ?? 0
+      }
+      return { payload, summary: summary(payload) }
+    }),
+  recheck: (p, view) =>
+    Effect.gen(function*() {
+      const campaign = yield* found(yield* view.campaign(p.campaignId), `campaign ${p.campaignId} is no longer in this account`)
+      if (campaign.dailyBudgetMicros === p.newDailyBudgetMicros) {
+        return yield* noOp(`the daily budget of campaign ${p.campaignId} is already ${money(p.newDailyBudgetMicros, p.currency)}`)
+      }
+    }),
+  autoApply: (p, facts) =>
+    Effect.gen(function*() {
+      const prior = p.priorDailyBudgetMicros
+      const next = p.newDailyBudgetMicros
+      const delta = percent(prior, next).replace(/^-/, "")
+      if (next < prior) {
+        return (prior - next) * 100 <= MAX_AUTO_CUT_PERCENT * prior
+          ? clears(`budget cut of ${delta} is within the ${MAX_AUTO_CUT_PERCENT}% cut rule`)
+          : holds(`budget cut of ${delta} is beyond the ${MAX_AUTO_CUT_PERCENT}% auto-apply bound`)
+      }
+      if ((next - prior) * 100 > MAX_AUTO_RAISE_PERCENT * prior) {
+        return holds(`budget raise of ${delta} is beyond the ${MAX_AUTO_RAISE_PERCENT}% auto-apply bound`)
+      }
+      const band = yield* facts.cpaBand(p.campaignId)
+      if (band === null) {
+        return holds("budget raises auto-apply only with a CPA target band set (PUT /targets); none is set")
+      }
+      const cpa = yield* facts.campaignCpa30d(p.campaignId)
+      const bandText = `${money(band.minMicros, p.currency)}–${money(band.maxMicros, p.currency)}`
+      if (cpa === null) {
+        return holds(`budget raise of ${delta} needs a 30-day CPA inside ${bandText}; the campaign has no installs in 30 days`)
+      }
+      return cpa >= band.minMicros && cpa <= band.maxMicros
+        ? clears(`budget raise of ${delta} is within ${MAX_AUTO_RAISE_PERCENT}% and the 30-day CPA ${money(cpa, p.currency)} is inside the target band ${bandText}`)
+        : holds(`budget raise of ${delta} needs a 30-day CPA inside the target band ${bandText}; it is ${money(cpa, p.currency)}`)
+    }),
+  steps: (p) => [fieldStep(change(p))],
+  drift: (p, context) => fieldDrift(change(p))(context),
+  inverse: (p) => {
+    const payload: Payload = { ...p, newDailyBudgetMicros: p.priorDailyBudgetMicros, priorDailyBudgetMicros: p.newDailyBudgetMicros }
+    return { kind: "budget_change", payload, summary: `Revert: ${summary(payload)}` }
+  },
+  budgetChange: (p) => ({ campaignId: p.campaignId, newDailyBudgetMicros: p.newDailyBudgetMicros })
+})

@@ -1,0 +1,83 @@
+/** What the kind modules share: body decoding, lookups that fail with SPEC codes, and the one-entity step. */
+import { InvalidRequest, NoOp, NotFound, ValidationFailed } from "@acs/domain/Errors"
+import { decimalFromMicros } from "@acs/upstream/Money"
+import type { UpstreamFailure } from "@acs/upstream/Upstream"
+import { Effect, ParseResult, Schema } from "effect"
+import { Drift, type Step, type StepContext, type Touched, type Verdict } from "../Kind.ts"
+
+/** Decodes a request body of the kind (already decoded by the surface; decoded again here, so no cast). */
+export const decodeBody = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknown(Schema.typeSchema(schema), { errors: "all" })
+  return (body: unknown) =>
+    decode(body).pipe(Effect.mapError((error) =>
+      new InvalidRequest({ message: ParseResult.TreeFormatter.formatErrorSync(error) })
+    ))
+}
+
+export const found = <A>(entity: A | undefined, message: string): Effect.Effect<A, NotFound> =>
+  entity === undefined ? Effect.fail(new NotFound({ message })) : Effect.succeed(entity)
+
+export const noOp = (message: string) => Effect.fail(new NoOp({ message }))
+
+/** Fails with every reason at once (SPEC 7: `validation_errors` lists them all), or succeeds when none. */
+export const requireNone = (reasons: ReadonlyArray<string>): Effect.Effect<void, ValidationFailed> =>
+  reasons.length === 0
+    ? Effect.void
+    : Effect.fail(new ValidationFailed({ message: "the change does not fit the account's state", validation_errors: reasons }))
+
+/** The policy rule that clears the action, or the one that holds it for review. */
+export const clears = (rule: string): Verdict => ({ clears: true, rule })
+export const holds = (rule: string): Verdict => ({ clears: false, rule })
+
+/** Micros as a readable amount for summaries and reasons: `12.5 USD`. */
+export const money = (micros: number | null, currency: string): string =>
+  micros === null ? "none" : `${decimalFromMicros(micros)} ${currency}`
+
+/** The change from `prior` to `next` in percent, signed, one decimal: `+12.5%`, `-30.0%`. */
+export const percent = (prior: number, next: number): string => {
+  const value = Math.round(((next - prior) / prior) * 1000) / 10
+  return `${value > 0 ? "+" : ""}${value.toFixed(1)}%`
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+export interface FieldChange<E, F> {
+  readonly name: string
+  /** What the entity is, for drift reasons: `campaign 123`. */
+  readonly label: string
+  readonly read: (context: StepContext) => Effect.Effect<E, UpstreamFailure>
+  /** The fields the change sets, as they are on an entity. */
+  readonly fields: (entity: E) => F
+  readonly prior: F
+  readonly target: F
+  readonly write: (context: StepContext) => Effect.Effect<E, UpstreamFailure>
+  readonly touched: (entity: E) => Touched
+}
+
+/** Drift of a one-entity change: the upstream holds neither the prior state nor the target. */
+export const fieldDrift = <E, F>(change: FieldChange<E, F>) => (context: StepContext) =>
+  change.read(context).pipe(Effect.map((entity) => {
+    const current = change.fields(entity)
+    return same(current, change.prior) || same(current, change.target)
+      ? null
+      : `${change.label} changed outside acs: it is now ${JSON.stringify(current)} upstream; acs recorded ${
+        JSON.stringify(change.prior)
+      } at proposal`
+  }))
+
+/** The step of a one-entity change: read, then done / write / drift (see `Step`). */
+export const fieldStep = <E, F>(change: FieldChange<E, F>): Step => ({
+  name: change.name,
+  apply: (context) =>
+    Effect.gen(function*() {
+      const entity = yield* change.read(context)
+      const current = change.fields(entity)
+      if (same(current, change.target)) return { ids: {}, touched: change.touched(entity), warnings: [] }
+      if (!same(current, change.prior)) {
+        const reason = yield* fieldDrift(change)(context)
+        return yield* new Drift({ reason: reason ?? `${change.label} changed outside acs` })
+      }
+      const written = yield* change.write(context)
+      return { ids: {}, touched: change.touched(written), warnings: [] }
+    })
+})

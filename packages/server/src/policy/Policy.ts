@@ -1,0 +1,61 @@
+/**
+ * The safe-apply policy (SPEC 3 and 3.1) as one pure decision: given who proposed, the org's kill switch,
+ * the account's state and 24-hour count, and the kind's own rule, it says `auto_applied` or `queued`,
+ * the risk tier, and reasons that always name the rule that cleared or held the action.
+ */
+import type { Mode, RiskTier } from "@acs/domain/Actions"
+import type { Verdict } from "../actions/Kind.ts"
+
+/** SPEC 8: auto-applies per account per 24 hours, counted from the database across instances. */
+export const AUTO_APPLY_LIMIT_PER_24H = 20
+/** SPEC 8: the apply worker refuses any budget above this multiple of the warehouse value. */
+export const BUDGET_HARD_CAP_MULTIPLE = 3
+
+export interface PolicyInput {
+  readonly proposedBy: "key" | "person"
+  readonly killSwitchOn: boolean
+  readonly accountStatus: string
+  readonly autoAppliesLast24h: number
+  /** `high` kinds always need review (SPEC 3, reason 4). */
+  readonly reviewTier: Exclude<RiskTier, "safe">
+  readonly verdict: Verdict
+}
+
+export interface Decision {
+  readonly mode: Mode
+  readonly riskTier: RiskTier
+  readonly reasons: ReadonlyArray<string>
+}
+
+/** Every reason that holds the action, in SPEC 3's order 1–6, then the kind's rule. */
+export const decide = (input: PolicyInput): Decision => {
+  const held: Array<string> = []
+  if (!input.killSwitchOn) held.push("kill switch: platformAutoApply is off for this organisation, so nothing auto-applies")
+  if (input.accountStatus !== "active") {
+    held.push(`account status is ${input.accountStatus}: only active accounts auto-apply`)
+  }
+  if (input.autoAppliesLast24h >= AUTO_APPLY_LIMIT_PER_24H) {
+    held.push(
+      `daily cap: the account already has ${input.autoAppliesLast24h} auto-applies in the last 24 hours (limit ${AUTO_APPLY_LIMIT_PER_24H})`
+    )
+  }
+  if (input.reviewTier === "high") held.push(`always review: ${input.verdict.rule}`)
+  else if (!input.verdict.clears) held.push(`outside the auto-apply set: ${input.verdict.rule}`)
+  if (input.proposedBy === "key") held.push("proposed with an API key: every key-proposed change queues for review")
+  const riskTier: RiskTier = input.reviewTier === "high" ? "high" : input.verdict.clears ? "safe" : "review"
+  if (held.length > 0) {
+    // A safe change held only by circumstance still says which rule would have cleared it.
+    const wouldClear = input.verdict.clears && input.reviewTier !== "high" ? [`would auto-apply: ${input.verdict.rule}`] : []
+    return { mode: "queued", riskTier, reasons: [...held, ...wouldClear] }
+  }
+  return { mode: "auto_applied", riskTier, reasons: [`auto-apply: ${input.verdict.rule}`] }
+}
+
+/** Reasons checked again by the apply worker for an auto-applied action (SPEC 3: "conditions changed"). */
+export const stillClears = (input: Omit<PolicyInput, "proposedBy" | "autoAppliesLast24h">): ReadonlyArray<string> => {
+  const reasons: Array<string> = []
+  if (!input.killSwitchOn) reasons.push("demoted at apply: the kill switch platformAutoApply was turned off after proposal")
+  if (input.accountStatus !== "active") reasons.push(`demoted at apply: the account is now ${input.accountStatus}`)
+  if (!input.verdict.clears) reasons.push(`demoted at apply: the rule no longer clears it: ${input.verdict.rule}`)
+  return reasons
+}

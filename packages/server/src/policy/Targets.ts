@@ -1,0 +1,36 @@
+/** The operator's CPA target band per account (`GET/PUT /accounts/{projectId}/targets`), read by the budget rule. */
+import type { Targets as TargetsDocument } from "@acs/domain/Actions"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { Granted } from "../auth/Access.ts"
+
+const empty: TargetsDocument = { cpaBand: null, campaigns: {} }
+
+export class Targets extends Effect.Service<Targets>()("acs/Targets", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const get = (grant: Granted<"getTargets">) =>
+      sql<TargetsDocument>`SELECT cpa_band, campaigns FROM targets WHERE project_id = ${grant.account.projectId}`.pipe(
+        Effect.map((rows) => rows[0] ?? empty),
+        Effect.orDie,
+        Effect.withSpan("Targets.get")
+      )
+
+    const put = (grant: Granted<"updateTargets">, targets: TargetsDocument) =>
+      sql<TargetsDocument>`
+        INSERT INTO targets (project_id, cpa_band, campaigns, updated_by)
+        VALUES (${grant.account.projectId}, ${targets.cpaBand === null ? null : JSON.stringify(targets.cpaBand)}::jsonb,
+          ${JSON.stringify(targets.campaigns)}::jsonb, ${`${grant.principal.kind}:${grant.principal.id}`})
+        ON CONFLICT (project_id) DO UPDATE SET cpa_band = EXCLUDED.cpa_band, campaigns = EXCLUDED.campaigns,
+          updated_at = now(), updated_by = EXCLUDED.updated_by
+        RETURNING cpa_band, campaigns`.pipe(
+        Effect.map((rows) => rows[0] ?? empty),
+        Effect.orDie,
+        Effect.tap(() => Effect.logInfo("targets changed").pipe(Effect.annotateLogs({ projectId: grant.account.projectId }))),
+        Effect.withSpan("Targets.put")
+      )
+
+    return { get, put } as const
+  })
+}) {}

@@ -1,0 +1,271 @@
+/**
+ * Applies one claimed action (SPEC 3, "The apply worker"): re-runs the policy for auto-applied actions
+ * (demotion), local validation and the budget hard cap, then runs the kind's steps, each recorded before
+ * and after its upstream call. A drift demotes; a failure rolls a composite back in reverse, best effort;
+ * `upstream_unavailable` hands the job back for a later attempt, continuing after the last recorded step.
+ */
+import type { ActionRecord, Failure } from "@acs/domain/Actions"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
+import { Connections } from "../accounts/Connections.ts"
+import { kindNamed } from "../actions/Catalog.ts"
+import type { Ids, KindDefinition, Step, StepContext, StepFailure, Touched } from "../actions/Kind.ts"
+import { Ledger } from "../actions/Ledger.ts"
+import { policyFacts, warehouseView } from "../actions/WarehouseView.ts"
+import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
+import { OrgSettings } from "../settings/Settings.ts"
+import { writeBack } from "./WarehouseWriteBack.ts"
+
+/** What became of the job: done (any terminal or demoted state), or to be tried again later. */
+export type ApplyOutcome =
+  | { readonly _tag: "Done" }
+  | { readonly _tag: "Retry"; readonly error: string; readonly retryAfterMs: number | undefined }
+
+interface RecordedStep {
+  readonly step: number
+  readonly status: "started" | "succeeded" | "failed"
+  readonly output: { readonly ids: Ids; readonly touched: Touched; readonly warnings: ReadonlyArray<string> } | null
+}
+
+const mergeTouched = (all: ReadonlyArray<Touched>): Touched => {
+  const merged: Record<string, Array<unknown>> = {}
+  for (const touched of all) {
+    for (const [key, values] of Object.entries(touched)) {
+      if (Array.isArray(values)) (merged[key] ??= []).push(...(values as ReadonlyArray<unknown>))
+    }
+  }
+  return merged as Touched
+}
+
+const messageOf = (error: StepFailure): string => error._tag === "Drift" ? error.reason : error.message
+
+const requestIdOf = (error: StepFailure): string | null =>
+  error._tag === "UpstreamError" ? error.request_id ?? null : null
+
+export class Apply extends Effect.Service<Apply>()("acs/Apply", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const connections = yield* Connections
+    const ledger = yield* Ledger
+    const accounts = yield* Accounts
+    const settings = yield* OrgSettings
+
+    const setStatus = (action: ActionRecord, fields: {
+      readonly status: "proposed" | "applying" | "applied" | "failed"
+      readonly reasons?: ReadonlyArray<string>
+      readonly failure?: Failure
+      readonly warnings?: ReadonlyArray<string>
+      readonly result?: Ids
+    }) =>
+      sql`
+        UPDATE actions SET status = ${fields.status}, updated_at = clock_timestamp(),
+          policy_reasons = policy_reasons || ${JSON.stringify(fields.reasons ?? [])}::jsonb,
+          failure = COALESCE(${fields.failure === undefined ? null : JSON.stringify(fields.failure)}::jsonb, failure),
+          warnings = COALESCE(${fields.warnings === undefined ? null : JSON.stringify(fields.warnings)}::jsonb, warnings),
+          result = COALESCE(${fields.result === undefined ? null : JSON.stringify(fields.result)}::jsonb, result),
+          applied_at = CASE WHEN ${fields.status} = 'applied' THEN clock_timestamp() ELSE applied_at END
+        WHERE action_id = ${action.actionId}`.pipe(Effect.asVoid, Effect.orDie)
+
+    /** The end of a compensating action settles its original: reverted when applied, revertible again otherwise. */
+    const settleOriginal = (action: ActionRecord, applied: boolean) =>
+      action.revertOf === null
+        ? Effect.void
+        : (applied
+          ? sql`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp() WHERE action_id = ${action.revertOf}`
+          : sql`UPDATE actions SET reverted_by = NULL, updated_at = clock_timestamp()
+                WHERE action_id = ${action.revertOf} AND reverted_by = ${action.actionId}`).pipe(Effect.asVoid, Effect.orDie)
+
+    const fail = (action: ActionRecord, failure: Failure) =>
+      sql.withTransaction(Effect.zipRight(setStatus(action, { status: "failed", failure }), settleOriginal(action, false)))
+        .pipe(Effect.orDie, Effect.tap(() => Effect.logWarning("action failed").pipe(Effect.annotateLogs({ actionId: action.actionId, ...failure }))))
+
+    const demote = (action: ActionRecord, reasons: ReadonlyArray<string>) =>
+      setStatus(action, { status: "proposed", reasons }).pipe(
+        Effect.tap(() => Effect.logInfo("action demoted").pipe(Effect.annotateLogs({ actionId: action.actionId, reasons })))
+      )
+
+    const recorded = (action: ActionRecord, run: number, phase: "apply" | "rollback") =>
+      sql<RecordedStep>`SELECT step, status, output FROM action_steps
+        WHERE action_id = ${action.actionId} AND run = ${run} AND phase = ${phase} ORDER BY step`.pipe(Effect.orDie)
+
+    const recordStart = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, step: Step) =>
+      sql`INSERT INTO action_steps (action_id, run, phase, step, name, status)
+          VALUES (${action.actionId}, ${run}, ${phase}, ${index + 1}, ${step.name}, 'started')
+          ON CONFLICT (action_id, run, phase, step) DO UPDATE SET status = 'started', started_at = clock_timestamp()`
+        .pipe(Effect.asVoid, Effect.orDie)
+
+    const recordEnd = (
+      action: ActionRecord,
+      run: number,
+      phase: "apply" | "rollback",
+      index: number,
+      outcome: { readonly output: unknown } | { readonly error: string }
+    ) =>
+      sql`UPDATE action_steps SET finished_at = clock_timestamp(),
+            status = ${"error" in outcome ? "failed" : "succeeded"},
+            output = ${"output" in outcome ? JSON.stringify(outcome.output) : null}::jsonb,
+            error = ${"error" in outcome ? outcome.error : null}
+          WHERE action_id = ${action.actionId} AND run = ${run} AND phase = ${phase} AND step = ${index + 1}`
+        .pipe(Effect.asVoid, Effect.orDie)
+
+    /** Undoes completed steps in reverse, best effort; returns what the undo touched. */
+    const rollback = (action: ActionRecord, run: number, steps: ReadonlyArray<Step>, done: number, context: StepContext) =>
+      Effect.gen(function*() {
+        const touched: Array<Touched> = []
+        for (let index = done - 1; index >= 0; index--) {
+          const step = steps[index]!
+          if (step.undo === undefined) continue
+          yield* recordStart(action, run, "rollback", index, step)
+          const undone = yield* step.undo(context).pipe(Effect.either)
+          if (undone._tag === "Right") touched.push(undone.right)
+          yield* recordEnd(action, run, "rollback", index, undone._tag === "Right" ? { output: {} } : { error: undone.left.message })
+        }
+        return touched
+      })
+
+    const runSteps = <P>(definition: KindDefinition<P>, action: ActionRecord, run: number, payload: P, client: StepContext["client"], account: AccountRecord) =>
+      Effect.gen(function*() {
+        const steps = definition.steps(payload)
+        const before = yield* recorded(action, run, "apply")
+        let ids: Ids = {}
+        const touched: Array<Touched> = []
+        const warnings: Array<string> = []
+        for (const [index, step] of steps.entries()) {
+          const prior = before.find((r) => r.step === index + 1)
+          if (prior?.status === "succeeded" && prior.output !== null) {
+            ids = { ...ids, ...prior.output.ids }
+            touched.push(prior.output.touched)
+            warnings.push(...prior.output.warnings)
+            continue
+          }
+          const context: StepContext = { client, accountId: account.upstreamAccountId, ids }
+          yield* recordStart(action, run, "apply", index, step)
+          const outcome = yield* step.apply(context).pipe(Effect.either)
+          if (outcome._tag === "Left") {
+            const error = outcome.left
+            if (error._tag === "UpstreamUnavailable") {
+              // Not processed upstream (or unknown): the next attempt reconciles this step by reading first.
+              return { _tag: "Unavailable" as const, error }
+            }
+            yield* recordEnd(action, run, "apply", index, { error: messageOf(error) })
+            const undone = yield* rollback(action, run, steps, index, context)
+            yield* writeBack(account.projectId, mergeTouched([...touched, ...undone]))
+            if (error._tag === "Drift") return { _tag: "Drift" as const, reason: error.reason }
+            const failure: Failure = {
+              step: definition.composite ? index + 1 : null,
+              stepName: step.name,
+              message: definition.composite
+                ? `step ${index + 1} (${step.name}) failed: ${messageOf(error)}; the steps before it were rolled back`
+                : messageOf(error),
+              upstreamRequestId: requestIdOf(error)
+            }
+            return { _tag: "Failed" as const, failure }
+          }
+          yield* recordEnd(action, run, "apply", index, { output: outcome.right })
+          ids = { ...ids, ...outcome.right.ids }
+          touched.push(outcome.right.touched)
+          warnings.push(...outcome.right.warnings)
+        }
+        return { _tag: "Applied" as const, ids, touched: mergeTouched(touched), warnings }
+      })
+
+    const runAction = <P>(definition: KindDefinition<P>, action: ActionRecord, run: number, account: AccountRecord) =>
+      Effect.gen(function*() {
+        const payload = yield* Schema.decodeUnknown(definition.payload)(action.payload).pipe(Effect.orDie)
+        const autoApplied = action.mode === "auto_applied" && action.decidedBy === null && action.revertOf === null
+        if (autoApplied) {
+          const [switchState, facts] = yield* Effect.all([settings.read(account.orgId), policyFacts(account)])
+          const demotions = stillClears({
+            killSwitchOn: switchState.platformAutoApply,
+            accountStatus: account.status,
+            reviewTier: definition.reviewTier,
+            verdict: yield* definition.autoApply(payload, facts)
+          })
+          if (demotions.length > 0) return yield* demote(action, demotions)
+        }
+        if (account.readOnly) {
+          return yield* fail(action, {
+            step: null,
+            stepName: null,
+            message: "read_only_account: the upstream credential cannot write to this account",
+            upstreamRequestId: null
+          })
+        }
+        const view = yield* warehouseView(account)
+        const recheck = yield* definition.recheck(payload, view).pipe(Effect.either)
+        if (recheck._tag === "Left") {
+          const error = recheck.left
+          const message = error._tag === "ValidationFailed" ? error.validation_errors.join("; ") : error.message
+          return yield* fail(action, { step: null, stepName: null, message: `local validation at apply: ${message}`, upstreamRequestId: null })
+        }
+        const budget = definition.budgetChange?.(payload)
+        if (budget !== undefined) {
+          const campaign = yield* view.campaign(budget.campaignId)
+          const warehouseBudget = campaign?.dailyBudgetMicros ?? null
+          if (warehouseBudget !== null && budget.newDailyBudgetMicros > BUDGET_HARD_CAP_MULTIPLE * warehouseBudget) {
+            return yield* fail(action, {
+              step: null,
+              stepName: null,
+              message: `hard cap: the new daily budget is more than ${BUDGET_HARD_CAP_MULTIPLE} times the warehouse value ` +
+                `(${warehouseBudget} micros); acs refuses it`,
+              upstreamRequestId: null
+            })
+          }
+        }
+        yield* setStatus(action, { status: "applying" })
+        const client = yield* connections.clientFor(account.orgId)
+        const outcome = yield* runSteps(definition, action, run, payload, client, account)
+        switch (outcome._tag) {
+          case "Unavailable":
+            return yield* outcome.error
+          case "Drift":
+            return yield* demote(action, [`drift: ${outcome.reason}`])
+          case "Failed":
+            return yield* fail(action, outcome.failure)
+          case "Applied":
+            yield* writeBack(account.projectId, outcome.touched)
+            yield* sql.withTransaction(Effect.zipRight(
+              setStatus(action, { status: "applied", warnings: outcome.warnings, result: outcome.ids }),
+              settleOriginal(action, true)
+            )).pipe(Effect.orDie)
+            yield* Effect.logInfo("action applied").pipe(Effect.annotateLogs({ actionId: action.actionId, kind: action.kind }))
+        }
+      })
+
+    /** Runs one claimed action to a terminal or demoted state, or says to retry it later. */
+    const apply = (actionId: string, projectId: string) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<{ applyRun: number; status: string }>`
+          SELECT apply_run, status FROM actions WHERE action_id = ${actionId}`.pipe(Effect.orDie)
+        const row = rows[0]
+        if (row === undefined || (row.status !== "approved" && row.status !== "applying")) return { _tag: "Done" } as ApplyOutcome
+        const action = yield* ledger.find(projectId, actionId)
+        const account = yield* accounts.find(projectId)
+        if (action === undefined || Option.isNone(account)) return { _tag: "Done" } as ApplyOutcome
+        return yield* kindNamed(action.kind).use((definition) => runAction(definition, action, row.applyRun, account.value)).pipe(
+          Effect.as({ _tag: "Done" } as ApplyOutcome),
+          Effect.catchTags({
+            UpstreamUnavailable: (error) =>
+              setStatus(action, { status: "applying" }).pipe(
+                Effect.as({ _tag: "Retry", error: error.message, retryAfterMs: error.retry_after_ms } as ApplyOutcome)
+              ),
+            ConnectionError: (error) =>
+              fail(action, { step: null, stepName: null, message: `connection_error: ${error.message}`, upstreamRequestId: null })
+                .pipe(Effect.as({ _tag: "Done" } as ApplyOutcome)),
+            ReadOnlyAccount: (error) =>
+              fail(action, { step: null, stepName: null, message: `read_only_account: ${error.message}`, upstreamRequestId: null })
+                .pipe(Effect.as({ _tag: "Done" } as ApplyOutcome)),
+            UpstreamError: (error) =>
+              fail(action, { step: null, stepName: null, message: `upstream_error: ${error.message}`, upstreamRequestId: error.request_id ?? null })
+                .pipe(Effect.as({ _tag: "Done" } as ApplyOutcome)),
+            NotFound: (error) =>
+              fail(action, { step: null, stepName: null, message: `not_found: ${error.message}`, upstreamRequestId: null })
+                .pipe(Effect.as({ _tag: "Done" } as ApplyOutcome))
+          })
+        )
+      }).pipe(Effect.withSpan("Apply.apply", { attributes: { actionId } }))
+
+    return { apply, fail } as const
+  })
+}) {}

@@ -1,0 +1,74 @@
+/**
+ * The apply queue: one `jobs` row per approved action, claimed with `FOR UPDATE SKIP LOCKED` under a lease.
+ * A heartbeat extends the lease while the apply runs; a lease that ran out (its instance died) makes the job
+ * claimable again, which is the rescue. `NOTIFY acs_jobs` on enqueue wakes idle workers on every instance.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { newId } from "../db/Ids.ts"
+
+export const JOBS_CHANNEL = "acs_jobs"
+
+export interface ClaimedJob {
+  readonly jobId: string
+  readonly actionId: string
+  readonly projectId: string
+  readonly attempts: number
+}
+
+export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    /** Inside the caller's transaction: the job and the notification commit with the action. */
+    const enqueue = (actionId: string, projectId: string) =>
+      Effect.all([
+        sql`INSERT INTO jobs (job_id, action_id, project_id) VALUES (${newId("job")}, ${actionId}, ${projectId})
+            ON CONFLICT (action_id) DO UPDATE SET run_at = now(), locked_by = NULL, lease_until = NULL`,
+        sql`SELECT pg_notify(${JOBS_CHANNEL}, ${actionId})`
+      ]).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
+
+    const claim = (workerId: string, leaseMs: number) =>
+      sql<ClaimedJob>`
+        UPDATE jobs SET locked_by = ${workerId}, lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}),
+          attempts = attempts + 1
+        WHERE job_id = (
+          SELECT job_id FROM jobs
+          WHERE run_at <= clock_timestamp() AND (lease_until IS NULL OR lease_until < clock_timestamp())
+          ORDER BY run_at
+          LIMIT 1
+          FOR UPDATE SKIP LOCKED)
+        RETURNING job_id, action_id, project_id, attempts`.pipe(
+        Effect.map((rows) => rows[0]),
+        Effect.orDie,
+        Effect.withSpan("Jobs.claim")
+      )
+
+    /** Extends the lease; false when the job is no longer ours (it was rescued by another worker). */
+    const heartbeat = (jobId: string, workerId: string, leaseMs: number) =>
+      sql<{ jobId: string }>`
+        UPDATE jobs SET lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
+        WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
+    const complete = (jobId: string) => sql`DELETE FROM jobs WHERE job_id = ${jobId}`.pipe(Effect.asVoid, Effect.orDie)
+
+    /** Gives the job back to run again after `delayMs` (a retryable upstream failure, or a graceful stop). */
+    const retryLater = (jobId: string, delayMs: number, error: string | null) =>
+      sql`UPDATE jobs SET locked_by = NULL, lease_until = NULL, last_error = ${error},
+            run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000})
+          WHERE job_id = ${jobId}`.pipe(Effect.asVoid, Effect.orDie)
+
+    /** When the next job is due (ms from now), if any: how long an idle worker may sleep. */
+    const nextDueInMs = sql<{ dueInMs: string | null }>`
+      SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8
+        AS due_in_ms FROM jobs`.pipe(
+      Effect.map((rows) => rows[0]?.dueInMs === null || rows[0] === undefined ? null : Number(rows[0].dueInMs)),
+      Effect.orDie
+    )
+
+    return { enqueue, claim, heartbeat, complete, retryLater, nextDueInMs } as const
+  })
+}) {}

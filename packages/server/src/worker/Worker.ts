@@ -1,0 +1,112 @@
+/**
+ * The apply workers of this instance: `WORKER_CONCURRENCY` fibers claiming jobs from Postgres. They wake on a
+ * proposal committed here, on `NOTIFY acs_jobs` from any instance (PostgreSQL mode; PGlite has one backend and
+ * no LISTEN), and on a short poll as a safety net. A claimed job holds a lease that a heartbeat extends; on
+ * shutdown the job in hand finishes (it is uninterruptible) before the fibers stop.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Cause, Config, Duration, Effect, Fiber, Layer, Option, Schedule, Stream } from "effect"
+import * as Os from "node:os"
+import { Idempotency } from "../actions/Idempotency.ts"
+import { Ledger } from "../actions/Ledger.ts"
+import { DatabaseMode } from "../db/Database.ts"
+import { newId } from "../db/Ids.ts"
+import { Apply } from "./Apply.ts"
+import { type ClaimedJob, Jobs, JOBS_CHANNEL } from "./Jobs.ts"
+import { WorkerSignal } from "./WorkerSignal.ts"
+
+export const WorkerConfig = Config.all({
+  concurrency: Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(4)),
+  leaseMs: Config.integer("WORKER_LEASE_MS").pipe(Config.withDefault(30_000)),
+  pollMs: Config.integer("WORKER_POLL_MS").pipe(Config.withDefault(1_000)),
+  maxAttempts: Config.integer("APPLY_MAX_ATTEMPTS").pipe(Config.withDefault(8))
+})
+
+/** Exponential backoff from 500 ms, capped at a minute, never sooner than the upstream's Retry-After. */
+export const retryDelayMs = (attempts: number, retryAfterMs: number | undefined): number =>
+  Math.max(retryAfterMs ?? 0, Math.min(60_000, 500 * 2 ** Math.max(0, attempts - 1)))
+
+export const WorkerLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const config = yield* WorkerConfig
+    const jobs = yield* Jobs
+    const apply = yield* Apply
+    const ledger = yield* Ledger
+    const signal = yield* WorkerSignal
+    const idempotency = yield* Idempotency
+    const instance = `${Os.hostname()}:${process.pid}:${newId("w")}`
+
+    const heartbeat = (job: ClaimedJob, workerId: string) =>
+      jobs.heartbeat(job.jobId, workerId, config.leaseMs).pipe(
+        Effect.repeat(Schedule.spaced(Duration.millis(Math.max(100, Math.floor(config.leaseMs / 3))))),
+        Effect.delay(Duration.millis(Math.floor(config.leaseMs / 3)))
+      )
+
+    const processJob = (job: ClaimedJob, workerId: string) =>
+      Effect.gen(function*() {
+        const beating = yield* Effect.fork(Effect.interruptible(heartbeat(job, workerId)))
+        const outcome = yield* apply.apply(job.actionId, job.projectId).pipe(
+          Effect.ensuring(Fiber.interrupt(beating)),
+          Effect.catchAllDefect((defect) =>
+            Effect.logError("apply crashed; the job will be retried").pipe(
+              Effect.annotateLogs({ actionId: job.actionId, defect: String(defect) }),
+              Effect.as({ _tag: "Retry" as const, error: "internal error during apply", retryAfterMs: undefined })
+            )
+          )
+        )
+        if (outcome._tag === "Done") return yield* jobs.complete(job.jobId)
+        if (job.attempts >= config.maxAttempts) {
+          const action = yield* ledger.find(job.projectId, job.actionId)
+          if (action !== undefined) {
+            yield* apply.fail(action, {
+              step: null,
+              stepName: null,
+              message: `upstream_unavailable: gave up after ${job.attempts} attempts: ${outcome.error}`,
+              upstreamRequestId: null
+            })
+          }
+          return yield* jobs.complete(job.jobId)
+        }
+        yield* jobs.retryLater(job.jobId, retryDelayMs(job.attempts, outcome.retryAfterMs), outcome.error)
+      }).pipe(Effect.uninterruptible)
+
+    const loop = (workerId: string) =>
+      Effect.gen(function*() {
+        const job = yield* jobs.claim(workerId, config.leaseMs)
+        if (job !== undefined) return yield* processJob(job, workerId)
+        const dueInMs = yield* jobs.nextDueInMs
+        yield* signal.sleep(Math.max(10, Math.min(config.pollMs, dueInMs ?? config.pollMs)))
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.interrupt
+            : Effect.logError("apply worker iteration failed").pipe(
+              Effect.annotateLogs({ cause: Cause.pretty(cause) }),
+              Effect.zipRight(Effect.sleep(Duration.millis(config.pollMs)))
+            )
+        ),
+        Effect.forever
+      )
+
+    for (let index = 0; index < config.concurrency; index++) {
+      yield* Effect.forkScoped(loop(`${instance}#${index}`))
+    }
+
+    const databaseUrl = yield* DatabaseMode
+    if (Option.isSome(databaseUrl)) {
+      const pg = yield* PgClient.PgClient
+      yield* pg.listen(JOBS_CHANNEL).pipe(
+        Stream.runForEach(() => signal.wake),
+        Effect.retry(Schedule.spaced(Duration.seconds(1))),
+        Effect.forkScoped
+      )
+    }
+
+    yield* idempotency.purgeExpired.pipe(
+      Effect.repeat(Schedule.spaced(Duration.hours(1))),
+      Effect.catchAllCause(Effect.logError),
+      Effect.forkScoped
+    )
+    yield* Effect.logInfo("apply workers started").pipe(Effect.annotateLogs({ instance, concurrency: config.concurrency }))
+  })
+)

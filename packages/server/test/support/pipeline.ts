@@ -1,0 +1,194 @@
+/**
+ * The change pipeline end to end: a simulator, a fresh PostgreSQL database and the real server process
+ * syncing the simulator's demo org; a person (whose proposals may auto-apply) and the bootstrap key (whose
+ * never do); the real upstream client to look at and change the simulator "outside acs"; and polling helpers.
+ */
+import { makeAppleSearchAdsClient } from "@acs/upstream/AppleSearchAdsClient"
+import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
+import type { UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
+import type { HttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { type Effect, ManagedRuntime } from "effect"
+import { createDatabase, query } from "./database.ts"
+import { type Answer, BOOTSTRAP_KEY, call, type RunningServer, startServer } from "./server.ts"
+
+export const ADMIN_EMAIL = "admin@pipeline.example"
+export const ADMIN_PASSWORD = "pipeline-password-0123456789"
+
+export type Caller = "person" | "key"
+
+export interface ActionView {
+  readonly actionId: string
+  readonly kind: string
+  readonly mode: string | null
+  readonly status: string
+  readonly riskTier: string
+  readonly policyReasons: ReadonlyArray<string>
+  readonly summary: string
+  readonly payload: Record<string, unknown>
+  readonly result: Record<string, unknown> | null
+  readonly warnings: ReadonlyArray<string>
+  readonly failure: { readonly step: number | null; readonly stepName: string | null; readonly message: string; readonly upstreamRequestId: string | null } | null
+  readonly created_at: string
+  readonly revertOf: string | null
+  readonly revertedBy: string | null
+}
+
+export interface AccountView {
+  readonly projectId: string
+  readonly upstreamAccountId: string
+  readonly currency: string
+  readonly readOnly: boolean
+}
+
+export interface Pipeline {
+  readonly simulator: Simulator
+  readonly database: string
+  server: RunningServer
+  /** The USD account (writable), and the read-only one. */
+  readonly account: AccountView
+  readonly readOnlyAccount: AccountView
+  /** The real client, connected to the simulator: the upstream as anyone else sees it. */
+  readonly upstream: UpstreamClient
+  readonly run: <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>) => Promise<A>
+  /** Calls /api/v1 as the signed-in admin person or with the bootstrap key. */
+  readonly as: (caller: Caller, method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Answer>
+  /** POST /accounts/{account}/actions/{kindPath}. */
+  readonly propose: (
+    kindPath: string,
+    body: Record<string, unknown>,
+    options?: { readonly as?: Caller; readonly idempotencyKey?: string; readonly projectId?: string }
+  ) => Promise<Answer>
+  readonly action: (actionId: string, projectId?: string) => Promise<ActionView>
+  /** Polls the action until its status is one of `statuses` (default: any state the worker leaves it in). */
+  readonly settle: (actionId: string, statuses?: ReadonlyArray<string>, projectId?: string) => Promise<ActionView>
+  readonly sql: <Row extends Record<string, unknown>>(text: string, values?: ReadonlyArray<unknown>) => Promise<Array<Row>>
+  /** Starts another server process on the same database and simulator. */
+  readonly startTwin: (extraEnv?: Record<string, string>) => Promise<RunningServer>
+  readonly restart: (extraEnv?: Record<string, string>) => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+export const SETTLED = ["applied", "failed", "proposed", "rejected", "reverted"] as const
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export const startPipeline = async (options: { readonly seed?: number; readonly env?: Record<string, string> } = {}): Promise<Pipeline> => {
+  const simulator = await startSimulator({ seed: options.seed ?? 5, size: "demo" })
+  const database = await createDatabase()
+  const env = (extra: Record<string, string> = {}) => ({
+    DATABASE_URL: database,
+    ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    SIMULATOR_URL: simulator.url,
+    ACS_DEMO: "true",
+    SYNC_INTERVAL_MINUTES: "0",
+    RATE_LIMIT_READ: "100000",
+    RATE_LIMIT_WRITE: "100000",
+    RATE_LIMIT_EXPENSIVE: "100000",
+    WORKER_POLL_MS: "200",
+    ...options.env,
+    ...extra
+  })
+  const servers: Array<RunningServer> = []
+  const launch = async (extra?: Record<string, string>) => {
+    const started = await startServer(env(extra))
+    servers.push(started)
+    return started
+  }
+  let server = await launch()
+
+  // Wait for the demo import and every first sync.
+  const deadline = Date.now() + 120_000
+  let accounts: Array<AccountView & { readonly projectId: string }> = []
+  while (Date.now() < deadline) {
+    const listed = await call(`${server.api}/accounts`, { key: BOOTSTRAP_KEY })
+    accounts = (listed.body as { accounts?: Array<AccountView> }).accounts ?? []
+    if (accounts.length > 0) {
+      const synced = await Promise.all(accounts.map(async (a) => {
+        const syncs = await call(`${server.api}/accounts/${a.projectId}/syncs`, { key: BOOTSTRAP_KEY })
+        return (syncs.body as { syncs: Array<{ status: string }> }).syncs[0]?.status === "succeeded"
+      }))
+      if (synced.every(Boolean)) break
+    }
+    await sleep(250)
+  }
+  const account = accounts.find((a) => a.currency === "USD" && !a.readOnly)
+  const readOnlyAccount = accounts.find((a) => a.readOnly)
+  if (account === undefined || readOnlyAccount === undefined) throw new Error(`demo accounts missing:\n${server.logs()}`)
+
+  let cookie = ""
+  const signIn = async () => {
+    const login = await call(`${server.api}/auth/login`, { method: "POST", body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })
+    const line = login.headers.getSetCookie().find((l) => l.startsWith("acs_session="))
+    if (line === undefined) throw new Error(`login failed: ${login.status} ${login.text}`)
+    cookie = line.split(";")[0]!
+  }
+  await signIn()
+
+  const runtime = ManagedRuntime.make(NodeHttpClient.layer)
+  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>) => runtime.runPromise(effect)
+  const upstream = await run(makeAppleSearchAdsClient(
+    { apiBaseUrl: simulator.apiUrl, tokenUrl: simulator.tokenUrl },
+    simulator.credentials,
+    { maxRetries: 0, baseDelayMs: 10, maxDelayMs: 100, timeoutMs: 5_000 }
+  ))
+
+  const as: Pipeline["as"] = (caller, method, path, body, headers = {}) =>
+    call(`${pipeline.server.api}${path}`, {
+      method,
+      body,
+      ...(caller === "key" ? { key: BOOTSTRAP_KEY, headers } : { headers: { ...headers, cookie } })
+    })
+
+  const action = async (actionId: string, projectId = account.projectId) => {
+    const answer = await as("key", "GET", `/accounts/${projectId}/actions/${actionId}`)
+    if (answer.status !== 200) throw new Error(`GET action ${actionId}: ${answer.status} ${answer.text}`)
+    return answer.body as ActionView
+  }
+
+  const pipeline: Pipeline = {
+    simulator,
+    database,
+    server,
+    account,
+    readOnlyAccount,
+    upstream,
+    run,
+    as,
+    propose: (kindPath, body, opts = {}) =>
+      as(
+        opts.as ?? "person",
+        "POST",
+        `/accounts/${opts.projectId ?? account.projectId}/actions/${kindPath}`,
+        body,
+        opts.idempotencyKey === undefined ? {} : { "idempotency-key": opts.idempotencyKey }
+      ),
+    action,
+    settle: async (actionId, statuses = SETTLED, projectId) => {
+      const until = Date.now() + 30_000
+      let last: ActionView | undefined
+      while (Date.now() < until) {
+        last = await action(actionId, projectId)
+        if (statuses.includes(last.status)) return last
+        await sleep(50)
+      }
+      throw new Error(`action ${actionId} stayed ${last?.status}:\n${pipeline.server.logs().slice(-4000)}`)
+    },
+    sql: (text, values) => query(database, text, values),
+    startTwin: (extra) => launch(extra),
+    restart: async (extra) => {
+      await pipeline.server.stop()
+      server = await launch(extra)
+      pipeline.server = server
+      await signIn()
+    },
+    close: async () => {
+      await Promise.all(servers.map((s) => s.stop()))
+      await runtime.dispose()
+      await simulator.close()
+    }
+  }
+  return pipeline
+}
