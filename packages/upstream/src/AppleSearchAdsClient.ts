@@ -211,6 +211,10 @@ export const makeAppleSearchAdsClient = (
         listAll(keywordBase(c, a), orgId, WireKeyword).pipe(
           Effect.map((rows) => rows.filter((k) => !k.deleted).map(keywordFromWire(c)))
         ),
+      campaignKeywords: (orgId, c) =>
+        findAll(`/campaigns/${c}/adgroups/targetingkeywords/find`, orgId, [], WireKeyword).pipe(
+          Effect.map((rows) => rows.filter((k) => !k.deleted).map(keywordFromWire(c)))
+        ),
       negativeKeywords: (orgId, c) =>
         Effect.gen(function*() {
           const campaignLevel = yield* listAll(negativeBase(c, null), orgId, WireNegativeKeyword)

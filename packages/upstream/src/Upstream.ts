@@ -230,6 +230,8 @@ export interface UpstreamClient {
     conditions: ReadonlyArray<FindCondition>
   ) => Call<ReadonlyArray<UpstreamAdGroup>>
   readonly keywords: (accountId: string, campaignId: string, adGroupId: string) => Call<ReadonlyArray<UpstreamKeyword>>
+  /** Every targeting keyword of every ad group of the campaign, through the campaign-wide `find` (all pages). */
+  readonly campaignKeywords: (accountId: string, campaignId: string) => Call<ReadonlyArray<UpstreamKeyword>>
   /** Campaign-level negatives and those of every ad group of the campaign. */
   readonly negativeKeywords: (accountId: string, campaignId: string) => Call<ReadonlyArray<UpstreamNegativeKeyword>>
   readonly ads: (accountId: string, campaignId: string, adGroupId: string) => Call<ReadonlyArray<UpstreamAd>>

@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import foundation from "./migrations/0001_foundation.ts"
 import warehouse from "./migrations/0002_warehouse.ts"
+import syncGenerations from "./migrations/0003_sync_generations.ts"
 import changePipeline from "./migrations/0004_change_pipeline.ts"
 
 export const MIGRATION_LOCK = 4_242_001
@@ -17,6 +18,7 @@ const migrate = Migrator.make({})
 const migrations = {
   "0001_foundation": foundation,
   "0002_warehouse": warehouse,
+  "0003_sync_generations": syncGenerations,
   "0004_change_pipeline": changePipeline
 }
 

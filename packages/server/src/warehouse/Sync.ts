@@ -1,12 +1,14 @@
 /**
  * Sync: upstream → warehouse for one account. Entities are read whole; daily metrics per level are read
  * for the window (90 days on the first sync, then from a few days before the last synced day, because
- * the platform restates recent days) and staged under the sync's id. One short transaction then swaps
- * the staged copy in and rebuilds the spend suffixes; until it commits readers see the previous copy, and
- * a failed sync leaves it untouched.
+ * the platform restates recent days) and written once, into a table of the sync's own without indexes,
+ * beside the retained days of the current copy; its index is then built in one sorted pass. One short
+ * transaction replaces the entities, rebuilds the spend suffixes and makes that table the account's
+ * partition of `daily_metrics`; until it commits readers see the previous copy, and a failed sync drops
+ * its table and leaves the copy untouched.
  */
 import { AccountNotFound } from "@acs/domain/Errors"
-import type { ReportLevel, ReportRow, UpstreamClient } from "@acs/upstream/Upstream"
+import type { Metrics, ReportLevel, ReportRow, UpstreamCampaign, UpstreamClient } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
 import { Cause, Clock, Config, Duration, Effect, Fiber, Ref, Schedule } from "effect"
 import type { AccountRecord } from "../accounts/Accounts.ts"
@@ -19,19 +21,18 @@ export const RESTATED_DAYS = 3
 export const RETAINED_DAYS = 120
 const REPORT_PAGE = 1000
 const CAMPAIGN_CONCURRENCY = 3
+const AD_GROUP_CONCURRENCY = 8
+/** Daily rows per INSERT: large enough that statement overhead vanishes, small enough to bound the arrays. */
+const STAGE_CHUNK = 20_000
 
-interface StagedRow {
-  readonly level: ReportLevel
-  readonly entityKey: string
+type Period = Metrics & { readonly date: string }
+
+/** What a search term's entity row holds; known only from the reports. */
+interface SearchTermOwner {
   readonly campaignId: string
-  readonly adGroupId: string | null
+  readonly adGroupId: string
   readonly keywordId: string | null
-  readonly searchTerm: string | null
-  readonly day: string
-  readonly impressions: number
-  readonly taps: number
-  readonly installs: number
-  readonly spendMicros: number
+  readonly text: string | null
 }
 
 /** Unambiguous for any text, and for the low-volume terms the platform reports without one (null). */
@@ -53,30 +54,29 @@ const entityKeyOf = (level: ReportLevel, row: ReportRow): string | undefined => 
   }
 }
 
-const stagedRows = (level: ReportLevel, rows: ReadonlyArray<ReportRow>): Array<StagedRow> => {
-  const out: Array<StagedRow> = []
-  for (const row of rows) {
-    const entityKey = entityKeyOf(level, row)
-    if (entityKey === undefined) continue
-    for (const period of row.periods) {
-      if (period.impressions === 0 && period.taps === 0 && period.installs === 0 && period.spendMicros === 0) continue
-      out.push({
-        level,
-        entityKey,
-        campaignId: row.campaignId,
-        adGroupId: row.adGroupId,
-        keywordId: row.keywordId,
-        searchTerm: row.searchTerm,
-        day: period.date,
-        impressions: period.impressions,
-        taps: period.taps,
-        installs: period.installs,
-        spendMicros: period.spendMicros
-      })
-    }
+/** Two rows of one entity (hidden search terms of an ad group and keyword share a key): summed per day. */
+const mergePeriods = (a: ReadonlyArray<Period>, b: ReadonlyArray<Period>): Array<Period> => {
+  const byDay = new Map(a.map((p) => [p.date, p]))
+  for (const p of b) {
+    const q = byDay.get(p.date)
+    byDay.set(p.date, q === undefined ? p : {
+      date: p.date,
+      impressions: p.impressions + q.impressions,
+      taps: p.taps + q.taps,
+      installs: p.installs + q.installs,
+      spendMicros: p.spendMicros + q.spendMicros
+    })
   }
-  return out
+  return [...byDay.values()]
 }
+
+/** The sync's own metrics table: a name built from the sync id alone (ids are [a-z0-9_]). */
+const metricsTable = (syncId: string) => `daily_metrics_${syncId}`
+const METRICS_TABLE_PATTERN = "daily\\_metrics\\_syn\\_%"
+
+/** A project id as an SQL literal, for DDL, which takes no parameters. */
+const projectLiteral = (projectId: string) =>
+  /^[a-z0-9_]+$/.test(projectId) ? Effect.succeed(`'${projectId}'`) : Effect.dieMessage(`unexpected project id ${projectId}`)
 
 export interface SyncPlan {
   readonly windowStart: string
@@ -104,27 +104,56 @@ export const makeSync = Effect.gen(function*() {
   const runs = yield* SyncRuns
   const initialDays = yield* InitialDays
 
-  const stage = (syncId: string, rows: ReadonlyArray<StagedRow>) =>
-    rows.length === 0 ? Effect.void : sql`
-      INSERT INTO staged_metrics (sync_id, level, entity_key, campaign_id, ad_group_id, keyword_id, search_term, day,
-        impressions, taps, installs, spend_micros)
-      SELECT ${syncId}, * FROM unnest(
-        ${rows.map((r) => r.level)}::text[], ${rows.map((r) => r.entityKey)}::text[], ${rows.map((r) => r.campaignId)}::text[],
-        ${rows.map((r) => r.adGroupId)}::text[], ${rows.map((r) => r.keywordId)}::text[], ${rows.map((r) => r.searchTerm)}::text[],
-        ${rows.map((r) => r.day)}::date[], ${rows.map((r) => r.impressions)}::int8[], ${rows.map((r) => r.taps)}::int8[],
-        ${rows.map((r) => r.installs)}::int8[], ${rows.map((r) => r.spendMicros)}::int8[])`.pipe(Effect.asVoid, Effect.orDie)
+  /** One report's daily rows (zero days left out) into the sync's table, a few INSERTs of column arrays. */
+  const stage = (table: string, projectId: string, level: ReportLevel, byEntity: ReadonlyMap<string, ReadonlyArray<Period>>) =>
+    Effect.gen(function*() {
+      const keys: Array<string> = []
+      const days: Array<string> = []
+      const impressions: Array<number> = []
+      const taps: Array<number> = []
+      const installs: Array<number> = []
+      const spend: Array<number> = []
+      const flush = Effect.suspend(() =>
+        sql`
+          INSERT INTO ${sql(table)} (project_id, level, entity_key, day, impressions, taps, installs, spend_micros)
+          SELECT ${projectId}, ${level}, * FROM unnest(${keys}::text[], ${days}::date[], ${impressions}::int8[], ${taps}::int8[],
+            ${installs}::int8[], ${spend}::int8[])`
+      ).pipe(Effect.zipRight(Effect.sync(() => {
+        for (const column of [keys, days, impressions, taps, installs, spend]) column.length = 0
+      })))
+      let staged = 0
+      for (const [key, periods] of byEntity) {
+        for (const p of periods) {
+          if (p.impressions === 0 && p.taps === 0 && p.installs === 0 && p.spendMicros === 0) continue
+          keys.push(key)
+          days.push(p.date)
+          impressions.push(p.impressions)
+          taps.push(p.taps)
+          installs.push(p.installs)
+          spend.push(p.spendMicros)
+          staged++
+        }
+        if (keys.length >= STAGE_CHUNK) yield* flush
+      }
+      if (keys.length > 0) yield* flush
+      return staged
+    }).pipe(Effect.orDie)
 
-  /** Every page of one report, staged as it arrives. Returns the number of daily rows staged. */
+  /**
+   * Every page of one report, summed per entity and day (the key of the sync's table), then written; search
+   * terms' owners are noted in `terms`. Returns the number of daily rows written.
+   */
   const stageReport = (
     client: UpstreamClient,
-    syncId: string,
+    table: string,
     account: AccountRecord,
     plan: SyncPlan,
     level: ReportLevel,
-    campaignId: string | undefined
+    campaignId: string | undefined,
+    terms: Map<string, SearchTermOwner>
   ) =>
     Effect.gen(function*() {
-      let staged = 0
+      const byEntity = new Map<string, ReadonlyArray<Period>>()
       for (let offset = 0;; offset += REPORT_PAGE) {
         const page = yield* client.report(account.upstreamAccountId, {
           level,
@@ -135,40 +164,61 @@ export const makeSync = Effect.gen(function*() {
           offset,
           limit: REPORT_PAGE
         })
-        const rows = stagedRows(level, page.rows)
-        yield* stage(syncId, rows)
-        staged += rows.length
-        if (page.rows.length < REPORT_PAGE || offset + page.rows.length >= page.totalResults) return staged
+        for (const row of page.rows) {
+          const key = entityKeyOf(level, row)
+          if (key === undefined) continue
+          const seen = byEntity.get(key)
+          byEntity.set(key, seen === undefined ? row.periods : mergePeriods(seen, row.periods))
+          if (level === "searchTerms" && row.adGroupId !== null && !terms.has(key)) {
+            terms.set(key, { campaignId: row.campaignId, adGroupId: row.adGroupId, keywordId: row.keywordId, text: row.searchTerm })
+          }
+        }
+        if (page.rows.length < REPORT_PAGE || offset + page.rows.length >= page.totalResults) break
       }
+      return yield* stage(table, account.projectId, level, byEntity)
     })
 
-  const readEntities = (client: UpstreamClient, accountId: string) =>
+  /** Every report of the window into the sync's table; returns the number of daily rows written. */
+  const stageMetrics = (
+    client: UpstreamClient,
+    table: string,
+    account: AccountRecord,
+    plan: SyncPlan,
+    campaigns: ReadonlyArray<UpstreamCampaign>,
+    terms: Map<string, SearchTermOwner>,
+    progress: Ref.Ref<Progress>
+  ) =>
     Effect.gen(function*() {
-      const campaigns = yield* client.campaigns(accountId)
-      const perCampaign = yield* Effect.forEach(campaigns, (campaign) =>
-        Effect.gen(function*() {
-          const adGroups = yield* client.adGroups(accountId, campaign.campaignId)
-          const negatives = yield* client.negativeKeywords(accountId, campaign.campaignId)
-          const children = yield* Effect.forEach(adGroups, (adGroup) =>
-            Effect.all({
-              keywords: client.keywords(accountId, campaign.campaignId, adGroup.adGroupId),
-              ads: client.ads(accountId, campaign.campaignId, adGroup.adGroupId)
-            }), { concurrency: 4 })
-          return {
-            adGroups,
-            negatives,
-            keywords: children.flatMap((c) => c.keywords),
-            ads: children.flatMap((c) => c.ads)
-          }
-        }), { concurrency: CAMPAIGN_CONCURRENCY })
-      return {
+      const count = (rows: number) => Ref.update(progress, (p) => ({ ...p, done: p.done + 1, rows: p.rows + rows }))
+      yield* stageReport(client, table, account, plan, "campaigns", undefined, terms).pipe(Effect.flatMap(count))
+      yield* Effect.forEach(campaigns, (campaign) =>
+        Effect.forEach(
+          ["adGroups", "keywords", "searchTerms", "ads"] as const,
+          (level) => stageReport(client, table, account, plan, level, campaign.campaignId, terms)
+        ).pipe(Effect.flatMap((rows) => count(rows.reduce((a, b) => a + b, 0)))), { concurrency: CAMPAIGN_CONCURRENCY, discard: true })
+      return (yield* Ref.get(progress)).rows
+    })
+
+  /** Ad groups, keywords (one paged campaign-wide find per campaign), negatives and ads of every campaign. */
+  const readEntities = (client: UpstreamClient, accountId: string, campaigns: ReadonlyArray<UpstreamCampaign>) =>
+    Effect.forEach(campaigns, (campaign) =>
+      Effect.gen(function*() {
+        const { adGroups, keywords, negatives } = yield* Effect.all({
+          adGroups: client.adGroups(accountId, campaign.campaignId),
+          keywords: client.campaignKeywords(accountId, campaign.campaignId),
+          negatives: client.negativeKeywords(accountId, campaign.campaignId)
+        }, { concurrency: "unbounded" })
+        const ads = yield* Effect.forEach(adGroups, (adGroup) => client.ads(accountId, campaign.campaignId, adGroup.adGroupId), {
+          concurrency: AD_GROUP_CONCURRENCY
+        })
+        return { adGroups, keywords, negatives, ads: ads.flat() }
+      }), { concurrency: CAMPAIGN_CONCURRENCY }).pipe(Effect.map((perCampaign) => ({
         campaigns,
         adGroups: perCampaign.flatMap((c) => c.adGroups),
         negatives: perCampaign.flatMap((c) => c.negatives),
         keywords: perCampaign.flatMap((c) => c.keywords),
         ads: perCampaign.flatMap((c) => c.ads)
-      }
-    })
+      })))
 
   type Entities = Effect.Effect.Success<ReturnType<typeof readEntities>> & { readonly readOnly: boolean }
 
@@ -234,8 +284,9 @@ export const makeSync = Effect.gen(function*() {
   /**
    * Each entity's spend suffix array from its spending days alone: the running total at each spending day,
    * repeated until the next one, written out as one array literal. No per-day expansion of every entity.
+   * Read from the sync's table: it holds the new copy. One statement per level keeps each sort in memory.
    */
-  const rebuildSuffixes = (projectId: string, through: string) =>
+  const rebuildSuffixes = (table: string, projectId: string, through: string) =>
     Effect.forEach(["campaigns", "adGroups", "keywords", "searchTerms", "ads"] as const, (level) =>
       sql`
         INSERT INTO spend_suffixes (project_id, level, entity_key, campaign_id, ad_group_id, through_day, spend)
@@ -243,9 +294,8 @@ export const makeSync = Effect.gen(function*() {
           SELECT entity_key, age, sum(spend) OVER w AS total, lead(age, 1, ${MAX_DAYS + 1}::int) OVER w AS next_age
           FROM (
             SELECT entity_key, (${through}::date - day) + 1 AS age, spend_micros AS spend
-            FROM daily_metrics
-            WHERE project_id = ${projectId} AND level = ${level} AND spend_micros > 0
-              AND day > ${through}::date - ${MAX_DAYS}::int AND day <= ${through}::date
+            FROM ${sql(table)}
+            WHERE level = ${level} AND spend_micros > 0 AND day > ${through}::date - ${MAX_DAYS}::int AND day <= ${through}::date
           ) days
           WINDOW w AS (PARTITION BY entity_key ORDER BY age)
         ),
@@ -257,48 +307,90 @@ export const makeSync = Effect.gen(function*() {
         SELECT ${projectId}, ${level}, s.entity_key, o.campaign_id, o.ad_group_id, ${through}::date, s.spend
         FROM suffixes s JOIN (${owners(level, projectId)}) o ON o.entity_key = s.entity_key`, { discard: true })
 
-  /** Runs one step of the swap, logging how long it took (debug): where a slow sync spends its time. */
+  /** Runs one step of the sync, logging how long it took (debug): where a slow sync spends its time. */
   const timed = <A, E, R>(step: string, effect: Effect.Effect<A, E, R>) =>
     Effect.timed(effect).pipe(
       Effect.tap(([duration]) => Effect.logDebug("sync step").pipe(Effect.annotateLogs({ step, ms: Math.round(Duration.toMillis(duration)) }))),
       Effect.map(([, a]) => a)
     )
 
-  /** The one transaction that makes the new copy visible. */
-  const swap = (syncId: string, account: AccountRecord, plan: SyncPlan, entities: Entities) =>
+  /**
+   * Drops the metrics tables that syncs no longer running left behind (their instance died before cleaning
+   * up). Attached partitions and the tables of running syncs are not touched.
+   */
+  const dropAbandonedTables = sql<{ relname: string }>`
+    SELECT c.relname FROM pg_class c
+    WHERE c.relkind = 'r' AND NOT c.relispartition AND c.relname LIKE ${METRICS_TABLE_PATTERN}
+      AND c.relnamespace = current_schema()::regnamespace
+      AND NOT EXISTS (SELECT 1 FROM syncs s WHERE s.status = 'running' AND ${metricsTable("")} || s.sync_id = c.relname)`.pipe(
+    Effect.flatMap((tables) =>
+      Effect.forEach(tables, ({ relname }) => sql`DROP TABLE IF EXISTS ${sql(relname)}`.pipe(Effect.ignore), { discard: true })
+    ),
+    Effect.ignore
+  )
+
+  /** A failed sync's table goes; once the swap has made it the account's partition it stays. */
+  const discardTable = (table: string) =>
+    sql`SELECT 1 FROM metric_generations WHERE table_name = ${table}`.pipe(
+      Effect.flatMap((current) => current.length > 0 ? Effect.void : sql`DROP TABLE IF EXISTS ${sql(table)}`),
+      Effect.ignore
+    )
+
+  /**
+   * The retained days outside the window come over from the current copy (one sync per account runs, so
+   * nothing else changes it meanwhile), and the table gets statistics.
+   */
+  const retain = (table: string, projectId: string, plan: SyncPlan) =>
+    Effect.gen(function*() {
+      yield* timed("retained days", sql`
+        INSERT INTO ${sql(table)} SELECT * FROM daily_metrics WHERE project_id = ${projectId}
+          AND (day < ${plan.windowStart}::date OR day > ${plan.windowEnd}::date) AND day > ${plan.windowEnd}::date - ${RETAINED_DAYS}::int`)
+      yield* timed("analyze", sql`ANALYZE ${sql(table)}`)
+    }).pipe(Effect.orDie)
+
+  /** The index in one sorted pass after the rows, far faster than maintained row by row. */
+  const buildIndex = (table: string) =>
+    sql.withTransaction(Effect.gen(function*() {
+      yield* sql`SET LOCAL maintenance_work_mem = '256MB'`
+      yield* timed("index", sql`CREATE UNIQUE INDEX ${sql(`${table}_key`)} ON ${sql(table)} (level, entity_key, day)`)
+    })).pipe(Effect.orDie)
+
+  /**
+   * The one transaction that makes the new copy visible. The partition exchange comes last: dropping the old
+   * partition locks `daily_metrics` against every reader until the commit, a moment later.
+   */
+  const swap = (
+    syncId: string,
+    table: string,
+    account: AccountRecord,
+    plan: SyncPlan,
+    entities: Entities,
+    terms: ReadonlyMap<string, SearchTermOwner>,
+    metricRows: number,
+    indexed: Effect.Effect<void>
+  ) =>
     sql.withTransaction(Effect.gen(function*() {
       const projectId = account.projectId
-      // Room to aggregate and sort a large window in memory, for this transaction only.
+      const partitionValue = yield* projectLiteral(projectId)
+      // Room to aggregate and sort a large window in memory, for this transaction only; its statements run
+      // once each, so compiling them (JIT) costs more than it saves.
       yield* sql`SET LOCAL work_mem = '256MB'`
+      yield* sql`SET LOCAL jit = off`
       yield* sql`SELECT 1 FROM accounts WHERE project_id = ${projectId} FOR UPDATE`
       yield* timed("entities", replaceEntities(projectId, entities))
-      yield* timed(
-        "delete window",
-        sql`DELETE FROM daily_metrics WHERE project_id = ${projectId}
-            AND (day BETWEEN ${plan.windowStart} AND ${plan.windowEnd} OR day <= ${plan.windowEnd}::date - ${RETAINED_DAYS}::int)`
-      )
-      // Fresh statistics on the staged rows, or the planner guesses from an empty table.
-      yield* timed("analyze", sql`ANALYZE staged_metrics`)
-      const written = yield* timed("insert days", sql<{ n: number }>`
-        WITH moved AS (
-          INSERT INTO daily_metrics (project_id, level, entity_key, day, impressions, taps, installs, spend_micros)
-          SELECT ${projectId}, level, entity_key, day, sum(impressions), sum(taps), sum(installs), sum(spend_micros)
-          FROM staged_metrics WHERE sync_id = ${syncId}
-          GROUP BY level, entity_key, day
-          -- In primary-key order: the index takes sorted keys far faster than random ones.
-          ORDER BY level, entity_key, day
-          RETURNING 1
-        ) SELECT count(*)::int AS n FROM moved`)
+      const owned = [...terms]
       yield* timed("search terms", sql`
         INSERT INTO search_terms (project_id, entity_key, campaign_id, ad_group_id, keyword_id, text)
-        SELECT DISTINCT ON (entity_key) ${projectId}, entity_key, campaign_id, ad_group_id, keyword_id, search_term
-        FROM staged_metrics WHERE sync_id = ${syncId} AND level = 'searchTerms'
+        SELECT ${projectId}, * FROM unnest(${owned.map(([key]) => key)}::text[], ${owned.map(([, t]) => t.campaignId)}::text[],
+          ${owned.map(([, t]) => t.adGroupId)}::text[], ${owned.map(([, t]) => t.keywordId)}::text[], ${owned.map(([, t]) => t.text)}::text[])
+        -- In key order: the primary key takes sorted keys far faster than random ones.
+        ORDER BY 2
         ON CONFLICT (project_id, entity_key) DO NOTHING`)
       yield* timed("retire search terms", sql`
-        DELETE FROM search_terms t WHERE t.project_id = ${projectId} AND t.entity_key NOT IN (
-          SELECT DISTINCT entity_key FROM daily_metrics WHERE project_id = ${projectId} AND level = 'searchTerms')`)
+        DELETE FROM search_terms t WHERE t.project_id = ${projectId} AND NOT EXISTS (
+          SELECT 1 FROM ${sql(table)} m WHERE m.level = 'searchTerms' AND m.entity_key = t.entity_key)`)
       yield* timed("suffixes", sql`DELETE FROM spend_suffixes WHERE project_id = ${projectId}`.pipe(
-        Effect.zipRight(rebuildSuffixes(projectId, plan.windowEnd))
+        Effect.zipRight(rebuildSuffixes(table, projectId, plan.windowEnd))
       ))
       yield* sql`
         UPDATE accounts SET
@@ -310,12 +402,23 @@ export const makeSync = Effect.gen(function*() {
           status = ${entities.campaigns.some((c) => c.status === "ENABLED") ? "active" : "paused"},
           read_only = ${entities.readOnly}
         WHERE project_id = ${projectId}`
-      const rowsWritten = (written[0]?.n ?? 0) + entities.campaigns.length + entities.adGroups.length +
+      const rowsWritten = metricRows + entities.campaigns.length + entities.adGroups.length +
         entities.keywords.length + entities.negatives.length + entities.ads.length
-      yield* sql`
+      const finished = yield* sql`
         UPDATE syncs SET status = 'succeeded', finished_at = clock_timestamp(), heartbeat_at = now(), rows_written = ${rowsWritten},
           progress = ${JSON.stringify({ step: "done" })}::jsonb
-        WHERE sync_id = ${syncId}`
+        WHERE sync_id = ${syncId} AND status = 'running' RETURNING 1`
+      // Marked abandoned meanwhile (it stopped beating for minutes): another sync may own the account now.
+      if (finished.length === 0) return yield* Effect.dieMessage("the sync was marked abandoned before its swap")
+      yield* timed("index wait", indexed)
+      yield* timed("partition", Effect.gen(function*() {
+        const previous = yield* sql<{ tableName: string }>`SELECT table_name FROM metric_generations WHERE project_id = ${projectId}`
+        for (const { tableName } of previous) yield* sql`DROP TABLE ${sql(tableName)}`
+        yield* sql`ALTER TABLE daily_metrics ATTACH PARTITION ${sql(table)} FOR VALUES IN (${sql.literal(partitionValue)})`
+        yield* sql`
+          INSERT INTO metric_generations (project_id, table_name, sync_id) VALUES (${projectId}, ${table}, ${syncId})
+          ON CONFLICT (project_id) DO UPDATE SET table_name = excluded.table_name, sync_id = excluded.sync_id`
+      }))
       return rowsWritten
     })).pipe(Effect.orDie)
 
@@ -328,13 +431,9 @@ export const makeSync = Effect.gen(function*() {
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const plan = planWindow(account, now, initialDays)
+      const table = metricsTable(sync.syncId)
       yield* runs.setWindow(sync.syncId, plan.windowStart, plan.windowEnd)
-      const progress = yield* Ref.make<{ step: string; done: number; total: number; rows: number }>({
-        step: "entities",
-        done: 0,
-        total: 0,
-        rows: 0
-      })
+      const progress = yield* Ref.make<Progress>({ step: "entities", done: 0, total: 0, rows: 0 })
       const heartbeat = yield* Ref.get(progress).pipe(
         Effect.flatMap((p) => runs.beat(sync.syncId, { step: p.step, done: p.done, total: p.total }, p.rows)),
         Effect.repeat(Schedule.spaced(Duration.seconds(5))),
@@ -346,22 +445,28 @@ export const makeSync = Effect.gen(function*() {
         yield* sql`UPDATE accounts SET status = 'disconnected' WHERE project_id = ${account.projectId}`.pipe(Effect.orDie)
         return yield* new AccountNotFound({ message: `upstream account ${account.upstreamAccountId} is no longer reachable` })
       }
-      const entities = { ...yield* readEntities(client, account.upstreamAccountId), readOnly: upstreamAccount.readOnly }
-      yield* Ref.update(progress, (p) => ({ ...p, step: "metrics", total: entities.campaigns.length + 1 }))
-      const campaignRows = yield* stageReport(client, sync.syncId, account, plan, "campaigns", undefined)
-      yield* Ref.update(progress, (p) => ({ ...p, done: 1, rows: p.rows + campaignRows }))
-      yield* Effect.forEach(entities.campaigns, (campaign) =>
-        Effect.gen(function*() {
-          let rows = 0
-          for (const level of ["adGroups", "keywords", "searchTerms", "ads"] as const) {
-            rows += yield* stageReport(client, sync.syncId, account, plan, level, campaign.campaignId)
-          }
-          yield* Ref.update(progress, (p) => ({ ...p, done: p.done + 1, rows: p.rows + rows }))
-        }), { concurrency: CAMPAIGN_CONCURRENCY, discard: true })
+      yield* dropAbandonedTables
+      const partitionValue = yield* projectLiteral(account.projectId)
+      // The partition's bound as a constraint from the start, so attaching the table needs no scan to check it.
+      yield* sql`CREATE TABLE ${sql(table)} (LIKE daily_metrics INCLUDING CONSTRAINTS, CHECK (project_id = ${sql.literal(partitionValue)}))`
+        .pipe(Effect.orDie)
+      const campaigns = yield* client.campaigns(account.upstreamAccountId)
+      yield* Ref.update(progress, (p) => ({ ...p, step: "metrics", total: campaigns.length + 1 }))
+      // Entities and reports are read side by side: both mostly wait on the platform.
+      const terms = new Map<string, SearchTermOwner>()
+      const [children, metricRows] = yield* Effect.all([
+        readEntities(client, account.upstreamAccountId, campaigns),
+        stageMetrics(client, table, account, plan, campaigns, terms, progress)
+      ], { concurrency: 2 })
+      yield* retain(table, account.projectId, plan)
+      // The index is built beside the swap's first steps, which do not need it, on another connection (and
+      // core); the swap waits for it before the table becomes the account's partition.
+      const indexing = yield* Effect.fork(buildIndex(table))
       // The heartbeat goes on through the swap (a long one must not look abandoned); beats only touch a
       // running sync, so none can overwrite the outcome the swap writes.
       yield* Ref.update(progress, (p) => ({ ...p, step: "swap" }))
-      const written = yield* swap(sync.syncId, account, plan, entities)
+      const entities = { ...children, readOnly: upstreamAccount.readOnly }
+      const written = yield* swap(sync.syncId, table, account, plan, entities, terms, metricRows, Fiber.join(indexing))
       yield* Fiber.interrupt(heartbeat)
       yield* Effect.logInfo("sync succeeded").pipe(Effect.annotateLogs({ syncId: sync.syncId, rowsWritten: written }))
       return written
@@ -369,7 +474,7 @@ export const makeSync = Effect.gen(function*() {
       Effect.onExit((exit) =>
         Effect.all([
           exit._tag === "Failure" ? runs.fail(sync.syncId, describeFailure(exit.cause)) : Effect.void,
-          sql`DELETE FROM staged_metrics WHERE sync_id = ${sync.syncId}`.pipe(Effect.ignore)
+          discardTable(metricsTable(sync.syncId))
         ], { discard: true })
       ),
       Effect.annotateLogs({ projectId: account.projectId, syncId: sync.syncId }),
@@ -378,6 +483,13 @@ export const makeSync = Effect.gen(function*() {
 
   return { run } as const
 })
+
+interface Progress {
+  readonly step: string
+  readonly done: number
+  readonly total: number
+  readonly rows: number
+}
 
 const describeFailure = (cause: Cause.Cause<unknown>): string => {
   if (Cause.isInterruptedOnly(cause)) return "interrupted: the instance stopped during the sync"
