@@ -10,6 +10,7 @@
  */
 import { Api } from "@acs/domain/Api"
 import { type Operation, type OperationName, Operations, type Scope } from "@acs/domain/Operations"
+import { type ProposalKindName, proposalKinds, type ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { Effect } from "effect"
 import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -298,6 +299,52 @@ const emptyCollection = (path: string, name: string): Sample => ({
   }
 })
 
+/**
+ * A well-formed body per proposal kind. The world's accounts were never synced, so every kind that names an
+ * existing entity answers 404 `not_found` once access is granted; create_campaign names none and is recorded.
+ */
+const proposalBodies: Readonly<Record<ProposalKindName, Record<string, unknown>>> = {
+  budget_change: { campaignId: "1", newDailyBudgetMicros: 1_000_000 },
+  campaign_status: { campaignId: "1", status: "PAUSED" },
+  bid_strategy_change: { campaignId: "1", bidStrategy: "MANUAL_CPT" },
+  target_cpa_change: { campaignId: "1", newTargetCpaMicros: 1_000_000 },
+  create_campaign: {
+    name: "matrix campaign",
+    adamId: "1",
+    countriesOrRegions: ["US"],
+    dailyBudgetMicros: 10_000_000,
+    bidStrategy: "MANUAL_CPT",
+    adGroups: [{ name: "matrix ad group", defaultBidMicros: 1_000_000, searchMatch: false, keywords: [], negativeKeywords: [] }]
+  },
+  clone_campaign: { sourceCampaignId: "1", name: "matrix clone" },
+  rename: { entity: "campaign", id: "1", name: "matrix renamed" },
+  ad_group_status: { adGroupId: "1", status: "PAUSED" },
+  cpa_goal_change: { adGroupId: "1", newCpaGoalMicros: 1_000_000 },
+  default_bid_change: { adGroupId: "1", newDefaultBidMicros: 1_000_000 },
+  search_match_change: { adGroupId: "1", enabled: true },
+  create_ad_group: { campaignId: "1", name: "matrix ad group", defaultBidMicros: 1_000_000, searchMatch: false, keywords: [], negativeKeywords: [] },
+  clone_ad_group: { sourceAdGroupId: "1", name: "matrix clone" },
+  add_keywords: { adGroupId: "1", keywords: [{ text: "matrix", matchType: "EXACT", bidMicros: 1_000_000 }] },
+  keyword_bid_change: { keywordIds: ["1"], newBidMicros: 1_000_000 },
+  keyword_status: { keywordIds: ["1"], status: "PAUSED" },
+  change_match_type: { keywordId: "1", matchType: "BROAD" },
+  remove_keywords: { keywordIds: ["1"] },
+  add_negative_keywords: { campaignId: "1", keywords: [{ text: "matrix", matchType: "EXACT" }] },
+  remove_negative_keywords: { negativeKeywordIds: ["1"] },
+  ad_status: { adId: "1", status: "PAUSED" }
+}
+
+const proposalSamples = () =>
+  Object.fromEntries(proposalKinds.map((kind): [ProposalOperationName, Sample] => [kind.operation, {
+    method: "POST",
+    path: `/accounts/:projectId/actions/${kind.path}`,
+    prepare: () => ({ body: { ...proposalBodies[kind.kind], reason: "access matrix" } }),
+    granted: () => kind.kind === "create_campaign" ? { status: 201 } : { status: 404, code: "not_found" },
+    verify: (answer: Answer) => {
+      if (answer.status === 201) expect(record(answer.body)).toMatchObject({ kind: kind.kind, mode: "queued", riskTier: "high" })
+    }
+  }])) as Record<ProposalOperationName, Sample>
+
 const samples: Record<OperationName, Sample> = {
   getMe: {
     method: "GET",
@@ -460,7 +507,63 @@ const samples: Record<OperationName, Sample> = {
   listKeywords: emptyCollection("/accounts/:projectId/keywords", "keywords"),
   listSearchTerms: emptyCollection("/accounts/:projectId/search-terms", "searchTerms"),
   listAds: emptyCollection("/accounts/:projectId/ads", "ads"),
-  listNegativeKeywords: emptyCollection("/accounts/:projectId/negative-keywords", "negativeKeywords")
+  listNegativeKeywords: emptyCollection("/accounts/:projectId/negative-keywords", "negativeKeywords"),
+  ...proposalSamples(),
+  listActions: {
+    method: "GET",
+    path: "/accounts/:projectId/actions",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toHaveProperty("actions")
+  },
+  getAction: {
+    method: "GET",
+    path: "/accounts/:projectId/actions/:actionId",
+    prepare: () => ({ params: { actionId: "act_unknown" } }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
+  listApprovals: {
+    method: "GET",
+    path: "/accounts/:projectId/approvals",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toHaveProperty("approvals")
+  },
+  approveAction: {
+    method: "POST",
+    path: "/accounts/:projectId/approvals/:actionId/approve",
+    prepare: () => ({ params: { actionId: "act_unknown" } }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
+  rejectAction: {
+    method: "POST",
+    path: "/accounts/:projectId/approvals/:actionId/reject",
+    prepare: () => ({ params: { actionId: "act_unknown" }, body: {} }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
+  revertAction: {
+    method: "POST",
+    path: "/accounts/:projectId/actions/:actionId/revert",
+    prepare: () => ({ params: { actionId: "act_unknown" } }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
+  getPolicy: {
+    method: "GET",
+    path: "/accounts/:projectId/policy",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toMatchObject({ killSwitch: { setting: "platformAutoApply" }, keyProposals: "always_review" })
+  },
+  getTargets: {
+    method: "GET",
+    path: "/accounts/:projectId/targets",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toHaveProperty("campaigns")
+  },
+  updateTargets: {
+    method: "PUT",
+    path: "/accounts/:projectId/targets",
+    prepare: () => ({ body: { cpaBand: { minMicros: 1_000_000, maxMicros: 5_000_000 }, campaigns: {} } }),
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toMatchObject({ cpaBand: { minMicros: 1_000_000, maxMicros: 5_000_000 } })
+  }
 }
 
 const OPERATION_NAMES = Object.keys(Operations) as ReadonlyArray<OperationName>

@@ -57,6 +57,11 @@ export interface StepContext {
   readonly accountId: string
   /** Ids produced by the steps before this one. */
   readonly ids: Ids
+  /**
+   * A person approved the action after it was held for drift: a one-entity change then writes over the
+   * outside change (with a warning saying what it overwrote) instead of demoting again.
+   */
+  readonly acceptDrift: boolean
 }
 
 /**

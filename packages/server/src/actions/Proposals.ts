@@ -17,7 +17,9 @@ import { Jobs } from "../worker/Jobs.ts"
 import { WorkerSignal } from "../worker/WorkerSignal.ts"
 import { Idempotency, type StoredAnswer } from "./Idempotency.ts"
 import type { Kind, Rejection } from "./Kind.ts"
+import { requireNone } from "./kinds/KindSupport.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
+import { minorUnitReasons } from "./MinorUnits.ts"
 import { policyFacts, warehouseView } from "./WarehouseView.ts"
 
 export interface ProposalRequest {
@@ -72,8 +74,10 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           })
         }
         const view = yield* warehouseView(account)
+        const amounts = minorUnitReasons(request.body, account.currency)
         const prepared = yield* kind.use((definition) =>
-          definition.prepare(request.body, view).pipe(
+          requireNone(amounts).pipe(
+            Effect.zipRight(definition.prepare(request.body, view)),
             Effect.map(({ payload, summary }) => ({
               payload,
               summary,

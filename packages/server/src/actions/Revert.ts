@@ -53,8 +53,12 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
           definition.drift(Schema.decodeUnknownSync(definition.payload)(inverse.payload), {
             client,
             accountId: account.upstreamAccountId,
-            ids: {}
+            ids: {},
+            acceptDrift: false
           })
+        ).pipe(
+          // An entity gone upstream is the strongest drift: the revert waits for a person.
+          Effect.catchTag("NotFound", (error) => Effect.succeed(`the entity is gone upstream (${error.message})`))
         )
         const response = yield* sql.withTransaction(
           Effect.gen(function*() {

@@ -6,7 +6,7 @@
  */
 import type { ActionRecord, Failure } from "@acs/domain/Actions"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/Catalog.ts"
@@ -124,10 +124,19 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         return touched
       })
 
-    const runSteps = <P>(definition: KindDefinition<P>, action: ActionRecord, run: number, payload: P, client: StepContext["client"], account: AccountRecord) =>
+    const runSteps = <P>(
+      definition: KindDefinition<P>,
+      action: ActionRecord,
+      run: number,
+      payload: P,
+      client: StepContext["client"],
+      account: AccountRecord,
+      before: ReadonlyArray<RecordedStep>
+    ) =>
       Effect.gen(function*() {
         const steps = definition.steps(payload)
-        const before = yield* recorded(action, run, "apply")
+        // Approved by a person after a drift hold: they chose to write over the outside change.
+        const acceptDrift = action.decidedBy !== null && action.policyReasons.some((reason) => reason.startsWith("drift:"))
         let ids: Ids = {}
         const touched: Array<Touched> = []
         const warnings: Array<string> = []
@@ -139,7 +148,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             warnings.push(...prior.output.warnings)
             continue
           }
-          const context: StepContext = { client, accountId: account.upstreamAccountId, ids }
+          const context: StepContext = { client, accountId: account.upstreamAccountId, ids, acceptDrift }
           yield* recordStart(action, run, "apply", index, step)
           const outcome = yield* step.apply(context).pipe(Effect.either)
           if (outcome._tag === "Left") {
@@ -173,8 +182,13 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
     const runAction = <P>(definition: KindDefinition<P>, action: ActionRecord, run: number, account: AccountRecord) =>
       Effect.gen(function*() {
         const payload = yield* Schema.decodeUnknown(definition.payload)(action.payload).pipe(Effect.orDie)
+        const before = yield* recorded(action, run, "apply")
+        // Checks run before the first upstream call of a run; a run already under way (a retry after
+        // upstream_unavailable, or a crash) is only reconciled, since its writes may have landed and a sync
+        // may already show them.
+        const begun = before.length > 0
         const autoApplied = action.mode === "auto_applied" && action.decidedBy === null && action.revertOf === null
-        if (autoApplied) {
+        if (autoApplied && !begun) {
           const [switchState, facts] = yield* Effect.all([settings.read(account.orgId), policyFacts(account)])
           const demotions = stillClears({
             killSwitchOn: switchState.platformAutoApply,
@@ -184,7 +198,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           })
           if (demotions.length > 0) return yield* demote(action, demotions)
         }
-        if (account.readOnly) {
+        if (account.readOnly && !begun) {
           return yield* fail(action, {
             step: null,
             stepName: null,
@@ -193,13 +207,13 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           })
         }
         const view = yield* warehouseView(account)
-        const recheck = yield* definition.recheck(payload, view).pipe(Effect.either)
+        const recheck = begun ? Either.right(undefined) : yield* definition.recheck(payload, view).pipe(Effect.either)
         if (recheck._tag === "Left") {
           const error = recheck.left
           const message = error._tag === "ValidationFailed" ? error.validation_errors.join("; ") : error.message
           return yield* fail(action, { step: null, stepName: null, message: `local validation at apply: ${message}`, upstreamRequestId: null })
         }
-        const budget = definition.budgetChange?.(payload)
+        const budget = begun ? undefined : definition.budgetChange?.(payload)
         if (budget !== undefined) {
           const campaign = yield* view.campaign(budget.campaignId)
           const warehouseBudget = campaign?.dailyBudgetMicros ?? null
@@ -215,7 +229,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         }
         yield* setStatus(action, { status: "applying" })
         const client = yield* connections.clientFor(account.orgId)
-        const outcome = yield* runSteps(definition, action, run, payload, client, account)
+        const outcome = yield* runSteps(definition, action, run, payload, client, account, before)
         switch (outcome._tag) {
           case "Unavailable":
             return yield* outcome.error

@@ -1,9 +1,9 @@
 /** What the kind modules share: body decoding, lookups that fail with SPEC codes, and the one-entity step. */
 import { InvalidRequest, NoOp, NotFound, ValidationFailed } from "@acs/domain/Errors"
 import { decimalFromMicros } from "@acs/upstream/Money"
-import type { UpstreamFailure } from "@acs/upstream/Upstream"
+import type { BulkResult, UpstreamFailure } from "@acs/upstream/Upstream"
 import { Effect, ParseResult, Schema } from "effect"
-import { Drift, type Step, type StepContext, type Touched, type Verdict } from "../Kind.ts"
+import { Drift, type Step, type StepContext, StepRefused, type Touched, type Verdict } from "../Kind.ts"
 
 /** Decodes a request body of the kind (already decoded by the surface; decoded again here, so no cast). */
 export const decodeBody = <A, I>(schema: Schema.Schema<A, I>) => {
@@ -73,11 +73,43 @@ export const fieldStep = <E, F>(change: FieldChange<E, F>): Step => ({
       const entity = yield* change.read(context)
       const current = change.fields(entity)
       if (same(current, change.target)) return { ids: {}, touched: change.touched(entity), warnings: [] }
-      if (!same(current, change.prior)) {
+      const drifted = !same(current, change.prior)
+      if (drifted && !context.acceptDrift) {
         const reason = yield* fieldDrift(change)(context)
         return yield* new Drift({ reason: reason ?? `${change.label} changed outside acs` })
       }
       const written = yield* change.write(context)
-      return { ids: {}, touched: change.touched(written), warnings: [] }
+      const warnings = drifted ? [`overwrote a change made outside acs: ${change.label} was ${JSON.stringify(current)}`] : []
+      return { ids: {}, touched: change.touched(written), warnings }
     })
 })
+
+/** SPEC 3.1 "at most N%" in integer arithmetic, inclusive: |next − prior| × 100 ≤ N × prior. */
+export const withinPercent = (prior: number, next: number, bound: number): boolean =>
+  Math.abs(next - prior) * 100 <= bound * prior
+
+/** The target CPA a bid strategy takes: MAX_CONVERSIONS needs one (400 naming the field), MANUAL_CPT takes none. */
+export const targetCpaFor = (
+  bidStrategy: "MANUAL_CPT" | "MAX_CONVERSIONS",
+  targetCpaMicros: number | undefined
+): Effect.Effect<number | null, InvalidRequest> => {
+  if (bidStrategy === "MAX_CONVERSIONS") {
+    return targetCpaMicros === undefined
+      ? Effect.fail(new InvalidRequest({ message: "targetCpaMicros is required when bidStrategy is MAX_CONVERSIONS" }))
+      : Effect.succeed(targetCpaMicros)
+  }
+  return targetCpaMicros === undefined
+    ? Effect.succeed(null)
+    : Effect.fail(new InvalidRequest({ message: "targetCpaMicros applies only to MAX_CONVERSIONS; leave it out for MANUAL_CPT" }))
+}
+
+/** One warning per failed row of a bulk call (a row may carry several errors), naming the row and why. */
+export const rowWarnings = <A>(result: BulkResult<A>, describe: (index: number) => string): Array<string> => {
+  const byRow = new Map<number, Array<string>>()
+  for (const row of result.failed) byRow.set(row.index, [...(byRow.get(row.index) ?? []), row.message])
+  return [...byRow].map(([index, messages]) => `${describe(index)}: ${messages.join("; ")}`)
+}
+
+/** A bulk step applied nothing when no row worked (SPEC 3: `applied` needs one row), so it fails. */
+export const someRowWorked = (worked: number, warnings: ReadonlyArray<string>): Effect.Effect<void, StepRefused> =>
+  worked > 0 ? Effect.void : Effect.fail(new StepRefused({ message: `every row failed: ${warnings.join("; ")}` }))

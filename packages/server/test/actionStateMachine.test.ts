@@ -1,0 +1,139 @@
+/**
+ * A model-based test (fast-check commands) of the action state machine against the running API: random
+ * sequences of proposals (by a person, which may auto-apply, and by a key, which always queues), approvals,
+ * rejections, reverts and kill-switch flips. A small model predicts every answer and every resulting status;
+ * the API must agree after each command. Each action pauses its own keyword, so actions never drift into
+ * each other.
+ */
+import fc from "fast-check"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { errorCode } from "./support/server.ts"
+
+interface ModelAction {
+  readonly id: string
+  status: "proposed" | "applied" | "rejected" | "reverted"
+  readonly compensation: boolean
+  reverted: boolean
+}
+
+interface Model {
+  readonly actions: Array<ModelAction>
+  autoApplies: number
+  killSwitchOn: boolean
+}
+
+interface Real {
+  readonly p: Pipeline
+}
+
+let p: Pipeline
+let keywords: Array<string> = []
+
+const nextKeyword = (): string => {
+  const keyword = keywords.shift()
+  if (keyword === undefined) throw new Error("out of keywords")
+  return keyword
+}
+
+const settled = (actionId: string) => p.settle(actionId, ["proposed", "applied", "failed", "rejected", "reverted"])
+
+class Propose implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly caller: "person" | "key") {}
+  check = () => true
+  async run(model: Model) {
+    const answer = await p.propose("keyword-status", { keywordIds: [nextKeyword()], status: "PAUSED", reason: "model" }, { as: this.caller })
+    expect(answer.status, answer.text).toBe(201)
+    const body = answer.body as { actionId: string; mode: string }
+    const auto = this.caller === "person" && model.killSwitchOn && model.autoApplies < 20
+    expect(body.mode).toBe(auto ? "auto_applied" : "queued")
+    if (auto) model.autoApplies++
+    const expected = auto ? "applied" : "proposed"
+    expect((await settled(body.actionId)).status).toBe(expected)
+    model.actions.push({ id: body.actionId, status: expected, compensation: false, reverted: false })
+  }
+  toString = () => `propose(${this.caller})`
+}
+
+class Decide implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly decision: "approve" | "reject", readonly pick: number) {}
+  check = (model: Readonly<Model>) => model.actions.length > 0
+  async run(model: Model) {
+    const action = model.actions[this.pick % model.actions.length]!
+    const answer = await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${action.id}/${this.decision}`, this.decision === "reject" ? {} : undefined)
+    if (action.status !== "proposed") {
+      expect([answer.status, errorCode(answer)]).toEqual([409, "conflict"])
+      return
+    }
+    expect(answer.status, answer.text).toBe(200)
+    action.status = this.decision === "approve" ? "applied" : "rejected"
+    expect((await settled(action.id)).status).toBe(action.status)
+  }
+  toString = () => `${this.decision}(#${this.pick})`
+}
+
+class RevertAction implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = (model: Readonly<Model>) => model.actions.length > 0
+  async run(model: Model) {
+    const action = model.actions[this.pick % model.actions.length]!
+    const answer = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${action.id}/revert`)
+    if (action.status !== "applied" || action.compensation || action.reverted) {
+      expect([answer.status, errorCode(answer)]).toEqual([422, "not_revertible"])
+      return
+    }
+    expect(answer.status, answer.text).toBe(201)
+    const body = answer.body as { actionId: string; mode: string }
+    // Undo applies at once whatever the kill switch says, and does not count toward the cap.
+    expect(body.mode).toBe("auto_applied")
+    action.reverted = true
+    action.status = "reverted"
+    expect((await settled(body.actionId)).status).toBe("applied")
+    expect((await p.action(action.id)).status).toBe("reverted")
+    model.actions.push({ id: body.actionId, status: "applied", compensation: true, reverted: false })
+  }
+  toString = () => `revert(#${this.pick})`
+}
+
+class FlipKillSwitch implements fc.AsyncCommand<Model, Real> {
+  check = () => true
+  async run(model: Model) {
+    model.killSwitchOn = !model.killSwitchOn
+    const answer = await p.as("key", "PUT", "/settings", { platformAutoApply: model.killSwitchOn })
+    expect(answer.status).toBe(200)
+  }
+  toString = () => "flipKillSwitch"
+}
+
+beforeAll(async () => {
+  p = await startPipeline({ seed: 55 })
+  keywords = (await p.sql<{ keyword_id: string }>(
+    "SELECT keyword_id FROM keywords WHERE project_id = $1 AND status = 'ACTIVE' ORDER BY keyword_id",
+    [p.account.projectId]
+  )).map((row) => row.keyword_id)
+})
+
+afterAll(async () => {
+  await p?.close()
+})
+
+describe("the action state machine", () => {
+  it("agrees with its model over random command sequences", async () => {
+    const commands = [
+      fc.constantFrom("person" as const, "key" as const).map((caller) => new Propose(caller)),
+      fc.tuple(fc.constantFrom("approve" as const, "reject" as const), fc.nat()).map(([d, n]) => new Decide(d, n)),
+      fc.nat().map((n) => new RevertAction(n)),
+      fc.constant(new FlipKillSwitch())
+    ]
+    await fc.assert(
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 14 }), async (sequence) => {
+        // Each run starts with the kill switch on and the account's 24-hour count as the policy reports it.
+        await p.as("key", "PUT", "/settings", { platformAutoApply: true })
+        const policy = await p.as("key", "GET", `/accounts/${p.account.projectId}/policy`)
+        const autoApplies = (policy.body as { autoApplies: { usedLast24h: number } }).autoApplies.usedLast24h
+        await fc.asyncModelRun(() => ({ model: { actions: [], autoApplies, killSwitchOn: true }, real: { p } }), sequence)
+      }),
+      { numRuns: 6, endOnFailure: true }
+    )
+  }, 300_000)
+})

@@ -1,0 +1,208 @@
+/**
+ * The pipeline under concurrency, on a real PostgreSQL with several server processes: the 24-hour auto-apply
+ * cap holds across instances, one Idempotency-Key yields one action, 500 jobs over three instances are each
+ * applied exactly once, and the ledger cursor never skips or repeats a row.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Caller, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Answer, BOOTSTRAP_KEY, call, errorCode, type RunningServer } from "./support/server.ts"
+
+let p: Pipeline
+let twin: RunningServer
+let cookie: string
+
+/** The same call on one of the instances, round robin. */
+const on = (index: number, caller: Caller, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const server = index % 2 === 0 ? p.server : twin
+  return call(`${server.api}${path}`, {
+    method,
+    body,
+    ...(caller === "key" ? { key: BOOTSTRAP_KEY, headers } : { headers: { ...headers, cookie } })
+  })
+}
+
+const chunked = async <A>(count: number, size: number, f: (index: number) => Promise<A>): Promise<Array<A>> => {
+  const out: Array<A> = []
+  for (let start = 0; start < count; start += size) {
+    out.push(...await Promise.all(Array.from({ length: Math.min(size, count - start) }, (_, offset) => f(start + offset))))
+  }
+  return out
+}
+
+let campaignId: string
+let budget: number
+
+beforeAll(async () => {
+  // No worker on either instance until the jobs test: proposals stay as the policy left them.
+  p = await startPipeline({ seed: 44, env: { WORKER_CONCURRENCY: "0" } })
+  twin = await p.startTwin()
+  const login = await call(`${p.server.api}/auth/login`, {
+    method: "POST",
+    body: { email: "admin@pipeline.example", password: "pipeline-password-0123456789" }
+  })
+  cookie = login.headers.getSetCookie().find((line) => line.startsWith("acs_session="))!.split(";")[0]!
+  const campaign = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId))).find((c) => c.dailyBudgetMicros !== null)!
+  campaignId = campaign.campaignId
+  budget = campaign.dailyBudgetMicros!
+})
+
+afterAll(async () => {
+  await twin?.stop()
+  await p?.close()
+})
+
+const cut = (index: number) => ({ campaignId, newDailyBudgetMicros: budget - 1_000 * (index + 1), reason: `cut ${index}` })
+
+describe("the 24-hour auto-apply cap", () => {
+  it("lets exactly 20 of 50 simultaneous auto-eligible person proposals on two instances auto-apply", async () => {
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, index) =>
+      on(index, "person", "POST", `/accounts/${p.account.projectId}/actions/budget-change`, cut(index))
+    ))
+    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201))
+    const modes = answers.map((a) => (a.body as { mode: string }).mode)
+    expect(modes.filter((m) => m === "auto_applied")).toHaveLength(20)
+    const queued = answers.filter((a) => (a.body as { mode: string }).mode === "queued")
+    expect(queued).toHaveLength(30)
+    for (const answer of queued) {
+      expect((answer.body as { policyReasons: Array<string> }).policyReasons[0]).toMatch(/daily cap: .* 20 auto-applies in the last 24 hours/)
+    }
+    const policy = await p.as("key", "GET", `/accounts/${p.account.projectId}/policy`)
+    expect(policy.body).toMatchObject({ autoApplies: { limitPer24h: 20, usedLast24h: 20, remaining: 0 } })
+  })
+})
+
+describe("Idempotency-Key", () => {
+  it("turns 20 simultaneous identical requests on two instances into one action: one 201, nineteen replays", async () => {
+    const body = cut(100)
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, index) =>
+      on(index, "key", "POST", `/accounts/${p.account.projectId}/actions/budget-change`, body, { "idempotency-key": "twenty-at-once" })
+    ))
+    const statuses = answers.map((a) => a.status).sort()
+    expect(statuses).toEqual([...Array(19).fill(200), 201])
+    const ids = new Set(answers.map((a) => (a.body as { actionId: string }).actionId))
+    expect(ids.size).toBe(1)
+    for (const replay of answers.filter((a) => a.status === 200)) {
+      expect(replay.headers.get("idempotency-replay")).toBe("true")
+      expect(replay.body).toMatchObject({ replayed: true })
+    }
+    const rows = await p.sql("SELECT action_id FROM actions WHERE reason = $1", [body.reason])
+    expect(rows).toHaveLength(1)
+  })
+
+  it("answers 409 conflict to the same key with another body, 400 to a malformed key, and forgets keys after 24 hours", async () => {
+    const path = `/accounts/${p.account.projectId}/actions/budget-change`
+    const first = await p.as("key", "POST", path, cut(200), { "idempotency-key": "reused" })
+    expect(first.status).toBe(201)
+    const other = await p.as("key", "POST", path, cut(201), { "idempotency-key": "reused" })
+    expect([other.status, errorCode(other)]).toEqual([409, "conflict"])
+    expect((other.body as { error: { message: string } }).error.message).toMatch(/another request/)
+
+    const tooLong = await p.as("key", "POST", path, cut(202), { "idempotency-key": "k".repeat(256) })
+    expect([tooLong.status, errorCode(tooLong)]).toEqual([400, "invalid_request"])
+
+    await p.sql("UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE idempotency_key = 'reused'")
+    const after = await p.as("key", "POST", path, cut(201), { "idempotency-key": "reused" })
+    expect(after.status).toBe(201)
+    expect((after.body as { actionId: string }).actionId).not.toBe((first.body as { actionId: string }).actionId)
+  })
+
+  it("replays a validation failure with the same failed ledger row", async () => {
+    const path = `/accounts/${p.account.projectId}/actions/budget-change`
+    const body = { campaignId: "404404", newDailyBudgetMicros: 1_000_000, reason: "missing" }
+    const answers: Array<Answer> = []
+    for (let i = 0; i < 2; i++) answers.push(await p.as("key", "POST", path, body, { "idempotency-key": "not-found-twice" }))
+    expect(answers.map((a) => [a.status, errorCode(a)])).toEqual([[404, "not_found"], [404, "not_found"]])
+  })
+})
+
+describe("the ledger cursor", () => {
+  it("pages newest first through rows created in the same milliseconds without skipping or repeating one", async () => {
+    await Promise.all(Array.from({ length: 60 }, (_, index) =>
+      on(index, "key", "POST", `/accounts/${p.account.projectId}/actions/budget-change`, cut(300 + index))
+    ))
+    const all = await p.sql<{ action_id: string }>(
+      "SELECT action_id FROM actions WHERE project_id = $1 ORDER BY created_at DESC",
+      [p.account.projectId]
+    )
+    const seen: Array<string> = []
+    let before: string | null = null
+    for (let page = 0; page < 100; page++) {
+      const query: string = before === null ? "?limit=7" : `?limit=7&before=${encodeURIComponent(before)}`
+      const answer = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions${query}`)
+      const body = answer.body as { actions: Array<{ actionId: string; created_at: string }>; nextBefore: string | null }
+      seen.push(...body.actions.map((a) => a.actionId))
+      for (const action of body.actions) expect(action.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/)
+      before = body.nextBefore
+      if (before === null) break
+    }
+    expect(seen).toEqual(all.map((row) => row.action_id))
+    const sharing = await p.sql<{ n: string }>(
+      `SELECT count(*) AS n FROM (SELECT date_trunc('milliseconds', created_at) FROM actions WHERE project_id = $1
+       GROUP BY 1 HAVING count(*) > 1) shared`,
+      [p.account.projectId]
+    )
+    expect(Number(sharing[0]!.n), "some rows share a millisecond").toBeGreaterThan(0)
+  })
+
+  it("filters by status and kind and refuses a malformed cursor", async () => {
+    const proposed = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?status=proposed&kind=budget_change&limit=500`)
+    const actions = (proposed.body as { actions: Array<{ status: string; kind: string }> }).actions
+    expect(actions.length).toBeGreaterThan(0)
+    expect(new Set(actions.map((a) => `${a.status}/${a.kind}`))).toEqual(new Set(["proposed/budget_change"]))
+    const bad = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?before=yesterday`)
+    expect([bad.status, errorCode(bad)]).toEqual([400, "invalid_request"])
+  })
+})
+
+describe("the apply queue", () => {
+  it("applies 500 jobs over three instances, each exactly once", async () => {
+    const keywords = await p.sql<{ keyword_id: string }>(
+      `SELECT k.keyword_id FROM keywords k JOIN campaigns c USING (project_id, campaign_id)
+       WHERE k.project_id = $1 AND k.status = 'ACTIVE' ORDER BY k.keyword_id LIMIT 500`,
+      [p.account.projectId]
+    )
+    expect(keywords).toHaveLength(500)
+    const path = `/accounts/${p.account.projectId}/actions/keyword-status`
+    const proposed = await chunked(500, 25, (index) =>
+      on(index, "key", "POST", path, { keywordIds: [keywords[index]!.keyword_id], status: "PAUSED", reason: "queue test" })
+    )
+    const actionIds = proposed.map((answer) => {
+      expect(answer.status, answer.text).toBe(201)
+      return (answer.body as { actionId: string }).actionId
+    })
+    await chunked(500, 25, (index) =>
+      on(index, "person", "POST", `/accounts/${p.account.projectId}/approvals/${actionIds[index]}/approve`)
+    )
+    const since = p.simulator.control.listCalls().at(-1)?.seq ?? 0
+    const workers = await Promise.all([0, 1, 2].map(() => p.startTwin({ WORKER_CONCURRENCY: "3" })))
+    try {
+      const until = Date.now() + 240_000
+      let done = 0
+      while (Date.now() < until) {
+        const rows = await p.sql<{ n: string }>(
+          "SELECT count(*) AS n FROM actions WHERE action_id = ANY($1) AND status IN ('applied', 'failed')",
+          [actionIds]
+        )
+        done = Number(rows[0]!.n)
+        if (done === 500) break
+        await new Promise((resolve) => setTimeout(resolve, 250))
+      }
+      expect(done).toBe(500)
+      const statuses = await p.sql<{ status: string; n: string }>(
+        "SELECT status, count(*) AS n FROM actions WHERE action_id = ANY($1) GROUP BY status",
+        [actionIds]
+      )
+      expect(statuses.map((r) => [r.status, Number(r.n)])).toEqual([["applied", 500]])
+      const steps = await p.sql<{ action_id: string; n: string }>(
+        "SELECT action_id, count(*) AS n FROM action_steps WHERE action_id = ANY($1) AND phase = 'apply' GROUP BY action_id",
+        [actionIds]
+      )
+      expect(steps.filter((r) => Number(r.n) !== 1)).toEqual([])
+      const writes = p.simulator.control.listCalls({ method: "PUT", path: /targetingkeywords\/bulk$/, since })
+      expect(writes.filter((c) => c.status === 200), "one upstream write per action").toHaveLength(500)
+      expect(await p.sql("SELECT 1 FROM jobs WHERE action_id = ANY($1)", [actionIds])).toHaveLength(0)
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()))
+    }
+  }, 300_000)
+})
