@@ -758,7 +758,9 @@ describe("refusals", () => {
 
   it("refuses another org's account exactly like an out-of-reach one of the caller's own org", () => {
     const otherOrgKey = PRINCIPALS.find((principal) => principal.org === "other")!
-    const subsetKey = PRINCIPALS.find((principal) => principal.row?.binding.kind === "subset" && principal.row.scope === "admin")!
+    const subsetKey = PRINCIPALS.find((principal) =>
+      principal.row?.binding.kind === "subset" && principal.row.scope === "admin" && principal.row.canApprove
+    )!
     for (const operation of OPERATION_NAMES.filter((name) => operationTable[name]?.account === true)) {
       const isolated = results.get(`${operation} × ${otherOrgKey.name} → ${A}`)!.answer
       const outOfSet = results.get(`${operation} × ${subsetKey.name} → ${B}`)!.answer

@@ -29,6 +29,9 @@ interface Real {
 
 let p: Pipeline
 let keywords: Array<string> = []
+/** Commands run against the API over all runs: the property must have exercised the machine. */
+const executed: Record<string, number> = {}
+const count = (name: string) => (executed[name] = (executed[name] ?? 0) + 1)
 
 const nextKeyword = (): string => {
   const keyword = keywords.shift()
@@ -42,6 +45,7 @@ class Propose implements fc.AsyncCommand<Model, Real> {
   constructor(readonly caller: "person" | "key") {}
   check = () => true
   async run(model: Model) {
+    count("propose")
     const answer = await p.propose("keyword-status", { keywordIds: [nextKeyword()], status: "PAUSED", reason: "model" }, { as: this.caller })
     expect(answer.status, answer.text).toBe(201)
     const body = answer.body as { actionId: string; mode: string }
@@ -59,6 +63,7 @@ class Decide implements fc.AsyncCommand<Model, Real> {
   constructor(readonly decision: "approve" | "reject", readonly pick: number) {}
   check = (model: Readonly<Model>) => model.actions.length > 0
   async run(model: Model) {
+    count(this.decision)
     const action = model.actions[this.pick % model.actions.length]!
     const answer = await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${action.id}/${this.decision}`, this.decision === "reject" ? {} : undefined)
     if (action.status !== "proposed") {
@@ -76,6 +81,7 @@ class RevertAction implements fc.AsyncCommand<Model, Real> {
   constructor(readonly pick: number) {}
   check = (model: Readonly<Model>) => model.actions.length > 0
   async run(model: Model) {
+    count("revert")
     const action = model.actions[this.pick % model.actions.length]!
     const answer = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${action.id}/revert`)
     if (action.status !== "applied" || action.compensation || action.reverted) {
@@ -126,14 +132,15 @@ describe("the action state machine", () => {
       fc.constant(new FlipKillSwitch())
     ]
     await fc.assert(
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 14 }), async (sequence) => {
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 20, size: "max" }), async (sequence) => {
         // Each run starts with the kill switch on and the account's 24-hour count as the policy reports it.
         await p.as("key", "PUT", "/settings", { platformAutoApply: true })
         const policy = await p.as("key", "GET", `/accounts/${p.account.projectId}/policy`)
         const autoApplies = (policy.body as { autoApplies: { usedLast24h: number } }).autoApplies.usedLast24h
         await fc.asyncModelRun(() => ({ model: { actions: [], autoApplies, killSwitchOn: true }, real: { p } }), sequence)
       }),
-      { numRuns: 6, endOnFailure: true }
+      { numRuns: 12, endOnFailure: true }
     )
+    for (const name of ["propose", "approve", "reject", "revert"]) expect(executed[name] ?? 0, name).toBeGreaterThan(2)
   }, 300_000)
 })

@@ -188,7 +188,6 @@ describe("a crash mid-apply", () => {
       expect(applied.status).toBe("applied")
       expect(await upstreamBudget(campaign.campaignId)).toBe(target)
       const writes = campaignWrites(campaign.campaignId)
-      expect(writes.length, "one write, or the timed-out one plus the reconciled one").toBe(processed ? 1 : 2)
       expect(writes.filter((call) => call.status === 200), "the upstream changed once").toHaveLength(1)
       const budgets = await p.sql<{ status: string }>(
         "SELECT status FROM action_steps WHERE action_id = $1 AND phase = 'apply'",

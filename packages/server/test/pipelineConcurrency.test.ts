@@ -51,7 +51,8 @@ afterAll(async () => {
   await p?.close()
 })
 
-const cut = (index: number) => ({ campaignId, newDailyBudgetMicros: budget - 1_000 * (index + 1), reason: `cut ${index}` })
+/** A different one-cent-step cut per index (auto-eligible for a person). */
+const cut = (index: number) => ({ campaignId, newDailyBudgetMicros: budget - 10_000 * (index + 1), reason: `cut ${index}` })
 
 describe("the 24-hour auto-apply cap", () => {
   it("lets exactly 20 of 50 simultaneous auto-eligible person proposals on two instances auto-apply", async () => {
@@ -120,6 +121,15 @@ describe("the ledger cursor", () => {
     await Promise.all(Array.from({ length: 60 }, (_, index) =>
       on(index, "key", "POST", `/accounts/${p.account.projectId}/actions/budget-change`, cut(300 + index))
     ))
+    // A burst faster than one per millisecond, as a busy account would see: 40 rows in one millisecond.
+    await p.sql(
+      `INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, summary, reason, payload, proposed_by,
+         created_at)
+       SELECT 'act_burst_' || i, org_id, project_id, 'budget_change', 'queued', 'proposed', 'review', 'burst', 'burst', '{}',
+         '{"kind":"key","id":"key_burst","name":"burst"}', date_trunc('milliseconds', now()) + i * interval '1 microsecond'
+       FROM accounts, generate_series(1, 40) AS i WHERE project_id = $1`,
+      [p.account.projectId]
+    )
     const all = await p.sql<{ action_id: string }>(
       "SELECT action_id FROM actions WHERE project_id = $1 ORDER BY created_at DESC",
       [p.account.projectId]

@@ -76,8 +76,11 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         const view = yield* warehouseView(account)
         const amounts = minorUnitReasons(request.body, account.currency)
         const prepared = yield* kind.use((definition) =>
-          requireNone(amounts).pipe(
-            Effect.zipRight(definition.prepare(request.body, view)),
+          definition.prepare(request.body, view).pipe(
+            // Amounts finer than the currency allows join the kind's own reasons (every reason at once).
+            Effect.catchTag("ValidationFailed", (error) =>
+              Effect.fail(new ValidationFailed({ message: error.message, validation_errors: [...error.validation_errors, ...amounts] }))),
+            Effect.tap(() => requireNone(amounts)),
             Effect.map(({ payload, summary }) => ({
               payload,
               summary,

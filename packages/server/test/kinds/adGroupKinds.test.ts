@@ -159,7 +159,7 @@ describe("cpa_goal_change", () => {
     const prior = withGoal.adGroup.cpaGoalMicros!
     const beyond = proposed(await p.propose("cpa-goal-change", {
       adGroupId: withGoal.adGroup.adGroupId,
-      newCpaGoalMicros: prior - Math.floor(prior / 10) - 1,
+      newCpaGoalMicros: Math.floor((prior - Math.floor(prior / 10) - 1) / 10_000) * 10_000, // whole cents, just beyond 10%
       reason: "cut"
     }))
     expect(beyond).toMatchObject({ mode: "queued", riskTier: "review" })

@@ -212,7 +212,7 @@ describe("target_cpa_change", () => {
     const prior = campaign.targetCpaMicros!
     const beyond = await p.propose("target-cpa-change", {
       campaignId: campaign.campaignId,
-      newTargetCpaMicros: prior - prior / 10 - 10_000,
+      newTargetCpaMicros: Math.floor((prior - prior / 10 - 1) / 10_000) * 10_000, // whole cents, just beyond 10%
       reason: "cut"
     })
     expect(proposalOf(beyond)).toMatchObject({ mode: "queued", riskTier: "review" })

@@ -367,7 +367,7 @@ describe("keyword_bid_change", () => {
     expectError(same, 409, "no_op")
     expect(same.text).toMatch(/all 2 keywords are already bid at/)
 
-    const unknown = await p.propose("keyword-bid", { keywordIds: ["999999991", withBid[0]!.keywordId, "999999992"], newBidMicros: 1, reason: "x" })
+    const unknown = await p.propose("keyword-bid", { keywordIds: ["999999991", withBid[0]!.keywordId, "999999992"], newBidMicros: 10_000, reason: "x" })
     expectError(unknown, 404, "not_found")
     expect(unknown.text).toMatch(/no keywords 999999991, 999999992 in this account/)
     expectError(await p.propose("keyword-bid", { keywordIds: [], newBidMicros: 1, reason: "x" }), 400, "invalid_request")

@@ -55,7 +55,8 @@ export const startServer = async (env: Record<string, string>): Promise<RunningS
     logs,
     stop: (signal = "SIGTERM") =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode)
+        // A process that already ended (also by a signal, when exitCode stays null) has nothing left to stop.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
         child.once("exit", (code) => resolve(code))
         child.kill(signal)
       })
