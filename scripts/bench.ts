@@ -246,7 +246,7 @@ interface SyncMeasurement {
   readonly reportedSeconds: number | null
   /** observedEndAt − startedAt: what the rates use. */
   readonly seconds: number
-  /** startedAt → the "swap" heartbeat: reading upstream and staging. */
+  /** startedAt → the "swap" heartbeat: reading upstream, staging, and building the new copy's indexes. */
   readonly fetchAndStageSeconds: number | null
   /** The "swap" heartbeat → observed end. */
   readonly swapSeconds: number | null
