@@ -12,6 +12,10 @@
  * - p50/p95 of a bare `node:http` + `pg` server answering the same read, once with the obvious SQL and once
  *   with the statements acs itself runs (the baseline for acs's HTTP overhead).
  *
+ * Then the change pipeline (scripts/bench/ledger.ts): ledger page latency at 10,000 and 1,000,000 rows,
+ * proposal latency and throughput with 1,000,000 rows in the ledger, and the time from an auto-applied
+ * proposal to `applied`.
+ *
  * It prints a table (target, measured, pass/fail) and writes bench/results.json. Everything it started is
  * stopped at the end, on failure too.
  *
@@ -32,6 +36,7 @@ import { abortStalledSync, type AcsInstance, startAcs, type SyncInfo, type SyncO
 import { cpuMeter, type CpuSnapshot, type CpuSpan, cpuSpan } from "./bench/cpu.ts"
 import { array, boolean, canonical, type Json, number, record, string } from "./bench/json.ts"
 import { interleaved, makeHttpClient, sample, summarize, type Summary, timeIt } from "./bench/measure.ts"
+import { benchLedger, TARGET_APPLY_P95_MS, TARGET_LEDGER_PAGE_RATIO } from "./bench/ledger.ts"
 import { makePool, type Pool } from "./bench/pg.ts"
 import { type BareServer, startBareServer } from "./bench/processes.ts"
 import {
@@ -551,6 +556,9 @@ const main = async () => {
   )
   const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v ?? "?"
 
+  log("the change pipeline: ledger pages, proposals, auto-apply latency")
+  const ledger = await benchLedger(cluster, log)
+
   // Targets.
   const readSpeedup = latency.obviousSqlDirect.p95Ms / latency.acsKeywords.p95Ms
   const httpOverhead = latency.acsKeywords.p50Ms / latency.bareAcsQuery.p50Ms
@@ -617,6 +625,32 @@ const main = async () => {
       measured: `${fmt(httpOverhead)}x (${fmt(latency.acsKeywords.p50Ms)} / ${fmt(latency.bareAcsQuery.p50Ms)} ms)`,
       value: httpOverhead,
       pass: httpOverhead <= TARGET_HTTP_OVERHEAD
+    },
+    {
+      name: "ledger page p95: 1,000,000 rows / 10,000 rows",
+      target: `<= ${TARGET_LEDGER_PAGE_RATIO}x`,
+      measured: `${fmt(ledger.pages.ratioP95)}x (first page ${fmt(ledger.pages.large.first.p95Ms)} / ${
+        fmt(ledger.pages.small.first.p95Ms)
+      } ms, deep page ${fmt(ledger.pages.large.deep.p95Ms)} / ${fmt(ledger.pages.small.deep.p95Ms)} ms)`,
+      value: ledger.pages.ratioP95,
+      pass: ledger.pages.ratioP95 <= TARGET_LEDGER_PAGE_RATIO
+    },
+    {
+      name: "auto-applied proposal to applied, p95 (client polling)",
+      target: `< ${fmt(TARGET_APPLY_P95_MS, 0)} ms`,
+      measured: `${fmt(ledger.autoApply.proposalToApplied.p95Ms)} ms (p50 ${fmt(ledger.autoApply.proposalToApplied.p50Ms)} ms; ` +
+        `server-side created→applied p95 ${fmt(ledger.autoApply.serverSide.p95Ms)} ms)`,
+      value: ledger.autoApply.proposalToApplied.p95Ms,
+      pass: ledger.autoApply.proposalToApplied.p95Ms < TARGET_APPLY_P95_MS
+    },
+    {
+      name: `proposal latency with 1,000,000 ledger rows (${ledger.proposals.clients} clients)`,
+      target: "(reported)",
+      measured: `p50 ${fmt(ledger.proposals.latency.p50Ms)} ms, p95 ${fmt(ledger.proposals.latency.p95Ms)} ms, ${
+        fmt(ledger.proposals.perSecond, 0)
+      } proposals/s`,
+      value: ledger.proposals.perSecond,
+      pass: null
     }
   ]
   const allPass = targets.every((t) => t.pass !== false)
@@ -663,6 +697,7 @@ const main = async () => {
       bareObviousP95OverAcsKeywordsP95: latency.bareObviousSql.p95Ms / latency.acsKeywords.p95Ms
     },
     identical,
+    ledger,
     targets: targets.map(({ name, target, value, pass }) => ({ name, target, value, pass })),
     allPass,
     plans,

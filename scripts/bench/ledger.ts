@@ -146,7 +146,7 @@ export const benchLedger = async (cluster: Cluster, log: (message: string) => vo
         const t0 = performance.now()
         await post(`${acs.api}/accounts/${large.projectId}/actions/budget-change`, {
           campaignId: campaign.campaignId,
-          newDailyBudgetMicros: campaign.dailyBudgetMicros! - 1_000 * (index + 1),
+          newDailyBudgetMicros: campaign.dailyBudgetMicros! - 10_000 * (index + 1),
           reason: "bench"
         }, keyHeaders)
         latencies.push(performance.now() - t0)
@@ -170,7 +170,8 @@ export const benchLedger = async (cluster: Cluster, log: (message: string) => vo
       for (let index = 0; index < AUTO_APPLIES; index++) {
         if (index % 20 === 0) await pool.query("UPDATE actions SET counts_toward_cap = false WHERE project_id = $1", [large.projectId])
         const campaign = campaigns[index % campaigns.length]!
-        const target = Math.round(budgets.get(campaign.campaignId)! * 0.99)
+        // A 1% cut in whole cents (amounts finer than the currency are refused).
+        const target = Math.round((budgets.get(campaign.campaignId)! * 0.99) / 10_000) * 10_000
         const t0 = performance.now()
         const proposed = await post(`${acs.api}/accounts/${large.projectId}/actions/budget-change`, {
           campaignId: campaign.campaignId,

@@ -17,6 +17,8 @@ import {
   Targets
 } from "./Actions.ts"
 import { ApiKey, CreateAccountKeyRequest, CreatedKey, CreateKeyRequest } from "./ApiKeys.ts"
+import { Audit } from "./Audits.ts"
+import { Brief, UpdateBriefRequest } from "./Brief.ts"
 import { Connection, ConnectionRequest, Discovery, ImportRequest } from "./Connection.ts"
 import {
   AccountMismatchBody,
@@ -37,8 +39,19 @@ import {
   UpstreamUnavailableBody,
   ValidationFailedBody
 } from "./Errors.ts"
+import { Plan, PlanParams } from "./Plan.ts"
 import { type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
 import { CurrentPrincipal, Principal } from "./Principal.ts"
+import {
+  AppSearch,
+  AppSearchRequest,
+  GeoSearch,
+  GeoSearchRequest,
+  KeywordIdeas,
+  KeywordIdeasRequest,
+  Report,
+  ReportRequest
+} from "./Research.ts"
 import { Settings, UpdateSettingsRequest } from "./Settings.ts"
 import {
   AdGroupRow,
@@ -244,13 +257,17 @@ const proposalEndpoint = <K extends ProposalKind>(kind: K) =>
         "`Idempotency-Replay: true` and `replayed: true`."
     )
 
-type ProposalEndpoint = ReturnType<typeof proposalEndpoint<ProposalKind>>
+/** Each proposal endpoint with its own kind's body type. */
+type ProposalEndpoints = { [K in ProposalKind as K["operation"]]: ReturnType<typeof proposalEndpoint<K>> }[ProposalKind["operation"]]
 
-/** The 21 proposal endpoints, one per kind of `proposalKinds`. */
-export class ProposalsGroup extends proposalKinds.slice(1).reduce(
+/**
+ * The 21 proposal endpoints, one per kind of `proposalKinds`. They are added in a loop, which the compiler
+ * cannot follow; the group's type is stated from the same declarations instead.
+ */
+export class ProposalsGroup extends (proposalKinds.reduce(
   (group, kind) => group.add(proposalEndpoint(kind)),
-  HttpApiGroup.make("proposals").add(proposalEndpoint(proposalKinds[0]) as ProposalEndpoint)
-)
+  HttpApiGroup.make("proposals") as HttpApiGroup.HttpApiGroup<"proposals", HttpApiEndpoint.HttpApiEndpoint.Any, never, never, false>
+) as unknown as HttpApiGroup.HttpApiGroup<"proposals", ProposalEndpoints, never, never, false>)
   .middleware(Authentication)
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
@@ -287,6 +304,40 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
   .prefix("/api/v1")
 {}
 
+/** What acs suggests and finds about an account, and the operator's brief. */
+export class InsightsGroup extends HttpApiGroup.make("insights")
+  .add(HttpApiEndpoint.get("getPlan")`/accounts/${projectId}/plan`.setUrlParams(PlanParams).addSuccess(Plan)
+    .annotate(OpenApi.Description, "Suggested changes ranked by spend at stake; each `proposal.body` can be POSTed as is to `proposal.path`."))
+  .add(HttpApiEndpoint.post("runAudit")`/accounts/${projectId}/audits`.addSuccess(Audit, { status: 201 }))
+  .add(HttpApiEndpoint.get("getAudit")`/accounts/${projectId}/audits/${HttpApiSchema.param("auditId", Schema.String)}`
+    .addSuccess(Audit).addError(NotFoundBody))
+  .add(HttpApiEndpoint.get("getBrief")`/accounts/${projectId}/brief`.addSuccess(Brief))
+  .add(HttpApiEndpoint.put("updateBrief")`/accounts/${projectId}/brief`.setPayload(UpdateBriefRequest).addSuccess(Brief))
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .prefix("/api/v1")
+{}
+
+/** Reads that go to the upstream (reports, app and geo search) or mine the warehouse (keyword ideas). */
+export class ResearchGroup extends HttpApiGroup.make("research")
+  .add(HttpApiEndpoint.post("runReport")`/accounts/${projectId}/reports`.setPayload(ReportRequest).addSuccess(Report)
+    .annotate(OpenApi.Description, "A read-only POST: rows and paging straight from the upstream report."))
+  .add(HttpApiEndpoint.post("searchApps", "/research/apps").setPayload(AppSearchRequest).addSuccess(AppSearch))
+  .add(HttpApiEndpoint.post("searchGeo", "/research/geo").setPayload(GeoSearchRequest).addSuccess(GeoSearch))
+  .add(HttpApiEndpoint.post("keywordIdeas", "/research/keyword-ideas").setPayload(KeywordIdeasRequest).addSuccess(KeywordIdeas))
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .addError(ConnectionErrorBody)
+  .addError(ReadOnlyAccountBody)
+  .addError(UpstreamErrorBody)
+  .addError(UpstreamUnavailableBody)
+  .prefix("/api/v1")
+{}
+
 const Health = Schema.Struct({ status: Schema.Literal("ok") })
 const Readiness = Schema.Struct({ status: Schema.Literal("ready"), database: Schema.Literal("ok") })
 
@@ -310,6 +361,8 @@ export class Api extends HttpApi.make("acs")
   .add(WarehouseGroup)
   .add(ProposalsGroup)
   .add(ActionsGroup)
+  .add(InsightsGroup)
+  .add(ResearchGroup)
   .addError(InvalidRequestBody)
   .addError(NotFoundBody)
   .addError(RateLimitedBody)

@@ -96,7 +96,27 @@ export const Operations = {
   },
   getPolicy: { scope: "read", account: true, bucket: "read", summary: "The live safe-apply policy of the account" },
   getTargets: { scope: "read", account: true, bucket: "read", summary: "The operator's CPA target band" },
-  updateTargets: { scope: "admin", account: true, bucket: "write", summary: "Set the operator's CPA target band" }
+  updateTargets: { scope: "admin", account: true, bucket: "write", summary: "Set the operator's CPA target band" },
+  getPlan: { scope: "read", account: true, bucket: "read", summary: "Suggested changes, each a proposal to POST as is" },
+  runAudit: { scope: "write", account: true, bucket: "write", summary: "Audit the account's set-up now and keep the findings" },
+  getAudit: { scope: "read", account: true, bucket: "read", summary: "One audit's findings" },
+  getBrief: { scope: "read", account: true, bucket: "read", summary: "The operator's brief: goals and constraints" },
+  updateBrief: { scope: "admin", account: true, bucket: "write", summary: "Replace the operator's brief" },
+  runReport: {
+    scope: "read",
+    account: true,
+    bucket: "expensive",
+    summary: "A full-row report from the upstream, paginated by the upstream"
+  },
+  // Not org-level: SPEC 5 names the org-level endpoints, and these search the platform's public catalog only.
+  searchApps: { scope: "read", bucket: "expensive", summary: "Search apps on the upstream platform" },
+  searchGeo: { scope: "read", bucket: "expensive", summary: "Search locations on the upstream platform" },
+  keywordIdeas: {
+    scope: "read",
+    account: true,
+    bucket: "expensive",
+    summary: "Keyword ideas mined from the account's search terms"
+  }
 } as const satisfies Record<string, Operation>
 
 export type OperationName = keyof typeof Operations

@@ -8,6 +8,7 @@ import { Ledger } from "./actions/Ledger.ts"
 import { Proposals } from "./actions/Proposals.ts"
 import { Revert } from "./actions/Revert.ts"
 import { Connections } from "./accounts/Connections.ts"
+import { Brief } from "./accounts/Brief.ts"
 import { Access } from "./auth/Access.ts"
 import { KeyStore } from "./auth/KeyStore.ts"
 import { People } from "./auth/People.ts"
@@ -18,9 +19,13 @@ import { DatabaseLive } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
 import { HttpServerLive } from "./http/HttpServerLive.ts"
 import { RateLimits } from "./limits/RateLimits.ts"
+import { Audits } from "./plan/Audits.ts"
+import { Plan } from "./plan/Plan.ts"
 import { PolicyDocument } from "./policy/PolicyDocument.ts"
 import { Targets } from "./policy/Targets.ts"
 import { OrgSettings } from "./settings/Settings.ts"
+import { Reports } from "./research/Reports.ts"
+import { Research } from "./research/Research.ts"
 import { connectDemo } from "./upstream/DemoSetup.ts"
 import { SimulatorLive } from "./upstream/SimulatorLive.ts"
 import { UpstreamLive } from "./upstream/UpstreamLive.ts"
@@ -47,7 +52,12 @@ export const ServicesLive = Layer.mergeAll(
   Approvals.Default,
   Revert.Default,
   PolicyDocument.Default,
-  Targets.Default
+  Targets.Default,
+  Plan.Default,
+  Audits.Default,
+  Brief.Default,
+  Reports.Default,
+  Research.Default
 ).pipe(
   Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default)),
   Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Jobs.Default, WorkerSignal.Default)),

@@ -270,7 +270,8 @@ interface Sample {
   readonly method: "GET" | "POST" | "PUT" | "DELETE"
   /** Relative to /api/v1, with `:param` placeholders as in Api.ts. */
   readonly path: string
-  readonly prepare?: (principal: PrincipalSpec) => Promise<Prepared> | Prepared
+  /** `target`: the account the case names, for an operation that takes it in the body (keyword ideas). */
+  readonly prepare?: (principal: PrincipalSpec, target: string | undefined) => Promise<Prepared> | Prepared
   /** The answer when access is granted. */
   readonly granted: (holder: Holder) => { readonly status: number; readonly code?: string }
   readonly verify?: (answer: Answer, granted: Granted) => Promise<void> | void
@@ -563,6 +564,69 @@ const samples: Record<OperationName, Sample> = {
     prepare: () => ({ body: { cpaBand: { minMicros: 1_000_000, maxMicros: 5_000_000 }, campaigns: {} } }),
     granted: () => ({ status: 200 }),
     verify: (answer) => expect(record(answer.body)).toMatchObject({ cpaBand: { minMicros: 1_000_000, maxMicros: 5_000_000 } })
+  },
+  // A never-synced account: an empty plan, an audit whose one finding says so, no such audit, a brief.
+  getPlan: emptyCollection("/accounts/:projectId/plan", "items"),
+  runAudit: {
+    method: "POST",
+    path: "/accounts/:projectId/audits",
+    granted: () => ({ status: 201 }),
+    verify: (answer) => {
+      const body = record(answer.body)
+      expect(body["auditId"]).toMatch(/^aud_/)
+      expect(body["findings"]).toEqual([expect.objectContaining({ severity: "high", title: "The account was never synced", entity: null })])
+    }
+  },
+  getAudit: {
+    method: "GET",
+    path: "/accounts/:projectId/audits/:auditId",
+    prepare: () => ({ params: { auditId: "aud_unknown" } }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
+  // updateBrief runs in the same request chunks: the text is either the empty brief or the one it writes.
+  getBrief: {
+    method: "GET",
+    path: "/accounts/:projectId/brief",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(["", "matrix brief"]).toContain(record(answer.body)["text"])
+  },
+  updateBrief: {
+    method: "PUT",
+    path: "/accounts/:projectId/brief",
+    prepare: () => ({ body: { text: "matrix brief" } }),
+    granted: () => ({ status: 200 }),
+    verify: (answer, { holder, principal }) => {
+      const body = record(answer.body)
+      expect(body).toMatchObject({ text: "matrix brief" })
+      if (holder.kind === "key") expect(body["updatedBy"]).toBe(`key:${keyIds.get(principal.name)}`)
+    }
+  },
+  // No org of the world has an upstream connection: the upstream reads answer 409 once access is granted.
+  runReport: {
+    method: "POST",
+    path: "/accounts/:projectId/reports",
+    prepare: () => ({ body: { level: "campaigns", startDate: "2025-01-01", endDate: "2025-01-31", granularity: "MONTHLY" } }),
+    granted: () => ({ status: 409, code: "connection_error" })
+  },
+  searchApps: {
+    method: "POST",
+    path: "/research/apps",
+    prepare: () => ({ body: { query: "matrix" } }),
+    granted: () => ({ status: 409, code: "connection_error" })
+  },
+  searchGeo: {
+    method: "POST",
+    path: "/research/geo",
+    prepare: () => ({ body: { query: "matrix" } }),
+    granted: () => ({ status: 409, code: "connection_error" })
+  },
+  keywordIdeas: {
+    method: "POST",
+    path: "/research/keyword-ideas",
+    prepare: (_principal, target) => ({ body: { projectId: target, seeds: ["matrix"] } }),
+    granted: () => ({ status: 200 }),
+    verify: (answer) =>
+      expect(record(answer.body)).toMatchObject({ ideas: [], total: 0, truncated: false, dataFreshness: { lastSyncAt: null } })
   }
 }
 
@@ -607,7 +671,7 @@ const fillPath = (template: string, params: Readonly<Record<string, string>>): s
 
 const run = async (testCase: Case): Promise<Result> => {
   const sample = samples[testCase.operation]
-  const prepared = (await sample.prepare?.(testCase.principal)) ?? {}
+  const prepared = (await sample.prepare?.(testCase.principal, testCase.target)) ?? {}
   const params = { ...(testCase.target === undefined ? {} : { projectId: testCase.target }), ...prepared.params }
   const headers = prepared.headers ?? credentials.get(testCase.principal.name) ?? {}
   const answer = await call(`${server.api}${fillPath(sample.path, params)}`, {

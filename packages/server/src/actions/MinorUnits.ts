@@ -5,7 +5,7 @@
  */
 const ZERO_DECIMAL = new Set(["BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND", "VUV", "XAF", "XOF", "XPF"])
 
-const microsPerMinorUnit = (currency: string): number => ZERO_DECIMAL.has(currency.toUpperCase()) ? 1_000_000 : 10_000
+export const microsPerMinorUnit = (currency: string): number => ZERO_DECIMAL.has(currency.toUpperCase()) ? 1_000_000 : 10_000
 
 /** Every `…Micros` amount of `body` that is not a whole minor unit of `currency`, as a reason naming its path. */
 export const minorUnitReasons = (body: unknown, currency: string): ReadonlyArray<string> => {

@@ -10,6 +10,7 @@ import foundation from "./migrations/0001_foundation.ts"
 import warehouse from "./migrations/0002_warehouse.ts"
 import syncGenerations from "./migrations/0003_sync_generations.ts"
 import changePipeline from "./migrations/0004_change_pipeline.ts"
+import plansAuditsBrief from "./migrations/0005_plans_audits_brief.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -19,7 +20,8 @@ const migrations = {
   "0001_foundation": foundation,
   "0002_warehouse": warehouse,
   "0003_sync_generations": syncGenerations,
-  "0004_change_pipeline": changePipeline
+  "0004_change_pipeline": changePipeline,
+  "0005_plans_audits_brief": plansAuditsBrief
 }
 
 export const loader = Migrator.fromRecord(migrations)

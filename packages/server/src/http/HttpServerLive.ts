@@ -4,15 +4,20 @@ import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
+import { withMcp } from "../mcp/McpServer.ts"
+import { RpcLive, withRpc } from "../rpc/RpcServerLive.ts"
 import { AccountsHandlers } from "./AccountsHandlers.ts"
 import { ActionsHandlers } from "./ActionsHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, PublicAuthHandlers } from "./AuthHandlers.ts"
 import { ConnectionHandlers } from "./ConnectionHandlers.ts"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope.ts"
+import { InsightsHandlers } from "./InsightsHandlers.ts"
 import { KeysHandlers } from "./KeysHandlers.ts"
 import { ProposalsHandlers } from "./ProposalsHandlers.ts"
 import { requestGuard } from "./RequestGuard.ts"
+import { serveApi } from "./ServeApi.ts"
+import { ResearchHandlers } from "./ResearchHandlers.ts"
 import { requestLog } from "./RequestLog.ts"
 import { SettingsHandlers } from "./SettingsHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
@@ -34,7 +39,9 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
     ConnectionHandlers,
     WarehouseHandlers,
     ProposalsHandlers,
-    ActionsHandlers
+    ActionsHandlers,
+    InsightsHandlers,
+    ResearchHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )
@@ -61,7 +68,9 @@ const NodeServerLive = Layer.unwrapEffect(
   Effect.map(ServerConfig, ({ host, port }) => NodeHttpServer.layer(createAcsServer, { port, host }))
 ).pipe(Layer.orDie)
 
-export const HttpServerLive = HttpApiBuilder.serve((app) => requestLog(requestGuard(app))).pipe(
+// `/mcp` and `/rpc` sit in front of the API app, into which their tools and procedures replay requests in-process.
+export const HttpServerLive = serveApi((api) => requestLog(requestGuard(withRpc(withMcp(api))))).pipe(
+  Layer.provide(RpcLive),
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(ErrorEnvelopeLive),
   Layer.provide(ApiLive),

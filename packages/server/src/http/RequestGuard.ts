@@ -1,6 +1,6 @@
 /**
  * What a request body must be before anything decodes it (SPEC 4: JSON bodies): `application/json` (or no
- * Content-Type), at most 1 MiB, at most 64 levels deep. Each refusal is 400 `invalid_request`. The body is
+ * Content-Type; `application/ndjson` is the RPC protocol's JSON, one message a line), at most 1 MiB, at most 64 levels deep. Each refusal is 400 `invalid_request`. The body is
  * read here once, under a larger cap so the connection survives an oversized chunked body; the platform
  * caches the text and the handler's decoder reuses it.
  */
@@ -22,7 +22,8 @@ const hasBody = (headers: Readonly<Record<string, string | undefined>>): boolean
 const isJson = (contentType: string | undefined): boolean => {
   if (contentType === undefined || contentType.trim() === "") return true
   const type = contentType.split(";")[0]!.trim().toLowerCase()
-  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"))
+  return type === "application/json" || type === "application/ndjson" ||
+    (type.startsWith("application/") && type.endsWith("+json"))
 }
 
 /** The deepest nesting of arrays and objects in a JSON text, strings skipped. */

@@ -1,0 +1,103 @@
+/** Full-row reports from the upstream and research queries (`POST /accounts/{projectId}/reports`, `POST /research/*`). */
+import { Schema } from "effect"
+import { DataFreshness } from "./Accounts.ts"
+import { Metrics } from "./Warehouse.ts"
+
+/** A calendar date, checked to exist (2026-02-30 is refused). */
+const IsoDate = Schema.String.pipe(
+  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date YYYY-MM-DD" }),
+  Schema.filter((text) => {
+    const date = new Date(`${text}T00:00:00Z`)
+    return (!Number.isNaN(date.getTime()) && date.toISOString().startsWith(text)) || "is not a calendar date"
+  })
+)
+
+export const ReportLevel = Schema.Literal("campaigns", "adGroups", "keywords", "searchTerms")
+export type ReportLevel = typeof ReportLevel.Type
+
+export const ReportRequest = Schema.Struct({
+  level: ReportLevel,
+  startDate: IsoDate,
+  endDate: IsoDate,
+  granularity: Schema.Literal("DAILY", "WEEKLY", "MONTHLY"),
+  campaignId: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,20}$/, { message: () => "must be a campaign id" }))
+    .annotations({ description: "Required for every level but campaigns" })),
+  offset: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  limit: Schema.optional(Schema.Int.annotations({ description: "default 50, clamped to 1–1000" }))
+}).annotations({ identifier: "ReportRequest" })
+export type ReportRequest = typeof ReportRequest.Type
+
+const RawMetrics = Schema.Struct({
+  impressions: Schema.Int,
+  taps: Schema.Int,
+  installs: Schema.Int,
+  spendMicros: Schema.Int
+})
+
+export const ReportRow = Schema.Struct({
+  campaignId: Schema.String,
+  adGroupId: Schema.NullOr(Schema.String),
+  keywordId: Schema.NullOr(Schema.String),
+  searchTerm: Schema.NullOr(Schema.String).annotations({ description: "search-term rows: null when the platform hides the term" }),
+  matchType: Schema.NullOr(Schema.String),
+  total: Metrics,
+  periods: Schema.Array(Schema.Struct({ date: Schema.String, ...RawMetrics.fields }))
+}).annotations({ identifier: "ReportRow" })
+export type ReportRow = typeof ReportRow.Type
+
+export const Report = Schema.Struct({
+  rows: Schema.Array(ReportRow),
+  grandTotals: Metrics.annotations({ description: "Over every row of the report, not only this page" }),
+  pagination: Schema.Struct({ offset: Schema.Int, limit: Schema.Int, totalResults: Schema.Int })
+}).annotations({ identifier: "Report" })
+export type Report = typeof Report.Type
+
+const Query = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(200))
+
+export const AppSearchRequest = Schema.Struct({
+  query: Query,
+  limit: Schema.optional(Schema.Int.annotations({ description: "default 50, clamped to 1–1000" }))
+}).annotations({ identifier: "AppSearchRequest" })
+
+export const AppSearch = Schema.Struct({
+  apps: Schema.Array(Schema.Struct({
+    adamId: Schema.String,
+    appName: Schema.String,
+    developerName: Schema.String,
+    countryOrRegionCodes: Schema.Array(Schema.String)
+  }))
+}).annotations({ identifier: "AppSearch" })
+
+export const GeoSearchRequest = Schema.Struct({
+  query: Query,
+  countryCode: Schema.optional(Schema.String.pipe(Schema.pattern(/^[A-Za-z]{2}$/, {
+    message: () => "must be an ISO 3166-1 alpha-2 code such as US"
+  })))
+}).annotations({ identifier: "GeoSearchRequest" })
+
+export const GeoSearch = Schema.Struct({
+  geo: Schema.Array(Schema.Struct({ id: Schema.String, entity: Schema.String, displayName: Schema.String }))
+}).annotations({ identifier: "GeoSearch" })
+
+export const KeywordIdeasRequest = Schema.Struct({
+  projectId: Schema.String.pipe(Schema.minLength(1)).annotations({ description: "The account to mine, or `current`" }),
+  seeds: Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(80))).pipe(
+    Schema.minItems(1, { message: () => "give at least one seed" }),
+    Schema.maxItems(50)
+  ),
+  days: Schema.optional(Schema.Int.pipe(Schema.between(1, 90, { message: () => "days must be an integer from 1 to 90" }))),
+  limit: Schema.optional(Schema.Int.annotations({ description: "default 50, clamped to 1–1000" }))
+}).annotations({ identifier: "KeywordIdeasRequest" })
+
+export const KeywordIdea = Schema.Struct({
+  text: Schema.String,
+  adGroups: Schema.Int.annotations({ description: "How many ad groups the term was searched in" }),
+  ...Metrics.fields
+}).annotations({ identifier: "KeywordIdea" })
+
+export const KeywordIdeas = Schema.Struct({
+  ideas: Schema.Array(KeywordIdea),
+  total: Schema.Int,
+  truncated: Schema.Boolean,
+  dataFreshness: DataFreshness
+}).annotations({ identifier: "KeywordIdeas" })

@@ -1,0 +1,271 @@
+/**
+ * The MCP tool server at /mcp against the started server, with the MCP SDK's own client: tools generated
+ * from the HttpApi, a read and a proposal that answer what REST answers, every refusal with its SPEC error
+ * code, revocation on the next request, and the account resources.
+ */
+import { type OperationName, Operations } from "@acs/domain/Operations"
+import { proposalKinds } from "@acs/domain/ProposalKinds"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { toolName } from "../src/mcp/McpTools.ts"
+import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { BOOTSTRAP_KEY, call } from "./support/server.ts"
+
+let p: Pipeline
+const clients: Array<Client> = []
+
+beforeAll(async () => {
+  // No worker: proposals stay as the policy left them.
+  p = await startPipeline({ seed: 61, env: { WORKER_CONCURRENCY: "0" } })
+})
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close().catch(() => undefined)))
+  await p?.close()
+})
+
+const connect = async (key: string): Promise<Client> => {
+  const client = new Client({ name: "acs-mcp-test", version: "1.0.0" })
+  const transport = new StreamableHTTPClientTransport(new URL(`${p.server.baseUrl}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } }
+  })
+  await client.connect(transport)
+  clients.push(client)
+  return client
+}
+
+/** A key made over REST with the bootstrap key; org-wide, or bound to one account. */
+const makeKey = async (body: Record<string, unknown>, projectId?: string): Promise<{ keyId: string; secret: string }> => {
+  const answer = await call(`${p.server.api}${projectId === undefined ? "/keys" : `/accounts/${projectId}/keys`}`, {
+    method: "POST",
+    key: BOOTSTRAP_KEY,
+    body
+  })
+  expect(answer.status).toBe(201)
+  const created = answer.body as { key: { keyId: string }; secret: string }
+  return { keyId: created.key.keyId, secret: created.secret }
+}
+
+const callTool = async (client: Client, name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args })) as CallToolResult
+
+const structured = (result: CallToolResult) => result.structuredContent as Record<string, unknown>
+
+const errorOf = (result: CallToolResult) => {
+  expect(result.isError).toBe(true)
+  const text = (result.content[0] as { type: "text"; text: string }).text
+  const body = JSON.parse(text) as { error: Record<string, unknown> }
+  expect(structured(result)).toEqual(body)
+  return body.error
+}
+
+const firstCampaign = async (client: Client) => {
+  const result = await callTool(client, "platform_list_campaigns", { projectId: p.account.projectId })
+  const campaigns = structured(result)["campaigns"] as Array<{ campaignId: string; dailyBudgetMicros: number | null }>
+  return campaigns.find((c) => c.dailyBudgetMicros !== null)!
+}
+
+describe("tools generated from the HttpApi", () => {
+  let tools: Array<Tool>
+  let client: Client
+
+  beforeAll(async () => {
+    client = await connect(BOOTSTRAP_KEY)
+    tools = (await client.listTools()).tools
+  })
+
+  it("names every tool platform_<operation>, one per proposal kind, with object schemas naming projectId", () => {
+    const names = tools.map((t) => t.name)
+    expect(names.every((n) => n.startsWith("platform_"))).toBe(true)
+    expect(new Set(names).size).toBe(names.length)
+    for (const kind of proposalKinds) expect(names).toContain(toolName(kind.operation))
+    for (const expected of ["platform_list_campaigns", "platform_get_policy", "platform_list_syncs", "platform_list_actions",
+      "platform_get_action", "platform_list_approvals", "platform_approve_action", "platform_reject_action",
+      "platform_revert_action", "platform_propose_budget_change", "platform_get_targets"]) {
+      expect(names).toContain(expected)
+    }
+    // People's business: keys, credentials, the guardrails, sessions.
+    for (const absent of ["platform_create_key", "platform_revoke_key", "platform_update_connection", "platform_update_settings",
+      "platform_logout", "platform_login", "platform_healthz"]) {
+      expect(names).not.toContain(absent)
+    }
+    for (const tool of tools) {
+      expect(tool.inputSchema.type).toBe("object")
+      expect(tool.inputSchema).not.toHaveProperty("$ref")
+      const operation = (Object.keys(Operations) as Array<OperationName>).find((op) => toolName(op) === tool.name)
+      expect(operation, tool.name).toBeDefined()
+      if ("account" in Operations[operation!]) expect(tool.inputSchema.properties, tool.name).toHaveProperty("projectId")
+      expect(tool.description, tool.name).toBeTruthy()
+    }
+  })
+
+  it("describes proposals for a model: queueing, mode, policyReasons, current, the safe sequence", () => {
+    const budget = tools.find((t) => t.name === "platform_propose_budget_change")!
+    expect(budget.inputSchema.required).toEqual(expect.arrayContaining(["projectId", "campaignId", "newDailyBudgetMicros", "reason"]))
+    expect(budget.inputSchema.properties).toHaveProperty("idempotencyKey")
+    for (const phrase of ["queued", "auto_applied", "policyReasons", "`current`", "platform_list_syncs", "platform_get_policy", "idempotencyKey", "warnings"]) {
+      expect(budget.description).toContain(phrase)
+    }
+    const days = (tools.find((t) => t.name === "platform_list_campaigns")!.inputSchema.properties as Record<string, { type: string }>)["days"]
+    expect(days?.type).toBe("integer")
+    expect(client.getInstructions()).toContain("Safe automation sequence")
+  })
+})
+
+describe("tool calls run the REST endpoint", () => {
+  let client: Client
+
+  beforeAll(async () => {
+    client = await connect(BOOTSTRAP_KEY)
+  })
+
+  it("answers a read with the same rows as REST", async () => {
+    const result = await callTool(client, "platform_list_campaigns", { projectId: p.account.projectId, days: 30, limit: 5 })
+    expect(result.isError).toBeFalsy()
+    const rest = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?days=30&limit=5`)
+    const body = rest.body as Record<string, unknown>
+    expect(structured(result)["campaigns"]).toEqual(body["campaigns"])
+    expect(structured(result)["total"]).toBe(body["total"])
+    expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(structured(result))
+  })
+
+  it("queues a key's proposal, naming the key rule, and replays it under the same idempotencyKey", async () => {
+    const campaign = await firstCampaign(client)
+    const args = {
+      projectId: p.account.projectId,
+      campaignId: campaign.campaignId,
+      // A small cut: a person's would auto-apply; a key's queues.
+      newDailyBudgetMicros: campaign.dailyBudgetMicros! - 10_000,
+      reason: "mcp test",
+      idempotencyKey: "mcp-budget-1"
+    }
+    const first = await callTool(client, "platform_propose_budget_change", args)
+    expect(first.isError).toBeFalsy()
+    const proposal = structured(first) as { actionId: string; mode: string; kind: string; policyReasons: Array<string> }
+    expect(proposal).toMatchObject({ kind: "budget_change", mode: "queued" })
+    expect(proposal.policyReasons.join(" ")).toContain("API key")
+
+    const replay = await callTool(client, "platform_propose_budget_change", args)
+    expect(structured(replay)).toMatchObject({ actionId: proposal.actionId, replayed: true })
+
+    const approvals = await callTool(client, "platform_list_approvals", { projectId: p.account.projectId })
+    expect((structured(approvals)["approvals"] as Array<{ actionId: string }>).map((a) => a.actionId)).toContain(proposal.actionId)
+
+    const approved = await callTool(client, "platform_approve_action", { projectId: p.account.projectId, actionId: proposal.actionId })
+    expect(structured(approved)).toMatchObject({ actionId: proposal.actionId, status: "approved" })
+    const again = errorOf(await callTool(client, "platform_approve_action", { projectId: p.account.projectId, actionId: proposal.actionId }))
+    expect(again["code"]).toBe("conflict")
+  })
+
+  it("refuses a malformed call with invalid_request naming the field, as REST does", async () => {
+    const tooMany = errorOf(await callTool(client, "platform_list_campaigns", { projectId: p.account.projectId, days: 91 }))
+    expect(tooMany["code"]).toBe("invalid_request")
+    expect(String(tooMany["message"])).toContain("days")
+    const missing = errorOf(await callTool(client, "platform_propose_budget_change", { projectId: p.account.projectId, reason: "x" }))
+    expect(missing["code"]).toBe("invalid_request")
+    const noProject = errorOf(await callTool(client, "platform_list_campaigns", {}))
+    expect(noProject).toMatchObject({ code: "invalid_request" })
+    expect(String(noProject["message"])).toContain("projectId")
+    expect(errorOf(await callTool(client, "platform_create_key", { name: "x", scope: "admin" }))["code"]).toBe("not_found")
+  })
+})
+
+describe("refusals carry the SPEC error code", () => {
+  it("answers HTTP 401 with the envelope for a missing or bad key, and ignores session cookies", async () => {
+    await expect(connect("acs_not_a_real_key_000000000000000000000000000")).rejects.toSatisfy(
+      (error: unknown) => error instanceof StreamableHTTPError && error.code === 401
+    )
+    const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }
+    const headers = { accept: "application/json, text/event-stream" }
+    const bare = await call(`${p.server.baseUrl}/mcp`, { method: "POST", body: initialize, headers })
+    expect(bare.status).toBe(401)
+    expect(bare.body).toMatchObject({ error: { code: "unauthorized" } })
+    const login = await call(`${p.server.api}/auth/login`, {
+      method: "POST",
+      body: { email: "admin@pipeline.example", password: "pipeline-password-0123456789" }
+    })
+    const cookie = login.headers.getSetCookie().find((line) => line.startsWith("acs_session="))!.split(";")[0]!
+    const withCookie = await call(`${p.server.baseUrl}/mcp`, { method: "POST", body: initialize, headers: { ...headers, cookie } })
+    expect(withCookie.status).toBe(401)
+  })
+
+  it("refuses a read key's proposal with forbidden_scope and required_scope", async () => {
+    const { secret } = await makeKey({ name: "mcp reader", scope: "read" })
+    const client = await connect(secret)
+    const campaign = await firstCampaign(client)
+    const error = errorOf(await callTool(client, "platform_propose_budget_change", {
+      projectId: p.account.projectId,
+      campaignId: campaign.campaignId,
+      newDailyBudgetMicros: campaign.dailyBudgetMicros! - 10_000,
+      reason: "not allowed"
+    }))
+    expect(error).toMatchObject({ code: "forbidden_scope", required_scope: "write", key_scope: "read" })
+  })
+
+  it("refuses another account with account_mismatch, and resolves `current` for a key bound to one", async () => {
+    const { secret } = await makeKey({ name: "mcp bound", scope: "read" }, p.account.projectId)
+    const client = await connect(secret)
+    const other = errorOf(await callTool(client, "platform_list_campaigns", { projectId: p.readOnlyAccount.projectId }))
+    expect(other["code"]).toBe("account_mismatch")
+    const current = await callTool(client, "platform_list_campaigns", { projectId: "current" })
+    expect(current.isError).toBeFalsy()
+    const orgLevel = errorOf(await callTool(client, "platform_list_accounts", {}))
+    expect(orgLevel["code"]).toBe("forbidden_scope")
+  })
+
+  it("refuses approval without canApprove with required_grant", async () => {
+    const bootstrap = await connect(BOOTSTRAP_KEY)
+    const campaign = await firstCampaign(bootstrap)
+    const proposed = await callTool(bootstrap, "platform_propose_budget_change", {
+      projectId: p.account.projectId,
+      campaignId: campaign.campaignId,
+      newDailyBudgetMicros: campaign.dailyBudgetMicros! - 20_000,
+      reason: "to be approved by someone else"
+    })
+    const actionId = (structured(proposed) as { actionId: string }).actionId
+    const { secret } = await makeKey({ name: "mcp writer", scope: "write" })
+    const writer = await connect(secret)
+    const error = errorOf(await callTool(writer, "platform_approve_action", { projectId: p.account.projectId, actionId }))
+    expect(error).toMatchObject({ code: "forbidden_scope", required_grant: "approve" })
+    expect(error).not.toHaveProperty("required_scope")
+  })
+
+  it("stops a revoked key on its next request with 401", async () => {
+    const { keyId, secret } = await makeKey({ name: "mcp revoked", scope: "read" })
+    const client = await connect(secret)
+    expect((await callTool(client, "platform_get_policy", { projectId: p.account.projectId })).isError).toBeFalsy()
+    const revoked = await call(`${p.server.api}/keys/${keyId}`, { method: "DELETE", key: BOOTSTRAP_KEY })
+    expect(revoked.status).toBe(204)
+    await expect(callTool(client, "platform_get_policy", { projectId: p.account.projectId })).rejects.toSatisfy(
+      (error: unknown) => error instanceof StreamableHTTPError && error.code === 401
+    )
+  })
+})
+
+describe("resources", () => {
+  it("offers the policy per account and reads it as REST serves it", async () => {
+    const client = await connect(BOOTSTRAP_KEY)
+    const templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)
+    expect(templates).toContain("acs://accounts/{projectId}/policy")
+    const uri = `acs://accounts/${p.account.projectId}/policy`
+    expect((await client.listResources()).resources.map((r) => r.uri)).toContain(uri)
+    const read = await client.readResource({ uri })
+    const policy = JSON.parse((read.contents[0] as { text: string }).text) as Record<string, unknown>
+    expect(policy).toMatchObject({ killSwitch: { setting: "platformAutoApply" }, keyProposals: "always_review" })
+
+    const bound = await connect((await makeKey({ name: "mcp resources", scope: "read" }, p.account.projectId)).secret)
+    expect((await bound.listResources()).resources.map((r) => r.uri)).toContain("acs://accounts/current/policy")
+    await expect(bound.readResource({ uri: `acs://accounts/${p.readOnlyAccount.projectId}/policy` })).rejects.toThrow(/account_mismatch/)
+  })
+
+  it("offers the brief, read as REST serves it", async () => {
+    const client = await connect(BOOTSTRAP_KEY)
+    const templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)
+    expect(templates).toContain("acs://accounts/{projectId}/brief")
+    const read = await client.readResource({ uri: `acs://accounts/${p.account.projectId}/brief` })
+    const rest = await p.as("key", "GET", `/accounts/${p.account.projectId}/brief`)
+    expect(JSON.parse((read.contents[0] as { text: string }).text)).toEqual(rest.body)
+  })
+})

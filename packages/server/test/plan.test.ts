@@ -1,0 +1,257 @@
+/**
+ * The plan on a seeded simulator account: for each rule a crafted case where it fires and a control where it
+ * does not, and every item POSTed as is to its path answers 201.
+ *
+ * The cases are crafted with the target band (PUT /targets) and, for the numbers, with SQL in this file's own
+ * database: the simulator's spend and installs follow from its seed and cannot be dialled through the
+ * platform's API, so the test writes the warehouse rows (daily metrics, a search term, a budget, a CPA goal)
+ * that a sync would have written, and the plan reads them like any other.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { accountTotals, addSearchTerm, campaignTotals, setDaily, type Totals } from "./support/arrange.ts"
+import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+
+interface Item {
+  readonly itemId: string
+  readonly title: string
+  readonly rationale: string
+  readonly impactMicros: number
+  readonly evidence: Record<string, unknown>
+  readonly proposal: { readonly kind: string; readonly path: string; readonly body: Record<string, unknown> }
+}
+
+interface PlanAnswer {
+  readonly items: ReadonlyArray<Item>
+  readonly total: number
+  readonly truncated: boolean
+  readonly dataFreshness: { readonly coverage: string }
+}
+
+const CENT = 10_000
+
+let p: Pipeline
+/** An enabled MANUAL_CPT campaign with two enabled ad groups, and two other enabled campaigns with installs. */
+let manual: { campaignId: string; adGroups: [string, string] }
+let limited: string
+let roomy: string
+let bandMax: number
+let accountCpa: number
+
+const cents = (micros: number) => Math.round(micros / CENT) * CENT
+const floorCents = (micros: number) => Math.floor(micros / CENT) * CENT
+
+const plan = async (limit = 1000): Promise<PlanAnswer> => {
+  const answer = await p.as("key", "GET", `/accounts/${p.account.projectId}/plan?limit=${limit}`)
+  expect(answer.status, answer.text).toBe(200)
+  return answer.body as PlanAnswer
+}
+
+const item = (answer: PlanAnswer, itemId: string) => answer.items.find((i) => i.itemId === itemId)
+
+const putTargets = async (campaigns: Record<string, { minMicros: number; maxMicros: number }>) => {
+  const answer = await p.as("key", "PUT", `/accounts/${p.account.projectId}/targets`, { cpaBand: null, campaigns })
+  expect(answer.status, answer.text).toBe(200)
+}
+
+const activeKeywords = async (adGroupId: string) =>
+  (await p.sql<{ keywordId: string; bidMicros: string | null; defaultBidMicros: string }>(
+    `SELECT k.keyword_id AS "keywordId", k.bid_micros AS "bidMicros", g.default_bid_micros AS "defaultBidMicros"
+     FROM keywords k JOIN ad_groups g ON g.project_id = k.project_id AND g.ad_group_id = k.ad_group_id
+     WHERE k.project_id = $1 AND k.ad_group_id = $2 AND k.status = 'ACTIVE' ORDER BY k.keyword_id`,
+    [p.account.projectId, adGroupId]
+  ))
+
+const setBudget = async (campaignId: string, micros: number) => {
+  await p.sql("UPDATE campaigns SET daily_budget_micros = $3 WHERE project_id = $1 AND campaign_id = $2", [p.account.projectId, campaignId, micros])
+}
+
+const setCpaGoal = async (adGroupId: string, micros: number | null) => {
+  await p.sql("UPDATE ad_groups SET cpa_goal_micros = $3 WHERE project_id = $1 AND ad_group_id = $2", [p.account.projectId, adGroupId, micros])
+}
+
+beforeAll(async () => {
+  p = await startPipeline({ seed: 31 })
+  const projectId = p.account.projectId
+  const campaigns = await p.sql<{ campaignId: string; bidStrategy: string; adGroups: Array<string> }>(
+    `SELECT c.campaign_id AS "campaignId", c.bid_strategy AS "bidStrategy",
+       array_agg(g.ad_group_id ORDER BY g.ad_group_id) FILTER (WHERE g.status = 'ENABLED') AS "adGroups"
+     FROM campaigns c JOIN ad_groups g ON g.project_id = c.project_id AND g.campaign_id = c.campaign_id
+     WHERE c.project_id = $1 AND c.status = 'ENABLED' GROUP BY c.campaign_id, c.bid_strategy ORDER BY c.campaign_id`,
+    [projectId]
+  )
+  const candidate = campaigns.find((c) => c.bidStrategy === "MANUAL_CPT" && (c.adGroups?.length ?? 0) >= 2)
+  if (candidate === undefined) throw new Error("the seeded account has no enabled MANUAL_CPT campaign with two enabled ad groups")
+  manual = { campaignId: candidate.campaignId, adGroups: [candidate.adGroups[0]!, candidate.adGroups[1]!] }
+  const others: Array<string> = []
+  for (const c of campaigns.filter((c) => c.campaignId !== manual.campaignId)) {
+    if ((await campaignTotals(p, c.campaignId)).installs > 0) others.push(c.campaignId)
+  }
+  if (others.length < 2) throw new Error("the seeded account needs two more enabled campaigns with installs")
+  ;[limited, roomy] = [others[0]!, others[1]!]
+  const totals = await accountTotals(p)
+  expect(totals.installs).toBeGreaterThan(0)
+  accountCpa = Math.round(totals.spendMicros / totals.installs)
+  bandMax = cents(accountCpa)
+}, 180_000)
+
+afterAll(async () => {
+  await p?.close()
+})
+
+describe("the plan", () => {
+  it("answers the collection envelope, ranked by spend at stake, limit clamped", async () => {
+    const all = await plan()
+    expect(all.truncated).toBe(false)
+    expect(all.total).toBe(all.items.length)
+    expect(all.dataFreshness.coverage).toBe("30 of 30 requested days")
+    const impacts = all.items.map((i) => i.impactMicros)
+    expect(impacts).toEqual([...impacts].sort((a, b) => b - a))
+    if (all.total > 1) {
+      const one = await plan(1)
+      expect(one).toMatchObject({ total: all.total, truncated: true })
+      expect(one.items.map((i) => i.itemId)).toEqual([all.items[0]!.itemId])
+    }
+    const zero = await plan(0)
+    expect(zero.items.length).toBe(Math.min(1, all.total))
+  })
+
+  it("(a) suggests EXACT negatives for terms that spent 2× the account CPA without installs, and not for the others", async () => {
+    const [adGroupId] = manual.adGroups
+    const place = { campaignId: manual.campaignId, adGroupId, keywordId: null }
+    const waste: Totals = { spendMicros: 3 * accountCpa, taps: 40, installs: 0 }
+    await addSearchTerm(p, place, "planwaste alpha", waste)
+    // Controls: it converted; it spent less than the threshold; it is already a campaign negative.
+    await addSearchTerm(p, place, "planwaste converting", { ...waste, installs: 1 })
+    await addSearchTerm(p, place, "planwaste cheap", { spendMicros: accountCpa, taps: 10, installs: 0 })
+    const negative = (await p.sql<{ text: string }>(
+      "SELECT text FROM negative_keywords WHERE project_id = $1 AND campaign_id = $2 AND ad_group_id IS NULL LIMIT 1",
+      [p.account.projectId, manual.campaignId]
+    ))[0]
+    if (negative !== undefined) await addSearchTerm(p, place, negative.text, waste)
+
+    const answer = await plan()
+    const found = item(answer, `negatives:${adGroupId}`)
+    expect(found, JSON.stringify(answer.items.map((i) => i.itemId))).toBeDefined()
+    expect(found!.proposal).toMatchObject({
+      kind: "add_negative_keywords",
+      path: `/api/v1/accounts/${p.account.projectId}/actions/add-negative-keywords`,
+      body: { campaignId: manual.campaignId, adGroupId }
+    })
+    const body = found!.proposal.body as { keywords: Array<{ text: string; matchType: string }>; reason: string }
+    expect(body.keywords).toContainEqual({ text: "planwaste alpha", matchType: "EXACT" })
+    expect(body.reason).toMatch(/^acs plan: /)
+    expect(found!.evidence).toMatchObject({ windowDays: 30, thresholdMicros: 2 * accountCpa, installs: 0 })
+    expect(found!.evidence["items"]).toContainEqual({ text: "planwaste alpha", id: null, spendMicros: 3 * accountCpa, taps: 40, installs: 0 })
+    const suggested = answer.items.flatMap((i) =>
+      i.proposal.kind === "add_negative_keywords" ? (i.proposal.body["keywords"] as Array<{ text: string }>).map((k) => k.text) : []
+    )
+    expect(suggested).not.toContain("planwaste converting")
+    expect(suggested).not.toContain("planwaste cheap")
+    if (negative !== undefined) expect(suggested).not.toContain(negative.text)
+  })
+
+  it("(b) pauses keywords far over the band without installs, cuts the bid of those with installs, and leaves the rest", async () => {
+    const adGroupId = manual.adGroups[1]
+    const keywords = await activeKeywords(adGroupId)
+    expect(keywords.length).toBeGreaterThanOrEqual(4)
+    const [pause, cut, inBand, notFar] = keywords
+    await putTargets({ [manual.campaignId]: { minMicros: floorCents(bandMax / 2), maxMicros: bandMax } })
+    await setDaily(p, "keywords", pause!.keywordId, { spendMicros: 2 * bandMax, taps: 30, installs: 0 })
+    await setDaily(p, "keywords", cut!.keywordId, { spendMicros: 6 * bandMax, taps: 60, installs: 2 })
+    // Controls: CPA exactly at the max; no install but spend only 1.2 × the max.
+    await setDaily(p, "keywords", inBand!.keywordId, { spendMicros: 2 * bandMax, taps: 30, installs: 2 })
+    await setDaily(p, "keywords", notFar!.keywordId, { spendMicros: Math.round(1.2 * bandMax), taps: 12, installs: 0 })
+
+    const answer = await plan()
+    const paused = item(answer, `pause:${adGroupId}`)
+    expect(paused?.proposal).toMatchObject({ kind: "keyword_status", body: { status: "PAUSED" } })
+    expect(paused!.proposal.body["keywordIds"]).toContain(pause!.keywordId)
+    expect(paused!.evidence).toMatchObject({ band: { maxMicros: bandMax }, thresholdMicros: Math.round(1.5 * bandMax) })
+
+    const bid = Number(cut!.bidMicros ?? cut!.defaultBidMicros)
+    const cutItem = item(answer, `bid:${cut!.keywordId}`)
+    // CPA is 3 × the max: the bid would be cut to a third, but one step cuts at most half.
+    expect(cutItem?.proposal).toMatchObject({
+      kind: "keyword_bid_change",
+      body: { keywordIds: [cut!.keywordId], newBidMicros: floorCents(bid / 2) }
+    })
+    expect(cutItem!.evidence).toMatchObject({ cpaMicros: 3 * bandMax, installs: 2, bidMicros: bid })
+
+    const named = answer.items.flatMap((i) => (i.proposal.body["keywordIds"] as Array<string> | undefined) ?? [])
+    expect(named).not.toContain(inBand!.keywordId)
+    expect(named).not.toContain(notFar!.keywordId)
+    expect(item(answer, `bid:${pause!.keywordId}`)).toBeUndefined()
+  })
+
+  it("(c) raises by 20% the budget of a budget-limited campaign inside the band, not of one with room or out of band", async () => {
+    const wide = { minMicros: 0, maxMicros: 1_000_000_000_000 }
+    await putTargets({ [manual.campaignId]: { minMicros: floorCents(bandMax / 2), maxMicros: bandMax }, [limited]: wide, [roomy]: wide })
+    const limitedDaily = (await campaignTotals(p, limited)).spendMicros / 30
+    const budget = floorCents(limitedDaily / 0.95)
+    expect(budget).toBeGreaterThan(0)
+    await setBudget(limited, budget)
+    await setBudget(roomy, cents((3 * (await campaignTotals(p, roomy)).spendMicros) / 30) + CENT)
+
+    const answer = await plan()
+    const raise = item(answer, `budget:${limited}`)
+    expect(raise?.proposal).toMatchObject({
+      kind: "budget_change",
+      body: { campaignId: limited, newDailyBudgetMicros: Math.floor((budget * 120) / 100 / CENT) * CENT }
+    })
+    expect(raise!.evidence).toMatchObject({ dailyBudgetMicros: budget, band: wide })
+    expect(raise!.evidence["avgDailySpendMicros"]).toBeGreaterThanOrEqual(0.9 * budget)
+    expect(item(answer, `budget:${roomy}`)).toBeUndefined()
+
+    // The same campaign with its CPA outside the band: no raise.
+    await putTargets({ [limited]: { minMicros: 0, maxMicros: CENT } })
+    expect(item(await plan(), `budget:${limited}`)).toBeUndefined()
+  })
+
+  it("(d) steps a CPA goal above the band down by at most 10%, and leaves one inside the band", async () => {
+    const [above, inside] = manual.adGroups
+    await putTargets({ [manual.campaignId]: { minMicros: floorCents(bandMax / 2), maxMicros: bandMax } })
+    await setCpaGoal(above, 2 * bandMax)
+    await setCpaGoal(inside, bandMax)
+    const answer = await plan()
+    const step = item(answer, `cpaGoal:${above}`)
+    expect(step?.proposal).toMatchObject({
+      kind: "cpa_goal_change",
+      body: { adGroupId: above, newCpaGoalMicros: Math.ceil((2 * bandMax * 90) / (100 * CENT)) * CENT }
+    })
+    expect(step!.evidence).toMatchObject({ cpaGoalMicros: 2 * bandMax })
+    expect(item(answer, `cpaGoal:${inside}`)).toBeUndefined()
+  })
+
+  it("suggests nothing from the band when no band is set", async () => {
+    await putTargets({})
+    const answer = await plan()
+    expect(answer.items.filter((i) => !i.itemId.startsWith("negatives:"))).toEqual([])
+  })
+
+  it("answers 201 to every item POSTed as is, inside the auto-apply set for all but bid cuts", async () => {
+    const wide = { minMicros: 0, maxMicros: 1_000_000_000_000 }
+    await putTargets({ [manual.campaignId]: { minMicros: floorCents(bandMax / 2), maxMicros: bandMax }, [limited]: wide })
+    const answer = await plan()
+    const kinds = new Set(answer.items.map((i) => i.proposal.kind))
+    expect([...kinds].sort()).toEqual(["add_negative_keywords", "budget_change", "cpa_goal_change", "keyword_bid_change", "keyword_status"])
+    for (const planned of answer.items) {
+      expect(planned.proposal.path.startsWith(`/api/v1/accounts/${p.account.projectId}/actions/`)).toBe(true)
+      // The key's proposals all queue, so nothing is applied while the rest are posted; riskTier still says
+      // whether the policy would clear the change.
+      const posted = await p.as("key", "POST", planned.proposal.path.replace(/^\/api\/v1/, ""), planned.proposal.body)
+      expect(posted.status, `${planned.itemId}: ${posted.text}`).toBe(201)
+      expect(posted.body, planned.itemId).toMatchObject({
+        kind: planned.proposal.kind,
+        riskTier: planned.proposal.kind === "keyword_bid_change" ? "review" : "safe"
+      })
+    }
+  })
+
+  it("auto-applies a negatives item a person POSTs", async () => {
+    const negatives = (await plan()).items.find((i) => i.proposal.kind === "add_negative_keywords")
+    expect(negatives).toBeDefined()
+    const posted = await p.as("person", "POST", negatives!.proposal.path.replace(/^\/api\/v1/, ""), negatives!.proposal.body)
+    expect(posted.status, posted.text).toBe(201)
+    expect(posted.body).toMatchObject({ mode: "auto_applied", riskTier: "safe" })
+  })
+})
