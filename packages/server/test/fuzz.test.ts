@@ -151,6 +151,11 @@ const violation = (request: Probe, reply: Reply): string | undefined => {
   const sent = request.headers.find(([name]) => name === "x-request-id")?.[1].trim()
   if (sent !== undefined && SANE_REQUEST_ID.test(sent) && requestId !== sent) return `X-Request-Id ${sent} came back as ${requestId}`
   if (reply.status >= 200 && reply.status < 300) return undefined
+  // MCP clients probe /mcp with GET for an optional event stream; the protocol's answer is 405 with a
+  // JSON-RPC error (the server is stateless), after the key check.
+  if (request.path.split("?")[0] === "/mcp" && reply.status === 405 && request.method !== "POST") {
+    return /"jsonrpc":"2\.0"/.test(reply.text) || request.method === "HEAD" ? undefined : "405 on /mcp without a JSON-RPC error"
+  }
   if (!ALLOWED_ERROR_STATUSES.has(reply.status)) return `status ${reply.status} is not in the SPEC 7 table`
   if (request.method === "HEAD") return undefined // no body to check
   if (!/^application\/json\b/.test(reply.headers["content-type"] ?? "")) {
