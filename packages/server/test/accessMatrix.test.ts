@@ -1,17 +1,36 @@
 /**
  * The access matrix (SPEC 5 and 7, API.md "Principals"): every operation of the operation table × every
  * kind of principal (API keys of each scope, grant and binding, people of each role, bad credentials, a
- * key of another org) × every way of naming an account, against the real started server over HTTP.
+ * key of another org) × every way of naming an account, against the real started server, on each of its
+ * three surfaces: REST, typed RPC (`/rpc`, with AcsClient) and the MCP tool server (`/mcp`, with the SDK client).
  *
  * The expected answer is derived from the operation table by `expectedAccess`, a small pure function
  * written here from the SPEC (not from the server's code); each operation has a sample request that
- * succeeds when access is granted. All requests are made up front in parallel chunks; each case is then
- * its own `it`, named operation × principal → account.
+ * succeeds when access is granted. REST is held to `expectedAccess`; RPC and MCP are held to REST's answer
+ * to the same case (one contract, docs/decisions.md): the same SPEC envelope on a refusal, a success that
+ * passes the same checks (and the same body where calls side by side cannot differ).
+ *
+ * The surfaces' own rules, from README and docs/decisions.md: RPC and MCP take the Authorization header
+ * only, so person principals (session cookies) are REST cases, and a valid session is checked to be refused
+ * on both; a bad credential is RPC's `Unauthorized` and /mcp's HTTP 401 before MCP parses anything (a raw
+ * tools/call per case, plus the SDK client's refused connection per principal); the human-only operations
+ * are no tools: not listed, and a call answers `not_found`.
+ *
+ * All requests are made up front in parallel chunks, a case's surfaces side by side; each case is then its
+ * own `it`, named `<surface>: operation × principal → account`.
  */
+import { AcsClient, RPC_PATH } from "@acs/domain/AcsClient"
 import { Api } from "@acs/domain/Api"
+import { isAcsError, toEnvelope } from "@acs/domain/Errors"
 import { type Operation, type OperationName, Operations, type Scope } from "@acs/domain/Operations"
 import { type ProposalKindName, proposalKinds, type ProposalOperationName } from "@acs/domain/ProposalKinds"
-import { Effect } from "effect"
+import { AcsRpcs, operationEndpoints } from "@acs/domain/Rpcs"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { RpcClient, RpcSerialization } from "@effect/rpc"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Schema } from "effect"
 import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hashPassword } from "../src/auth/Secrets.ts"
@@ -634,7 +653,7 @@ const OPERATION_NAMES = Object.keys(Operations) as ReadonlyArray<OperationName>
 const operationTable: Readonly<Record<string, Operation>> = Operations
 
 // ---------------------------------------------------------------------------------------------------------
-// The cases, and every request made up front
+// The cases, and the three surfaces they are made on
 // ---------------------------------------------------------------------------------------------------------
 
 interface Case {
@@ -655,8 +674,54 @@ const CASES: ReadonlyArray<Case> = OPERATION_NAMES.flatMap((operation) =>
   )
 )
 
+type Surface = "rest" | "rpc" | "mcp"
+
+/**
+ * RPC and MCP authenticate the Authorization header only (README, docs/decisions.md "/mcp takes Bearer keys
+ * only"): a person, signed in with a session cookie, is no client of theirs, so the person principals are
+ * REST cases only, and "a person's session cookie on RPC and MCP" below checks that a valid session is
+ * refused on both. The ended and expired sessions stay: they are bad credentials everywhere (the cookie is
+ * sent and ignored), and the surfaces must answer them as REST does (401).
+ */
+const onSurface = (surface: Surface, principal: PrincipalSpec): boolean => surface === "rest" || principal.setup.type !== "person"
+
+const caseId = (surface: Surface, testCase: Case): string => `${surface}: ${testCase.id}`
+
+/**
+ * docs/decisions.md "Tools", restated: operations left out of the tool server, though a key may call them over
+ * REST (keys, the upstream credentials, the guardrails people set for agents, sessions).
+ */
+const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
+  "createKey",
+  "listKeys",
+  "revokeKey",
+  "createAccountKey",
+  "updateConnection",
+  "updateSettings",
+  "updateTargets",
+  "updateBrief",
+  "logout"
+])
+
+/** README: `platform_<snake_case operation>`. */
+const toolNameOf = (operation: OperationName): string =>
+  `platform_${operation.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase()}`
+
+/** One answer, whatever the surface: RPC and MCP carry no HTTP status for a success. */
+interface SurfaceAnswer {
+  readonly ok: boolean
+  /** REST's status; an RPC failure's SPEC status (`toEnvelope`); /mcp's own status when it refuses the key. */
+  readonly status: number | undefined
+  /** The success JSON, or the SPEC envelope. */
+  readonly body: unknown
+  readonly text: string
+  /** An answer outside the contract (a defect, a transport or protocol error): always a failure. */
+  readonly problem?: string
+}
+
 interface Result {
-  readonly answer: Answer
+  readonly answer: SurfaceAnswer
+  /** The credential headers the request carried. */
   readonly headers: Record<string, string>
 }
 
@@ -669,18 +734,162 @@ const fillPath = (template: string, params: Readonly<Record<string, string>>): s
     return encodeURIComponent(value)
   })
 
-const run = async (testCase: Case): Promise<Result> => {
+/** The sample's request for one case; `prepare` runs per surface, so a fresh key to revoke is revoked once. */
+const requestOf = async (testCase: Case) => {
   const sample = samples[testCase.operation]
   const prepared = (await sample.prepare?.(testCase.principal, testCase.target)) ?? {}
-  const params = { ...(testCase.target === undefined ? {} : { projectId: testCase.target }), ...prepared.params }
+  const params: Record<string, string> = { ...(testCase.target === undefined ? {} : { projectId: testCase.target }), ...prepared.params }
+  // What REST sends, once through JSON: fields left undefined (keywordIdeas without a projectId) are dropped.
+  const body: unknown = prepared.body === undefined ? undefined : JSON.parse(JSON.stringify(prepared.body))
+  return { sample, prepared, params, body, headers: credentials.get(testCase.principal.name) ?? {} }
+}
+
+const isOk = (status: number): boolean => status >= 200 && status < 300
+
+const runRest = async (testCase: Case): Promise<Result> => {
+  const { body, params, prepared, sample } = await requestOf(testCase)
   const headers = prepared.headers ?? credentials.get(testCase.principal.name) ?? {}
   const answer = await call(`${server.api}${fillPath(sample.path, params)}`, {
     method: sample.method,
     headers,
-    ...(prepared.body !== undefined ? { body: prepared.body } : {})
+    ...(body !== undefined ? { body } : {})
   })
-  return { answer, headers }
+  return { answer: { ok: isOk(answer.status), status: answer.status, body: answer.body, text: answer.text }, headers }
 }
+
+// RPC: one client runtime per principal, reused by all its cases. A key goes through AcsClient.layer, the
+// client services use; a request without a key (none, a session cookie) needs the same layer with other headers.
+
+/** The endpoint schemas need no services; the generic endpoint type cannot say so. */
+type ContextFree = Schema.Schema<unknown, unknown, never>
+/** The client's procedures by run-time name: the typed client is keyed by the operation's literal type. */
+type ProceduresByName = Readonly<Record<string, ((input: unknown) => Effect.Effect<unknown, unknown>) | undefined>>
+
+const rpcRuntimes = new Map<string, ManagedRuntime.ManagedRuntime<AcsClient, never>>()
+
+const rpcLayer = (headers: Readonly<Record<string, string>>): Layer.Layer<AcsClient> => {
+  const bearer = headers["authorization"]
+  if (bearer?.startsWith("Bearer ") === true) return AcsClient.layer({ url: server.baseUrl, key: bearer.slice("Bearer ".length) })
+  return Layer.scoped(AcsClient, RpcClient.make(AcsRpcs)).pipe(
+    Layer.provide(RpcClient.layerProtocolHttp({
+      url: `${server.baseUrl}${RPC_PATH}`,
+      transformClient: HttpClient.mapRequest(HttpClientRequest.setHeaders(headers))
+    })),
+    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(FetchHttpClient.layer)
+  )
+}
+
+const endpointOf = (operation: OperationName) => {
+  const endpoint = operationEndpoints.get(operation)
+  if (endpoint === undefined) throw new Error(`no RPC endpoint for ${operation}`)
+  return endpoint
+}
+
+/** The procedure input `{path, payload}` for the sample (decoded: the client takes the schemas' types). */
+const rpcInputOf = (operation: OperationName, params: Readonly<Record<string, string>>, body: unknown): Record<string, unknown> => {
+  const endpoint = endpointOf(operation)
+  const path = endpoint.pathSchema as Option.Option<ContextFree>
+  const payload = endpoint.payloadSchema as Option.Option<ContextFree>
+  return {
+    ...(Option.isSome(path) ? { path: Schema.decodeUnknownSync(path.value)(params) } : {}),
+    // A sample body for an endpoint without a payload is a mistake of this file: getOrThrow says so.
+    ...(body === undefined ? {} : { payload: Schema.decodeUnknownSync(Option.getOrThrow(payload))(body) })
+  }
+}
+
+const runRpc = async (testCase: Case, runtime: ManagedRuntime.ManagedRuntime<AcsClient, never>): Promise<Result> => {
+  const { body, headers, params } = await requestOf(testCase)
+  const endpoint = endpointOf(testCase.operation)
+  const input = rpcInputOf(testCase.operation, params, body)
+  const exit = await runtime.runPromiseExit(Effect.flatMap(AcsClient, (client) => {
+    const procedure = (client as unknown as ProceduresByName)[testCase.operation]
+    return procedure === undefined ? Effect.dieMessage(`no procedure ${testCase.operation}`) : procedure(input)
+  }))
+  if (Exit.isSuccess(exit)) {
+    // Encoded again with the endpoint's success schema: the JSON REST would have sent.
+    const json: unknown = Schema.encodeUnknownSync(endpoint.successSchema as ContextFree)(exit.value)
+    return { answer: { ok: true, status: undefined, body: json, text: json === undefined ? "" : JSON.stringify(json) }, headers }
+  }
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure) && isAcsError(failure.value)) {
+    const envelope = toEnvelope(failure.value)
+    return { answer: { ok: false, status: envelope.status, body: envelope.body, text: JSON.stringify(envelope.body) }, headers }
+  }
+  return { answer: { ok: false, status: undefined, body: undefined, text: "", problem: Cause.pretty(exit.cause) }, headers }
+}
+
+// MCP: one SDK client connection per key principal, reused. A bad credential cannot connect (HTTP 401 before
+// MCP parses anything), so its tool call is the raw JSON-RPC POST the SDK would send, answered by that 401.
+
+const mcpClients = new Map<string, Client>()
+/** The tools each connection lists. */
+const mcpToolNames = new Map<string, ReadonlyArray<string>>()
+const MCP_ACCEPT = "application/json, text/event-stream"
+
+const connectMcp = async (headers: Readonly<Record<string, string>>): Promise<Client> => {
+  const client = new Client({ name: "acs-access-matrix", version: "1.0.0" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/mcp`), { requestInit: { headers: { ...headers } } }))
+  return client
+}
+
+/** McpTools.ts: a tool's arguments are the path params, url params and body fields in one object. */
+const mcpArgumentsOf = (params: Readonly<Record<string, string>>, body: unknown): Record<string, unknown> => ({
+  ...params,
+  ...(typeof body === "object" && body !== null ? body : {})
+})
+
+const parseText = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+const runMcp = async (testCase: Case): Promise<Result> => {
+  const { body, headers, params } = await requestOf(testCase)
+  const name = toolNameOf(testCase.operation)
+  const args = mcpArgumentsOf(params, body)
+  const client = mcpClients.get(testCase.principal.name)
+  if (client === undefined) {
+    const answer = await call(`${server.baseUrl}/mcp`, {
+      method: "POST",
+      headers: { ...headers, accept: MCP_ACCEPT },
+      body: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }
+    })
+    return { answer: { ok: isOk(answer.status), status: answer.status, body: answer.body, text: answer.text }, headers }
+  }
+  try {
+    const result = (await client.callTool({ name, arguments: args })) as CallToolResult
+    const first = result.content[0]
+    const text = first?.type === "text" ? first.text : ""
+    return { answer: { ok: result.isError !== true, status: undefined, body: parseText(text), text }, headers }
+  } catch (error) {
+    return { answer: { ok: false, status: undefined, body: undefined, text: "", problem: String(error) }, headers }
+  }
+}
+
+const runOn = (surface: Surface, testCase: Case): Promise<Result> => {
+  switch (surface) {
+    case "rest":
+      return runRest(testCase)
+    case "rpc": {
+      const runtime = rpcRuntimes.get(testCase.principal.name)
+      if (runtime === undefined) throw new Error(`no RPC client for ${testCase.principal.name}`)
+      return runRpc(testCase, runtime)
+    }
+    case "mcp":
+      return runMcp(testCase)
+  }
+}
+
+const SURFACES: ReadonlyArray<Surface> = ["rest", "rpc", "mcp"]
+
+/** A case's three requests side by side, so that they meet the same state of the shared world. */
+const JOBS = CASES.flatMap((testCase) =>
+  SURFACES.filter((surface) => onSurface(surface, testCase.principal)).map((surface) => ({ surface, testCase }))
+)
 
 const CHUNK = 32
 
@@ -734,14 +943,25 @@ beforeAll(async () => {
     }
   }
 
-  for (let start = 0; start < CASES.length; start += CHUNK) {
-    const chunk = CASES.slice(start, start + CHUNK)
-    const answers = await Promise.all(chunk.map(run))
-    chunk.forEach((testCase, index) => results.set(testCase.id, answers[index]!))
+  for (const principal of PRINCIPALS.filter((p) => onSurface("rpc", p))) {
+    rpcRuntimes.set(principal.name, ManagedRuntime.make(rpcLayer(credentials.get(principal.name) ?? {})))
   }
-})
+  await Promise.all(PRINCIPALS.filter((p) => onSurface("mcp", p) && p.holder !== undefined).map(async (principal) => {
+    const client = await connectMcp(credentials.get(principal.name) ?? {})
+    mcpClients.set(principal.name, client)
+    mcpToolNames.set(principal.name, (await client.listTools()).tools.map((tool) => tool.name))
+  }))
+
+  for (let start = 0; start < JOBS.length; start += CHUNK) {
+    const chunk = JOBS.slice(start, start + CHUNK)
+    const answers = await Promise.all(chunk.map(({ surface, testCase }) => runOn(surface, testCase)))
+    chunk.forEach(({ surface, testCase }, index) => results.set(caseId(surface, testCase), answers[index]!))
+  }
+}, 900_000)
 
 afterAll(async () => {
+  await Promise.all([...mcpClients.values()].map((client) => client.close().catch(() => undefined)))
+  await Promise.all([...rpcRuntimes.values()].map((runtime) => runtime.dispose()))
   await server?.stop()
 })
 
@@ -780,19 +1000,29 @@ describe("the operation table and the REST API agree", () => {
       expect(`${samples[name].method} /api/v1${samples[name].path}`, name).toBe(`${found!.endpoint.method} ${found!.endpoint.path}`)
     }
   })
+
+  it("has an RPC procedure for every operation", () => {
+    expect(OPERATION_NAMES.filter((name) => !operationEndpoints.has(name)), "operations without a procedure").toEqual([])
+  })
 })
 
-describe("access matrix: operation × principal → account", () => {
-  it.each(CASES.map((testCase) => [testCase.id, testCase] as const))("%s", async (_id, testCase) => {
-    const result = results.get(testCase.id)
+const errorOf = (answer: SurfaceAnswer): Record<string, unknown> => record(record(answer.body)["error"])
+
+/** The answer the SPEC gives this case (REST is held to it here; RPC and MCP are held to REST and to it). */
+const expectedOf = (testCase: Case): Expected =>
+  expectedAccess(operationTable[testCase.operation]!, testCase.principal.holder, testCase.target)
+
+describe("access matrix over REST: operation × principal → account", () => {
+  it.each(CASES.map((testCase) => [caseId("rest", testCase), testCase] as const))("%s", async (id, testCase) => {
+    const result = results.get(id)
     expect(result, "the request was made").toBeDefined()
     const { answer, headers } = result!
-    const context = `${testCase.id}: ${answer.status} ${answer.text}`
-    const expected = expectedAccess(operationTable[testCase.operation]!, testCase.principal.holder, testCase.target)
+    const context = `${id}: ${answer.status} ${answer.text}`
+    const expected = expectedOf(testCase)
     if (!expected.allowed) {
       expect(answer.status, context).toBe(expected.status)
-      expect(errorCode(answer), context).toBe(expected.code)
-      const error = record(record(answer.body)["error"])
+      const error = errorOf(answer)
+      expect(error["code"], context).toBe(expected.code)
       expect(typeof error["message"], context).toBe("string")
       if (expected.fields) expect(error, context).toMatchObject(expected.fields)
       for (const field of expected.absent ?? []) expect(error, context).not.toHaveProperty(field)
@@ -802,21 +1032,142 @@ describe("access matrix: operation × principal → account", () => {
     const outcome = sample.granted(expected.holder)
     expect(answer.status, context).toBe(outcome.status)
     if (outcome.code !== undefined) {
-      expect(errorCode(answer), context).toBe(outcome.code)
+      expect(errorOf(answer)["code"], context).toBe(outcome.code)
       return
     }
-    await sample.verify?.(answer, { principal: testCase.principal, holder: expected.holder, account: expected.account, headers })
+    await sample.verify?.(asAnswer(answer, answer.status!), { principal: testCase.principal, holder: expected.holder, account: expected.account, headers })
+  })
+})
+
+/** The shape a sample's `verify` reads; a surface without statuses stands in with REST's (the outcome agreed). */
+const asAnswer = (answer: SurfaceAnswer, status: number): Answer => ({ status, headers: new Headers(), body: answer.body, text: answer.text })
+
+/**
+ * Operations whose success body may differ between two calls made side by side: each call creates its own
+ * key, audit or action (new ids, times), or the ledger, key list, brief and settings move with the calls around
+ * them. Their bodies are held to the sample's `verify`; every other success must equal REST's body exactly.
+ */
+const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
+  "createKey",
+  "createAccountKey",
+  "listKeys",
+  "getSettings",
+  "updateSettings",
+  "updateTargets",
+  "runAudit",
+  "getBrief",
+  "updateBrief",
+  "listActions",
+  "listApprovals",
+  "getPolicy",
+  ...proposalKinds.map((kind) => kind.operation)
+])
+
+/** RPC or MCP answers this case as REST does: the same refusal envelope, or a success that passes the same checks. */
+const expectAgreesWithRest = async (surface: Exclude<Surface, "rest">, testCase: Case) => {
+  const id = caseId(surface, testCase)
+  const result = results.get(id)
+  const rest = results.get(caseId("rest", testCase))
+  expect(result, "the request was made").toBeDefined()
+  expect(rest, "the REST request was made").toBeDefined()
+  const { answer, headers } = result!
+  const context = `${id}: ${answer.problem ?? answer.text} (REST: ${rest!.answer.status} ${rest!.answer.text})`
+  expect(answer.problem, context).toBeUndefined()
+  const expected = expectedOf(testCase)
+
+  if (surface === "mcp" && HUMAN_ONLY.has(testCase.operation) && testCase.principal.holder !== undefined) {
+    // Not a tool: the tool server answers as for any unknown tool, whatever REST would have granted.
+    expect(answer.ok, context).toBe(false)
+    expect(errorOf(answer), context).toMatchObject({ code: "not_found", message: `no tool named ${toolNameOf(testCase.operation)}` })
+    return
+  }
+
+  expect(answer.ok, context).toBe(rest!.answer.ok)
+  if (!answer.ok) {
+    expect(answer.body, context).toEqual(rest!.answer.body)
+    if (answer.status !== undefined) expect(answer.status, context).toBe(rest!.answer.status)
+    const code = errorOf(answer)["code"]
+    if (!expected.allowed) expect(code, context).toBe(expected.code)
+    else expect(code, context).toBe(samples[testCase.operation].granted(expected.holder).code)
+    return
+  }
+  expect(expected.allowed, context).toBe(true)
+  if (!expected.allowed) return
+  await samples[testCase.operation].verify?.(asAnswer(answer, rest!.answer.status!), {
+    principal: testCase.principal,
+    holder: expected.holder,
+    account: expected.account,
+    headers
+  })
+  if (!MOVING_BODIES.has(testCase.operation)) expect(answer.body, context).toEqual(rest!.answer.body)
+}
+
+const surfaceCases = (surface: Surface) =>
+  CASES.filter((testCase) => onSurface(surface, testCase.principal)).map((testCase) => [caseId(surface, testCase), testCase] as const)
+
+describe("access matrix over RPC: operation × principal → account", () => {
+  it.each(surfaceCases("rpc"))("%s", (_id, testCase) => expectAgreesWithRest("rpc", testCase))
+})
+
+describe("access matrix over MCP: operation × principal → account", () => {
+  it.each(surfaceCases("mcp"))("%s", (_id, testCase) => expectAgreesWithRest("mcp", testCase))
+
+  it("lists one tool per operation but the human-only ones, to every key", () => {
+    const expected = OPERATION_NAMES.filter((name) => !HUMAN_ONLY.has(name)).map(toolNameOf).sort()
+    expect(mcpToolNames.size).toBe(PRINCIPALS.filter((p) => p.holder?.kind === "key").length)
+    for (const [principal, names] of mcpToolNames) expect([...names].sort(), principal).toEqual(expected)
+  })
+
+  it.each(PRINCIPALS.filter((p) => p.holder === undefined).map((p) => [p.name, p] as const))(
+    "refuses the SDK client's connection with HTTP 401: %s",
+    async (_name, principal) => {
+      await expect(connectMcp(credentials.get(principal.name) ?? {})).rejects.toSatisfy(
+        (error: unknown) => error instanceof StreamableHTTPError && error.code === 401
+      )
+    }
+  )
+})
+
+describe("a person's session cookie on RPC and MCP", () => {
+  const persons = PRINCIPALS.filter((p) => p.holder?.kind === "person").map((p) => [p.name, p] as const)
+
+  it.each(persons)("mcp: refuses %s's valid session with HTTP 401", async (_name, principal) => {
+    const cookie = credentials.get(principal.name)!
+    // The cookie is valid: REST takes it.
+    expect((await call(`${server.api}/auth/me`, { headers: cookie })).status).toBe(200)
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "matrix", version: "1" } }
+    }
+    const answer = await call(`${server.baseUrl}/mcp`, { method: "POST", headers: { ...cookie, accept: MCP_ACCEPT }, body: initialize })
+    expect(answer.status).toBe(401)
+    expect(errorCode(answer)).toBe("unauthorized")
+  })
+
+  it.each(persons)("rpc: refuses %s's valid session with Unauthorized", async (_name, principal) => {
+    const runtime = ManagedRuntime.make(rpcLayer(credentials.get(principal.name)!))
+    try {
+      const exit = await runtime.runPromiseExit(Effect.flatMap(AcsClient, (client) => client.getMe({})))
+      expect(Exit.isFailure(exit) && Cause.failureOption(exit.cause).pipe(Option.map((e) => e._tag), Option.getOrUndefined)).toBe("Unauthorized")
+    } finally {
+      await runtime.dispose()
+    }
   })
 })
 
 describe("refusals", () => {
-  it("answers every bad credential with the same 401 body, whatever the operation", () => {
-    const refused = CASES.filter((testCase) => testCase.principal.holder === undefined).map((testCase) => results.get(testCase.id)!)
+  it("answers every bad credential with the same 401 body, whatever the operation or surface", () => {
+    const refused = SURFACES.flatMap((surface) =>
+      CASES.filter((testCase) => testCase.principal.holder === undefined && onSurface(surface, testCase.principal))
+        .map((testCase) => ({ id: caseId(surface, testCase), answer: results.get(caseId(surface, testCase))!.answer }))
+    )
     expect(refused.length).toBeGreaterThan(0)
-    const first = refused[0]!.answer.text
-    for (const { answer } of refused) {
-      expect(answer.status).toBe(401)
-      expect(answer.text).toBe(first)
+    const first = refused[0]!.answer.body
+    for (const { answer, id } of refused) {
+      if (answer.status !== undefined) expect(answer.status, id).toBe(401)
+      expect(answer.body, id).toEqual(first)
     }
   })
 
@@ -826,11 +1177,11 @@ describe("refusals", () => {
       principal.row?.binding.kind === "subset" && principal.row.scope === "admin" && principal.row.canApprove
     )!
     for (const operation of OPERATION_NAMES.filter((name) => operationTable[name]?.account === true)) {
-      const isolated = results.get(`${operation} × ${otherOrgKey.name} → ${A}`)!.answer
-      const outOfSet = results.get(`${operation} × ${subsetKey.name} → ${B}`)!.answer
+      const isolated = results.get(`rest: ${operation} × ${otherOrgKey.name} → ${A}`)!.answer
+      const outOfSet = results.get(`rest: ${operation} × ${subsetKey.name} → ${B}`)!.answer
       expect(isolated.status, operation).toBe(403)
-      expect(errorCode(isolated), operation).toBe("account_mismatch")
-      expect(errorCode(outOfSet), operation).toBe("account_mismatch")
+      expect(errorOf(isolated)["code"], operation).toBe("account_mismatch")
+      expect(errorOf(outOfSet)["code"], operation).toBe("account_mismatch")
     }
   })
 })
