@@ -1,4 +1,5 @@
 /** What a command prints on stdout: one JSON document with `--json`, a plain table otherwise. */
+import type { DataFreshness } from "@acs/domain/Accounts"
 import { Console } from "effect"
 
 export type Cell = string | number | boolean | null | undefined
@@ -27,3 +28,23 @@ export const renderRecord = (fields: ReadonlyArray<readonly [string, Cell]>): st
 /** Prints the JSON document, or the human text, on stdout. */
 export const emit = (json: boolean, document: unknown, human: () => string) =>
   Console.log(json ? JSON.stringify(document, null, 2) : human())
+
+/** Integer micro-units as an amount of the account currency, e.g. 12500000 → "12.50". */
+export const money = (micros: number | null): string | null => micros === null ? null : (micros / 1_000_000).toFixed(2)
+
+interface Collection {
+  readonly total: number
+  readonly truncated: boolean
+  readonly dataFreshness: DataFreshness
+}
+
+/** The lines under a spend-ranked slice: how much of the total it shows, and how fresh the data is. */
+export const collectionFooter = (shown: number, collection: Collection): string => {
+  const { ageHours, coverage, lastSyncAt, warning } = collection.dataFreshness
+  const sync = lastSyncAt === null ? "never synced" : `last sync ${lastSyncAt}${ageHours === null ? "" : ` (${ageHours.toFixed(1)} h ago)`}`
+  return [
+    `${shown} of ${collection.total}${collection.truncated ? " (truncated: raise --limit for more)" : ""}`,
+    `data: ${sync}, ${coverage}`,
+    ...(warning === undefined ? [] : [`warning: ${warning}`])
+  ].join("\n")
+}

@@ -1,6 +1,7 @@
 /**
  * `acs` (`pnpm acs …`). stdout carries only the command's output (a table, or one JSON document with
- * `--json`); logs and errors go to stderr. Exit codes: 0 ok, 1 unexpected failure, 2 bad input or not found.
+ * `--json`); logs and errors go to stderr. Exit codes (CliError.ts): 0 ok, 1 unexpected failure or server trouble,
+ * 2 bad input or not found, 3 refused, 4 retryable.
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"

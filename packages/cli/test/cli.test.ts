@@ -2,47 +2,14 @@
  * `acs` run as a real process (`node --import tsx packages/cli/src/main.ts …`, as `pnpm acs` does) against
  * a fresh PostgreSQL database, and what it did checked through the started server over HTTP.
  */
-import { spawn } from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { clusterUrl, insertAccount, query } from "../../server/test/support/database.ts"
-import { call, repoRoot, type RunningServer, startServer } from "../../server/test/support/server.ts"
-
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const runAcs = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Run> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", Path.join("packages", "cli", "src", "main.ts"), ...args], {
-      cwd: repoRoot,
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", NO_COLOR: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once("error", reject)
-    child.once("close", (code) => resolve({ code, stdout, stderr }))
-  })
-
-const inBatches = async <A, B>(items: ReadonlyArray<A>, size: number, f: (item: A) => Promise<B>): Promise<Array<B>> => {
-  const results: Array<B> = []
-  for (let i = 0; i < items.length; i += size) results.push(...await Promise.all(items.slice(i, i + size).map(f)))
-  return results
-}
-
-/** The single JSON document a `--json` run printed on stdout. */
-const jsonOf = <A>(run: Run): A => {
-  expect(run.code, run.stderr).toBe(0)
-  return JSON.parse(run.stdout) as A
-}
+import { call, type RunningServer, startServer } from "../../server/test/support/server.ts"
+import { inBatches, jsonOf, runAcs } from "./support/runAcs.ts"
 
 interface CreatedKey {
   readonly key: { readonly keyId: string; readonly scope: string; readonly canApprove: boolean; readonly binding: unknown }

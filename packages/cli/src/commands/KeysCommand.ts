@@ -4,9 +4,9 @@ import { KeyStore, type KeySpec } from "@acs/server/auth/KeyStore"
 import { type ApiKey, CreateKeyRequest } from "@acs/domain/ApiKeys"
 import { type Binding, ScopeSchema } from "@acs/domain/Principal"
 import { Args, Command, Options } from "@effect/cli"
-import { Clock, Effect, Option, ParseResult, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { AdminLive } from "../AdminLayer.ts"
-import { UsageError } from "../CliError.ts"
+import { parseIssues, UsageError } from "../CliError.ts"
 import { resolveOrg } from "../Orgs.ts"
 import { emit, renderRecord, renderTable } from "../Output.ts"
 import { json, org } from "../SharedOptions.ts"
@@ -23,9 +23,7 @@ const decodeRequest = (request: unknown) =>
   Schema.decodeUnknown(CreateKeyRequest)(request, { errors: "all" }).pipe(
     Effect.mapError((error) =>
       new UsageError({
-        message: ParseResult.ArrayFormatter.formatErrorSync(error)
-          // An optional field also reports its `undefined` alternative: noise on a command line.
-          .filter((issue) => !issue.message.startsWith("Expected undefined"))
+        message: parseIssues(error)
           .map((issue) => {
             const field = issue.path[0]
             const flag = typeof field === "string" ? flagOf[field] ?? field : undefined

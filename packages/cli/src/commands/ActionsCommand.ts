@@ -1,0 +1,192 @@
+/**
+ * The change pipeline from the command line: `acs propose`, `acs approvals`, `acs approve`, `acs reject`,
+ * `acs revert` and `acs ledger`.
+ */
+import { type ActionRecord, ActionStatus, type ProposalResponse } from "@acs/domain/Actions"
+import { InvalidRequest } from "@acs/domain/Errors"
+import { type KindName as ActionKindName, proposalKinds } from "@acs/domain/ProposalKinds"
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import { actionId, checked, type Client, clientOptions, given, limit, projectId, withClient } from "../Client.ts"
+import { emit, renderRecord, renderTable } from "../Output.ts"
+
+const kindNames = proposalKinds.map((k) => k.kind).join(", ")
+
+/** A kind as API.md names it (`budget_change`) or by its path (`budget-change`). */
+const kindOf = (name: string) =>
+  Option.fromNullable(proposalKinds.find((k) => k.kind === name.replaceAll("-", "_") || k.path === name)).pipe(
+    Effect.mapError(() => new InvalidRequest({ message: `kind: no proposal kind "${name}"; one of ${kindNames}` }))
+  )
+
+const parseBody = (text: string) =>
+  Effect.try({
+    try: (): unknown => JSON.parse(text),
+    catch: (error) =>
+      new InvalidRequest({ message: `--body is not JSON: ${error instanceof Error ? error.message : String(error)}` })
+  })
+
+/** One proposal procedure, whichever kind: the input was checked against that kind's own schema first. */
+type Propose = (input: {
+  readonly path: { readonly projectId: string }
+  readonly payload: unknown
+  readonly headers: { readonly "idempotency-key"?: string }
+}) => ReturnType<Client["proposeBudgetChange"]>
+
+const proposalFields = (answer: ProposalResponse) =>
+  [
+    ["action id", answer.actionId],
+    ["kind", answer.kind],
+    ["mode", answer.mode],
+    ["status", answer.status],
+    ["risk tier", answer.riskTier],
+    ["summary", answer.summary],
+    ...(answer.replayed === true ? [["replayed", "yes: the answer to the first request with this idempotency key"] as const] : [])
+  ] as const
+
+const renderProposal = (answer: ProposalResponse) =>
+  [renderRecord(proposalFields(answer)), "policy reasons:", ...answer.policyReasons.map((r) => `  - ${r}`)].join("\n")
+
+const renderAction = (record: ActionRecord) =>
+  [
+    renderRecord([
+      ["action id", record.actionId],
+      ["kind", record.kind],
+      ["status", record.status],
+      ["mode", record.mode],
+      ["risk tier", record.riskTier],
+      ["summary", record.summary],
+      ["proposed by", `${record.proposedBy.kind} ${record.proposedBy.name}`],
+      ["decided by", record.decidedBy === null ? null : `${record.decidedBy.kind} ${record.decidedBy.name}`],
+      ["decision reason", record.decisionReason],
+      ["decided at", record.decidedAt]
+    ]),
+    "policy reasons:",
+    ...record.policyReasons.map((r) => `  - ${r}`)
+  ].join("\n")
+
+const propose = Command.make("propose", {
+  kind: Args.text({ name: "kind" }).pipe(Args.withDescription(`the proposal kind, e.g. budget_change or budget-change: ${kindNames}`)),
+  projectId,
+  body: Options.text("body").pipe(
+    Options.withDescription("the request body as JSON, with `reason`, e.g. '{\"campaignId\":\"…\",\"newDailyBudgetMicros\":45000000,\"reason\":\"…\"}'")
+  ),
+  idempotencyKey: Options.text("idempotency-key").pipe(
+    Options.withDescription("a retry with the same key and body replays the first answer instead of making a second action"),
+    Options.optional
+  ),
+  ...clientOptions
+}, (input) =>
+  withClient(input, (client) =>
+    Effect.gen(function*() {
+      const kind = yield* kindOf(input.kind)
+      const request = yield* checked(kind.operation, {
+        path: { projectId: input.projectId },
+        payload: yield* parseBody(input.body),
+        headers: given({ "idempotency-key": input.idempotencyKey })
+      })
+      // Every proposal procedure takes this input shape; the compiler cannot pick one by a run-time kind.
+      const answer = yield* (client[kind.operation] as Propose)(request)
+      yield* emit(input.json, answer, () => renderProposal(answer))
+    }))
+).pipe(Command.withDescription(
+  "propose a change (scope write); it auto-applies or queues for review — with an API key it always queues"
+))
+
+const approvals = Command.make("approvals", { projectId, limit, ...clientOptions }, (input) =>
+  withClient(input, (client) =>
+    Effect.gen(function*() {
+      const request = yield* checked("listApprovals", { path: { projectId: input.projectId }, urlParams: given({ limit: input.limit }) })
+      const answer = yield* client.listApprovals(request)
+      yield* emit(input.json, answer, () =>
+        [
+          renderTable([
+            { header: "ACTION ID", cell: (a) => a.actionId },
+            { header: "KIND", cell: (a) => a.kind },
+            { header: "RISK", cell: (a) => a.riskTier },
+            { header: "PROPOSED BY", cell: (a) => `${a.proposedBy.kind} ${a.proposedBy.name}` },
+            { header: "CREATED AT", cell: (a) => a.created_at },
+            { header: "SUMMARY", cell: (a) => a.summary }
+          ], answer.approvals),
+          "",
+          `${answer.approvals.length} of ${answer.total} waiting${answer.truncated ? " (truncated: raise --limit for more)" : ""}`
+        ].join("\n"))
+    }))
+).pipe(Command.withDescription("actions waiting for a human decision, oldest first (scope read)"))
+
+const approve = Command.make("approve", { projectId, actionId, ...clientOptions }, (input) =>
+  withClient(input, (client) =>
+    Effect.gen(function*() {
+      const answer = yield* client.approveAction({ path: { projectId: input.projectId, actionId: input.actionId } })
+      yield* emit(input.json, answer, () => renderAction(answer))
+    }))
+).pipe(Command.withDescription("approve a pending action; its apply job is enqueued (write + canApprove)"))
+
+const reject = Command.make("reject", {
+  projectId,
+  actionId,
+  reason: Options.text("reason").pipe(Options.withDescription("why, kept in the ledger"), Options.optional),
+  ...clientOptions
+}, (input) =>
+  withClient(input, (client) =>
+    Effect.gen(function*() {
+      const request = yield* checked("rejectAction", {
+        path: { projectId: input.projectId, actionId: input.actionId },
+        payload: given({ reason: input.reason })
+      })
+      const answer = yield* client.rejectAction(request)
+      yield* emit(input.json, answer, () => renderAction(answer))
+    }))
+).pipe(Command.withDescription("reject a pending action (write + canApprove)"))
+
+const revert = Command.make("revert", { projectId, actionId, ...clientOptions }, (input) =>
+  withClient(input, (client) =>
+    Effect.gen(function*() {
+      const answer = yield* client.revertAction({ path: { projectId: input.projectId, actionId: input.actionId } })
+      yield* emit(input.json, answer, () => renderProposal(answer))
+    }))
+).pipe(Command.withDescription(
+  "undo an applied action: its compensating change is proposed and applied at once (write + canApprove)"
+))
+
+const ledger = Command.make("ledger", {
+  projectId,
+  limit,
+  before: Options.text("before").pipe(
+    Options.withDescription("the page after this cursor: the `next page` (nextBefore) of the previous page"),
+    Options.optional
+  ),
+  status: Options.choice("status", ActionStatus.literals).pipe(Options.withDescription("only actions in this status"), Options.optional),
+  kind: Options.text("kind").pipe(Options.withDescription("only actions of this kind, e.g. budget_change"), Options.optional),
+  ...clientOptions
+}, (input) =>
+  withClient(input, (client) =>
+    Effect.gen(function*() {
+      const request = yield* checked("listActions", {
+        path: { projectId: input.projectId },
+        urlParams: given({
+          limit: input.limit,
+          before: input.before,
+          status: input.status,
+          // As `propose` takes it: budget-change names budget_change; `checked` refuses an unknown kind.
+          kind: Option.map(input.kind, (kind) => kind.replaceAll("-", "_") as ActionKindName)
+        })
+      })
+      const answer = yield* client.listActions(request)
+      yield* emit(input.json, answer, () =>
+        [
+          renderTable([
+            { header: "CREATED AT", cell: (a) => a.created_at },
+            { header: "ACTION ID", cell: (a) => a.actionId },
+            { header: "KIND", cell: (a) => a.kind },
+            { header: "STATUS", cell: (a) => a.status },
+            { header: "MODE", cell: (a) => a.mode },
+            { header: "WARNINGS", cell: (a) => a.warnings.length === 0 ? null : a.warnings.length },
+            { header: "SUMMARY", cell: (a) => a.summary }
+          ], answer.actions),
+          "",
+          answer.nextBefore === null ? "last page" : `next page: --before ${answer.nextBefore}`
+        ].join("\n"))
+    }))
+).pipe(Command.withDescription("the change ledger, newest first, a page at a time (scope read)"))
+
+export const actionCommands = [propose, approvals, approve, reject, revert, ledger] as const

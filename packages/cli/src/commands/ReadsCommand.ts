@@ -1,0 +1,75 @@
+/** `acs campaigns` and `acs keywords`: spend-ranked slices of the synced account data. */
+import { Command, Options } from "@effect/cli"
+import { Effect } from "effect"
+import { checked, clientOptions, given, limit, projectId, withClient } from "../Client.ts"
+import { collectionFooter, emit, money, renderTable } from "../Output.ts"
+
+const days = Options.integer("days").pipe(
+  Options.withDescription("the window: complete days ending yesterday, 1–90 (default 30)"),
+  Options.optional
+)
+
+const metricColumns = <Row extends { spendMicros: number; taps: number; installs: number; cpaMicros: number | null }>() => [
+  { header: "SPEND", cell: (r: Row) => money(r.spendMicros) },
+  { header: "TAPS", cell: (r: Row) => r.taps },
+  { header: "INSTALLS", cell: (r: Row) => r.installs },
+  { header: "CPA", cell: (r: Row) => money(r.cpaMicros) }
+] as const
+
+const campaigns = Command.make("campaigns", { projectId, days, limit, ...clientOptions }, (input) =>
+  withClient(input, (client) =>
+    Effect.gen(function*() {
+      const request = yield* checked("listCampaigns", {
+        path: { projectId: input.projectId },
+        urlParams: given({ days: input.days, limit: input.limit })
+      })
+      const answer = yield* client.listCampaigns(request)
+      yield* emit(input.json, answer, () =>
+        [
+          renderTable([
+            { header: "CAMPAIGN ID", cell: (c) => c.campaignId },
+            { header: "NAME", cell: (c) => c.name },
+            { header: "STATUS", cell: (c) => c.status },
+            { header: "DAILY BUDGET", cell: (c) => money(c.dailyBudgetMicros) },
+            { header: "BID STRATEGY", cell: (c) => c.bidStrategy },
+            ...metricColumns<(typeof answer.campaigns)[number]>()
+          ], answer.campaigns),
+          "",
+          collectionFooter(answer.campaigns.length, answer)
+        ].join("\n"))
+    }))
+).pipe(Command.withDescription("campaigns ranked by spend in the window, with their metrics (scope read)"))
+
+const keywords = Command.make("keywords", {
+  projectId,
+  days,
+  limit,
+  campaign: Options.text("campaign").pipe(Options.withDescription("only this campaign's keywords"), Options.optional),
+  adGroup: Options.text("ad-group").pipe(Options.withDescription("only this ad group's keywords"), Options.optional),
+  ...clientOptions
+}, (input) =>
+  withClient(input, (client) =>
+    Effect.gen(function*() {
+      const request = yield* checked("listKeywords", {
+        path: { projectId: input.projectId },
+        urlParams: given({ days: input.days, limit: input.limit, campaignId: input.campaign, adGroupId: input.adGroup })
+      })
+      const answer = yield* client.listKeywords(request)
+      yield* emit(input.json, answer, () =>
+        [
+          renderTable([
+            { header: "KEYWORD ID", cell: (k) => k.keywordId },
+            { header: "TEXT", cell: (k) => k.text },
+            { header: "MATCH", cell: (k) => k.matchType },
+            { header: "STATUS", cell: (k) => k.status },
+            { header: "BID", cell: (k) => money(k.bidMicros) },
+            { header: "AD GROUP ID", cell: (k) => k.adGroupId },
+            ...metricColumns<(typeof answer.keywords)[number]>()
+          ], answer.keywords),
+          "",
+          collectionFooter(answer.keywords.length, answer)
+        ].join("\n"))
+    }))
+).pipe(Command.withDescription("keywords ranked by spend in the window, with their metrics (scope read)"))
+
+export const readCommands = [campaigns, keywords] as const
