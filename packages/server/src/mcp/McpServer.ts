@@ -23,8 +23,8 @@ import {
 import { Effect, Either, Option, Runtime } from "effect"
 import { resolvePrincipal } from "../http/AuthenticationLive.ts"
 import { envelopeResponse, toDeclaredError } from "../http/ErrorEnvelope.ts"
-import { callRest, type RestAnswer } from "./InProcessRest.ts"
-import { accountReadTool, makeTools, type McpTool, type RestCall, SAFE_SEQUENCE } from "./McpTools.ts"
+import { callRest, type RestAnswer, type RestCall } from "../http/InProcessRest.ts"
+import { accountReadTool, makeTools, type McpTool, SAFE_SEQUENCE } from "./McpTools.ts"
 
 export const MCP_PATH = "/mcp"
 

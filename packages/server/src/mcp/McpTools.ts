@@ -8,6 +8,7 @@ import { Api } from "@acs/domain/Api"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { HttpApi, type HttpApiEndpoint, HttpMethod, OpenApi } from "@effect/platform"
 import { Context, Either, JSONSchema, Option, Schema } from "effect"
+import type { RestCall } from "../http/InProcessRest.ts"
 
 /** Groups that are not agent tools: liveness/docs (no auth) and sign-in (people, not keys). */
 const SKIPPED_GROUPS: ReadonlySet<string> = new Set(["system", "publicAuth"])
@@ -50,13 +51,6 @@ export interface ToolInputSchema {
 }
 
 /** The REST request a tool call stands for; the caller's Authorization header is added by McpServer. */
-export interface RestCall {
-  readonly method: HttpMethod.HttpMethod
-  readonly url: string
-  readonly body: string | undefined
-  readonly idempotencyKey: string | undefined
-}
-
 export interface McpTool {
   readonly name: string
   readonly operation: OperationName

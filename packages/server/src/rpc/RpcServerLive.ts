@@ -10,8 +10,7 @@ import { type AcsError, ErrorBodies, Internal } from "@acs/domain/Errors"
 import { type HttpApiEndpoint, type HttpApp, HttpServerRequest } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Context, Deferred, Effect, Layer, Option, ParseResult, Schema, type Scope } from "effect"
-import { callRest } from "../mcp/InProcessRest.ts"
-import type { RestCall } from "../mcp/McpTools.ts"
+import { callRest, type RestCall } from "../http/InProcessRest.ts"
 
 /**
  * The finished REST app the procedures dispatch into. It exists only once the server has composed it (the

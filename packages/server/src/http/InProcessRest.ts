@@ -3,10 +3,17 @@
  * `Access.check`, rate-limit bucket, handler and error envelope as a request from the network, so a tool
  * and its endpoint cannot disagree. No socket, no second parse of our own port.
  */
-import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApp, type HttpMethod, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { envelopeResponse, toDeclaredError } from "../http/ErrorEnvelope.ts"
-import type { RestCall } from "./McpTools.ts"
+import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
+
+/** One REST request as the in-process surfaces make it: the caller's key is added by `callRest`. */
+export interface RestCall {
+  readonly method: HttpMethod.HttpMethod
+  readonly url: string
+  readonly body: string | undefined
+  readonly idempotencyKey: string | undefined
+}
 
 export interface RestAnswer {
   readonly status: number
@@ -27,7 +34,7 @@ export const callRest = <R>(api: HttpApp.Default<never, R>, call: RestCall, auth
     const response = yield* api.pipe(
       Effect.provideService(HttpServerRequest.HttpServerRequest, request),
       // Headers the API adds on the way out (Location, RateLimit-*) belong to its own answer, not to the
-      // /mcp response around it: keep its pre-response handlers local to this call.
+      // /mcp or /rpc response around it: keep its pre-response handlers local to this call.
       Effect.locally(HttpApp.currentPreResponseHandlers, Option.none()),
       Effect.catchAllCause((cause) =>
         toDeclaredError(cause).pipe(
