@@ -350,6 +350,9 @@ export class SystemGroup extends HttpApiGroup.make("system")
     .annotate(OpenApi.Description, "This document."))
 {}
 
+/** Groups whose endpoints are not operations of an authenticated caller (liveness, docs, sign-in). */
+export const unauthenticatedGroups: ReadonlyArray<string> = ["system", "publicAuth"]
+
 export class Api extends HttpApi.make("acs")
   .add(SystemGroup)
   .add(PublicAuthGroup)

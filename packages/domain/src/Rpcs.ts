@@ -7,7 +7,7 @@
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Rpc, RpcGroup } from "@effect/rpc"
 import { Either, Option, Schema } from "effect"
-import { Api } from "./Api.ts"
+import { Api, unauthenticatedGroups } from "./Api.ts"
 import {
   AccountMismatch,
   AccountNotFound,
@@ -29,9 +29,6 @@ import {
   UpstreamUnavailable,
   ValidationFailed
 } from "./Errors.ts"
-
-/** Groups that are not operations of an authenticated caller. */
-export const unauthenticatedGroups: ReadonlyArray<string> = ["system", "publicAuth"]
 
 /** Every SPEC error, as the procedures fail with it (the tags are the classes of Errors.ts). */
 export const AcsErrorSchema: Schema.Schema<AcsError, unknown> = Schema.Union(

@@ -123,6 +123,14 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         Effect.withSpan("Ledger.find")
       )
 
+    /** The action with its apply run (how many times it was approved): what the worker starts from. */
+    const forApply = (projectId: string, actionId: string) =>
+      sql<ActionRow & { readonly applyRun: number }>`
+        SELECT ${columns}, apply_run FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
+        Effect.map((rows) => rows[0] === undefined ? undefined : { action: toRecord(rows[0]), run: rows[0].applyRun }),
+        Effect.orDie
+      )
+
     /** Locks the row for a status change in the caller's transaction. */
     const lock = (projectId: string, actionId: string) =>
       sql<ActionRow>`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId} FOR UPDATE`
@@ -158,6 +166,6 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         Effect.withSpan("Ledger.pending")
       )
 
-    return { append, find, lock, list, pending } as const
+    return { append, find, forApply, lock, list, pending } as const
   })
 }) {}

@@ -4,14 +4,11 @@
  * payload, derived from the same Effect Schemas REST decodes with. A tool call is turned back into the REST
  * request it stands for (McpServer runs it in-process), so a new endpoint is a new tool with no code here.
  */
-import { Api } from "@acs/domain/Api"
+import { Api, unauthenticatedGroups } from "@acs/domain/Api"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { HttpApi, type HttpApiEndpoint, HttpMethod, OpenApi } from "@effect/platform"
 import { Context, Either, JSONSchema, Option, Schema } from "effect"
 import type { RestCall } from "../http/InProcessRest.ts"
-
-/** Groups that are not agent tools: liveness/docs (no auth) and sign-in (people, not keys). */
-const SKIPPED_GROUPS: ReadonlySet<string> = new Set(["system", "publicAuth"])
 
 /**
  * Operations kept off the tool server, though a key's scope allows them over REST. Keys and upstream
@@ -265,7 +262,7 @@ const makeTool = (operation: OperationName, endpoint: Endpoint, annotations: Con
 export const makeTools = (): ReadonlyArray<McpTool> => {
   const tools: Array<McpTool> = []
   HttpApi.reflect(Api, {
-    predicate: ({ group }) => !SKIPPED_GROUPS.has(group.identifier),
+    predicate: ({ group }) => !unauthenticatedGroups.includes(group.identifier),
     onGroup: () => undefined,
     onEndpoint: ({ endpoint, mergedAnnotations }) => {
       if (isOperation(endpoint.name) && !HUMAN_ONLY.has(endpoint.name)) tools.push(makeTool(endpoint.name, endpoint, mergedAnnotations))

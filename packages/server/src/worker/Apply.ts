@@ -250,14 +250,15 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
     /** Runs one claimed action to a terminal or demoted state, or says to retry it later. */
     const apply = (actionId: string, projectId: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql<{ applyRun: number; status: string }>`
-          SELECT apply_run, status FROM actions WHERE action_id = ${actionId}`.pipe(Effect.orDie)
-        const row = rows[0]
-        if (row === undefined || (row.status !== "approved" && row.status !== "applying")) return { _tag: "Done" } as ApplyOutcome
-        const action = yield* ledger.find(projectId, actionId)
+        const found = yield* ledger.forApply(projectId, actionId)
+        // A job whose action was decided or applied meanwhile has nothing left to do.
+        if (found === undefined || (found.action.status !== "approved" && found.action.status !== "applying")) {
+          return { _tag: "Done" } as ApplyOutcome
+        }
+        const { action, run } = found
         const account = yield* accounts.find(projectId)
-        if (action === undefined || Option.isNone(account)) return { _tag: "Done" } as ApplyOutcome
-        return yield* kindNamed(action.kind).use((definition) => runAction(definition, action, row.applyRun, account.value)).pipe(
+        if (Option.isNone(account)) return { _tag: "Done" } as ApplyOutcome
+        return yield* kindNamed(action.kind).use((definition) => runAction(definition, action, run, account.value)).pipe(
           Effect.as({ _tag: "Done" } as ApplyOutcome),
           Effect.catchTags({
             UpstreamUnavailable: (error) =>

@@ -60,7 +60,7 @@ export interface Pipeline {
     options?: { readonly as?: Caller; readonly idempotencyKey?: string; readonly projectId?: string }
   ) => Promise<Answer>
   readonly action: (actionId: string, projectId?: string) => Promise<ActionView>
-  /** Polls the action until its status is one of `statuses` (default: any state the worker leaves it in). */
+  /** Polls the action until its status is one of `statuses` (when not given: any state the worker leaves it in). */
   readonly settle: (actionId: string, statuses?: ReadonlyArray<string>, projectId?: string) => Promise<ActionView>
   readonly sql: <Row extends Record<string, unknown>>(text: string, values?: ReadonlyArray<unknown>) => Promise<Array<Row>>
   /** Starts another server process on the same database and simulator. */

@@ -12,7 +12,7 @@ export const DeleteAdGroupPayload = Schema.Struct({
   adGroupId: Schema.String,
   adGroupName: Schema.String,
   campaignId: Schema.String,
-  /** The keywords the original action created: any other keyword in the ad group is someone's later work. */
+  /** The keywords the original action created: a keyword in the ad group beyond these was added by someone else since. */
   keywordIds: Schema.Array(Schema.String)
 })
 type Payload = typeof DeleteAdGroupPayload.Type
