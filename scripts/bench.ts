@@ -16,6 +16,9 @@
  * proposal latency and throughput with 1,000,000 rows in the ledger, and the time from an auto-applied
  * proposal to `applied`.
  *
+ * Then the heap an unauthenticated sign-in flood leaves in the rate limiter (scripts/bench/loginFlood.ts);
+ * `--only=login-flood` runs just that section, without PostgreSQL or acs.
+ *
  * It prints a table (target, measured, pass/fail) and writes bench/results.json. Everything it started is
  * stopped at the end, on failure too.
  *
@@ -37,6 +40,7 @@ import { cpuMeter, type CpuSnapshot, type CpuSpan, cpuSpan } from "./bench/cpu.t
 import { array, boolean, canonical, type Json, number, record, string } from "./bench/json.ts"
 import { interleaved, makeHttpClient, sample, summarize, type Summary, timeIt } from "./bench/measure.ts"
 import { benchLedger, TARGET_APPLY_P95_MS, TARGET_LEDGER_PAGE_RATIO } from "./bench/ledger.ts"
+import { benchLoginFlood, describeLoginFlood } from "./bench/loginFlood.ts"
 import { makePool, type Pool } from "./bench/pg.ts"
 import { type BareServer, startBareServer } from "./bench/processes.ts"
 import {
@@ -558,6 +562,7 @@ const main = async () => {
 
   log("the change pipeline: ledger pages, proposals, auto-apply latency")
   const ledger = await benchLedger(cluster, log)
+  const loginFlood = await benchLoginFlood(log)
 
   // Targets.
   const readSpeedup = latency.obviousSqlDirect.p95Ms / latency.acsKeywords.p95Ms
@@ -698,6 +703,7 @@ const main = async () => {
     },
     identical,
     ledger,
+    loginFlood,
     targets: targets.map(({ name, target, value, pass }) => ({ name, target, value, pass })),
     allPass,
     plans,
@@ -740,6 +746,7 @@ const main = async () => {
       ]
       : []),
     `acs p50 / bare obvious-SQL server p50: ${fmt(httpOverheadVsObvious)}x`,
+    ...describeLoginFlood(loginFlood).map((line) => `login flood, ${line}`),
     `answers: acs vs obvious SQL ${identical.acsVsObviousSql.identical ? "identical" : "DIFFERENT"}; acs vs bare acs-statements ${identical.acsVsBareAcsQuery.identical ? "identical" : "DIFFERENT"}; acs vs bare obvious ${identical.acsVsBareObvious.identical ? "identical" : "DIFFERENT"}`,
     "",
     table(
@@ -757,8 +764,11 @@ const main = async () => {
   if (!allPass) process.exitCode = 1
 }
 
+const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length)
 try {
-  await main()
+  if (only === "login-flood") process.stdout.write(`${describeLoginFlood(await benchLoginFlood(log)).join("\n")}\n`)
+  else if (only !== undefined) throw new Error(`--only takes login-flood, not ${only}`)
+  else await main()
 } catch (error) {
   log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
   process.exitCode = 1

@@ -2,10 +2,11 @@
 import { Api, SESSION_COOKIE } from "@acs/domain/Api"
 import { InvalidRequest } from "@acs/domain/Errors"
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Config, Effect, Option } from "effect"
+import { Config, Effect } from "effect"
 import { Access } from "../auth/Access.ts"
 import { Sessions } from "../auth/Sessions.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
+import { clientAddress, TrustProxy } from "./ClientAddress.ts"
 
 const CookieSecure = Config.boolean("COOKIE_SECURE").pipe(Config.withDefault(false))
 
@@ -26,11 +27,10 @@ export const PublicAuthHandlers = HttpApiBuilder.group(Api, "publicAuth", (handl
     const sessions = yield* Sessions
     const rateLimits = yield* RateLimits
     const secure = yield* CookieSecure
+    const trustProxy = yield* TrustProxy
     return handlers.handle("login", ({ payload, request }) =>
       Effect.gen(function*() {
-        const address = Option.getOrElse(request.remoteAddress, () => "unknown")
-        yield* rateLimits.consumeWithHeaders(`email:${payload.email.toLowerCase()}`, "login")
-        yield* rateLimits.consumeWithHeaders(`address:${address}`, "loginAddress")
+        yield* rateLimits.consumeLogin(payload.email, clientAddress(request, trustProxy)).pipe(Effect.tap(rateLimits.attachHeaders))
         const session = yield* sessions.login(payload.email, payload.password)
         yield* setSessionCookie(session.token, session.maxAgeSeconds, secure)
         return { principal: session.principal }

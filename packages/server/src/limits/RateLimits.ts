@@ -1,12 +1,13 @@
 /**
  * SPEC 8 rate limits, per principal and per running instance: a fixed one-minute window per bucket.
  * Successful calls get the `RateLimit-*` headers; a refusal is 429 `rate_limited` with `retry_after_ms`.
+ * The windows live in FixedWindows, which forgets each one when it ends.
  */
 import type { Bucket } from "@acs/domain/Operations"
 import { RateLimited } from "@acs/domain/Errors"
-import { RateLimiter } from "@effect/experimental"
 import { HttpApp, HttpServerResponse } from "@effect/platform"
-import { Config, Duration, Effect, Layer } from "effect"
+import { Config, Duration, Effect } from "effect"
+import { FixedWindows, WINDOW } from "./FixedWindows.ts"
 
 export interface Limits {
   readonly read: number
@@ -19,7 +20,14 @@ export interface Limits {
 
 type LimitBucket = Bucket | "login" | "loginAddress"
 
-const WINDOW = Duration.minutes(1)
+export interface Consumed {
+  readonly bucket: LimitBucket
+  readonly limit: number
+  readonly remaining: number
+  readonly resetAfterMs: number
+}
+
+const WINDOW_SECONDS = Duration.toSeconds(WINDOW)
 
 const LimitsConfig = Config.all({
   read: Config.integer("RATE_LIMIT_READ").pipe(Config.withDefault(120)),
@@ -30,41 +38,43 @@ const LimitsConfig = Config.all({
 
 export class RateLimits extends Effect.Service<RateLimits>()("acs/RateLimits", {
   effect: Effect.gen(function*() {
-    const limiter = yield* RateLimiter.RateLimiter
+    const windows = yield* FixedWindows
     const limits: Limits = yield* LimitsConfig
 
     /** Counts one call against `bucket` for `subject`; fails with RateLimited when the window is full. */
-    const consume = (subject: string, bucket: LimitBucket) =>
-      limiter.consume({ key: `${bucket}:${subject}`, limit: limits[bucket], window: WINDOW }).pipe(
-        Effect.catchAll((error) =>
-          error._tag === "RateLimiterError" && error.reason === "Exceeded"
-            ? Effect.fail(
-              new RateLimited({
-                message: `rate limit of ${limits[bucket]} ${bucket} calls per minute exceeded; retry after the delay`,
-                retry_after_ms: Math.max(1, Math.ceil(Duration.toMillis(error.retryAfter)))
-              })
-            )
-            : Effect.die(error)
-        ),
-        Effect.map((result) => ({ bucket, limit: limits[bucket], remaining: result.remaining, resetAfter: result.resetAfter }))
+    const consume = (subject: string, bucket: LimitBucket): Effect.Effect<Consumed, RateLimited> =>
+      Effect.flatMap(windows.consume(`${bucket}:${subject}`, limits[bucket]), (result) =>
+        result._tag === "Refused"
+          ? Effect.fail(
+            new RateLimited({
+              message: `rate limit of ${limits[bucket]} ${bucket} calls per minute exceeded; retry after the delay`,
+              retry_after_ms: Math.max(1, Math.ceil(result.retryAfterMs))
+            })
+          )
+          : Effect.succeed({ bucket, limit: limits[bucket], remaining: result.remaining, resetAfterMs: result.resetAfterMs }))
+
+    /** On HTTP, attaches the RateLimit-* headers of `result` to the response. */
+    const attachHeaders = (result: Consumed) =>
+      HttpApp.appendPreResponseHandler((_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeaders(response, {
+          "ratelimit-limit": String(result.limit),
+          "ratelimit-remaining": String(Math.max(0, result.remaining)),
+          "ratelimit-reset": String(Math.ceil(result.resetAfterMs / 1000)),
+          "ratelimit-policy": `${result.limit};w=${WINDOW_SECONDS};name="${result.bucket}"`
+        }))
       )
 
     /** Consumes and, on HTTP, attaches the RateLimit-* headers to the response. */
-    const consumeWithHeaders = (subject: string, bucket: LimitBucket) =>
-      consume(subject, bucket).pipe(
-        Effect.tap((result) =>
-          HttpApp.appendPreResponseHandler((_request, response) =>
-            Effect.succeed(HttpServerResponse.setHeaders(response, {
-              "ratelimit-limit": String(result.limit),
-              "ratelimit-remaining": String(Math.max(0, result.remaining)),
-              "ratelimit-reset": String(Math.ceil(Duration.toSeconds(result.resetAfter))),
-              "ratelimit-policy": `${result.limit};w=60;name="${result.bucket}"`
-            }))
-          )
-        )
-      )
+    const consumeWithHeaders = (subject: string, bucket: LimitBucket) => Effect.tap(consume(subject, bucket), attachHeaders)
 
-    return { consume, consumeWithHeaders, limits } as const
+    /**
+     * A sign-in attempt: the client address's bucket first, so an address over its limit is refused
+     * before a window is opened for the (attacker-chosen, unbounded) email. Answers the email's bucket.
+     */
+    const consumeLogin = (email: string, address: string) =>
+      Effect.zipRight(consume(`address:${address}`, "loginAddress"), consume(`email:${email.toLowerCase()}`, "login"))
+
+    return { consume, consumeWithHeaders, consumeLogin, attachHeaders, limits, openWindows: windows.size } as const
   }),
-  dependencies: [RateLimiter.layer.pipe(Layer.provide(RateLimiter.layerStoreMemory))]
+  dependencies: [FixedWindows.Default]
 }) {}
