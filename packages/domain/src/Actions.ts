@@ -1,6 +1,7 @@
 /** The action ledger's records, the proposal answer, approvals, the policy document and the target band. */
 import { Schema } from "effect"
 import { DataFreshness } from "./Accounts.ts"
+import { Timestamp } from "./Dates.ts"
 import { ActionKind } from "./ProposalKinds.ts"
 
 export const ActionStatus = Schema.Literal("proposed", "approved", "applying", "applied", "failed", "rejected", "reverted")
@@ -71,16 +72,10 @@ export type ActionRecord = typeof ActionRecord.Type
 
 const IntFromString = Schema.NumberFromString.pipe(Schema.int())
 
-/** An ISO 8601 timestamp, microseconds kept (`2026-11-22T10:00:00.123456Z`). */
-export const MicrosTimestamp = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:?\d{2})$/, {
-    message: () => "before must be an ISO 8601 timestamp such as 2026-11-22T10:00:00.123456Z"
-  })
-)
-
 export const LedgerParams = Schema.Struct({
   limit: Schema.optional(IntFromString),
-  before: Schema.optional(MicrosTimestamp),
+  // Kept as text: the cursor has microseconds, more than a JavaScript Date holds.
+  before: Schema.optional(Timestamp),
   status: Schema.optional(ActionStatus),
   kind: Schema.optional(ActionKind)
 })

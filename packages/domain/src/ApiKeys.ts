@@ -1,5 +1,6 @@
 /** API key records and the create request (SPEC 2.4, API.md "Auth and admin endpoints"). */
 import { Schema } from "effect"
+import { Timestamp } from "./Dates.ts"
 import { Binding, ScopeSchema } from "./Principal.ts"
 
 export const ApiKey = Schema.Struct({
@@ -11,20 +12,17 @@ export const ApiKey = Schema.Struct({
   expiresAt: Schema.NullOr(Schema.String),
   createdAt: Schema.String,
   lastUsedAt: Schema.NullOr(Schema.String),
-  revokedAt: Schema.NullOr(Schema.String)
+  revokedAt: Schema.NullOr(Schema.String),
+  createdBy: Schema.NullOr(Schema.String).annotations({
+    description: "Who created the key: `person:<personId>` or `key:<keyId>`; null for keys made by an operator " +
+      "on the database (the bootstrap key, `acs keys create`). Four eyes follows it to the person behind a key."
+  })
 }).annotations({ identifier: "ApiKey" })
 export type ApiKey = typeof ApiKey.Type
 
 const KeyName = Schema.Trim.pipe(
   Schema.minLength(1, { message: () => "name must not be empty" }),
   Schema.maxLength(200, { message: () => "name must be at most 200 characters" })
-)
-
-/** ISO 8601 timestamp; whether it lies in the future is checked by the key store. */
-const Timestamp = Schema.String.pipe(
-  Schema.filter((s) => !Number.isNaN(Date.parse(s)) && /^\d{4}-\d{2}-\d{2}T/.test(s), {
-    message: () => "expected an ISO 8601 timestamp such as 2027-01-31T00:00:00Z"
-  })
 )
 
 export const CreateKeyRequest = Schema.Struct({
@@ -34,6 +32,7 @@ export const CreateKeyRequest = Schema.Struct({
   projectIds: Schema.optional(Schema.Array(Schema.String).pipe(
     Schema.minItems(1, { message: () => "projectIds must list at least one project, or be left out" })
   )),
+  // Whether it lies in the future is checked by the key store.
   expiresAt: Schema.optional(Timestamp)
 }).annotations({ identifier: "CreateKeyRequest" })
 export type CreateKeyRequest = typeof CreateKeyRequest.Type

@@ -1,24 +1,16 @@
 /** Full-row reports from the upstream and research queries (`POST /accounts/{projectId}/reports`, `POST /research/*`). */
 import { Schema } from "effect"
 import { DataFreshness } from "./Accounts.ts"
+import { CalendarDate } from "./Dates.ts"
 import { Metrics } from "./Warehouse.ts"
-
-/** A calendar date, checked to exist (2026-02-30 is refused). */
-const IsoDate = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date YYYY-MM-DD" }),
-  Schema.filter((text) => {
-    const date = new Date(`${text}T00:00:00Z`)
-    return (!Number.isNaN(date.getTime()) && date.toISOString().startsWith(text)) || "is not a calendar date"
-  })
-)
 
 export const ReportLevel = Schema.Literal("campaigns", "adGroups", "keywords", "searchTerms")
 export type ReportLevel = typeof ReportLevel.Type
 
 export const ReportRequest = Schema.Struct({
   level: ReportLevel,
-  startDate: IsoDate,
-  endDate: IsoDate,
+  startDate: CalendarDate,
+  endDate: CalendarDate,
   granularity: Schema.Literal("DAILY", "WEEKLY", "MONTHLY"),
   campaignId: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,20}$/, { message: () => "must be a campaign id" }))
     .annotations({ description: "Required for every level but campaigns" })),
