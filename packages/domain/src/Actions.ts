@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { DataFreshness } from "./Accounts.ts"
 import { Timestamp } from "./Dates.ts"
+import { jsonObject } from "./Json.ts"
 import { ActionKind } from "./ProposalKinds.ts"
 
 export const ActionStatus = Schema.Literal("proposed", "approved", "applying", "applied", "failed", "rejected", "reverted")
@@ -51,12 +52,8 @@ export const ActionRecord = Schema.Struct({
   policyReasons: Schema.Array(Schema.String),
   summary: Schema.String,
   reason: Schema.String,
-  payload: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-    description: "The request plus the prior* state needed to revert"
-  }),
-  result: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
-    description: "Ids the apply created (composites, added keywords)"
-  }),
+  payload: jsonObject("The request plus the prior* state needed to revert"),
+  result: Schema.NullOr(jsonObject("Ids the apply created (composites, added keywords)")),
   warnings: Schema.Array(Schema.String),
   failure: Schema.NullOr(Failure),
   proposedBy: Actor,

@@ -39,6 +39,7 @@ import {
   UpstreamUnavailableBody,
   ValidationFailedBody
 } from "./Errors.ts"
+import { jsonObject } from "./Json.ts"
 import { Plan, PlanParams } from "./Plan.ts"
 import { type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
 import { CurrentPrincipal, Principal } from "./Principal.ts"
@@ -346,7 +347,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
     .annotate(OpenApi.Description, "The process is up."))
   .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Readiness)
     .annotate(OpenApi.Description, "The database answers and migrations are applied; 500 `internal` otherwise."))
-  .add(HttpApiEndpoint.get("openapi", "/api/v1/openapi.json").addSuccess(Schema.Unknown)
+  .add(HttpApiEndpoint.get("openapi", "/api/v1/openapi.json").addSuccess(jsonObject("An OpenAPI 3.1 document"))
     .annotate(OpenApi.Description, "This document."))
 {}
 

@@ -1,10 +1,12 @@
 /**
  * The OpenAPI document served by the started server: valid OpenAPI 3.1, the security schemes, the SPEC 7
- * envelope on every error response, the documented headers, and agreement in both directions with the
- * routes the server answers.
+ * envelope on every error response, the documented headers, agreement in both directions with the routes
+ * the server answers, and schemas that a strict JSON Schema 2020-12 validator accepts.
  */
 import SwaggerParser from "@apidevtools/swagger-parser"
 import { Api } from "@acs/domain/Api"
+import Ajv2020 from "ajv/dist/2020"
+import addFormats from "ajv-formats"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase } from "./support/database.ts"
 import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
@@ -177,6 +179,104 @@ describe("GET /api/v1/openapi.json", () => {
       }
     }
     expect(unanswered).toEqual([])
+  })
+})
+
+/** Every `$id` in the document, with where it is. */
+const ids = (u: unknown, at: string, out: Array<[string, string]> = []): Array<[string, string]> => {
+  if (Array.isArray(u)) u.forEach((item, i) => ids(item, `${at}/${i}`, out))
+  else if (isRecord(u)) {
+    for (const [key, value] of Object.entries(u)) {
+      if (key === "$id" && typeof value === "string") out.push([value, at])
+      ids(value, `${at}/${key}`, out)
+    }
+  }
+  return out
+}
+
+/** Where the component schemas live for ajv: one schema whose `$defs` are the document's components. */
+const COMPONENTS_ID = "https://acs.invalid/openapi/components"
+
+/** A copy with each `#/components/schemas/X` reference pointed at the components schema's `$defs`. */
+const retarget = (u: unknown): unknown => {
+  if (Array.isArray(u)) return u.map(retarget)
+  if (!isRecord(u)) return u
+  return Object.fromEntries(Object.entries(u).map(([key, value]) => [
+    key,
+    key === "$ref" && typeof value === "string" && value.startsWith("#/components/schemas/")
+      ? `${COMPONENTS_ID}#/$defs/${value.slice("#/components/schemas/".length)}`
+      : retarget(value)
+  ]))
+}
+
+/** Each schema of an operation (parameters, request body, responses) with where it is. */
+const operationSchemas = (operation: Operation): Array<[string, unknown]> => {
+  const name = `${operation.method.toUpperCase()} ${operation.path}`
+  const out: Array<[string, unknown]> = []
+  const content = (where: string, holder: unknown) => {
+    if (!isRecord(holder) || !isRecord(holder["content"])) return
+    for (const [type, media] of Object.entries(holder["content"])) {
+      if (isRecord(media) && media["schema"] !== undefined) out.push([`${name} ${where} ${type}`, media["schema"]])
+    }
+  }
+  const parameters = Array.isArray(operation.operation["parameters"]) ? operation.operation["parameters"] : []
+  for (const parameter of parameters) {
+    if (isRecord(parameter)) out.push([`${name} ${String(parameter["in"])} ${String(parameter["name"])}`, parameter["schema"]])
+  }
+  content("request body", operation.operation["requestBody"])
+  for (const [status, response] of responsesOf(operation)) {
+    content(`response ${status}`, response)
+    for (const [header, value] of Object.entries(isRecord(response["headers"]) ? response["headers"] : {})) {
+      if (isRecord(value)) out.push([`${name} response ${status} header ${header}`, value["schema"]])
+    }
+  }
+  return out
+}
+
+describe("the schemas of the OpenAPI document", () => {
+  it("repeat no $id", () => {
+    const seen = new Map<string, Array<string>>()
+    for (const [id, at] of ids(doc, "#")) seen.set(id, [...(seen.get(id) ?? []), at])
+    expect([...seen].filter(([, places]) => places.length > 1)).toEqual([])
+  })
+
+  it("each compile under ajv's JSON Schema 2020-12 draft in strict mode", async () => {
+    const ajv = new Ajv2020({ strict: true, allErrors: true })
+    addFormats(ajv)
+    const components = record(record(doc["components"], "components")["schemas"], "components.schemas")
+    const refused: Array<string> = []
+    const failure = (where: string, error: unknown) =>
+      refused.push(`${where}: ${error instanceof Error ? error.message : String(error)}`)
+    // The components first, as one schema, so that the operations' references resolve against it.
+    try {
+      ajv.addSchema({ $id: COMPONENTS_ID, $defs: retarget(components) })
+    } catch (error) {
+      failure("components", error)
+    }
+    const schemas: Array<[string, unknown]> = Object.keys(components).map((name) => [
+      `components.schemas.${name}`,
+      { $ref: `${COMPONENTS_ID}#/$defs/${name}` }
+    ])
+    for (const operation of operations(doc)) {
+      for (const [where, schema] of operationSchemas(operation)) schemas.push([where, retarget(schema)])
+    }
+    // Each distinct schema once (the error envelopes repeat on every operation).
+    const compiled = new Set<string>()
+    for (const [where, schema] of schemas) {
+      const text = JSON.stringify(schema)
+      if (compiled.has(text)) continue
+      compiled.add(text)
+      try {
+        ajv.compile(typeof schema === "boolean" ? schema : record(schema, where))
+      } catch (error) {
+        failure(where, error)
+      }
+      // Compiling is synchronous: let the event loop run between schemas, so that the HTTP client's
+      // keep-alive sockets are not left stale for the next test.
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    expect(compiled.size).toBeGreaterThan(Object.keys(components).length)
+    expect(refused).toEqual([])
   })
 })
 

@@ -52,6 +52,28 @@ const polishOperation = (operation: Json) => {
   }
 }
 
+/** Keywords that say nothing about the type of the value. */
+const ANNOTATIONS = new Set(["$ref", "description", "title", "examples", "default", "deprecated", "$comment"])
+
+/**
+ * A refined integer is documented as `{"$ref": "#/components/schemas/Int", "minimum": 0}`: valid JSON
+ * Schema, but strict validators (ajv's strictTypes) refuse a type-specific keyword without a `type` beside
+ * it, so the referenced schema's `type` is copied next to such keywords.
+ */
+const typesBesideReferences = (node: unknown, schemas: Json): void => {
+  if (Array.isArray(node)) {
+    for (const item of node) typesBesideReferences(item, schemas)
+    return
+  }
+  if (!isRecord(node)) return
+  const ref = node["$ref"]
+  if (typeof ref === "string" && node["type"] === undefined && Object.keys(node).some((key) => !ANNOTATIONS.has(key))) {
+    const target = schemas[ref.replace("#/components/schemas/", "")]
+    if (isRecord(target) && target["type"] !== undefined) node["type"] = target["type"]
+  }
+  for (const value of Object.values(node)) typesBesideReferences(value, schemas)
+}
+
 export const openApiDocument = (): Json => {
   const spec = OpenApi.fromApi(Api) as unknown as Json
   const paths = isRecord(spec["paths"]) ? spec["paths"] : {}
@@ -71,5 +93,6 @@ export const openApiDocument = (): Json => {
   for (const name of Object.keys(schemas)) {
     if (name.startsWith("HttpApiDecodeError") || name === "Issue" || name.startsWith("PropertyKey")) delete schemas[name]
   }
+  typesBesideReferences(spec, schemas)
   return spec
 }
