@@ -2,10 +2,14 @@
  * The keyword kinds through REST to the simulator and back: add_keywords, keyword_bid_change, keyword_status,
  * change_match_type, remove_keywords, add_negative_keywords and remove_negative_keywords. For each, the apply
  * (upstream changed, ledger applied, warehouse updated), every validation error it can produce, and its revert
- * (or, for remove_keywords, the refusal); bulk calls where some or all rows fail; a composite rolled back.
+ * (or, for remove_keywords, the refusal); bulk calls where some or all rows fail; a composite rolled back. The
+ * prior state recorded in `prior…` fields (SPEC 1), and ledger rows written before that rename (migration 0007).
  */
 import type { UpstreamAdGroup, UpstreamCampaign, UpstreamKeyword, UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import priorFieldNames from "../../src/db/migrations/0007_prior_field_names.ts"
 import { type ActionView, type Pipeline, startPipeline } from "../support/pipeline.ts"
 import { type Answer, errorCode } from "../support/server.ts"
 
@@ -439,6 +443,18 @@ describe("change_match_type", () => {
 
     const applied = await approve(action.actionId)
     expect(applied.status, JSON.stringify(applied)).toBe("applied")
+    // The old keyword's state at proposal (the state the drift check compares) lives in `prior…` fields.
+    expect(applied.payload).toEqual({
+      keywordId: keyword.keywordId,
+      adGroupId: adGroup.adGroupId,
+      adGroupName: adGroup.name,
+      campaignId: adGroup.campaignId,
+      text: keyword.text,
+      priorMatchType: keyword.matchType,
+      newMatchType: target,
+      priorBidMicros: keyword.bidMicros,
+      priorStatus: keyword.status
+    })
     const newId = applied.result?.["newKeywordId"]
     expect(typeof newId).toBe("string")
     const after = await upstreamKeywords(adGroup)
@@ -509,8 +525,9 @@ describe("remove_keywords", () => {
     expect(action.policyReasons.join(" ")).toMatch(/removing keywords cannot be reverted, so it always needs review/)
     const applied = await approve(action.actionId)
     expect(applied.status).toBe("applied")
+    // SPEC 1: the removed keywords are the prior state, so they live in `priorKeywords`, and nothing else is recorded.
     expect(applied.payload).toEqual({
-      keywords: keywords.map((k) => ({
+      priorKeywords: keywords.map((k) => ({
         keywordId: k.keywordId,
         adGroupId: k.adGroupId,
         campaignId: k.campaignId,
@@ -632,6 +649,19 @@ describe("remove_negative_keywords", () => {
     expect(action.summary).toMatch(/^Remove 2 negative keywords in 2 places: /)
     const applied = await p.settle(action.actionId)
     expect(applied.status).toBe("applied")
+    // SPEC 1: the removed negatives are the prior state, so they live in `priorNegatives`, and nothing else is recorded.
+    expect(applied.payload).toEqual({
+      priorNegatives: negatives.map((n) => ({
+        negativeKeywordId: n.negativeKeywordId,
+        campaignId: n.campaignId,
+        campaignName: manualCampaigns.find((c) => c.campaignId === n.campaignId)?.name,
+        adGroupId: n.adGroupId,
+        adGroupName: n.adGroupId === null ? null : adGroup.name,
+        text: n.text,
+        matchType: n.matchType,
+        status: n.status
+      }))
+    })
     const live = async () =>
       [...(await upstreamNegatives(campaign.campaignId)), ...(await upstreamNegatives(adGroup.campaignId))]
     const ids = negatives.map((n) => n.negativeKeywordId)
@@ -653,6 +683,70 @@ describe("remove_negative_keywords", () => {
     const unknown = await p.propose("remove-negative-keywords", { negativeKeywordIds: ["999999998", "999999999"], reason: "x" })
     expectError(unknown, 404, "not_found")
     expect(unknown.text).toMatch(/no negative keywords 999999998, 999999999 in this account/)
+  })
+})
+
+describe("ledger rows written before the prior… rename (migration 0007)", () => {
+  /** Runs the migration again on this database, as a deployed database that held such rows would at start. */
+  const migrate = () => Effect.runPromise(Effect.provide(priorFieldNames, PgClient.layer({ url: Redacted.make(p.database) })))
+  const payloadOf = async (actionId: string) =>
+    (await p.sql<{ payload: Record<string, unknown> }>("SELECT payload FROM actions WHERE action_id = $1", [actionId]))[0]?.payload
+  /** Puts the payload back in the shape an older acs wrote: `renames` maps each new key to its old name. */
+  const writeOldShape = async (actionId: string, renames: Record<string, string>) => {
+    const payload = await payloadOf(actionId)
+    if (payload === undefined) throw new Error(`no action ${actionId}`)
+    const old = Object.fromEntries(Object.entries(payload).map(([key, value]) => [renames[key] ?? key, value]))
+    await p.sql("UPDATE actions SET payload = $2::jsonb WHERE action_id = $1", [actionId, JSON.stringify(old)])
+    return { payload, old }
+  }
+
+  it("renames the old keys of queued and applied rows, which then apply and revert as new ones", async () => {
+    // One ad group for both keyword kinds (the demo account has few to spare): one keyword removed, another changed.
+    const adGroup = freshAdGroup(automaticAdGroups)
+    const [removed] = await activeKeywords(adGroup, 1)
+    const removeKeywords = proposed(await p.propose("remove-keywords", { keywordIds: [removed!.keywordId], reason: "x" }, { as: "key" }))
+    const keywords = await upstreamKeywords(adGroup)
+    const taken = new Set(keywords.map((k) => `${k.matchType}|${k.text.toLowerCase()}`))
+    const keyword = keywords.find((k) =>
+      k.keywordId !== removed!.keywordId && !taken.has(`${k.matchType === "EXACT" ? "BROAD" : "EXACT"}|${k.text.toLowerCase()}`)
+    )
+    if (keyword === undefined) throw new Error("no keyword to change")
+    const changeMatch = proposed(await p.propose("change-match-type", {
+      keywordId: keyword.keywordId,
+      matchType: keyword.matchType === "EXACT" ? "BROAD" : "EXACT",
+      reason: "x"
+    }, { as: "key" }))
+    const added = await applyReviewed("add-negative-keywords", {
+      campaignId: automaticCampaign.campaignId,
+      keywords: [{ text: "acs before the rename", matchType: "EXACT" }],
+      reason: "x"
+    })
+    const removeNegatives = proposed(await p.propose("remove-negative-keywords", {
+      negativeKeywordIds: [added.result?.["negativeKeywordId:0"]],
+      reason: "x"
+    }, { as: "key" }))
+
+    const rows = [
+      { actionId: removeKeywords.actionId, ...(await writeOldShape(removeKeywords.actionId, { priorKeywords: "keywords" })) },
+      {
+        actionId: changeMatch.actionId,
+        ...(await writeOldShape(changeMatch.actionId, { priorBidMicros: "bidMicros", priorStatus: "status" }))
+      },
+      { actionId: removeNegatives.actionId, ...(await writeOldShape(removeNegatives.actionId, { priorNegatives: "negatives" })) }
+    ]
+    for (const row of rows) expect(Object.keys(row.old).filter((key) => key.startsWith("prior") && key !== "priorMatchType")).toEqual([])
+
+    await migrate()
+    for (const row of rows) expect(await payloadOf(row.actionId)).toEqual(row.payload)
+    // Only the old keys are renamed: a second run changes nothing.
+    await migrate()
+    for (const row of rows) expect(await payloadOf(row.actionId)).toEqual(row.payload)
+
+    expect((await approve(removeKeywords.actionId)).status).toBe("applied")
+    expect((await approve(changeMatch.actionId)).status).toBe("applied")
+    expect((await approve(removeNegatives.actionId)).status).toBe("applied")
+    const compensation = await reverted(removeNegatives.actionId, "add_negative_keywords")
+    expect(compensation.payload).toEqual({ negatives: [expect.objectContaining({ text: "acs before the rename", matchType: "EXACT" })] })
   })
 })
 

@@ -147,7 +147,7 @@ describe("the other keyword kinds", () => {
   it("always clear adding and removing negative keywords", () => {
     expect(verdict(AddNegativeKeywords, { negatives: [{ ...place, text: "free", matchType: "BROAD" }] }, null).clears).toBe(true)
     expect(
-      verdict(RemoveNegativeKeywords, { negatives: [{ ...place, negativeKeywordId: "9", text: "free", matchType: "BROAD", status: "ACTIVE" }] }, null)
+      verdict(RemoveNegativeKeywords, { priorNegatives: [{ ...place, negativeKeywordId: "9", text: "free", matchType: "BROAD", status: "ACTIVE" }] }, null)
         .clears
     ).toBe(true)
   })
@@ -162,12 +162,12 @@ describe("the other keyword kinds", () => {
         adGroupName: "Ad group",
         priorMatchType: "BROAD",
         newMatchType: "EXACT",
-        bidMicros: null,
-        status: "ACTIVE"
+        priorBidMicros: null,
+        priorStatus: "ACTIVE"
       }, 1_000).clears
     ).toBe(false)
     expect(
-      verdict(RemoveKeywords, { keywords: [{ ...keyword, matchType: "EXACT", status: "ACTIVE", bidMicros: null }] }, 1_000).clears
+      verdict(RemoveKeywords, { priorKeywords: [{ ...keyword, matchType: "EXACT", status: "ACTIVE", bidMicros: null }] }, 1_000).clears
     ).toBe(false)
   })
 })

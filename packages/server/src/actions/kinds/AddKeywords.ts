@@ -193,7 +193,7 @@ export const AddKeywords = defineKind<Payload>({
         }]
         : []
     })
-    const payload: RemoveKeywordsPayload = { keywords: created }
+    const payload: RemoveKeywordsPayload = { priorKeywords: created }
     return {
       kind: "remove_keywords",
       payload,

@@ -139,7 +139,7 @@ export const AddNegativeKeywords = defineKind<Payload>({
       const negativeKeywordId = ids[negativeIdKey(index)]
       return typeof negativeKeywordId === "string" ? [{ ...n, negativeKeywordId, status: "ACTIVE" as const }] : []
     })
-    const payload: RemoveNegativeKeywordsPayload = { negatives: created }
+    const payload: RemoveNegativeKeywordsPayload = { priorNegatives: created }
     return { kind: "remove_negative_keywords", payload, summary: `Revert: remove the ${negativesText(created, "from")}` }
   }
 })

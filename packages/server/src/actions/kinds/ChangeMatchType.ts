@@ -18,9 +18,9 @@ export const ChangeMatchTypePayload = Schema.Struct({
   text: Schema.String,
   priorMatchType: MatchType,
   newMatchType: MatchType,
-  /** Copied onto the new keyword; also the state the old one must still hold. */
-  bidMicros: Schema.NullOr(Schema.Int),
-  status: Schema.Literal("ACTIVE", "PAUSED")
+  /** The old keyword's bid and status at proposal: the state it must still hold, copied onto the new keyword. */
+  priorBidMicros: Schema.NullOr(Schema.Int),
+  priorStatus: Schema.Literal("ACTIVE", "PAUSED")
 })
 type Payload = typeof ChangeMatchTypePayload.Type
 
@@ -41,10 +41,10 @@ const read = (context: StepContext, p: Payload) =>
 
 /** The old keyword no longer as recorded: copying the recorded bid and status would undo someone's change. */
 const changed = (p: Payload, old: UpstreamKeyword): string | null =>
-  old.status === p.status && old.bidMicros === p.bidMicros
+  old.status === p.priorStatus && old.bidMicros === p.priorBidMicros
     ? null
     : `keyword ${p.keywordId} "${p.text}" changed outside acs: it is now ${stateText(old)} upstream; acs recorded ${
-      stateText(p)
+      stateText({ status: p.priorStatus, bidMicros: p.priorBidMicros })
     } at proposal`
 
 const removedOutside = (p: Payload) => `keyword ${p.keywordId} "${p.text}" (${p.priorMatchType}) was removed outside acs`
@@ -65,7 +65,7 @@ const createStep = (p: Payload): Step => ({
       const reason = old === undefined ? removedOutside(p) : changed(p, old)
       if (reason !== null) return yield* new Drift({ reason })
       const result = yield* context.client.createKeywords(context.accountId, p.campaignId, p.adGroupId, [
-        { text: p.text, matchType: p.newMatchType, bidMicros: p.bidMicros, status: p.status }
+        { text: p.text, matchType: p.newMatchType, bidMicros: p.priorBidMicros, status: p.priorStatus }
       ])
       const created = result.succeeded[0]?.value
       if (created === undefined) {
@@ -143,8 +143,8 @@ export const ChangeMatchType = defineKind<Payload>({
         text: keyword.text,
         priorMatchType: keyword.matchType,
         newMatchType: request.matchType,
-        bidMicros: keyword.bidMicros,
-        status: keyword.status
+        priorBidMicros: keyword.bidMicros,
+        priorStatus: keyword.status
       }
       return { payload, summary: summary(payload) }
     }),

@@ -1,6 +1,6 @@
 /** remove_keywords: deletes targeting keywords, across ad groups. The payload keeps the removed keywords for the
- * record, but there is no inverse (a re-created keyword is a new keyword without its history): 422 not_revertible.
- * Also the compensation of add_keywords. */
+ * record in `priorKeywords` (SPEC 1: prior state lives in `prior…` fields), but there is no inverse (a re-created
+ * keyword is a new keyword without its history): 422 not_revertible. Also the compensation of add_keywords. */
 import { removeKeywords as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamKeyword } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
@@ -18,7 +18,8 @@ const RemovedKeyword = Schema.Struct({
   bidMicros: Schema.NullOr(Schema.Int)
 })
 
-export const RemoveKeywordsPayload = Schema.Struct({ keywords: Schema.Array(RemovedKeyword) })
+/** `priorKeywords`: each keyword as the warehouse held it at proposal, the state the removal discards. */
+export const RemoveKeywordsPayload = Schema.Struct({ priorKeywords: Schema.Array(RemovedKeyword) })
 export type RemoveKeywordsPayload = typeof RemoveKeywordsPayload.Type
 type Payload = RemoveKeywordsPayload
 type Removed = typeof RemovedKeyword.Type
@@ -26,7 +27,7 @@ type Removed = typeof RemovedKeyword.Type
 const decode = decodeBody(declaration.body)
 
 const summary = (p: Payload) =>
-  `Remove ${plural(p.keywords.length, "keyword")}: ${listed(p.keywords.map(quoted))} (cannot be reverted)`
+  `Remove ${plural(p.priorKeywords.length, "keyword")}: ${listed(p.priorKeywords.map(quoted))} (cannot be reverted)`
 
 /** A keyword still there but no longer as recorded: removing it would discard someone else's change. */
 const changed = (recorded: Removed, current: UpstreamKeyword): string | null =>
@@ -37,7 +38,7 @@ const changed = (recorded: Removed, current: UpstreamKeyword): string | null =>
     } at proposal`
 
 const driftOf = (p: Payload, current: ReadonlyMap<string, UpstreamKeyword>): Array<string> =>
-  p.keywords.flatMap((k) => {
+  p.priorKeywords.flatMap((k) => {
     const there = current.get(k.keywordId)
     const reason = there === undefined ? null : changed(k, there)
     return reason === null ? [] : [reason]
@@ -47,13 +48,13 @@ const removeStep = (p: Payload) => ({
   name: "remove keywords",
   apply: (context: StepContext) =>
     Effect.gen(function*() {
-      const current = yield* upstreamKeywords(context, p.keywords)
+      const current = yield* upstreamKeywords(context, p.priorKeywords)
       const drift = driftOf(p, current)
       if (drift.length > 0) return yield* new Drift({ reason: drift.join("; ") })
       // Keywords already gone were removed by an earlier, unrecorded run (or by someone else): nothing to do.
-      const removed = p.keywords.filter((k) => !current.has(k.keywordId)).map((k) => k.keywordId)
+      const removed = p.priorKeywords.filter((k) => !current.has(k.keywordId)).map((k) => k.keywordId)
       const warnings: Array<string> = []
-      const pending = p.keywords.filter((k) => current.has(k.keywordId))
+      const pending = p.priorKeywords.filter((k) => current.has(k.keywordId))
       for (const keywords of groupBy(pending, (k) => k.adGroupId).values()) {
         const first = keywords[0]!
         const result = yield* context.client.deleteKeywords(
@@ -82,7 +83,7 @@ export const RemoveKeywords = defineKind<Payload>({
       const request = yield* decode(body)
       const keywords = yield* knownKeywords(view, request.keywordIds)
       const payload: Payload = {
-        keywords: keywords.map((k) => ({
+        priorKeywords: keywords.map((k) => ({
           keywordId: k.keywordId,
           adGroupId: k.adGroupId,
           campaignId: k.campaignId,
@@ -96,13 +97,13 @@ export const RemoveKeywords = defineKind<Payload>({
     }),
   recheck: (p, view) =>
     Effect.gen(function*() {
-      const ids = p.keywords.map((k) => k.keywordId)
+      const ids = p.priorKeywords.map((k) => k.keywordId)
       yield* requireAll("keyword", ids, (yield* view.keywords(ids)).map((k) => k.keywordId))
     }),
   autoApply: () => Effect.succeed(holds("removing keywords cannot be reverted, so it always needs review")),
   steps: (p) => [removeStep(p)],
   drift: (p, context) =>
-    upstreamKeywords(context, p.keywords).pipe(Effect.map((current) => {
+    upstreamKeywords(context, p.priorKeywords).pipe(Effect.map((current) => {
       const reasons = driftOf(p, current)
       return reasons.length === 0 ? null : reasons.join("; ")
     }))

@@ -16,18 +16,19 @@ const RemovedNegative = Schema.Struct({
   status: Schema.Literal("ACTIVE", "PAUSED")
 })
 
-export const RemoveNegativeKeywordsPayload = Schema.Struct({ negatives: Schema.Array(RemovedNegative) })
+/** `priorNegatives`: each negative as the warehouse held it at proposal (SPEC 1: prior state lives in `prior…` fields). */
+export const RemoveNegativeKeywordsPayload = Schema.Struct({ priorNegatives: Schema.Array(RemovedNegative) })
 export type RemoveNegativeKeywordsPayload = typeof RemoveNegativeKeywordsPayload.Type
 type Payload = RemoveNegativeKeywordsPayload
 type Removed = typeof RemovedNegative.Type
 
 const decode = decodeBody(declaration.body)
 
-const summary = (p: Payload) => `Remove ${negativesText(p.negatives, "from")}`
+const summary = (p: Payload) => `Remove ${negativesText(p.priorNegatives, "from")}`
 
 /** Still there but no longer as recorded: removing it would discard someone else's change. */
 const driftOf = (p: Payload, current: ReadonlyMap<string, UpstreamNegativeKeyword>): Array<string> =>
-  p.negatives.flatMap((n) => {
+  p.priorNegatives.flatMap((n) => {
     const there = current.get(n.negativeKeywordId)
     return there === undefined || there.status === n.status
       ? []
@@ -36,7 +37,7 @@ const driftOf = (p: Payload, current: ReadonlyMap<string, UpstreamNegativeKeywor
   })
 
 const read = (p: Payload) => (context: StepContext) =>
-  upstreamNegatives(context, p.negatives.map((n) => n.campaignId))
+  upstreamNegatives(context, p.priorNegatives.map((n) => n.campaignId))
     .pipe(Effect.map((all) => new Map(all.map((n) => [n.negativeKeywordId, n]))))
 
 const removeStep = (p: Payload): Step => ({
@@ -47,9 +48,9 @@ const removeStep = (p: Payload): Step => ({
       const drift = driftOf(p, current)
       if (drift.length > 0) return yield* new Drift({ reason: drift.join("; ") })
       // Negatives already gone were removed by an earlier, unrecorded run (or by someone else): nothing to do.
-      const removed = p.negatives.filter((n) => !current.has(n.negativeKeywordId)).map((n) => n.negativeKeywordId)
+      const removed = p.priorNegatives.filter((n) => !current.has(n.negativeKeywordId)).map((n) => n.negativeKeywordId)
       const warnings: Array<string> = []
-      const pending = p.negatives.filter((n) => current.has(n.negativeKeywordId))
+      const pending = p.priorNegatives.filter((n) => current.has(n.negativeKeywordId))
       for (const rows of groupBy(pending, placeKey).values()) {
         const place = rows[0]!
         const result = yield* context.client.deleteNegativeKeywords(
@@ -105,12 +106,12 @@ export const RemoveNegativeKeywords = defineKind<Payload>({
       const ids = [...new Set(request.negativeKeywordIds)]
       const rows = new Map((yield* view.negativeKeywords(ids)).map((n) => [n.negativeKeywordId, n]))
       yield* requireAll("negative keyword", ids, [...rows.keys()])
-      const payload: Payload = { negatives: yield* named(view, ids.flatMap((id) => rows.get(id) ?? [])) }
+      const payload: Payload = { priorNegatives: yield* named(view, ids.flatMap((id) => rows.get(id) ?? [])) }
       return { payload, summary: summary(payload) }
     }),
   recheck: (p, view) =>
     Effect.gen(function*() {
-      const ids = p.negatives.map((n) => n.negativeKeywordId)
+      const ids = p.priorNegatives.map((n) => n.negativeKeywordId)
       yield* requireAll("negative keyword", ids, (yield* view.negativeKeywords(ids)).map((n) => n.negativeKeywordId))
     }),
   autoApply: () => Effect.succeed(clears("removing negative keywords is in the auto-apply set")),
@@ -123,8 +124,8 @@ export const RemoveNegativeKeywords = defineKind<Payload>({
   inverse: (p) => {
     // The platform creates negatives ACTIVE; a removed PAUSED one comes back active.
     const payload: AddNegativeKeywordsPayload = {
-      negatives: p.negatives.map(({ negativeKeywordId: _id, status: _status, ...negative }) => negative)
+      negatives: p.priorNegatives.map(({ negativeKeywordId: _id, status: _status, ...negative }) => negative)
     }
-    return { kind: "add_negative_keywords", payload, summary: `Revert: add back the ${negativesText(p.negatives, "to")}` }
+    return { kind: "add_negative_keywords", payload, summary: `Revert: add back the ${negativesText(p.priorNegatives, "to")}` }
   }
 })
