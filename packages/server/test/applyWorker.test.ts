@@ -139,17 +139,23 @@ describe("upstream faults during apply", () => {
   })
 
   it("refuses a budget above three times the warehouse value at apply (SPEC 8 hard cap)", async () => {
-    await startWorker()
+    // Over the cap at proposal is refused there (422); here the warehouse value drops after the approval (as
+    // a sync that saw the budget lowered would), so only the apply's re-check can catch it.
+    await stopWorker()
     const campaign = await freshCampaign()
     const answer = await p.propose("budget-change", {
       campaignId: campaign.campaignId,
-      newDailyBudgetMicros: campaign.dailyBudgetMicros! * 3 + 10_000, // one cent over the cap
+      newDailyBudgetMicros: campaign.dailyBudgetMicros! * 3, // exactly the cap
       reason: "big raise"
     })
     expect(answer.body).toMatchObject({ mode: "queued" })
     const actionId = (answer.body as { actionId: string }).actionId
-    await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
+    expect((await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)).status).toBe(200)
+    const lowered = "UPDATE campaigns SET daily_budget_micros = $3 WHERE project_id = $1 AND campaign_id = $2"
+    await p.sql(lowered, [p.account.projectId, campaign.campaignId, campaign.dailyBudgetMicros! - 10_000])
+    await startWorker()
     const failed = await p.settle(actionId, ["applied", "failed"])
+    await p.sql(lowered, [p.account.projectId, campaign.campaignId, campaign.dailyBudgetMicros])
     expect(failed.status).toBe("failed")
     expect(failed.failure!.message).toMatch(/hard cap/)
     expect(campaignWrites(campaign.campaignId)).toHaveLength(0)

@@ -1,6 +1,7 @@
 /**
- * budget_change through REST to the simulator and back: the policy's cut and raise rules, validation,
- * the apply (upstream changed, ledger applied, warehouse updated) and its revert.
+ * budget_change through REST to the simulator and back: the policy's cut and raise rules, validation (the
+ * 3 × hard cap at proposal among it), the apply (upstream changed, ledger applied, warehouse updated) and
+ * its revert.
  */
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -132,6 +133,45 @@ describe("budget_change", () => {
     const reasons = (answer.body as { policyReasons: Array<string> }).policyReasons
     expect(reasons[0]).toMatch(/API key/)
     expect(reasons.join(" ")).toMatch(/would auto-apply: budget cut of 10\.0%/)
+  })
+
+  it("refuses a budget above 3 × the warehouse value at proposal, recording the failed row, and takes exactly 3 ×", async () => {
+    const campaign = freshCampaign()
+    const prior = await warehouseBudget(campaign.campaignId)
+    const capReason = /^hard cap: the new daily budget .* is more than 3 × the campaign's daily budget in the warehouse/
+
+    // One micro over: the cap is named (beside the whole-cent rule the micro also breaks).
+    const micro = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: 3 * prior + 1, reason: "x" })
+    expect([micro.status, errorCode(micro)], micro.text).toEqual([422, "validation_failed"])
+    const microError = (micro.body as { error: { action_id: string; validation_errors: Array<string> } }).error
+    expect(microError.validation_errors).toEqual(expect.arrayContaining([expect.stringMatching(capReason)]))
+    expect(await p.action(microError.action_id)).toMatchObject({ kind: "budget_change", status: "failed" })
+
+    // One cent over: the cap is the only reason, and the failed row keeps it.
+    const cent = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: 3 * prior + 10_000, reason: "x" })
+    expect([cent.status, errorCode(cent)], cent.text).toEqual([422, "validation_failed"])
+    const centError = (cent.body as { error: { action_id: string; validation_errors: Array<string> } }).error
+    expect(centError.validation_errors).toHaveLength(1)
+    expect(centError.validation_errors[0]).toMatch(capReason)
+    const failed = await p.action(centError.action_id)
+    expect(failed).toMatchObject({ kind: "budget_change", status: "failed", mode: null })
+    expect(failed.failure?.message).toMatch(capReason)
+
+    // Exactly 3 × is inside the cap: queued (a raise beyond 30%), and the apply worker's own cap lets it through.
+    const exactly = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: 3 * prior, reason: "x" })
+    expect(exactly.status, exactly.text).toBe(201)
+    expect(exactly.body).toMatchObject({ mode: "queued", status: "proposed" })
+    expect((exactly.body as { policyReasons: Array<string> }).policyReasons.join(" ")).toMatch(/budget raise of \+200\.0% is beyond the 30%/)
+    const actionId = (exactly.body as { actionId: string }).actionId
+    expect((await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)).status).toBe(200)
+    expect((await p.settle(actionId)).status).toBe("applied")
+    expect(await upstreamBudget(campaign.campaignId)).toBe(3 * prior)
+
+    // Its revert cuts the budget back (the last test of this file expects the campaign's budget as synced).
+    const revert = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${actionId}/revert`)
+    expect(revert.status, revert.text).toBe(201)
+    expect((await p.settle((revert.body as { actionId: string }).actionId)).status).toBe("applied")
+    expect(await warehouseBudget(campaign.campaignId)).toBe(prior)
   })
 
   it("refuses an unknown campaign (404), the budget it already has (409 no_op) and a read-only account (403)", async () => {

@@ -1,8 +1,10 @@
 /** budget_change: a campaign's daily budget. Auto-applies a cut of at most 30 %, or a raise of at most 30 % while
- * the campaign's 30-day CPA is inside the operator's target band (SPEC 3.1). */
+ * the campaign's 30-day CPA is inside the operator's target band (SPEC 3.1). A budget above 3 × the warehouse
+ * value is refused at proposal (a local validation failure) and again by the apply worker's hard cap. */
 import { budgetChange as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
+import { BUDGET_HARD_CAP_MULTIPLE } from "../../policy/Policy.ts"
 import { defineKind, type StepContext } from "../Kind.ts"
 import { clears, decodeBody, type FieldChange, holds, fieldDrift, fieldStep, found, money, noOp, percent, requireNone } from "./KindSupport.ts"
 
@@ -20,6 +22,25 @@ export const MAX_AUTO_CUT_PERCENT = 30
 export const MAX_AUTO_RAISE_PERCENT = 30
 
 const decode = decodeBody(declaration.body)
+
+/**
+ * The hard cap (SPEC 3.1, API.md 2026-11-23) as a validation reason, or null within it: refused at proposal
+ * rather than queued for a human only to fail at apply. Inclusive: exactly 3 × is accepted.
+ */
+export const hardCapReason = (warehouseBudgetMicros: number, newBudgetMicros: number, currency: string): string | null =>
+  newBudgetMicros > BUDGET_HARD_CAP_MULTIPLE * warehouseBudgetMicros
+    ? `hard cap: the new daily budget ${money(newBudgetMicros, currency)} is more than ${BUDGET_HARD_CAP_MULTIPLE} × the ` +
+      `campaign's daily budget in the warehouse (${money(warehouseBudgetMicros, currency)}); at most ${
+        money(BUDGET_HARD_CAP_MULTIPLE * warehouseBudgetMicros, currency)
+      } is accepted`
+    : null
+
+/** Every reason the campaign's budget cannot take the new value (all at once, SPEC 7). */
+const budgetReasons = (campaign: UpstreamCampaign, newBudgetMicros: number, currency: string): Array<string> => {
+  if (campaign.dailyBudgetMicros === null) return [`campaign ${campaign.campaignId} has no daily budget to change`]
+  const overCap = hardCapReason(campaign.dailyBudgetMicros, newBudgetMicros, currency)
+  return overCap === null ? [] : [overCap]
+}
 
 const change = (p: Payload): FieldChange<UpstreamCampaign, number | null> => ({
   name: "update campaign budget",
@@ -54,7 +75,7 @@ export const BudgetChange = defineKind<Payload>({
           money(campaign.dailyBudgetMicros, view.account.currency)
         }`)
       }
-      yield* requireNone(campaign.dailyBudgetMicros === null ? [`campaign ${campaign.campaignId} has no daily budget to change`] : [])
+      yield* requireNone(budgetReasons(campaign, request.newDailyBudgetMicros, view.account.currency))
       const payload: Payload = {
         campaignId: campaign.campaignId,
         campaignName: campaign.name,
@@ -70,6 +91,9 @@ export const BudgetChange = defineKind<Payload>({
       if (campaign.dailyBudgetMicros === p.newDailyBudgetMicros) {
         return yield* noOp(`the daily budget of campaign ${p.campaignId} is already ${money(p.newDailyBudgetMicros, p.currency)}`)
       }
+      // The cap against the warehouse as it is now: a sync may have seen the budget lowered since the proposal.
+      const overCap = campaign.dailyBudgetMicros === null ? null : hardCapReason(campaign.dailyBudgetMicros, p.newDailyBudgetMicros, p.currency)
+      yield* requireNone(overCap === null ? [] : [overCap])
     }),
   autoApply: (p, facts) =>
     Effect.gen(function*() {
