@@ -122,6 +122,34 @@ describe("acs admin commands on PostgreSQL", () => {
     expect(JSON.stringify(people)).not.toContain("scrypt")
   })
 
+  it("creates a second org, prints its id, and keys and people can then be made in it", async () => {
+    const created = jsonOf<{ org: { orgId: string; name: string; isDefault: boolean } }>(
+      await runAcs(["orgs", "create", "  Second workspace ", "--json"], env)
+    )
+    expect(created.org).toMatchObject({ name: "Second workspace", isDefault: false })
+    expect(created.org.orgId).toMatch(/^org_/)
+    const orgs = jsonOf<{ orgs: Array<{ orgId: string; isDefault: boolean }> }>(await runAcs(["orgs", "list", "--json"], env))
+    expect(orgs.orgs).toHaveLength(2)
+    expect(orgs.orgs[1]).toMatchObject({ orgId: created.org.orgId, isDefault: false })
+
+    // A key of the new org reaches none of the first org's accounts.
+    const key = jsonOf<CreatedKey>(
+      await runAcs(["keys", "create", "--name", "second org", "--scope", "admin", "--org", created.org.orgId, "--json"], env)
+    )
+    const me = await call(`${api()}/auth/me`, { key: key.secret })
+    expect(me.body).toMatchObject({ principal: { orgId: created.org.orgId } })
+    expect((await call(`${api()}/accounts`, { key: key.secret })).body).toMatchObject({ accounts: [], total: 0 })
+    const person = jsonOf<{ person: { orgId: string } }>(
+      await runAcs(["people", "add", "--email", "dee@example.com", "--name", "Dee", "--role", "admin", "--org", created.org.orgId, "--json"], env)
+    )
+    expect(person.person.orgId).toBe(created.org.orgId)
+
+    // Without --json: the id on its own line, for a human to copy.
+    const text = await runAcs(["orgs", "create", "Third workspace"], env)
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/^org id:\s+org_\w+$/m)
+  }, 240_000)
+
   it("answers bad input and unknown things with exit code 2 and a clear message", async () => {
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, RegExp]> = [
       [["keys", "create", "--name", "x", "--scope", "write", "--project", "prj_nope"], /--project: no account prj_nope/],
@@ -135,6 +163,10 @@ describe("acs admin commands on PostgreSQL", () => {
       [["people", "add", "--email", "ana@example.com", "--name", "Ana 2", "--role", "viewer"], /already exists/],
       [["people", "add", "--email", "not-an-email", "--name", "X", "--role", "viewer"], /not an email address/],
       [["people", "add", "--email", "cy@example.com", "--name", "Cy", "--role", "viewer", "--password", "short"], /--password/],
+      [["orgs", "create", "second WORKSPACE"], /name: an org named "Second workspace" already exists/],
+      [["orgs", "create", "   "], /name: must not be empty/],
+      [["orgs", "create", "x".repeat(201)], /name: must be at most 200 characters/],
+      [["orgs", "create"], /name/],
       [["frobnicate"], /Invalid subcommand/]
     ]
     // Two at a time: every run starts a Node process that loads the whole server module graph.

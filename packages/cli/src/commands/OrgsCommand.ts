@@ -1,9 +1,9 @@
-/** `acs orgs list`. */
-import { Command } from "@effect/cli"
+/** `acs orgs list` and `acs orgs create`. */
+import { Args, Command } from "@effect/cli"
 import { Effect } from "effect"
 import { AdminLive } from "../AdminLayer.ts"
-import { listOrgs } from "../Orgs.ts"
-import { emit, renderTable } from "../Output.ts"
+import { createOrg, listOrgs, MAX_ORG_NAME } from "../Orgs.ts"
+import { emit, renderRecord, renderTable } from "../Output.ts"
 import { json } from "../SharedOptions.ts"
 
 const list = Command.make("list", { json }, ({ json }) =>
@@ -19,7 +19,22 @@ const list = Command.make("list", { json }, ({ json }) =>
   }).pipe(Effect.provide(AdminLive))
 ).pipe(Command.withDescription("list the orgs; the oldest is the default one"))
 
+const create = Command.make("create", {
+  name: Args.text({ name: "name" }).pipe(Args.withDescription(`the org's name, unique on this database, at most ${MAX_ORG_NAME} characters`)),
+  json
+}, (input) =>
+  Effect.gen(function*() {
+    const org = yield* createOrg(input.name)
+    yield* emit(input.json, { org }, () =>
+      [
+        renderRecord([["org id", org.orgId], ["name", org.name], ["created at", org.createdAt]]),
+        "",
+        `Next: its first person with \`acs people add --org ${org.orgId} --role admin …\`, or a key with \`acs keys create --org ${org.orgId} …\`.`
+      ].join("\n"))
+  }).pipe(Effect.provide(AdminLive))
+).pipe(Command.withDescription("create an org (a workspace with its own people, keys and accounts); prints its id"))
+
 export const orgsCommand = Command.make("orgs").pipe(
   Command.withDescription("orgs (workspaces) on this database"),
-  Command.withSubcommands([list])
+  Command.withSubcommands([list, create])
 )
