@@ -4,7 +4,7 @@
  * and the optional ADMIN_BOOTSTRAP_KEY.
  */
 import { SqlClient } from "@effect/sql"
-import { Config, Effect, Option, Redacted } from "effect"
+import { Config, Console, Effect, Option, Redacted } from "effect"
 import { KeyStore } from "../auth/KeyStore.ts"
 import { People } from "../auth/People.ts"
 import { generatePassword } from "../auth/Secrets.ts"
@@ -19,6 +19,24 @@ export const BootstrapConfig = Config.all({
 })
 
 const DEFAULT_ADMIN_EMAIL = "admin@acs.local"
+
+/**
+ * The generated password as a plain block for whoever watches the first start: a JSON log line is easy to
+ * scroll past, and is not printed at all when LOG_LEVEL is above warn.
+ */
+export const firstStartNotice = (email: string, password: string): string => {
+  const lines = [
+    "First start: sign in to acs as the first admin.",
+    "",
+    `  email     ${email}`,
+    `  password  ${password}`,
+    "",
+    "This password is shown once, now: only its hash is kept."
+  ]
+  const width = Math.max(...lines.map((line) => line.length))
+  const rule = `+${"-".repeat(width + 4)}+`
+  return ["", rule, ...lines.map((line) => `|  ${line.padEnd(width)}  |`), rule, ""].join("\n")
+}
 
 /** The org every single-workspace install uses: the oldest one. */
 export const defaultOrgId = Effect.gen(function*() {
@@ -62,7 +80,9 @@ export const bootstrap = Effect.gen(function*() {
       const email = Option.getOrElse(config.adminEmail, () => DEFAULT_ADMIN_EMAIL)
       const password = generatePassword()
       yield* people.create({ orgId, email, name: "Administrator", role: "admin", password })
-      // Printed once, on the first start only: the hash is all that is kept.
+      // Printed once, on the first start only: the hash is all that is kept. The notice goes to stderr
+      // whatever the log level; the log line stays for log collectors.
+      yield* Console.error(firstStartNotice(email, password))
       yield* Effect.logWarning("first start: sign in as the generated admin; this password is shown only now")
         .pipe(Effect.annotateLogs({ email, password }))
     } else {
