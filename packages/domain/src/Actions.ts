@@ -93,8 +93,15 @@ export const ApprovalList = Schema.Struct({
 
 export const ApprovalParams = Schema.Struct({ limit: Schema.optional(IntFromString) })
 
-export const RejectRequest = Schema.Struct({
+const RejectFields = Schema.Struct({
   reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+})
+
+/** The reason is optional, and so is the body: a POST with none (JSON `null`) rejects without a reason. */
+export const RejectRequest = Schema.transform(Schema.NullOr(RejectFields), Schema.typeSchema(RejectFields), {
+  strict: true,
+  decode: (body) => body ?? {},
+  encode: (request) => request
 }).annotations({ identifier: "RejectRequest" })
 
 export const Band = Schema.Struct({

@@ -14,7 +14,7 @@ export class ForbiddenScope extends Schema.TaggedError<ForbiddenScope>()("Forbid
   message: Schema.String,
   required_scope: Schema.optional(Schema.String),
   key_scope: Schema.optional(Schema.String),
-  required_grant: Schema.optional(Schema.Literal("approve"))
+  required_grant: Schema.optional(Schema.Literal("approve", "second_approver"))
 }) {}
 
 export class AccountMismatch extends Schema.TaggedError<AccountMismatch>()("AccountMismatch", {
@@ -149,7 +149,7 @@ export const UnauthorizedBody = envelope(Unauthorized, "unauthorized", 401, {}, 
 export const ForbiddenScopeBody = envelope(ForbiddenScope, "forbidden_scope", 403, {
   required_scope: Schema.optional(Schema.String),
   key_scope: Schema.optional(Schema.String),
-  required_grant: Schema.optional(Schema.Literal("approve"))
+  required_grant: Schema.optional(Schema.Literal("approve", "second_approver"))
 }, (p) => new ForbiddenScope(p))
 export const AccountMismatchBody = envelope(AccountMismatch, "account_mismatch", 403, {}, (p) => new AccountMismatch(p))
 export const ReadOnlyAccountBody = envelope(ReadOnlyAccount, "read_only_account", 403, {}, (p) => new ReadOnlyAccount(p))

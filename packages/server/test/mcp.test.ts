@@ -153,9 +153,14 @@ describe("tool calls run the REST endpoint", () => {
     const approvals = await callTool(client, "platform_list_approvals", { projectId: p.account.projectId })
     expect((structured(approvals)["approvals"] as Array<{ actionId: string }>).map((a) => a.actionId)).toContain(proposal.actionId)
 
-    const approved = await callTool(client, "platform_approve_action", { projectId: p.account.projectId, actionId: proposal.actionId })
+    const decision = { projectId: p.account.projectId, actionId: proposal.actionId }
+    // Four eyes: the proposing key cannot approve its own change; a key of another person can.
+    const own = errorOf(await callTool(client, "platform_approve_action", decision))
+    expect(own).toMatchObject({ code: "forbidden_scope", required_grant: "second_approver" })
+    const approver = await connect(await p.approverKey())
+    const approved = await callTool(approver, "platform_approve_action", decision)
     expect(structured(approved)).toMatchObject({ actionId: proposal.actionId, status: "approved" })
-    const again = errorOf(await callTool(client, "platform_approve_action", { projectId: p.account.projectId, actionId: proposal.actionId }))
+    const again = errorOf(await callTool(approver, "platform_approve_action", decision))
     expect(again["code"]).toBe("conflict")
   })
 

@@ -50,9 +50,12 @@ describe("RPC", () => {
     const replay = await asBootstrap(propose)
     expect(replay).toMatchObject({ actionId: first.actionId, replayed: true })
 
-    const approved = await asBootstrap((client) =>
+    const approve = (client: AcsClient["Type"]) =>
       client.approveAction({ path: { projectId: p.account.projectId, actionId: first.actionId } })
-    )
+    // Four eyes: the proposer cannot approve its own change.
+    const own = await asBootstrap((client) => Effect.either(approve(client)))
+    expect(Either.isLeft(own) && own.left).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
+    const approved = await withClient(await p.approverKey(), approve)
     expect(approved.status).toBe("approved")
     expect((await p.settle(first.actionId)).status).toBe("applied")
     const record = await asBootstrap((client) => client.getAction({ path: { projectId: p.account.projectId, actionId: first.actionId } }))

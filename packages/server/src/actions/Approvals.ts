@@ -1,11 +1,15 @@
 /**
  * Human decisions on pending actions (write + canApprove): approve enqueues the apply job, reject ends the
- * action. Only `proposed` actions can be decided; anything else is 409 `conflict`.
+ * action. Only `proposed` actions can be decided; anything else is 409 `conflict`. Four eyes: whoever
+ * proposed an action may withdraw it (reject) but not approve it, unless the org turned the rule off.
  */
-import { Conflict, NotFound } from "@acs/domain/Errors"
+import { Conflict, ForbiddenScope, NotFound } from "@acs/domain/Errors"
+import type { Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../auth/Access.ts"
+import { KeyStore } from "../auth/KeyStore.ts"
+import { OrgSettings } from "../settings/Settings.ts"
 import { Jobs } from "../worker/Jobs.ts"
 import { WorkerSignal } from "../worker/WorkerSignal.ts"
 import { Ledger } from "./Ledger.ts"
@@ -17,6 +21,28 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
     const ledger = yield* Ledger
     const jobs = yield* Jobs
     const signal = yield* WorkerSignal
+    const keys = yield* KeyStore
+    const settings = yield* OrgSettings
+
+    /** Who an actor is: itself, and for a key every key and the person it was minted by. */
+    const identities = (actor: { readonly kind: string; readonly id: string }) =>
+      actor.kind !== "key"
+        ? Effect.succeed([`${actor.kind}:${actor.id}`])
+        : Effect.map(keys.creatorsOf(actor.id), (creators) => [`key:${actor.id}`, ...creators])
+
+    const requireSecondApprover = (approver: Principal, proposer: { readonly kind: string; readonly id: string }) =>
+      Effect.gen(function*() {
+        if (!(yield* settings.read(approver.orgId)).requireSecondApprover) return
+        const theirs = new Set(yield* identities(proposer))
+        const mine = yield* identities(approver)
+        if (mine.some((identity) => theirs.has(identity))) {
+          return yield* new ForbiddenScope({
+            message: "four eyes: whoever proposed this action cannot approve it; another approver must decide " +
+              "(the proposer may still reject it)",
+            required_grant: "second_approver"
+          })
+        }
+      })
 
     const pendingAction = (projectId: string, actionId: string) =>
       Effect.gen(function*() {
@@ -32,7 +58,8 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
       sql.withTransaction(
         Effect.gen(function*() {
           const projectId = grant.account.projectId
-          yield* pendingAction(projectId, actionId)
+          const action = yield* pendingAction(projectId, actionId)
+          yield* requireSecondApprover(grant.principal, action.proposedBy)
           yield* sql`UPDATE actions SET status = 'approved', decided_by = ${JSON.stringify(actorOf(grant.principal))}::jsonb,
             decided_at = clock_timestamp(), updated_at = clock_timestamp(), apply_run = apply_run + 1
             WHERE action_id = ${actionId}`
@@ -66,5 +93,6 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
       )
 
     return { approve, reject } as const
-  })
+  }),
+  dependencies: [KeyStore.Default, OrgSettings.Default]
 }) {}

@@ -6,9 +6,10 @@
 import { AccountMismatch, ForbiddenScope, InvalidRequest } from "@acs/domain/Errors"
 import { type OperationName, Operations, satisfiesScope } from "@acs/domain/Operations"
 import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
-import { Effect, Option } from "effect"
+import { Effect, FiberRef, Option } from "effect"
 import { type AccountRecord, Accounts, reaches } from "../accounts/Accounts.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
+import { currentRequestAuthorization } from "./RequestAuthorization.ts"
 
 declare const GrantedBrand: unique symbol
 
@@ -74,6 +75,11 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
 
     const check = <Op extends OperationName>(operation: Op, projectId?: string) =>
       Effect.gen(function*() {
+        const checked = yield* FiberRef.get(currentRequestAuthorization)
+        // The front door already checked this very operation on this account for the request.
+        if (Option.isSome(checked) && checked.value.operation === operation && checked.value.projectId === projectId) {
+          return checked.value.grant as Granted<Op>
+        }
         const principal = yield* CurrentPrincipal
         const account = yield* authorize(principal, operation, projectId)
         return { operation, principal, orgId: principal.orgId, account } as unknown as Granted<Op>

@@ -25,6 +25,7 @@ interface KeyRow {
   readonly createdAt: string
   readonly lastUsedAt: string | null
   readonly revokedAt: string | null
+  readonly createdBy: string | null
 }
 
 const iso = (timestamp: string | null): string | null => timestamp === null ? null : new Date(timestamp).toISOString()
@@ -45,7 +46,8 @@ const toApiKey = (row: KeyRow): ApiKey => ({
   expiresAt: iso(row.expiresAt),
   createdAt: iso(row.createdAt) ?? "",
   lastUsedAt: iso(row.lastUsedAt),
-  revokedAt: iso(row.revokedAt)
+  revokedAt: iso(row.revokedAt),
+  createdBy: row.createdBy === OPERATOR ? null : row.createdBy
 })
 
 /** What a new key asks for: the creator may hand out at most what it holds itself. */
@@ -66,6 +68,9 @@ export const specFromRequest = (request: CreateKeyRequest): KeySpec => ({
 })
 
 const LAST_USED_RESOLUTION_MS = 60_000
+
+/** `created_by` of keys made on the database by an operator, not by a principal. */
+const OPERATOR = "operator"
 
 export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
   effect: Effect.gen(function*() {
@@ -121,7 +126,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
 
     /** For the CLI and first-start seeding: an operator on the database needs no principal. */
     const createAsOperator = (orgId: string, spec: KeySpec, secret = newKeySecret()) =>
-      insert(orgId, spec, boundProjects(spec.binding), secret, "operator").pipe(
+      insert(orgId, spec, boundProjects(spec.binding), secret, OPERATOR).pipe(
         Effect.map((key) => ({ key, secret })),
         Effect.withSpan("KeyStore.createAsOperator")
       )
@@ -187,11 +192,28 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         })
       }).pipe(Effect.orDie, Effect.withSpan("KeyStore.authenticate"))
 
+    /**
+     * Who stands behind a key: its creator, its creator's creator, and so on up to the person or operator
+     * (`key:<id>` and `person:<id>` values). A key minted by another key acts for the same authority.
+     */
+    const creatorsOf = (keyId: string) =>
+      sql<{ createdBy: string }>`
+        WITH RECURSIVE chain (created_by, depth) AS (
+          SELECT created_by, 0 FROM api_keys WHERE key_id = ${keyId}
+          UNION ALL
+          SELECT k.created_by, c.depth + 1 FROM chain c JOIN api_keys k ON c.created_by = 'key:' || k.key_id
+          WHERE c.depth < 16
+        )
+        SELECT created_by FROM chain WHERE created_by IS NOT NULL AND created_by <> ${OPERATOR}`.pipe(
+        Effect.map((rows) => rows.map((row) => row.createdBy)),
+        Effect.orDie
+      )
+
     const isEmpty = sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys`.pipe(
       Effect.map((rows) => (rows[0]?.n ?? 0) === 0),
       Effect.orDie
     )
 
-    return { create, createAsOperator, list, listInOrg, revoke, revokeInOrg, authenticate, isEmpty } as const
+    return { create, createAsOperator, list, listInOrg, revoke, revokeInOrg, authenticate, creatorsOf, isEmpty } as const
   })
 }) {}

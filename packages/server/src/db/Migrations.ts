@@ -11,6 +11,7 @@ import warehouse from "./migrations/0002_warehouse.ts"
 import syncGenerations from "./migrations/0003_sync_generations.ts"
 import changePipeline from "./migrations/0004_change_pipeline.ts"
 import plansAuditsBrief from "./migrations/0005_plans_audits_brief.ts"
+import fourEyes from "./migrations/0006_four_eyes.ts"
 import priorFieldNames from "./migrations/0007_prior_field_names.ts"
 
 export const MIGRATION_LOCK = 4_242_001
@@ -23,6 +24,7 @@ const migrations = {
   "0003_sync_generations": syncGenerations,
   "0004_change_pipeline": changePipeline,
   "0005_plans_audits_brief": plansAuditsBrief,
+  "0006_four_eyes": fourEyes,
   "0007_prior_field_names": priorFieldNames
 }
 

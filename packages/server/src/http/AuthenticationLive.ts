@@ -1,50 +1,55 @@
 /**
- * The Authentication middleware: a Bearer key, else a session cookie. The platform's bearer decoder cuts
- * seven characters off any header, so the scheme is checked here. Every failure is the same 401.
+ * Who is calling: a Bearer key (the scheme in any case, API.md), else a person's session cookie where the
+ * session cookie policy lets it count. The platform's bearer decoder cuts seven characters off any header, so
+ * the scheme is checked here. Every failure is the same 401.
  */
 import { Authentication, SESSION_COOKIE } from "@acs/domain/Api"
 import { Unauthorized } from "@acs/domain/Errors"
 import { HttpServerRequest } from "@effect/platform"
-import { Effect, Layer, Option } from "effect"
+import { Effect, FiberRef, Layer, Option } from "effect"
 import { KeyStore } from "../auth/KeyStore.ts"
+import { currentRequestAuthorization } from "../auth/RequestAuthorization.ts"
 import { Sessions } from "../auth/Sessions.ts"
+import { AllowedOrigins, sessionCookieAllowed } from "./SessionCookiePolicy.ts"
 
 export const unauthorized = new Unauthorized({
   message: "missing, invalid, revoked or expired credentials: send Authorization: Bearer <API key>"
 })
 
-const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/
+const BEARER = /^bearer ([\x21-\x7e]{1,512})$/i
 
-/** Resolves the caller of a raw request; shared by REST, RPC and MCP. */
-export const resolvePrincipal = (headers: Readonly<Record<string, string | undefined>>, cookies: Readonly<Record<string, string>>) =>
+const orUnauthorized = <A, E, R>(found: Effect.Effect<Option.Option<A>, E, R>) =>
+  Effect.flatMap(found, Option.match({ onNone: () => Effect.fail(unauthorized), onSome: Effect.succeed }))
+
+/** The key a Bearer header presents; 401 for any other header. */
+export const authenticateKey = (authorization: string | undefined) =>
   Effect.gen(function*() {
+    const match = authorization === undefined ? null : BEARER.exec(authorization)
+    if (match === null) return yield* unauthorized
     const keys = yield* KeyStore
-    const sessions = yield* Sessions
-    const authorization = headers["authorization"]
-    if (authorization !== undefined) {
-      const match = BEARER.exec(authorization)
-      if (!match) return yield* unauthorized
-      return yield* Effect.flatten(keys.authenticate(match[1]!).pipe(Effect.map(Option.match({
-        onNone: () => Effect.fail(unauthorized),
-        onSome: Effect.succeed
-      }))))
-    }
-    const token = cookies[SESSION_COOKIE]
+    return yield* orUnauthorized(keys.authenticate(match[1]!))
+  })
+
+/** The caller of a request: its Bearer key when it has an Authorization header, else its usable session. */
+export const authenticate = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    if (request.headers["authorization"] !== undefined) return yield* authenticateKey(request.headers["authorization"])
+    const token = request.cookies[SESSION_COOKIE]
     if (token === undefined || token.length === 0 || token.length > 512) return yield* unauthorized
-    return yield* Effect.flatten(sessions.authenticate(token).pipe(Effect.map(Option.match({
-      onNone: () => Effect.fail(unauthorized),
-      onSome: Effect.succeed
-    }))))
+    if (!sessionCookieAllowed(request, yield* AllowedOrigins)) return yield* unauthorized
+    const sessions = yield* Sessions
+    return yield* orUnauthorized(sessions.authenticate(token))
   })
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
-    const context = yield* Effect.context<KeyStore | Sessions>()
-    const resolve = HttpServerRequest.HttpServerRequest.pipe(
-      Effect.flatMap((request) => resolvePrincipal(request.headers, request.cookies)),
-      Effect.provide(context)
-    )
+    const context = yield* Effect.context<KeyStore | Sessions | AllowedOrigins>()
+    const resolve = Effect.gen(function*() {
+      const checked = yield* FiberRef.get(currentRequestAuthorization)
+      if (Option.isSome(checked)) return checked.value.principal
+      return yield* authenticate(yield* HttpServerRequest.HttpServerRequest)
+    }).pipe(Effect.provide(context))
     return {
       // Both schemes are resolved by the first handler (header first, then cookie); the second only
       // runs after that failed, and would fail alike.

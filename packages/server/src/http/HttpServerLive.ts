@@ -12,13 +12,15 @@ import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, PublicAuthHandlers } from "./AuthHandlers.ts"
 import { ConnectionHandlers } from "./ConnectionHandlers.ts"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope.ts"
+import { makeFrontDoor } from "./FrontDoor.ts"
 import { InsightsHandlers } from "./InsightsHandlers.ts"
 import { KeysHandlers } from "./KeysHandlers.ts"
 import { ProposalsHandlers } from "./ProposalsHandlers.ts"
-import { requestGuard } from "./RequestGuard.ts"
 import { serveApi } from "./ServeApi.ts"
 import { ResearchHandlers } from "./ResearchHandlers.ts"
 import { requestLog } from "./RequestLog.ts"
+import { securityHeaders } from "./SecurityHeaders.ts"
+import { AllowedOrigins } from "./SessionCookiePolicy.ts"
 import { SettingsHandlers } from "./SettingsHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 import { WarehouseHandlers } from "./WarehouseHandlers.ts"
@@ -68,12 +70,16 @@ const NodeServerLive = Layer.unwrapEffect(
   Effect.map(ServerConfig, ({ host, port }) => NodeHttpServer.layer(createAcsServer, { port, host }))
 ).pipe(Layer.orDie)
 
-// `/mcp` and `/rpc` sit in front of the API app, into which their tools and procedures replay requests in-process.
-export const HttpServerLive = serveApi((api) => requestLog(requestGuard(withRpc(withMcp(api))))).pipe(
+// `/mcp` and `/rpc` sit in front of the API app, into which their tools and procedures replay requests
+// in-process, through the same front door as requests from the network.
+export const HttpServerLive = serveApi((api) =>
+  Effect.map(makeFrontDoor, (frontDoor) => requestLog(securityHeaders(withRpc(withMcp(frontDoor(api))))))
+).pipe(
   Layer.provide(RpcLive),
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(ErrorEnvelopeLive),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress,
-  Layer.provide(NodeServerLive)
+  Layer.provide(NodeServerLive),
+  Layer.provide(AllowedOrigins.Live)
 )

@@ -6,11 +6,12 @@
 import { HttpApiBuilder, type HttpApp, HttpServer, type HttpRouter } from "@effect/platform"
 import { Effect, Layer } from "effect"
 
-export const serveApi = <R>(
-  wrap: (api: HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>) => HttpApp.Default<never, R>
+export const serveApi = <R, E, RW>(
+  wrap: (api: HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>) => Effect.Effect<HttpApp.Default<never, R>, E, RW>
 ) =>
   HttpApiBuilder.httpApp.pipe(
-    Effect.map((api) => HttpServer.serve(wrap(api))),
+    Effect.flatMap(wrap),
+    Effect.map((app) => HttpServer.serve(app)),
     Layer.unwrapEffect,
     // The same (memoized) layers `serve` provides: the handler groups and API middleware register into them.
     Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer])

@@ -21,7 +21,9 @@ import {
   type Resource
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, Option, Runtime } from "effect"
-import { resolvePrincipal } from "../http/AuthenticationLive.ts"
+import { authenticateKey } from "../http/AuthenticationLive.ts"
+import { checkKeyAccess, refusal } from "../http/FrontDoor.ts"
+import { readJsonBody } from "../http/RequestBody.ts"
 import { envelopeResponse, toDeclaredError } from "../http/ErrorEnvelope.ts"
 import { callRest, type RestAnswer, type RestCall } from "../http/InProcessRest.ts"
 import { accountReadTool, makeTools, type McpTool, SAFE_SEQUENCE } from "./McpTools.ts"
@@ -99,12 +101,16 @@ const errorResult = (error: InvalidRequest | NotFound): CallToolResult => {
   return { content: [{ type: "text", text: JSON.stringify(body) }], structuredContent: body as Record<string, unknown>, isError: true }
 }
 
-/** One SDK server for one request; `rest` runs a REST call as the caller named by `authInfo`. */
+/**
+ * One SDK server for one request; `rest` runs a REST call as the caller named by `authInfo`, and `refusal`
+ * tells whether that caller may use a tool at all (the answer to malformed arguments from a caller who may not).
+ */
 const makeSdkServer = (
   tools: ReadonlyArray<McpTool>,
   resources: ReadonlyArray<AccountResource>,
   instructions: string,
-  rest: (call: RestCall, authInfo: AuthInfo | undefined) => Promise<RestAnswer>
+  rest: (call: RestCall, authInfo: AuthInfo | undefined) => Promise<RestAnswer>,
+  accessRefusal: (tool: McpTool, args: Readonly<Record<string, unknown>>) => Promise<RestAnswer | undefined>
 ) => {
   const server = new Server(
     { name: "acs", title: "acs — Ad-Account Change Service", version: "1.0.0" },
@@ -125,8 +131,12 @@ const makeSdkServer = (
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = byName.get(request.params.name)
     if (tool === undefined) return errorResult(new NotFound({ message: `no tool named ${request.params.name}` }))
-    const call = tool.toRestCall(request.params.arguments ?? {})
-    if (Either.isLeft(call)) return errorResult(new InvalidRequest({ message: call.left }))
+    const args = request.params.arguments ?? {}
+    const call = tool.toRestCall(args)
+    if (Either.isLeft(call)) {
+      const refused = await accessRefusal(tool, args)
+      return refused !== undefined ? toolResult(refused) : errorResult(new InvalidRequest({ message: call.left }))
+    }
     return toolResult(await rest(call.right, extra.authInfo))
   })
 
@@ -209,10 +219,12 @@ export const withMcp = <R>(api: HttpApp.Default<never, R>) => {
     // Keys only: the cookie is not looked at, so a browser session cannot drive the tools. A revoked or
     // expired key is refused here, on its next request, before MCP parses anything.
     const authorization = request.headers["authorization"]
-    const principal = yield* resolvePrincipal({ authorization }, {})
+    const principal = yield* authenticateKey(authorization)
     if (request.method !== "POST") return methodNotAllowed
-    const body = yield* request.text
-    const runtime = yield* Effect.runtime<R>()
+    const admitted = yield* Effect.either(readJsonBody(request))
+    if (Either.isLeft(admitted)) return refusal(admitted.left)
+    const body = yield* admitted.right.text
+    const runtime = yield* Effect.runtime<R | Effect.Effect.Context<ReturnType<typeof checkKeyAccess>>>()
     const rest = (call: RestCall, authInfo: AuthInfo | undefined) =>
       Runtime.runPromise(runtime)(
         callRest(api, call, `Bearer ${authInfo?.token ?? ""}`).pipe(
@@ -222,6 +234,16 @@ export const withMcp = <R>(api: HttpApp.Default<never, R>) => {
           Effect.withSpan("mcp.call", { attributes: { path: call.url.split("?")[0] } })
         )
       )
+    const accessRefusal = (tool: McpTool, args: Readonly<Record<string, unknown>>) =>
+      Runtime.runPromise(runtime)(
+        checkKeyAccess(authorization, tool.operation, args["projectId"]).pipe(
+          Effect.as(undefined),
+          Effect.catchAll((error) => {
+            const { body, status } = toEnvelope(error)
+            return Effect.succeed<RestAnswer>({ status, text: JSON.stringify(body) })
+          })
+        )
+      )
     const headers = new Headers()
     for (const name of FORWARDED_HEADERS) {
       const value = request.headers[name]
@@ -229,7 +251,7 @@ export const withMcp = <R>(api: HttpApp.Default<never, R>) => {
     }
     const webRequest = new Request(new URL(MCP_PATH, "http://acs.internal"), { method: "POST", headers, body })
     const authInfo: AuthInfo = { token: authorization!.slice("Bearer ".length), clientId: principal.id, scopes: [principal.scope] }
-    const server = makeSdkServer(tools, resources, instructions, rest)
+    const server = makeSdkServer(tools, resources, instructions, rest, accessRefusal)
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
     const response = yield* Effect.acquireUseRelease(
       Effect.promise(() => server.connect(transport)),

@@ -81,10 +81,17 @@ const urlParamsSchemaOf = <A, I, R>(schema: Schema.Schema<A, I, R>, definitions:
   }
 }
 
-const objectParts = (schema: JsonSchema): { readonly properties: Properties; readonly required: ReadonlyArray<string> } | undefined =>
-  "type" in schema && schema.type === "object" && "properties" in schema
-    ? { properties: schema.properties as Properties, required: schema.required ?? [] }
-    : undefined
+const objectParts = (schema: JsonSchema): { readonly properties: Properties; readonly required: ReadonlyArray<string> } | undefined => {
+  if ("type" in schema && schema.type === "object" && "properties" in schema) {
+    return { properties: schema.properties as Properties, required: schema.required ?? [] }
+  }
+  // An optional body (an object or null): a tool call always sends the object, its fields as arguments.
+  if ("anyOf" in schema && schema.anyOf.length === 2 && schema.anyOf.some((s) => "type" in s && s.type === "null")) {
+    const object = schema.anyOf.find((s) => !("type" in s && s.type === "null"))
+    return object === undefined ? undefined : objectParts(object as JsonSchema)
+  }
+  return undefined
+}
 
 const IDEMPOTENCY_KEY = "idempotencyKey"
 

@@ -4,13 +4,18 @@
  * Authorization header — the same authentication, `Access.check`, rate-limit bucket, handler and errors as
  * REST — and answers with the endpoint's success value or the SPEC error class.
  */
-import { operationEndpoints, operationRpcGroup } from "@acs/domain/Rpcs"
+import { AcsErrorSchema, operationEndpoints, operationRpcGroup } from "@acs/domain/Rpcs"
 import { RPC_PATH } from "@acs/domain/AcsClient"
 import { type AcsError, ErrorBodies, Internal } from "@acs/domain/Errors"
 import { type HttpApiEndpoint, type HttpApp, HttpServerRequest } from "@effect/platform"
-import { RpcSerialization, RpcServer } from "@effect/rpc"
+import { Rpc, RpcGroup, RpcSerialization, RpcServer } from "@effect/rpc"
 import { Context, Deferred, Effect, Layer, Option, ParseResult, Schema, type Scope } from "effect"
+import type { OperationName } from "@acs/domain/Operations"
+import { authenticateKey } from "../http/AuthenticationLive.ts"
+import { fromParseError } from "../http/ErrorEnvelope.ts"
+import { checkKeyAccess, refusal } from "../http/FrontDoor.ts"
 import { callRest, type RestCall } from "../http/InProcessRest.ts"
+import { MAX_BODY_BYTES, readJsonBody } from "../http/RequestBody.ts"
 
 /**
  * The finished REST app the procedures dispatch into. It exists only once the server has composed it (the
@@ -84,37 +89,79 @@ const dispatch = (operation: string, input: Record<string, unknown>, authorizati
     return yield* Effect.fail(error)
   }).pipe(Effect.withSpan(`rpc.${operation}`))
 
-const HandlersLive = operationRpcGroup.toLayer(
-  Effect.map(Effect.context<RestApp>(), (context) =>
+/**
+ * The procedures as the server takes them: the payload arrives undecoded, so the caller's access is checked
+ * before its input is (API.md "Order of checks"): a refused caller learns nothing about a malformed input.
+ */
+const serverRpcGroup = RpcGroup.make(
+  ...[...operationRpcGroup.requests.values()].map((rpc) =>
+    Rpc.make(rpc._tag, { payload: Schema.Unknown, success: rpc.successSchema, error: AcsErrorSchema })
+  )
+)
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+/** The input decoded; when it is malformed, the access check speaks first, then the 400 naming the field. */
+const decodeInput = (operation: string, raw: unknown, authorization: string) => {
+  const rpc = operationRpcGroup.requests.get(operation)!
+  return Schema.decodeUnknown(rpc.payloadSchema as Schema.Schema<Record<string, unknown>, unknown, never>)(raw).pipe(
+    Effect.catchTag("ParseError", (error) => {
+      const path = isObject(raw) && isObject(raw["path"]) ? raw["path"] : {}
+      return checkKeyAccess(authorization, operation as OperationName, path["projectId"]).pipe(
+        Effect.zipRight(Effect.fail(fromParseError(error)))
+      )
+    })
+  )
+}
+
+const HandlersLive = serverRpcGroup.toLayer(
+  Effect.map(Effect.context<RestApp | Effect.Effect.Context<ReturnType<typeof checkKeyAccess>>>(), (context) =>
     Object.fromEntries(
       [...operationEndpoints.keys()].map((operation) => [
         operation,
-        (input: Record<string, unknown>, options: { readonly headers: Readonly<Record<string, string | undefined>> }) =>
-          dispatch(operation, input, options.headers["authorization"] ?? "").pipe(Effect.provide(context))
+        (raw: unknown, options: { readonly headers: Readonly<Record<string, string | undefined>> }) => {
+          const authorization = options.headers["authorization"] ?? ""
+          return decodeInput(operation, raw, authorization).pipe(
+            Effect.flatMap((input) => dispatch(operation, input, authorization)),
+            Effect.provide(context)
+          )
+        }
       ])
     ))
 )
 
 /** The RPC server's HttpApp, built once. */
 export class RpcApp extends Context.Tag("acs/RpcApp")<RpcApp, HttpApp.Default<never, Scope.Scope>>() {
-  static readonly Live = Layer.scoped(RpcApp, RpcServer.toHttpApp(operationRpcGroup)).pipe(
+  static readonly Live = Layer.scoped(RpcApp, RpcServer.toHttpApp(serverRpcGroup)).pipe(
     Layer.provide(HandlersLive),
     Layer.provide(RpcSerialization.layerNdjson)
   )
 }
 
-/** Serves `/rpc` in front of the API app, which the procedures dispatch into. */
+/**
+ * Serves `/rpc` in front of the API app, which the procedures dispatch into. Keys only. A refusal must be
+ * framed as the protocol frames answers, which needs the request's id from its body: so an unauthenticated
+ * body is read only up to 64 KiB (one request; its procedure then answers Unauthorized), an authenticated
+ * one up to 1 MiB like every other.
+ */
 export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (request.url.split("?")[0] !== RPC_PATH) return yield* api
+    const authenticated = yield* Effect.isSuccess(authenticateKey(request.headers["authorization"]))
+    const admitted = yield* Effect.either(readJsonBody(request, authenticated ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
+    if (admitted._tag === "Left") return refusal(admitted.left)
     // The app the procedures call carries the services it needs, all but the request, which each call brings;
     // what is left to provide is exactly that request, which the generic types cannot show.
     const services = Context.omit(HttpServerRequest.HttpServerRequest)(yield* Effect.context<R>())
     const standalone = Effect.provide(api, services) as HttpApp.Default
     yield* Effect.flatMap(RestApp, (rest) => rest.provide(standalone))
-    return yield* Effect.flatMap(RpcApp, Effect.scoped)
+    return yield* Effect.flatMap(RpcApp, Effect.scoped).pipe(
+      Effect.provideService(HttpServerRequest.HttpServerRequest, admitted.right)
+    )
   })
+
+const UNAUTHENTICATED_RPC_BYTES = 64 * 1024
 
 export const RpcLive = RpcApp.Live.pipe(Layer.provideMerge(RestApp.Live))
 

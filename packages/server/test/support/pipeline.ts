@@ -60,6 +60,11 @@ export interface Pipeline {
     options?: { readonly as?: Caller; readonly idempotencyKey?: string; readonly projectId?: string }
   ) => Promise<Answer>
   readonly action: (actionId: string, projectId?: string) => Promise<ActionView>
+  /**
+   * The secret of a write + canApprove key the admin person made: a second pair of eyes for the bootstrap
+   * key's proposals (four eyes refuses the proposer, and every key minted from it).
+   */
+  readonly approverKey: () => Promise<string>
   /** Polls the action until its status is one of `statuses` (when not given: any state the worker leaves it in). */
   readonly settle: (actionId: string, statuses?: ReadonlyArray<string>, projectId?: string) => Promise<ActionView>
   readonly sql: <Row extends Record<string, unknown>>(text: string, values?: ReadonlyArray<unknown>) => Promise<Array<Row>>
@@ -148,6 +153,13 @@ export const startPipeline = async (options: { readonly seed?: number; readonly 
     return answer.body as ActionView
   }
 
+  let approverKey: Promise<string> | undefined
+  const makeApproverKey = async () => {
+    const answer = await as("person", "POST", "/keys", { name: "second approver", scope: "write", canApprove: true })
+    if (answer.status !== 201) throw new Error(`POST /keys: ${answer.status} ${answer.text}`)
+    return (answer.body as { secret: string }).secret
+  }
+
   const pipeline: Pipeline = {
     simulator,
     database,
@@ -166,6 +178,7 @@ export const startPipeline = async (options: { readonly seed?: number; readonly 
         opts.idempotencyKey === undefined ? {} : { "idempotency-key": opts.idempotencyKey }
       ),
     action,
+    approverKey: () => (approverKey ??= makeApproverKey()),
     settle: async (actionId, statuses = SETTLED, projectId) => {
       const until = Date.now() + 30_000
       let last: ActionView | undefined

@@ -70,16 +70,21 @@ export interface Answer {
   readonly text: string
 }
 
-/** One HTTP call; the body parsed as JSON when it is JSON. */
+/**
+ * One HTTP call, as a same-origin JSON client makes it: every unsafe method says `Content-Type:
+ * application/json` (the session cookie counts only then), unless the test sets its own. The answer's body is
+ * parsed as JSON when it is JSON.
+ */
 export const call = async (
   url: string,
   init: { readonly method?: string; readonly key?: string; readonly body?: unknown; readonly headers?: Record<string, string> } = {}
 ): Promise<Answer> => {
   const headers: Record<string, string> = { ...init.headers }
   if (init.key !== undefined) headers["authorization"] = `Bearer ${init.key}`
-  if (init.body !== undefined) headers["content-type"] = "application/json"
+  const method = init.method ?? "GET"
+  if (init.body !== undefined || (method !== "GET" && method !== "HEAD")) headers["content-type"] ??= "application/json"
   const response = await fetch(url, {
-    method: init.method ?? "GET",
+    method,
     headers,
     ...(init.body !== undefined ? { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) } : {})
   })

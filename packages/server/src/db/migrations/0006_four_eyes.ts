@@ -1,0 +1,11 @@
+/**
+ * Four eyes (API.md "Four eyes"): whether an org requires a second person to approve a change, on by
+ * default. Keys already record who created them (`api_keys.created_by`).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+export default Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE orgs ADD COLUMN require_second_approver boolean NOT NULL DEFAULT true`
+})

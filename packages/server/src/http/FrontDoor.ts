@@ -1,0 +1,89 @@
+/**
+ * The front door of the REST API (API.md "Order of checks, and the front door"): every request is checked
+ * in the order authentication → scope and grant → account reach → body → the operation, so a caller learns
+ * nothing about a body it may not send, and no body is read for a caller who is not signed in. REST takes
+ * `application/json` only, at most 1 MiB whatever the framing. What it establishes (the caller and the
+ * operation's grant) rides with the request to the API, which does not check again.
+ */
+import { type AcsError, InvalidRequest, isAcsError } from "@acs/domain/Errors"
+import type { OperationName } from "@acs/domain/Operations"
+import { CurrentPrincipal } from "@acs/domain/Principal"
+import { HttpMethod, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { Access } from "../auth/Access.ts"
+import { currentRequestAuthorization } from "../auth/RequestAuthorization.ts"
+import { matchRoute } from "./ApiRoutes.ts"
+import { authenticate, authenticateKey } from "./AuthenticationLive.ts"
+import { envelopeResponse } from "./ErrorEnvelope.ts"
+import { type BodyRefusal, hasBody, isJsonContentType, readJsonBody } from "./RequestBody.ts"
+
+const notJson = new InvalidRequest({
+  message: "invalid request: Content-Type: REST bodies are JSON; send Content-Type: application/json"
+})
+
+const isBodyRefusal = (u: unknown): u is BodyRefusal => typeof u === "object" && u !== null && "closeConnection" in u
+
+/** The answer to a refused request; a body left partly unread closes the connection. */
+export const refusal = (failure: AcsError | BodyRefusal) =>
+  isBodyRefusal(failure)
+    ? failure.closeConnection
+      ? HttpServerResponse.setHeader(envelopeResponse(failure.error), "connection", "close")
+      : envelopeResponse(failure.error)
+    : envelopeResponse(failure)
+
+/** The request with its body read and checked, when its method carries one. */
+const checkedBody = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    if (!HttpMethod.hasBody(request.method) || !hasBody(request)) return request
+    if (!isJsonContentType(request.headers["content-type"])) return yield* Effect.fail<AcsError | BodyRefusal>(notJson)
+    return yield* readJsonBody(request)
+  })
+
+/**
+ * For the surfaces that decode a call themselves (RPC, MCP): whether the key may make it at all, so a
+ * refused caller learns that, and not what was wrong with the input.
+ */
+export const checkKeyAccess = (authorization: string | undefined, operation: OperationName, projectId: unknown) =>
+  Effect.gen(function*() {
+    const principal = yield* authenticateKey(authorization)
+    const access = yield* Access
+    const checked = access.check(operation, typeof projectId === "string" ? projectId : undefined).pipe(
+      Effect.provideService(CurrentPrincipal, principal)
+    )
+    // Without a projectId there is no reach to check: the missing field is the answer.
+    yield* typeof projectId === "string" ? checked : Effect.catchTag(checked, "AccountMismatch", () => Effect.void)
+  })
+
+export const makeFrontDoor = Effect.gen(function*() {
+  const context = yield* Effect.context<Access | Effect.Effect.Context<ReturnType<typeof authenticate>>>()
+
+  const admit = (request: HttpServerRequest.HttpServerRequest, operation: OperationName, projectId: string | undefined) =>
+    Effect.gen(function*() {
+      const principal = yield* authenticate(request)
+      const access = yield* Access
+      const grant = yield* access.check(operation, projectId).pipe(Effect.provideService(CurrentPrincipal, principal))
+      return { principal, operation, projectId, grant }
+    }).pipe(Effect.provide(context))
+
+  return <R>(api: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const match = matchRoute(request.method, request.url.split("?")[0]!)
+      // Unknown routes (404 from the API) and the pages outside it read no body.
+      if (match === undefined) return yield* api
+      const operation = match.route.operation
+      const authorization = operation === undefined
+        ? Option.none()
+        : Option.some(yield* admit(request, operation, match.params["projectId"]))
+      const admitted = yield* checkedBody(request)
+      return yield* api.pipe(
+        Effect.provideService(HttpServerRequest.HttpServerRequest, admitted),
+        Effect.locally(currentRequestAuthorization, authorization)
+      )
+    }).pipe(
+      Effect.catchIf(
+        (failure): failure is AcsError | BodyRefusal => isAcsError(failure) || isBodyRefusal(failure),
+        (failure) => Effect.succeed(refusal(failure))
+      )
+    )
+})

@@ -1,0 +1,129 @@
+/**
+ * Reading a request body under the front door's rules: JSON only, at most 1 MiB whatever the framing, at most
+ * 64 levels deep. A chunked body is read until 1 MiB + 1 byte and no further: the rest is never buffered,
+ * and the refusal closes the connection. The text read is handed on as the request's body, so nothing reads
+ * the stream twice.
+ */
+import { InvalidRequest } from "@acs/domain/Errors"
+import { HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect, Option } from "effect"
+import { IncomingMessage } from "node:http"
+
+export const MAX_BODY_BYTES = 1024 * 1024
+export const MAX_BODY_DEPTH = 64
+
+const invalid = (message: string) => new InvalidRequest({ message: `invalid request: ${message}` })
+
+const tooLarge = (limit: number) =>
+  invalid(`the body is larger than ${limit === MAX_BODY_BYTES ? "1 MiB" : `${Math.floor(limit / 1024)} KiB`}`)
+
+/** True when the request says a body follows. */
+export const hasBody = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"] ?? "0") > 0
+
+/** `application/json`, in any case, with any parameters (charset). */
+export const isJsonContentType = (contentType: string | undefined): boolean =>
+  contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === "application/json"
+
+/** The deepest nesting of arrays and objects in a JSON text, strings skipped. */
+export const nestingDepth = (text: string): number => {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // backslash: skip the escaped character
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 91 || c === 123) deepest = Math.max(deepest, ++depth)
+    else if (c === 93 || c === 125) depth--
+  }
+  return deepest
+}
+
+/** Reads node's stream until its end, or until it passes `limit` bytes (then `None`, the rest left unread). */
+const readNodeStream = (source: IncomingMessage, limit: number) =>
+  Effect.async<Option.Option<string>, InvalidRequest>((resume) => {
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    const cleanup = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+      source.off("close", onClose)
+    }
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length
+      if (bytes > limit) {
+        cleanup()
+        source.pause()
+        resume(Effect.succeed(Option.none()))
+      } else chunks.push(chunk)
+    }
+    const onEnd = () => {
+      cleanup()
+      resume(Effect.succeed(Option.some(Buffer.concat(chunks).toString("utf8"))))
+    }
+    const onError = () => {
+      cleanup()
+      resume(Effect.fail(invalid("the body could not be read")))
+    }
+    const onClose = () => {
+      if (!source.complete) onError()
+    }
+    source.on("data", onData)
+    source.once("end", onEnd)
+    source.once("error", onError)
+    source.once("close", onClose)
+    return Effect.sync(cleanup)
+  })
+
+/** The body text, at most `limit` bytes; `None` when it is longer (only `limit` + 1 bytes of it were read). */
+const readCapped = (request: HttpServerRequest.HttpServerRequest, limit: number) => {
+  const source = NodeHttpServerRequest.toIncomingMessage(request)
+  return source instanceof IncomingMessage
+    ? readNodeStream(source, limit)
+    : request.text.pipe(
+      Effect.mapError(() => invalid("the body could not be read")),
+      Effect.map((text) => (Buffer.byteLength(text) > limit ? Option.none() : Option.some(text)))
+    )
+}
+
+/** The same request with `text` as its body, read from memory. */
+const withText = (request: HttpServerRequest.HttpServerRequest, text: string) => {
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection") headers.set(name, value)
+  }
+  const web = new Request(new URL(request.url, "http://acs.internal"), { method: request.method, headers, body: text })
+  const remoteAddress = Option.getOrUndefined(request.remoteAddress)
+  return HttpServerRequest.fromWeb(web).modify(remoteAddress === undefined ? {} : { remoteAddress })
+}
+
+/** Why a body was refused, and whether the connection must close (part of the body is still unread). */
+export interface BodyRefusal {
+  readonly error: InvalidRequest
+  readonly closeConnection: boolean
+}
+
+/**
+ * The request with its body read and checked, or the refusal: a length over the limit (1 MiB) is refused
+ * before a byte is read; a chunked body is cut at the limit + 1 byte.
+ */
+export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, limit = MAX_BODY_BYTES) =>
+  Effect.gen(function*() {
+    if (Number(request.headers["content-length"] ?? "0") > limit) {
+      return yield* Effect.fail<BodyRefusal>({ error: tooLarge(limit), closeConnection: true })
+    }
+    const text = yield* readCapped(request, limit).pipe(Effect.mapError((error): BodyRefusal => ({ error, closeConnection: true })))
+    if (Option.isNone(text)) return yield* Effect.fail<BodyRefusal>({ error: tooLarge(limit), closeConnection: true })
+    if (nestingDepth(text.value) > MAX_BODY_DEPTH) {
+      return yield* Effect.fail<BodyRefusal>({
+        error: invalid(`the body nests deeper than ${MAX_BODY_DEPTH} levels`),
+        closeConnection: false
+      })
+    }
+    return withText(request, text.value)
+  })

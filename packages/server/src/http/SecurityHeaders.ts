@@ -1,0 +1,21 @@
+/**
+ * Headers every answer carries (API.md "the front door"): nothing is cached (answers hold account data and,
+ * once, a key's secret), no content is sniffed, and a 401 names the scheme that would be accepted.
+ */
+import { HttpApp, HttpMiddleware, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+
+const secure = (response: HttpServerResponse.HttpServerResponse) =>
+  HttpServerResponse.setHeaders(response, {
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+    ...(response.status === 401 ? { "www-authenticate": "Bearer realm=\"acs\"" } : {})
+  })
+
+export const securityHeaders = HttpMiddleware.make((app) =>
+  Effect.gen(function*() {
+    // On every answer, the ones built from a failure included.
+    yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(secure(response)))
+    return yield* Effect.map(app, secure)
+  })
+)
