@@ -24,13 +24,13 @@ import { Api } from "@acs/domain/Api"
 import { isAcsError, toEnvelope } from "@acs/domain/Errors"
 import { type Operation, type OperationName, Operations, type Scope } from "@acs/domain/Operations"
 import { type ProposalKindName, proposalKinds, type ProposalOperationName } from "@acs/domain/ProposalKinds"
-import { AcsRpcs, operationEndpoints } from "@acs/domain/Rpcs"
+import { AcsErrorSchema, AcsRpcs, operationEndpoints, operationRpcGroup } from "@acs/domain/Rpcs"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { RpcClient, RpcSerialization } from "@effect/rpc"
+import { Rpc, RpcClient, RpcGroup, RpcSerialization } from "@effect/rpc"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, Schema } from "effect"
 import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hashPassword } from "../src/auth/Secrets.ts"
@@ -661,6 +661,8 @@ interface Case {
   readonly operation: OperationName
   readonly principal: PrincipalSpec
   readonly target: string | undefined
+  /** The request carries a malformed body (API.md "Order of checks"): every refusal still comes first. */
+  readonly badBody?: true
 }
 
 const CASES: ReadonlyArray<Case> = OPERATION_NAMES.flatMap((operation) =>
@@ -673,6 +675,21 @@ const CASES: ReadonlyArray<Case> = OPERATION_NAMES.flatMap((operation) =>
     }))
   )
 )
+
+/**
+ * Operations that take a body, each called with a malformed one. Keyword ideas names its account inside the
+ * body, so its reach cannot be checked before the body is read: its bad bodies are left out.
+ */
+const BAD_BODY_OPERATIONS = OPERATION_NAMES.filter((operation) =>
+  operation !== "keywordIdeas" && samples[operation].method !== "GET" &&
+  Option.isSome(operationEndpoints.get(operation)?.payloadSchema ?? Option.none())
+)
+
+const BAD_BODY_CASES: ReadonlyArray<Case> = CASES.filter((testCase) => BAD_BODY_OPERATIONS.includes(testCase.operation))
+  .map((testCase) => ({ ...testCase, id: `${testCase.id} [bad body]`, badBody: true }))
+
+/** What each surface sends as a malformed body: REST a JSON array, RPC the same payload, MCP an unknown argument. */
+const BAD_BODY = [1, 2, 3]
 
 type Surface = "rest" | "rpc" | "mcp"
 
@@ -747,7 +764,9 @@ const requestOf = async (testCase: Case) => {
 const isOk = (status: number): boolean => status >= 200 && status < 300
 
 const runRest = async (testCase: Case): Promise<Result> => {
-  const { body, params, prepared, sample } = await requestOf(testCase)
+  const request = await requestOf(testCase)
+  const { params, prepared, sample } = request
+  const body = testCase.badBody === true ? BAD_BODY : request.body
   const headers = prepared.headers ?? credentials.get(testCase.principal.name) ?? {}
   const answer = await call(`${server.api}${fillPath(sample.path, params)}`, {
     method: sample.method,
@@ -798,6 +817,56 @@ const rpcInputOf = (operation: OperationName, params: Readonly<Record<string, st
   }
 }
 
+/** The same procedures with undecoded payloads: what a hostile client can put on the wire. */
+const RawRpcs = RpcGroup.make(
+  ...[...operationRpcGroup.requests.values()].map((rpc) =>
+    Rpc.make(rpc._tag, { payload: Schema.Unknown, success: Schema.Unknown, error: AcsErrorSchema })
+  )
+)
+
+const makeRawRpcClient = RpcClient.make(RawRpcs)
+
+class RawRpcClient extends Context.Tag("RawRpcClient")<RawRpcClient, Effect.Effect.Success<typeof makeRawRpcClient>>() {}
+
+const rawRpcRuntimes = new Map<string, ManagedRuntime.ManagedRuntime<RawRpcClient, never>>()
+
+const rawRpcLayer = (headers: Readonly<Record<string, string>>): Layer.Layer<RawRpcClient> =>
+  Layer.scoped(RawRpcClient, makeRawRpcClient).pipe(
+    Layer.provide(RpcClient.layerProtocolHttp({
+      url: `${server.baseUrl}${RPC_PATH}`,
+      transformClient: HttpClient.mapRequest(HttpClientRequest.setHeaders(headers))
+    })),
+    Layer.provide(RpcSerialization.layerNdjson),
+    Layer.provide(FetchHttpClient.layer)
+  )
+
+/** A malformed payload, straight onto the wire: the answer is an error class, or something outside the contract. */
+const runRawRpc = async (testCase: Case): Promise<Result> => {
+  const { headers, params } = await requestOf(testCase)
+  const runtime = rawRpcRuntimes.get(testCase.principal.name)
+  if (runtime === undefined) throw new Error(`no raw RPC client for ${testCase.principal.name}`)
+  const path = Option.isSome(endpointOf(testCase.operation).pathSchema) ? { path: params } : {}
+  const exit = await runtime.runPromiseExit(Effect.flatMap(RawRpcClient, (client) => {
+    const procedure = (client as unknown as ProceduresByName)[testCase.operation]
+    return procedure === undefined ? Effect.dieMessage(`no procedure ${testCase.operation}`) : procedure({ ...path, payload: BAD_BODY })
+  }))
+  return { answer: rpcAnswer(exit), headers }
+}
+
+const rpcAnswer = (exit: Exit.Exit<unknown, unknown>, successSchema?: ContextFree): SurfaceAnswer => {
+  if (Exit.isSuccess(exit)) {
+    // Encoded again with the endpoint's success schema: the JSON REST would have sent.
+    const json: unknown = successSchema === undefined ? exit.value : Schema.encodeUnknownSync(successSchema)(exit.value)
+    return { ok: true, status: undefined, body: json, text: json === undefined ? "" : JSON.stringify(json) }
+  }
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure) && isAcsError(failure.value)) {
+    const envelope = toEnvelope(failure.value)
+    return { ok: false, status: envelope.status, body: envelope.body, text: JSON.stringify(envelope.body) }
+  }
+  return { ok: false, status: undefined, body: undefined, text: "", problem: Cause.pretty(exit.cause) }
+}
+
 const runRpc = async (testCase: Case, runtime: ManagedRuntime.ManagedRuntime<AcsClient, never>): Promise<Result> => {
   const { body, headers, params } = await requestOf(testCase)
   const endpoint = endpointOf(testCase.operation)
@@ -806,17 +875,7 @@ const runRpc = async (testCase: Case, runtime: ManagedRuntime.ManagedRuntime<Acs
     const procedure = (client as unknown as ProceduresByName)[testCase.operation]
     return procedure === undefined ? Effect.dieMessage(`no procedure ${testCase.operation}`) : procedure(input)
   }))
-  if (Exit.isSuccess(exit)) {
-    // Encoded again with the endpoint's success schema: the JSON REST would have sent.
-    const json: unknown = Schema.encodeUnknownSync(endpoint.successSchema as ContextFree)(exit.value)
-    return { answer: { ok: true, status: undefined, body: json, text: json === undefined ? "" : JSON.stringify(json) }, headers }
-  }
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure) && isAcsError(failure.value)) {
-    const envelope = toEnvelope(failure.value)
-    return { answer: { ok: false, status: envelope.status, body: envelope.body, text: JSON.stringify(envelope.body) }, headers }
-  }
-  return { answer: { ok: false, status: undefined, body: undefined, text: "", problem: Cause.pretty(exit.cause) }, headers }
+  return { answer: rpcAnswer(exit, endpoint.successSchema as ContextFree), headers }
 }
 
 // MCP: one SDK client connection per key principal, reused. A bad credential cannot connect (HTTP 401 before
@@ -850,7 +909,7 @@ const parseText = (text: string): unknown => {
 const runMcp = async (testCase: Case): Promise<Result> => {
   const { body, headers, params } = await requestOf(testCase)
   const name = toolNameOf(testCase.operation)
-  const args = mcpArgumentsOf(params, body)
+  const args = { ...mcpArgumentsOf(params, body), ...(testCase.badBody === true ? { notAnArgument: BAD_BODY } : {}) }
   const client = mcpClients.get(testCase.principal.name)
   if (client === undefined) {
     const answer = await call(`${server.baseUrl}/mcp`, {
@@ -875,6 +934,7 @@ const runOn = (surface: Surface, testCase: Case): Promise<Result> => {
     case "rest":
       return runRest(testCase)
     case "rpc": {
+      if (testCase.badBody === true) return runRawRpc(testCase)
       const runtime = rpcRuntimes.get(testCase.principal.name)
       if (runtime === undefined) throw new Error(`no RPC client for ${testCase.principal.name}`)
       return runRpc(testCase, runtime)
@@ -887,7 +947,7 @@ const runOn = (surface: Surface, testCase: Case): Promise<Result> => {
 const SURFACES: ReadonlyArray<Surface> = ["rest", "rpc", "mcp"]
 
 /** A case's three requests side by side, so that they meet the same state of the shared world. */
-const JOBS = CASES.flatMap((testCase) =>
+const JOBS = [...CASES, ...BAD_BODY_CASES].flatMap((testCase) =>
   SURFACES.filter((surface) => onSurface(surface, testCase.principal)).map((surface) => ({ surface, testCase }))
 )
 
@@ -945,6 +1005,7 @@ beforeAll(async () => {
 
   for (const principal of PRINCIPALS.filter((p) => onSurface("rpc", p))) {
     rpcRuntimes.set(principal.name, ManagedRuntime.make(rpcLayer(credentials.get(principal.name) ?? {})))
+    rawRpcRuntimes.set(principal.name, ManagedRuntime.make(rawRpcLayer(credentials.get(principal.name) ?? {})))
   }
   await Promise.all(PRINCIPALS.filter((p) => onSurface("mcp", p) && p.holder !== undefined).map(async (principal) => {
     const client = await connectMcp(credentials.get(principal.name) ?? {})
@@ -961,7 +1022,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([...mcpClients.values()].map((client) => client.close().catch(() => undefined)))
-  await Promise.all([...rpcRuntimes.values()].map((runtime) => runtime.dispose()))
+  await Promise.all([...rpcRuntimes.values(), ...rawRpcRuntimes.values()].map((runtime) => runtime.dispose()))
   await server?.stop()
 })
 
@@ -1126,6 +1187,164 @@ describe("access matrix over MCP: operation × principal → account", () => {
       )
     }
   )
+})
+
+describe("bad bodies: authentication, scope, grant and reach answer before the body is read", () => {
+  const badBodyCases = SURFACES.flatMap((surface) =>
+    BAD_BODY_CASES.filter((testCase) => onSurface(surface, testCase.principal)).map((testCase) => [caseId(surface, testCase), surface, testCase] as const)
+  )
+
+  it.each(badBodyCases)("%s", (id, surface, testCase) => {
+    const result = results.get(id)
+    expect(result, "the request was made").toBeDefined()
+    const { answer } = result!
+    const context = `${id}: ${answer.problem ?? `${answer.status} ${answer.text}`}`
+    expect(answer.problem, context).toBeUndefined()
+    expect(answer.ok, context).toBe(false)
+    const expected = expectedOf(testCase)
+    const error = errorOf(answer)
+    if (surface === "mcp" && HUMAN_ONLY.has(testCase.operation) && testCase.principal.holder !== undefined) {
+      // Not a tool: answered as any unknown tool, before anything else.
+      expect(error["code"], context).toBe("not_found")
+    } else if (!expected.allowed) {
+      expect(error["code"], context).toBe(expected.code)
+      if (answer.status !== undefined) expect(answer.status, context).toBe(expected.status)
+      if (expected.fields) expect(error, context).toMatchObject(expected.fields)
+    } else {
+      expect(error["code"], context).toBe("invalid_request")
+      if (answer.status !== undefined) expect(answer.status, context).toBe(400)
+    }
+  })
+})
+
+describe("four eyes on every surface: whoever proposed an action cannot approve it", () => {
+  type Credential = { readonly secret: string } | { readonly cookie: Record<string, string> }
+  interface Made {
+    readonly keyId: string
+    readonly secret: string
+  }
+  /** A key the admin person made (a script), a key that key made, and a key an operator made. */
+  let personKey: Made
+  let mintedKey: Made
+  let independentKey: Made
+  let actionCounter = 0
+
+  const createKey = async (headers: Record<string, string>, name: string, scope: Scope): Promise<Made> => {
+    const answer = await call(`${server.api}/keys`, { method: "POST", headers, body: { name, scope, canApprove: true } })
+    expect(answer.status, answer.text).toBe(201)
+    const created = answer.body as { key: { keyId: string }; secret: string }
+    return { keyId: created.key.keyId, secret: created.secret }
+  }
+
+  /** A pending action on account A, proposed by `proposedBy`. */
+  const pendingAction = async (proposedBy: { readonly kind: string; readonly id: string }) => {
+    const actionId = `act_matrix_four_eyes_${++actionCounter}`
+    await query(
+      database,
+      `INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, summary, reason, payload, proposed_by, created_at)
+       VALUES ($1, $2, $3, 'campaign_status', 'queued', 'proposed', 'review', 'pause campaign 1', 'four eyes', '{}', $4::jsonb,
+               clock_timestamp())`,
+      [actionId, orgIds.main, A, JSON.stringify({ ...proposedBy, name: "matrix proposer" })]
+    )
+    return actionId
+  }
+
+  /** Approves over one surface; the answer as the other matrix tests read it. */
+  const approveOn = async (surface: Surface, credential: Credential, actionId: string): Promise<SurfaceAnswer> => {
+    if (surface === "rest") {
+      const headers = "secret" in credential ? { authorization: `Bearer ${credential.secret}` } : credential.cookie
+      const answer = await call(`${server.api}/accounts/${A}/approvals/${actionId}/approve`, { method: "POST", headers })
+      return { ok: isOk(answer.status), status: answer.status, body: answer.body, text: answer.text }
+    }
+    if (!("secret" in credential)) throw new Error("RPC and MCP take keys only")
+    if (surface === "rpc") {
+      const runtime = ManagedRuntime.make(AcsClient.layer({ url: server.baseUrl, key: credential.secret }))
+      try {
+        const exit = await runtime.runPromiseExit(Effect.flatMap(AcsClient, (client) =>
+          client.approveAction({ path: { projectId: A, actionId } })))
+        return rpcAnswer(exit)
+      } finally {
+        await runtime.dispose()
+      }
+    }
+    const client = await connectMcp({ authorization: `Bearer ${credential.secret}` })
+    try {
+      const result = (await client.callTool({ name: "platform_approve_action", arguments: { projectId: A, actionId } })) as CallToolResult
+      const first = result.content[0]
+      const text = first?.type === "text" ? first.text : ""
+      return { ok: result.isError !== true, status: undefined, body: parseText(text), text }
+    } finally {
+      await client.close()
+    }
+  }
+
+  const expectSecondApproverRefusal = (answer: SurfaceAnswer) => {
+    expect(answer.ok, answer.text).toBe(false)
+    if (answer.status !== undefined) expect(answer.status, answer.text).toBe(403)
+    expect(errorOf(answer), answer.text).toMatchObject({ code: "forbidden_scope", required_grant: "second_approver" })
+  }
+
+  beforeAll(async () => {
+    personKey = await createKey(credentials.get("person admin")!, "four eyes: the admin's script", "admin")
+    mintedKey = await createKey({ authorization: `Bearer ${personKey.secret}` }, "four eyes: minted by the script", "write")
+    independentKey = await insertKey("main", { scope: "write", canApprove: true, binding: { kind: "org" } })
+  })
+
+  it("records who created each key: a person, a key, or nobody for an operator's key", async () => {
+    const listed = await call(`${server.api}/keys`, { key: BOOTSTRAP_KEY })
+    const keys = (listed.body as { keys: Array<{ keyId: string; createdBy: string | null }> }).keys
+    expect(keys.find((k) => k.keyId === personKey.keyId)?.createdBy).toBe(`person:${personIds.get("admin")}`)
+    expect(keys.find((k) => k.keyId === mintedKey.keyId)?.createdBy).toBe(`key:${personKey.keyId}`)
+    expect(keys.find((k) => k.keyId === independentKey.keyId)?.createdBy).toBeNull()
+  })
+
+  it.each(SURFACES)("%s: refuses the proposing key, and any key minted from it", async (surface) => {
+    const actionId = await pendingAction({ kind: "key", id: personKey.keyId })
+    expectSecondApproverRefusal(await approveOn(surface, personKey, actionId))
+    expectSecondApproverRefusal(await approveOn(surface, mintedKey, actionId))
+    expect((await query<{ status: string }>(database, "SELECT status FROM actions WHERE action_id = $1", [actionId]))[0]?.status)
+      .toBe("proposed")
+  })
+
+  it.each(SURFACES)("%s: refuses a person's own action to the keys that person made", async (surface) => {
+    const actionId = await pendingAction({ kind: "person", id: personIds.get("admin")! })
+    expectSecondApproverRefusal(await approveOn(surface, personKey, actionId))
+  })
+
+  it("rest: refuses the person behind the proposing key, and that person's own action", async () => {
+    const cookie = credentials.get("person admin")!
+    expectSecondApproverRefusal(await approveOn("rest", { cookie }, await pendingAction({ kind: "key", id: personKey.keyId })))
+    expectSecondApproverRefusal(await approveOn("rest", { cookie }, await pendingAction({ kind: "person", id: personIds.get("admin")! })))
+  })
+
+  it.each(SURFACES)("%s: lets another approver decide", async (surface) => {
+    const actionId = await pendingAction({ kind: "key", id: personKey.keyId })
+    const answer = await approveOn(surface, independentKey, actionId)
+    expect(answer.ok, answer.text).toBe(true)
+    expect(record(answer.body)).toMatchObject({ actionId, status: "approved" })
+  })
+
+  it("lets the proposer withdraw its own action: reject needs no second approver", async () => {
+    const actionId = await pendingAction({ kind: "key", id: personKey.keyId })
+    const answer = await call(`${server.api}/accounts/${A}/approvals/${actionId}/reject`, { method: "POST", key: personKey.secret })
+    expect(answer.status, answer.text).toBe(200)
+    expect(answer.body).toMatchObject({ actionId, status: "rejected" })
+  })
+
+  it("lets a one-person org turn the rule off (admin only), and on again", async () => {
+    const off = await call(`${server.api}/settings`, { method: "PUT", key: BOOTSTRAP_KEY, body: { requireSecondApprover: false } })
+    expect(off.body).toMatchObject({ requireSecondApprover: false, platformAutoApply: true })
+    try {
+      const actionId = await pendingAction({ kind: "key", id: personKey.keyId })
+      const answer = await approveOn("rest", personKey, actionId)
+      expect(answer.status, answer.text).toBe(200)
+    } finally {
+      const on = await call(`${server.api}/settings`, { method: "PUT", key: BOOTSTRAP_KEY, body: { requireSecondApprover: true } })
+      expect(on.body).toMatchObject({ requireSecondApprover: true })
+    }
+    const refused = await call(`${server.api}/settings`, { method: "PUT", key: mintedKey.secret, body: { requireSecondApprover: false } })
+    expect(errorCode(refused)).toBe("forbidden_scope")
+  })
 })
 
 describe("a person's session cookie on RPC and MCP", () => {

@@ -28,36 +28,44 @@ export interface Granted<Op extends OperationName> {
 const unreachable = (projectId: string) =>
   new AccountMismatch({ message: `this credential cannot reach account ${projectId}` })
 
+/** Scope, grant and org-level refusal (SPEC 5): what the caller may do anywhere, whatever the account. */
+export const callerRefusal = (principal: Principal, operation: OperationName): Option.Option<ForbiddenScope> => {
+  const op: (typeof Operations)[OperationName] = Operations[operation]
+  if (!satisfiesScope(principal.scope, op.scope)) {
+    return Option.some(new ForbiddenScope({
+      message: `this call needs scope "${op.scope}"; the credential has "${principal.scope}"`,
+      required_scope: op.scope,
+      key_scope: principal.scope
+    }))
+  }
+  if ("grant" in op && op.grant === "approve" && !principal.canApprove) {
+    return Option.some(new ForbiddenScope({
+      message: "this call needs the canApprove grant on top of scope \"write\"",
+      required_grant: "approve"
+    }))
+  }
+  if ("orgLevel" in op && principal.binding.kind === "account") {
+    return Option.some(new ForbiddenScope({
+      message: "this is an org-level endpoint; keys bound to one account cannot call it",
+      required_scope: op.scope,
+      key_scope: principal.scope
+    }))
+  }
+  return Option.none()
+}
+
 export class Access extends Effect.Service<Access>()("acs/Access", {
   effect: Effect.gen(function*() {
     const accounts = yield* Accounts
     const rateLimits = yield* RateLimits
 
-    /** Scope, grant, org-level refusal, account reach, then the rate-limit bucket: SPEC 5 and 8. */
+    /** The rate-limit bucket, scope, grant, org-level refusal, then account reach: SPEC 5 and 8. */
     const authorize = (principal: Principal, operation: OperationName, projectId: string | undefined) =>
       Effect.gen(function*() {
         const op: (typeof Operations)[OperationName] = Operations[operation]
         yield* rateLimits.consumeWithHeaders(`${principal.kind}:${principal.id}`, op.bucket)
-        if (!satisfiesScope(principal.scope, op.scope)) {
-          return yield* new ForbiddenScope({
-            message: `this call needs scope "${op.scope}"; the credential has "${principal.scope}"`,
-            required_scope: op.scope,
-            key_scope: principal.scope
-          })
-        }
-        if ("grant" in op && op.grant === "approve" && !principal.canApprove) {
-          return yield* new ForbiddenScope({
-            message: "this call needs the canApprove grant on top of scope \"write\"",
-            required_grant: "approve"
-          })
-        }
-        if ("orgLevel" in op && principal.binding.kind === "account") {
-          return yield* new ForbiddenScope({
-            message: "this is an org-level endpoint; keys bound to one account cannot call it",
-            required_scope: op.scope,
-            key_scope: principal.scope
-          })
-        }
+        const refused = callerRefusal(principal, operation)
+        if (Option.isSome(refused)) return yield* refused.value
         if (!("account" in op)) return undefined
         const target = projectId === "current"
           ? principal.binding.kind === "account"

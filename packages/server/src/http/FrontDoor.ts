@@ -6,12 +6,12 @@
  * operation's grant) rides with the request to the API, which does not check again.
  */
 import { type AcsError, InvalidRequest, isAcsError } from "@acs/domain/Errors"
-import type { OperationName } from "@acs/domain/Operations"
+import { type OperationName, Operations } from "@acs/domain/Operations"
 import { CurrentPrincipal } from "@acs/domain/Principal"
 import { HttpMethod, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { Access } from "../auth/Access.ts"
-import { currentRequestAuthorization } from "../auth/RequestAuthorization.ts"
+import { Access, callerRefusal } from "../auth/Access.ts"
+import { currentRequestAuthorization, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
 import { matchRoute } from "./ApiRoutes.ts"
 import { authenticate, authenticateKey } from "./AuthenticationLive.ts"
 import { envelopeResponse } from "./ErrorEnvelope.ts"
@@ -57,12 +57,21 @@ export const checkKeyAccess = (authorization: string | undefined, operation: Ope
 export const makeFrontDoor = Effect.gen(function*() {
   const context = yield* Effect.context<Access | Effect.Effect.Context<ReturnType<typeof authenticate>>>()
 
+  /**
+   * The caller and the operation's grant. An operation that names its account in the body (keyword ideas)
+   * has its caller checked here and its reach by its handler, once the body says which account.
+   */
   const admit = (request: HttpServerRequest.HttpServerRequest, operation: OperationName, projectId: string | undefined) =>
     Effect.gen(function*() {
       const principal = yield* authenticate(request)
+      if ("account" in Operations[operation] && projectId === undefined) {
+        const refused = callerRefusal(principal, operation)
+        if (Option.isSome(refused)) return yield* refused.value
+        return Option.none<RequestAuthorization>()
+      }
       const access = yield* Access
       const grant = yield* access.check(operation, projectId).pipe(Effect.provideService(CurrentPrincipal, principal))
-      return { principal, operation, projectId, grant }
+      return Option.some<RequestAuthorization>({ principal, operation, projectId, grant })
     }).pipe(Effect.provide(context))
 
   return <R>(api: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
@@ -72,9 +81,7 @@ export const makeFrontDoor = Effect.gen(function*() {
       // Unknown routes (404 from the API) and the pages outside it read no body.
       if (match === undefined) return yield* api
       const operation = match.route.operation
-      const authorization = operation === undefined
-        ? Option.none()
-        : Option.some(yield* admit(request, operation, match.params["projectId"]))
+      const authorization = operation === undefined ? Option.none() : yield* admit(request, operation, match.params["projectId"])
       const admitted = yield* checkedBody(request)
       return yield* api.pipe(
         Effect.provideService(HttpServerRequest.HttpServerRequest, admitted),
