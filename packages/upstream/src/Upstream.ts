@@ -212,7 +212,7 @@ export interface FindCondition {
 type Call<A> = Effect.Effect<A, UpstreamFailure>
 
 /**
- * One connected upstream org tree. Reads page through everything and are retried on 429/503/timeouts;
+ * One connected upstream org tree. Reads page through everything and are retried on 429/5xx/timeouts;
  * writes are never retried blindly (only a 429, which the platform did not process, is retried).
  */
 export interface UpstreamClient {

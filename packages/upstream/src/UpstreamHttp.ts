@@ -1,8 +1,8 @@
 /**
  * The HTTP side of the Apple Search Ads client: OAuth token (cached, refreshed before expiry and once on a
  * 401), the `X-AP-Context` header, timeouts, bounded exponential backoff that honours `Retry-After`, and
- * the mapping of every failure to a SPEC 7 error. Reads are retried on 429/5xx-unavailable/timeouts;
- * writes only on 429 (the platform did not process the call), never blindly.
+ * the mapping of every failure to a SPEC 7 error. Reads are idempotent and retried on 429, any 5xx and
+ * timeouts; writes only on 429 (the platform did not process the call), never blindly.
  */
 import { ConnectionError, NotFound, ReadOnlyAccount, UpstreamError, UpstreamUnavailable } from "@acs/domain/Errors"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
@@ -36,12 +36,14 @@ const TOKEN_REFRESH_MARGIN_MS = 5 * 60_000
 
 /**
  * A retryable refusal, before the retry budget decides whether to wait or give up. `notProcessed`: the
- * platform certainly did nothing (a 429), so even a write may be sent again.
+ * platform certainly did nothing (a 429), so even a write may be sent again. `exhausted`: what the call
+ * fails with when the budget runs out, instead of `upstream_unavailable` (a read's 500 stays a 502).
  */
 class Retryable extends Data.TaggedError("Retryable")<{
   readonly reason: string
   readonly retryAfterMs: number | undefined
   readonly notProcessed: boolean
+  readonly exhausted?: UpstreamError
 }> {}
 
 class TokenRejected extends Data.TaggedError("TokenRejected") {}
@@ -174,6 +176,14 @@ export const makeUpstreamHttp = (endpoints: Endpoints, credentials: AppleCredent
           return yield* unavailable(`the upstream platform is unavailable (${status})`, retryAfterMsOf(response))
         }
         const detail = messagesOf(body)
+        const error = new UpstreamError({
+          message: `the upstream platform answered ${status} to ${call.method} ${call.path}${detail ? `: ${detail}` : ""}`,
+          ...(requestId !== undefined ? { request_id: requestId } : {})
+        })
+        // A read changes nothing, so a transient 500 is worth another try; a write's 500 may have half-landed.
+        if (status >= 500 && !call.write) {
+          return yield* new Retryable({ reason: error.message, retryAfterMs: retryAfterMsOf(response), notProcessed: false, exhausted: error })
+        }
         if (status === 403) {
           return yield* call.write
             ? new ReadOnlyAccount({
@@ -182,10 +192,7 @@ export const makeUpstreamHttp = (endpoints: Endpoints, credentials: AppleCredent
             : new ConnectionError({ message: `the upstream credential cannot read this account (${detail || "403"})` })
         }
         if (status === 404) return yield* new NotFound({ message: `not found upstream: ${call.path}${detail ? ` (${detail})` : ""}` })
-        return yield* new UpstreamError({
-          message: `the upstream platform answered ${status} to ${call.method} ${call.path}${detail ? `: ${detail}` : ""}`,
-          ...(requestId !== undefined ? { request_id: requestId } : {})
-        })
+        return yield* error
       })
 
     /** Runs a call with the token refreshed once on a 401 and retries within the policy. */
@@ -201,6 +208,7 @@ export const makeUpstreamHttp = (endpoints: Endpoints, credentials: AppleCredent
             const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt)
             const delay = Math.max(backoff, error.retryAfterMs ?? 0)
             if (!mayRetry || attempt >= policy.maxRetries || delay > policy.maxDelayMs) {
+              if (error.exhausted !== undefined) return Effect.fail(error.exhausted)
               return Effect.fail(new UpstreamUnavailable({
                 message: `${error.reason}; retry later`,
                 retry_after_ms: Math.max(1, Math.ceil(error.retryAfterMs ?? backoff))

@@ -275,15 +275,31 @@ describe("Apple Search Ads client against the simulator", () => {
       expect(Date.now() - started).toBeLessThan(ATTEMPTS * POLICY.timeoutMs + 2500)
     })
 
-    it("500 → UpstreamError carrying the simulator's x-request-id, not retried", async () => {
+    it("500 on a read: retried (a read is idempotent), then OK", async () => {
+      const expected = await campaignsOf(usOrg)
+      simulator.control.clearCalls()
+      addFaults({ kind: "status", status: 500, method: "GET", path: CAMPAIGNS.source, times: 2 })
+      expect(await campaignsOf(usOrg)).toEqual(expected)
+      expect(calls("GET", CAMPAIGNS).map((c) => c.status)).toEqual([500, 500, 200])
+    })
+
+    it("500 always on a read → UpstreamError carrying the last x-request-id, after the retry budget", async () => {
       addFaults({ kind: "status", status: 500, method: "GET", path: CAMPAIGNS.source, times: "always" })
       const error = await failure(client.campaigns(usOrg))
       expect(error._tag).toBe("UpstreamError")
       if (error._tag !== "UpstreamError") return
       const log = calls("GET", CAMPAIGNS)
-      expect(log).toHaveLength(1)
-      expect(log[0]!.status).toBe(500)
-      expect(error.request_id).toBe(log[0]!.requestId)
+      expect(log.map((c) => c.status)).toEqual(Array.from({ length: ATTEMPTS }, () => 500))
+      expect(error.request_id).toBe(log.at(-1)!.requestId)
+    })
+
+    it("500 on a write → UpstreamError, not retried (it may have landed)", async () => {
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      simulator.control.clearCalls()
+      addFaults({ kind: "status", status: 500, method: "PUT", path: "^/api/v5/campaigns/\\d+$", times: "always" })
+      const error = await failure(client.updateCampaign(usOrg, campaign.campaignId, { dailyBudgetMicros: 55_000_000 }))
+      expect(error._tag).toBe("UpstreamError")
+      expect(calls("PUT", /^\/api\/v5\/campaigns\/\d+$/).map((c) => c.status)).toEqual([500])
     })
 
     it("404 → NotFound (a missing campaign, and a 404 fault)", async () => {
