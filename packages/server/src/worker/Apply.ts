@@ -3,8 +3,11 @@
  * (demotion), local validation and the budget hard cap, then runs the kind's steps, each recorded before
  * and after its upstream call. A drift demotes; a failure rolls a composite back in reverse, best effort;
  * `upstream_unavailable` hands the job back for a later attempt, continuing after the last recorded step.
+ * Every upstream write and every state write is fenced by the job's lease: a worker that lost its job (paused
+ * past its lease, then claimed by another) stops before its next write and leaves the job to the new owner.
  */
 import type { ActionRecord, Failure } from "@acs/domain/Actions"
+import type { UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option, Schema } from "effect"
 import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
@@ -15,12 +18,20 @@ import { Ledger } from "../actions/Ledger.ts"
 import { policyFacts, warehouseView } from "../actions/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
 import { OrgSettings } from "../settings/Settings.ts"
+import { LeaseLost } from "./Jobs.ts"
 import { writeBack } from "./WarehouseWriteBack.ts"
 
-/** What became of the job: done (any terminal or demoted state), or to be tried again later. */
+/**
+ * What became of the job: done (any terminal or demoted state), to be tried again later, or abandoned because
+ * the lease was lost (another worker may own the job now and settles it).
+ */
 export type ApplyOutcome =
   | { readonly _tag: "Done" }
   | { readonly _tag: "Retry"; readonly error: string; readonly retryAfterMs: number | undefined }
+  | { readonly _tag: "LeaseLost" }
+
+/** Re-verifies (and renews) the job's lease; fails when the job may belong to another worker now. */
+export type LeaseCheck = Effect.Effect<void, LeaseLost>
 
 interface RecordedStep {
   readonly step: number
@@ -38,10 +49,36 @@ const mergeTouched = (all: ReadonlyArray<Touched>): Touched => {
   return merged as Touched
 }
 
-const messageOf = (error: StepFailure): string => error._tag === "Drift" ? error.reason : error.message
+const messageOf = (error: StepFailure): string =>
+  error._tag === "Drift" ? error.reason : error._tag === "ReadOnlyAccount" ? `read_only_account: ${error.message}` : error.message
 
 const requestIdOf = (error: StepFailure): string | null =>
   error._tag === "UpstreamError" ? error.request_id ?? null : null
+
+/**
+ * The client with the lease check in front of every write. The steps' error channel holds upstream failures
+ * only, so a lost lease travels as a `LeaseLost` defect that `apply` turns back into an outcome.
+ */
+const fenceWrites = (client: UpstreamClient, lease: LeaseCheck): UpstreamClient => {
+  const guard = Effect.orDie(lease)
+  const fence = <Args extends ReadonlyArray<unknown>, A>(write: (...args: Args) => Effect.Effect<A, UpstreamFailure>) =>
+  (...args: Args): Effect.Effect<A, UpstreamFailure> => Effect.zipRight(guard, Effect.suspend(() => write(...args)))
+  return {
+    ...client,
+    createCampaign: fence(client.createCampaign),
+    updateCampaign: fence(client.updateCampaign),
+    deleteCampaign: fence(client.deleteCampaign),
+    createAdGroup: fence(client.createAdGroup),
+    updateAdGroup: fence(client.updateAdGroup),
+    deleteAdGroup: fence(client.deleteAdGroup),
+    createKeywords: fence(client.createKeywords),
+    updateKeywords: fence(client.updateKeywords),
+    deleteKeywords: fence(client.deleteKeywords),
+    createNegativeKeywords: fence(client.createNegativeKeywords),
+    deleteNegativeKeywords: fence(client.deleteNegativeKeywords),
+    updateAd: fence(client.updateAd)
+  }
+}
 
 export class Apply extends Effect.Service<Apply>()("acs/Apply", {
   effect: Effect.gen(function*() {
@@ -76,12 +113,28 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           : sql`UPDATE actions SET reverted_by = NULL, updated_at = clock_timestamp()
                 WHERE action_id = ${action.revertOf} AND reverted_by = ${action.actionId}`).pipe(Effect.asVoid, Effect.orDie)
 
-    const fail = (action: ActionRecord, failure: Failure) =>
-      sql.withTransaction(Effect.zipRight(setStatus(action, { status: "failed", failure }), settleOriginal(action, false)))
-        .pipe(Effect.orDie, Effect.tap(() => Effect.logWarning("action failed").pipe(Effect.annotateLogs({ actionId: action.actionId, ...failure }))))
+    /**
+     * Runs `write` in one transaction behind the lease check: the check renews the job's row and holds its lock
+     * until the write commits, so no other worker can claim the job in between.
+     */
+    const fenced = <A, E, R>(lease: LeaseCheck, write: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.zipRight(lease, write)).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
 
-    const demote = (action: ActionRecord, reasons: ReadonlyArray<string>) =>
-      setStatus(action, { status: "proposed", reasons }).pipe(
+    /** `readOnly`: the upstream refused a write for the role, so the account is marked until a sync sees it back. */
+    const fail = (action: ActionRecord, failure: Failure, options: { readonly lease?: LeaseCheck; readonly readOnly?: boolean } = {}) =>
+      fenced(
+        options.lease ?? Effect.void,
+        Effect.all([
+          setStatus(action, { status: "failed", failure }),
+          settleOriginal(action, false),
+          options.readOnly === true
+            ? sql`UPDATE accounts SET read_only = true WHERE project_id = ${action.projectId}`.pipe(Effect.orDie)
+            : Effect.void
+        ], { discard: true })
+      ).pipe(Effect.tap(() => Effect.logWarning("action failed").pipe(Effect.annotateLogs({ actionId: action.actionId, ...failure }))))
+
+    const demote = (action: ActionRecord, reasons: ReadonlyArray<string>, lease: LeaseCheck) =>
+      fenced(lease, setStatus(action, { status: "proposed", reasons })).pipe(
         Effect.tap(() => Effect.logInfo("action demoted").pipe(Effect.annotateLogs({ actionId: action.actionId, reasons })))
       )
 
@@ -110,16 +163,26 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         .pipe(Effect.asVoid, Effect.orDie)
 
     /** Undoes completed steps in reverse, best effort; returns what the undo touched. */
-    const rollback = (action: ActionRecord, run: number, steps: ReadonlyArray<Step>, done: number, context: StepContext) =>
+    const rollback = (
+      action: ActionRecord,
+      run: number,
+      steps: ReadonlyArray<Step>,
+      done: number,
+      context: StepContext,
+      lease: LeaseCheck
+    ) =>
       Effect.gen(function*() {
         const touched: Array<Touched> = []
         for (let index = done - 1; index >= 0; index--) {
           const step = steps[index]!
           if (step.undo === undefined) continue
-          yield* recordStart(action, run, "rollback", index, step)
+          yield* fenced(lease, recordStart(action, run, "rollback", index, step))
           const undone = yield* step.undo(context).pipe(Effect.either)
           if (undone._tag === "Right") touched.push(undone.right)
-          yield* recordEnd(action, run, "rollback", index, undone._tag === "Right" ? { output: {} } : { error: undone.left.message })
+          yield* fenced(
+            lease,
+            recordEnd(action, run, "rollback", index, undone._tag === "Right" ? { output: {} } : { error: undone.left.message })
+          )
         }
         return touched
       })
@@ -131,7 +194,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       payload: P,
       client: StepContext["client"],
       account: AccountRecord,
-      before: ReadonlyArray<RecordedStep>
+      before: ReadonlyArray<RecordedStep>,
+      lease: LeaseCheck
     ) =>
       Effect.gen(function*() {
         const steps = definition.steps(payload)
@@ -149,7 +213,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             continue
           }
           const context: StepContext = { client, accountId: account.upstreamAccountId, ids, acceptDrift }
-          yield* recordStart(action, run, "apply", index, step)
+          yield* fenced(lease, recordStart(action, run, "apply", index, step))
           const outcome = yield* step.apply(context).pipe(Effect.either)
           if (outcome._tag === "Left") {
             const error = outcome.left
@@ -157,9 +221,9 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
               // Not processed upstream (or unknown): the next attempt reconciles this step by reading first.
               return { _tag: "Unavailable" as const, error }
             }
-            yield* recordEnd(action, run, "apply", index, { error: messageOf(error) })
-            const undone = yield* rollback(action, run, steps, index, context)
-            yield* writeBack(account.projectId, mergeTouched([...touched, ...undone]))
+            yield* fenced(lease, recordEnd(action, run, "apply", index, { error: messageOf(error) }))
+            const undone = yield* rollback(action, run, steps, index, context, lease)
+            yield* fenced(lease, writeBack(account.projectId, mergeTouched([...touched, ...undone])))
             if (error._tag === "Drift") return { _tag: "Drift" as const, reason: error.reason }
             const failure: Failure = {
               step: definition.composite ? index + 1 : null,
@@ -169,9 +233,9 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
                 : messageOf(error),
               upstreamRequestId: requestIdOf(error)
             }
-            return { _tag: "Failed" as const, failure }
+            return { _tag: "Failed" as const, failure, readOnly: error._tag === "ReadOnlyAccount" }
           }
-          yield* recordEnd(action, run, "apply", index, { output: outcome.right })
+          yield* fenced(lease, recordEnd(action, run, "apply", index, { output: outcome.right }))
           ids = { ...ids, ...outcome.right.ids }
           touched.push(outcome.right.touched)
           warnings.push(...outcome.right.warnings)
@@ -179,7 +243,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         return { _tag: "Applied" as const, ids, touched: mergeTouched(touched), warnings }
       })
 
-    const runAction = <P>(definition: KindDefinition<P>, action: ActionRecord, run: number, account: AccountRecord) =>
+    const runAction = <P>(definition: KindDefinition<P>, action: ActionRecord, run: number, account: AccountRecord, lease: LeaseCheck) =>
       Effect.gen(function*() {
         const payload = yield* Schema.decodeUnknown(definition.payload)(action.payload).pipe(Effect.orDie)
         const before = yield* recorded(action, run, "apply")
@@ -196,7 +260,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             reviewTier: definition.reviewTier,
             verdict: yield* definition.autoApply(payload, facts)
           })
-          if (demotions.length > 0) return yield* demote(action, demotions)
+          if (demotions.length > 0) return yield* demote(action, demotions, lease)
         }
         if (account.readOnly && !begun) {
           return yield* fail(action, {
@@ -204,14 +268,16 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             stepName: null,
             message: "read_only_account: the upstream credential cannot write to this account",
             upstreamRequestId: null
-          })
+          }, { lease })
         }
         const view = yield* warehouseView(account)
         const recheck = begun ? Either.right(undefined) : yield* definition.recheck(payload, view).pipe(Effect.either)
         if (recheck._tag === "Left") {
           const error = recheck.left
           const message = error._tag === "ValidationFailed" ? error.validation_errors.join("; ") : error.message
-          return yield* fail(action, { step: null, stepName: null, message: `local validation at apply: ${message}`, upstreamRequestId: null })
+          return yield* fail(action, { step: null, stepName: null, message: `local validation at apply: ${message}`, upstreamRequestId: null }, {
+            lease
+          })
         }
         const budget = begun ? undefined : definition.budgetChange?.(payload)
         if (budget !== undefined) {
@@ -224,31 +290,37 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
               message: `hard cap: the new daily budget is more than ${BUDGET_HARD_CAP_MULTIPLE} times the warehouse value ` +
                 `(${warehouseBudget} micros); acs refuses it`,
               upstreamRequestId: null
-            })
+            }, { lease })
           }
         }
-        yield* setStatus(action, { status: "applying" })
-        const client = yield* connections.clientFor(account.orgId)
-        const outcome = yield* runSteps(definition, action, run, payload, client, account, before)
+        yield* fenced(lease, setStatus(action, { status: "applying" }))
+        const client = fenceWrites(yield* connections.clientFor(account.orgId), lease)
+        const outcome = yield* runSteps(definition, action, run, payload, client, account, before, lease)
         switch (outcome._tag) {
           case "Unavailable":
             return yield* outcome.error
           case "Drift":
-            return yield* demote(action, [`drift: ${outcome.reason}`])
+            return yield* demote(action, [`drift: ${outcome.reason}`], lease)
           case "Failed":
-            return yield* fail(action, outcome.failure)
+            return yield* fail(action, outcome.failure, { lease, readOnly: outcome.readOnly })
           case "Applied":
-            yield* writeBack(account.projectId, outcome.touched)
-            yield* sql.withTransaction(Effect.zipRight(
-              setStatus(action, { status: "applied", warnings: outcome.warnings, result: outcome.ids }),
-              settleOriginal(action, true)
-            )).pipe(Effect.orDie)
+            yield* fenced(
+              lease,
+              Effect.all([
+                writeBack(account.projectId, outcome.touched),
+                setStatus(action, { status: "applied", warnings: outcome.warnings, result: outcome.ids }),
+                settleOriginal(action, true)
+              ], { discard: true })
+            )
             yield* Effect.logInfo("action applied").pipe(Effect.annotateLogs({ actionId: action.actionId, kind: action.kind }))
         }
       })
 
-    /** Runs one claimed action to a terminal or demoted state, or says to retry it later. */
-    const apply = (actionId: string, projectId: string) =>
+    /**
+     * Runs one claimed action to a terminal or demoted state, or says to retry it later. `lease` guards every
+     * write: once it fails, the apply stops where it is and the outcome is `LeaseLost`.
+     */
+    const apply = (actionId: string, projectId: string, lease: LeaseCheck) =>
       Effect.gen(function*() {
         const found = yield* ledger.forApply(projectId, actionId)
         // A job whose action was decided or applied meanwhile has nothing left to do.
@@ -258,28 +330,32 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         const { action, run } = found
         const account = yield* accounts.find(projectId)
         if (Option.isNone(account)) return { _tag: "Done" } as ApplyOutcome
-        return yield* kindNamed(action.kind).use((definition) => runAction(definition, action, run, account.value)).pipe(
+        const failed = (message: string, upstreamRequestId: string | null = null, readOnly = false) =>
+          fail(action, { step: null, stepName: null, message, upstreamRequestId }, { lease, readOnly }).pipe(
+            Effect.as({ _tag: "Done" } as ApplyOutcome)
+          )
+        return yield* kindNamed(action.kind).use((definition) => runAction(definition, action, run, account.value, lease)).pipe(
           Effect.as({ _tag: "Done" } as ApplyOutcome),
           Effect.catchTags({
             UpstreamUnavailable: (error) =>
-              setStatus(action, { status: "applying" }).pipe(
+              fenced(lease, setStatus(action, { status: "applying" })).pipe(
                 Effect.as({ _tag: "Retry", error: error.message, retryAfterMs: error.retry_after_ms } as ApplyOutcome)
               ),
-            ConnectionError: (error) =>
-              fail(action, { step: null, stepName: null, message: `connection_error: ${error.message}`, upstreamRequestId: null })
-                .pipe(Effect.as({ _tag: "Done" } as ApplyOutcome)),
-            ReadOnlyAccount: (error) =>
-              fail(action, { step: null, stepName: null, message: `read_only_account: ${error.message}`, upstreamRequestId: null })
-                .pipe(Effect.as({ _tag: "Done" } as ApplyOutcome)),
-            UpstreamError: (error) =>
-              fail(action, { step: null, stepName: null, message: `upstream_error: ${error.message}`, upstreamRequestId: error.request_id ?? null })
-                .pipe(Effect.as({ _tag: "Done" } as ApplyOutcome)),
-            NotFound: (error) =>
-              fail(action, { step: null, stepName: null, message: `not_found: ${error.message}`, upstreamRequestId: null })
-                .pipe(Effect.as({ _tag: "Done" } as ApplyOutcome))
+            ConnectionError: (error) => failed(`connection_error: ${error.message}`),
+            ReadOnlyAccount: (error) => failed(`read_only_account: ${error.message}`, null, true),
+            UpstreamError: (error) => failed(`upstream_error: ${error.message}`, error.request_id ?? null),
+            NotFound: (error) => failed(`not_found: ${error.message}`)
           })
         )
-      }).pipe(Effect.withSpan("Apply.apply", { attributes: { actionId } }))
+      }).pipe(
+        Effect.catchSomeDefect((defect) => defect instanceof LeaseLost ? Option.some(Effect.fail(defect)) : Option.none()),
+        Effect.catchTag("LeaseLost", (lost) =>
+          Effect.logWarning("lease lost mid-apply: the job is left to the worker that holds it now").pipe(
+            Effect.annotateLogs({ actionId, jobId: lost.jobId }),
+            Effect.as({ _tag: "LeaseLost" } as ApplyOutcome)
+          )),
+        Effect.withSpan("Apply.apply", { attributes: { actionId } })
+      )
 
     return { apply, fail } as const
   })

@@ -2,9 +2,10 @@
  * The apply queue: one `jobs` row per approved action, claimed with `FOR UPDATE SKIP LOCKED` under a lease.
  * A heartbeat extends the lease while the apply runs; a lease that ran out (its instance died) makes the job
  * claimable again, which is the rescue. `NOTIFY acs_jobs` on enqueue wakes idle workers on every instance.
+ * `locked_by` is the fence: a worker whose job was rescued can no longer renew, complete or give it back.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import { newId } from "../db/Ids.ts"
 
 export const JOBS_CHANNEL = "acs_jobs"
@@ -15,6 +16,9 @@ export interface ClaimedJob {
   readonly projectId: string
   readonly attempts: number
 }
+
+/** The job is no longer this worker's: its lease ran out and another worker claimed it (or it was re-enqueued). */
+export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly jobId: string }> {}
 
 export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
   effect: Effect.gen(function*() {
@@ -44,7 +48,10 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         Effect.withSpan("Jobs.claim")
       )
 
-    /** Extends the lease; false when the job is no longer ours (it was rescued by another worker). */
+    /**
+     * Extends the lease; false when the job is no longer ours (it was rescued by another worker). Also the
+     * ownership check before a write: `locked_by` still ours means nobody claimed the job, even past its lease.
+     */
     const heartbeat = (jobId: string, workerId: string, leaseMs: number) =>
       sql<{ jobId: string }>`
         UPDATE jobs SET lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
@@ -53,13 +60,24 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         Effect.orDie
       )
 
-    const complete = (jobId: string) => sql`DELETE FROM jobs WHERE job_id = ${jobId}`.pipe(Effect.asVoid, Effect.orDie)
+    /** Removes the finished job; false (and nothing done) when it is no longer this worker's. */
+    const complete = (jobId: string, workerId: string) =>
+      sql<{ jobId: string }>`DELETE FROM jobs WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
 
-    /** Gives the job back to run again after `delayMs` (a retryable upstream failure, or a graceful stop). */
-    const retryLater = (jobId: string, delayMs: number, error: string | null) =>
-      sql`UPDATE jobs SET locked_by = NULL, lease_until = NULL, last_error = ${error},
+    /**
+     * Gives the job back to run again after `delayMs` (a retryable upstream failure, or a graceful stop);
+     * false (and nothing done) when it is no longer this worker's.
+     */
+    const retryLater = (jobId: string, workerId: string, delayMs: number, error: string | null) =>
+      sql<{ jobId: string }>`UPDATE jobs SET locked_by = NULL, lease_until = NULL, last_error = ${error},
             run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000})
-          WHERE job_id = ${jobId}`.pipe(Effect.asVoid, Effect.orDie)
+          WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
 
     /** When the next job is due (ms from now), if any: how long an idle worker may sleep. */
     const nextDueInMs = sql<{ dueInMs: string | null }>`

@@ -2,17 +2,18 @@
  * The apply workers of this instance: `WORKER_CONCURRENCY` fibers claiming jobs from Postgres. They wake on a
  * proposal committed here, on `NOTIFY acs_jobs` from any instance (PostgreSQL mode; PGlite has one backend and
  * no LISTEN), and on a short poll as a safety net. A claimed job holds a lease that a heartbeat extends; on
- * shutdown the job in hand finishes (it is uninterruptible) before the fibers stop.
+ * shutdown the job in hand finishes (it is uninterruptible) before the fibers stop. A worker that loses the
+ * lease (paused past it, and the job rescued by another) stops before its next write and leaves the job alone.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Config, Duration, Effect, Fiber, Layer, Option, Schedule, Stream } from "effect"
+import { Cause, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
 import * as Os from "node:os"
 import { Idempotency } from "../actions/Idempotency.ts"
 import { Ledger } from "../actions/Ledger.ts"
 import { DatabaseMode } from "../db/Database.ts"
 import { newId } from "../db/Ids.ts"
 import { Apply } from "./Apply.ts"
-import { type ClaimedJob, Jobs, JOBS_CHANNEL } from "./Jobs.ts"
+import { type ClaimedJob, Jobs, JOBS_CHANNEL, LeaseLost } from "./Jobs.ts"
 import { WorkerSignal } from "./WorkerSignal.ts"
 
 export const WorkerConfig = Config.all({
@@ -36,16 +37,25 @@ export const WorkerLive = Layer.scopedDiscard(
     const idempotency = yield* Idempotency
     const instance = `${Os.hostname()}:${process.pid}:${newId("w")}`
 
-    const heartbeat = (job: ClaimedJob, workerId: string) =>
+    /** Renews the lease every third of it; stops and records the loss once the job is no longer ours. */
+    const heartbeat = (job: ClaimedJob, workerId: string, lost: Ref.Ref<boolean>) =>
       jobs.heartbeat(job.jobId, workerId, config.leaseMs).pipe(
-        Effect.repeat(Schedule.spaced(Duration.millis(Math.max(100, Math.floor(config.leaseMs / 3))))),
+        Effect.repeat({ schedule: Schedule.spaced(Duration.millis(Math.max(100, Math.floor(config.leaseMs / 3)))), while: (held) => held }),
+        Effect.zipRight(Ref.set(lost, true)),
         Effect.delay(Duration.millis(Math.floor(config.leaseMs / 3)))
       )
 
     const processJob = (job: ClaimedJob, workerId: string) =>
       Effect.gen(function*() {
-        const beating = yield* Effect.fork(Effect.interruptible(heartbeat(job, workerId)))
-        const outcome = yield* apply.apply(job.actionId, job.projectId).pipe(
+        const lost = yield* Ref.make(false)
+        // Asked right before every write of the apply: a paused worker must not write after another took the job.
+        const lease = Effect.gen(function*() {
+          if (!(yield* Ref.get(lost)) && (yield* jobs.heartbeat(job.jobId, workerId, config.leaseMs))) return
+          yield* Ref.set(lost, true)
+          return yield* new LeaseLost({ jobId: job.jobId })
+        })
+        const beating = yield* Effect.fork(Effect.interruptible(heartbeat(job, workerId, lost)))
+        const outcome = yield* apply.apply(job.actionId, job.projectId, lease).pipe(
           Effect.ensuring(Fiber.interrupt(beating)),
           Effect.catchAllDefect((defect) =>
             Effect.logError("apply crashed; the job will be retried").pipe(
@@ -54,20 +64,29 @@ export const WorkerLive = Layer.scopedDiscard(
             )
           )
         )
-        if (outcome._tag === "Done") return yield* jobs.complete(job.jobId)
-        if (job.attempts >= config.maxAttempts) {
-          const action = yield* ledger.find(job.projectId, job.actionId)
-          if (action !== undefined) {
-            yield* apply.fail(action, {
-              step: null,
-              stepName: null,
-              message: `upstream_unavailable: gave up after ${job.attempts} attempts: ${outcome.error}`,
-              upstreamRequestId: null
-            })
+        // The worker that holds the job now settles it.
+        if (outcome._tag === "LeaseLost") return
+        const settled = yield* Effect.gen(function*() {
+          if (outcome._tag === "Done") return yield* jobs.complete(job.jobId, workerId)
+          if (job.attempts >= config.maxAttempts) {
+            const action = yield* ledger.find(job.projectId, job.actionId)
+            if (action !== undefined) {
+              yield* apply.fail(action, {
+                step: null,
+                stepName: null,
+                message: `upstream_unavailable: gave up after ${job.attempts} attempts: ${outcome.error}`,
+                upstreamRequestId: null
+              }, { lease })
+            }
+            return yield* jobs.complete(job.jobId, workerId)
           }
-          return yield* jobs.complete(job.jobId)
+          return yield* jobs.retryLater(job.jobId, workerId, retryDelayMs(job.attempts, outcome.retryAfterMs), outcome.error)
+        }).pipe(Effect.catchTag("LeaseLost", () => Effect.succeed(false)))
+        if (!settled) {
+          yield* Effect.logWarning("lease lost before the job was settled: it is left to the worker that holds it now").pipe(
+            Effect.annotateLogs({ actionId: job.actionId, jobId: job.jobId })
+          )
         }
-        yield* jobs.retryLater(job.jobId, retryDelayMs(job.attempts, outcome.retryAfterMs), outcome.error)
       }).pipe(Effect.uninterruptible)
 
     const loop = (workerId: string) =>
