@@ -5,16 +5,16 @@
  * `application/json` only, at most 1 MiB whatever the framing. What it establishes (the caller and the
  * operation's grant) rides with the request to the API, which does not check again.
  */
-import { type AcsError, InvalidRequest, isAcsError } from "@acs/domain/Errors"
+import { type AcsError, InvalidRequest } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { CurrentPrincipal } from "@acs/domain/Principal"
-import { HttpMethod, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Either, Option } from "effect"
 import { Access, callerRefusal } from "../auth/Access.ts"
 import { currentRequestAuthorization, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
 import { matchRoute } from "./ApiRoutes.ts"
 import { authenticate, authenticateKey } from "./AuthenticationLive.ts"
-import { envelopeResponse } from "./ErrorEnvelope.ts"
+import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
 import { type BodyRefusal, hasBody, isJsonContentType, readJsonBody } from "./RequestBody.ts"
 
 const notJson = new InvalidRequest({
@@ -24,17 +24,17 @@ const notJson = new InvalidRequest({
 const isBodyRefusal = (u: unknown): u is BodyRefusal => typeof u === "object" && u !== null && "closeConnection" in u
 
 /** The answer to a refused request; a body left partly unread closes the connection. */
-export const refusal = (failure: AcsError | BodyRefusal) =>
+export const refusal = (failure: AcsError | BodyRefusal): HttpServerResponse.HttpServerResponse =>
   isBodyRefusal(failure)
     ? failure.closeConnection
       ? HttpServerResponse.setHeader(envelopeResponse(failure.error), "connection", "close")
       : envelopeResponse(failure.error)
     : envelopeResponse(failure)
 
-/** The request with its body read and checked, when its method carries one. */
+/** The request with its body read and checked, when it has one (whatever the method: a GET's too). */
 const checkedBody = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
-    if (!HttpMethod.hasBody(request.method) || !hasBody(request)) return request
+    if (!hasBody(request)) return request
     if (!isJsonContentType(request.headers["content-type"])) return yield* Effect.fail<AcsError | BodyRefusal>(notJson)
     return yield* readJsonBody(request)
   })
@@ -74,23 +74,30 @@ export const makeFrontDoor = Effect.gen(function*() {
       return Option.some<RequestAuthorization>({ principal, operation, projectId, grant })
     }).pipe(Effect.provide(context))
 
+  /** The request as the API may see it, and what was established about its caller; or the refusal to answer. */
+  const pass = (request: HttpServerRequest.HttpServerRequest, operation: OperationName | undefined, projectId: string | undefined) =>
+    Effect.gen(function*() {
+      const authorization = operation === undefined ? Option.none<RequestAuthorization>() : yield* admit(request, operation, projectId)
+      return { request: yield* checkedBody(request), authorization }
+    }).pipe(
+      Effect.mapError(refusal),
+      // A defect, or text Postgres cannot store in a path param: the envelope the API would have answered.
+      Effect.catchAllDefect((defect) =>
+        Effect.flatMap(toDeclaredError(Cause.die(defect)), (error) => Effect.fail(envelopeResponse(Option.getOrThrow(error))))
+      )
+    )
+
   return <R>(api: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const match = matchRoute(request.method, request.url.split("?")[0]!)
       // Unknown routes (404 from the API) and the pages outside it read no body.
       if (match === undefined) return yield* api
-      const operation = match.route.operation
-      const authorization = operation === undefined ? Option.none() : yield* admit(request, operation, match.params["projectId"])
-      const admitted = yield* checkedBody(request)
+      const passed = yield* Effect.either(pass(request, match.route.operation, match.params["projectId"]))
+      if (Either.isLeft(passed)) return passed.left
       return yield* api.pipe(
-        Effect.provideService(HttpServerRequest.HttpServerRequest, admitted),
-        Effect.locally(currentRequestAuthorization, authorization)
+        Effect.provideService(HttpServerRequest.HttpServerRequest, passed.right.request),
+        Effect.locally(currentRequestAuthorization, passed.right.authorization)
       )
-    }).pipe(
-      Effect.catchIf(
-        (failure): failure is AcsError | BodyRefusal => isAcsError(failure) || isBodyRefusal(failure),
-        (failure) => Effect.succeed(refusal(failure))
-      )
-    )
+    })
 })
