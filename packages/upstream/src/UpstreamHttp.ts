@@ -9,6 +9,7 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/
 import { Clock, Data, Duration, Effect, Option, Ref, Schema } from "effect"
 import { type AppleCredentials, signClientSecret } from "./ClientSecret.ts"
 import type { UpstreamFailure } from "./Upstream.ts"
+import { V1ErrorBody } from "./v1/WireV1.ts"
 import { WireEnvelope, WireError, WireToken } from "./Wire.ts"
 
 export interface Endpoints {
@@ -20,6 +21,12 @@ export interface Endpoints {
 
 export const appleEndpoints: Endpoints = {
   apiBaseUrl: "https://api.searchads.apple.com/api/v5",
+  tokenUrl: "https://appleid.apple.com/auth/oauth2/token"
+}
+
+/** Apple Ads Platform API v1: same token endpoint, new base. */
+export const appleV1Endpoints: Endpoints = {
+  apiBaseUrl: "https://api.ads.apple.com/v1",
   tokenUrl: "https://appleid.apple.com/auth/oauth2/token"
 }
 
@@ -66,7 +73,11 @@ const requestIdOf = (response: HttpClientResponse.HttpClientResponse): string | 
 
 const retryAfterMsOf = (response: HttpClientResponse.HttpClientResponse): number | undefined => {
   const header = response.headers["retry-after"]
-  if (header === undefined) return undefined
+  if (header === undefined) {
+    // v1: an exhausted `RateLimit-Remaining` says how long until the window resets.
+    const reset = Number(response.headers["ratelimit-reset"])
+    return response.headers["ratelimit-remaining"] === "0" && Number.isFinite(reset) ? Math.max(0, reset * 1000) : undefined
+  }
   const seconds = Number(header)
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
   const date = Date.parse(header)
@@ -74,14 +85,31 @@ const retryAfterMsOf = (response: HttpClientResponse.HttpClientResponse): number
 }
 
 const decodeErrorBody = Schema.decodeUnknownOption(Schema.Struct({ error: Schema.NullOr(WireError) }))
+const decodeV1ErrorBody = Schema.decodeUnknownOption(V1ErrorBody)
 
-const messagesOf = (body: unknown): string => {
+/** The platform's error messages, from either shape: v5 `{error:{errors}}` or v1 `{error:{code, message, details}}`. */
+export const messagesOf = (body: unknown): string => {
   const decoded = decodeErrorBody(body)
   const errors = Option.isSome(decoded) ? decoded.value.error?.errors ?? [] : []
-  return errors.map((e) => `${e.messageCode}: ${e.message}${e.field ? ` (${e.field})` : ""}`).join("; ")
+  if (errors.length > 0) return errors.map((e) => `${e.messageCode}: ${e.message}${e.field ? ` (${e.field})` : ""}`).join("; ")
+  const v1 = decodeV1ErrorBody(body)
+  if (Option.isNone(v1)) return ""
+  const error = v1.value.error
+  const details = (error.details ?? []).map((d) => `${d.code ?? "ERROR"}: ${d.message ?? ""}${d.field ? ` (${d.field})` : ""}`)
+  const head = error.code !== undefined || error.message !== undefined ? [`${error.code ?? "ERROR"}: ${error.message ?? ""}`] : []
+  const listed = (error.errors ?? []).map((e) => `${e.messageCode ?? e.code ?? "ERROR"}: ${e.message ?? ""}${e.field ? ` (${e.field})` : ""}`)
+  return [...head, ...details, ...listed].join("; ")
 }
 
-export const makeUpstreamHttp = (endpoints: Endpoints, credentials: AppleCredentials, policy: RetryPolicy) =>
+/** v5 scopes calls with `X-AP-Context: orgId=…`, v1 with `adAccountId=…`. */
+export type ContextKey = "orgId" | "adAccountId"
+
+export const makeUpstreamHttp = (
+  endpoints: Endpoints,
+  credentials: AppleCredentials,
+  policy: RetryPolicy,
+  contextKey: ContextKey = "orgId"
+) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const token = yield* Ref.make(Option.none<{ readonly value: string; readonly expiresAt: number }>())
@@ -147,7 +175,7 @@ export const makeUpstreamHttp = (endpoints: Endpoints, credentials: AppleCredent
           HttpClientRequest.bearerToken(bearer),
           HttpClientRequest.setHeader("accept", "application/json")
         )
-        if (call.orgId !== undefined) request = HttpClientRequest.setHeader(request, "x-ap-context", `orgId=${call.orgId}`)
+        if (call.orgId !== undefined) request = HttpClientRequest.setHeader(request, "x-ap-context", `${contextKey}=${call.orgId}`)
         if (call.query !== undefined) request = HttpClientRequest.setUrlParams(request, call.query)
         if (call.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, call.body)
         const response = yield* client.execute(request).pipe(

@@ -65,6 +65,8 @@ export interface Simulator {
   readonly url: string
   /** `${url}/api/v5`: the base the client puts resource paths on. */
   readonly apiUrl: string
+  /** `${url}/v1`: the same world as the Apple Ads Platform API v1. */
+  readonly apiV1Url: string
   /** `${url}/auth/oauth2/token`: stands in for https://appleid.apple.com/auth/oauth2/token. */
   readonly tokenUrl: string
   readonly seed: number
@@ -106,6 +108,7 @@ export const startSimulator = async (options: SimulatorOptions = {}): Promise<Si
   return {
     url,
     apiUrl: `${url}${API_PREFIX}`,
+    apiV1Url: `${url}/v1`,
     tokenUrl: `${url}${TOKEN_PATH}`,
     seed,
     credentials: client.credentials,

@@ -70,11 +70,11 @@ export const DEFAULT_TIMEOUT_MS = 60_000
 
 /** Where each kind applies when no `path` is given. */
 const DEFAULT_PATH: Record<FaultSpec["kind"], string> = {
-  status: "^/api/",
-  timeout: "^/api/",
-  bulkRows: "/bulk$",
+  status: "^/(api|v1)/",
+  timeout: "^/(api|v1)/",
+  bulkRows: "/bulk(-create|-update)?$",
   tokenRefused: "^/auth/oauth2/token$",
-  readOnly: "^/api/"
+  readOnly: "^/(api|v1)/"
 }
 
 export class FaultSpecError extends Error {}

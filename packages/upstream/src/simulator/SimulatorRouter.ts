@@ -2,6 +2,7 @@
  * Route table types: each route is a method, a path template under /api/v5 and a handler. Org routes
  * need `X-AP-Context` and get the resolved account; user routes (acls, me) need only the bearer token.
  */
+import type { Actor } from "./SimulatorChangeHistory.ts"
 import type { Answer } from "./SimulatorHttp.ts"
 import type { SimAccount } from "./SimulatorModel.ts"
 import type { SimulatorState } from "./SimulatorState.ts"
@@ -24,6 +25,8 @@ export interface OrgRequest extends UserRequest {
   /** Bulk row indices a fault makes fail (see SimulatorFaults). */
   readonly failingRows: ReadonlySet<number>
   readonly failingRowMessage: string
+  /** Who makes the call: the API client, or a person in the "web UI" (change history). */
+  readonly actor: Actor
 }
 
 interface RouteBase {

@@ -11,6 +11,11 @@
  * order) and one `error.errors` item per failing row whose `field` is `[<index>]` or
  * `[<index>].<attribute>`, e.g. `[3].bidAmount`, the index 0-based in the request array. Parse it with
  * `/^\[(\d+)\]/`.
+ *
+ * The same world also answers the Apple Ads Platform API v1 under `/v1/...` (simulator/v1): context
+ * `X-AP-Context: adAccountId=<id>`, errors `{error:{code, message, details[]}}` and `RateLimit-*` headers
+ * on every v1 answer. Every successful write of either version lands in the change history, attributed
+ * to the registered API client; `POST /_control/web-ui` makes a write as a person in the web UI.
  */
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
@@ -26,6 +31,10 @@ import { keywordRoutes } from "./SimulatorKeywordRoutes.ts"
 import { reportRoutes } from "./SimulatorReportRoutes.ts"
 import type { HttpMethod, Route } from "./SimulatorRouter.ts"
 import { isReadOnly } from "./SimulatorSize.ts"
+import { recordingWrite } from "./SimulatorWriteRecorder.ts"
+import type { Actor } from "./SimulatorChangeHistory.ts"
+import { toV1Error, V1_PREFIX } from "./v1/SimulatorV1Http.ts"
+import { v1Routes } from "./v1/SimulatorV1Routes.ts"
 import type { SimulatorState } from "./SimulatorState.ts"
 
 export const TOKEN_PATH = "/auth/oauth2/token"
@@ -33,7 +42,13 @@ export const API_PREFIX = "/api/v5"
 const CONTROL_PREFIX = "/_control/"
 const MAX_BODY_BYTES = 32 * 1024 * 1024
 
-const ROUTES: ReadonlyArray<Route> = [...accountRoutes, ...campaignRoutes, ...keywordRoutes, ...reportRoutes]
+const ROUTES: ReadonlyArray<Route> = [...accountRoutes, ...campaignRoutes, ...keywordRoutes, ...reportRoutes, ...v1Routes]
+
+/** What the simulator advertises per window on v1 answers (Apple publishes no numbers). */
+const RATE_LIMIT = 600
+const RATE_WINDOW_SECONDS = 60
+
+const isV1 = (path: string): boolean => path.startsWith(`${V1_PREFIX}/`)
 
 export interface SimulatorServerParts {
   readonly state: SimulatorState
@@ -53,12 +68,17 @@ const apiError = (status: number, messageCode: string, message: string, headers:
 const isMethod = (method: string): method is HttpMethod =>
   method === "GET" || method === "POST" || method === "PUT" || method === "DELETE"
 
-/** `orgId=123` (other `key=value` pairs may follow, separated by `;` or `,`). */
-const orgIdFrom = (header: string | Array<string> | undefined): number | null => {
+/**
+ * `orgId=123` on v5, `adAccountId=123` on v1 (other `key=value` pairs may follow, separated by `;` or
+ * `,`). The v1 ad account id is the simulator's child org id: one model, two names.
+ */
+const orgIdFrom = (header: string | Array<string> | undefined, key: "orgId" | "adAccountId" = "orgId"): number | null => {
   const value = Array.isArray(header) ? header[0] : header
-  const match = value === undefined ? null : /(?:^|[;,\s])orgId=(\d{1,15})(?:$|[;,\s])/.exec(value)
+  const match = value === undefined ? null : new RegExp(`(?:^|[;,\\s])${key}=(\\d{1,15})(?:$|[;,\\s])`).exec(value)
   return match ? Number(match[1]) : null
 }
+
+const contextKeyOf = (path: string) => isV1(path) ? "adAccountId" : "orgId"
 
 const statusFaultAnswer = (fault: StatusFault, requestId: string): Answer => {
   const retryAfter = fault.retryAfterSeconds ?? (fault.status === 429 ? 1 : undefined)
@@ -90,6 +110,7 @@ const readBody = (request: IncomingMessage): Promise<Buffer> =>
 export class SimulatorServer {
   private readonly server: Server
   /** Answers held by timeout faults; released (dropped) on close. */
+  private readonly rateWindows = new Map<number, { start: number; count: number }>()
   private readonly held = new Set<{ readonly timer: NodeJS.Timeout; readonly release: () => void }>()
 
   constructor(private readonly parts: SimulatorServerParts) {
@@ -161,7 +182,7 @@ export class SimulatorServer {
     const method = (request.method ?? "GET").toUpperCase()
     const path = url.pathname
     // Anything but a read may change the world; reports and finds are POSTs that only read.
-    if (method !== "GET" && !/\/reports\/|\/find$/.test(path)) this.parts.state.version++
+    if (method !== "GET" && !/\/reports\/|\/find$|\/query$/.test(path)) this.parts.state.version++
     let rawBody: Buffer
     try {
       rawBody = await readBody(request)
@@ -177,10 +198,11 @@ export class SimulatorServer {
       } catch {
         return this.send(response, apiError(400, "INVALID_INPUT", "malformed JSON"))
       }
+      if (path === `${CONTROL_PREFIX}web-ui` && method === "POST") return this.send(response, this.webUi(body, requestId))
       return this.send(response, this.parts.control.handle(method, path, url.searchParams, body))
     }
 
-    const orgId = orgIdFrom(request.headers["x-ap-context"])
+    const orgId = orgIdFrom(request.headers["x-ap-context"], contextKeyOf(path))
     const fired = faults.evaluate(method, path, orgId)
     for (const readOnly of fired.readOnly) this.parts.control.applyReadOnly(readOnly.orgId, readOnly.roleNames)
 
@@ -207,7 +229,68 @@ export class SimulatorServer {
       // The call has been applied; the client only never hears back in time.
       if (!(await this.hold(timeout.delayMs ?? DEFAULT_TIMEOUT_MS))) return
     }
-    this.send(response, answer)
+    this.send(response, isV1(path) ? this.v1Answer(answer, orgId) : answer)
+  }
+
+  /** The v1 face of an answer: errors in the v1 shape, `RateLimit-*` headers on everything. */
+  private v1Answer(answer: Answer, orgId: number | null): Answer {
+    // A fixed window per account: informative only (the simulator throttles through faults, not these).
+    const now = Date.now()
+    const key = orgId ?? 0
+    const window = this.rateWindows.get(key)
+    const current = window === undefined || now - window.start >= RATE_WINDOW_SECONDS * 1000 ? { start: now, count: 0 } : window
+    current.count++
+    this.rateWindows.set(key, current)
+    const headers = {
+      ...answer.headers,
+      "ratelimit-limit": String(RATE_LIMIT),
+      "ratelimit-remaining": String(Math.max(0, RATE_LIMIT - current.count)),
+      "ratelimit-reset": String(Math.max(0, Math.ceil((current.start + RATE_WINDOW_SECONDS * 1000 - now) / 1000)))
+    }
+    return answer.status >= 400 ? { ...toV1Error(answer), headers } : { ...answer, headers }
+  }
+
+  /**
+   * A write as a person in Apple's web UI would make it (userType CUSTOMER): `{adAccountId, method,
+   * path, body, user?}` with a v1 path (`/v1/...`), applied without faults or auth, recorded in the
+   * change history under that person. Tests use it to provoke outside changes.
+   */
+  private webUi(body: unknown, requestId: string): Answer {
+    const input = typeof body === "object" && body !== null ? (body as Readonly<Record<string, unknown>>) : {}
+    const adAccountId = input["adAccountId"]
+    const method = input["method"]
+    const path = input["path"]
+    if (typeof adAccountId !== "number" || typeof method !== "string" || !isMethod(method) || typeof path !== "string" || !isV1(path)) {
+      return apiError(400, "INVALID_INPUT", "expected {adAccountId: number, method, path: \"/v1/...\", body?, user?}")
+    }
+    const account = this.parts.state.account(adAccountId)
+    if (account === undefined) return apiError(404, "NOT_FOUND", `no account ${adAccountId}`)
+    const route = ROUTES.find((candidate) => candidate.method === method && candidate.pattern.test(path))
+    if (route === undefined || route.scope !== "org") return apiError(404, "NOT_FOUND", `no org route ${method} ${path}`)
+    const actor: Actor = { userType: "CUSTOMER", modifier: typeof input["user"] === "string" ? input["user"] : "web-ui-user@example.com" }
+    this.parts.state.version++
+    const ids = (route.pattern.exec(path) ?? []).slice(1).map(Number)
+    try {
+      return this.v1Answer(
+        route.handle({
+          method,
+          path,
+          query: new URLSearchParams(),
+          body: input["body"] ?? null,
+          requestId,
+          ids,
+          state: this.parts.state,
+          account,
+          failingRows: new Set(),
+          failingRowMessage: "",
+          actor
+        }),
+        adAccountId
+      )
+    } catch (error) {
+      if (error instanceof WireFailure) return this.v1Answer({ status: error.status, body: errorEnvelope(error.errors) }, adAccountId)
+      throw error
+    }
   }
 
   private dispatch(
@@ -256,16 +339,20 @@ export class SimulatorServer {
     try {
       if (route.scope === "user") return route.handle(base)
       const contextHeader = request.headers["x-ap-context"]
-      const orgId = orgIdFrom(contextHeader)
+      const key = contextKeyOf(path)
+      const orgId = orgIdFrom(contextHeader, key)
       if (orgId === null) {
-        return apiError(403, "FORBIDDEN", contextHeader === undefined ? "X-AP-Context header is missing" : "X-AP-Context must be orgId=<orgId>")
+        return apiError(403, "FORBIDDEN", contextHeader === undefined ? "X-AP-Context header is missing" : `X-AP-Context must be ${key}=<id>`)
       }
       const account = state.account(orgId)
       if (account === undefined) return apiError(403, "FORBIDDEN", `no access to org ${orgId}`)
       if (route.write && isReadOnly(account.roleNames)) {
         return apiError(403, "FORBIDDEN", `read-only access to org ${orgId} (${account.roleNames.join(", ")})`)
       }
-      return route.handle({ ...base, account, failingRows: fired.failingRows, failingRowMessage: fired.failingRowMessage })
+      const actor: Actor = { userType: "CUSTOMER_API", modifier: client.credentials.clientId }
+      const orgRequest = { ...base, account, failingRows: fired.failingRows, failingRowMessage: fired.failingRowMessage, actor }
+      // v1 writes delegate to the v5 handlers, which record there; v5 writes are recorded here.
+      return route.write && !isV1(path) ? recordingWrite(orgRequest, route.handle) : route.handle(orgRequest)
     } catch (error) {
       if (error instanceof WireFailure) return { status: error.status, body: errorEnvelope(error.errors), headers: error.headers }
       // A simulator bug: answered like the platform's 500, with the cause in the call log.

@@ -3,6 +3,7 @@
  * the clock. Lookups are scoped the way the platform scopes them (a campaign belongs to an org, an ad
  * group to a campaign), so a wrong parent reads as "not found".
  */
+import { ChangeHistory } from "./SimulatorChangeHistory.ts"
 import { localNow, type LocalNow } from "./SimulatorCalendar.ts"
 import { currencyProfile, minorUnitsFromUsCents } from "./SimulatorCatalog.ts"
 import { AccountMetrics } from "./SimulatorMetrics.ts"
@@ -10,9 +11,18 @@ import type { SimAccount, SimAd, SimAdGroup, SimCampaign, SimKeyword, SimNegativ
 import { generateWorld } from "./SimulatorSeed.ts"
 import type { SimulatorSize } from "./SimulatorSize.ts"
 
+export type SimEntity =
+  | { readonly kind: "CAMPAIGN"; readonly entity: SimCampaign }
+  | { readonly kind: "ADGROUP"; readonly entity: SimAdGroup }
+  | { readonly kind: "KEYWORD"; readonly entity: SimKeyword }
+  | { readonly kind: "NEGATIVE_KEYWORD"; readonly entity: SimNegativeKeyword }
+  | { readonly kind: "AD"; readonly entity: SimAd }
+
 export class SimulatorState {
   world: SimWorld
   restatement = 0
+  /** Every write, by either API version or the "web UI" (see SimulatorChangeHistory). */
+  readonly history = new ChangeHistory()
   /** Bumped by every request that may change the world: what cached report rows are keyed on. */
   version = 0
   private campaigns = new Map<number, SimCampaign>()
@@ -31,6 +41,7 @@ export class SimulatorState {
     this.version++
     this.world = generateWorld(this.seed, this.size, this.clock())
     this.restatement = 0
+    this.history.clear()
     this.index()
   }
 
@@ -56,6 +67,26 @@ export class SimulatorState {
     for (const keyword of adGroup.keywords) this.keywords.set(keyword.id, keyword)
     for (const negative of adGroup.negatives) this.negatives.set(negative.id, negative)
     for (const ad of adGroup.ads) this.ads.set(ad.id, ad)
+  }
+
+  /** Any entity by its id (ids are unique across kinds), for the v1 flat routes and the change history. */
+  entity(id: number): SimEntity | undefined {
+    const campaign = this.campaigns.get(id)
+    if (campaign !== undefined) return { kind: "CAMPAIGN", entity: campaign }
+    const adGroup = this.adGroups.get(id)
+    if (adGroup !== undefined) return { kind: "ADGROUP", entity: adGroup }
+    const keyword = this.keywords.get(id)
+    if (keyword !== undefined) return { kind: "KEYWORD", entity: keyword }
+    const negative = this.negatives.get(id)
+    if (negative !== undefined) return { kind: "NEGATIVE_KEYWORD", entity: negative }
+    const ad = this.ads.get(id)
+    if (ad !== undefined) return { kind: "AD", entity: ad }
+    return undefined
+  }
+
+  /** The campaign an entity belongs to (itself for a campaign). */
+  campaignOf(found: SimEntity): SimCampaign | undefined {
+    return found.kind === "CAMPAIGN" ? found.entity : this.campaigns.get(found.entity.campaignId)
   }
 
   allocateId(): number {

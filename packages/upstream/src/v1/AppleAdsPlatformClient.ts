@@ -1,0 +1,399 @@
+/**
+ * The Apple Ads Platform API v1 adapter of the `Upstream` port, a peer of the v5 AppleSearchAdsClient:
+ * same OAuth client-credentials flow and retry policy (UpstreamHttp), `X-AP-Context: adAccountId=…`,
+ * discovery through `/acls`, flat resources read with `POST /{r}/query` (offset paging), partial `PUT`,
+ * keyword bulk calls with `allowPartialSuccess` mapped to the same per-row results as v5, deletes one
+ * by one (v1 has no bulk delete yet), reports from `/reports/apps/{level}/query`.
+ */
+import { NotFound, UpstreamError } from "@acs/domain/Errors"
+import { Effect, Ref, Schema } from "effect"
+import type { AppleCredentials } from "../ClientSecret.ts"
+import { decodeReportPage } from "../ReportDecoding.ts"
+import type {
+  BulkResult,
+  FindCondition,
+  KeywordChange,
+  NewKeyword,
+  NewNegativeKeyword,
+  ReportRequest,
+  UpstreamClient,
+  UpstreamFailure
+} from "../Upstream.ts"
+import { type Call, defaultRetryPolicy, type Endpoints, makeUpstreamHttp, type RetryPolicy } from "../UpstreamHttp.ts"
+import { money } from "../WireMapping.ts"
+import {
+  accountFromV1,
+  adFromV1,
+  adGroupChangeToV1,
+  adGroupFromV1,
+  campaignChangeToV1,
+  campaignFromV1,
+  filterFromCondition,
+  keywordFromV1,
+  negativeFromV1,
+  newAdGroupToV1,
+  newCampaignToV1,
+  v1KeywordStatus
+} from "./WireV1Mapping.ts"
+import {
+  V1Acl,
+  V1Ad,
+  V1AdGroup,
+  V1BulkItem,
+  V1Campaign,
+  V1Envelope,
+  type V1Error,
+  type V1Filter,
+  V1Keyword,
+  V1NegativeKeyword
+} from "./WireV1.ts"
+
+const PAGE = 1000
+/** Items per bulk call (as v5). */
+export const V1_BULK_LIMIT = 1000
+
+const reportPaths: Record<ReportRequest["level"], string> = {
+  campaigns: "/reports/apps/campaigns/query",
+  adGroups: "/reports/apps/adgroups/query",
+  keywords: "/reports/apps/keywords/query",
+  searchTerms: "/reports/apps/searchterms/query",
+  ads: "/reports/apps/ads/query"
+}
+
+/** Which metadata field names the row's own entity when the report answers with a bare `id`. */
+const idFieldOf: Record<ReportRequest["level"], string | null> = {
+  campaigns: "campaignId",
+  adGroups: "adGroupId",
+  keywords: "keywordId",
+  searchTerms: null,
+  ads: "adId"
+}
+
+type Json = Readonly<Record<string, unknown>>
+const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * A v1 report answer in the v5 layout, so one decoder (ReportDecoding) checks both: `rows` →
+ * `row`, `totalMetrics` → `total`, `granularMetrics` → `granularity`, and a bare metadata `id` named.
+ */
+export const v1ReportAsV5 = (body: unknown, level: ReportRequest["level"]): unknown => {
+  const result = isObject(body) ? body["result"] : undefined
+  const rows = isObject(result) && Array.isArray(result["rows"]) ? result["rows"] : null
+  if (rows === null) return { data: null }
+  const idField = idFieldOf[level]
+  const pagination = isObject(body) ? body["pagination"] : undefined
+  return {
+    data: {
+      reportingDataResponse: {
+        row: rows.map((row: unknown) => {
+          if (!isObject(row)) return row
+          const meta = isObject(row["metadata"]) ? row["metadata"] : {}
+          return {
+            metadata: idField !== null && meta[idField] === undefined && meta["id"] !== undefined ? { ...meta, [idField]: meta["id"] } : meta,
+            total: row["totalMetrics"],
+            granularity: row["granularMetrics"] ?? []
+          }
+        })
+      }
+    },
+    pagination: isObject(pagination) && typeof pagination["totalCount"] === "number" ? { totalResults: pagination["totalCount"] } : null
+  }
+}
+
+const errorText = (error: V1Error | null | undefined): string => {
+  if (error === null || error === undefined) return "failed"
+  const first = error.details?.[0] ?? error.errors?.[0]
+  const code = error.code ?? (first !== undefined && "messageCode" in first ? first.messageCode : first?.code) ?? "ERROR"
+  const detail = first?.message !== undefined && first.message !== error.message ? ` (${first.message})` : ""
+  return `${code}: ${error.message ?? first?.message ?? "failed"}${detail}`
+}
+
+export const makeAppleAdsPlatformClient = (
+  endpoints: Endpoints,
+  credentials: AppleCredentials,
+  policy: RetryPolicy = defaultRetryPolicy
+) =>
+  Effect.gen(function*() {
+    const http = yield* makeUpstreamHttp(endpoints, credentials, policy, "adAccountId")
+    yield* http.checkCredentials
+    const currencies = yield* Ref.make(new Map<string, string>())
+
+    /** Runs a call and decodes `result`; an unreadable answer is a 502 `upstream_error`. */
+    const result = <A, I>(call: Call, schema: Schema.Schema<A, I>) =>
+      http.run(call).pipe(Effect.flatMap(({ body }) =>
+        Schema.decodeUnknown(V1Envelope(schema))(body).pipe(Effect.mapError((error) =>
+          new UpstreamError({
+            message: `the upstream platform answered ${call.method} ${call.path} in an unexpected shape: ${error.message.slice(0, 300)}`
+          })
+        ))
+      ))
+
+    const saved = <A, I>(call: Call, schema: Schema.Schema<A, I>) =>
+      result(call, schema).pipe(Effect.flatMap(({ result: value }) =>
+        value === null
+          ? Effect.fail(new UpstreamError({ message: `${call.method} ${call.path} answered without a result` }))
+          : Effect.succeed(value)
+      ))
+
+    const read = (path: string, account?: string): Call => ({ method: "GET", path, write: false, ...(account !== undefined ? { orgId: account } : {}) })
+    const write = (method: Call["method"], path: string, account: string, body?: unknown): Call => ({
+      method,
+      path,
+      orgId: account,
+      write: true,
+      ...(body !== undefined ? { body } : {})
+    })
+
+    const accounts = result(read("/acls"), Schema.Array(V1Acl)).pipe(
+      Effect.map(({ result: list }) => (list ?? []).map(accountFromV1)),
+      Effect.tap((list) => Ref.set(currencies, new Map(list.map((a) => [a.upstreamAccountId, a.currency]))))
+    )
+
+    const currencyOf = (account: string) =>
+      Ref.get(currencies).pipe(
+        Effect.flatMap((known) => known.has(account) ? Effect.succeed(known) : accounts.pipe(Effect.zipRight(Ref.get(currencies)))),
+        Effect.flatMap((known) => {
+          const currency = known.get(account)
+          return currency !== undefined
+            ? Effect.succeed(currency)
+            : Effect.fail(new UpstreamError({ message: `ad account ${account} is not visible to these credentials` }))
+        })
+      )
+
+    /** Every page of `POST /{resource}/query` (a short page ends it; `totalCount` is not relied on). */
+    const queryAll = <A, I>(resource: string, account: string, filters: ReadonlyArray<V1Filter>, schema: Schema.Schema<A, I>) =>
+      Effect.gen(function*() {
+        const out: Array<A> = []
+        for (let offset = 0;; offset += PAGE) {
+          const page = yield* result({
+            method: "POST",
+            path: `/${resource}/query`,
+            orgId: account,
+            write: false,
+            body: { filters, sorting: [{ field: "id", order: "ASC" }], pagination: { offset, pageSize: PAGE } }
+          }, Schema.Array(schema))
+          const rows = page.result ?? []
+          out.push(...rows)
+          if (rows.length < PAGE) return out
+        }
+      })
+
+    const eq = (field: string, value: string): V1Filter => ({ field, operator: "EQUALS", value })
+
+    /** One entity by id, checked to belong where the port's caller says it does. */
+    const one = <A, I>(resource: string, id: string, account: string, schema: Schema.Schema<A, I>, belongs: (a: A) => boolean) =>
+      saved(read(`/${resource}/${id}`, account), schema).pipe(Effect.flatMap((value) =>
+        belongs(value) ? Effect.succeed(value) : Effect.fail(new NotFound({ message: `not found upstream: /${resource}/${id}` }))
+      ))
+
+    /**
+     * A bulk call in chunks of V1_BULK_LIMIT, always with `allowPartialSuccess` (acs reports the rows
+     * that failed as warnings, as with v5). `correlationId` is the row's index in the port's call.
+     */
+    const bulk = <A, I, B>(
+      path: string,
+      account: string,
+      rows: ReadonlyArray<unknown>,
+      schema: Schema.Schema<A, I>,
+      map: (a: A) => B
+    ): Effect.Effect<BulkResult<B>, UpstreamFailure> =>
+      Effect.gen(function*() {
+        const succeeded: Array<{ readonly index: number; readonly value: B }> = []
+        const failed: Array<{ readonly index: number; readonly message: string }> = []
+        for (let start = 0; start < rows.length; start += V1_BULK_LIMIT) {
+          const chunk = rows.slice(start, start + V1_BULK_LIMIT)
+          const answer = yield* saved(
+            write("POST", path, account, { allowPartialSuccess: true, items: chunk.map((data, i) => ({ correlationId: start + i, data })) }),
+            Schema.Array(V1BulkItem(schema))
+          )
+          answer.forEach((item, i) => {
+            const index = typeof item.correlationId === "number" ? item.correlationId : Number(item.correlationId)
+            const at = Number.isInteger(index) ? index : start + i
+            if (item.success && item.result !== undefined && item.result !== null) succeeded.push({ index: at, value: map(item.result) })
+            else failed.push({ index: at, message: errorText(item.error) })
+          })
+        }
+        return { succeeded, failed }
+      })
+
+    /** No bulk delete in v1 yet: one DELETE per id; a refused row is a failed row, an outage fails the call. */
+    const deleteEach = (resource: string, account: string, ids: ReadonlyArray<string>): Effect.Effect<BulkResult<string>, UpstreamFailure> =>
+      Effect.forEach(ids, (id, index) =>
+        http.run(write("DELETE", `/${resource}/${id}`, account)).pipe(
+          Effect.as({ index, ok: true as const, id }),
+          Effect.catchTags({
+            NotFound: (error) => Effect.succeed({ index, ok: false as const, message: `ENTITY_NOT_FOUND: ${error.message}` }),
+            UpstreamError: (error) => Effect.succeed({ index, ok: false as const, message: error.message })
+          })
+        )).pipe(Effect.map((outcomes) => ({
+          succeeded: outcomes.flatMap((o) => o.ok ? [{ index: o.index, value: o.id }] : []),
+          failed: outcomes.flatMap((o) => o.ok ? [] : [{ index: o.index, message: o.message }])
+        })))
+
+    const live = <A extends { readonly deleted: boolean }>(rows: ReadonlyArray<A>) => rows.filter((row) => !row.deleted)
+
+    const client: UpstreamClient = {
+      accounts,
+      campaigns: (account) =>
+        queryAll("campaigns", account, [], V1Campaign).pipe(Effect.map((rows) => live(rows).map(campaignFromV1))),
+      campaign: (account, c) => one("campaigns", c, account, V1Campaign, () => true).pipe(Effect.map(campaignFromV1)),
+      findCampaigns: (account, conditions: ReadonlyArray<FindCondition>) =>
+        queryAll("campaigns", account, conditions.map(filterFromCondition), V1Campaign).pipe(
+          Effect.map((rows) => live(rows).map(campaignFromV1))
+        ),
+      adGroups: (account, c) =>
+        queryAll("adgroups", account, [eq("campaignId", c)], V1AdGroup).pipe(Effect.map((rows) => live(rows).map(adGroupFromV1))),
+      adGroup: (account, c, a) =>
+        one("adgroups", a, account, V1AdGroup, (g) => String(g.campaignId) === c).pipe(Effect.map(adGroupFromV1)),
+      findAdGroups: (account, c, conditions) =>
+        queryAll("adgroups", account, [eq("campaignId", c), ...conditions.map(filterFromCondition)], V1AdGroup).pipe(
+          Effect.map((rows) => live(rows).map(adGroupFromV1))
+        ),
+      keywords: (account, c, a) =>
+        queryAll("keywords", account, [eq("campaignId", c), eq("adGroupId", a)], V1Keyword).pipe(
+          Effect.map((rows) => live(rows).map(keywordFromV1))
+        ),
+      campaignKeywords: (account, c) =>
+        queryAll("keywords", account, [eq("campaignId", c)], V1Keyword).pipe(Effect.map((rows) => live(rows).map(keywordFromV1))),
+      negativeKeywords: (account, c) =>
+        queryAll("negative-keywords", account, [eq("campaignId", c)], V1NegativeKeyword).pipe(
+          Effect.map((rows) => live(rows).map(negativeFromV1))
+        ),
+      ads: (account, c, a) =>
+        queryAll("ads", account, [eq("campaignId", c), eq("adGroupId", a)], V1Ad).pipe(Effect.map((rows) => live(rows).map(adFromV1))),
+      report: (account, request) =>
+        Effect.gen(function*() {
+          const { body } = yield* http.run({
+            method: "POST",
+            path: reportPaths[request.level],
+            orgId: account,
+            write: false,
+            body: {
+              timeRange: { start: request.startDate, end: request.endDate, timeZone: "ORTZ", granularity: request.granularity },
+              filters: request.campaignId !== undefined ? [eq("campaignId", request.campaignId)] : [],
+              pagination: { offset: request.offset, pageSize: request.limit }
+            }
+          })
+          const page = decodeReportPage(v1ReportAsV5(body, request.level), request.campaignId)
+          if (typeof page === "string") {
+            return yield* new UpstreamError({ message: `the upstream report answered in an unexpected shape: ${page}` })
+          }
+          return {
+            rows: page.rows,
+            offset: request.offset,
+            limit: request.limit,
+            totalResults: page.totalResults ?? request.offset + page.rows.length
+          }
+        }),
+
+      createCampaign: (account, campaign) =>
+        currencyOf(account).pipe(
+          Effect.flatMap((currency) => saved(write("POST", "/campaigns", account, newCampaignToV1(campaign, currency)), V1Campaign)),
+          Effect.map(campaignFromV1)
+        ),
+      updateCampaign: (account, c, change) =>
+        currencyOf(account).pipe(
+          Effect.flatMap((currency) => saved(write("PUT", `/campaigns/${c}`, account, campaignChangeToV1(change, currency)), V1Campaign)),
+          Effect.map(campaignFromV1)
+        ),
+      deleteCampaign: (account, c) => http.run(write("DELETE", `/campaigns/${c}`, account)).pipe(Effect.asVoid),
+      createAdGroup: (account, c, adGroup) =>
+        currencyOf(account).pipe(
+          Effect.flatMap((currency) => saved(write("POST", "/adgroups", account, newAdGroupToV1(adGroup, c, currency)), V1AdGroup)),
+          Effect.map(adGroupFromV1)
+        ),
+      updateAdGroup: (account, c, a, change) =>
+        client.adGroup(account, c, a).pipe(
+          Effect.zipRight(currencyOf(account)),
+          Effect.flatMap((currency) => saved(write("PUT", `/adgroups/${a}`, account, adGroupChangeToV1(change, currency)), V1AdGroup)),
+          Effect.map(adGroupFromV1)
+        ),
+      deleteAdGroup: (account, c, a) =>
+        client.adGroup(account, c, a).pipe(Effect.zipRight(http.run(write("DELETE", `/adgroups/${a}`, account))), Effect.asVoid),
+      createKeywords: (account, _c, a, keywords: ReadonlyArray<NewKeyword>) =>
+        currencyOf(account).pipe(Effect.flatMap((currency) =>
+          bulk(
+            "/keywords/bulk-create",
+            account,
+            keywords.map((k) => ({
+              adGroupId: Number(a),
+              text: k.text,
+              matchType: k.matchType,
+              status: v1KeywordStatus(k.status ?? "ACTIVE"),
+              ...(k.bidMicros !== null ? { bid: money(k.bidMicros, currency) } : {})
+            })),
+            V1Keyword,
+            keywordFromV1
+          )
+        )),
+      updateKeywords: (account, _c, a, changes: ReadonlyArray<KeywordChange>) =>
+        currencyOf(account).pipe(Effect.flatMap((currency) =>
+          bulk(
+            "/keywords/bulk-update",
+            account,
+            changes.map((k) => ({
+              id: Number(k.keywordId),
+              adGroupId: Number(a),
+              ...(k.status !== undefined ? { status: v1KeywordStatus(k.status) } : {}),
+              ...(k.bidMicros !== undefined ? { bid: k.bidMicros === null ? null : money(k.bidMicros, currency) } : {})
+            })),
+            V1Keyword,
+            keywordFromV1
+          )
+        )),
+      deleteKeywords: (account, _c, _a, ids) => deleteEach("keywords", account, ids),
+      createNegativeKeywords: (account, c, a, keywords: ReadonlyArray<NewNegativeKeyword>) =>
+        bulk(
+          "/negative-keywords/bulk-create",
+          account,
+          keywords.map((k) => ({
+            campaignId: Number(c),
+            ...(a !== null ? { adGroupId: Number(a) } : {}),
+            text: k.text,
+            matchType: k.matchType
+          })),
+          V1NegativeKeyword,
+          negativeFromV1
+        ),
+      deleteNegativeKeywords: (account, _c, _a, ids) => deleteEach("negative-keywords", account, ids),
+      updateAd: (account, _c, _a, adId, change) => saved(write("PUT", `/ads/${adId}`, account, change), V1Ad).pipe(Effect.map(adFromV1)),
+
+      searchApps: (query, limit) =>
+        firstAccount.pipe(
+          Effect.flatMap((account) =>
+            result({ ...read("/search/apps", account), query: { query, returnOwnedApps: "false", limit: String(limit) } }, Schema.Array(AppRow))
+          ),
+          Effect.map(({ result: apps }) => (apps ?? []).map((app) => ({ ...app, adamId: String(app.adamId) })))
+        ),
+      searchGeo: (query, countryCode) =>
+        firstAccount.pipe(
+          Effect.flatMap((account) =>
+            result(
+              { ...read("/search/geo", account), query: { query, entity: "Locality", ...(countryCode !== null ? { countrycode: countryCode } : {}) } },
+              Schema.Array(GeoRow)
+            )
+          ),
+          Effect.map(({ result: rows }) => rows ?? [])
+        )
+    }
+
+    /** Any ad account the credentials reach, for the calls that are not about one (app and geo search). */
+    const firstAccount: Effect.Effect<string, UpstreamFailure> = Ref.get(currencies).pipe(
+      Effect.flatMap((known) => known.size > 0 ? Effect.succeed(known) : accounts.pipe(Effect.zipRight(Ref.get(currencies)))),
+      Effect.flatMap((known) => {
+        const first = known.keys().next()
+        return first.done === true
+          ? Effect.fail(new UpstreamError({ message: "no ad account is visible to these credentials" }))
+          : Effect.succeed(first.value)
+      })
+    )
+    return client
+  }).pipe(Effect.withSpan("Upstream.connect.v1"))
+
+const AppRow = Schema.Struct({
+  adamId: Schema.Int,
+  appName: Schema.String,
+  developerName: Schema.String,
+  countryOrRegionCodes: Schema.Array(Schema.String)
+})
+const GeoRow = Schema.Struct({ id: Schema.String, entity: Schema.String, displayName: Schema.String })

@@ -1,0 +1,420 @@
+/**
+ * The Apple Ads Platform API v1 client (`makeAppleAdsPlatformClient`) against the simulator's v1 face
+ * over HTTP, mirroring client.test.ts: auth and discovery, faults mapped to SPEC 7 codes with the same
+ * retry policy, paged reads, writes, bulk partial failure, one-by-one deletes. Plus: the same reads
+ * through v1 and v5 give identical results; the change history attributes writes (API client vs web
+ * UI); Apple's published example bodies are checked against the simulator and the client's decoders.
+ */
+import { readFileSync } from "node:fs"
+import type { HttpClient } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Effect, ManagedRuntime, Schema } from "effect"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { makeAppleSearchAdsClient } from "../src/AppleSearchAdsClient.ts"
+import { signClientSecret } from "../src/ClientSecret.ts"
+import { makeUpstreamClient } from "../src/MakeUpstreamClient.ts"
+import type { NewKeyword, ReportRequest, UpstreamAdGroup, UpstreamCampaign, UpstreamClient, UpstreamFailure } from "../src/Upstream.ts"
+import { messagesOf, type RetryPolicy } from "../src/UpstreamHttp.ts"
+import { type CallRecord, type FaultSpec, type Simulator, startSimulator } from "../src/simulator/Simulator.ts"
+import { makeAppleAdsPlatformClient } from "../src/v1/AppleAdsPlatformClient.ts"
+import { V1BulkItem, V1Envelope, V1ErrorBody, V1Keyword, V1NegativeKeyword } from "../src/v1/WireV1.ts"
+
+const POLICY: RetryPolicy = { maxRetries: 3, baseDelayMs: 20, maxDelayMs: 2000, timeoutMs: 500 }
+const ATTEMPTS = POLICY.maxRetries + 1
+const DAY_MS = 86_400_000
+const isoDaysBefore = (iso: string, days: number) => new Date(Date.parse(`${iso}T00:00:00Z`) - days * DAY_MS).toISOString().slice(0, 10)
+
+type Json = Readonly<Record<string, unknown>>
+const fixture = (name: string): Json => JSON.parse(readFileSync(new URL(`./fixtures/v1/${name}`, import.meta.url), "utf8")) as Json
+
+/** Every key path of a JSON value (arrays by their first element): what "the same shape" compares. */
+const keyPaths = (value: unknown, prefix = ""): Array<string> => {
+  if (Array.isArray(value)) return value.length === 0 ? [] : keyPaths(value[0], `${prefix}[]`)
+  if (typeof value !== "object" || value === null) return []
+  return Object.entries(value).flatMap(([key, inner]) => [`${prefix}.${key}`, ...keyPaths(inner, `${prefix}.${key}`)])
+}
+
+describe("Apple Ads Platform API v1 client against the simulator", () => {
+  const runtime = ManagedRuntime.make(NodeHttpClient.layer)
+  const now = Date.now()
+  let simulator: Simulator
+  let client: UpstreamClient
+  let v5: UpstreamClient
+  let usOrg: string
+  let readOnlyOrg: string
+
+  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>): Promise<A> => runtime.runPromise(effect)
+  const failure = <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>): Promise<UpstreamFailure> =>
+    runtime.runPromise(Effect.flip(effect))
+  const calls = (method: string, path: RegExp): Array<CallRecord> => simulator.control.listCalls({ method, path })
+  const addFaults = (...faults: ReadonlyArray<FaultSpec>) => simulator.control.addFaults(faults)
+  const v1Endpoints = () => ({ apiBaseUrl: simulator.apiV1Url, tokenUrl: simulator.tokenUrl })
+
+  /** A raw v1 call with a fresh token: for the wire checks the port does not expose. */
+  const raw = async (method: string, path: string, account: string | null, body?: unknown) => {
+    const secret = signClientSecret(simulator.credentials, Math.floor(Date.now() / 1000))
+    const tokenUrl = new URL(simulator.tokenUrl)
+    tokenUrl.search = new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: simulator.credentials.clientId,
+      client_secret: secret,
+      scope: "searchadsorg"
+    }).toString()
+    const token = (await (await fetch(tokenUrl, { method: "POST" })).json()) as { access_token: string }
+    const response = await fetch(`${simulator.apiV1Url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token.access_token}`,
+        "content-type": "application/json",
+        ...(account !== null ? { "x-ap-context": `adAccountId=${account}` } : {})
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+    })
+    const text = await response.text()
+    return { status: response.status, headers: response.headers, body: (text === "" ? null : JSON.parse(text)) as unknown }
+  }
+  const webUi = async (adAccountId: string, method: string, path: string, body: unknown) => {
+    const response = await fetch(`${simulator.url}/_control/web-ui`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ adAccountId: Number(adAccountId), method, path, body, user: "pat@example.com" })
+    })
+    return { status: response.status, body: (await response.json()) as unknown }
+  }
+
+  const campaignsOf = (org: string) => run(client.campaigns(org))
+  const firstCampaign = async (org: string, strategy: UpstreamCampaign["bidStrategy"]) => {
+    const campaign = (await campaignsOf(org)).find((c) => c.bidStrategy === strategy)
+    if (campaign === undefined) throw new Error(`no ${strategy} campaign in ${org}`)
+    return campaign
+  }
+  const firstAdGroup = async (org: string, campaign: UpstreamCampaign): Promise<UpstreamAdGroup> => {
+    const adGroup = (await run(client.adGroups(org, campaign.campaignId)))[0]
+    if (adGroup === undefined) throw new Error(`no ad group in campaign ${campaign.campaignId}`)
+    return adGroup
+  }
+
+  beforeAll(async () => {
+    simulator = await startSimulator({ seed: 7, size: "demo", port: 0, clock: () => now })
+    client = await run(makeAppleAdsPlatformClient(v1Endpoints(), simulator.credentials, POLICY))
+    v5 = await run(makeAppleSearchAdsClient({ apiBaseUrl: simulator.apiUrl, tokenUrl: simulator.tokenUrl }, simulator.credentials, POLICY))
+    usOrg = String(simulator.accounts.find((a) => a.currency === "USD" && !a.readOnly)!.orgId)
+    readOnlyOrg = String(simulator.accounts.find((a) => a.readOnly)!.orgId)
+  })
+  afterAll(async () => {
+    await simulator.close()
+    await runtime.dispose()
+  })
+  afterEach(() => {
+    simulator.control.reset()
+  })
+
+  describe("auth and discovery", () => {
+    it("connects with the same OAuth flow and discovers ad accounts through /v1/acls, without a context header", async () => {
+      simulator.control.clearCalls()
+      const fresh = await run(makeUpstreamClient("v1", v1Endpoints(), simulator.credentials, POLICY))
+      const accounts = await run(fresh.accounts)
+      expect(accounts.map((a) => a.upstreamAccountId).sort()).toEqual(simulator.accounts.map((a) => String(a.orgId)).sort())
+      for (const account of accounts) {
+        expect(account.parentOrgId).toBe(String(simulator.parentOrgId))
+        expect(account.readOnly).toBe(account.upstreamAccountId === readOnlyOrg)
+      }
+      expect(calls("GET", /^\/v1\/acls$/).map((c) => [c.status, c.orgId])).toEqual([[200, null]])
+      expect(calls("POST", /^\/auth\/oauth2\/token$/)).toHaveLength(1)
+    })
+
+    it("account-scoped calls need X-AP-Context: adAccountId=…; v5's orgId=… is refused with the v1 error shape", async () => {
+      const missing = await raw("POST", "/campaigns/query", null, {})
+      expect(missing.status).toBe(403)
+      expect(Schema.is(V1ErrorBody)(missing.body)).toBe(true)
+      const me = await raw("GET", "/me", null)
+      expect(me.status).toBe(200)
+      expect(me.body).toEqual({ result: { userId: expect.any(Number), orgId: simulator.parentOrgId } })
+      const ok = await raw("POST", "/campaigns/query", usOrg, { pagination: { offset: 0, pageSize: 2 }, returnTotalCount: true })
+      expect(ok.status).toBe(200)
+      expect(ok.body).toMatchObject({ pagination: { offset: 0, pageSize: 2, totalCount: expect.any(Number) } })
+      for (const header of ["ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"]) expect(ok.headers.get(header)).toMatch(/^\d+$/)
+    })
+  })
+
+  describe("faults → SPEC 7 codes and the retry policy", () => {
+    const QUERY = "^/v1/campaigns/query$"
+    const QUERY_RE = /^\/v1\/campaigns\/query$/
+    const PUT = "^/v1/campaigns/\\d+$"
+    const PUT_RE = /^\/v1\/campaigns\/\d+$/
+
+    it("429 with Retry-After on a read: retried after the announced wait, then succeeds", async () => {
+      const expected = await campaignsOf(usOrg)
+      simulator.control.clearCalls()
+      addFaults({ kind: "status", status: 429, retryAfterSeconds: 1, method: "POST", path: QUERY, times: 1 })
+      const started = Date.now()
+      expect(await campaignsOf(usOrg)).toEqual(expected)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(950)
+      expect(calls("POST", QUERY_RE).map((c) => c.status)).toEqual([429, 200])
+    })
+
+    it("503 always → UpstreamUnavailable after the retry budget; 500 on a read is retried", async () => {
+      addFaults({ kind: "status", status: 503, method: "POST", path: QUERY, times: "always" })
+      const error = await failure(client.campaigns(usOrg))
+      expect(error._tag).toBe("UpstreamUnavailable")
+      expect(calls("POST", QUERY_RE)).toHaveLength(ATTEMPTS)
+      simulator.control.reset()
+      addFaults({ kind: "status", status: 500, method: "POST", path: QUERY, times: 2 })
+      await campaignsOf(usOrg)
+      expect(calls("POST", QUERY_RE).map((c) => c.status)).toEqual([500, 500, 200])
+    })
+
+    it("500 on a write → UpstreamError, not retried; 429 on a write is retried and lands", async () => {
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      simulator.control.clearCalls()
+      addFaults({ kind: "status", status: 500, method: "PUT", path: PUT, times: 1 })
+      const error = await failure(client.updateCampaign(usOrg, campaign.campaignId, { dailyBudgetMicros: 55_000_000 }))
+      expect(error._tag).toBe("UpstreamError")
+      expect(calls("PUT", PUT_RE).map((c) => c.status)).toEqual([500])
+      addFaults({ kind: "status", status: 429, retryAfterSeconds: 0, method: "PUT", path: PUT, times: 1 })
+      const updated = await run(client.updateCampaign(usOrg, campaign.campaignId, { dailyBudgetMicros: 88_500_000 }))
+      expect(updated.dailyBudgetMicros).toBe(88_500_000)
+    })
+
+    it("a timeout on a write → UpstreamUnavailable after one call, and the write did land upstream", async () => {
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      addFaults({ kind: "timeout", delayMs: 3000, method: "PUT", path: PUT })
+      const error = await failure(client.updateCampaign(usOrg, campaign.campaignId, { dailyBudgetMicros: 66_660_000 }))
+      expect(error._tag).toBe("UpstreamUnavailable")
+      expect(calls("PUT", PUT_RE)).toHaveLength(1)
+      expect((await run(client.campaign(usOrg, campaign.campaignId))).dailyBudgetMicros).toBe(66_660_000)
+    })
+
+    it("404 → NotFound; 400 → UpstreamError with the v1 error's code and message", async () => {
+      expect((await failure(client.campaign(usOrg, "987654321")))._tag).toBe("NotFound")
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      const error = await failure(client.updateCampaign(usOrg, campaign.campaignId, { dailyBudgetMicros: 12_345_678 }))
+      expect(error._tag).toBe("UpstreamError")
+      expect(error.message).toMatch(/400.*INVALID_ARGUMENT/)
+      expect(calls("PUT", PUT_RE)).toHaveLength(1)
+    })
+
+    it("read-only: the read-only account's writes → ReadOnlyAccount; the readOnly fault turns a writable one", async () => {
+      const campaign = (await campaignsOf(readOnlyOrg))[0]!
+      expect((await failure(client.updateCampaign(readOnlyOrg, campaign.campaignId, { status: "PAUSED" })))._tag).toBe("ReadOnlyAccount")
+      const us = await firstCampaign(usOrg, "MANUAL_CPT")
+      addFaults({ kind: "readOnly", orgId: Number(usOrg) })
+      expect((await failure(client.updateCampaign(usOrg, us.campaignId, { status: "PAUSED" })))._tag).toBe("ReadOnlyAccount")
+      expect((await run(client.accounts)).find((a) => a.upstreamAccountId === usOrg)!.readOnly).toBe(true)
+    })
+  })
+
+  describe("writes", () => {
+    it("partial PUT: a budget change in every currency is read back exactly; other fields stay", async () => {
+      const budgets: Record<string, number> = { USD: 12_345_670_000, EUR: 1_000_010_000, JPY: 98_765_000_000 }
+      for (const account of simulator.accounts.filter((a) => !a.readOnly)) {
+        const org = String(account.orgId)
+        const campaign = (await campaignsOf(org))[0]!
+        const budget = budgets[account.currency]!
+        const updated = await run(client.updateCampaign(org, campaign.campaignId, { dailyBudgetMicros: budget }))
+        expect(updated).toEqual({ ...campaign, dailyBudgetMicros: budget })
+      }
+      const put = calls("PUT", /^\/v1\/campaigns\/\d+$/)
+      expect(put.length).toBeGreaterThan(0)
+    })
+
+    it("createKeywords with chosen rows failing: per-item results mapped to the same indexes as v5; deletes one by one", async () => {
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      const adGroup = await firstAdGroup(usOrg, campaign)
+      const rows: Array<NewKeyword> = [
+        { text: "bulk probe zero", matchType: "EXACT", bidMicros: 1_250_000 },
+        { text: "bulk probe one", matchType: "BROAD", bidMicros: null },
+        { text: "bulk probe two", matchType: "EXACT", bidMicros: null, status: "PAUSED" },
+        { text: "bulk probe three", matchType: "BROAD", bidMicros: 990_000 },
+        { text: "bulk probe four", matchType: "EXACT", bidMicros: 2_000_000 }
+      ]
+      addFaults({ kind: "bulkRows", rows: [1, 3], message: "chosen to fail", path: "/keywords/bulk-create$" })
+      const result = await run(client.createKeywords(usOrg, campaign.campaignId, adGroup.adGroupId, rows))
+      expect(result.failed.map((f) => f.index)).toEqual([1, 3])
+      for (const failed of result.failed) expect(failed.message).toMatch(/chosen to fail/)
+      expect(result.succeeded.map((s) => s.index)).toEqual([0, 2, 4])
+      for (const { index, value } of result.succeeded) {
+        const row = rows[index]!
+        expect([value.text, value.matchType, value.bidMicros, value.status]).toEqual([row.text, row.matchType, row.bidMicros, row.status ?? "ACTIVE"])
+        expect([value.adGroupId, value.campaignId]).toEqual([adGroup.adGroupId, campaign.campaignId])
+      }
+
+      const ids = result.succeeded.map((s) => s.value.keywordId)
+      const deleted = await run(client.deleteKeywords(usOrg, campaign.campaignId, adGroup.adGroupId, [ids[0]!, "987654321", ...ids.slice(1)]))
+      expect(deleted.failed.map((f) => f.index)).toEqual([1])
+      expect(deleted.succeeded.map((s) => s.value)).toEqual(ids)
+      expect(calls("DELETE", /^\/v1\/keywords\/\d+$/)).toHaveLength(ids.length + 1)
+      const remaining = await run(client.keywords(usOrg, campaign.campaignId, adGroup.adGroupId))
+      expect(remaining.filter((k) => ids.includes(k.keywordId))).toEqual([])
+    })
+
+    it("a non-zero bid in a MAX_CONVERSIONS campaign fails that item only; bulk update and negatives go through", async () => {
+      const campaign = await firstCampaign(usOrg, "MAX_CONVERSIONS")
+      const adGroup = await firstAdGroup(usOrg, campaign)
+      const result = await run(client.createKeywords(usOrg, campaign.campaignId, adGroup.adGroupId, [
+        { text: "max conv probe a", matchType: "EXACT", bidMicros: null },
+        { text: "max conv probe b", matchType: "EXACT", bidMicros: 1_500_000 }
+      ]))
+      expect(result.failed.map((f) => f.index)).toEqual([1])
+      expect(result.failed[0]!.message).toMatch(/INVALID_BID/)
+      const id = result.succeeded[0]!.value.keywordId
+      const updated = await run(client.updateKeywords(usOrg, campaign.campaignId, adGroup.adGroupId, [{ keywordId: id, status: "PAUSED" }]))
+      expect(updated.succeeded.map((s) => [s.index, s.value.status])).toEqual([[0, "PAUSED"]])
+      const negatives = await run(client.createNegativeKeywords(usOrg, campaign.campaignId, null, [{ text: "free probe", matchType: "EXACT" }]))
+      expect(negatives.succeeded.map((s) => [s.value.text, s.value.adGroupId, s.value.status])).toEqual([["free probe", null, "ACTIVE"]])
+      const gone = await run(client.deleteNegativeKeywords(usOrg, campaign.campaignId, null, [negatives.succeeded[0]!.value.negativeKeywordId]))
+      expect(gone.failed).toEqual([])
+    })
+
+    it("without allowPartialSuccess one bad item rejects the whole batch", async () => {
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      const adGroup = await firstAdGroup(usOrg, campaign)
+      addFaults({ kind: "bulkRows", rows: [1], path: "/keywords/bulk-create$" })
+      const answer = await raw("POST", "/keywords/bulk-create", usOrg, {
+        items: ["whole a", "whole b"].map((text, i) => ({ correlationId: i, data: { adGroupId: Number(adGroup.adGroupId), text, matchType: "EXACT" } }))
+      })
+      expect(answer.status).toBe(400)
+      expect(Schema.is(V1ErrorBody)(answer.body)).toBe(true)
+      const listed = await run(client.keywords(usOrg, campaign.campaignId, adGroup.adGroupId))
+      expect(listed.filter((k) => k.text.startsWith("whole "))).toEqual([])
+    })
+  })
+
+  describe("v1 and v5 read the same world identically", () => {
+    it("accounts, campaigns, ad groups, keywords, negatives and ads of every account", async () => {
+      const v1Accounts = await run(client.accounts)
+      expect(v1Accounts).toEqual(await run(v5.accounts))
+      for (const account of v1Accounts) {
+        const org = account.upstreamAccountId
+        const campaigns = await run(client.campaigns(org))
+        expect(campaigns).toEqual(await run(v5.campaigns(org)))
+        for (const campaign of campaigns) {
+          const c = campaign.campaignId
+          expect(await run(client.campaign(org, c))).toEqual(await run(v5.campaign(org, c)))
+          const adGroups = await run(client.adGroups(org, c))
+          expect(adGroups).toEqual(await run(v5.adGroups(org, c)))
+          const byId = <A>(key: (a: A) => string) => (rows: ReadonlyArray<A>) => [...rows].sort((x, y) => key(x).localeCompare(key(y)))
+          const keywords = byId((k: { readonly keywordId: string }) => k.keywordId)
+          expect(keywords(await run(client.campaignKeywords(org, c)))).toEqual(keywords(await run(v5.campaignKeywords(org, c))))
+          const negatives = byId((n: { readonly negativeKeywordId: string }) => n.negativeKeywordId)
+          expect(negatives(await run(client.negativeKeywords(org, c)))).toEqual(negatives(await run(v5.negativeKeywords(org, c))))
+          for (const adGroup of adGroups) {
+            const a = adGroup.adGroupId
+            expect(await run(client.adGroup(org, c, a))).toEqual(await run(v5.adGroup(org, c, a)))
+            expect(keywords(await run(client.keywords(org, c, a)))).toEqual(keywords(await run(v5.keywords(org, c, a))))
+            expect(await run(client.ads(org, c, a))).toEqual(await run(v5.ads(org, c, a)))
+          }
+        }
+      }
+    })
+
+    it("find conditions name v5 fields on both", async () => {
+      const conditions = [{ field: "status", operator: "EQUALS" as const, values: ["ENABLED"] }]
+      expect(await run(client.findCampaigns(usOrg, conditions))).toEqual(await run(v5.findCampaigns(usOrg, conditions)))
+    })
+
+    it("report rows at every level, DAILY, paged", async () => {
+      const campaign = (await campaignsOf(usOrg))[0]!
+      const endDate = simulator.today(usOrg)
+      const startDate = isoDaysBefore(endDate, 13)
+      const levels: ReadonlyArray<ReportRequest["level"]> = ["campaigns", "adGroups", "keywords", "searchTerms", "ads"]
+      for (const level of levels) {
+        const request: ReportRequest = {
+          level,
+          ...(level === "campaigns" ? {} : { campaignId: campaign.campaignId }),
+          startDate,
+          endDate,
+          granularity: "DAILY",
+          offset: 0,
+          limit: 50
+        }
+        const [a, b] = [await run(client.report(usOrg, request)), await run(v5.report(usOrg, request))]
+        expect(a).toEqual(b)
+        expect(a.rows.length).toBeGreaterThan(0)
+      }
+      // v1 pages hold up to 5,000 rows.
+      const big = await run(client.report(usOrg, { level: "keywords", campaignId: campaign.campaignId, startDate, endDate, granularity: "WEEKLY", offset: 0, limit: 5000 }))
+      expect(big.rows.length).toBe(big.totalResults)
+    })
+  })
+
+  describe("change history", () => {
+    it("records writes of both versions as CUSTOMER_API with the client id, web UI writes as CUSTOMER, with old and new values", async () => {
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      await run(client.updateCampaign(usOrg, campaign.campaignId, { dailyBudgetMicros: 41_000_000 }))
+      await run(v5.updateCampaign(usOrg, campaign.campaignId, { name: `${campaign.name} (v5)` }))
+      const ui = await webUi(usOrg, "PUT", `/v1/campaigns/${campaign.campaignId}`, { status: "PAUSED" })
+      expect(ui.status).toBe(200)
+
+      const query = await raw("POST", "/change-history/query", usOrg, { filters: [{ field: "eventTime", operator: "GREATER_THAN", value: "2000-01-01" }] })
+      expect(query.status).toBe(200)
+      const rows = (query.body as { result: ReadonlyArray<Json> }).result
+      expect(rows.map((r) => [r["userType"], r["modifier"], r["eventType"], r["entityType"], r["count"]])).toEqual([
+        ["CUSTOMER_API", simulator.credentials.clientId, "UPDATE", "CAMPAIGN", 1],
+        ["CUSTOMER_API", simulator.credentials.clientId, "UPDATE", "CAMPAIGN", 1],
+        ["CUSTOMER", "pat@example.com", "UPDATE", "CAMPAIGN", 1]
+      ])
+      const details = await Promise.all(rows.map((r) => raw("GET", `/change-history/${String(r["detailId"])}`, usOrg)))
+      const changes = details.map((d) => (d.body as { result: { changes: ReadonlyArray<Json> } }).result.changes[0]!)
+      expect(changes[0]).toMatchObject({
+        entityId: Number(campaign.campaignId),
+        oldValues: { dailyBudget: { value: { amount: expect.any(String) } } },
+        newValues: { dailyBudget: { value: { amount: "41.00", currency: "USD" } } }
+      })
+      expect(changes[1]).toMatchObject({ oldValues: { name: campaign.name }, newValues: { name: `${campaign.name} (v5)` } })
+      expect(changes[2]).toMatchObject({ oldValues: { status: campaign.status }, newValues: { status: "PAUSED" } })
+      // A web UI edit is visible to both clients.
+      expect((await run(v5.campaign(usOrg, campaign.campaignId))).status).toBe("PAUSED")
+    })
+
+    it("bulk creates record one CREATE per keyword in one transaction; a deleted keyword records DELETE", async () => {
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      const adGroup = await firstAdGroup(usOrg, campaign)
+      const created = await run(client.createKeywords(usOrg, campaign.campaignId, adGroup.adGroupId, [
+        { text: "history probe a", matchType: "EXACT", bidMicros: null },
+        { text: "history probe b", matchType: "EXACT", bidMicros: null }
+      ]))
+      await run(client.deleteKeywords(usOrg, campaign.campaignId, adGroup.adGroupId, [created.succeeded[0]!.value.keywordId]))
+      const rows = ((await raw("POST", "/change-history/query", usOrg, {})).body as { result: ReadonlyArray<Json> }).result
+      expect(rows.map((r) => [r["eventType"], r["entityType"]])).toEqual([["CREATE", "KEYWORD"], ["CREATE", "KEYWORD"], ["DELETE", "KEYWORD"]])
+    })
+  })
+
+  describe("wire fixtures from Apple's published examples", () => {
+    it("the client's decoders read Apple's bulk, negative and error examples", () => {
+      const keywords = Schema.decodeUnknownSync(V1Envelope(Schema.Array(V1BulkItem(V1Keyword))))(fixture("keyword-bulk-create.response.json"))
+      expect(keywords.result?.[0]).toMatchObject({ success: true, operation: "CREATE", result: { text: "photo editor", status: "ENABLED" } })
+      const negatives = Schema.decodeUnknownSync(V1Envelope(Schema.Array(V1BulkItem(V1NegativeKeyword))))(
+        fixture("negative-keyword-bulk-create.response.json")
+      )
+      expect(negatives.result?.[0]?.result?.adGroupId).toBeNull()
+      expect(messagesOf(fixture("error.response.json"))).toMatch(/INVALID_ARGUMENT.*MISSING_REQUIRED_FIELD/)
+      expect(messagesOf(fixture("error-legacy.response.json"))).toMatch(/404: Not Found/)
+    })
+
+    it("the simulator accepts Apple's example requests and answers in the shape of Apple's example responses", async () => {
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      const adGroup = await firstAdGroup(usOrg, campaign)
+      const request = fixture("keyword-bulk-create.request.json") as { items: ReadonlyArray<{ correlationId: number; data: Json }> }
+      const answer = await raw("POST", "/keywords/bulk-create", usOrg, {
+        ...request,
+        items: request.items.map((item) => ({ ...item, data: { ...item.data, adGroupId: Number(adGroup.adGroupId) } }))
+      })
+      expect(answer.status).toBe(200)
+      // Times are not modelled by the simulator; every other field of Apple's example is there.
+      const notModelled = new Set([".result[].result.creationTime", ".result[].result.modificationTime"])
+      const want = keyPaths(fixture("keyword-bulk-create.response.json")).filter((path) => !notModelled.has(path))
+      expect(keyPaths(answer.body)).toEqual(expect.arrayContaining(want))
+      expect((answer.body as { result: ReadonlyArray<Json> }).result.map((r) => r["correlationId"])).toEqual([1, 2])
+
+      const app = (await run(client.campaigns(usOrg)))[0]!.adamId
+      const created = await raw("POST", "/campaigns", usOrg, { ...fixture("campaign-create.request.json"), promotedObjectType: "APPSTORE_APP", promotedObjectId: app })
+      expect(created.status).toBe(200)
+      expect(created.body).toMatchObject({ result: { name: "AwayFinder App Campaign", dailyBudget: { value: { amount: "100.00" } } } })
+
+      const refused = await raw("POST", "/campaigns", usOrg, { dailyBudget: { value: { amount: "1.00", currency: "USD" } } })
+      expect(refused.status).toBe(400)
+      expect(keyPaths(refused.body)).toEqual(expect.arrayContaining(keyPaths(fixture("error.response.json"))))
+    })
+  })
+})
