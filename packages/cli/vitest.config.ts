@@ -6,7 +6,8 @@ export default defineProject({
     include: ["test/**/*.test.ts"],
     // Re-exports ../server/test/support/globalSetup.ts: the same throwaway PostgreSQL cluster and template.
     globalSetup: ["test/support/globalSetup.ts"],
-    testTimeout: 120_000,
-    hookTimeout: 120_000
+    // Hang detectors sized for a loaded 2-core CI machine, as in packages/server/vitest.config.ts.
+    testTimeout: 10 * 60_000,
+    hookTimeout: 10 * 60_000
   }
 })

@@ -148,7 +148,7 @@ describe("acs admin commands on PostgreSQL", () => {
     const text = await runAcs(["orgs", "create", "Third workspace"], env)
     expect(text.code).toBe(0)
     expect(text.stdout).toMatch(/^org id:\s+org_\w+$/m)
-  }, 240_000)
+  })
 
   it("answers bad input and unknown things with exit code 2 and a clear message", async () => {
     const cases: ReadonlyArray<readonly [ReadonlyArray<string>, RegExp]> = [
@@ -176,15 +176,16 @@ describe("acs admin commands on PostgreSQL", () => {
       expect({ args, code: run.code, stderr: run.stderr }).toEqual({ args, code: 2, stderr: expect.stringMatching(message) })
       expect(run.stdout).toBe("")
     })
-  }, 240_000)
+  })
 })
 
+// Through tsx, as `pnpm acs` runs it (the other tests run the run's bundle: server/test/support/entries.ts).
 describe("acs on the embedded database", () => {
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "acs-cli-embedded-"))
   afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))
 
   it("migrates and seeds the embedded database, then releases it", async () => {
-    const run = await runAcs(["migrate", "--json"], { ACS_DATA_DIR: dataDir })
+    const run = await runAcs(["migrate", "--json"], { ACS_DATA_DIR: dataDir }, { via: "tsx" })
     expect(jsonOf<{ defaultOrgId: string }>(run).defaultOrgId).toMatch(/^org_/)
     // First start on the embedded default: the generated admin password is a warning on stderr.
     expect(run.stderr).toContain("first start")
@@ -194,7 +195,7 @@ describe("acs on the embedded database", () => {
   it("refuses to open the embedded database while another process holds it", async () => {
     Fs.writeFileSync(Path.join(dataDir, "acs.lock"), JSON.stringify({ pid: process.pid, owner: "acs server", since: new Date().toISOString() }))
     try {
-      const run = await runAcs(["keys", "list", "--json"], { ACS_DATA_DIR: dataDir })
+      const run = await runAcs(["keys", "list", "--json"], { ACS_DATA_DIR: dataDir }, { via: "tsx" })
       expect(run.code).toBe(1)
       expect(run.stdout).toBe("")
       expect(run.stderr).toMatch(/in use by acs server .*stop the acs server first, or use the REST API/)

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, startPipeline } from "../../server/test/support/pipeline.ts"
 import { BOOTSTRAP_KEY } from "../../server/test/support/server.ts"
+import { waitFor } from "../../server/test/support/wait.ts"
 import { inBatches, jsonOf, type Run, runAcs } from "./support/runAcs.ts"
 
 let p: Pipeline
@@ -222,13 +223,13 @@ describe("acs client commands", () => {
 
     const started = jsonOf<{ syncId: string; status: string }>(await acs(BOOTSTRAP_KEY, "sync", project, "--no-wait", "--json"))
     expect(started.status).toBe("running")
-    const deadline = Date.now() + 60_000
-    let status = started.status
-    while (status === "running" && Date.now() < deadline) {
-      status = ((await rest(`/accounts/${project}/syncs/${started.syncId}`)) as { status: string }).status
-      await new Promise((resolve) => setTimeout(resolve, 250))
-    }
-    expect(status).toBe("succeeded")
+    const ended = await waitFor(
+      `sync ${started.syncId} to end`,
+      async () => (await rest(`/accounts/${project}/syncs/${started.syncId}`)) as { status: string },
+      (sync) => sync.status !== "running",
+      { intervalMs: 250 }
+    )
+    expect(ended.status).toBe("succeeded")
 
     const refused = await acs(keys.write, "sync", project)
     expect(refused.code).toBe(3)

@@ -142,5 +142,5 @@ describe("the action state machine", () => {
       { numRuns: 12, endOnFailure: true }
     )
     for (const name of ["propose", "approve", "reject", "revert"]) expect(executed[name] ?? 0, name).toBeGreaterThan(2)
-  }, 300_000)
+  })
 })

@@ -88,7 +88,7 @@ beforeAll(async () => {
   x = { campaignId: first.campaignId, name: first.name, adGroups: [first.adGroups[0]!, first.adGroups[1]!, first.adGroups[2]!] }
   y = { campaignId: second.campaignId, name: second.name, adGroups: [second.adGroups[0]!, second.adGroups[1]!] }
   ;[readKey, writeKey] = await Promise.all([createKey("read"), createKey("write")])
-}, 180_000)
+})
 
 afterAll(async () => {
   await p?.close()

@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { waitFor } from "./support/wait.ts"
 
 let p: Pipeline
 let agent: Client
@@ -72,12 +73,12 @@ describe("the safe automation sequence over MCP", () => {
     const approvals = await tool(approver, "platform_list_approvals", { projectId })
     expect((approvals["approvals"] as Array<{ actionId: string }>).map((a) => a.actionId)).toContain(proposed["actionId"])
     await tool(approver, "platform_approve_action", { projectId, actionId: proposed["actionId"] })
-    let record: Record<string, unknown> = {}
-    for (let i = 0; i < 200; i++) {
-      record = await tool(agent, "platform_get_action", { projectId, actionId: proposed["actionId"] })
-      if (record["status"] === "applied" || record["status"] === "failed") break
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    const record = await waitFor(
+      `action ${String(proposed["actionId"])} to be applied or failed`,
+      () => tool(agent, "platform_get_action", { projectId, actionId: proposed["actionId"] }),
+      (action) => action["status"] === "applied" || action["status"] === "failed",
+      { intervalMs: 50 }
+    )
     // 6. Applied, without warnings; the upstream holds the new budget.
     expect(record).toMatchObject({ status: "applied", warnings: [] })
     expect((await p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(target)

@@ -92,7 +92,7 @@ beforeAll(async () => {
   expect(totals.installs).toBeGreaterThan(0)
   accountCpa = Math.round(totals.spendMicros / totals.installs)
   bandMax = cents(accountCpa)
-}, 180_000)
+})
 
 afterAll(async () => {
   await p?.close()

@@ -8,6 +8,7 @@ import type { ReportLevel } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase, query } from "./support/database.ts"
 import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
 
 let simulator: Simulator
 let database: string
@@ -46,29 +47,29 @@ const get = (base: RunningServer, path: string) => call(`${base.api}${path}`, { 
 
 /** Waits until every account of the server has a finished sync; returns the account list. */
 const waitForSyncs = async (base: RunningServer) => {
-  const deadline = Date.now() + 90_000
-  while (Date.now() < deadline) {
-    const accounts = (await get(base, "/accounts")).body as { accounts: Array<{ projectId: string; currency: string; upstreamAccountId: string }> }
-    if (accounts.accounts.length > 0) {
-      const latest = await Promise.all(accounts.accounts.map(async (a) => {
+  const { accounts } = await waitFor(
+    "every account's first sync",
+    async () => {
+      const listed = (await get(base, "/accounts")).body as { accounts: Array<{ projectId: string; currency: string; upstreamAccountId: string }> }
+      const latest = await Promise.all(listed.accounts.map(async (a) => {
         const syncs = (await get(base, `/accounts/${a.projectId}/syncs`)).body as { syncs: Array<SyncView> }
-        return syncs.syncs[0]?.status
+        return syncs.syncs[0]?.status ?? "none"
       }))
-      if (latest.every((status) => status === "succeeded")) return accounts.accounts
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
-  throw new Error(`syncs did not finish:\n${base.logs()}`)
+      return { accounts: listed.accounts, latest }
+    },
+    ({ accounts, latest }) => accounts.length > 0 && latest.every((status) => status === "succeeded"),
+    { intervalMs: 250, show: ({ accounts, latest }) => `${accounts.length} accounts, last syncs ${latest.join(", ")}\n${base.logs()}` }
+  )
+  return accounts
 }
 
-const waitForSync = async (base: RunningServer, account: string, syncId: string): Promise<SyncView> => {
-  for (let i = 0; i < 400; i++) {
-    const sync = (await get(base, `/accounts/${account}/syncs/${syncId}`)).body as SyncView
-    if (sync.status !== "running") return sync
-    await new Promise((resolve) => setTimeout(resolve, 150))
-  }
-  throw new Error("sync did not end")
-}
+const waitForSync = (base: RunningServer, account: string, syncId: string): Promise<SyncView> =>
+  waitFor(
+    `sync ${syncId} to end`,
+    async () => (await get(base, `/accounts/${account}/syncs/${syncId}`)).body as SyncView,
+    (sync) => sync.status !== "running",
+    { intervalMs: 150 }
+  )
 
 const latestSync = async (account: string) =>
   ((await get(server, `/accounts/${account}/syncs`)).body as { syncs: Array<SyncView> }).syncs[0]!

@@ -1,8 +1,10 @@
-/** Runs `acs` as a real process, as `pnpm acs` does: `node --import tsx packages/cli/src/main.ts …`. */
+/**
+ * Runs `acs` as a real process: from the run's bundle of packages/cli/src/main.ts, or as `pnpm acs` does,
+ * `node --import tsx packages/cli/src/main.ts …` (packages/server/test/support/entries.ts).
+ */
 import { spawn } from "node:child_process"
-import * as Path from "node:path"
 import { expect } from "vitest"
-import { repoRoot } from "../../../server/test/support/server.ts"
+import { nodeArgs, repoRoot, type Via } from "../../../server/test/support/entries.ts"
 
 export interface Run {
   readonly code: number | null
@@ -10,10 +12,13 @@ export interface Run {
   readonly stderr: string
 }
 
-/** Only PATH and HOME are inherited: the command sees exactly the environment a test gives it. */
-export const runAcs = (args: ReadonlyArray<string>, env: Record<string, string>): Promise<Run> =>
+/**
+ * Only PATH and HOME are inherited: the command sees exactly the environment a test gives it. `via: "tsx"`
+ * runs it as `pnpm acs` does, whatever the run's bundle.
+ */
+export const runAcs = (args: ReadonlyArray<string>, env: Record<string, string>, options: { readonly via?: Via } = {}): Promise<Run> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", Path.join("packages", "cli", "src", "main.ts"), ...args], {
+    const child = spawn(process.execPath, [...nodeArgs("cli", options.via), ...args], {
       cwd: repoRoot,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", NO_COLOR: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"]

@@ -80,8 +80,9 @@ const expectValidationFailed = async (answer: Answer): Promise<ReadonlyArray<str
 }
 
 beforeAll(async () => {
-  // A short upstream timeout, so a write whose answer is lost (a timeout fault) is retried within the test.
-  p = await startPipeline({ seed: 33, env: { UPSTREAM_TIMEOUT_MS: "2000" } })
+  // A shorter upstream timeout than the default 30 s, so a write whose answer is lost (a timeout fault, held far
+  // longer) is retried within the test; still long enough for every other call on a busy machine.
+  p = await startPipeline({ seed: 33, env: { UPSTREAM_TIMEOUT_MS: "10000" } })
   campaigns = await p.run(p.upstream.campaigns(accountId()))
   for (const campaign of campaigns) {
     for (const adGroup of await p.run(p.upstream.adGroups(accountId(), campaign.campaignId))) pool.push({ campaign, adGroup })
@@ -385,11 +386,16 @@ describe("create_ad_group", () => {
     const campaign = manualCampaign()
     const answer = proposed(await p.propose("create-ad-group", request(campaign.campaignId, "ACS Tree Lost Answer")))
     // The create is applied upstream, but its answer comes after the client gave up: the outcome is unknown to acs.
-    const fault = p.simulator.control.addFault({ kind: "timeout", delayMs: 3_000, process: true, method: "POST", path: "/campaigns/\\d+/adgroups$" })
-    const applied = await approveAndSettle(answer.actionId)
+    const fault = p.simulator.control.addFault({ kind: "timeout", delayMs: 20_000, process: true, method: "POST", path: "/campaigns/\\d+/adgroups$" })
+    let fired: number | undefined
+    const applied = await approveAndSettle(answer.actionId).finally(() => {
+      fired = p.simulator.control.listFaults().find((f) => f.id === fault)?.fired
+      // Not left behind for the next test's creates, should this one fail before the fault fired.
+      p.simulator.control.clearFaults()
+    })
     expect(applied.status, JSON.stringify(applied.failure)).toBe("applied")
     // The fault fired, and a second create would have been refused as a duplicate name: the retry took the first.
-    expect(p.simulator.control.listFaults().find((f) => f.id === fault)?.fired).toBe(1)
+    expect(fired).toBe(1)
     const named = (await p.run(p.upstream.adGroups(accountId(), campaign.campaignId))).filter((a) => a.name === "ACS Tree Lost Answer")
     expect(named.map((a) => a.adGroupId)).toEqual([applied.result?.["adGroupId"]])
     expect(await p.run(p.upstream.keywords(accountId(), campaign.campaignId, named[0]!.adGroupId))).toHaveLength(3)

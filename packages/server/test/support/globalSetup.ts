@@ -1,12 +1,14 @@
 /**
  * Starts one throwaway PostgreSQL cluster for the whole run and migrates a template database that each
- * test file clones (CREATE DATABASE … TEMPLATE), so every file starts from a clean, migrated schema.
+ * test file clones (CREATE DATABASE … TEMPLATE), so every file starts from a clean, migrated schema; and
+ * bundles the server and `acs` entry points once for the run's processes (entries.ts).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import pg from "pg"
 import type { TestProject } from "vitest/node"
 import { runMigrations } from "../../src/db/Migrations.ts"
+import { buildEntries } from "./entries.ts"
 import { startCluster, TEMPLATE_DATABASE } from "./postgres.ts"
 
 declare module "vitest" {
@@ -16,17 +18,29 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
-  const cluster = await startCluster()
-  const admin = new pg.Client({ connectionString: cluster.url("postgres") })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`)
-  await admin.end()
-  await Effect.runPromise(
-    runMigrations(Effect.void).pipe(
-      Effect.provide(PgClient.layer({ url: Redacted.make(cluster.url(TEMPLATE_DATABASE)) })),
-      Effect.scoped
+  const removeEntries = await buildEntries()
+  try {
+    const cluster = await startCluster()
+    const admin = new pg.Client({ connectionString: cluster.url("postgres") })
+    await admin.connect()
+    await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`)
+    await admin.end()
+    await Effect.runPromise(
+      runMigrations(Effect.void).pipe(
+        Effect.provide(PgClient.layer({ url: Redacted.make(cluster.url(TEMPLATE_DATABASE)) })),
+        Effect.scoped
+      )
     )
-  )
-  project.provide("postgresPort", cluster.port)
-  return () => cluster.stop()
+    project.provide("postgresPort", cluster.port)
+    return () => {
+      try {
+        cluster.stop()
+      } finally {
+        removeEntries()
+      }
+    }
+  } catch (error) {
+    removeEntries()
+    throw error
+  }
 }

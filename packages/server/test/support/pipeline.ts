@@ -11,6 +11,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { type Effect, ManagedRuntime } from "effect"
 import { createDatabase, query } from "./database.ts"
 import { type Answer, BOOTSTRAP_KEY, call, type RunningServer, startServer } from "./server.ts"
+import { waitFor } from "./wait.ts"
 
 export const ADMIN_EMAIL = "admin@pipeline.example"
 export const ADMIN_PASSWORD = "pipeline-password-0123456789"
@@ -65,7 +66,10 @@ export interface Pipeline {
    * key's proposals (four eyes refuses the proposer, and every key minted from it).
    */
   readonly approverKey: () => Promise<string>
-  /** Polls the action until its status is one of `statuses` (when not given: any state the worker leaves it in). */
+  /**
+   * Polls the action until its status is one of `statuses` (when not given: any state the worker leaves it in);
+   * fails after minutes (wait.ts), naming the status it stayed in.
+   */
   readonly settle: (actionId: string, statuses?: ReadonlyArray<string>, projectId?: string) => Promise<ActionView>
   readonly sql: <Row extends Record<string, unknown>>(text: string, values?: ReadonlyArray<unknown>) => Promise<Array<Row>>
   /** Starts another server process on the same database and simulator. */
@@ -75,8 +79,6 @@ export interface Pipeline {
 }
 
 export const SETTLED = ["applied", "failed", "proposed", "rejected", "reverted"] as const
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export const startPipeline = async (options: { readonly seed?: number; readonly env?: Record<string, string> } = {}): Promise<Pipeline> => {
   const simulator = await startSimulator({ seed: options.seed ?? 5, size: "demo" })
@@ -105,20 +107,24 @@ export const startPipeline = async (options: { readonly seed?: number; readonly 
   let server = await launch()
 
   // Wait for the demo import and every first sync.
-  const deadline = Date.now() + 120_000
-  let accounts: Array<AccountView & { readonly projectId: string }> = []
-  while (Date.now() < deadline) {
-    const listed = await call(`${server.api}/accounts`, { key: BOOTSTRAP_KEY })
-    accounts = (listed.body as { accounts?: Array<AccountView> }).accounts ?? []
-    if (accounts.length > 0) {
-      const synced = await Promise.all(accounts.map(async (a) => {
-        const syncs = await call(`${server.api}/accounts/${a.projectId}/syncs`, { key: BOOTSTRAP_KEY })
-        return (syncs.body as { syncs: Array<{ status: string }> }).syncs[0]?.status === "succeeded"
+  const imported = await waitFor(
+    "the demo import and every account's first sync",
+    async () => {
+      const listed = await call(`${server.api}/accounts`, { key: BOOTSTRAP_KEY })
+      const found = (listed.body as { accounts?: Array<AccountView> }).accounts ?? []
+      const syncs = await Promise.all(found.map(async (a) => {
+        const answer = await call(`${server.api}/accounts/${a.projectId}/syncs`, { key: BOOTSTRAP_KEY })
+        return (answer.body as { syncs?: Array<{ status: string }> }).syncs?.[0]?.status ?? "none"
       }))
-      if (synced.every(Boolean)) break
-    }
-    await sleep(250)
-  }
+      return { accounts: found, syncs }
+    },
+    ({ accounts, syncs }) => accounts.length > 0 && syncs.every((status) => status === "succeeded"),
+    { intervalMs: 250, show: ({ accounts, syncs }) => `${accounts.length} accounts, last syncs ${syncs.join(", ")}\n${server.logs().slice(-4000)}` }
+  ).catch(async (error: unknown) => {
+    await Promise.all([server.stop(), simulator.close()])
+    throw error
+  })
+  const accounts = imported.accounts
   const account = accounts.find((a) => a.currency === "USD" && !a.readOnly)
   const readOnlyAccount = accounts.find((a) => a.readOnly)
   if (account === undefined || readOnlyAccount === undefined) throw new Error(`demo accounts missing:\n${server.logs()}`)
@@ -137,7 +143,8 @@ export const startPipeline = async (options: { readonly seed?: number; readonly 
   const upstream = await run(makeAppleSearchAdsClient(
     { apiBaseUrl: simulator.apiUrl, tokenUrl: simulator.tokenUrl },
     simulator.credentials,
-    { maxRetries: 0, baseDelayMs: 10, maxDelayMs: 100, timeoutMs: 5_000 }
+    // A generous timeout: only a hang detector on a busy machine (the simulator runs in this process).
+    { maxRetries: 0, baseDelayMs: 10, maxDelayMs: 100, timeoutMs: 60_000 }
   ))
 
   const as: Pipeline["as"] = (caller, method, path, body, headers = {}) =>
@@ -179,16 +186,11 @@ export const startPipeline = async (options: { readonly seed?: number; readonly 
       ),
     action,
     approverKey: () => (approverKey ??= makeApproverKey()),
-    settle: async (actionId, statuses = SETTLED, projectId) => {
-      const until = Date.now() + 30_000
-      let last: ActionView | undefined
-      while (Date.now() < until) {
-        last = await action(actionId, projectId)
-        if (statuses.includes(last.status)) return last
-        await sleep(50)
-      }
-      throw new Error(`action ${actionId} stayed ${last?.status}:\n${pipeline.server.logs().slice(-4000)}`)
-    },
+    settle: (actionId, statuses = SETTLED, projectId) =>
+      waitFor(`action ${actionId} to be ${statuses.join(" or ")}`, () => action(actionId, projectId), (last) => statuses.includes(last.status), {
+        intervalMs: 50,
+        show: (last) => `${last.status}\n${pipeline.server.logs().slice(-4000)}`
+      }),
     sql: (text, values) => query(database, text, values),
     startTwin: (extra) => launch(extra),
     restart: async (extra) => {

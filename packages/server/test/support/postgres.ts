@@ -69,6 +69,9 @@ export const startCluster = async (): Promise<Cluster> => {
     "-l",
     Path.join(dir, "server.log"),
     "-w",
+    // pg_ctl gives up after 60 s by default; a busy machine may need longer to start a cluster.
+    "-t",
+    "600",
     "-o",
     `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
     "start"

@@ -1,12 +1,13 @@
 /**
- * Starts the real server process the way the README does (`tsx packages/server/src/main.ts`) and
- * talks to it over HTTP. Each server gets a free port and its own environment.
+ * Starts the real server process (`packages/server/src/main.ts`, bundled once per run or through tsx as the
+ * README does: entries.ts) and talks to it over HTTP. Each server gets a free port and its own environment.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import * as Path from "node:path"
+import { nodeArgs, repoRoot, type Via } from "./entries.ts"
 import { freePort } from "./postgres.ts"
+import { waitFor } from "./wait.ts"
 
-export const repoRoot = Path.resolve(import.meta.dirname, "../../../..")
+export { repoRoot }
 
 export interface RunningServer {
   readonly baseUrl: string
@@ -20,25 +21,28 @@ const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString("base64")
 
 export const BOOTSTRAP_KEY = "acs_test_bootstrap_key_0123456789abcdefghijklmnop"
 
+/** Waits (minutes, on a busy machine: wait.ts) for /readyz to answer 200; fails at once if the process ends. */
 const waitReady = async (baseUrl: string, child: ChildProcess, logs: () => string) => {
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${logs()}`)
-    try {
-      const response = await fetch(`${baseUrl}/readyz`)
-      if (response.status === 200) return
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
+  const exited = () => child.exitCode !== null || child.signalCode !== null
+  try {
+    await waitFor(
+      `the server at ${baseUrl} to be ready`,
+      async () => exited() ? "exited" : (await fetch(`${baseUrl}/readyz`)).status,
+      (status) => status === 200 || status === "exited",
+      { ignoreErrors: true, show: (status) => `/readyz answered ${status}` }
+    )
+  } catch (error) {
+    child.kill("SIGKILL")
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs()}`)
   }
-  throw new Error(`server did not become ready:\n${logs()}`)
+  if (exited()) throw new Error(`server exited with ${child.exitCode ?? child.signalCode}:\n${logs()}`)
 }
 
-export const startServer = async (env: Record<string, string>): Promise<RunningServer> => {
+/** `via: "tsx"` starts it as `pnpm start` does, whatever the run's bundle (entries.ts). */
+export const startServer = async (env: Record<string, string>, options: { readonly via?: Via } = {}): Promise<RunningServer> => {
   const port = await freePort()
   let output = ""
-  const child = spawn(process.execPath, ["--import", "tsx", Path.join(repoRoot, "packages/server/src/main.ts")], {
+  const child = spawn(process.execPath, nodeArgs("server", options.via), {
     cwd: repoRoot,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: String(port), LOG_LEVEL: "warn", ACS_SECRETS_KEY: TEST_SECRETS_KEY, ...env },
     stdio: ["ignore", "pipe", "pipe"]
