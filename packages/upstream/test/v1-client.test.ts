@@ -13,11 +13,20 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { makeAppleSearchAdsClient } from "../src/AppleSearchAdsClient.ts"
 import { signClientSecret } from "../src/ClientSecret.ts"
 import { makeUpstreamClient } from "../src/MakeUpstreamClient.ts"
+import { decodeReportPage } from "../src/ReportDecoding.ts"
 import type { NewKeyword, ReportRequest, UpstreamAdGroup, UpstreamCampaign, UpstreamClient, UpstreamFailure } from "../src/Upstream.ts"
 import { messagesOf, type RetryPolicy } from "../src/UpstreamHttp.ts"
 import { type CallRecord, type FaultSpec, type Simulator, startSimulator } from "../src/simulator/Simulator.ts"
-import { makeAppleAdsPlatformClient } from "../src/v1/AppleAdsPlatformClient.ts"
-import { V1BulkItem, V1Envelope, V1ErrorBody, V1Keyword, V1NegativeKeyword } from "../src/v1/WireV1.ts"
+import { makeAppleAdsPlatformClient, v1ReportAsV5 } from "../src/v1/AppleAdsPlatformClient.ts"
+import {
+  V1BulkItem,
+  V1ChangeDetail,
+  V1ChangeSummary,
+  V1Envelope,
+  V1ErrorBody,
+  V1Keyword,
+  V1NegativeKeyword
+} from "../src/v1/WireV1.ts"
 
 const POLICY: RetryPolicy = { maxRetries: 3, baseDelayMs: 20, maxDelayMs: 2000, timeoutMs: 500 }
 const ATTEMPTS = POLICY.maxRetries + 1
@@ -339,6 +348,18 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
   })
 
   describe("change history", () => {
+    const summaries = async (body: unknown) => {
+      const answer = await raw("POST", "/change-history/query", usOrg, body)
+      expect(answer.status).toBe(200)
+      return Schema.decodeUnknownSync(Schema.Struct({ dataType: Schema.String, result: Schema.Array(V1ChangeSummary) }))(answer.body).result
+    }
+    const detail = async (detailId: string) => {
+      const answer = await raw("GET", `/change-history/${detailId}`, usOrg)
+      expect(answer.status).toBe(200)
+      return Schema.decodeUnknownSync(V1Envelope(V1ChangeDetail))(answer.body).result!
+    }
+    const changesOf = (d: V1ChangeDetail) => Object.fromEntries(d.details.flatMap((x) => x.changes).map((c) => [c.field, [c.oldValues, c.newValues]]))
+
     it("records writes of both versions as CUSTOMER_API with the client id, web UI writes as CUSTOMER, with old and new values", async () => {
       const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
       await run(client.updateCampaign(usOrg, campaign.campaignId, { dailyBudgetMicros: 41_000_000 }))
@@ -346,41 +367,72 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
       const ui = await webUi(usOrg, "PUT", `/v1/campaigns/${campaign.campaignId}`, { status: "PAUSED" })
       expect(ui.status).toBe(200)
 
-      const query = await raw("POST", "/change-history/query", usOrg, { filters: [{ field: "eventTime", operator: "GREATER_THAN", value: "2000-01-01" }] })
-      expect(query.status).toBe(200)
-      const rows = (query.body as { result: ReadonlyArray<Json> }).result
-      expect(rows.map((r) => [r["userType"], r["modifier"], r["eventType"], r["entityType"], r["count"]])).toEqual([
-        ["CUSTOMER_API", simulator.credentials.clientId, "UPDATE", "CAMPAIGN", 1],
-        ["CUSTOMER_API", simulator.credentials.clientId, "UPDATE", "CAMPAIGN", 1],
-        ["CUSTOMER", "pat@example.com", "UPDATE", "CAMPAIGN", 1]
+      const rows = await summaries({ filters: [{ field: "eventTime", operator: "GREATER_THAN", value: "2000-01-01" }], options: { metadata: "snapshot" } })
+      expect(rows.map((r) => [r.userType, r.modifiedBy, r.eventType, r.entityType, r.count])).toEqual([
+        ["CUSTOMER_API", simulator.credentials.clientId, "UPDATE", "Campaign", 1],
+        ["CUSTOMER_API", simulator.credentials.clientId, "UPDATE", "Campaign", 1],
+        ["CUSTOMER", "pat@example.com", "UPDATE", "Campaign", 1]
       ])
-      const details = await Promise.all(rows.map((r) => raw("GET", `/change-history/${String(r["detailId"])}`, usOrg)))
-      const changes = details.map((d) => (d.body as { result: { changes: ReadonlyArray<Json> } }).result.changes[0]!)
-      expect(changes[0]).toMatchObject({
-        entityId: Number(campaign.campaignId),
-        oldValues: { dailyBudget: { value: { amount: expect.any(String) } } },
-        newValues: { dailyBudget: { value: { amount: "41.00", currency: "USD" } } }
+      const details = await Promise.all(rows.map((r) => detail(String(r.metas?.[0]?.["detailId"]))))
+      expect(details.map((d) => [d.entityType, d.entityId, d.detailId])).toEqual(
+        rows.map((r) => ["Campaign", campaign.campaignId, `Campaign.${campaign.campaignId}.${r.transactionId}`])
+      )
+      expect(changesOf(details[0]!)).toEqual({
+        dailyBudget: [[{ value: { amount: expect.any(String), currency: "USD" } }], [{ value: { amount: "41.00", currency: "USD" } }]]
       })
-      expect(changes[1]).toMatchObject({ oldValues: { name: campaign.name }, newValues: { name: `${campaign.name} (v5)` } })
-      expect(changes[2]).toMatchObject({ oldValues: { status: campaign.status }, newValues: { status: "PAUSED" } })
+      expect(changesOf(details[1]!)).toEqual({ name: [[campaign.name], [`${campaign.name} (v5)`]] })
+      expect(changesOf(details[2]!)).toEqual({ status: [[campaign.status], ["PAUSED"]] })
+      expect(details[2]!.entityMetaData).toMatchObject({ name: `${campaign.name} (v5)` })
       // A web UI edit is visible to both clients.
       expect((await run(v5.campaign(usOrg, campaign.campaignId))).status).toBe("PAUSED")
+      // Without metadata options the rows carry no metas; an unknown detail is Apple's closed-code NOT_FOUND.
+      expect((await summaries({})).map((r) => r.metas)).toEqual([[], [], []])
+      const missing = await raw("GET", "/change-history/Campaign.1.1", usOrg)
+      expect([missing.status, missing.body]).toEqual([404, { error: { code: "NOT_FOUND", message: expect.any(String) } }])
     })
 
-    it("bulk creates record one CREATE per keyword in one transaction; a deleted keyword records DELETE", async () => {
+    it("a bulk create is one transaction with one row counting each keyword; a delete records DELETE", async () => {
       const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
       const adGroup = await firstAdGroup(usOrg, campaign)
       const created = await run(client.createKeywords(usOrg, campaign.campaignId, adGroup.adGroupId, [
         { text: "history probe a", matchType: "EXACT", bidMicros: null },
         { text: "history probe b", matchType: "EXACT", bidMicros: null }
       ]))
+      await run(v5.createKeywords(usOrg, campaign.campaignId, adGroup.adGroupId, [
+        { text: "history probe c", matchType: "EXACT", bidMicros: null },
+        { text: "history probe d", matchType: "EXACT", bidMicros: null }
+      ]))
       await run(client.deleteKeywords(usOrg, campaign.campaignId, adGroup.adGroupId, [created.succeeded[0]!.value.keywordId]))
-      const rows = ((await raw("POST", "/change-history/query", usOrg, {})).body as { result: ReadonlyArray<Json> }).result
-      expect(rows.map((r) => [r["eventType"], r["entityType"]])).toEqual([["CREATE", "KEYWORD"], ["CREATE", "KEYWORD"], ["DELETE", "KEYWORD"]])
+      const rows = await summaries({ options: { metadata: "latest" } })
+      // v1's bulk-create applies item by item (one transaction each); v5's bulk call is one transaction.
+      expect(rows.map((r) => [r.eventType, r.entityType, r.count])).toEqual([
+        ["CREATE", "Keyword", 1],
+        ["CREATE", "Keyword", 1],
+        ["CREATE", "Keyword", 2],
+        ["DELETE", "Keyword", 1]
+      ])
+      expect(rows[3]!.metas?.[0]).toMatchObject({ Keyword: created.succeeded[0]!.value.keywordId, meta: { deleted: true } })
     })
   })
 
   describe("wire fixtures from Apple's published examples", () => {
+    it("Apple's change-history examples decode, and the simulator's answers have their shape", async () => {
+      const appleSummary = fixture("change-history-query.response.json")
+      Schema.decodeUnknownSync(Schema.Struct({ dataType: Schema.Literal("AuditSummary"), result: Schema.Array(V1ChangeSummary) }))(appleSummary)
+      const appleDetail = fixture("change-history-detail.response.json")
+      Schema.decodeUnknownSync(V1Envelope(V1ChangeDetail))(appleDetail)
+
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      const adGroup = await firstAdGroup(usOrg, campaign)
+      await webUi(usOrg, "PUT", `/v1/adgroups/${adGroup.adGroupId}`, { status: "PAUSED" })
+      const query = await raw("POST", "/change-history/query", usOrg, { options: { metadata: "latest" } })
+      expect(keyPaths(query.body)).toEqual(expect.arrayContaining(keyPaths(appleSummary)))
+      const detailId = (query.body as { result: ReadonlyArray<{ metas: ReadonlyArray<Json> }> }).result[0]!.metas[0]!["detailId"]
+      expect(detailId).toBe(`AdGroup.${adGroup.adGroupId}.${String((query.body as { result: ReadonlyArray<Json> }).result[0]!["transactionId"])}`)
+      const answer = await raw("GET", `/change-history/${String(detailId)}`, usOrg)
+      expect(keyPaths(answer.body)).toEqual(expect.arrayContaining(keyPaths(appleDetail)))
+    })
+
     it("the client's decoders read Apple's bulk, negative and error examples", () => {
       const keywords = Schema.decodeUnknownSync(V1Envelope(Schema.Array(V1BulkItem(V1Keyword))))(fixture("keyword-bulk-create.response.json"))
       expect(keywords.result?.[0]).toMatchObject({ success: true, operation: "CREATE", result: { text: "photo editor", status: "ENABLED" } })
@@ -390,6 +442,35 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
       expect(negatives.result?.[0]?.result?.adGroupId).toBeNull()
       expect(messagesOf(fixture("error.response.json"))).toMatch(/INVALID_ARGUMENT.*MISSING_REQUIRED_FIELD/)
       expect(messagesOf(fixture("error-legacy.response.json"))).toMatch(/404: Not Found/)
+    })
+
+    it("Apple's keyword report example decodes to acs rows, and the simulator's report rows have its shape", async () => {
+      const apple = fixture("keyword-report.response.json")
+      const page = decodeReportPage(v1ReportAsV5(apple, "keywords"), "444555666")
+      if (typeof page === "string") throw new Error(page)
+      expect(page.rows).toEqual([{
+        campaignId: "444555666",
+        adGroupId: "555666777",
+        keywordId: "888999000",
+        adId: null,
+        searchTerm: null,
+        matchType: "BROAD",
+        periods: [{ date: "2025-01-01", impressions: 5000, taps: 250, installs: 60, spendMicros: 75_000_000 }],
+        total: { impressions: 5000, taps: 250, installs: 60, spendMicros: 75_000_000 }
+      }])
+
+      const campaign = (await campaignsOf(usOrg))[0]!
+      const endDate = simulator.today(usOrg)
+      const answer = await raw("POST", "/reports/apps/keywords/query", usOrg, {
+        timeRange: { start: isoDaysBefore(endDate, 6), end: endDate, timeZone: "ORTZ", granularity: "DAILY" },
+        filters: [{ field: "campaignId", operator: "EQUALS", value: Number(campaign.campaignId) }],
+        pagination: { offset: 0, pageSize: 5 }
+      })
+      expect(answer.status).toBe(200)
+      // Entity status and the install totals beyond tap installs are not modelled by the simulator.
+      const notModelled = /\.(status|deleted|totalInstalls)$/
+      const want = keyPaths(apple).filter((path) => !notModelled.test(path))
+      expect(keyPaths(answer.body)).toEqual(expect.arrayContaining(want))
     })
 
     it("the simulator accepts Apple's example requests and answers in the shape of Apple's example responses", async () => {

@@ -1,17 +1,22 @@
 /**
  * The platform's change history (v1 `change-history`), kept by the simulator for every write through
- * either API version or the test-only "web UI": one record per entity changed, with the fields that
- * changed (old and new values, v1 field names), grouped into summary rows by transaction, event type
- * and entity type. `userType` tells acs's API client (`CUSTOMER_API` + its client id) from a person in
- * the web UI (`CUSTOMER`).
+ * either API version or the test-only "web UI", in the shapes of Apple's `AuditSummary` and
+ * `ChangeDetails`: one record per entity changed per transaction, with the fields that changed (old and
+ * new values, v1 field names); the query groups records by (userType, modifiedBy, transactionId,
+ * eventType, entityType) with a `count`, and each entity's change is fetched by its `detailId`
+ * (`<EntityType>.<entityId>.<transactionId>`). `userType` tells acs's API client (`CUSTOMER_API` +
+ * its client id) from a person in the web UI (`CUSTOMER`).
  */
 export type UserType = "CUSTOMER" | "CUSTOMER_API" | "APPLE_SUPPORT"
 
 export interface Actor {
   readonly userType: UserType
-  /** The API client id, or the web UI user's name. */
-  readonly modifier: string
+  /** The API client id, or the web UI user. */
+  readonly modifiedBy: string
 }
+
+/** Apple's audit entity type names (as its examples spell Campaign and AdGroup). */
+export type AuditEntityType = "Campaign" | "AdGroup" | "Keyword" | "NegativeKeyword" | "Ad"
 
 export interface ChangeRecord {
   readonly adAccountId: number
@@ -19,42 +24,44 @@ export interface ChangeRecord {
   readonly actor: Actor
   readonly transactionId: string
   readonly eventType: "CREATE" | "UPDATE" | "DELETE"
-  readonly entityType: string
+  readonly entityType: AuditEntityType
   readonly entityId: number
   readonly campaignId: number | null
   readonly adGroupId: number | null
+  /** The entity (v1 encoding) as the event left it: `metas[].meta` with `metadata: "snapshot"`. */
+  readonly snapshot: Readonly<Record<string, unknown>>
   readonly oldValues: Readonly<Record<string, unknown>>
   readonly newValues: Readonly<Record<string, unknown>>
 }
 
 export interface ChangeSummary {
-  readonly detailId: string
-  readonly adAccountId: number
-  readonly eventTime: string
-  readonly userType: UserType
-  readonly modifier: string
   readonly transactionId: string
   readonly eventType: string
-  readonly entityType: string
+  readonly eventTime: string
+  readonly entityType: AuditEntityType
   readonly count: number
+  readonly userType: UserType
+  readonly modifiedBy: string
+  readonly records: ReadonlyArray<ChangeRecord>
 }
+
+export const detailIdOf = (record: ChangeRecord): string => `${record.entityType}.${record.entityId}.${record.transactionId}`
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
 
-/** The fields that differ between two v1 encodings of an entity (all of them on create and delete). */
+/** The fields that differ between two v1 encodings of an entity (all of them on create). */
 export const changedFields = (
   before: Readonly<Record<string, unknown>> | null,
-  after: Readonly<Record<string, unknown>> | null
+  after: Readonly<Record<string, unknown>>
 ): { readonly oldValues: Record<string, unknown>; readonly newValues: Record<string, unknown> } => {
   const oldValues: Record<string, unknown> = {}
   const newValues: Record<string, unknown> = {}
-  const keys = new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])
-  for (const key of keys) {
+  for (const key of new Set([...Object.keys(before ?? {}), ...Object.keys(after)])) {
     const was = before?.[key]
-    const is = after?.[key]
-    if (before !== null && after !== null && same(was, is)) continue
+    const is = after[key]
+    if (before !== null && same(was, is)) continue
     if (before !== null) oldValues[key] = was ?? null
-    if (after !== null) newValues[key] = is ?? null
+    newValues[key] = is ?? null
   }
   return { oldValues, newValues }
 }
@@ -69,43 +76,39 @@ export class ChangeHistory {
 
   nextTransaction(): string {
     this.transactions++
-    return `tx-${this.transactions}`
+    return String(900_000_000 + this.transactions)
   }
 
   add(record: ChangeRecord): void {
     this.records.push(record)
   }
 
-  /** Summary rows of an account (grouped by transaction, event and entity type), oldest first. */
+  /** Summary rows of an account within [from, to] (ISO instants, inclusive), oldest first. */
   summaries(adAccountId: number, from: string | null, to: string | null): Array<ChangeSummary> {
     const groups = new Map<string, ChangeSummary>()
     for (const record of this.records) {
       if (record.adAccountId !== adAccountId) continue
       if (from !== null && record.eventTime < from) continue
       if (to !== null && record.eventTime > to) continue
-      const detailId = `${record.transactionId}.${record.eventType}.${record.entityType}`
-      const known = groups.get(detailId)
-      groups.set(detailId, known === undefined
+      const key = [record.actor.userType, record.actor.modifiedBy, record.transactionId, record.eventType, record.entityType].join("|")
+      const known = groups.get(key)
+      groups.set(key, known === undefined
         ? {
-          detailId,
-          adAccountId,
-          eventTime: record.eventTime,
-          userType: record.actor.userType,
-          modifier: record.actor.modifier,
           transactionId: record.transactionId,
           eventType: record.eventType,
+          eventTime: record.eventTime,
           entityType: record.entityType,
-          count: 1
+          count: 1,
+          userType: record.actor.userType,
+          modifiedBy: record.actor.modifiedBy,
+          records: [record]
         }
-        : { ...known, count: known.count + 1 })
+        : { ...known, count: known.count + 1, records: [...known.records, record] })
     }
     return [...groups.values()]
   }
 
-  /** The records behind one summary row. */
-  details(adAccountId: number, detailId: string): Array<ChangeRecord> {
-    return this.records.filter((record) =>
-      record.adAccountId === adAccountId && `${record.transactionId}.${record.eventType}.${record.entityType}` === detailId
-    )
+  detail(adAccountId: number, detailId: string): ChangeRecord | undefined {
+    return this.records.find((record) => record.adAccountId === adAccountId && detailIdOf(record) === detailId)
   }
 }

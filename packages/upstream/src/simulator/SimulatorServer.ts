@@ -229,11 +229,11 @@ export class SimulatorServer {
       // The call has been applied; the client only never hears back in time.
       if (!(await this.hold(timeout.delayMs ?? DEFAULT_TIMEOUT_MS))) return
     }
-    this.send(response, isV1(path) ? this.v1Answer(answer, orgId) : answer)
+    this.send(response, isV1(path) ? this.v1Answer(answer, orgId, path) : answer)
   }
 
   /** The v1 face of an answer: errors in the v1 shape, `RateLimit-*` headers on everything. */
-  private v1Answer(answer: Answer, orgId: number | null): Answer {
+  private v1Answer(answer: Answer, orgId: number | null, path: string): Answer {
     // A fixed window per account: informative only (the simulator throttles through faults, not these).
     const now = Date.now()
     const key = orgId ?? 0
@@ -247,7 +247,7 @@ export class SimulatorServer {
       "ratelimit-remaining": String(Math.max(0, RATE_LIMIT - current.count)),
       "ratelimit-reset": String(Math.max(0, Math.ceil((current.start + RATE_WINDOW_SECONDS * 1000 - now) / 1000)))
     }
-    return answer.status >= 400 ? { ...toV1Error(answer), headers } : { ...answer, headers }
+    return answer.status >= 400 ? { ...toV1Error(answer, path), headers } : { ...answer, headers }
   }
 
   /**
@@ -267,7 +267,7 @@ export class SimulatorServer {
     if (account === undefined) return apiError(404, "NOT_FOUND", `no account ${adAccountId}`)
     const route = ROUTES.find((candidate) => candidate.method === method && candidate.pattern.test(path))
     if (route === undefined || route.scope !== "org") return apiError(404, "NOT_FOUND", `no org route ${method} ${path}`)
-    const actor: Actor = { userType: "CUSTOMER", modifier: typeof input["user"] === "string" ? input["user"] : "web-ui-user@example.com" }
+    const actor: Actor = { userType: "CUSTOMER", modifiedBy: typeof input["user"] === "string" ? input["user"] : "web-ui-user@example.com" }
     this.parts.state.version++
     const ids = (route.pattern.exec(path) ?? []).slice(1).map(Number)
     try {
@@ -285,10 +285,11 @@ export class SimulatorServer {
           failingRowMessage: "",
           actor
         }),
-        adAccountId
+        adAccountId,
+        path
       )
     } catch (error) {
-      if (error instanceof WireFailure) return this.v1Answer({ status: error.status, body: errorEnvelope(error.errors) }, adAccountId)
+      if (error instanceof WireFailure) return this.v1Answer({ status: error.status, body: errorEnvelope(error.errors) }, adAccountId, path)
       throw error
     }
   }
@@ -349,7 +350,7 @@ export class SimulatorServer {
       if (route.write && isReadOnly(account.roleNames)) {
         return apiError(403, "FORBIDDEN", `read-only access to org ${orgId} (${account.roleNames.join(", ")})`)
       }
-      const actor: Actor = { userType: "CUSTOMER_API", modifier: client.credentials.clientId }
+      const actor: Actor = { userType: "CUSTOMER_API", modifiedBy: client.credentials.clientId }
       const orgRequest = { ...base, account, failingRows: fired.failingRows, failingRowMessage: fired.failingRowMessage, actor }
       // v1 writes delegate to the v5 handlers, which record there; v5 writes are recorded here.
       return route.write && !isV1(path) ? recordingWrite(orgRequest, route.handle) : route.handle(orgRequest)

@@ -4,8 +4,9 @@
  * one record each, attributed to the request's actor. Used for v5 calls and for the v5 handlers the v1
  * routes delegate to, so a write is recorded once whichever version made it.
  */
-import type { ChangeRecord } from "./SimulatorChangeHistory.ts"
+import type { AuditEntityType, ChangeRecord } from "./SimulatorChangeHistory.ts"
 import { changedFields } from "./SimulatorChangeHistory.ts"
+import type { SimEntity } from "./SimulatorState.ts"
 import type { Answer } from "./SimulatorHttp.ts"
 import type { OrgRequest } from "./SimulatorRouter.ts"
 import { entityToV1 } from "./v1/SimulatorV1Wire.ts"
@@ -33,6 +34,14 @@ const answeredIds = (answer: Answer): Array<number> => {
   const data = isObject(answer.body) ? answer.body["data"] : undefined
   const rows = Array.isArray(data) ? data : [data]
   return rows.flatMap((row) => isObject(row) && typeof row["id"] === "number" ? [row["id"]] : [])
+}
+
+const AUDIT_TYPES: Record<SimEntity["kind"], AuditEntityType> = {
+  CAMPAIGN: "Campaign",
+  ADGROUP: "AdGroup",
+  KEYWORD: "Keyword",
+  NEGATIVE_KEYWORD: "NegativeKeyword",
+  AD: "Ad"
 }
 
 export const recordingWrite = (request: OrgRequest, handle: (request: OrgRequest) => Answer): Answer => {
@@ -63,10 +72,11 @@ export const recordingWrite = (request: OrgRequest, handle: (request: OrgRequest
       actor: request.actor,
       transactionId,
       eventType,
-      entityType: is.found.kind,
+      entityType: AUDIT_TYPES[is.found.kind],
       entityId: id,
       campaignId: is.found.kind === "CAMPAIGN" ? entity.id : "campaignId" in entity ? entity.campaignId : null,
       adGroupId: is.found.kind === "ADGROUP" ? entity.id : "adGroupId" in entity ? entity.adGroupId : null,
+      snapshot: is.wire,
       oldValues,
       newValues
     })

@@ -199,25 +199,37 @@ export const V1ReportRequest = Schema.Struct({
 })
 export type V1ReportRequest = typeof V1ReportRequest.Type
 
+/** One `AuditSummary` row of `POST /change-history/query`; `metas` only with `options.metadata`. */
 export const V1ChangeSummary = Schema.Struct({
-  detailId: Schema.String,
-  eventTime: Schema.String,
-  userType: Schema.Literal("CUSTOMER", "CUSTOMER_API", "APPLE_SUPPORT"),
-  modifier: Schema.String,
   transactionId: Schema.String,
   eventType: Schema.String,
+  eventTime: Schema.String,
   entityType: Schema.String,
-  count: Schema.Int
+  count: Schema.Int,
+  metas: Schema.optional(Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
+  userType: Schema.Literal("CUSTOMER", "CUSTOMER_API", "APPLE_SUPPORT"),
+  modifiedBy: Schema.String
 })
 export type V1ChangeSummary = typeof V1ChangeSummary.Type
 
+/** `GET /change-history/{detailId}`: Apple's `ChangeDetails`, one entity in one transaction. */
 export const V1ChangeDetail = Schema.Struct({
-  entityType: Schema.String,
-  entityId: Schema.Int,
-  campaignId: Schema.optional(Schema.NullOr(Schema.Int)),
-  adGroupId: Schema.optional(Schema.NullOr(Schema.Int)),
+  transactionId: Schema.String,
+  detailId: Schema.String,
   eventType: Schema.String,
-  oldValues: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  newValues: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  entityType: Schema.String,
+  entityId: Schema.String,
+  eventTime: Schema.String,
+  userType: Schema.Literal("CUSTOMER", "CUSTOMER_API", "APPLE_SUPPORT"),
+  modifiedBy: Schema.String,
+  entityMetaData: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  details: Schema.Array(Schema.Struct({
+    transactionId: Schema.optional(Schema.String),
+    changes: Schema.Array(Schema.Struct({
+      field: Schema.String,
+      oldValues: Schema.Array(Schema.Unknown),
+      newValues: Schema.Array(Schema.Unknown)
+    }))
+  }))
 })
 export type V1ChangeDetail = typeof V1ChangeDetail.Type

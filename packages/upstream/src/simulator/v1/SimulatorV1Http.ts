@@ -40,12 +40,19 @@ export const v1ErrorBody = (errors: ReadonlyArray<WireErrorItem>) => {
   }
 }
 
+/** Change-history endpoints answer Apple's `ErrorMessage`, whose `code` is a closed set. */
+const changeHistoryCode = (status: number): string =>
+  status === 404 ? "NOT_FOUND" : status === 401 || status === 403 ? "NOT_AUTHED" : "BAD_REQUEST"
+
 /** A v5-shaped error answer re-rendered in the v1 shape (status and headers kept). */
-export const toV1Error = (answer: Answer): Answer => {
+export const toV1Error = (answer: Answer, path: string): Answer => {
   const body = answer.body
   const errors = typeof body === "object" && body !== null && "error" in body
     ? (body as { readonly error: { readonly errors?: ReadonlyArray<WireErrorItem> } | null }).error?.errors ?? []
     : []
+  if (path.startsWith(`${V1_PREFIX}/change-history`) && answer.status < 500 && answer.status !== 429) {
+    return { ...answer, body: { error: { code: changeHistoryCode(answer.status), message: errors[0]?.message ?? `HTTP ${answer.status}` } } }
+  }
   return { ...answer, body: v1ErrorBody(errors) }
 }
 

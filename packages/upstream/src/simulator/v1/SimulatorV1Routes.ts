@@ -10,7 +10,7 @@ import { V1Filter, V1Money, V1Query, V1ReportRequest, V1Status } from "../../v1/
 import type { WireErrorItem } from "../../Wire.ts"
 import { accountRoutes } from "../SimulatorAccountRoutes.ts"
 import { campaignRoutes } from "../SimulatorCampaignRoutes.ts"
-import type { ChangeRecord } from "../SimulatorChangeHistory.ts"
+import { detailIdOf } from "../SimulatorChangeHistory.ts"
 import { type Answer, decodeInput, failure, invalid, notFound, WireFailure } from "../SimulatorHttp.ts"
 import { keywordRoutes } from "../SimulatorKeywordRoutes.ts"
 import type { SimAccount, SimCampaign } from "../SimulatorModel.ts"
@@ -445,6 +445,26 @@ const metricsToV1 = (m: Readonly<Record<string, unknown>>) => ({
   ttr: m["ttr"] ?? null
 })
 
+/**
+ * Report metadata as Apple's v1 examples show it: the row's own entity as `id` with its `name` (a
+ * keyword's `text`), its parents by id, and the ad account; search-term rows keep their term fields.
+ */
+const metadataToV1 = (level: ReportPathLevel, meta: Readonly<Record<string, unknown>>, adAccountId: number) => {
+  const parents = { adAccountId, campaignId: meta["campaignId"] }
+  switch (level) {
+    case "campaigns":
+      return { id: meta["campaignId"], name: meta["campaignName"], adAccountId }
+    case "adgroups":
+      return { id: meta["adGroupId"], name: meta["adGroupName"], ...parents }
+    case "keywords":
+      return { id: meta["keywordId"], text: meta["keyword"], matchType: meta["matchType"], ...parents, adGroupId: meta["adGroupId"] }
+    case "ads":
+      return { id: meta["adId"], name: meta["adName"], ...parents, adGroupId: meta["adGroupId"] }
+    case "searchterms":
+      return { ...meta, adAccountId }
+  }
+}
+
 const report = (level: ReportPathLevel) => (request: OrgRequest): Answer => {
   const body = decodeInput(V1ReportRequest, request.body)
   const campaignFilter = (body.filters ?? []).find((f) => f.field === "campaignId")
@@ -480,7 +500,7 @@ const report = (level: ReportPathLevel) => (request: OrgRequest): Answer => {
       const v5 = row as unknown as Readonly<Record<string, unknown>>
       const granular = Array.isArray(v5["granularity"]) ? (v5["granularity"] as ReadonlyArray<Readonly<Record<string, unknown>>>) : null
       rows.push({
-        metadata: v5["metadata"],
+        metadata: metadataToV1(level, isObject(v5["metadata"]) ? v5["metadata"] : {}, request.account.orgId),
         totalMetrics: metricsToV1(isObject(v5["total"]) ? v5["total"] : {}),
         ...(granular !== null ? { granularMetrics: granular.map((g) => ({ date: g["date"], ...metricsToV1(g) })) } : {})
       })
@@ -494,8 +514,12 @@ const report = (level: ReportPathLevel) => (request: OrgRequest): Answer => {
 
 const ChangeQuery = Schema.Struct({
   filters: Schema.optional(Schema.Array(V1Filter)),
+  options: Schema.optional(Schema.Struct({ metadata: Schema.optional(Schema.Literal("none", "latest", "snapshot")) })),
   pagination: Schema.optional(Schema.Struct({ offset: Schema.Int, pageSize: Schema.Int }))
 })
+
+/** A field's values as Apple lists them: arrays as they are, anything else as a one-element array. */
+const valuesOf = (value: unknown): ReadonlyArray<unknown> => value === undefined ? [] : Array.isArray(value) ? value : [value]
 
 const changeQuery = (request: OrgRequest): Answer => {
   const body = decodeInput(ChangeQuery, request.body ?? {})
@@ -504,35 +528,49 @@ const changeQuery = (request: OrgRequest): Answer => {
     const found = timeFilters.find((f) => f.operator === operator)
     return found === undefined ? null : String(found.value)
   }
+  const metadata = body.options?.metadata ?? "none"
   const all = request.state.history.summaries(request.account.orgId, bound("GREATER_THAN"), bound("LESS_THAN"))
   const offset = body.pagination?.offset ?? 0
   const pageSize = body.pagination?.pageSize ?? 1000
-  return v1Ok(
-    all.slice(offset, offset + pageSize).map(({ adAccountId: _, ...summary }) => summary),
-    { offset, pageSize, totalCount: all.length }
-  )
+  const rows = all.slice(offset, offset + pageSize).map(({ records, ...summary }) => ({
+    ...summary,
+    metas: metadata === "none" ? [] : records.map((record) => {
+      const current = request.state.entity(record.entityId)
+      return {
+        [record.entityType]: String(record.entityId),
+        detailId: detailIdOf(record),
+        meta: metadata === "snapshot" || current === undefined ? record.snapshot : entityToV1(request.account, current)
+      }
+    })
+  }))
+  // Apple's AuditSummaryResponse names its row type next to the usual envelope.
+  return { status: 200, body: { dataType: "AuditSummary", result: rows, pagination: { offset, pageSize, totalCount: all.length } } }
 }
 
 const changeDetail = (request: OrgRequest): Answer => {
   const detailId = decodeURIComponent(request.path.slice("/v1/change-history/".length))
-  const records = request.state.history.details(request.account.orgId, detailId)
-  if (records.length === 0) throw failure(404, "NOT_FOUND", `change ${detailId} not found`)
-  const first: ChangeRecord = records[0]!
+  const record = request.state.history.detail(request.account.orgId, detailId)
+  if (record === undefined) throw failure(404, "NOT_FOUND", `change ${detailId} not found`)
+  const fields = [...new Set([...Object.keys(record.oldValues), ...Object.keys(record.newValues)])]
   return v1Ok({
+    transactionId: record.transactionId,
     detailId,
-    eventTime: first.eventTime,
-    userType: first.actor.userType,
-    modifier: first.actor.modifier,
-    transactionId: first.transactionId,
-    changes: records.map((record) => ({
-      entityType: record.entityType,
-      entityId: record.entityId,
-      campaignId: record.campaignId,
-      adGroupId: record.adGroupId,
-      eventType: record.eventType,
-      oldValues: record.oldValues,
-      newValues: record.newValues
-    }))
+    eventType: record.eventType,
+    entityType: record.entityType,
+    entityId: String(record.entityId),
+    eventTime: record.eventTime,
+    userType: record.actor.userType,
+    modifiedBy: record.actor.modifiedBy,
+    entityMetaData: {
+      ...(typeof record.snapshot["name"] === "string" ? { name: record.snapshot["name"] } : {}),
+      ...(typeof record.snapshot["text"] === "string" ? { text: record.snapshot["text"] } : {}),
+      ...(record.campaignId !== null ? { campaignId: String(record.campaignId) } : {}),
+      ...(record.adGroupId !== null ? { adGroupId: String(record.adGroupId) } : {})
+    },
+    details: [{
+      transactionId: record.transactionId,
+      changes: fields.map((field) => ({ field, oldValues: valuesOf(record.oldValues[field]), newValues: valuesOf(record.newValues[field]) }))
+    }]
   })
 }
 
