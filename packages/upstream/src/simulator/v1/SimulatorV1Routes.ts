@@ -16,7 +16,7 @@ import { keywordRoutes } from "../SimulatorKeywordRoutes.ts"
 import type { SimAccount, SimCampaign } from "../SimulatorModel.ts"
 import { type ReportPathLevel, runReport } from "../SimulatorReports.ts"
 import type { HttpMethod, OrgRequest, Route, UserRequest } from "../SimulatorRouter.ts"
-import type { SimEntity } from "../SimulatorState.ts"
+import type { SimEntity, SimulatorState } from "../SimulatorState.ts"
 import type { WireObject } from "../SimulatorWire.ts"
 import { recordingWrite } from "../SimulatorWriteRecorder.ts"
 import { v1ErrorBody, v1Ok, v1Path } from "./SimulatorV1Http.ts"
@@ -149,21 +149,24 @@ const matches = (object: WireObject, filter: V1Filter): boolean => {
   }
 }
 
-const query = (kind: Kind) => (request: OrgRequest): Answer => {
-  const body = decodeInput(V1Query, request.body ?? {})
-  const filters = body.filters ?? []
-  const offset = body.pagination?.offset ?? 0
-  const pageSize = body.pagination?.pageSize ?? 20
-  if (offset < 0) throw invalid("offset must not be negative", "pagination.offset")
-  if (pageSize < 1 || pageSize > MAX_PAGE) throw invalid(`pageSize must be between 1 and ${MAX_PAGE}`, "pagination.pageSize")
+const QUERY_CACHE_SIZE = 16
+/** Per simulator state (several simulators may share a process). */
+const queryCaches = new WeakMap<SimulatorState, Map<string, ReadonlyArray<WireObject>>>()
+
+const matchAndSort = (
+  account: SimAccount,
+  kind: Kind,
+  filters: ReadonlyArray<V1Filter>,
+  sorting: NonNullable<V1Query["sorting"]>
+): ReadonlyArray<WireObject> => {
   // A campaign filter narrows the walk: a 100,000-keyword account is queried campaign by campaign.
   const byCampaign = filters.find((f) => (f.field === "campaignId" || (kind === "CAMPAIGN" && f.field === "id")) && f.operator === "EQUALS")
   const onlyCampaign = byCampaign === undefined ? null : Number(byCampaign.value)
   const showDeleted = filters.some((f) => f.field === "deleted")
-  let rows = entitiesOf(request.account, kind, onlyCampaign)
-    .map((found) => entityToV1(request.account, found))
+  let rows = entitiesOf(account, kind, onlyCampaign)
+    .map((found) => entityToV1(account, found))
     .filter((row) => (showDeleted || row["deleted"] !== true) && filters.every((f) => matches(row, f)))
-  for (const sort of [...(body.sorting ?? [])].reverse()) {
+  for (const sort of [...sorting].reverse()) {
     const direction = sort.order === "DESC" ? -1 : 1
     rows = [...rows].sort((a, b) => {
       const x = fieldValue(a, sort.field)
@@ -171,6 +174,26 @@ const query = (kind: Kind) => (request: OrgRequest): Answer => {
       const order = typeof x === "number" && typeof y === "number" ? x - y : asText(x, false).localeCompare(asText(y, false))
       return order * direction
     })
+  }
+  return rows
+}
+
+const query = (kind: Kind) => (request: OrgRequest): Answer => {
+  const body = decodeInput(V1Query, request.body ?? {})
+  const filters = body.filters ?? []
+  const offset = body.pagination?.offset ?? 0
+  const pageSize = body.pagination?.pageSize ?? 20
+  if (offset < 0) throw invalid("offset must not be negative", "pagination.offset")
+  if (pageSize < 1 || pageSize > MAX_PAGE) throw invalid(`pageSize must be between 1 and ${MAX_PAGE}`, "pagination.pageSize")
+  // A client pages through one query with the same body: match and sort once per world version.
+  const key = JSON.stringify([request.state.version, request.account.orgId, kind, filters, body.sorting ?? []])
+  const queryCache = queryCaches.get(request.state) ?? new Map<string, ReadonlyArray<WireObject>>()
+  queryCaches.set(request.state, queryCache)
+  const cached = queryCache.get(key)
+  const rows = cached ?? matchAndSort(request.account, kind, filters, body.sorting ?? [])
+  if (cached === undefined) {
+    if (queryCache.size >= QUERY_CACHE_SIZE) queryCache.delete(queryCache.keys().next().value ?? "")
+    queryCache.set(key, rows)
   }
   const page = rows.slice(offset, offset + pageSize)
   return v1Ok(page, { offset, pageSize, ...(body.returnTotalCount === true ? { totalCount: rows.length } : {}) })
