@@ -1,7 +1,7 @@
 /**
  * The `Upstream` port: what acs needs from an ads platform, in acs's terms (string ids, integer micros).
- * The Apple Search Ads v5 adapter implements it over HTTP; a v1 (Apple Ads Platform API) adapter would be
- * one more module behind the same interface. Failures are already SPEC 7 errors.
+ * The Apple Search Ads v5 adapter (AppleSearchAdsClient) and the Apple Ads Platform API v1 adapter
+ * (v1/AppleAdsPlatformClient) implement it over HTTP; MakeUpstreamClient picks one per API version. Failures are already SPEC 7 errors.
  */
 import type { ConnectionError, NotFound, ReadOnlyAccount, UpstreamError, UpstreamUnavailable } from "@acs/domain/Errors"
 import { Context, type Effect } from "effect"
@@ -209,6 +209,34 @@ export interface FindCondition {
   readonly values: ReadonlyArray<string>
 }
 
+/** Who changed an account, as the platform's change history says (v1 only). */
+export type UpstreamUserType = "CUSTOMER" | "CUSTOMER_API" | "APPLE_SUPPORT"
+
+/** One entity changed in one transaction: a change-history summary row broken down per entity. */
+export interface UpstreamChange {
+  readonly detailId: string
+  readonly transactionId: string
+  readonly eventTime: string
+  /** CUSTOMER: a person in the web UI; CUSTOMER_API: an API client (`modifiedBy` is its id). */
+  readonly userType: UpstreamUserType
+  readonly modifiedBy: string
+  readonly eventType: string
+  /** Apple's audit names: Campaign, AdGroup, Keyword, NegativeKeyword, Ad. */
+  readonly entityType: string
+  readonly entityId: string
+}
+
+export interface UpstreamChangeDetail extends UpstreamChange {
+  readonly campaignId: string | null
+  readonly adGroupId: string | null
+  /** v1 field names; values as the platform lists them (arrays). */
+  readonly fields: ReadonlyArray<{
+    readonly field: string
+    readonly oldValues: ReadonlyArray<unknown>
+    readonly newValues: ReadonlyArray<unknown>
+  }>
+}
+
 type Call<A> = Effect.Effect<A, UpstreamFailure>
 
 /**
@@ -286,6 +314,13 @@ export interface UpstreamClient {
     adId: string,
     change: { readonly status?: EntityStatus; readonly name?: string }
   ) => Call<UpstreamAd>
+
+  /**
+   * The account's changes strictly after `sinceIso`, oldest first, one per entity. Only v1 has a
+   * change history: the v5 client leaves these out.
+   */
+  readonly changeHistory?: (accountId: string, sinceIso: string) => Call<ReadonlyArray<UpstreamChange>>
+  readonly changeDetail?: (accountId: string, detailId: string) => Call<UpstreamChangeDetail>
 
   readonly searchApps: (query: string, limit: number) => Call<ReadonlyArray<AppSearchResult>>
   readonly searchGeo: (query: string, countryCode: string | null) => Call<ReadonlyArray<GeoSearchResult>>

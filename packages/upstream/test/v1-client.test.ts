@@ -391,6 +391,30 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
       expect([missing.status, missing.body]).toEqual([404, { error: { code: "NOT_FOUND", message: expect.any(String) } }])
     })
 
+    it("the client's changeHistory lists changes after a mark, one per entity; outside ones are told by modifiedBy; changeDetail gives the fields", async () => {
+      const changeHistory = client.changeHistory!
+      const changeDetail = client.changeDetail!
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      const adGroup = await firstAdGroup(usOrg, campaign)
+      await run(client.updateAdGroup(usOrg, campaign.campaignId, adGroup.adGroupId, { defaultBidMicros: 1_230_000 }))
+      const all = await run(changeHistory(usOrg, "2000-01-01T00:00:00.000Z"))
+      expect(all.map((c) => [c.userType, c.entityType, c.entityId])).toEqual([["CUSTOMER_API", "AdGroup", adGroup.adGroupId]])
+      const mark = all[0]!.eventTime
+
+      await webUi(usOrg, "PUT", `/v1/adgroups/${adGroup.adGroupId}`, { name: "renamed in the web UI", status: "PAUSED" })
+      const since = await run(changeHistory(usOrg, mark))
+      expect(since).toHaveLength(1) // strictly after the mark
+      const outside = since.filter((c) => c.modifiedBy !== simulator.credentials.clientId)
+      expect(outside.map((c) => [c.userType, c.modifiedBy, c.eventType, c.entityId])).toEqual([["CUSTOMER", "pat@example.com", "UPDATE", adGroup.adGroupId]])
+      const detail = await run(changeDetail(usOrg, outside[0]!.detailId))
+      expect([detail.campaignId, detail.adGroupId]).toEqual([campaign.campaignId, adGroup.adGroupId])
+      expect(Object.fromEntries(detail.fields.map((f) => [f.field, [f.oldValues, f.newValues]]))).toEqual({
+        name: [[adGroup.name], ["renamed in the web UI"]],
+        status: [[adGroup.status], ["PAUSED"]]
+      })
+      expect((await failure(changeDetail(usOrg, "AdGroup.1.1")))._tag).toBe("NotFound")
+    })
+
     it("a bulk create is one transaction with one row counting each keyword; a delete records DELETE", async () => {
       const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
       const adGroup = await firstAdGroup(usOrg, campaign)

@@ -74,22 +74,30 @@ export class ChangeHistory {
     this.records = []
   }
 
-  nextTransaction(): string {
+  private lastEventMs = 0
+
+  /**
+   * A new transaction id and its event time: the simulated clock, but strictly after the previous
+   * transaction (a fixed test clock would otherwise give every change the same instant, and "changes
+   * after the last mark" could not tell them apart).
+   */
+  nextTransaction(clockMs: number): { readonly transactionId: string; readonly eventTime: string } {
     this.transactions++
-    return String(900_000_000 + this.transactions)
+    this.lastEventMs = Math.max(clockMs, this.lastEventMs + 1)
+    return { transactionId: String(900_000_000 + this.transactions), eventTime: new Date(this.lastEventMs).toISOString() }
   }
 
   add(record: ChangeRecord): void {
     this.records.push(record)
   }
 
-  /** Summary rows of an account within [from, to] (ISO instants, inclusive), oldest first. */
-  summaries(adAccountId: number, from: string | null, to: string | null): Array<ChangeSummary> {
+  /** Summary rows of an account strictly after `after` and before `before` (ISO instants), oldest first. */
+  summaries(adAccountId: number, after: string | null, before: string | null): Array<ChangeSummary> {
     const groups = new Map<string, ChangeSummary>()
     for (const record of this.records) {
       if (record.adAccountId !== adAccountId) continue
-      if (from !== null && record.eventTime < from) continue
-      if (to !== null && record.eventTime > to) continue
+      if (after !== null && Date.parse(record.eventTime) <= Date.parse(after)) continue
+      if (before !== null && Date.parse(record.eventTime) >= Date.parse(before)) continue
       const key = [record.actor.userType, record.actor.modifiedBy, record.transactionId, record.eventType, record.entityType].join("|")
       const known = groups.get(key)
       groups.set(key, known === undefined

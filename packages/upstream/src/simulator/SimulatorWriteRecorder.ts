@@ -55,8 +55,7 @@ export const recordingWrite = (request: OrgRequest, handle: (request: OrgRequest
   const answer = handle(request)
   if (answer.status >= 300) return answer
   const ids = new Set([...before.keys(), ...answeredIds(answer)])
-  const transactionId = state.history.nextTransaction()
-  const eventTime = new Date(state.clock()).toISOString()
+  const { eventTime, transactionId } = state.history.nextTransaction(state.clock())
   for (const id of ids) {
     const was = before.get(id) ?? null
     const is = snapshot(id)

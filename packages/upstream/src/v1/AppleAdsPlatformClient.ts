@@ -16,6 +16,7 @@ import type {
   NewKeyword,
   NewNegativeKeyword,
   ReportRequest,
+  UpstreamChange,
   UpstreamClient,
   UpstreamFailure
 } from "../Upstream.ts"
@@ -41,6 +42,8 @@ import {
   V1AdGroup,
   V1BulkItem,
   V1Campaign,
+  V1ChangeDetail,
+  V1ChangeSummary,
   V1Envelope,
   type V1Error,
   type V1Filter,
@@ -358,6 +361,63 @@ export const makeAppleAdsPlatformClient = (
       deleteNegativeKeywords: (account, _c, _a, ids) => deleteEach("negative-keywords", account, ids),
       updateAd: (account, _c, _a, adId, change) => saved(write("PUT", `/ads/${adId}`, account, change), V1Ad).pipe(Effect.map(adFromV1)),
 
+      changeHistory: (account, sinceIso) =>
+        Effect.gen(function*() {
+          const out: Array<UpstreamChange> = []
+          for (let offset = 0;; offset += PAGE) {
+            const { body } = yield* http.run({
+              method: "POST",
+              path: "/change-history/query",
+              orgId: account,
+              write: false,
+              body: {
+                filters: [{ field: "eventTime", operator: "GREATER_THAN", value: sinceIso }],
+                // Per-entity detailIds only come in `metas`, and only with a metadata option.
+                options: { metadata: "latest" },
+                pagination: { offset, pageSize: PAGE }
+              }
+            })
+            const page = yield* Schema.decodeUnknown(ChangePage)(body).pipe(Effect.mapError((error) =>
+              new UpstreamError({ message: `the change history answered in an unexpected shape: ${error.message.slice(0, 300)}` })
+            ))
+            for (const row of page.result) {
+              for (const meta of row.metas ?? []) {
+                const detailId = meta["detailId"]
+                if (typeof detailId !== "string") continue
+                out.push({
+                  detailId,
+                  transactionId: row.transactionId,
+                  eventTime: row.eventTime,
+                  userType: row.userType,
+                  modifiedBy: row.modifiedBy,
+                  eventType: row.eventType,
+                  entityType: row.entityType,
+                  entityId: String(meta[row.entityType] ?? detailId.split(".")[1] ?? "")
+                })
+              }
+            }
+            if (page.result.length < PAGE) return out
+          }
+        }),
+      changeDetail: (account, detailId) =>
+        saved(read(`/change-history/${encodeURIComponent(detailId)}`, account), V1ChangeDetail).pipe(Effect.map((d) => {
+          const meta = d.entityMetaData ?? {}
+          const idOf = (key: string) => meta[key] === undefined || meta[key] === null ? null : String(meta[key])
+          return {
+            detailId: d.detailId,
+            transactionId: d.transactionId,
+            eventTime: d.eventTime,
+            userType: d.userType,
+            modifiedBy: d.modifiedBy,
+            eventType: d.eventType,
+            entityType: d.entityType,
+            entityId: d.entityId,
+            campaignId: d.entityType === "Campaign" ? d.entityId : idOf("campaignId"),
+            adGroupId: d.entityType === "AdGroup" ? d.entityId : idOf("adGroupId"),
+            fields: d.details.flatMap((detail) => detail.changes)
+          }
+        })),
+
       searchApps: (query, limit) =>
         firstAccount.pipe(
           Effect.flatMap((account) =>
@@ -389,6 +449,8 @@ export const makeAppleAdsPlatformClient = (
     )
     return client
   }).pipe(Effect.withSpan("Upstream.connect.v1"))
+
+const ChangePage = Schema.Struct({ result: Schema.Array(V1ChangeSummary) })
 
 const AppRow = Schema.Struct({
   adamId: Schema.Int,
