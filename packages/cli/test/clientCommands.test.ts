@@ -63,7 +63,8 @@ beforeAll(async () => {
   project = p.account.projectId
   keys.read = await createKey({ name: "cli reader", scope: "read" })
   keys.write = await createKey({ name: "cli script", scope: "write" })
-  keys.approver = await createKey({ name: "cli approver", scope: "write", canApprove: true })
+  // Four eyes: the approver is no key the proposing script's creator made.
+  keys.approver = await p.approverKey()
   keys.readOne = await createKey({ name: "cli one account", scope: "read", projectIds: [project] })
 })
 

@@ -93,7 +93,7 @@ describe("demotion at apply", () => {
 
     // A person who approves it after reading the drift chooses to write over the outside change: it applies,
     // with a warning saying what it overwrote.
-    await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
+    await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
     const applied = await p.settle(actionId, ["applied", "failed"])
     expect(applied.status).toBe("applied")
     expect(applied.warnings.join(" ")).toMatch(/overwrote a change made outside acs/)
@@ -150,7 +150,7 @@ describe("upstream faults during apply", () => {
     })
     expect(answer.body).toMatchObject({ mode: "queued" })
     const actionId = (answer.body as { actionId: string }).actionId
-    expect((await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)).status).toBe(200)
+    expect((await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)).status).toBe(200)
     const lowered = "UPDATE campaigns SET daily_budget_micros = $3 WHERE project_id = $1 AND campaign_id = $2"
     await p.sql(lowered, [p.account.projectId, campaign.campaignId, campaign.dailyBudgetMicros! - 10_000])
     await startWorker()

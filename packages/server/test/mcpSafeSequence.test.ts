@@ -28,8 +28,9 @@ const tool = async (client: Client, name: string, args: Record<string, unknown>)
   return result.structuredContent as Record<string, unknown>
 }
 
-const newKey = async (body: Record<string, unknown>) => {
-  const answer = await p.as("key", "POST", "/keys", body)
+/** A key made by the bootstrap key (the agent's) or by the admin person (the approver's: four eyes apart). */
+const newKey = async (body: Record<string, unknown>, by: "key" | "person" = "key") => {
+  const answer = await p.as(by, "POST", "/keys", body)
   expect(answer.status).toBe(201)
   return (answer.body as { secret: string }).secret
 }
@@ -37,7 +38,7 @@ const newKey = async (body: Record<string, unknown>) => {
 beforeAll(async () => {
   p = await startPipeline({ seed: 71 })
   agent = await connect(await newKey({ name: "agent", scope: "write" }))
-  approver = await connect(await newKey({ name: "approver", scope: "write", canApprove: true }))
+  approver = await connect(await newKey({ name: "approver", scope: "write", canApprove: true }, "person"))
 })
 
 afterAll(async () => {

@@ -12,12 +12,15 @@ let twin: RunningServer
 let cookie: string
 
 /** The same call on one of the instances, round robin. */
-const on = (index: number, caller: Caller, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+const on = async (index: number, caller: Caller, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
   const server = index % 2 === 0 ? p.server : twin
   return call(`${server.api}${path}`, {
     method,
     body,
-    ...(caller === "key" ? { key: BOOTSTRAP_KEY, headers } : { headers: { ...headers, cookie } })
+    ...(caller === "person" ? { headers: { ...headers, cookie } } : {
+      key: caller === "key" ? BOOTSTRAP_KEY : await p.approverKey(),
+      headers
+    })
   })
 }
 
@@ -181,7 +184,7 @@ describe("the apply queue", () => {
       return (answer.body as { actionId: string }).actionId
     })
     await chunked(500, 25, (index) =>
-      on(index, "person", "POST", `/accounts/${p.account.projectId}/approvals/${actionIds[index]}/approve`)
+      on(index, "approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionIds[index]}/approve`)
     )
     const since = p.simulator.control.listCalls().at(-1)?.seq ?? 0
     const workers = await Promise.all([0, 1, 2].map(() => p.startTwin({ WORKER_CONCURRENCY: "3" })))

@@ -53,7 +53,7 @@ const proposed = (answer: Answer) => {
 }
 
 const approveAndSettle = async (actionId: string): Promise<ActionView> => {
-  const approved = await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
+  const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
   expect(approved.status, approved.text).toBe(200)
   return p.settle(actionId)
 }

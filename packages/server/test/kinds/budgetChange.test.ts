@@ -163,7 +163,7 @@ describe("budget_change", () => {
     expect(exactly.body).toMatchObject({ mode: "queued", status: "proposed" })
     expect((exactly.body as { policyReasons: Array<string> }).policyReasons.join(" ")).toMatch(/budget raise of \+200\.0% is beyond the 30%/)
     const actionId = (exactly.body as { actionId: string }).actionId
-    expect((await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)).status).toBe(200)
+    expect((await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)).status).toBe(200)
     expect((await p.settle(actionId)).status).toBe("applied")
     expect(await upstreamBudget(campaign.campaignId)).toBe(3 * prior)
 

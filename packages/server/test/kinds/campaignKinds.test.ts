@@ -45,7 +45,7 @@ const proposalOf = (answer: Answer) =>
 
 /** A person approves a queued action; it then applies. */
 const approveAndSettle = async (actionId: string): Promise<ActionView> => {
-  const approved = await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
+  const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
   expect(approved.status).toBe(200)
   return p.settle(actionId)
 }
@@ -228,7 +228,7 @@ describe("target_cpa_change", () => {
       as: "key"
     })
     await p.run(p.upstream.updateCampaign(account(), campaign.campaignId, { targetCpaMicros: prior + 10_000 }))
-    const approved = await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${proposalOf(proposed).actionId}/approve`)
+    const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${proposalOf(proposed).actionId}/approve`)
     expect(approved.status).toBe(200)
     const demoted = await p.settle(proposalOf(proposed).actionId, ["proposed", "applied", "failed"])
     expect(demoted.status).toBe("proposed")
@@ -405,7 +405,7 @@ describe("create_campaign", () => {
     p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: "/targetingkeywords/bulk$", nth: 1 })
     const since = Math.max(0, ...p.simulator.control.listCalls().map((c) => c.seq))
     const proposed = await p.propose("create-campaign", createBody("Doomed launch"))
-    const approved = await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${proposalOf(proposed).actionId}/approve`)
+    const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${proposalOf(proposed).actionId}/approve`)
     expect(approved.status).toBe(200)
     const failed = await p.settle(proposalOf(proposed).actionId)
     expect(failed.status).toBe("failed")

@@ -77,7 +77,7 @@ const warehouseNegatives = (ids: ReadonlyArray<string>) =>
   )
 
 const approve = async (actionId: string) => {
-  const answer = await p.as("person", "POST", `/accounts/${project()}/approvals/${actionId}/approve`)
+  const answer = await p.as("approver", "POST", `/accounts/${project()}/approvals/${actionId}/approve`)
   expect(answer.status, answer.text).toBe(200)
   return p.settle(actionId)
 }
@@ -352,7 +352,7 @@ describe("keyword_bid_change", () => {
     const [keyword] = await activeKeywords(freshAdGroup(), 1)
     const action = proposed(await p.propose("keyword-bid", { keywordIds: [keyword!.keywordId], newBidMicros: 880_000, reason: "x" }))
     await p.run(p.upstream.updateKeywords(account(), keyword!.campaignId, keyword!.adGroupId, [{ keywordId: keyword!.keywordId, bidMicros: 650_000 }]))
-    const answer = await p.as("person", "POST", `/accounts/${project()}/approvals/${action.actionId}/approve`)
+    const answer = await p.as("approver", "POST", `/accounts/${project()}/approvals/${action.actionId}/approve`)
     expect(answer.status).toBe(200)
     const demoted = await p.settle(action.actionId, ["proposed", "applied", "failed"])
     expect(demoted.status, JSON.stringify(demoted.failure)).toBe("proposed")

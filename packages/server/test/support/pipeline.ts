@@ -16,7 +16,13 @@ import { waitFor } from "./wait.ts"
 export const ADMIN_EMAIL = "admin@pipeline.example"
 export const ADMIN_PASSWORD = "pipeline-password-0123456789"
 
-export type Caller = "person" | "key"
+/**
+ * Who calls: the signed-in admin person, the bootstrap key, or a second approver (a write + canApprove key an
+ * operator made, so four eyes counts it apart from both proposers).
+ */
+export type Caller = "person" | "key" | "approver"
+
+const APPROVER_KEY = "acs_test_second_approver_0123456789abcdefghijklmn"
 
 export interface ActionView {
   readonly actionId: string
@@ -61,10 +67,7 @@ export interface Pipeline {
     options?: { readonly as?: Caller; readonly idempotencyKey?: string; readonly projectId?: string }
   ) => Promise<Answer>
   readonly action: (actionId: string, projectId?: string) => Promise<ActionView>
-  /**
-   * The secret of a write + canApprove key the admin person made: a second pair of eyes for the bootstrap
-   * key's proposals (four eyes refuses the proposer, and every key minted from it).
-   */
+  /** The secret of the second approver's key (`as("approver", …)`), for the RPC and MCP clients. */
   readonly approverKey: () => Promise<string>
   /**
    * Polls the action until its status is one of `statuses` (when not given: any state the worker leaves it in);
@@ -147,24 +150,33 @@ export const startPipeline = async (options: { readonly seed?: number; readonly 
     { maxRetries: 0, baseDelayMs: 10, maxDelayMs: 100, timeoutMs: 60_000 }
   ))
 
-  const as: Pipeline["as"] = (caller, method, path, body, headers = {}) =>
+  let approverKey: Promise<string> | undefined
+  const makeApproverKey = async () => {
+    await query(
+      database,
+      `INSERT INTO api_keys (key_id, org_id, name, secret_hash, scope, can_approve, binding_kind, project_ids, created_by)
+       SELECT 'key_second_approver', org_id, 'second approver', encode(sha256($1::bytea), 'hex'), 'write', true, 'org', '[]', 'operator'
+       FROM orgs ORDER BY created_at LIMIT 1`,
+      [APPROVER_KEY]
+    )
+    return APPROVER_KEY
+  }
+  const secondApprover = () => (approverKey ??= makeApproverKey())
+
+  const as: Pipeline["as"] = async (caller, method, path, body, headers = {}) =>
     call(`${pipeline.server.api}${path}`, {
       method,
       body,
-      ...(caller === "key" ? { key: BOOTSTRAP_KEY, headers } : { headers: { ...headers, cookie } })
+      ...(caller === "person" ? { headers: { ...headers, cookie } } : {
+        key: caller === "key" ? BOOTSTRAP_KEY : await secondApprover(),
+        headers
+      })
     })
 
   const action = async (actionId: string, projectId = account.projectId) => {
     const answer = await as("key", "GET", `/accounts/${projectId}/actions/${actionId}`)
     if (answer.status !== 200) throw new Error(`GET action ${actionId}: ${answer.status} ${answer.text}`)
     return answer.body as ActionView
-  }
-
-  let approverKey: Promise<string> | undefined
-  const makeApproverKey = async () => {
-    const answer = await as("person", "POST", "/keys", { name: "second approver", scope: "write", canApprove: true })
-    if (answer.status !== 201) throw new Error(`POST /keys: ${answer.status} ${answer.text}`)
-    return (answer.body as { secret: string }).secret
   }
 
   const pipeline: Pipeline = {
@@ -185,7 +197,7 @@ export const startPipeline = async (options: { readonly seed?: number; readonly 
         opts.idempotencyKey === undefined ? {} : { "idempotency-key": opts.idempotencyKey }
       ),
     action,
-    approverKey: () => (approverKey ??= makeApproverKey()),
+    approverKey: secondApprover,
     settle: (actionId, statuses = SETTLED, projectId) =>
       waitFor(`action ${actionId} to be ${statuses.join(" or ")}`, () => action(actionId, projectId), (last) => statuses.includes(last.status), {
         intervalMs: 50,
