@@ -289,6 +289,39 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
     })
   })
 
+  describe("queries", () => {
+    it("filter (IN, CONTAINS ignoring case), sort and page with offset; totalCount only when asked", async () => {
+      const campaigns = await campaignsOf(usOrg)
+      const ids = campaigns.slice(0, 3).map((c) => Number(c.campaignId))
+      const sorted = await raw("POST", "/campaigns/query", usOrg, {
+        filters: [{ field: "id", operator: "IN", value: ids }],
+        sorting: [{ field: "id", order: "DESC" }],
+        pagination: { offset: 1, pageSize: 5 },
+        returnTotalCount: true
+      })
+      expect(sorted.body).toMatchObject({ pagination: { offset: 1, pageSize: 5, totalCount: ids.length } })
+      expect((sorted.body as { result: ReadonlyArray<Json> }).result.map((c) => c["id"])).toEqual([...ids].sort((a, b) => b - a).slice(1))
+      const word = campaigns[0]!.name.split(" ")[0]!.toUpperCase()
+      const contains = await raw("POST", "/campaigns/query", usOrg, { filters: [{ field: "name", operator: "CONTAINS", value: word, ignoreCase: true }] })
+      const names = (contains.body as { result: ReadonlyArray<Json> }).result.map((c) => String(c["name"]))
+      expect(names.length).toBeGreaterThan(0)
+      for (const name of names) expect(name.toUpperCase()).toContain(word)
+      expect((contains.body as { pagination: Json }).pagination["totalCount"]).toBeUndefined()
+    })
+
+    it("deletes are soft and cascade: a deleted ad group's keywords leave the query, as on v5", async () => {
+      const campaign = await firstCampaign(usOrg, "MANUAL_CPT")
+      const adGroup = await firstAdGroup(usOrg, campaign)
+      expect((await run(client.keywords(usOrg, campaign.campaignId, adGroup.adGroupId))).length).toBeGreaterThan(0)
+      await run(client.deleteAdGroup(usOrg, campaign.campaignId, adGroup.adGroupId))
+      expect(await run(client.keywords(usOrg, campaign.campaignId, adGroup.adGroupId))).toEqual([])
+      const keywords = (rows: ReadonlyArray<{ readonly keywordId: string }>) => rows.map((k) => k.keywordId).sort()
+      expect(keywords(await run(client.campaignKeywords(usOrg, campaign.campaignId)))).toEqual(keywords(await run(v5.campaignKeywords(usOrg, campaign.campaignId))))
+      const gone = await raw("GET", `/adgroups/${adGroup.adGroupId}`, usOrg)
+      expect(gone.body).toMatchObject({ result: { deleted: true } })
+    })
+  })
+
   describe("v1 and v5 read the same world identically", () => {
     it("accounts, campaigns, ad groups, keywords, negatives and ads of every account", async () => {
       const v1Accounts = await run(client.accounts)

@@ -100,13 +100,16 @@ const throwRowErrors = (errors: ReadonlyArray<WireErrorItem>): void => {
 
 // ---- query ----------------------------------------------------------------------------------------
 
-const entitiesOf = (account: SimAccount, kind: Kind, onlyCampaign: number | null): Array<SimEntity> => {
+/** Deletes cascade: unless deleted rows are asked for, a deleted parent hides its children too. */
+const entitiesOf = (account: SimAccount, kind: Kind, onlyCampaign: number | null, withDeleted: boolean): Array<SimEntity> => {
   const out: Array<SimEntity> = []
   for (const campaign of account.campaigns) {
     if (onlyCampaign !== null && campaign.id !== onlyCampaign) continue
     if (kind === "CAMPAIGN") out.push({ kind, entity: campaign })
+    if (campaign.deleted && !withDeleted) continue
     if (kind === "NEGATIVE_KEYWORD") for (const n of campaign.negatives) out.push({ kind, entity: n })
     for (const adGroup of campaign.adGroups) {
+      if (adGroup.deleted && !withDeleted && kind !== "ADGROUP") continue
       if (kind === "ADGROUP") out.push({ kind, entity: adGroup })
       else if (kind === "KEYWORD") for (const k of adGroup.keywords) out.push({ kind, entity: k })
       else if (kind === "NEGATIVE_KEYWORD") for (const n of adGroup.negatives) out.push({ kind, entity: n })
@@ -163,7 +166,7 @@ const matchAndSort = (
   const byCampaign = filters.find((f) => (f.field === "campaignId" || (kind === "CAMPAIGN" && f.field === "id")) && f.operator === "EQUALS")
   const onlyCampaign = byCampaign === undefined ? null : Number(byCampaign.value)
   const showDeleted = filters.some((f) => f.field === "deleted")
-  let rows = entitiesOf(account, kind, onlyCampaign)
+  let rows = entitiesOf(account, kind, onlyCampaign, showDeleted)
     .map((found) => entityToV1(account, found))
     .filter((row) => (showDeleted || row["deleted"] !== true) && filters.every((f) => matches(row, f)))
   for (const sort of [...sorting].reverse()) {
