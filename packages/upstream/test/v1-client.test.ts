@@ -434,7 +434,14 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
       expect(all.map((c) => [c.userType, c.entityType, c.entityId])).toEqual([["CUSTOMER_API", "AdGroup", adGroup.adGroupId]])
       const mark = all[0]!.eventTime
 
-      await webUi(usOrg, "PUT", `/v1/adgroups/${adGroup.adGroupId}`, { name: "renamed in the web UI", status: "PAUSED" })
+      const edit = simulator.webUiWrite({
+        adAccountId: Number(usOrg),
+        method: "PUT",
+        path: `/v1/adgroups/${adGroup.adGroupId}`,
+        body: { name: "renamed in the web UI", status: "PAUSED" },
+        user: "pat@example.com"
+      })
+      expect(edit.status).toBe(200)
       const since = await run(changeHistory(usOrg, mark))
       expect(since).toHaveLength(1) // strictly after the mark
       const outside = since.filter((c) => c.modifiedBy !== simulator.credentials.clientId)

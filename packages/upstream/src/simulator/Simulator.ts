@@ -1,8 +1,10 @@
 /**
- * The Apple Search Ads v5 simulator: an in-process HTTP server speaking the platform's wire format
- * (token endpoint, `/api/v5/...`), seeded with a generated org tree and deterministic metrics, with
- * fault injection and a control API for tests. The real acs client talks to it unchanged: point its
- * token URL at `tokenUrl`, its API base at `apiUrl` and sign with `credentials`.
+ * The Apple Search Ads simulator: an in-process HTTP server speaking the platform's wire formats
+ * (token endpoint, Campaign Management API v5 under `/api/v5/...` and Apple Ads Platform API v1 under
+ * `/v1/...`, over one world), seeded with a generated org tree and deterministic metrics, with fault
+ * injection, a change history of every write and a control API for tests. The real acs clients talk
+ * to it unchanged: point the token URL at `tokenUrl`, the API base at `apiUrl` (v5) or `apiV1Url` (v1)
+ * and sign with `credentials`. `webUiWrite` makes a change as a person in Apple's web UI would.
  *
  *   const simulator = await startSimulator({ seed: 7, size: "demo" })
  *   ...
@@ -75,6 +77,12 @@ export interface Simulator {
   /** The accounts (child orgs) as they are now: roles change with faults and the control API. */
   readonly accounts: ReadonlyArray<SimulatorAccount>
   readonly control: SimulatorControl
+  /**
+   * A write "from the web UI" (userType CUSTOMER in the change history): a v1 call, e.g.
+   * `{adAccountId, method: "PUT", path: "/v1/campaigns/123", body: {status: "PAUSED"}}`; also served
+   * over HTTP as `POST /_control/web-ui`. Answers the v1 answer's status and body.
+   */
+  readonly webUiWrite: (input: WebUiWrite) => { readonly status: number; readonly body: unknown }
   /** The account's current day (YYYY-MM-DD in its time zone): the last day reports have data for. */
   readonly today: (accountId: number | string) => string
   /** The simulator's own totals: see `simulatorTotals`. */
@@ -86,6 +94,15 @@ export interface Simulator {
     campaignId?: number | string
   ) => SimulatorTotals
   readonly close: () => Promise<void>
+}
+
+export interface WebUiWrite {
+  readonly adAccountId: number
+  readonly method: "POST" | "PUT" | "DELETE"
+  readonly path: string
+  readonly body?: unknown
+  /** Who the web UI user is; default web-ui-user@example.com. */
+  readonly user?: string
 }
 
 export const startSimulator = async (options: SimulatorOptions = {}): Promise<Simulator> => {
@@ -126,6 +143,10 @@ export const startSimulator = async (options: SimulatorOptions = {}): Promise<Si
       }))
     },
     control,
+    webUiWrite: (input) => {
+      const answer = server.webUi(input, "web-ui")
+      return { status: answer.status, body: answer.body }
+    },
     today: (accountId) => isoFromDay(state.now(accountOf(accountId)).day),
     totals: (accountId, level, startDate, endDate, campaignId) =>
       computeTotals(state, accountOf(accountId), level, startDate, endDate, campaignId === undefined ? undefined : Number(campaignId)),

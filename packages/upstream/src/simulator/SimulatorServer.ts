@@ -255,7 +255,7 @@ export class SimulatorServer {
    * path, body, user?}` with a v1 path (`/v1/...`), applied without faults or auth, recorded in the
    * change history under that person. Tests use it to provoke outside changes.
    */
-  private webUi(body: unknown, requestId: string): Answer {
+  webUi(body: unknown, requestId: string): Answer {
     const input = typeof body === "object" && body !== null ? (body as Readonly<Record<string, unknown>>) : {}
     const adAccountId = input["adAccountId"]
     const method = input["method"]
