@@ -75,7 +75,8 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
       headers: {
         authorization: `Bearer ${token.access_token}`,
         "content-type": "application/json",
-        ...(account !== null ? { "x-ap-context": `adAccountId=${account}` } : {})
+        // An account id, or a whole context value (to try other keys).
+        ...(account !== null ? { "x-ap-context": account.includes("=") ? account : `adAccountId=${account}` } : {})
       },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {})
     })
@@ -136,6 +137,9 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
       const missing = await raw("POST", "/campaigns/query", null, {})
       expect(missing.status).toBe(403)
       expect(Schema.is(V1ErrorBody)(missing.body)).toBe(true)
+      const v5Context = await raw("POST", "/campaigns/query", `orgId=${usOrg}`, {})
+      expect(v5Context.status).toBe(403)
+      expect(v5Context.body).toMatchObject({ error: { code: "FORBIDDEN", message: expect.stringMatching(/adAccountId=/) } })
       const me = await raw("GET", "/me", null)
       expect(me.status).toBe(200)
       expect(me.body).toEqual({ result: { userId: expect.any(Number), orgId: simulator.parentOrgId } })
