@@ -97,7 +97,9 @@ const withText = (request: HttpServerRequest.HttpServerRequest, text: string) =>
   for (const [name, value] of Object.entries(request.headers)) {
     if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection") headers.set(name, value)
   }
-  const web = new Request(new URL(request.url, "http://acs.internal"), { method: request.method, headers, body: text })
+  // A GET or HEAD may arrive with a body, but a web Request cannot carry one: it was read and checked, and is dropped.
+  const carries = request.method !== "GET" && request.method !== "HEAD"
+  const web = new Request(new URL(request.url, "http://acs.internal"), { method: request.method, headers, body: carries ? text : null })
   const remoteAddress = Option.getOrUndefined(request.remoteAddress)
   return HttpServerRequest.fromWeb(web).modify(remoteAddress === undefined ? {} : { remoteAddress })
 }

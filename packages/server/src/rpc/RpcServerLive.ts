@@ -9,13 +9,13 @@ import { RPC_PATH } from "@acs/domain/AcsClient"
 import { type AcsError, ErrorBodies, Internal } from "@acs/domain/Errors"
 import { type HttpApiEndpoint, type HttpApp, HttpServerRequest } from "@effect/platform"
 import { Rpc, RpcGroup, RpcSerialization, RpcServer } from "@effect/rpc"
-import { Context, Deferred, Effect, Layer, Option, ParseResult, Schema, type Scope } from "effect"
+import { Context, Deferred, Effect, Either, Layer, Option, ParseResult, Schema, type Scope } from "effect"
 import type { OperationName } from "@acs/domain/Operations"
 import { authenticateKey } from "../http/AuthenticationLive.ts"
 import { fromParseError } from "../http/ErrorEnvelope.ts"
 import { checkKeyAccess, refusal } from "../http/FrontDoor.ts"
 import { callRest, type RestCall } from "../http/InProcessRest.ts"
-import { MAX_BODY_BYTES, readJsonBody } from "../http/RequestBody.ts"
+import { hasBody, MAX_BODY_BYTES, readJsonBody } from "../http/RequestBody.ts"
 
 /**
  * The finished REST app the procedures dispatch into. It exists only once the server has composed it (the
@@ -149,7 +149,9 @@ export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     if (request.url.split("?")[0] !== RPC_PATH) return yield* api
     const authenticated = yield* Effect.isSuccess(authenticateKey(request.headers["authorization"]))
-    const admitted = yield* Effect.either(readJsonBody(request, authenticated ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
+    const admitted = hasBody(request)
+      ? yield* Effect.either(readJsonBody(request, authenticated ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
+      : Either.right(request)
     if (admitted._tag === "Left") return refusal(admitted.left)
     // The app the procedures call carries the services it needs, all but the request, which each call brings;
     // what is left to provide is exactly that request, which the generic types cannot show.
