@@ -1,8 +1,8 @@
 /**
  * Reading a request body under the front door's rules: JSON only, at most 1 MiB whatever the framing, at most
- * 64 levels deep. A chunked body is read until 1 MiB + 1 byte and no further: the rest is never buffered,
- * and the refusal closes the connection. The text read is handed on as the request's body, so nothing reads
- * the stream twice.
+ * 64 levels deep. A chunked body is kept until 1 MiB + 1 byte and no further: the rest is never buffered
+ * (a little is drained and thrown away, so the client sees the 400; past that the connection is closed). The
+ * text read is handed on as the request's body, so nothing reads the stream twice.
  */
 import { InvalidRequest } from "@acs/domain/Errors"
 import { HttpServerRequest } from "@effect/platform"
@@ -43,7 +43,24 @@ export const nestingDepth = (text: string): number => {
   return deepest
 }
 
-/** Reads node's stream until its end, or until it passes `limit` bytes (then `None`, the rest left unread). */
+/**
+ * What of a refused body is drained (read and thrown away) so the client, still sending, receives the 400:
+ * closing a socket with unread data resets it, and a reset can destroy the answer before the client reads
+ * it. A body longer still is cut by closing the connection.
+ */
+const DRAIN_BYTES = 16 * MAX_BODY_BYTES
+
+/** Reads and discards the rest of a refused body, up to `DRAIN_BYTES`; then closes the connection. */
+const drain = (source: IncomingMessage) => {
+  let drained = 0
+  source.on("data", (chunk: Buffer) => {
+    drained += chunk.length
+    if (drained > DRAIN_BYTES) source.socket.destroy()
+  })
+  source.resume()
+}
+
+/** Reads node's stream until its end, or until it passes `limit` bytes (then `None`; the rest is drained). */
 const readNodeStream = (source: IncomingMessage, limit: number) =>
   Effect.async<Option.Option<string>, InvalidRequest>((resume) => {
     const chunks: Array<Buffer> = []
@@ -58,7 +75,7 @@ const readNodeStream = (source: IncomingMessage, limit: number) =>
       bytes += chunk.length
       if (bytes > limit) {
         cleanup()
-        source.pause()
+        drain(source)
         resume(Effect.succeed(Option.none()))
       } else chunks.push(chunk)
     }
@@ -120,7 +137,8 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, limit
       return yield* Effect.fail<BodyRefusal>({ error: tooLarge(limit), closeConnection: true })
     }
     const text = yield* readCapped(request, limit).pipe(Effect.mapError((error): BodyRefusal => ({ error, closeConnection: true })))
-    if (Option.isNone(text)) return yield* Effect.fail<BodyRefusal>({ error: tooLarge(limit), closeConnection: true })
+    // The rest of a long chunked body is being drained: the connection can stay, and the answer arrives.
+    if (Option.isNone(text)) return yield* Effect.fail<BodyRefusal>({ error: tooLarge(limit), closeConnection: false })
     if (nestingDepth(text.value) > MAX_BODY_DEPTH) {
       return yield* Effect.fail<BodyRefusal>({
         error: invalid(`the body nests deeper than ${MAX_BODY_DEPTH} levels`),
