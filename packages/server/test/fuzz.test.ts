@@ -145,16 +145,19 @@ const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/
 const MAX_ERROR_BODY = 4096
 
 /** Why a reply breaks SPEC 7 (or the request-id contract), or undefined when it does not. */
+const MCP_TRANSPORT_STATUSES: ReadonlySet<number> = new Set([400, 405, 406, 415])
+
 const violation = (request: Probe, reply: Reply): string | undefined => {
   const requestId = reply.headers["x-request-id"]
   if (typeof requestId !== "string" || requestId.length === 0) return "no X-Request-Id header"
   const sent = request.headers.find(([name]) => name === "x-request-id")?.[1].trim()
   if (sent !== undefined && SANE_REQUEST_ID.test(sent) && requestId !== sent) return `X-Request-Id ${sent} came back as ${requestId}`
   if (reply.status >= 200 && reply.status < 300) return undefined
-  // MCP clients probe /mcp with GET for an optional event stream; the protocol's answer is 405 with a
-  // JSON-RPC error (the server is stateless), after the key check.
-  if (request.path.split("?")[0] === "/mcp" && reply.status === 405 && request.method !== "POST") {
-    return /"jsonrpc":"2\.0"/.test(reply.text) || request.method === "HEAD" ? undefined : "405 on /mcp without a JSON-RPC error"
+  // After the key check, /mcp speaks the MCP transport: its refusals of a request that is no MCP message
+  // (405 for a GET probing for an event stream, the server being stateless; 406 without the Accept it needs;
+  // 415 for another content type; 400 for a body that is no JSON-RPC) are JSON-RPC errors, as MCP clients expect.
+  if (request.path.split("?")[0] === "/mcp" && MCP_TRANSPORT_STATUSES.has(reply.status)) {
+    return /"jsonrpc":"2\.0"/.test(reply.text) || request.method === "HEAD" ? undefined : `${reply.status} on /mcp without a JSON-RPC error`
   }
   if (!ALLOWED_ERROR_STATUSES.has(reply.status)) return `status ${reply.status} is not in the SPEC 7 table`
   if (request.method === "HEAD") return undefined // no body to check

@@ -90,10 +90,9 @@ export const makeFrontDoor = Effect.gen(function*() {
   return <R>(api: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
+      // Unknown routes (404 from the API) and the pages outside it (the docs) hold their bodies to the same rules.
       const match = matchRoute(request.method, request.url.split("?")[0]!)
-      // Unknown routes (404 from the API) and the pages outside it read no body.
-      if (match === undefined) return yield* api
-      const passed = yield* Effect.either(pass(request, match.route.operation, match.params["projectId"]))
+      const passed = yield* Effect.either(pass(request, match?.route.operation, match?.params["projectId"]))
       if (Either.isLeft(passed)) return passed.left
       return yield* api.pipe(
         Effect.provideService(HttpServerRequest.HttpServerRequest, passed.right.request),

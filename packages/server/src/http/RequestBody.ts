@@ -108,15 +108,18 @@ const readCapped = (request: HttpServerRequest.HttpServerRequest, limit: number)
     )
 }
 
+/** The methods whose bodies a route reads; any other method's body is read and checked, then dropped. */
+const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
 /** The same request with `text` as its body, read from memory. */
 const withText = (request: HttpServerRequest.HttpServerRequest, text: string) => {
+  // No route of another method reads a body (and a web Request cannot carry one for GET, nor exist for TRACE).
+  if (!BODY_METHODS.has(request.method)) return request
   const headers = new Headers()
   for (const [name, value] of Object.entries(request.headers)) {
     if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection") headers.set(name, value)
   }
-  // A GET or HEAD may arrive with a body, but a web Request cannot carry one: it was read and checked, and is dropped.
-  const carries = request.method !== "GET" && request.method !== "HEAD"
-  const web = new Request(new URL(request.url, "http://acs.internal"), { method: request.method, headers, body: carries ? text : null })
+  const web = new Request(new URL(request.url, "http://acs.internal"), { method: request.method, headers, body: text })
   const remoteAddress = Option.getOrUndefined(request.remoteAddress)
   return HttpServerRequest.fromWeb(web).modify(remoteAddress === undefined ? {} : { remoteAddress })
 }

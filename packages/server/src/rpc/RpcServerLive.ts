@@ -6,16 +6,16 @@
  */
 import { AcsErrorSchema, operationEndpoints, operationRpcGroup } from "@acs/domain/Rpcs"
 import { RPC_PATH } from "@acs/domain/AcsClient"
-import { type AcsError, ErrorBodies, Internal } from "@acs/domain/Errors"
+import { type AcsError, ErrorBodies, Internal, NotFound } from "@acs/domain/Errors"
 import { type HttpApiEndpoint, type HttpApp, HttpServerRequest } from "@effect/platform"
 import { Rpc, RpcGroup, RpcSerialization, RpcServer } from "@effect/rpc"
-import { Context, Deferred, Effect, Either, Layer, Option, ParseResult, Schema, type Scope } from "effect"
+import { Context, Deferred, Effect, Layer, Option, ParseResult, Schema, type Scope } from "effect"
 import type { OperationName } from "@acs/domain/Operations"
 import { authenticateKey } from "../http/AuthenticationLive.ts"
-import { fromParseError } from "../http/ErrorEnvelope.ts"
+import { envelopeResponse, fromParseError } from "../http/ErrorEnvelope.ts"
 import { checkKeyAccess, refusal } from "../http/FrontDoor.ts"
 import { callRest, type RestCall } from "../http/InProcessRest.ts"
-import { hasBody, MAX_BODY_BYTES, readJsonBody } from "../http/RequestBody.ts"
+import { MAX_BODY_BYTES, readJsonBody } from "../http/RequestBody.ts"
 
 /**
  * The finished REST app the procedures dispatch into. It exists only once the server has composed it (the
@@ -148,10 +148,12 @@ export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     if (request.url.split("?")[0] !== RPC_PATH) return yield* api
+    // The protocol is POST only; anything else is no route, answered as the API answers one.
+    if (request.method !== "POST") {
+      return envelopeResponse(new NotFound({ message: `no route ${request.method} ${RPC_PATH}: RPC takes POST` }))
+    }
     const authenticated = yield* Effect.isSuccess(authenticateKey(request.headers["authorization"]))
-    const admitted = hasBody(request)
-      ? yield* Effect.either(readJsonBody(request, authenticated ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
-      : Either.right(request)
+    const admitted = yield* Effect.either(readJsonBody(request, authenticated ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
     if (admitted._tag === "Left") return refusal(admitted.left)
     // The app the procedures call carries the services it needs, all but the request, which each call brings;
     // what is left to provide is exactly that request, which the generic types cannot show.
