@@ -65,7 +65,7 @@ class Decide implements fc.AsyncCommand<Model, Real> {
   async run(model: Model) {
     count(this.decision)
     const action = model.actions[this.pick % model.actions.length]!
-    const answer = await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${action.id}/${this.decision}`, this.decision === "reject" ? {} : undefined)
+    const answer = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${action.id}/${this.decision}`, this.decision === "reject" ? {} : undefined)
     if (action.status !== "proposed") {
       expect([answer.status, errorCode(answer)]).toEqual([409, "conflict"])
       return
