@@ -8,13 +8,14 @@ import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type AccountView, type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { errorCode } from "./support/server.ts"
+import { WAIT_MS } from "./support/wait.ts"
 
 let p: Pipeline
 let campaigns: ReadonlyArray<UpstreamCampaign>
 let next = 0
 
 /** Polls `condition` until it holds; fails after `timeoutMs` with `what`. */
-const until = async (what: string, condition: () => Promise<boolean>, timeoutMs = 60_000) => {
+const until = async (what: string, condition: () => Promise<boolean>, timeoutMs = WAIT_MS) => {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (await condition()) return

@@ -7,6 +7,7 @@ import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import type { RunningServer } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
 
 let p: Pipeline
 let worker: RunningServer | undefined
@@ -178,12 +179,12 @@ describe("a crash mid-apply", () => {
       })
       const actionId = await proposeCut(campaign)
       await startWorker()
-      const until = Date.now() + 20_000
-      while (Date.now() < until) {
-        const started = await p.sql("SELECT 1 FROM action_steps WHERE action_id = $1 AND status = 'started'", [actionId])
-        if (started.length > 0) break
-        await new Promise((resolve) => setTimeout(resolve, 25))
-      }
+      await waitFor(
+        "the apply step to start",
+        () => p.sql("SELECT 1 FROM action_steps WHERE action_id = $1 AND status = 'started'", [actionId]),
+        (rows) => rows.length > 0,
+        { intervalMs: 25 }
+      )
       await new Promise((resolve) => setTimeout(resolve, 300))
       await stopWorker("SIGKILL")
       const killed = await p.action(actionId)

@@ -10,6 +10,7 @@ import { databaseLayer } from "../src/db/Database.ts"
 import { Jobs } from "../src/worker/Jobs.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import type { RunningServer } from "./support/server.ts"
+import { WAIT_MS } from "./support/wait.ts"
 
 let p: Pipeline
 let jobsRuntime: ManagedRuntime.ManagedRuntime<Jobs, never>
@@ -23,7 +24,7 @@ const jobs = <A>(f: (service: Jobs) => Effect.Effect<A>) => jobsRuntime.runPromi
 const claim = (workerId: string) => jobs((service) => service.claim(workerId, 60_000))
 
 /** Polls `condition` until it holds; fails after `timeoutMs` with `what`. */
-const until = async (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 60_000) => {
+const until = async (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = WAIT_MS) => {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (await condition()) return
