@@ -11,7 +11,7 @@ import { Api } from "@acs/domain/Api"
 import { Arbitrary, FastCheck, Option, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase, insertAccount, query } from "./support/database.ts"
-import { type Answer, BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+import { type Answer, BOOTSTRAP_KEY, NO_RATE_LIMITS, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
 
 type Json = Record<string, unknown>
 type ApiDocument = Exclude<Parameters<typeof SwaggerParser.validate>[0], string>
@@ -94,10 +94,7 @@ beforeAll(async () => {
   server = await startServer({
     DATABASE_URL: database,
     ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
-    RATE_LIMIT_READ: "1000000",
-    RATE_LIMIT_WRITE: "1000000",
-    RATE_LIMIT_EXPENSIVE: "1000000",
-    RATE_LIMIT_LOGIN: "1000000"
+    ...NO_RATE_LIMITS
   })
   // One real account, so that account routes get past the account lookup and decode their input.
   const orgId = (await query<{ org_id: string }>(database, "SELECT org_id FROM orgs"))[0]!.org_id

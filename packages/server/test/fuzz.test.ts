@@ -13,7 +13,7 @@ import * as fc from "fast-check"
 import * as Http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase, insertAccount, query } from "./support/database.ts"
-import { BOOTSTRAP_KEY, type RunningServer, startServer } from "./support/server.ts"
+import { BOOTSTRAP_KEY, NO_RATE_LIMITS, type RunningServer, startServer } from "./support/server.ts"
 
 const MiB = 1024 * 1024
 
@@ -25,10 +25,7 @@ beforeAll(async () => {
   server = await startServer({
     DATABASE_URL: database,
     ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
-    RATE_LIMIT_READ: "1000000",
-    RATE_LIMIT_WRITE: "1000000",
-    RATE_LIMIT_EXPENSIVE: "1000000",
-    RATE_LIMIT_LOGIN: "1000000"
+    ...NO_RATE_LIMITS
   })
   port = Number(new URL(server.baseUrl).port)
   // One real account, so that account routes get past the account lookup and decode their bodies.

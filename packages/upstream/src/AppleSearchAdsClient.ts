@@ -5,7 +5,7 @@
 import { UpstreamError } from "@acs/domain/Errors"
 import { Effect, Ref, Schema } from "effect"
 import type { AppleCredentials } from "./ClientSecret.ts"
-import { decodeReportPage } from "./ReportDecoding.ts"
+import { reportPageOf } from "./ReportDecoding.ts"
 import type {
   BulkResult,
   FindCondition,
@@ -248,16 +248,7 @@ export const makeAppleSearchAdsClient = (
             }
           }
           const { body } = yield* http.run(call)
-          const page = decodeReportPage(body, request.campaignId)
-          if (typeof page === "string") {
-            return yield* new UpstreamError({ message: `the upstream report answered in an unexpected shape: ${page}` })
-          }
-          return {
-            rows: page.rows,
-            offset: request.offset,
-            limit: request.limit,
-            totalResults: page.totalResults ?? request.offset + page.rows.length
-          }
+          return yield* reportPageOf(body, request)
         }),
 
       createCampaign: (orgId, campaign) =>

@@ -3,6 +3,8 @@
  * entries, and a generic decoder spends more on them than the rest of a sync. Every field acs uses is
  * still checked; a wrong shape is a failure naming the place, never a silent zero.
  */
+import { UpstreamError } from "@acs/domain/Errors"
+import { Effect } from "effect"
 import { microsFromDecimal } from "./Money.ts"
 import type { Metrics, ReportRow } from "./Upstream.ts"
 
@@ -92,4 +94,20 @@ export const decodeReportPage = (body: unknown, campaignId: string | undefined):
     if (error instanceof ReportShapeError || error instanceof Error) return error.message
     throw error
   }
+}
+
+/** A v5-shaped report answer as one page of the port's report; an UpstreamError naming the misshapen field. */
+export const reportPageOf = (
+  body: unknown,
+  request: { readonly campaignId?: string | undefined; readonly offset: number; readonly limit: number }
+) => {
+  const page = decodeReportPage(body, request.campaignId)
+  return typeof page === "string"
+    ? Effect.fail(new UpstreamError({ message: `the upstream report answered in an unexpected shape: ${page}` }))
+    : Effect.succeed({
+      rows: page.rows,
+      offset: request.offset,
+      limit: request.limit,
+      totalResults: page.totalResults ?? request.offset + page.rows.length
+    })
 }

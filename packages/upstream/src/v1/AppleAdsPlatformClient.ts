@@ -8,7 +8,7 @@
 import { NotFound, UpstreamError } from "@acs/domain/Errors"
 import { Effect, Ref, Schema } from "effect"
 import type { AppleCredentials } from "../ClientSecret.ts"
-import { decodeReportPage } from "../ReportDecoding.ts"
+import { reportPageOf } from "../ReportDecoding.ts"
 import type {
   BulkResult,
   FindCondition,
@@ -277,16 +277,7 @@ export const makeAppleAdsPlatformClient = (
               pagination: { offset: request.offset, pageSize: request.limit }
             }
           })
-          const page = decodeReportPage(v1ReportAsV5(body, request.level), request.campaignId)
-          if (typeof page === "string") {
-            return yield* new UpstreamError({ message: `the upstream report answered in an unexpected shape: ${page}` })
-          }
-          return {
-            rows: page.rows,
-            offset: request.offset,
-            limit: request.limit,
-            totalResults: page.totalResults ?? request.offset + page.rows.length
-          }
+          return yield* reportPageOf(v1ReportAsV5(body, request.level), request)
         }),
 
       createCampaign: (account, campaign) =>
