@@ -4,6 +4,7 @@
  */
 import { ConnectionError } from "@acs/domain/Errors"
 import { makeAppleSearchAdsClient } from "@acs/upstream/AppleSearchAdsClient"
+import { makeAppleAdsPlatformClient } from "@acs/upstream/v1/AppleAdsPlatformClient"
 import type { AppleCredentials } from "@acs/upstream/ClientSecret"
 import { Upstream, type UpstreamCredentials } from "@acs/upstream/Upstream"
 import { appleEndpoints, defaultRetryPolicy } from "@acs/upstream/UpstreamHttp"
@@ -41,8 +42,8 @@ export const UpstreamLive = Layer.effect(
             onNone: () =>
               Effect.fail(new ConnectionError({ message: "the simulator is not running here (UPSTREAM=apple); connect Apple credentials" })),
             onSome: (endpoint) =>
-              makeAppleSearchAdsClient(
-                { apiBaseUrl: `${endpoint.url}/api/v5`, tokenUrl: `${endpoint.url}/auth/oauth2/token` },
+              makeAppleAdsPlatformClient(
+                { apiBaseUrl: `${endpoint.url}/v1`, tokenUrl: `${endpoint.url}/auth/oauth2/token` },
                 endpoint.credentials,
                 policy
               )
