@@ -13,6 +13,7 @@ import changePipeline from "./migrations/0004_change_pipeline.ts"
 import plansAuditsBrief from "./migrations/0005_plans_audits_brief.ts"
 import fourEyes from "./migrations/0006_four_eyes.ts"
 import priorFieldNames from "./migrations/0007_prior_field_names.ts"
+import connectionApiVersion from "./migrations/0008_connection_api_version.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -25,7 +26,8 @@ const migrations = {
   "0004_change_pipeline": changePipeline,
   "0005_plans_audits_brief": plansAuditsBrief,
   "0006_four_eyes": fourEyes,
-  "0007_prior_field_names": priorFieldNames
+  "0007_prior_field_names": priorFieldNames,
+  "0008_connection_api_version": connectionApiVersion
 }
 
 export const loader = Migrator.fromRecord(migrations)
