@@ -190,6 +190,7 @@ export const makeAppleSearchAdsClient = (
       a === null ? `/campaigns/${c}/negativekeywords` : `/campaigns/${c}/adgroups/${a}/negativekeywords`
 
     const client: UpstreamClient = {
+      clientId: credentials.clientId,
       accounts,
       campaigns: (orgId) =>
         listAll("/campaigns", orgId, WireCampaign).pipe(Effect.map((rows) => rows.filter((c) => !c.deleted).map(campaignFromWire))),

@@ -229,6 +229,8 @@ export interface UpstreamChange {
 export interface UpstreamChangeDetail extends UpstreamChange {
   readonly campaignId: string | null
   readonly adGroupId: string | null
+  /** The entity's name (a keyword's text) as the detail's metadata gives it. */
+  readonly entityName: string | null
   /** v1 field names; values as the platform lists them (arrays). */
   readonly fields: ReadonlyArray<{
     readonly field: string
@@ -244,6 +246,8 @@ type Call<A> = Effect.Effect<A, UpstreamFailure>
  * writes are never retried blindly (only a 429, which the platform did not process, is retried).
  */
 export interface UpstreamClient {
+  /** The OAuth client id the credentials sign in as: how the change history names acs's own writes. */
+  readonly clientId: string
   readonly accounts: Call<ReadonlyArray<UpstreamAccount>>
 
   readonly campaigns: (accountId: string) => Call<ReadonlyArray<UpstreamCampaign>>

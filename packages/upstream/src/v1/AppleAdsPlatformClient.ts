@@ -236,6 +236,7 @@ export const makeAppleAdsPlatformClient = (
     const live = <A extends { readonly deleted: boolean }>(rows: ReadonlyArray<A>) => rows.filter((row) => !row.deleted)
 
     const client: UpstreamClient = {
+      clientId: credentials.clientId,
       accounts,
       campaigns: (account) =>
         queryAll("campaigns", account, [], V1Campaign).pipe(Effect.map((rows) => live(rows).map(campaignFromV1))),
@@ -405,6 +406,7 @@ export const makeAppleAdsPlatformClient = (
             entityId: d.entityId,
             campaignId: d.entityType === "Campaign" ? d.entityId : idOf("campaignId"),
             adGroupId: d.entityType === "AdGroup" ? d.entityId : idOf("adGroupId"),
+            entityName: idOf("name") ?? idOf("text"),
             fields: d.details.flatMap((detail) => detail.changes)
           }
         })),
