@@ -382,6 +382,56 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
       const big = await run(client.report(usOrg, { level: "keywords", campaignId: campaign.campaignId, startDate, endDate, granularity: "WEEKLY", offset: 0, limit: 5000 }))
       expect(big.rows.length).toBe(big.totalResults)
     })
+
+    it("an account-wide campaign report names the campaigns (deleted ones too) in campaignId IN chunks; rows, paging and totals as v5's", async () => {
+      const endDate = simulator.today(usOrg)
+      const startDate = isoDaysBefore(endDate, 29)
+      const campaigns = await campaignsOf(usOrg)
+      expect(campaigns.length).toBeGreaterThanOrEqual(3)
+      // A deleted campaign keeps its metrics: v5's account-wide report lists it, so v1's must too.
+      await run(client.deleteCampaign(usOrg, campaigns[1]!.campaignId))
+      const chunked = await run(makeAppleAdsPlatformClient(v1Endpoints(), simulator.credentials, POLICY, { reportCampaignChunk: 2 }))
+      const request = (offset: number, limit: number, granularity: ReportRequest["granularity"] = "DAILY"): ReportRequest =>
+        ({ level: "campaigns", startDate, endDate, granularity, offset, limit })
+      const whole = await run(v5.report(usOrg, request(0, 1000)))
+      expect(whole.rows.map((r) => r.campaignId)).toContain(campaigns[1]!.campaignId)
+      expect(whole.totalResults).toBeGreaterThanOrEqual(3)
+      simulator.control.clearCalls()
+      for (const [offset, limit] of [[0, 1000], [0, 1], [1, 2], [2, 1000], [whole.totalResults, 10]] as const) {
+        for (const granularity of ["DAILY", "MONTHLY"] as const) {
+          const want = await run(v5.report(usOrg, request(offset, limit, granularity)))
+          expect(await run(chunked.report(usOrg, request(offset, limit, granularity)))).toEqual(want)
+          expect(await run(client.report(usOrg, request(offset, limit, granularity)))).toEqual(want)
+        }
+      }
+      // The simulator refuses a report without a campaignId filter, so every call named campaigns: one call per
+      // report for the default client, one per chunk of two (every campaign, deleted ones too) for the other.
+      const all = await raw("POST", "/campaigns/query", usOrg, { filters: [{ field: "deleted", operator: "IN", value: [true, false] }], pagination: { offset: 0, pageSize: 1000 } })
+      const count = (all.body as { result: ReadonlyArray<Json> }).result.length
+      expect(count).toBeGreaterThan(campaigns.length - 1)
+      const sent = calls("POST", /^\/v1\/reports\/apps\/campaigns\/query$/)
+      expect(sent.map((c) => c.status)).toEqual(Array.from({ length: 10 * (Math.ceil(count / 2) + 1) }, () => 200))
+    })
+  })
+
+  describe("reports refuse what Apple refuses", () => {
+    it("a report without a campaignId filter is a 400 in v1's error shape, at every level", async () => {
+      const endDate = simulator.today(usOrg)
+      const timeRange = { start: isoDaysBefore(endDate, 6), end: endDate, timeZone: "ORTZ", granularity: "DAILY" }
+      for (const path of ["campaigns", "adgroups", "keywords", "searchterms", "ads"]) {
+        for (const filters of [undefined, [], [{ field: "impressions", operator: "GREATER_THAN", value: 0 }]]) {
+          const answer = await raw("POST", `/reports/apps/${path}/query`, usOrg, { timeRange, ...(filters !== undefined ? { filters } : {}) })
+          expect(answer.status).toBe(400)
+          const body = Schema.decodeUnknownSync(V1ErrorBody)(answer.body)
+          expect(body.error).toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/campaignId filter/) })
+        }
+      }
+      const ids = (await campaignsOf(usOrg)).slice(0, 2).map((c) => Number(c.campaignId))
+      const named = await raw("POST", "/reports/apps/campaigns/query", usOrg, { timeRange, filters: [{ field: "campaignId", operator: "IN", value: ids }] })
+      expect(named.status).toBe(200)
+      const below = await raw("POST", "/reports/apps/adgroups/query", usOrg, { timeRange, filters: [{ field: "campaignId", operator: "EQUALS", value: ids[0]! }] })
+      expect(below.status).toBe(200)
+    })
   })
 
   describe("change history", () => {

@@ -136,7 +136,7 @@ export type V1Ad = typeof V1Ad.Type
 export const V1Filter = Schema.Struct({
   field: Schema.String,
   operator: Schema.Literal("EQUALS", "NOT_EQUALS", "IN", "CONTAINS", "STARTSWITH", "ENDSWITH", "LESS_THAN", "GREATER_THAN"),
-  value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.Union(Schema.String, Schema.Number))),
+  value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.Union(Schema.String, Schema.Number, Schema.Boolean))),
   ignoreCase: Schema.optional(Schema.Boolean)
 })
 export type V1Filter = typeof V1Filter.Type

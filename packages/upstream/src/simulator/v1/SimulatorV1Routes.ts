@@ -491,14 +491,35 @@ const metadataToV1 = (level: ReportPathLevel, meta: Readonly<Record<string, unkn
   }
 }
 
+/**
+ * The campaigns a report's `campaignId` filter names, each checked to be the caller's. Apple requires the
+ * filter on every apps report, campaign level included; `EQUALS` names one campaign, `IN` several (at
+ * campaign level only: below it the simulator reports one campaign at a time).
+ */
+const reportCampaigns = (request: OrgRequest, level: ReportPathLevel, filters: ReadonlyArray<V1Filter>): ReadonlyArray<SimCampaign> => {
+  const index = filters.findIndex((f) => f.field === "campaignId")
+  const filter = filters[index]
+  if (filter === undefined) throw invalid("every apps report requires a campaignId filter", "filters")
+  if (filter.operator !== "EQUALS" && filter.operator !== "IN") {
+    throw invalid("the campaignId filter takes EQUALS or IN", `filters[${index}].operator`)
+  }
+  const values = Array.isArray(filter.value) ? filter.value : [filter.value]
+  const ids = values.map(Number)
+  if (ids.length === 0 || ids.some((id) => !Number.isSafeInteger(id) || id <= 0)) {
+    throw invalid("the campaignId filter names campaign ids", `filters[${index}].value`)
+  }
+  if (level !== "campaigns" && ids.length !== 1) throw invalid(`a ${level} report names one campaign`, `filters[${index}].value`)
+  return ids.map((id) => {
+    const found = owned(request, "CAMPAIGN", id)
+    if (found.kind !== "CAMPAIGN") throw notFound(`CAMPAIGN ${id}`)
+    return found.entity
+  })
+}
+
 const report = (level: ReportPathLevel) => (request: OrgRequest): Answer => {
   const body = decodeInput(V1ReportRequest, request.body)
-  const campaignFilter = (body.filters ?? []).find((f) => f.field === "campaignId")
-  let campaign: SimCampaign | null = null
-  if (campaignFilter !== undefined) {
-    const found = owned(request, "CAMPAIGN", Number(Array.isArray(campaignFilter.value) ? campaignFilter.value[0] : campaignFilter.value))
-    if (found.kind === "CAMPAIGN") campaign = found.entity
-  } else if (level !== "campaigns") throw invalid("a campaignId filter is required below campaign level", "filters")
+  const campaigns = reportCampaigns(request, level, body.filters ?? [])
+  const campaign = campaigns[0]!
   const offset = body.pagination?.offset ?? 0
   const pageSize = body.pagination?.pageSize ?? 1000
   if (pageSize < 1 || pageSize > MAX_REPORT_PAGE) throw invalid(`pageSize must be between 1 and ${MAX_REPORT_PAGE}`, "pagination.pageSize")
@@ -514,7 +535,7 @@ const report = (level: ReportPathLevel) => (request: OrgRequest): Answer => {
       timeZone: body.timeRange.timeZone === "UTC" ? "UTC" : "ORTZ",
       ...(granularity !== undefined ? { granularity } : {}),
       selector: {
-        ...(level === "campaigns" && campaign !== null ? { conditions: [{ field: "campaignId", operator: "EQUALS", values: [String(campaign.id)] }] } : {}),
+        ...(level === "campaigns" ? { conditions: [{ field: "campaignId", operator: "IN", values: campaigns.map((c) => String(c.id)) }] } : {}),
         pagination: { offset: at, limit }
       },
       returnRowTotals: true,
