@@ -8,6 +8,7 @@ import type { UpstreamAdGroup, UpstreamCampaign } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ActionView, type Pipeline, startPipeline } from "../support/pipeline.ts"
 import { type Answer, errorCode } from "../support/server.ts"
+import { AD_GROUP_CREATE, AD_GROUP_NEGATIVES_BULK_CREATE, KEYWORDS_BULK_CREATE } from "../support/upstreamPaths.ts"
 
 let p: Pipeline
 let campaigns: ReadonlyArray<UpstreamCampaign>
@@ -342,7 +343,7 @@ describe("create_ad_group", () => {
   it("rolls back the ad group and its keywords when the negatives step fails, naming step 3", async () => {
     const campaign = manualCampaign()
     const answer = proposed(await p.propose("create-ad-group", request(campaign.campaignId, "ACS Tree Rollback")))
-    p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: "/adgroups/\\d+/negativekeywords/bulk$" })
+    p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: AD_GROUP_NEGATIVES_BULK_CREATE })
     const failed = await approveAndSettle(answer.actionId)
     expect(failed.status).toBe("failed")
     expect(failed.failure).toMatchObject({ step: 3 })
@@ -354,7 +355,7 @@ describe("create_ad_group", () => {
   it("applies with a warning per refused keyword row, and reverts at once when the ad group is already deleted", async () => {
     const campaign = manualCampaign()
     const answer = proposed(await p.propose("create-ad-group", request(campaign.campaignId, "ACS Tree Partial")))
-    p.simulator.control.addFault({ kind: "bulkRows", rows: [1], method: "POST", path: "/targetingkeywords/bulk$", message: "row refused" })
+    p.simulator.control.addFault({ kind: "bulkRows", rows: [1], method: "POST", path: KEYWORDS_BULK_CREATE, message: "row refused" })
     const applied = await approveAndSettle(answer.actionId)
     expect(applied.status).toBe("applied")
     expect(applied.warnings).toHaveLength(1)
@@ -386,7 +387,7 @@ describe("create_ad_group", () => {
     const campaign = manualCampaign()
     const answer = proposed(await p.propose("create-ad-group", request(campaign.campaignId, "ACS Tree Lost Answer")))
     // The create is applied upstream, but its answer comes after the client gave up: the outcome is unknown to acs.
-    const fault = p.simulator.control.addFault({ kind: "timeout", delayMs: 20_000, process: true, method: "POST", path: "/campaigns/\\d+/adgroups$" })
+    const fault = p.simulator.control.addFault({ kind: "timeout", delayMs: 20_000, process: true, method: "POST", path: AD_GROUP_CREATE })
     let fired: number | undefined
     const applied = await approveAndSettle(answer.actionId).finally(() => {
       fired = p.simulator.control.listFaults().find((f) => f.id === fault)?.fired

@@ -11,6 +11,7 @@ import type { StepContext } from "../../src/actions/Kind.ts"
 import { CreateCampaign } from "../../src/actions/kinds/CreateCampaign.ts"
 import { type ActionView, type Pipeline, startPipeline } from "../support/pipeline.ts"
 import { type Answer, errorCode } from "../support/server.ts"
+import { KEYWORDS_BULK_CREATE } from "../support/upstreamPaths.ts"
 
 let p: Pipeline
 let manual: Array<UpstreamCampaign>
@@ -389,7 +390,7 @@ describe("create_campaign", () => {
 
   it("applies with warnings when some keyword rows are refused upstream", async () => {
     // Fires once: on the first keyword call, that of ad group "Brand - Exact".
-    p.simulator.control.addFault({ kind: "bulkRows", rows: [1], method: "POST", path: "/targetingkeywords/bulk$", message: "simulated refusal" })
+    p.simulator.control.addFault({ kind: "bulkRows", rows: [1], method: "POST", path: KEYWORDS_BULK_CREATE, message: "simulated refusal" })
     const proposed = await p.propose("create-campaign", createBody("Partly keywords"))
     const applied = await approveAndSettle(proposalOf(proposed).actionId)
     expect(applied.status).toBe("applied")
@@ -402,7 +403,7 @@ describe("create_campaign", () => {
 
   it("rolls back what it created when step 3 fails, and reports that step", async () => {
     // Steps: 1 create the campaign, 2 its first ad group, 3 that ad group's keywords (this call fails once).
-    p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: "/targetingkeywords/bulk$", nth: 1 })
+    p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: KEYWORDS_BULK_CREATE, nth: 1 })
     const since = Math.max(0, ...p.simulator.control.listCalls().map((c) => c.seq))
     const proposed = await p.propose("create-campaign", createBody("Doomed launch"))
     const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${proposalOf(proposed).actionId}/approve`)

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import priorFieldNames from "../../src/db/migrations/0007_prior_field_names.ts"
 import { type ActionView, type Pipeline, startPipeline } from "../support/pipeline.ts"
 import { type Answer, errorCode } from "../support/server.ts"
+import { KEYWORDS_BULK_CREATE, keywordDeleteRowRefused } from "../support/upstreamPaths.ts"
 
 let p: Pipeline
 let manualCampaigns: ReadonlyArray<UpstreamCampaign>
@@ -275,7 +276,7 @@ describe("add_keywords", () => {
       kind: "bulkRows",
       rows: [1],
       method: "POST",
-      path: "/targetingkeywords/bulk$",
+      path: KEYWORDS_BULK_CREATE,
       message: "simulated row failure"
     })
     const keywords = ["acs partial a", "acs partial b", "acs partial c"].map((text) => ({ text, matchType: "EXACT", bidMicros: 10_000 }))
@@ -297,7 +298,7 @@ describe("add_keywords", () => {
 
   it("fails when every row of the bulk call fails", async () => {
     const adGroup = freshAdGroup()
-    p.simulator.control.addFault({ kind: "bulkRows", rows: [0, 1], method: "POST", path: "/targetingkeywords/bulk$" })
+    p.simulator.control.addFault({ kind: "bulkRows", rows: [0, 1], method: "POST", path: KEYWORDS_BULK_CREATE })
     const keywords = ["acs doomed a", "acs doomed b"].map((text) => ({ text, matchType: "EXACT", bidMicros: 10_000 }))
     const action = proposed(await p.propose("add-keywords", { adGroupId: adGroup.adGroupId, keywords, reason: "x" }))
     const failed = await p.settle(action.actionId)
@@ -486,8 +487,9 @@ describe("change_match_type", () => {
     const keyword = await replaceable(adGroup)
     const target = other(keyword.matchType)
     const action = proposed(await p.propose("change-match-type", { keywordId: keyword.keywordId, matchType: target, reason: "x" }))
-    p.simulator.control.addFault({ kind: "bulkRows", rows: [0], method: "POST", path: "/targetingkeywords/delete/bulk$" })
-    const failed = await approve(action.actionId)
+    // One fault per API version; the one the connection does not speak never fires, so none is left behind.
+    p.simulator.control.addFaults(keywordDeleteRowRefused(0))
+    const failed = await approve(action.actionId).finally(() => p.simulator.control.clearFaults())
     expect(failed.status).toBe("failed")
     expect(failed.failure).toMatchObject({ step: 2, stepName: `remove the ${keyword.matchType} keyword` })
     expect(failed.failure?.message).toMatch(/^step 2 \(remove the .* keyword\) failed: .*; the steps before it were rolled back$/)
