@@ -14,8 +14,9 @@ export type Mode = typeof Mode.Type
 export const RiskTier = Schema.Literal("safe", "review", "high")
 export type RiskTier = typeof RiskTier.Type
 
+/** `external`: someone outside acs (a web-UI user, another API client, Apple support), by the platform's name. */
 export const Actor = Schema.Struct({
-  kind: Schema.Literal("key", "person", "system"),
+  kind: Schema.Literal("key", "person", "system", "external"),
   id: Schema.String,
   name: Schema.String
 }).annotations({ identifier: "Actor" })
@@ -63,8 +64,41 @@ export const ActionRecord = Schema.Struct({
   decidedAt: Schema.NullOr(Schema.String),
   appliedAt: Schema.NullOr(Schema.String),
   revertOf: Schema.NullOr(Schema.String),
-  revertedBy: Schema.NullOr(Schema.String)
+  revertedBy: Schema.NullOr(Schema.String),
+  supersededBy: Schema.NullOr(Schema.String).annotations({
+    description: "The external_change that changed this action's entity outside acs after it applied; its revert then queues for review"
+  })
 }).annotations({ identifier: "ActionRecord" })
+
+/** Who made a change outside acs, as the platform's change history says. */
+export const ExternalUserType = Schema.Literal("CUSTOMER", "CUSTOMER_API", "APPLE_SUPPORT")
+
+/** The payload of an `external_change` row: the entity, the fields that changed, and where the platform recorded it. */
+export const ExternalChangePayload = Schema.Struct({
+  entity: Schema.Struct({
+    type: Schema.Literal("campaign", "adGroup", "keyword", "negativeKeyword", "ad", "other"),
+    /** The platform's entity type name when `type` is `other`, else the same in the platform's words. */
+    platformType: Schema.String,
+    id: Schema.String,
+    campaignId: Schema.NullOr(Schema.String),
+    adGroupId: Schema.NullOr(Schema.String),
+    name: Schema.NullOr(Schema.String)
+  }),
+  eventType: Schema.String,
+  changes: Schema.Array(Schema.Struct({
+    field: Schema.String.annotations({ description: "acs's field name where one matches (dailyBudgetMicros, bidMicros…), else the platform's" }),
+    oldValue: Schema.Unknown,
+    newValue: Schema.Unknown
+  })),
+  upstream: Schema.Struct({
+    detailId: Schema.String,
+    transactionId: Schema.String,
+    eventTime: Schema.String,
+    userType: ExternalUserType,
+    modifiedBy: Schema.String
+  })
+}).annotations({ identifier: "ExternalChangePayload" })
+export type ExternalChangePayload = typeof ExternalChangePayload.Type
 export type ActionRecord = typeof ActionRecord.Type
 
 const IntFromString = Schema.NumberFromString.pipe(Schema.int())
@@ -74,7 +108,10 @@ export const LedgerParams = Schema.Struct({
   // Kept as text: the cursor has microseconds, more than a JavaScript Date holds.
   before: Schema.optional(Timestamp),
   status: Schema.optional(ActionStatus),
-  kind: Schema.optional(ActionKind)
+  kind: Schema.optional(ActionKind),
+  origin: Schema.optional(Schema.Literal("acs", "external").annotations({
+    description: "acs: actions proposed through acs; external: changes made outside acs (kind external_change)"
+  }))
 })
 
 export const ActionList = Schema.Struct({

@@ -291,4 +291,10 @@ export const compensationKinds = ["delete_campaign", "delete_ad_group"] as const
 export type CompensationKindName = (typeof compensationKinds)[number]
 export type KindName = ProposalKindName | CompensationKindName
 
-export const ActionKind = Schema.Literal(...proposalKinds.map((k) => k.kind), ...compensationKinds)
+/** Kinds only the ledger holds: a change made outside acs, read from the platform's change history. */
+export const ledgerOnlyKinds = ["external_change"] as const
+export type LedgerOnlyKindName = (typeof ledgerOnlyKinds)[number]
+/** Every kind a ledger row can have. */
+export type ActionKindName = KindName | LedgerOnlyKindName
+
+export const ActionKind = Schema.Literal(...proposalKinds.map((k) => k.kind), ...compensationKinds, ...ledgerOnlyKinds)

@@ -5,6 +5,7 @@ import { Accounts } from "./accounts/Accounts.ts"
 import { Approvals } from "./actions/Approvals.ts"
 import { Idempotency } from "./actions/Idempotency.ts"
 import { Ledger } from "./actions/Ledger.ts"
+import { OutsideChanges } from "./actions/OutsideChanges.ts"
 import { Proposals } from "./actions/Proposals.ts"
 import { Revert } from "./actions/Revert.ts"
 import { Connections } from "./accounts/Connections.ts"
@@ -34,6 +35,7 @@ import { Syncs } from "./warehouse/Syncs.ts"
 import { SyncRuns } from "./warehouse/SyncRuns.ts"
 import { Apply } from "./worker/Apply.ts"
 import { Jobs } from "./worker/Jobs.ts"
+import { ChangeHistoryPollLive } from "./worker/ChangeHistoryPoll.ts"
 import { WorkerLive } from "./worker/Worker.ts"
 import { WorkerSignal } from "./worker/WorkerSignal.ts"
 
@@ -59,7 +61,7 @@ export const ServicesLive = Layer.mergeAll(
   Reports.Default,
   Research.Default
 ).pipe(
-  Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default)),
+  Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default, OutsideChanges.Default)),
   Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Jobs.Default, WorkerSignal.Default)),
   Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default, OrgSettings.Default)),
   Layer.provideMerge(UpstreamPortLive)
@@ -72,7 +74,7 @@ export const MigratedDatabaseLive = Layer.effectDiscard(
 
 const DemoLive = Layer.effectDiscard(connectDemo)
 
-export const AppLive = Layer.mergeAll(HttpServerLive, WorkerLive).pipe(
+export const AppLive = Layer.mergeAll(HttpServerLive, WorkerLive, ChangeHistoryPollLive).pipe(
   Layer.provide(DemoLive),
   Layer.provideMerge(ServicesLive),
   Layer.provide(MigratedDatabaseLive)

@@ -157,6 +157,10 @@ const ledger = Command.make("ledger", {
   ),
   status: Options.choice("status", ActionStatus.literals).pipe(Options.withDescription("only actions in this status"), Options.optional),
   kind: Options.text("kind").pipe(Options.withDescription("only actions of this kind, e.g. budget_change"), Options.optional),
+  origin: Options.choice("origin", ["acs", "external"] as const).pipe(
+    Options.withDescription("acs: changes proposed through acs; external: changes made outside acs"),
+    Options.optional
+  ),
   ...clientOptions
 }, (input) =>
   withClient(input, (client) =>
@@ -168,7 +172,8 @@ const ledger = Command.make("ledger", {
           before: input.before,
           status: input.status,
           // As `propose` takes it: budget-change names budget_change; `checked` refuses an unknown kind.
-          kind: Option.map(input.kind, (kind) => kind.replaceAll("-", "_") as ActionKindName)
+          kind: Option.map(input.kind, (kind) => kind.replaceAll("-", "_") as ActionKindName),
+          origin: input.origin
         })
       })
       const answer = yield* client.listActions(request)

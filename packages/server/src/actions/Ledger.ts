@@ -3,8 +3,8 @@
  * deleted. `created_at` is strictly increasing per account (inserts happen under the account's proposal
  * lock), so the `before` cursor, in microseconds, never skips or repeats a row.
  */
-import type { ActionRecord, ActionStatus, Actor, Failure, Mode, ProposalResponse, RiskTier } from "@acs/domain/Actions"
-import type { KindName } from "@acs/domain/ProposalKinds"
+import type { ActionRecord, ActionStatus, Actor, ExternalChangePayload, Failure, Mode, ProposalResponse, RiskTier } from "@acs/domain/Actions"
+import type { ActionKindName, KindName } from "@acs/domain/ProposalKinds"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { newId } from "../db/Ids.ts"
@@ -29,7 +29,7 @@ export interface NewAction {
 interface ActionRow {
   readonly actionId: string
   readonly projectId: string
-  readonly kind: KindName
+  readonly kind: ActionKindName
   readonly mode: Mode | null
   readonly status: ActionStatus
   readonly riskTier: RiskTier
@@ -48,6 +48,7 @@ interface ActionRow {
   readonly appliedAtIso: string | null
   readonly revertOf: string | null
   readonly revertedBy: string | null
+  readonly supersededBy: string | null
 }
 
 export const toRecord = (row: ActionRow): ActionRecord => ({
@@ -71,7 +72,8 @@ export const toRecord = (row: ActionRow): ActionRecord => ({
   decidedAt: row.decidedAtIso,
   appliedAt: row.appliedAtIso,
   revertOf: row.revertOf,
-  revertedBy: row.revertedBy
+  revertedBy: row.revertedBy,
+  supersededBy: row.supersededBy
 })
 
 /** The proposal endpoints' answer for a recorded action (SPEC 4). */
@@ -92,7 +94,18 @@ export interface LedgerQuery {
   readonly limit: number
   readonly before: string | undefined
   readonly status: ActionStatus | undefined
-  readonly kind: KindName | undefined
+  readonly kind: ActionKindName | undefined
+  /** acs: proposed through acs; external: changes made outside acs. */
+  readonly origin: "acs" | "external" | undefined
+}
+
+/** One change made outside acs, as the platform's change history recorded it. */
+export interface NewOutsideChange {
+  readonly orgId: string
+  readonly projectId: string
+  readonly summary: string
+  readonly proposedBy: Actor
+  readonly payload: ExternalChangePayload
 }
 
 export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
@@ -101,7 +114,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
     const iso = (column: string) => sql.unsafe(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
     const columns = sql`action_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason, payload, result,
       warnings, failure, proposed_by, decided_by, decision_reason, ${iso("created_at")} AS created_at_iso,
-      ${iso("decided_at")} AS decided_at_iso, ${iso("applied_at")} AS applied_at_iso, revert_of, reverted_by`
+      ${iso("decided_at")} AS decided_at_iso, ${iso("applied_at")} AS applied_at_iso, revert_of, reverted_by, superseded_by`
 
     /** Appends a row; the caller holds the account's proposal lock (strictly increasing `created_at`). */
     const append = (action: NewAction) =>
@@ -144,6 +157,13 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
           ${query.before === undefined ? sql`` : sql`AND created_at < ${query.before}::timestamptz`}
           ${query.status === undefined ? sql`` : sql`AND status = ${query.status}`}
           ${query.kind === undefined ? sql`` : sql`AND kind = ${query.kind}`}
+          ${
+  query.origin === undefined
+    ? sql``
+    : query.origin === "external"
+    ? sql`AND kind = 'external_change'`
+    : sql`AND kind <> 'external_change'`
+}
         ORDER BY created_at DESC
         LIMIT ${query.limit + 1}`.pipe(
         Effect.map((rows) => {
@@ -166,6 +186,58 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         Effect.withSpan("Ledger.pending")
       )
 
-    return { append, find, forApply, lock, list, pending } as const
+    /**
+     * Appends an outside change as an applied row (applied when the platform says it happened), once per
+     * change-history detail: a detail already recorded (another poll, another instance) answers undefined.
+     * The caller holds the account's proposal lock, as for `append`.
+     */
+    const appendOutsideChange = (change: NewOutsideChange) =>
+      sql<ActionRow>`
+        INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+          payload, proposed_by, counts_toward_cap, upstream_ref, applied_at, created_at)
+        VALUES (${newId("act")}, ${change.orgId}, ${change.projectId}, 'external_change', NULL, 'applied', 'review', '[]'::jsonb,
+          ${change.summary}, ${"changed outside acs"}, ${JSON.stringify(change.payload)}::jsonb,
+          ${JSON.stringify(change.proposedBy)}::jsonb, false, ${change.payload.upstream.detailId},
+          ${change.payload.upstream.eventTime}::timestamptz,
+          GREATEST(clock_timestamp(),
+            (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${change.projectId})))
+        ON CONFLICT (project_id, upstream_ref) WHERE upstream_ref IS NOT NULL DO NOTHING
+        RETURNING ${columns}`.pipe(
+        Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
+        Effect.orDie,
+        Effect.withSpan("Ledger.appendOutsideChange")
+      )
+
+    /** Which of these change-history details the account's ledger already holds. */
+    const recordedOutsideChanges = (projectId: string, detailIds: ReadonlyArray<string>) =>
+      (detailIds.length === 0
+        ? Effect.succeed<ReadonlyArray<{ readonly upstreamRef: string }>>([])
+        : sql<{ readonly upstreamRef: string }>`SELECT upstream_ref FROM actions
+            WHERE project_id = ${projectId} AND ${sql.in("upstream_ref", detailIds)}`).pipe(
+          Effect.map((rows): ReadonlySet<string> => new Set(rows.map((row) => row.upstreamRef))),
+          Effect.orDie
+        )
+
+    /**
+     * Applied acs actions (not yet superseded) applied before `beforeIso`: the candidates an outside change at
+     * that time may have overwritten.
+     */
+    const appliedBefore = (projectId: string, beforeIso: string) =>
+      sql<ActionRow>`
+        SELECT ${columns} FROM actions
+        WHERE project_id = ${projectId} AND status = 'applied' AND kind <> 'external_change' AND superseded_by IS NULL
+          AND applied_at < ${beforeIso}::timestamptz
+        ORDER BY created_at`.pipe(Effect.map((rows) => rows.map(toRecord)), Effect.orDie)
+
+    /** Marks applied actions as overwritten by an outside change; the first outside change after the apply wins. */
+    const supersede = (projectId: string, actionIds: ReadonlyArray<string>, externalActionId: string) =>
+      actionIds.length === 0 ? Effect.void : sql`
+        UPDATE actions SET superseded_by = ${externalActionId}, updated_at = clock_timestamp()
+        WHERE project_id = ${projectId} AND superseded_by IS NULL AND ${sql.in("action_id", actionIds)}`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        )
+
+    return { append, find, forApply, lock, list, pending, appendOutsideChange, recordedOutsideChanges, appliedBefore, supersede } as const
   })
 }) {}

@@ -1,8 +1,10 @@
 /**
  * Revert (write + canApprove): the compensating change of an applied action is proposed and applied at once,
  * also with the kill switch off (undo must work during an incident). If the entity changed upstream since
- * the action applied, the compensating action queues for review instead, naming the drift.
+ * the action applied, the compensating action queues for review instead, naming the drift, or the outside
+ * change the ledger recorded (`supersededBy`), which it must not silently overwrite.
  */
+import { ExternalChangePayload } from "@acs/domain/Actions"
 import { NotFound, NotRevertible, ReadOnlyAccount } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -14,6 +16,7 @@ import { WorkerSignal } from "../worker/WorkerSignal.ts"
 import { kindNamed } from "./Catalog.ts"
 import type { Ids } from "./Kind.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
+import { describeOutsideChange } from "./OutsideChangeText.ts"
 import { actorOf } from "./Proposals.ts"
 
 const APPLIES_AT_ONCE = "revert: the compensating change applies at once, also with the kill switch off (undo must work during an incident)"
@@ -26,6 +29,15 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
     const connections = yield* Connections
     const signal = yield* WorkerSignal
 
+    /** "changed outside acs by … (web UI) at … (action act_…)": the outside change a revert must not overwrite. */
+    const outsideChangeText = (projectId: string, externalActionId: string) =>
+      ledger.find(projectId, externalActionId).pipe(Effect.map((external) => {
+        const upstream = external === undefined ? undefined : Schema.decodeUnknownOption(ExternalChangePayload)(external.payload)
+        return upstream === undefined || upstream._tag === "None"
+          ? `changed outside acs (action ${externalActionId})`
+          : `${describeOutsideChange(upstream.value.upstream)} (action ${externalActionId})`
+      }))
+
     const revert = (grant: Granted<"revertAction">, actionId: string) =>
       Effect.gen(function*() {
         const account = grant.account
@@ -35,6 +47,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
         const original = yield* ledger.find(account.projectId, actionId)
         if (original === undefined) return yield* new NotFound({ message: `no action ${actionId} in this account` })
         const refuse = (why: string) => new NotRevertible({ message: `action ${actionId} cannot be reverted: ${why}` })
+        if (original.kind === "external_change") return yield* refuse("it is a change made outside acs")
         if (original.revertOf !== null) return yield* refuse("it is itself a compensating action")
         if (original.status === "reverted" || original.revertedBy !== null) {
           return yield* refuse(`it was already reverted by ${original.revertedBy ?? "an earlier revert"}`)
@@ -60,6 +73,14 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
           // An entity gone upstream is the strongest drift: the revert waits for a person.
           Effect.catchTag("NotFound", (error) => Effect.succeed(`the entity is gone upstream (${error.message})`))
         )
+        const superseded = original.supersededBy === null ? null : yield* outsideChangeText(account.projectId, original.supersededBy)
+        const reasons = [
+          ...(superseded === null ? [] : [
+            `superseded: ${superseded}; a revert queues for review instead of overwriting a change made outside acs`
+          ]),
+          ...(drift === null ? [] : [`drift: ${drift}`, "a revert queues for review when the entity changed upstream since the action applied"])
+        ]
+        const queued = reasons.length > 0
         const response = yield* sql.withTransaction(
           Effect.gen(function*() {
             yield* lockAccount(account.projectId)
@@ -71,12 +92,10 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
               orgId: account.orgId,
               projectId: account.projectId,
               kind: inverse.kind,
-              mode: drift === null ? "auto_applied" : "queued",
-              status: drift === null ? "approved" : "proposed",
+              mode: queued ? "queued" : "auto_applied",
+              status: queued ? "proposed" : "approved",
               riskTier: compensation.reviewTier === "high" ? "high" : "review",
-              policyReasons: drift === null
-                ? [APPLIES_AT_ONCE]
-                : [`drift: ${drift}`, "a revert queues for review when the entity changed upstream since the action applied"],
+              policyReasons: queued ? reasons : [APPLIES_AT_ONCE],
               summary: inverse.summary,
               reason: `revert of ${actionId}`,
               payload: inverse.payload,
@@ -86,11 +105,11 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
             })
             yield* sql`UPDATE actions SET reverted_by = ${action.actionId}, updated_at = clock_timestamp()
               WHERE action_id = ${actionId}`
-            if (drift === null) yield* jobs.enqueue(action.actionId, account.projectId)
+            if (!queued) yield* jobs.enqueue(action.actionId, account.projectId)
             return toProposalResponse(action)
           })
         ).pipe(Effect.catchTag("SqlError", Effect.die))
-        if (drift === null) yield* signal.wake
+        if (!queued) yield* signal.wake
         return response
       }).pipe(Effect.withSpan("Revert.revert"))
 

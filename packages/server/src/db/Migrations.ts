@@ -14,6 +14,7 @@ import plansAuditsBrief from "./migrations/0005_plans_audits_brief.ts"
 import fourEyes from "./migrations/0006_four_eyes.ts"
 import priorFieldNames from "./migrations/0007_prior_field_names.ts"
 import connectionApiVersion from "./migrations/0008_connection_api_version.ts"
+import outsideChanges from "./migrations/0009_outside_changes.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -27,7 +28,8 @@ const migrations = {
   "0005_plans_audits_brief": plansAuditsBrief,
   "0006_four_eyes": fourEyes,
   "0007_prior_field_names": priorFieldNames,
-  "0008_connection_api_version": connectionApiVersion
+  "0008_connection_api_version": connectionApiVersion,
+  "0009_outside_changes": outsideChanges
 }
 
 export const loader = Migrator.fromRecord(migrations)

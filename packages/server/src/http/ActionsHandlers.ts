@@ -29,7 +29,8 @@ export const ActionsHandlers = HttpApiBuilder.group(Api, "actions", (handlers) =
               limit: Math.min(LEDGER_MAX_LIMIT, Math.max(1, urlParams.limit ?? LEDGER_DEFAULT_LIMIT)),
               before: urlParams.before,
               status: urlParams.status,
-              kind: urlParams.kind
+              kind: urlParams.kind,
+              origin: urlParams.origin
             })
           )
         ))

@@ -1,11 +1,13 @@
 /**
  * Starting syncs (on demand, after an import, and on the SYNC_INTERVAL schedule) and running them in the
- * background of this instance. A sync that cannot start because another runs anywhere is 409.
+ * background of this instance; a sync that succeeded reads the change history for outside changes. A sync
+ * that cannot start because another runs anywhere is 409.
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Fiber, Schedule } from "effect"
 import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
+import { OutsideChanges } from "../actions/OutsideChanges.ts"
 import { makeSync } from "./Sync.ts"
 import { SyncRuns, type SyncTrigger } from "./SyncRuns.ts"
 
@@ -18,6 +20,7 @@ export class Syncs extends Effect.Service<Syncs>()("acs/Syncs", {
     const connections = yield* Connections
     const accounts = yield* Accounts
     const sync = yield* makeSync
+    const outside = yield* OutsideChanges
     const scope = yield* Effect.scope
 
     /**
@@ -29,7 +32,17 @@ export class Syncs extends Effect.Service<Syncs>()("acs/Syncs", {
         const client = yield* connections.clientFor(account.orgId)
         const started = yield* runs.start(account.orgId, account.projectId, trigger)
         const fiber = yield* accounts.find(account.projectId).pipe(
-          Effect.flatMap((current) => sync.run(client, started, current._tag === "Some" ? current.value : account)),
+          Effect.map((current) => current._tag === "Some" ? current.value : account),
+          Effect.flatMap((current) =>
+            sync.run(client, started, current).pipe(
+              // A fresh copy is the moment to look at what changed outside acs too; its failure is not the sync's.
+              Effect.tap(() =>
+                outside.record(client, current).pipe(
+                  Effect.catchAllCause((cause) => Effect.logWarning("reading the change history after the sync failed", cause))
+                )
+              )
+            )
+          ),
           Effect.catchAllCause((cause) => Effect.logWarning("sync failed", cause)),
           Effect.forkIn(scope)
         )

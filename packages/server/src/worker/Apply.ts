@@ -15,6 +15,9 @@ import { Connections } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/Catalog.ts"
 import type { Ids, KindDefinition, Step, StepContext, StepFailure, Touched } from "../actions/Kind.ts"
 import { Ledger } from "../actions/Ledger.ts"
+import { describeOutsideChange } from "../actions/OutsideChangeText.ts"
+import { outsideChangesTo } from "../actions/OutsideChanges.ts"
+import { touchedEntities } from "../actions/TouchedEntities.ts"
 import { policyFacts, warehouseView } from "../actions/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
 import { OrgSettings } from "../settings/Settings.ts"
@@ -132,6 +135,17 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             : Effect.void
         ], { discard: true })
       ).pipe(Effect.tap(() => Effect.logWarning("action failed").pipe(Effect.annotateLogs({ actionId: action.actionId, ...failure }))))
+
+    /**
+     * What the change history says about a drift the re-read found: who changed the entity outside acs and
+     * when (since the proposal), as a suffix of the demotion reason; empty when it says nothing more.
+     */
+    const whoChanged = (client: UpstreamClient, account: AccountRecord, action: ActionRecord) =>
+      outsideChangesTo(client, account.upstreamAccountId, action.created_at, touchedEntities(action)).pipe(
+        Effect.map((changes) => changes.length === 0 ? "" : `; ${describeOutsideChange(changes[0]!)}`),
+        // The history is a better explanation, not a condition of the demotion.
+        Effect.catchAll(() => Effect.succeed(""))
+      )
 
     const demote = (action: ActionRecord, reasons: ReadonlyArray<string>, lease: LeaseCheck) =>
       fenced(lease, setStatus(action, { status: "proposed", reasons })).pipe(
@@ -300,7 +314,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           case "Unavailable":
             return yield* outcome.error
           case "Drift":
-            return yield* demote(action, [`drift: ${outcome.reason}`], lease)
+            return yield* demote(action, [`drift: ${outcome.reason}${yield* whoChanged(client, account, action)}`], lease)
           case "Failed":
             return yield* fail(action, outcome.failure, { lease, readOnly: outcome.readOnly })
           case "Applied":
@@ -334,6 +348,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           fail(action, { step: null, stepName: null, message, upstreamRequestId }, { lease, readOnly }).pipe(
             Effect.as({ _tag: "Done" } as ApplyOutcome)
           )
+        // Outside changes are recorded applied and never queued; nothing applies them.
+        if (action.kind === "external_change") return { _tag: "Done" } as ApplyOutcome
         return yield* kindNamed(action.kind).use((definition) => runAction(definition, action, run, account.value, lease)).pipe(
           Effect.as({ _tag: "Done" } as ApplyOutcome),
           Effect.catchTags({
