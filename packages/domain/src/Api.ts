@@ -19,7 +19,7 @@ import {
 import { ApiKey, CreateAccountKeyRequest, CreatedKey, CreateKeyRequest } from "./ApiKeys.ts"
 import { Audit } from "./Audits.ts"
 import { Brief, UpdateBriefRequest } from "./Brief.ts"
-import { Connection, ConnectionRequest, Discovery, ImportRequest } from "./Connection.ts"
+import { Connection, ConnectionKeyPair, ConnectionRequest, Discovery, ImportRequest } from "./Connection.ts"
 import {
   AccountMismatchBody,
   BidStrategyConflictBody,
@@ -182,6 +182,7 @@ export class ConnectionGroup extends HttpApiGroup.make("connection")
       .addError(UpstreamErrorBody)
       .addError(UpstreamUnavailableBody)
   )
+  .add(HttpApiEndpoint.post("createConnectionKeyPair", "/connection/keypair").addSuccess(ConnectionKeyPair, { status: 201 }))
   .add(
     HttpApiEndpoint.post("discoverAccounts", "/connection/discover")
       .addSuccess(Discovery)

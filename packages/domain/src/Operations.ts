@@ -59,6 +59,12 @@ export const Operations = {
     bucket: "write",
     summary: "Save upstream credentials (tested first, stored encrypted)"
   },
+  createConnectionKeyPair: {
+    scope: "admin",
+    orgLevel: true,
+    bucket: "write",
+    summary: "Generate the EC P-256 key pair for an Apple Ads API client (private key kept sealed)"
+  },
   discoverAccounts: {
     scope: "admin",
     orgLevel: true,

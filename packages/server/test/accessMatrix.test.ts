@@ -498,6 +498,12 @@ const samples: Record<OperationName, Sample> = {
     prepare: () => ({ body: { clientId: "SEARCHADS.x", teamId: "SEARCHADS.x", keyId: "k", privateKeyPem: "not a key" } }),
     granted: () => ({ status: 400, code: "invalid_request" })
   },
+  createConnectionKeyPair: {
+    method: "POST",
+    path: "/connection/keypair",
+    granted: () => ({ status: 201 }),
+    verify: (answer) => expect(String(record(answer.body)["publicKeyPem"])).toContain("BEGIN PUBLIC KEY")
+  },
   discoverAccounts: { method: "POST", path: "/connection/discover", granted: () => ({ status: 409, code: "connection_error" }) },
   importAccounts: {
     method: "POST",
@@ -714,6 +720,7 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "revokeKey",
   "createAccountKey",
   "updateConnection",
+  "createConnectionKeyPair",
   "updateSettings",
   "updateTargets",
   "updateBrief",

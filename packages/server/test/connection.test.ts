@@ -1,6 +1,7 @@
 /**
- * Connecting an org over REST: credentials are tested before they are saved and stored sealed; discovery
- * lists what they reach; importing twice never duplicates an account.
+ * Connecting an org over REST: credentials are tested before they are saved and stored sealed; the key pair
+ * acs generates for an Apple Ads API client (v1); the API version and the v5 sunset warning; discovery lists
+ * what they reach; importing twice never duplicates an account.
  */
 import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
 import * as Crypto from "node:crypto"
@@ -21,6 +22,7 @@ beforeAll(async () => {
     ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
     SIMULATOR_URL: simulator.url,
     APPLE_API_URL: simulator.apiUrl,
+    APPLE_V1_API_URL: simulator.apiV1Url,
     APPLE_TOKEN_URL: simulator.tokenUrl,
     SYNC_INTERVAL_MINUTES: "0",
     RATE_LIMIT_EXPENSIVE: "5"
@@ -33,6 +35,12 @@ afterAll(async () => {
 })
 
 const put = (body: unknown) => call(`${server.api}/connection`, { method: "PUT", key: BOOTSTRAP_KEY, body })
+const getConnection = async () => (await call(`${server.api}/connection`, { key: BOOTSTRAP_KEY })).body as Record<string, unknown>
+const ids = (credentials: { clientId: string; teamId: string; keyId: string }) => ({
+  clientId: credentials.clientId,
+  teamId: credentials.teamId,
+  keyId: credentials.keyId
+})
 
 describe("connection", () => {
   it("refuses credentials the platform refuses, and saves nothing", async () => {
@@ -50,10 +58,51 @@ describe("connection", () => {
     expect((malformed.body as { error: { message: string } }).error.message).toContain("privateKeyPem")
   })
 
+  it("needs a private key: the request's own, or a generated key pair", async () => {
+    const none = await put(ids(simulator.credentials))
+    expect(none.status).toBe(400)
+    expect((none.body as { error: { message: string } }).error.message).toContain("POST /connection/keypair")
+    expect(await getConnection()).toMatchObject({ connected: false, apiVersion: null, warning: null, keyPair: null })
+  })
+
+  it("on v5, works and warns of Apple's sunset until the connection moves to v1", async () => {
+    const saved = await put({ ...simulator.credentials, apiVersion: "v5" })
+    expect(saved.status).toBe(200)
+    expect(saved.body).toMatchObject({ connected: true, apiVersion: "v5" })
+    expect(String((saved.body as { warning: string }).warning)).toContain("2027-01-26")
+    expect(await getConnection()).toMatchObject({ apiVersion: "v5", warning: expect.stringContaining("v1") })
+    expect(simulator.control.listCalls({ path: /^\/api\/v5\/acls$/ }).length).toBeGreaterThan(0)
+  })
+
+  it("generates a key pair, keeps the private half sealed, and connects over v1 with the ids Apple Ads gives for its public half", async () => {
+    const generated = await call(`${server.api}/connection/keypair`, { method: "POST", key: BOOTSTRAP_KEY })
+    expect(generated.status).toBe(201)
+    const pair = generated.body as { publicKeyPem: string; fingerprint: string; createdAt: string }
+    expect(pair.publicKeyPem).toMatch(/^-----BEGIN PUBLIC KEY-----/)
+    expect(pair.fingerprint).toBe(Crypto.createHash("sha256").update(Crypto.createPublicKey(pair.publicKeyPem).export({ type: "spki", format: "der" })).digest("hex"))
+    expect(JSON.stringify(generated.body)).not.toContain("PRIVATE KEY")
+    const stored = await query<{ private_key_sealed: string }>(database, "SELECT private_key_sealed FROM connection_key_pairs")
+    expect(stored[0]!.private_key_sealed).not.toContain("PRIVATE KEY")
+    // The public half stays readable (to paste again); the connection is untouched until the next PUT.
+    expect(await getConnection()).toMatchObject({ apiVersion: "v5", keyPair: pair })
+
+    // What an Apple Ads admin does with the public key: create an API client, which shows its ids.
+    const apiClient = simulator.control.registerApiClient(pair.publicKeyPem)!
+    const saved = await put(ids(apiClient))
+    expect(saved.status).toBe(200)
+    expect(saved.body).toMatchObject({ connected: true, provider: "apple", apiVersion: "v1", warning: null, keyPair: pair })
+    expect(simulator.control.listCalls({ path: /^\/v1\/acls$/ }).length).toBeGreaterThan(0)
+
+    // A key pair generated since is for the next PUT: the saved connection keeps its own key.
+    expect((await call(`${server.api}/connection/keypair`, { method: "POST", key: BOOTSTRAP_KEY })).status).toBe(201)
+    expect((await call(`${server.api}/connection/discover`, { method: "POST", key: BOOTSTRAP_KEY })).status).toBe(200)
+    expect((await put(ids(apiClient))).status).toBe(409) // the new key is not the one Apple Ads knows for that client
+  })
+
   it("saves working credentials sealed, and reports the connection", async () => {
     const saved = await put(simulator.credentials)
     expect(saved.status).toBe(200)
-    expect(saved.body).toMatchObject({ connected: true, provider: "apple", status: "ok", upstreamOrgId: String(simulator.parentOrgId) })
+    expect(saved.body).toMatchObject({ connected: true, provider: "apple", apiVersion: "v1", status: "ok", upstreamOrgId: String(simulator.parentOrgId) })
     const stored = await query<{ credentials_encrypted: string }>(database, "SELECT credentials_encrypted FROM connections")
     expect(stored[0]!.credentials_encrypted).not.toContain("PRIVATE KEY")
     expect(stored[0]!.credentials_encrypted).not.toContain(simulator.credentials.clientId)

@@ -8,16 +8,20 @@ import { Context, type Effect } from "effect"
 
 export type UpstreamFailure = UpstreamUnavailable | UpstreamError | ConnectionError | ReadOnlyAccount | NotFound
 
-/** How an org reaches the platform: real Apple credentials, or the built-in simulator's demo org. */
+/** Apple Ads Platform API v1, or Campaign Management API v5 (retired 2027-01-26). */
+export type UpstreamApiVersion = "v1" | "v5"
+
+/** How an org reaches the platform: real Apple credentials, or the built-in simulator's demo org; over which API. */
 export type UpstreamCredentials =
   | {
     readonly provider: "apple"
+    readonly apiVersion: UpstreamApiVersion
     readonly clientId: string
     readonly teamId: string
     readonly keyId: string
     readonly privateKeyPem: string
   }
-  | { readonly provider: "simulator" }
+  | { readonly provider: "simulator"; readonly apiVersion: UpstreamApiVersion }
 
 export interface UpstreamAccount {
   readonly upstreamAccountId: string

@@ -1,21 +1,25 @@
 /**
  * The org's upstream connection: credentials are tested against the platform before they are saved,
- * stored sealed (AES-256-GCM), and opened only to make a client. Also discovery and import of accounts.
+ * stored sealed (AES-256-GCM), and opened only to make a client; the API version (v1 or v5) it speaks; the
+ * key pair acs generates for an Apple Ads API client. Also discovery and import of accounts.
  */
 import type { Account } from "@acs/domain/Accounts"
 import type { ConnectionRequest } from "@acs/domain/Connection"
 import { ConnectionError, InvalidRequest } from "@acs/domain/Errors"
 import { isP256PrivateKey } from "@acs/upstream/ClientSecret"
-import { Upstream, type UpstreamAccount, type UpstreamCredentials } from "@acs/upstream/Upstream"
+import { Upstream, type UpstreamAccount, type UpstreamApiVersion, type UpstreamCredentials } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
+import * as Crypto from "node:crypto"
 import type { Granted } from "../auth/Access.ts"
 import { SecretBox } from "../auth/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
+import { type ImportedAccount, mapImportedAccounts } from "./AccountMapping.ts"
 import { type AccountRecord, toAccount } from "./Accounts.ts"
 
 interface ConnectionRow {
   readonly provider: "apple" | "simulator"
+  readonly apiVersion: UpstreamApiVersion
   readonly credentialsEncrypted: string | null
   readonly upstreamOrgId: string | null
   readonly status: "ok" | "error"
@@ -23,28 +27,50 @@ interface ConnectionRow {
   readonly checkedAt: string | null
 }
 
-const toConnection = (row: ConnectionRow | undefined) =>
-  row === undefined
-    ? { connected: false, provider: null, status: "not_connected" as const, upstreamOrgId: null, checkedAt: null, error: null }
+const KeyPairRow = Schema.Struct({
+  privateKeySealed: Schema.String,
+  publicKeyPem: Schema.String,
+  fingerprint: Schema.String,
+  createdAt: Schema.Union(Schema.DateFromSelf, Schema.DateFromString)
+})
+
+/** Shown while a connection speaks v5: after Apple's sunset it can no longer change anything. */
+export const V5_SUNSET_WARNING =
+  "this connection uses Apple's Campaign Management API v5, which Apple retires on 2027-01-26; after that acs cannot change its accounts. " +
+  "Move it to the Apple Ads Platform API v1: POST /connection/keypair, paste the public key into a new Apple Ads API client, then " +
+  "PUT /connection with apiVersion \"v1\", clientId, teamId and keyId (projects, ledger and warehouse are kept)"
+
+const publicHalf = (row: typeof KeyPairRow.Type) => ({
+  publicKeyPem: row.publicKeyPem,
+  fingerprint: row.fingerprint,
+  createdAt: row.createdAt.toISOString()
+})
+
+const toConnection = (row: ConnectionRow | undefined, keyPair: typeof KeyPairRow.Type | undefined) => ({
+  ...(row === undefined
+    ? { connected: false, provider: null, apiVersion: null, status: "not_connected" as const, upstreamOrgId: null, checkedAt: null, error: null }
     : {
       connected: row.status === "ok",
       provider: row.provider,
+      apiVersion: row.apiVersion,
       status: row.status,
       upstreamOrgId: row.upstreamOrgId,
       checkedAt: row.checkedAt === null ? null : new Date(row.checkedAt).toISOString(),
       error: row.error
-    }
+    }),
+  warning: row?.apiVersion === "v5" ? V5_SUNSET_WARNING : null,
+  keyPair: keyPair === undefined ? null : publicHalf(keyPair)
+})
 
-const credentialsOf = (request: typeof ConnectionRequest.Type): UpstreamCredentials =>
-  request.provider === "simulator"
-    ? { provider: "simulator" }
-    : {
-      provider: "apple",
-      clientId: request.clientId,
-      teamId: request.teamId,
-      keyId: request.keyId,
-      privateKeyPem: request.privateKeyPem
-    }
+/** A new EC P-256 key pair: the private half as PKCS#8 PEM, the public half as the SPKI PEM Apple Ads asks for. */
+const generateKeyPair = () => {
+  const { privateKey, publicKey } = Crypto.generateKeyPairSync("ec", { namedCurve: "P-256" })
+  return {
+    privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+    publicKeyPem: publicKey.export({ type: "spki", format: "pem" }).toString(),
+    fingerprint: Crypto.createHash("sha256").update(publicKey.export({ type: "spki", format: "der" })).digest("hex")
+  }
+}
 
 export class Connections extends Effect.Service<Connections>()("acs/Connections", {
   effect: Effect.gen(function*() {
@@ -55,30 +81,105 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
     const row = (orgId: string) =>
       sql<ConnectionRow>`SELECT * FROM connections WHERE org_id = ${orgId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
-    const get = (grant: Granted<"getConnection">) => row(grant.orgId).pipe(Effect.map(toConnection), Effect.withSpan("Connections.get"))
+    const keyPairOf = (orgId: string) =>
+      sql`SELECT private_key_sealed, public_key_pem, fingerprint, created_at FROM connection_key_pairs WHERE org_id = ${orgId}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(KeyPairRow))),
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      )
 
-    /** Tests the credentials (token + account list), then saves them sealed. Refused credentials are not saved. */
+    const get = (grant: Granted<"getConnection">) =>
+      Effect.all([row(grant.orgId), keyPairOf(grant.orgId)]).pipe(
+        Effect.map(([connection, keyPair]) => toConnection(connection, keyPair)),
+        Effect.withSpan("Connections.get")
+      )
+
+    /**
+     * Generates the org's key pair for an Apple Ads API client. A new pair replaces the previous one for the
+     * next PUT /connection; the saved connection keeps signing with its own copy until then.
+     */
+    const createKeyPair = (grant: Granted<"createConnectionKeyPair">) =>
+      Effect.gen(function*() {
+        const pair = generateKeyPair()
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const sealed = box.seal(pair.privateKeyPem)
+        yield* sql`
+          INSERT INTO connection_key_pairs (org_id, private_key_sealed, public_key_pem, fingerprint, created_at)
+          VALUES (${grant.orgId}, ${sealed}, ${pair.publicKeyPem}, ${pair.fingerprint}, ${now})
+          ON CONFLICT (org_id) DO UPDATE SET private_key_sealed = excluded.private_key_sealed,
+            public_key_pem = excluded.public_key_pem, fingerprint = excluded.fingerprint, created_at = excluded.created_at`.pipe(Effect.orDie)
+        yield* Effect.logInfo("connection key pair generated").pipe(Effect.annotateLogs({ orgId: grant.orgId, fingerprint: pair.fingerprint }))
+        return { publicKeyPem: pair.publicKeyPem, fingerprint: pair.fingerprint, createdAt: now.toISOString() }
+      }).pipe(Effect.withSpan("Connections.createKeyPair"))
+
+    /** The private key a request names: its own, or the org's generated one. */
+    const privateKeyFor = (orgId: string, given: string | undefined) =>
+      Effect.gen(function*() {
+        if (given !== undefined) return given
+        const pair = yield* keyPairOf(orgId)
+        if (pair === undefined) {
+          return yield* new InvalidRequest({
+            message: "privateKeyPem: none given and no key pair generated; POST /connection/keypair first, or send privateKeyPem"
+          })
+        }
+        const opened = box.open(pair.privateKeySealed)
+        if (Option.isNone(opened)) {
+          return yield* new ConnectionError({ message: "the generated key pair cannot be decrypted with ACS_SECRETS_KEY; generate a new one" })
+        }
+        return opened.value
+      })
+
+    const credentialsOf = (orgId: string, request: typeof ConnectionRequest.Type) =>
+      request.provider === "simulator"
+        ? Effect.succeed<UpstreamCredentials>({ provider: "simulator", apiVersion: request.apiVersion })
+        : privateKeyFor(orgId, request.privateKeyPem).pipe(Effect.map((privateKeyPem): UpstreamCredentials => ({
+          provider: "apple",
+          apiVersion: request.apiVersion,
+          clientId: request.clientId,
+          teamId: request.teamId,
+          keyId: request.keyId,
+          privateKeyPem
+        })))
+
+    /**
+     * Tests the credentials (token + account list), then saves them sealed. Refused credentials are not saved.
+     * Imported accounts the new listing names differently (a v5 org id becoming a v1 ad account id) are moved
+     * to their new id in the same transaction, so projects, ledger and warehouse stay as they are.
+     */
     const save = (orgId: string, credentials: UpstreamCredentials) =>
       Effect.gen(function*() {
         if (credentials.provider === "apple" && !isP256PrivateKey(credentials.privateKeyPem)) {
           return yield* new InvalidRequest({ message: "privateKeyPem: not an EC P-256 private key in PEM form" })
         }
         const client = yield* upstream.connect(credentials)
-        const accounts = yield* client.accounts
-        const upstreamOrgId = accounts.find((a) => a.parentOrgId !== null)?.parentOrgId ?? accounts[0]?.upstreamAccountId ?? null
-        const sealed = box.seal(JSON.stringify(credentials))
-        const rows = yield* sql<ConnectionRow>`
-          INSERT INTO connections (org_id, provider, credentials_encrypted, upstream_org_id, status, error, checked_at, updated_at)
-          VALUES (${orgId}, ${credentials.provider}, ${sealed}, ${upstreamOrgId}, 'ok', NULL, now(), now())
-          ON CONFLICT (org_id) DO UPDATE SET provider = excluded.provider, credentials_encrypted = excluded.credentials_encrypted,
-            upstream_org_id = excluded.upstream_org_id, status = 'ok', error = NULL, checked_at = now(), updated_at = now()
-          RETURNING *`.pipe(Effect.orDie)
-        yield* Effect.logInfo("upstream connection saved").pipe(Effect.annotateLogs({ orgId, provider: credentials.provider }))
-        return toConnection(rows[0])
+        const reachable = yield* client.accounts
+        const upstreamOrgId = reachable.find((a) => a.parentOrgId !== null)?.parentOrgId ?? reachable[0]?.upstreamAccountId ?? null
+        const { apiVersion, ...sealedCredentials } = credentials
+        const sealed = box.seal(JSON.stringify(sealedCredentials))
+        const saved = yield* sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql<ConnectionRow>`
+            INSERT INTO connections (org_id, provider, api_version, credentials_encrypted, upstream_org_id, status, error, checked_at, updated_at)
+            VALUES (${orgId}, ${credentials.provider}, ${apiVersion}, ${sealed}, ${upstreamOrgId}, 'ok', NULL, now(), now())
+            ON CONFLICT (org_id) DO UPDATE SET provider = excluded.provider, api_version = excluded.api_version,
+              credentials_encrypted = excluded.credentials_encrypted, upstream_org_id = excluded.upstream_org_id,
+              status = 'ok', error = NULL, checked_at = now(), updated_at = now()
+            RETURNING *`
+          const imported = yield* sql<ImportedAccount>`
+            SELECT project_id, upstream_account_id, name, currency FROM accounts WHERE org_id = ${orgId} FOR UPDATE`
+          const moves = mapImportedAccounts(imported, reachable)
+          for (const move of moves) {
+            yield* sql`UPDATE accounts SET upstream_account_id = ${move.to} WHERE project_id = ${move.projectId}`
+          }
+          return { connection: rows[0], moves }
+        })).pipe(Effect.orDie)
+        yield* Effect.logInfo("upstream connection saved").pipe(
+          Effect.annotateLogs({ orgId, provider: credentials.provider, apiVersion, accountsMoved: saved.moves.length })
+        )
+        return toConnection(saved.connection, yield* keyPairOf(orgId))
       }).pipe(Effect.withSpan("Connections.save"))
 
     const update = (grant: Granted<"updateConnection">, request: typeof ConnectionRequest.Type) =>
-      save(grant.orgId, credentialsOf(request))
+      credentialsOf(grant.orgId, request).pipe(Effect.flatMap((credentials) => save(grant.orgId, credentials)))
 
     /** A client for the org's saved credentials; a refusal is recorded on the connection. */
     const clientFor = (orgId: string) =>
@@ -91,7 +192,8 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         if (Option.isNone(opened)) {
           return yield* new ConnectionError({ message: "the saved upstream credentials cannot be decrypted with ACS_SECRETS_KEY; save them again" })
         }
-        const credentials = JSON.parse(opened.value) as UpstreamCredentials
+        // The column is the API version; credentials sealed before it existed carry none.
+        const credentials = { ...JSON.parse(opened.value), apiVersion: saved.apiVersion } as UpstreamCredentials
         return yield* upstream.connect(credentials).pipe(
           Effect.tapBoth({
             onFailure: (error) =>
@@ -151,6 +253,6 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         return { accounts, created }
       }).pipe(Effect.withSpan("Connections.import"))
 
-    return { get, update, save, clientFor, discover, importInto } as const
+    return { get, createKeyPair, update, save, clientFor, discover, importInto } as const
   })
 }) {}

@@ -13,5 +13,7 @@ export const ConnectionHandlers = HttpApiBuilder.group(Api, "connection", (handl
       .handle("getConnection", () => access.check("getConnection").pipe(Effect.flatMap(connections.get)))
       .handle("updateConnection", ({ payload }) =>
         access.check("updateConnection").pipe(Effect.flatMap((grant) => connections.update(grant, payload))))
+      .handle("createConnectionKeyPair", () =>
+        access.check("createConnectionKeyPair").pipe(Effect.flatMap(connections.createKeyPair)))
       .handle("discoverAccounts", () => access.check("discoverAccounts").pipe(Effect.flatMap(connections.discover)))
   }))

@@ -22,6 +22,7 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "revokeKey",
   "createAccountKey",
   "updateConnection",
+  "createConnectionKeyPair",
   "updateSettings",
   "updateTargets",
   "updateBrief",

@@ -26,7 +26,7 @@ export const connectDemo = Effect.gen(function*() {
   const connections = yield* Connections
   const accounts = yield* Accounts
   const syncs = yield* Syncs
-  yield* connections.save(orgId.value, { provider: "simulator" })
+  yield* connections.save(orgId.value, { provider: "simulator", apiVersion: "v1" })
   const client = yield* connections.clientFor(orgId.value)
   const upstreamIds = (yield* client.accounts).map((a) => a.upstreamAccountId)
   const imported = yield* connections.importInto(orgId.value, upstreamIds)

@@ -1,13 +1,13 @@
 /**
- * The `Upstream` port wired to the Apple Search Ads client: real Apple endpoints for Apple credentials,
- * the simulator's for `{provider: "simulator"}` (the in-process one, or SIMULATOR_URL).
+ * The `Upstream` port wired to Apple's clients, per connection API version (v1: Apple Ads Platform API,
+ * v5: Campaign Management API): real Apple endpoints for Apple credentials, the simulator's for
+ * `{provider: "simulator"}` (the in-process one, or SIMULATOR_URL).
  */
 import { ConnectionError } from "@acs/domain/Errors"
-import { makeAppleSearchAdsClient } from "@acs/upstream/AppleSearchAdsClient"
-import { makeAppleAdsPlatformClient } from "@acs/upstream/v1/AppleAdsPlatformClient"
 import type { AppleCredentials } from "@acs/upstream/ClientSecret"
-import { Upstream, type UpstreamCredentials } from "@acs/upstream/Upstream"
-import { appleEndpoints, defaultRetryPolicy } from "@acs/upstream/UpstreamHttp"
+import { makeUpstreamClient } from "@acs/upstream/MakeUpstreamClient"
+import { Upstream, type UpstreamApiVersion, type UpstreamCredentials } from "@acs/upstream/Upstream"
+import { appleEndpoints, appleV1Endpoints, defaultRetryPolicy, type Endpoints } from "@acs/upstream/UpstreamHttp"
 import { HttpClient } from "@effect/platform"
 import { Config, Context, Effect, Layer, Option } from "effect"
 
@@ -24,26 +24,38 @@ const PolicyConfig = Config.all({
   maxDelayMs: Config.integer("UPSTREAM_RETRY_MAX_MS").pipe(Config.withDefault(defaultRetryPolicy.maxDelayMs))
 })
 
+const AppleConfig = Config.all({
+  v1ApiBaseUrl: Config.string("APPLE_V1_API_URL").pipe(Config.withDefault(appleV1Endpoints.apiBaseUrl)),
+  v5ApiBaseUrl: Config.string("APPLE_API_URL").pipe(Config.withDefault(appleEndpoints.apiBaseUrl)),
+  tokenUrl: Config.string("APPLE_TOKEN_URL").pipe(Config.withDefault(appleEndpoints.tokenUrl))
+})
+
 export const UpstreamLive = Layer.effect(
   Upstream,
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const simulator = yield* Effect.serviceOption(SimulatorEndpoint)
     const policy = yield* PolicyConfig
-    const apple = {
-      apiBaseUrl: yield* Config.string("APPLE_API_URL").pipe(Config.withDefault(appleEndpoints.apiBaseUrl)),
-      tokenUrl: yield* Config.string("APPLE_TOKEN_URL").pipe(Config.withDefault(appleEndpoints.tokenUrl))
-    }
+    const apple = yield* AppleConfig
+    const appleEndpointsFor = (version: UpstreamApiVersion): Endpoints => ({
+      apiBaseUrl: version === "v1" ? apple.v1ApiBaseUrl : apple.v5ApiBaseUrl,
+      tokenUrl: apple.tokenUrl
+    })
+    const simulatorEndpointsFor = (url: string, version: UpstreamApiVersion): Endpoints => ({
+      apiBaseUrl: version === "v1" ? `${url}/v1` : `${url}/api/v5`,
+      tokenUrl: `${url}/auth/oauth2/token`
+    })
     return {
       connect: (credentials: UpstreamCredentials) =>
         (credentials.provider === "apple"
-          ? makeAppleSearchAdsClient(apple, credentials, policy)
+          ? makeUpstreamClient(credentials.apiVersion, appleEndpointsFor(credentials.apiVersion), credentials, policy)
           : Option.match(simulator, {
             onNone: () =>
               Effect.fail(new ConnectionError({ message: "the simulator is not running here (UPSTREAM=apple); connect Apple credentials" })),
             onSome: (endpoint) =>
-              makeAppleAdsPlatformClient(
-                { apiBaseUrl: `${endpoint.url}/v1`, tokenUrl: `${endpoint.url}/auth/oauth2/token` },
+              makeUpstreamClient(
+                credentials.apiVersion,
+                simulatorEndpointsFor(endpoint.url, credentials.apiVersion),
                 endpoint.credentials,
                 policy
               )

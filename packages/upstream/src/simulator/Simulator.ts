@@ -15,7 +15,7 @@
 import { Context, Data, Effect, Layer, type Scope } from "effect"
 import type { ReportLevel } from "../Upstream.ts"
 import { isoFromDay } from "./SimulatorCalendar.ts"
-import { registerDemoClient, type SimulatorCredentials, TokenStore } from "./SimulatorAuth.ts"
+import { ApiClients, registerDemoClient, type SimulatorCredentials, TokenStore } from "./SimulatorAuth.ts"
 import { CallLog } from "./SimulatorCallLog.ts"
 import { SimulatorControl } from "./SimulatorControl.ts"
 import { type FaultSpec, FaultRegistry } from "./SimulatorFaults.ts"
@@ -110,12 +110,13 @@ export const startSimulator = async (options: SimulatorOptions = {}): Promise<Si
   const clock = options.clock ?? Date.now
   const state = new SimulatorState(seed, resolveSize(options.size), clock)
   const client = registerDemoClient(seed)
+  const clients = new ApiClients(client)
   const tokens = new TokenStore(options.tokenLifetimeSeconds ?? 3600)
   const faults = new FaultRegistry()
   const calls = new CallLog()
-  const control = new SimulatorControl(state, faults, calls, tokens, client.credentials)
+  const control = new SimulatorControl(state, faults, calls, tokens, clients)
   control.addFaults(options.faults ?? [])
-  const server = new SimulatorServer({ state, client, tokens, faults, calls, control })
+  const server = new SimulatorServer({ state, clients, tokens, faults, calls, control })
   const url = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1")
   const accountOf = (accountId: number | string) => {
     const account = state.account(Number(accountId))

@@ -79,15 +79,58 @@ const jsonPart = (part: string): Readonly<Record<string, unknown>> | null => {
   }
 }
 
+/** The ids Apple Ads shows once an admin has created an API client with a pasted public key. */
+export interface ApiClientIds {
+  readonly clientId: string
+  readonly teamId: string
+  readonly keyId: string
+}
+
+interface ApiClient {
+  readonly ids: ApiClientIds
+  readonly publicKey: KeyObject
+}
+
+/**
+ * The org's API clients: the demo client made at start, and those created the v1 way from a public key
+ * the user supplies (`register`), as an Apple Ads admin does in the web UI.
+ */
+export class ApiClients {
+  private readonly clients = new Map<string, ApiClient>()
+  private readonly teamId: string
+
+  constructor(readonly demo: RegisteredClient) {
+    this.teamId = demo.credentials.teamId
+    this.clients.set(demo.credentials.clientId, { ids: demo.credentials, publicKey: demo.publicKey })
+  }
+
+  /** Creates an API client for an EC P-256 public key (PEM); null when the key is not one. */
+  register(publicKeyPem: string): ApiClientIds | null {
+    let publicKey: KeyObject
+    try {
+      publicKey = createPublicKey(publicKeyPem)
+    } catch {
+      return null
+    }
+    if (publicKey.asymmetricKeyType !== "ec" || publicKey.asymmetricKeyDetails?.namedCurve !== "prime256v1") return null
+    const ids = { clientId: `SEARCHADS.${uuidFrom(randomBytes(16))}`, teamId: this.teamId, keyId: uuidFrom(randomBytes(16)) }
+    this.clients.set(ids.clientId, { ids, publicKey })
+    return ids
+  }
+
+  find(clientId: string): ApiClient | undefined {
+    return this.clients.get(clientId)
+  }
+}
+
 /** Why a client secret is refused, or null when it is good. */
 export const clientSecretProblem = (
   jwt: string,
-  client: RegisteredClient,
-  clientIdParameter: string,
+  client: ApiClient | undefined,
   nowSeconds: number
 ): string | null => {
-  const { clientId, keyId, teamId } = client.credentials
-  if (clientIdParameter !== clientId) return "unknown client_id"
+  if (client === undefined) return "unknown client_id"
+  const { clientId, keyId, teamId } = client.ids
   const parts = jwt.split(".")
   if (parts.length !== 3) return "client_secret is not a JWT"
   const [headerPart, payloadPart, signaturePart] = parts as [string, string, string]
@@ -114,21 +157,22 @@ export const clientSecretProblem = (
   return null
 }
 
-/** Issued bearer tokens and their expiry. */
+/** Issued bearer tokens: their expiry and the API client they were issued to. */
 export class TokenStore {
-  private readonly tokens = new Map<string, number>()
+  private readonly tokens = new Map<string, { readonly expiresAt: number; readonly clientId: string }>()
 
   constructor(readonly lifetimeSeconds: number) {}
 
-  issue(nowMs: number): string {
+  issue(nowMs: number, clientId: string): string {
     const token = randomBytes(48).toString("base64url")
-    this.tokens.set(token, nowMs + this.lifetimeSeconds * 1000)
+    this.tokens.set(token, { expiresAt: nowMs + this.lifetimeSeconds * 1000, clientId })
     return token
   }
 
-  isValid(token: string, nowMs: number): boolean {
-    const expiresAt = this.tokens.get(token)
-    return expiresAt !== undefined && expiresAt > nowMs
+  /** The client a valid token was issued to, or null for an unknown or expired token. */
+  clientOf(token: string, nowMs: number): string | null {
+    const issued = this.tokens.get(token)
+    return issued !== undefined && issued.expiresAt > nowMs ? issued.clientId : null
   }
 
   /** Every token issued so far stops working (clients must fetch a new one). */
@@ -147,7 +191,7 @@ const oauthError = (status: number, error: string, reason: string): Answer => ({
 /** `POST /auth/oauth2/token`: parameters from the query string and/or a form body. */
 export const answerTokenRequest = (
   parameters: URLSearchParams,
-  client: RegisteredClient,
+  clients: ApiClients,
   tokens: TokenStore,
   nowMs: number
 ): Answer => {
@@ -158,10 +202,10 @@ export const answerTokenRequest = (
   const clientId = parameters.get("client_id")
   const secret = parameters.get("client_secret")
   if (clientId === null || secret === null) return oauthError(400, "invalid_request", "client_id and client_secret are required")
-  const problem = clientSecretProblem(secret, client, clientId, Math.floor(nowMs / 1000))
+  const problem = clientSecretProblem(secret, clients.find(clientId), Math.floor(nowMs / 1000))
   if (problem !== null) return oauthError(401, "invalid_client", problem)
   return {
     status: 200,
-    body: encodeToken({ access_token: tokens.issue(nowMs), token_type: "Bearer", expires_in: tokens.lifetimeSeconds })
+    body: encodeToken({ access_token: tokens.issue(nowMs, clientId), token_type: "Bearer", expires_in: tokens.lifetimeSeconds })
   }
 }

@@ -15,6 +15,9 @@
  *   GET    /_control/summary                                 → parent org, accounts, entity counts
  *   GET    /_control/credentials                             → the demo client's credentials, so another
  *                                                              process (acs with SIMULATOR_URL) can sign in
+ *   POST   /_control/api-clients  body: {publicKeyPem}       → 201 {clientId, teamId, keyId}: an API client
+ *                                                              created with a user-supplied public key, as
+ *                                                              an Apple Ads admin does in the web UI (v1)
  *
  * Entities are changed "outside acs" with the normal API and the demo credentials, like a person
  * using the platform's UI would.
@@ -22,7 +25,7 @@
 import { Either, Schema } from "effect"
 import type { CallFilter, CallLog, CallRecord } from "./SimulatorCallLog.ts"
 import { type FaultRegistry, type FaultSpec, FaultSpecError, type FaultStatus, decodeFaultSpec, firesOnInstall } from "./SimulatorFaults.ts"
-import type { SimulatorCredentials, TokenStore } from "./SimulatorAuth.ts"
+import type { ApiClients, TokenStore } from "./SimulatorAuth.ts"
 import { type Answer, errorEnvelope } from "./SimulatorHttp.ts"
 import { READ_ONLY } from "./SimulatorSize.ts"
 import type { SimulatorState } from "./SimulatorState.ts"
@@ -54,8 +57,13 @@ export class SimulatorControl {
     private readonly faults: FaultRegistry,
     private readonly calls: CallLog,
     private readonly tokens: TokenStore,
-    private readonly credentials: SimulatorCredentials
+    private readonly clients: ApiClients
   ) {}
+
+  /** Creates an API client for a user-supplied EC P-256 public key; null when the PEM is not one. */
+  registerApiClient(publicKeyPem: string) {
+    return this.clients.register(publicKeyPem)
+  }
 
   /** Installs faults (a read-only switch without a trigger applies at once); returns their ids. */
   addFaults(specs: ReadonlyArray<FaultSpec>): Array<number> {
@@ -174,7 +182,12 @@ export class SimulatorControl {
       if (route === "POST /_control/restate") return answer({ restatement: this.restate() })
       if (route === "POST /_control/tokens/expire") return answer({ expired: this.expireTokens() })
       if (route === "GET /_control/summary") return answer(this.summary())
-      if (route === "GET /_control/credentials") return answer(this.credentials)
+      if (route === "GET /_control/credentials") return answer(this.clients.demo.credentials)
+      if (route === "POST /_control/api-clients") {
+        const pem = typeof body === "object" && body !== null && "publicKeyPem" in body ? body.publicKeyPem : undefined
+        const ids = typeof pem === "string" ? this.registerApiClient(pem) : null
+        return ids === null ? refuse(400, "expected {publicKeyPem}: an EC P-256 public key in PEM form") : { status: 201, body: ids }
+      }
       const roles = /^PUT \/_control\/accounts\/(\d+)\/roles$/.exec(route)
       if (roles) {
         const decoded = Schema.decodeUnknownEither(RolesBody)(body)

@@ -15,13 +15,13 @@
  * The same world also answers the Apple Ads Platform API v1 under `/v1/...` (simulator/v1): context
  * `X-AP-Context: adAccountId=<id>`, errors `{error:{code, message, details[]}}` and `RateLimit-*` headers
  * on every v1 answer. Every successful write of either version lands in the change history, attributed
- * to the registered API client; `POST /_control/web-ui` makes a write as a person in the web UI.
+ * to the API client that made it; `POST /_control/web-ui` makes a write as a person in the web UI.
  */
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { accountRoutes } from "./SimulatorAccountRoutes.ts"
-import { answerTokenRequest, type RegisteredClient, type TokenStore } from "./SimulatorAuth.ts"
+import { answerTokenRequest, type ApiClients, type TokenStore } from "./SimulatorAuth.ts"
 import type { CallLog } from "./SimulatorCallLog.ts"
 import { campaignRoutes } from "./SimulatorCampaignRoutes.ts"
 import type { SimulatorControl } from "./SimulatorControl.ts"
@@ -52,7 +52,7 @@ const isV1 = (path: string): boolean => path.startsWith(`${V1_PREFIX}/`)
 
 export interface SimulatorServerParts {
   readonly state: SimulatorState
-  readonly client: RegisteredClient
+  readonly clients: ApiClients
   readonly tokens: TokenStore
   readonly faults: FaultRegistry
   readonly calls: CallLog
@@ -303,7 +303,7 @@ export class SimulatorServer {
     requestId: string,
     fired: FiredFaults
   ): Answer {
-    const { client, state, tokens } = this.parts
+    const { clients, state, tokens } = this.parts
     if (path === TOKEN_PATH) {
       if (method !== "POST") return apiError(405, "METHOD_NOT_ALLOWED", "use POST")
       if (fired.tokenRefused) {
@@ -313,7 +313,7 @@ export class SimulatorServer {
       const parameters = new URLSearchParams(query)
       for (const [key, value] of new URLSearchParams(rawBody.toString("utf8"))) parameters.set(key, value)
       // Secrets and tokens follow the wall clock (the client's), not the simulated calendar.
-      return answerTokenRequest(parameters, client, tokens, Date.now())
+      return answerTokenRequest(parameters, clients, tokens, Date.now())
     }
 
     const candidates = ROUTES.filter((route) => route.pattern.test(path))
@@ -323,9 +323,8 @@ export class SimulatorServer {
 
     const authorization = request.headers.authorization ?? ""
     const bearer = /^Bearer\s+(\S+)$/i.exec(authorization)
-    if (bearer === null || !tokens.isValid(bearer[1]!, Date.now())) {
-      return apiError(401, "UNAUTHORIZED", "Invalid or expired access token")
-    }
+    const caller = bearer === null ? null : tokens.clientOf(bearer[1]!, Date.now())
+    if (caller === null) return apiError(401, "UNAUTHORIZED", "Invalid or expired access token")
 
     let body: unknown = null
     if (rawBody.length > 0) {
@@ -350,7 +349,7 @@ export class SimulatorServer {
       if (route.write && isReadOnly(account.roleNames)) {
         return apiError(403, "FORBIDDEN", `read-only access to org ${orgId} (${account.roleNames.join(", ")})`)
       }
-      const actor: Actor = { userType: "CUSTOMER_API", modifiedBy: client.credentials.clientId }
+      const actor: Actor = { userType: "CUSTOMER_API", modifiedBy: caller }
       const orgRequest = { ...base, account, failingRows: fired.failingRows, failingRowMessage: fired.failingRowMessage, actor }
       // v1 writes delegate to the v5 handlers, which record there; v5 writes are recorded here.
       return route.write && !isV1(path) ? recordingWrite(orgRequest, route.handle) : route.handle(orgRequest)
