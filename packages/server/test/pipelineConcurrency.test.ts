@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Caller, type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { type Answer, BOOTSTRAP_KEY, call, errorCode, type RunningServer } from "./support/server.ts"
+import { callsTo, KEYWORDS_BULK_UPDATE } from "./support/upstreamPaths.ts"
 import { WAIT_MS, waitFor } from "./support/wait.ts"
 
 let p: Pipeline
@@ -211,7 +212,7 @@ describe("the apply queue", () => {
         [actionIds]
       )
       expect(steps.filter((r) => Number(r.n) !== 1)).toEqual([])
-      const writes = p.simulator.control.listCalls({ method: "PUT", path: /targetingkeywords\/bulk$/, since })
+      const writes = callsTo(p.simulator.control, KEYWORDS_BULK_UPDATE, since)
       expect(writes.filter((c) => c.status === 200), "one upstream write per action").toHaveLength(500)
       expect(await p.sql("SELECT 1 FROM jobs WHERE action_id = ANY($1)", [actionIds])).toHaveLength(0)
     } finally {
