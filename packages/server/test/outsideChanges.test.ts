@@ -1,0 +1,229 @@
+/**
+ * Outside changes in the ledger (API.md): edits made "in the web UI" of the simulator show up as
+ * `external_change` rows after a sync and on the change-history schedule, once each; acs's own writes do
+ * not; an acs action overwritten from outside is `supersededBy` the outside change and its revert queues
+ * naming it; `?origin=` filters; the apply worker's drift demotion names who changed the entity.
+ */
+import type { UpstreamCampaign } from "@acs/upstream/Upstream"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ActionView, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { errorCode } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
+
+interface ExternalView extends ActionView {
+  readonly proposedBy: { readonly kind: string; readonly id: string; readonly name: string }
+  readonly supersededBy: string | null
+  readonly appliedAt: string | null
+}
+
+interface ExternalPayload {
+  readonly entity: { readonly type: string; readonly id: string }
+  readonly changes: ReadonlyArray<{ readonly field: string; readonly oldValue: unknown; readonly newValue: unknown }>
+  readonly upstream: { readonly detailId: string; readonly userType: string; readonly modifiedBy: string }
+}
+
+let p: Pipeline
+let campaigns: ReadonlyArray<UpstreamCampaign>
+let next = 0
+
+/** A campaign with a budget no other test in this file touches. */
+const freshCampaign = () => {
+  const campaign = campaigns[next++]
+  if (campaign === undefined) throw new Error("the demo account has too few campaigns for this file")
+  return campaign
+}
+
+const webUi = (campaignId: string, body: Record<string, unknown>, user: string) => {
+  const answer = p.simulator.webUiWrite({
+    adAccountId: Number(p.account.upstreamAccountId),
+    method: "PUT",
+    path: `/v1/campaigns/${campaignId}`,
+    body,
+    user
+  })
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+}
+
+const ledger = async (query: string) => {
+  const answer = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?limit=500${query}`)
+  expect(answer.status, answer.text).toBe(200)
+  return (answer.body as { actions: Array<ExternalView> }).actions
+}
+
+const outsideChangesOf = async (campaignId: string) =>
+  (await ledger("&origin=external")).filter((a) => (a.payload as unknown as ExternalPayload).entity.id === campaignId)
+
+const waitForOutsideChange = (campaignId: string, what: string) =>
+  waitFor(what, () => outsideChangesOf(campaignId), (rows) => rows.length > 0, {
+    intervalMs: 250,
+    show: (rows) => `${rows.length} rows\n${p.server.logs().slice(-3000)}`
+  }).then((rows) => rows[0]!)
+
+/** When the account's change history was last read (ms), or 0. */
+const polledAt = async () =>
+  Number((await p.sql<{ ms: string | null }>(
+    "SELECT (extract(epoch FROM polled_at) * 1000)::bigint AS ms FROM change_history_marks WHERE project_id = $1",
+    [p.account.projectId]
+  ))[0]?.ms ?? 0)
+
+/** Runs a sync and waits until the change history was read after it. */
+const syncNow = async () => {
+  const before = Number((await p.sql<{ ms: string }>("SELECT (extract(epoch FROM now()) * 1000)::bigint AS ms"))[0]!.ms)
+  const started = await p.as("key", "POST", `/accounts/${p.account.projectId}/syncs`)
+  expect(started.status, started.text).toBe(202)
+  const syncId = (started.body as { syncId: string }).syncId
+  await waitFor(`sync ${syncId} to succeed`, async () => {
+    const answer = await p.as("key", "GET", `/accounts/${p.account.projectId}/syncs/${syncId}`)
+    return (answer.body as { status: string }).status
+  }, (status) => status === "succeeded", { intervalMs: 250 })
+  await waitFor("the change history read after the sync", polledAt, (ms) => ms > before, { intervalMs: 100 })
+}
+
+/** External rows naming acs's own API client: there must be none. */
+const rowsForAcsWrites = async () =>
+  Number((await p.sql<{ n: string }>(
+    "SELECT count(*) AS n FROM actions WHERE kind = 'external_change' AND payload -> 'upstream' ->> 'modifiedBy' = $1",
+    [p.simulator.credentials.clientId]
+  ))[0]?.n)
+
+const rowsForDetail = async (detailId: string) =>
+  Number((await p.sql<{ n: string }>("SELECT count(*) AS n FROM actions WHERE upstream_ref = $1", [detailId]))[0]?.n)
+
+beforeAll(async () => {
+  // The schedule stays off until its own test, so the first tests see what a sync records.
+  p = await startPipeline({ seed: 44, env: { CHANGE_HISTORY_POLL_SECONDS: "0" } })
+  campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId)))
+    .filter((c) => !c.deleted && c.dailyBudgetMicros !== null && c.status === "ENABLED")
+})
+
+afterAll(async () => {
+  await p?.close()
+})
+
+describe("outside changes in the ledger", () => {
+  it("records a web-UI edit after a sync, once, supersedes the acs action it overwrote, and queues that action's revert", async () => {
+    const campaign = freshCampaign()
+    const prior = campaign.dailyBudgetMicros!
+    const cut = Math.round(prior * 0.8)
+    const proposed = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: cut, reason: "trim" })
+    expect(proposed.status, proposed.text).toBe(201)
+    const actionId = (proposed.body as { actionId: string }).actionId
+    expect((await p.settle(actionId)).status).toBe("applied")
+
+    // acs's own write is in the platform's change history, but it is not an outside change.
+    await syncNow()
+    expect(await outsideChangesOf(campaign.campaignId)).toEqual([])
+    expect(await rowsForAcsWrites()).toBe(0)
+
+    webUi(campaign.campaignId, { dailyBudget: { value: { amount: "123.45", currency: "USD" } } }, "web-ui-user@example.com")
+    await syncNow()
+    const external = await waitForOutsideChange(campaign.campaignId, "the web-UI edit recorded after a sync")
+    expect(external).toMatchObject({
+      kind: "external_change",
+      status: "applied",
+      mode: null,
+      proposedBy: { kind: "external", id: "web-ui-user@example.com" },
+      revertOf: null,
+      supersededBy: null
+    })
+    const payload = external.payload as unknown as ExternalPayload
+    expect(payload.entity).toMatchObject({ type: "campaign", id: campaign.campaignId })
+    expect(payload.changes).toContainEqual({ field: "dailyBudgetMicros", oldValue: cut, newValue: 123_450_000 })
+    expect(payload.upstream).toMatchObject({ userType: "CUSTOMER", modifiedBy: "web-ui-user@example.com" })
+    expect(external.appliedAt).not.toBeNull()
+
+    // Nothing acs wrote through its own API client is an outside change.
+    const everyOutside = await ledger("&origin=external")
+    expect(everyOutside.map((a) => a.proposedBy.id)).not.toContain(p.simulator.credentials.clientId)
+    expect(everyOutside.every((a) => a.kind === "external_change" && a.proposedBy.kind === "external")).toBe(true)
+
+    // A second sync reads the same history again: still one row.
+    await syncNow()
+    expect(await rowsForDetail(payload.upstream.detailId)).toBe(1)
+    expect(await outsideChangesOf(campaign.campaignId)).toHaveLength(1)
+
+    const overwritten = (await p.action(actionId)) as ExternalView
+    expect(overwritten).toMatchObject({ status: "applied", supersededBy: external.actionId })
+
+    // Its revert must not overwrite the outside change: it queues, naming it.
+    const revert = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${actionId}/revert`)
+    expect(revert.status, revert.text).toBe(201)
+    const compensation = revert.body as { actionId: string; mode: string; status: string; policyReasons: Array<string> }
+    expect(compensation).toMatchObject({ mode: "queued", status: "proposed" })
+    const reasons = compensation.policyReasons.join(" | ")
+    expect(reasons).toMatch(/superseded: changed outside acs by web-ui-user@example\.com \(web UI\) at /)
+    expect(reasons).toContain(external.actionId)
+    expect((await p.action(compensation.actionId)).status).toBe("proposed")
+    expect((await p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(123_450_000)
+
+    const refused = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${external.actionId}/revert`)
+    expect(refused.status).toBe(422)
+    expect(errorCode(refused)).toBe("not_revertible")
+  })
+
+  it("filters the ledger by origin", async () => {
+    const external = await ledger("&origin=external")
+    const acs = await ledger("&origin=acs")
+    const all = await ledger("")
+    expect(external.length).toBeGreaterThan(0)
+    expect(acs.length).toBeGreaterThan(0)
+    expect(external.every((a) => a.kind === "external_change")).toBe(true)
+    expect(acs.some((a) => a.kind === "external_change")).toBe(false)
+    expect(new Set([...external, ...acs].map((a) => a.actionId))).toEqual(new Set(all.map((a) => a.actionId)))
+    const invalid = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?origin=elsewhere`)
+    expect(invalid.status).toBe(400)
+  })
+
+  it("demotes an approved action whose entity was changed in the web UI after the proposal, naming who and when", async () => {
+    const campaign = freshCampaign()
+    const proposed = await p.propose("budget-change", {
+      campaignId: campaign.campaignId,
+      newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 0.9),
+      reason: "trim"
+    }, { as: "key" })
+    expect(proposed.status, proposed.text).toBe(201)
+    const actionId = (proposed.body as { actionId: string }).actionId
+    expect((await p.action(actionId)).status).toBe("proposed")
+
+    webUi(campaign.campaignId, { dailyBudget: { value: { amount: "77.00", currency: "USD" } } }, "drift-person@example.com")
+    const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
+    expect(approved.status, approved.text).toBe(200)
+    const demoted = await waitFor(
+      `action ${actionId} demoted for drift`,
+      () => p.action(actionId),
+      (a) => a.status === "proposed" && a.policyReasons.some((r) => r.startsWith("drift:")),
+      { intervalMs: 100, show: (a) => `${a.status} ${a.policyReasons.join(" | ")}\n${p.server.logs().slice(-3000)}` }
+    )
+    expect(demoted.policyReasons.at(-1)).toMatch(
+      /^drift: the daily budget of campaign .*; changed outside acs by drift-person@example\.com \(web UI\) at \d{4}-\d\d-\d\dT/
+    )
+    expect((await p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(77_000_000)
+  })
+
+  it("records outside changes on its own schedule without a sync, once across two instances", async () => {
+    await p.restart({ CHANGE_HISTORY_POLL_SECONDS: "1" })
+    const twin = await p.startTwin({ CHANGE_HISTORY_POLL_SECONDS: "1", WORKER_CONCURRENCY: "0" })
+    try {
+      const syncsBefore = await p.sql<{ n: string }>("SELECT count(*) AS n FROM syncs WHERE project_id = $1", [p.account.projectId])
+      const campaign = freshCampaign()
+      webUi(campaign.campaignId, { name: "renamed in the web UI", status: "PAUSED" }, "scheduled@example.com")
+      const external = await waitForOutsideChange(campaign.campaignId, "the web-UI edit recorded by the schedule")
+      expect(external).toMatchObject({ kind: "external_change", proposedBy: { kind: "external", id: "scheduled@example.com" } })
+      const payload = external.payload as unknown as ExternalPayload
+      expect(payload.changes).toEqual(expect.arrayContaining([
+        { field: "name", oldValue: campaign.name, newValue: "renamed in the web UI" },
+        { field: "status", oldValue: "ENABLED", newValue: "PAUSED" }
+      ]))
+      const syncsAfter = await p.sql<{ n: string }>("SELECT count(*) AS n FROM syncs WHERE project_id = $1", [p.account.projectId])
+      expect(syncsAfter[0]?.n, "no sync was needed").toBe(syncsBefore[0]?.n)
+
+      // Both instances keep polling the same history: let several passes go by, then it is still one row.
+      const recordedAt = Date.parse(external.created_at)
+      await waitFor("three more seconds of polls after the row", polledAt, (ms) => ms > recordedAt + 3_000, { intervalMs: 250 })
+      expect(await rowsForDetail(payload.upstream.detailId)).toBe(1)
+      expect(await outsideChangesOf(campaign.campaignId)).toHaveLength(1)
+    } finally {
+      await twin.stop()
+    }
+  })
+})
