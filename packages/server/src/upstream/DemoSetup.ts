@@ -13,6 +13,9 @@ import { SqlClient } from "@effect/sql"
 
 export const UpstreamMode = Config.literal("simulator", "apple")("UPSTREAM").pipe(Config.withDefault("simulator" as const))
 
+/** The API the demo connection speaks to the simulator: v1 (Apple Ads Platform API), or v5 to try the legacy path. */
+const DemoApiVersion = Config.literal("v1", "v5")("SIMULATOR_API_VERSION").pipe(Config.withDefault("v1" as const))
+
 export const connectDemo = Effect.gen(function*() {
   const embedded = Option.isNone(yield* DatabaseMode)
   const mode = yield* UpstreamMode
@@ -26,7 +29,7 @@ export const connectDemo = Effect.gen(function*() {
   const connections = yield* Connections
   const accounts = yield* Accounts
   const syncs = yield* Syncs
-  yield* connections.save(orgId.value, { provider: "simulator", apiVersion: "v1" })
+  yield* connections.save(orgId.value, { provider: "simulator", apiVersion: yield* DemoApiVersion })
   const client = yield* connections.clientFor(orgId.value)
   const upstreamIds = (yield* client.accounts).map((a) => a.upstreamAccountId)
   const imported = yield* connections.importInto(orgId.value, upstreamIds)
