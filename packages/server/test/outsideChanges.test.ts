@@ -4,10 +4,15 @@
  * not; an acs action overwritten from outside is `supersededBy` the outside change and its revert queues
  * naming it; `?origin=` filters; the apply worker's drift demotion names who changed the entity.
  */
+import { AcsClient } from "@acs/domain/AcsClient"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ActionView, type Pipeline, startPipeline } from "./support/pipeline.ts"
-import { errorCode } from "./support/server.ts"
+import { BOOTSTRAP_KEY, errorCode } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
 interface ExternalView extends ActionView {
@@ -172,6 +177,31 @@ describe("outside changes in the ledger", () => {
     expect(new Set([...external, ...acs].map((a) => a.actionId))).toEqual(new Set(all.map((a) => a.actionId)))
     const invalid = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?origin=elsewhere`)
     expect(invalid.status).toBe(400)
+
+    // RPC and MCP list the ledger through the same operation: they take `origin` too.
+    const viaRpc = await Effect.runPromise(
+      Effect.flatMap(AcsClient, (client) =>
+        client.listActions({ path: { projectId: p.account.projectId }, urlParams: { limit: 500, origin: "external" } })).pipe(
+          Effect.provide(AcsClient.layer({ url: p.server.baseUrl, key: BOOTSTRAP_KEY })),
+          Effect.scoped
+        )
+    )
+    expect(viaRpc.actions.map((a) => a.actionId)).toEqual(external.map((a) => a.actionId))
+    const mcp = new Client({ name: "outside-changes-test", version: "1.0.0" })
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${p.server.baseUrl}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${BOOTSTRAP_KEY}` } }
+    }))
+    try {
+      const result = (await mcp.callTool({
+        name: "platform_list_actions",
+        arguments: { projectId: p.account.projectId, limit: 500, origin: "acs" }
+      })) as CallToolResult
+      expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false)
+      const viaMcp = (result.structuredContent as { actions: Array<{ actionId: string }> }).actions
+      expect(viaMcp.map((a) => a.actionId)).toEqual(acs.map((a) => a.actionId))
+    } finally {
+      await mcp.close()
+    }
   })
 
   it("demotes an approved action whose entity was changed in the web UI after the proposal, naming who and when", async () => {
