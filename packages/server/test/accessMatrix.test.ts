@@ -1112,10 +1112,12 @@ const asAnswer = (answer: SurfaceAnswer, status: number): Answer => ({ status, h
 
 /**
  * Operations whose success body may differ between two calls made side by side: each call creates its own
- * key, audit or action (new ids, times), or the ledger, key list, brief and settings move with the calls around
- * them. Their bodies are held to the sample's `verify`; every other success must equal REST's body exactly.
+ * key, key pair, audit or action (new ids, times), or the ledger, key list, brief, settings and connection (its
+ * generated key pair) move with the calls around them. Their bodies are held to the sample's `verify`; every other success must equal REST's body exactly.
  */
 const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
+  "getConnection",
+  "createConnectionKeyPair",
   "createKey",
   "createAccountKey",
   "listKeys",
