@@ -6,6 +6,9 @@
  * and syncs 90 days. It then measures, in the same run:
  *
  * - sync time and metric rows per second into Postgres;
+ * - the same account fully synced over each API version of the connection (v5, v1, v1, v5, switched with
+ *   `PUT /connection`): rows per second for each and v1's over v5's, which must be >= 0.9, with the same daily
+ *   rows left by every sync (scripts/bench/versions.ts);
  * - p50/p95 of acs's `GET keywords?days=30&limit=50` and `GET campaigns` over keep-alive HTTP;
  * - p50/p95 of the obvious aggregate SQL over the daily rows through bare `pg`, and whether its answer is
  *   identical to acs's;
@@ -17,7 +20,8 @@
  * proposal to `applied`.
  *
  * Then the heap an unauthenticated sign-in flood leaves in the rate limiter (scripts/bench/loginFlood.ts);
- * `--only=login-flood` runs just that section, without PostgreSQL or acs.
+ * `--only=login-flood` runs just that section, without PostgreSQL or acs. `--only=sync` runs PostgreSQL, the
+ * simulator and acs, the first sync and the v1/v5 comparison only, and writes bench/results-sync.json.
  *
  * It prints a table (target, measured, pass/fail) and writes bench/results.json. Everything it started is
  * stopped at the end, on failure too.
@@ -42,6 +46,7 @@ import { interleaved, makeHttpClient, sample, summarize, type Summary, timeIt } 
 import { benchLedger, TARGET_APPLY_P95_MS, TARGET_LEDGER_PAGE_RATIO } from "./bench/ledger.ts"
 import { benchLoginFlood, describeLoginFlood } from "./bench/loginFlood.ts"
 import { makePool, type Pool } from "./bench/pg.ts"
+import { benchSyncVersions, describeSyncVersions, type SyncVersions } from "./bench/versions.ts"
 import { type BareServer, startBareServer } from "./bench/processes.ts"
 import {
   ACS_SQL,
@@ -440,6 +445,8 @@ const main = async () => {
     workaround = { ...await measureSync(pool, second.sync, Date.now()), cpu: secondCpu }
     log(`workaround sync ${second.sync.syncId} succeeded in ${fmt(workaround.seconds)} s`)
   }
+  // v1 against v5: full syncs over each, on the acs that synced (the workaround one if the first stalled).
+  const versions: SyncVersions = await benchSyncVersions({ acs: current, pool, projectId, stallSeconds: STALL_SECONDS, timeoutMs: SYNC_TIMEOUT_MS, log })
   // The reads are measured on a freshly started acs with the default settings, so that its database sessions
   // start as clean as the baselines' (a session that ran the sync's JIT-compiled statements stays slower).
   log("restarting acs with the default settings for the reads")
@@ -610,6 +617,7 @@ const main = async () => {
         pass: null
       }]
       : []),
+    describeSyncVersions(versions),
     {
       name: "keyword read: obvious SQL p95 / acs p95",
       target: `>= ${TARGET_READ_SPEEDUP}x`,
@@ -692,7 +700,8 @@ const main = async () => {
       stall: stall ?? null,
       workaround: workaround === undefined
         ? null
-        : { options: WORKAROUND_OPTIONS, ...workaround, metricRows, metricRowsPerSecond: Math.round(rate(workaround)) }
+        : { options: WORKAROUND_OPTIONS, ...workaround, metricRows, metricRowsPerSecond: Math.round(rate(workaround)) },
+      versions
     },
     latency,
     ratios: {
@@ -764,10 +773,59 @@ const main = async () => {
   if (!allPass) process.exitCode = 1
 }
 
-const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length)
+/**
+ * `--only=sync`: PostgreSQL, the simulator at bench size and acs (ACS_DEMO=true), the first sync, then the v1/v5
+ * comparison; nothing else. Writes bench/results-sync.json (a partial run leaves a full run's results alone).
+ */
+const syncOnly = async () => {
+  const cluster: Cluster = await startCluster()
+  cleanups.push({ name: "PostgreSQL", run: () => cluster.stop() })
+  const admin = makePool({ connectionString: cluster.url("postgres"), max: 1 })
+  await admin.query("CREATE DATABASE acs_bench")
+  await admin.end()
+  const pool = makePool({ connectionString: cluster.url("acs_bench"), max: 4 })
+  cleanups.push({ name: "the bench pool", run: () => pool.end() })
+  const simulator: Simulator = await startSimulator({ seed: SEED, size: "bench", port: 0 })
+  cleanups.push({ name: "the simulator", run: () => simulator.close() })
+  const acs = await startAcs({
+    DATABASE_URL: cluster.url("acs_bench"),
+    ACS_SECRETS_KEY: SECRETS_KEY,
+    ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+    SIMULATOR_URL: simulator.url,
+    ACS_DEMO: "true",
+    SYNC_INTERVAL_MINUTES: "0",
+    RATE_LIMIT_READ: "1000000",
+    LOG_LEVEL: "warn"
+  }, BOOTSTRAP_KEY)
+  cleanups.push({ name: "acs", run: () => acs.stop() })
+  const spawnedAt = Date.now()
+  let projectId: string | undefined
+  while (projectId === undefined) {
+    const accounts = array(record(await acs.client.getJson(`${acs.api}/accounts`), "accounts")["accounts"], "accounts").map((a) => record(a, "account"))
+    const bench = accounts.find((a) => !boolean(a, "readOnly"))
+    if (bench !== undefined) projectId = string(bench, "projectId")
+    else if (Date.now() - spawnedAt > 60_000) throw new Error(`no writable account was imported:\n${acs.logs()}`)
+    else await sleep(250)
+  }
+  log("waiting for the first sync (ACS_DEMO)")
+  const first = await waitForSync({ acs, pool, projectId, stallSeconds: STALL_SECONDS, timeoutMs: SYNC_TIMEOUT_MS, log })
+  if (first.kind !== "succeeded") throw new Error(`the first sync did not succeed (${first.kind})\n${acs.logs()}`)
+  const versions = await benchSyncVersions({ acs, pool, projectId, stallSeconds: STALL_SECONDS, timeoutMs: SYNC_TIMEOUT_MS, log })
+  const target = describeSyncVersions(versions)
+  const outDir = Path.join(repoRoot, "bench")
+  Fs.mkdirSync(outDir, { recursive: true })
+  const file = Path.join(outDir, "results-sync.json")
+  Fs.writeFileSync(file, `${JSON.stringify({ timestamp: new Date().toISOString(), only: "sync", cpus: Os.cpus().length, firstSync: first.sync, versions, targets: [target], allPass: versions.pass }, null, 2)}\n`)
+  process.stdout.write(`\n${printTargets([target])}\n\nwrote ${Path.relative(repoRoot, file)}\n`)
+  if (!versions.pass) process.exitCode = 1
+}
+
+const onlyAt = process.argv.indexOf("--only")
+const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length) ?? (onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined)
 try {
   if (only === "login-flood") process.stdout.write(`${describeLoginFlood(await benchLoginFlood(log)).join("\n")}\n`)
-  else if (only !== undefined) throw new Error(`--only takes login-flood, not ${only}`)
+  else if (only === "sync") await syncOnly()
+  else if (only !== undefined) throw new Error(`--only takes login-flood or sync, not ${only}`)
   else await main()
 } catch (error) {
   log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)

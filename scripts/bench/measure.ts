@@ -41,25 +41,29 @@ export interface HttpClient {
   readonly getJson: (url: string) => Promise<unknown>
   /** POST without a body that must answer 2xx; the body parsed as JSON. */
   readonly postJson: (url: string) => Promise<unknown>
+  /** A request with a JSON body that must answer 2xx; the answer parsed as JSON. */
+  readonly sendJson: (method: string, url: string, body: unknown) => Promise<unknown>
   readonly close: () => void
 }
 
 /** One keep-alive connection per client, requests strictly one after another; the body is read whole. */
 export const makeHttpClient = (headers: Record<string, string> = {}): HttpClient => {
   const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
-  const request = (method: string, url: string): Promise<HttpAnswer> =>
+  const send = (method: string, url: string, body?: string): Promise<HttpAnswer> =>
     new Promise((resolve, reject) => {
-      const request = Http.request(url, { agent, method, headers }, (response) => {
+      const withBody = body === undefined ? headers : { ...headers, "content-type": "application/json" }
+      const request = Http.request(url, { agent, method, headers: withBody }, (response) => {
         const chunks: Array<Buffer> = []
         response.on("data", (chunk: Buffer) => chunks.push(chunk))
         response.on("end", () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
         response.on("error", reject)
       })
       request.on("error", reject)
-      request.end()
+      request.end(body)
     })
-  const json = async (method: string, url: string): Promise<unknown> => {
-    const answer = await request(method, url)
+  const request = (method: string, url: string): Promise<HttpAnswer> => send(method, url)
+  const json = async (method: string, url: string, body?: unknown): Promise<unknown> => {
+    const answer = await send(method, url, body === undefined ? undefined : JSON.stringify(body))
     if (answer.status < 200 || answer.status > 299) {
       throw new Error(`${method} ${url} answered ${answer.status}: ${answer.body.slice(0, 500)}`)
     }
@@ -69,6 +73,7 @@ export const makeHttpClient = (headers: Record<string, string> = {}): HttpClient
     request,
     getJson: (url) => json("GET", url),
     postJson: (url) => json("POST", url),
+    sendJson: (method, url, body) => json(method, url, body),
     close: () => agent.destroy()
   }
 }
