@@ -1,6 +1,7 @@
 /**
  * The embedded default (no DATABASE_URL): data lives under ACS_DATA_DIR and survives a restart; the
- * first start prints a generated admin password once, as a plain notice on stderr and in a log line.
+ * first start prints a generated admin password once, as a plain notice on stderr and in a log line, and
+ * connects the demo org to the in-process simulator over the Apple Ads Platform API v1.
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -40,6 +41,8 @@ describe("embedded default database", () => {
     const password = noticedPassword(first.logs())
     expect(password).toMatch(/^[\w-]{20,}$/)
     expect(first.logs()).toContain("shown once")
+    const connection = await call(`${first.api}/connection`, { key: BOOTSTRAP_KEY })
+    expect(connection.body).toMatchObject({ connected: true, provider: "simulator", apiVersion: "v1", warning: null })
     expect(await first.stop("SIGTERM")).toBe(0)
 
     const second = await startServer(env)
