@@ -4,6 +4,7 @@ import { DataFreshness } from "./Accounts.ts"
 import { Timestamp } from "./Dates.ts"
 import { jsonObject } from "./Json.ts"
 import { ActionKind } from "./ProposalKinds.ts"
+import { IntegerParam, LimitParam } from "./Warehouse.ts"
 
 export const ActionStatus = Schema.Literal("proposed", "approved", "applying", "applied", "failed", "rejected", "reverted")
 export type ActionStatus = typeof ActionStatus.Type
@@ -101,10 +102,17 @@ export const ExternalChangePayload = Schema.Struct({
 export type ExternalChangePayload = typeof ExternalChangePayload.Type
 export type ActionRecord = typeof ActionRecord.Type
 
-const IntFromString = Schema.NumberFromString.pipe(Schema.int())
+/** The ledger's page as the server's Ledger.ts serves it (`LEDGER_*_LIMIT`; contractLint.test.ts compares). */
+const LEDGER_DEFAULT_LIMIT = 50
+const LEDGER_MAX_LIMIT = 500
 
 export const LedgerParams = Schema.Struct({
-  limit: Schema.optional(IntFromString),
+  limit: Schema.optional(IntegerParam(Schema.Int, {
+    minimum: 1,
+    maximum: LEDGER_MAX_LIMIT,
+    default: LEDGER_DEFAULT_LIMIT,
+    description: `How many actions to answer (default ${LEDGER_DEFAULT_LIMIT}); a value outside 1–${LEDGER_MAX_LIMIT} is clamped`
+  })),
   // Kept as text: the cursor has microseconds, more than a JavaScript Date holds.
   before: Schema.optional(Timestamp),
   status: Schema.optional(ActionStatus),
@@ -128,7 +136,7 @@ export const ApprovalList = Schema.Struct({
   dataFreshness: DataFreshness
 }).annotations({ identifier: "ApprovalList" })
 
-export const ApprovalParams = Schema.Struct({ limit: Schema.optional(IntFromString) })
+export const ApprovalParams = Schema.Struct({ limit: Schema.optional(LimitParam) })
 
 const RejectFields = Schema.Struct({
   reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))

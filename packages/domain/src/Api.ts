@@ -99,10 +99,16 @@ export class PublicAuthGroup extends HttpApiGroup.make("publicAuth")
       .setPayload(Credentials)
       .addSuccess(Schema.Struct({ principal: Principal }))
       .addError(UnauthorizedBody)
+      .annotate(OpenApi.Summary, "Sign a person in")
       .annotate(OpenApi.Description, "Sign a person in; sets an HttpOnly, SameSite=Strict session cookie.")
   )
   .prefix("/api/v1")
   .annotate(OpenApi.Title, "Sign in")
+  .annotate(
+    OpenApi.Description,
+    "Signing a person in with email and password; the session cookie then authenticates the other " +
+    "operations."
+  )
 {}
 
 export class AuthGroup extends HttpApiGroup.make("auth")
@@ -112,6 +118,10 @@ export class AuthGroup extends HttpApiGroup.make("auth")
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
+  .annotate(
+    OpenApi.Description,
+    "The caller: who it is (key or person, scope, grant, binding), and ending a person's session."
+  )
   .prefix("/api/v1")
 {}
 
@@ -139,6 +149,10 @@ export class KeysGroup extends HttpApiGroup.make("keys")
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
+  .annotate(
+    OpenApi.Description,
+    "API keys: org-wide, org-subset and account-bound keys; created, listed and revoked by admins."
+  )
   .prefix("/api/v1")
 {}
 
@@ -149,6 +163,7 @@ export class SettingsGroup extends HttpApiGroup.make("settings")
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
+  .annotate(OpenApi.Description, "The org settings, among them the kill switch that stops every apply.")
   .prefix("/api/v1")
 {}
 
@@ -168,6 +183,11 @@ export class AccountsGroup extends HttpApiGroup.make("accounts")
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
+  .annotate(
+    OpenApi.Description,
+    "The workspace's accounts (projects) with their data freshness, and importing them from the " +
+    "upstream."
+  )
   .prefix("/api/v1")
 {}
 
@@ -195,6 +215,11 @@ export class ConnectionGroup extends HttpApiGroup.make("connection")
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
+  .annotate(
+    OpenApi.Description,
+    "The upstream (Apple Ads API) connection: credentials tested before they are stored, the key " +
+    "pair of an API client, and the accounts the credentials reach."
+  )
   .prefix("/api/v1")
 {}
 
@@ -229,6 +254,11 @@ export class WarehouseGroup extends HttpApiGroup.make("warehouse")
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
+  .annotate(
+    OpenApi.Description,
+    "Reads of the synced warehouse, ranked by spend over a window of days, and the syncs that fill " +
+    "it."
+  )
   .prefix("/api/v1")
 {}
 
@@ -274,6 +304,12 @@ export class ProposalsGroup extends (proposalKinds.reduce(
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
+  .annotate(
+    OpenApi.Description,
+    "Proposing a change, one endpoint per kind. A proposal is validated, recorded in the ledger as " +
+    "an action, then applied at once or queued for a human decision, as the account's policy and the " +
+    "caller's credentials decide."
+  )
   .prefix("/api/v1")
 {}
 
@@ -303,6 +339,11 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
+  .annotate(
+    OpenApi.Description,
+    "The change ledger: actions and their records, approvals (approve, reject), reverts, the " +
+    "safe-apply policy and the CPA target band."
+  )
   .prefix("/api/v1")
 {}
 
@@ -319,6 +360,10 @@ export class InsightsGroup extends HttpApiGroup.make("insights")
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
+  .annotate(
+    OpenApi.Description,
+    "What acs suggests (the plan) and finds (audits) about an account, and the operator's brief."
+  )
   .prefix("/api/v1")
 {}
 
@@ -337,6 +382,11 @@ export class ResearchGroup extends HttpApiGroup.make("research")
   .addError(ReadOnlyAccountBody)
   .addError(UpstreamErrorBody)
   .addError(UpstreamUnavailableBody)
+  .annotate(
+    OpenApi.Description,
+    "Reads that go to the upstream (reports, app and geo search) or mine the warehouse (keyword " +
+    "ideas)."
+  )
   .prefix("/api/v1")
 {}
 
@@ -345,11 +395,15 @@ const Readiness = Schema.Struct({ status: Schema.Literal("ready"), database: Sch
 
 export class SystemGroup extends HttpApiGroup.make("system")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Health)
+    .annotate(OpenApi.Summary, "Liveness")
     .annotate(OpenApi.Description, "The process is up."))
   .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Readiness)
+    .annotate(OpenApi.Summary, "Readiness")
     .annotate(OpenApi.Description, "The database answers and migrations are applied; 500 `internal` otherwise."))
   .add(HttpApiEndpoint.get("openapi", "/api/v1/openapi.json").addSuccess(jsonObject("An OpenAPI 3.1 document"))
-    .annotate(OpenApi.Description, "This document."))
+    .annotate(OpenApi.Summary, "This OpenAPI document")
+    .annotate(OpenApi.Description, "This document: OpenAPI 3.1, derived from the API's declaration."))
+  .annotate(OpenApi.Description, "Liveness, readiness, this document and its browsable reference; no authentication.")
 {}
 
 /** Groups whose endpoints are not operations of an authenticated caller (liveness, docs, sign-in). */
@@ -374,9 +428,12 @@ export class Api extends HttpApi.make("acs")
   .addError(InternalBody)
   .annotate(OpenApi.Title, "acs — Ad-Account Change Service")
   .annotate(OpenApi.Version, "1.0.0")
+  // The paths are absolute (`/healthz`, `/api/v1/…`) and a deployment's host is not known here: the server
+  // is the one that served this document, which `/` says (OpenAPI's own default when `servers` is absent).
+  .annotate(OpenApi.Servers, [{ url: "/", description: "The acs server that serves this document" }])
   .annotate(
     OpenApi.Description,
     "Safe, reviewable changes to Apple Search Ads accounts. Every failure has the envelope " +
-      "`{\"error\": {\"code\", \"message\", …}}`; clients branch on `error.code`."
+    "`{\"error\": {\"code\", \"message\", …}}`; clients branch on `error.code`."
   )
 {}

@@ -3,10 +3,9 @@ import { Schema } from "effect"
 import { DataFreshness } from "./Accounts.ts"
 import { Band } from "./Actions.ts"
 import { addNegativeKeywords, budgetChange, cpaGoalChange, keywordBidChange, keywordStatus } from "./ProposalKinds.ts"
+import { LimitParam } from "./Warehouse.ts"
 
-const IntFromString = Schema.NumberFromString.pipe(Schema.int())
-
-export const PlanParams = Schema.Struct({ limit: Schema.optional(IntFromString) })
+export const PlanParams = Schema.Struct({ limit: Schema.optional(LimitParam) })
 
 /** The proposal of an item: POST `body` to `path` and it passes the kind's validation. */
 const proposal = <K extends string, B extends Schema.Schema.AnyNoContext>(kind: K, body: B) =>

@@ -86,21 +86,45 @@ export const collection = <K extends string, A, I>(name: K, row: Schema.Schema<A
     dataFreshness: typeof DataFreshness
   })
 
-const IntFromString = Schema.NumberFromString.pipe(Schema.int())
-
 /** The window of a metric read when `days` is not given (SPEC 4). */
 export const DEFAULT_DAYS = 30
 export const DEFAULT_LIMIT = 50
 export const MAX_LIMIT = 1000
 
+/**
+ * An integer query parameter. A query string is text, so the server decodes `"30"` to 30 (anything else is
+ * 400 naming the parameter); the OpenAPI document shows what a client means, the integer with its bounds and
+ * default, so that a generated client takes `{ days: 30 }`. The JSON Schema sits on a node of its own (a
+ * composition) because effect's generator ignores one on an integer refinement of a transformation and
+ * documents the encoded string.
+ */
+export const IntegerParam = <A extends number>(
+  integer: Schema.Schema<A, number>,
+  documented: { readonly minimum: number; readonly maximum: number; readonly default: number; readonly description: string }
+) => Schema.compose(Schema.NumberFromString, integer).annotations({ jsonSchema: { type: "integer", ...documented } })
+
+/** `limit` of a list clamped by `clampLimit`: never an error when it is an integer. */
+export const LimitParam = IntegerParam(Schema.Int, {
+  minimum: 1,
+  maximum: MAX_LIMIT,
+  default: DEFAULT_LIMIT,
+  description: `How many rows to answer (default ${DEFAULT_LIMIT}); a value outside 1–${MAX_LIMIT} is clamped`
+})
+
 /** `days` 1–90 (out of range is 400 naming `days`); `limit` clamped to 1–1000, never an error when numeric. */
 export const ReadParams = Schema.Struct({
-  days: Schema.optional(IntFromString.pipe(
-    Schema.between(1, 90, { message: () => "days must be an integer from 1 to 90" })
+  days: Schema.optional(IntegerParam(
+    Schema.Int.pipe(Schema.between(1, 90, { message: () => "days must be an integer from 1 to 90" })),
+    {
+      minimum: 1,
+      maximum: 90,
+      default: DEFAULT_DAYS,
+      description: `The metrics window in days, ending yesterday in the account's time zone (default ${DEFAULT_DAYS})`
+    }
   )),
-  limit: Schema.optional(IntFromString),
-  campaignId: Schema.optional(Schema.String),
-  adGroupId: Schema.optional(Schema.String)
+  limit: Schema.optional(LimitParam),
+  campaignId: Schema.optional(Schema.String.annotations({ description: "Only the rows of this campaign" })),
+  adGroupId: Schema.optional(Schema.String.annotations({ description: "Only the rows of this ad group" }))
 })
 
 export const clampLimit = (limit: number | undefined): number =>
@@ -130,4 +154,4 @@ export const SyncList = Schema.Struct({
   dataFreshness: DataFreshness
 }).annotations({ identifier: "SyncList" })
 
-export const SyncHistoryParams = Schema.Struct({ limit: Schema.optional(IntFromString) })
+export const SyncHistoryParams = Schema.Struct({ limit: Schema.optional(LimitParam) })

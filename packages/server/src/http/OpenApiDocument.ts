@@ -1,9 +1,11 @@
 /**
  * The OpenAPI 3.1 document, derived from the HttpApi declaration, then completed with what the
  * declaration cannot say: the response headers, the envelope for decode failures (which the platform
- * would document in its own shape), and the non-REST route /docs.
+ * would document in its own shape), the non-REST route /docs, each operation's summary and access from
+ * the operation table, operationIds without the group, the licence and contact, and no schema noise.
  */
 import { Api } from "@acs/domain/Api"
+import { type Operation, type OperationName, Operations } from "@acs/domain/Operations"
 import { OpenApi } from "@effect/platform"
 
 type Json = Record<string, unknown>
@@ -27,10 +29,47 @@ const rawRoutes: Json = {
     get: {
       tags: ["system"],
       operationId: "docs",
+      summary: "Browsable API reference",
       description: "A browsable reference over this document.",
       responses: { "200": { description: "HTML page", content: { "text/html": { schema: { type: "string" } } } } }
     }
   }
+}
+
+const isOperationName = (name: string): name is OperationName => Object.hasOwn(Operations, name)
+
+/** What an operation needs and what it costs, from the operation table. */
+const accessOf = (operation: Operation): string => {
+  const grant = operation.grant === "approve" ? " and the `canApprove` grant" : ""
+  const reach = operation.orgLevel === true
+    ? " Org-level: a key bound to one account is refused."
+    : operation.account === true
+    ? " The account must be within the caller's reach."
+    : ""
+  return `**Access:** scope \`${operation.scope}\`${grant}.${reach} Counts against the \`${operation.bucket}\` ` +
+    "rate-limit bucket."
+}
+
+/**
+ * The platform names an operation `group.endpoint` unless each endpoint is annotated with its id, and takes a
+ * summary only from a per-endpoint annotation. Endpoint names are already the operation names, unique across
+ * the API, and the operation table (Operations.ts) already holds each one's summary and access; so the id
+ * drops the group (a dot breaks many generators' method names) and the summary and access come from the
+ * table here rather than being repeated on each endpoint of Api.ts.
+ */
+const describeOperation = (operation: Json, seen: Set<string>) => {
+  const id = operation["operationId"]
+  if (typeof id !== "string") return
+  const name = id.slice(id.indexOf(".") + 1)
+  if (seen.has(name)) throw new Error(`two operations are named ${name}`)
+  seen.add(name)
+  operation["operationId"] = name
+  if (!isOperationName(name)) return
+  const entry: Operation = Operations[name]
+  operation["summary"] ??= entry.summary
+  const description = operation["description"]
+  operation["description"] = [typeof description === "string" ? description : undefined, accessOf(entry)]
+    .filter((part) => part !== undefined).join("\n\n")
 }
 
 const polishOperation = (operation: Json) => {
@@ -74,12 +113,48 @@ const typesBesideReferences = (node: unknown, schemas: Json): void => {
   for (const value of Object.values(node)) typesBesideReferences(value, schemas)
 }
 
+/**
+ * effect titles each refinement with its name (`maxLength(64)`, `int`, `between(1, 90)`), which the JSON
+ * Schema generator copies: noise to a reader or a model, and the constraint is there as a keyword anyway.
+ * Declarations cannot drop it short of re-annotating every refinement, so it goes here.
+ */
+const REFINEMENT_TITLE = new RegExp(
+  "^(maxLength|minLength|length|pattern|startsWith|endsWith|includes|trimmed|lowercased|uppercased|capitalized|" +
+    "uncapitalized|int|finite|nonNaN|positive|negative|nonNegative|nonPositive|greaterThan|greaterThanOrEqualTo|" +
+    "lessThan|lessThanOrEqualTo|between|multipleOf|maxItems|minItems|itemsCount)(\\(.*\\))?$"
+)
+
+const dropRefinementTitles = (node: unknown): void => {
+  if (Array.isArray(node)) {
+    for (const item of node) dropRefinementTitles(item)
+    return
+  }
+  if (!isRecord(node)) return
+  const title = node["title"]
+  if (typeof title === "string" && REFINEMENT_TITLE.test(title)) delete node["title"]
+  for (const value of Object.values(node)) dropRefinementTitles(value)
+}
+
+/**
+ * OpenAPI 3.1's SPDX `identifier` and `info.contact` have no annotation in the platform. The code carries no
+ * open-source licence (the packages are private), so the document says so rather than invent one.
+ */
+const license = { name: "Proprietary: all rights reserved", identifier: "LicenseRef-Proprietary" }
+const contact = { name: "acs maintainers" }
+
 export const openApiDocument = (): Json => {
-  const spec = OpenApi.fromApi(Api) as unknown as Json
+  // A copy: the platform caches the document it derives, and this one is completed in place.
+  const spec = structuredClone(OpenApi.fromApi(Api)) as unknown as Json
+  spec["info"] = { ...(isRecord(spec["info"]) ? spec["info"] : {}), license, contact }
   const paths = isRecord(spec["paths"]) ? spec["paths"] : {}
+  const seen = new Set<string>()
   for (const item of Object.values(paths)) {
     if (!isRecord(item)) continue
-    for (const operation of Object.values(item)) if (isRecord(operation)) polishOperation(operation)
+    for (const operation of Object.values(item)) {
+      if (!isRecord(operation)) continue
+      describeOperation(operation, seen)
+      polishOperation(operation)
+    }
   }
   // The raw routes get the same headers as the declared ones (authenticated successes are rate-limited too).
   const raw = structuredClone(rawRoutes)
@@ -94,5 +169,6 @@ export const openApiDocument = (): Json => {
     if (name.startsWith("HttpApiDecodeError") || name === "Issue" || name.startsWith("PropertyKey")) delete schemas[name]
   }
   typesBesideReferences(spec, schemas)
+  dropRefinementTitles(spec)
   return spec
 }
