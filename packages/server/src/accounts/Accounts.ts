@@ -3,6 +3,7 @@ import type { Account } from "@acs/domain/Accounts"
 import type { Binding } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
+import type { Granted } from "../auth/Access.ts"
 
 export interface AccountRecord extends Account {
   readonly orgId: string
@@ -72,6 +73,10 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
           sql.in("project_id", projectIds)
         }`.pipe(Effect.map((rows) => rows.map((row) => row.projectId)), Effect.orDie)
 
-    return { find, listInOrg, existing } as const
+    /** The org's accounts the caller reaches: all of them, or the subset its key is bound to (listAccounts). */
+    const listReachable = (grant: Granted<"listAccounts">) =>
+      Effect.map(listInOrg(grant.orgId), (rows) => rows.filter((row) => reaches(grant.principal.binding, row.projectId)))
+
+    return { find, listInOrg, listReachable, existing } as const
   })
 }) {}

@@ -1,11 +1,10 @@
 /** Sign in and out, and who am I. */
 import { Api, SESSION_COOKIE } from "@acs/domain/Api"
-import { InvalidRequest } from "@acs/domain/Errors"
-import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Config, Effect } from "effect"
-import { Access } from "../auth/Access.ts"
 import { Sessions } from "../auth/Sessions.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
+import { makeOperate } from "../operations/Operate.ts"
 import { clientAddress, TrustProxy } from "./ClientAddress.ts"
 
 const CookieSecure = Config.boolean("COOKIE_SECURE").pipe(Config.withDefault(false))
@@ -39,20 +38,15 @@ export const PublicAuthHandlers = HttpApiBuilder.group(Api, "publicAuth", (handl
 
 export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function*() {
-    const access = yield* Access
+    const operate = yield* makeOperate
     const sessions = yield* Sessions
     return handlers
-      .handle("getMe", () => access.check("getMe").pipe(Effect.map((grant) => ({ principal: grant.principal }))))
-      .handle("logout", () =>
+      .handle("getMe", operate.handler("getMe"))
+      .handle("logout", (input) =>
         Effect.gen(function*() {
-          const grant = yield* access.check("logout")
-          if (grant.principal.kind !== "person") {
-            return yield* new InvalidRequest({
-              message: "logout ends a person's session; an API key is ended with DELETE /keys/{keyId}"
-            })
-          }
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const token = request.cookies[SESSION_COOKIE]
+          yield* operate.handler("logout")(input)
+          // The session and its cookie are REST's: the operation only refuses a key.
+          const token = input.request.cookies[SESSION_COOKIE]
           if (token !== undefined) yield* sessions.end(token)
           yield* HttpApp.appendPreResponseHandler((_request, response) =>
             Effect.orDie(HttpServerResponse.expireCookie(response, SESSION_COOKIE, { path: "/", httpOnly: true, sameSite: "strict" }))

@@ -5,6 +5,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { withMcp } from "../mcp/McpServer.ts"
+import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import { RpcLive, withRpc } from "../rpc/RpcServerLive.ts"
 import { AccountsHandlers } from "./AccountsHandlers.ts"
 import { ActionsHandlers } from "./ActionsHandlers.ts"
@@ -79,6 +80,8 @@ export const HttpServerLive = serveApi((api) =>
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(ErrorEnvelopeLive),
   Layer.provide(ApiLive),
+  // The operations REST, RPC and MCP all call: one instance for the three surfaces.
+  Layer.provide(OperationHandlers.Default),
   HttpServer.withLogAddress,
   Layer.provide(NodeServerLive),
   Layer.provide(AllowedOrigins.Live)

@@ -2,22 +2,15 @@
 import { Api } from "@acs/domain/Api"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Access } from "../auth/Access.ts"
-import { Reports } from "../research/Reports.ts"
-import { Research } from "../research/Research.ts"
+import { makeOperate } from "../operations/Operate.ts"
 
 export const ResearchHandlers = HttpApiBuilder.group(Api, "research", (handlers) =>
   Effect.gen(function*() {
-    const access = yield* Access
-    const reports = yield* Reports
-    const research = yield* Research
+    const operate = yield* makeOperate
     return handlers
-      .handle("runReport", ({ path, payload }) =>
-        access.check("runReport", path.projectId).pipe(Effect.flatMap((grant) => reports.run(grant, payload))))
-      .handle("searchApps", ({ payload }) =>
-        access.check("searchApps").pipe(Effect.flatMap((grant) => research.apps(grant, payload))))
-      .handle("searchGeo", ({ payload }) =>
-        access.check("searchGeo").pipe(Effect.flatMap((grant) => research.geo(grant, payload))))
-      .handle("keywordIdeas", ({ payload }) =>
-        access.check("keywordIdeas", payload.projectId).pipe(Effect.flatMap((grant) => research.keywordIdeas(grant, payload))))
+      .handle("runReport", operate.handler("runReport"))
+      .handle("searchApps", operate.handler("searchApps"))
+      .handle("searchGeo", operate.handler("searchGeo"))
+      // Names its account in the body: the front door checked the caller, this checks the reach.
+      .handle("keywordIdeas", operate.handler("keywordIdeas"))
   }))

@@ -2,15 +2,12 @@
 import { Api } from "@acs/domain/Api"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { Access } from "../auth/Access.ts"
-import { OrgSettings } from "../settings/Settings.ts"
+import { makeOperate } from "../operations/Operate.ts"
 
 export const SettingsHandlers = HttpApiBuilder.group(Api, "settings", (handlers) =>
   Effect.gen(function*() {
-    const access = yield* Access
-    const settings = yield* OrgSettings
+    const operate = yield* makeOperate
     return handlers
-      .handle("getSettings", () => access.check("getSettings").pipe(Effect.flatMap(settings.get)))
-      .handle("updateSettings", ({ payload }) =>
-        access.check("updateSettings").pipe(Effect.flatMap((grant) => settings.update(grant, payload))))
+      .handle("getSettings", operate.handler("getSettings"))
+      .handle("updateSettings", operate.handler("updateSettings"))
   }))

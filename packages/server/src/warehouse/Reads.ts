@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import type { AccountRecord } from "../accounts/Accounts.ts"
 import { dataFreshness } from "../accounts/Freshness.ts"
+import type { Granted } from "../auth/Access.ts"
 import { coveredDays, daysBetween, type MetricWindow, windowEndingYesterday } from "./Window.ts"
 
 export type RankedLevel = "campaigns" | "adGroups" | "keywords" | "searchTerms" | "ads"
@@ -147,7 +148,7 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
         return { rows, total, truncated: rows.length < total, dataFreshness: freshnessFor(account, window, now) }
       }).pipe(Effect.orDie, Effect.withSpan(`Reads.${level}`))
 
-    const campaigns = (account: AccountRecord, q: ReadQuery) =>
+    const campaigns = ({ account }: Granted<"listCampaigns">, q: ReadQuery) =>
       ranked(account, "campaigns", q, (keys) =>
         sql<{
           campaignId: string
@@ -176,7 +177,7 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
           )
         ))
 
-    const adGroups = (account: AccountRecord, q: ReadQuery) =>
+    const adGroups = ({ account }: Granted<"listAdGroups">, q: ReadQuery) =>
       ranked(account, "adGroups", q, (keys) =>
         sql<{
           adGroupId: string
@@ -203,7 +204,7 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
           )
         ))
 
-    const keywords = (account: AccountRecord, q: ReadQuery) =>
+    const keywords = ({ account }: Granted<"listKeywords">, q: ReadQuery) =>
       ranked(account, "keywords", q, (keys) =>
         sql<{
           keywordId: string
@@ -230,7 +231,7 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
           )
         ))
 
-    const searchTerms = (account: AccountRecord, q: ReadQuery) =>
+    const searchTerms = ({ account }: Granted<"listSearchTerms">, q: ReadQuery) =>
       ranked(account, "searchTerms", q, (keys) =>
         sql<{ entityKey: string; text: string | null; campaignId: string; adGroupId: string; keywordId: string | null }>`
           SELECT * FROM search_terms WHERE project_id = ${account.projectId} AND entity_key = ANY(${keys}::text[])`.pipe(
@@ -242,7 +243,7 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
           )
         ))
 
-    const ads = (account: AccountRecord, q: ReadQuery) =>
+    const ads = ({ account }: Granted<"listAds">, q: ReadQuery) =>
       ranked(account, "ads", q, (keys) =>
         sql<{ adId: string; adGroupId: string; campaignId: string; name: string; creativeType: string; status: string }>`
           SELECT * FROM ads WHERE project_id = ${account.projectId} AND ad_id = ANY(${keys}::text[])`.pipe(
@@ -262,7 +263,7 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
         ))
 
     /** Negatives carry no metrics: ranked by text, then id. */
-    const negativeKeywords = (account: AccountRecord, q: ReadQuery) =>
+    const negativeKeywords = ({ account }: Granted<"listNegativeKeywords">, q: ReadQuery) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const window = windowEndingYesterday(now, account.timeZone, q.days)

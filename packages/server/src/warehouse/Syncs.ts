@@ -8,6 +8,7 @@ import { Config, Duration, Effect, Fiber, Schedule } from "effect"
 import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { OutsideChanges } from "../actions/OutsideChanges.ts"
+import type { Granted } from "../auth/Access.ts"
 import { makeSync } from "./Sync.ts"
 import { SyncRuns, type SyncTrigger } from "./SyncRuns.ts"
 
@@ -78,6 +79,26 @@ export class Syncs extends Effect.Service<Syncs>()("acs/Syncs", {
       )
     }
 
-    return { begin, runToEnd, history: runs.history, find: runs.find } as const
+    /** The account's sync history, newest first (listSyncs). */
+    const history = (grant: Granted<"listSyncs">, limit: number) => runs.history(grant.account.projectId, limit)
+
+    /** One sync of the account, or undefined when the account has no such sync (getSync). */
+    const find = (grant: Granted<"getSync">, syncId: string) => runs.find(grant.account.projectId, syncId)
+
+    /** A sync of the account started now, by hand (startSync). */
+    const start = (grant: Granted<"startSync">) => Effect.map(begin(grant.account, "manual"), ({ sync: started }) => started)
+
+    /** Upstream accounts imported as projects (importAccounts); each new one gets its first sync in the background. */
+    const importAccounts = (grant: Granted<"importAccounts">, upstreamAccountIds: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const imported = yield* connections.importInto(grant.orgId, upstreamAccountIds)
+        for (const projectId of imported.created) {
+          const account = yield* accounts.find(projectId)
+          if (account._tag === "Some") yield* begin(account.value, "import").pipe(Effect.ignore)
+        }
+        return imported.accounts
+      }).pipe(Effect.withSpan("Syncs.importAccounts"))
+
+    return { begin, runToEnd, history, find, start, importAccounts } as const
   })
 }) {}

@@ -1,0 +1,48 @@
+/**
+ * Calling an operation as a surface does: `Access.check` for the operation on the account the input names,
+ * then the operation's handler with the grant. The one way from a surface to a service method.
+ */
+import { type OperationName, Operations } from "@acs/domain/Operations"
+import { Effect } from "effect"
+import { Access, type Granted } from "../auth/Access.ts"
+import { OperationHandlers } from "./OperationHandlers.ts"
+import type { Failure, Input, OperationHandler, OperationHandlerMap, Success } from "./OperationTypes.ts"
+
+const handlerOf = <Op extends OperationName>(handlers: OperationHandlerMap, operation: Op): OperationHandler<Op> => handlers[operation]
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+/**
+ * The account an operation's input names, as the caller sent it (decoded or not): `path.projectId`, or for
+ * an operation that names its account in the body (keyword ideas) `payload.projectId`. Undefined for an
+ * operation on no account, and when the input does not say.
+ */
+export const projectIdOf = (operation: OperationName, input: unknown): unknown => {
+  if (!("account" in Operations[operation]) || !isObject(input)) return undefined
+  const path = input["path"]
+  if (isObject(path) && "projectId" in path) return path["projectId"]
+  const payload = input["payload"]
+  return isObject(payload) ? payload["projectId"] : undefined
+}
+
+export const makeOperate = Effect.gen(function*() {
+  const access = yield* Access
+  const handlers: OperationHandlerMap = yield* OperationHandlers
+
+  /** The operation run with its grant; the grant is answered too, for what a surface adds (a Location). */
+  const withGrant = <Op extends OperationName>(operation: Op, input: Input<Op>) =>
+    Effect.flatMap(access.check(operation, stringOrUndefined(projectIdOf(operation, input))), (grant) =>
+      Effect.map(run(operation, grant, input), (success) => ({ grant, success })))
+
+  /** The operation's handler with a grant already made. */
+  const run = <Op extends OperationName>(operation: Op, grant: Granted<Op>, input: Input<Op>): Effect.Effect<Success<Op>, Failure<Op>> =>
+    handlerOf(handlers, operation)(grant, input).pipe(Effect.withSpan(`operation.${operation}`))
+
+  /** A REST handler: the operation's input in, its success out. */
+  const handler = <Op extends OperationName>(operation: Op) => (input: Input<Op>) =>
+    Effect.map(withGrant(operation, input), ({ success }) => success)
+
+  return { withGrant, run, handler } as const
+})
+
+const stringOrUndefined = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)

@@ -1,0 +1,222 @@
+/**
+ * Every operation as one service method (DESIGN "One operation, every surface"; issue 11): one handler per
+ * operation of the table, `(grant: Granted<op>, input) => Effect<Success, Errors>`, its types derived from
+ * the operation's HttpApi endpoint. REST handlers, RPC procedures and MCP tools check access, then call the
+ * handler here; what is particular to a surface (HTTP status and headers, cookies, the MCP envelope) stays
+ * with the surface, and the filtering and orchestration an operation needs lives in the services.
+ */
+import { NotFound } from "@acs/domain/Errors"
+import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
+import { clampLimit, DEFAULT_DAYS } from "@acs/domain/Warehouse"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import { Accounts, type AccountRecord, toAccount } from "../accounts/Accounts.ts"
+import { Brief } from "../accounts/Brief.ts"
+import { Connections } from "../accounts/Connections.ts"
+import { Approvals } from "../actions/Approvals.ts"
+import { catalog } from "../actions/Catalog.ts"
+import { requestHash } from "../actions/Idempotency.ts"
+import { Ledger, LEDGER_DEFAULT_LIMIT, LEDGER_MAX_LIMIT } from "../actions/Ledger.ts"
+import { Proposals } from "../actions/Proposals.ts"
+import { Revert } from "../actions/Revert.ts"
+import type { Granted } from "../auth/Access.ts"
+import { KeyStore, specFromRequest } from "../auth/KeyStore.ts"
+import { Audits } from "../plan/Audits.ts"
+import { Plan } from "../plan/Plan.ts"
+import { PolicyDocument } from "../policy/PolicyDocument.ts"
+import { Targets } from "../policy/Targets.ts"
+import { Reports } from "../research/Reports.ts"
+import { Research } from "../research/Research.ts"
+import { OrgSettings } from "../settings/Settings.ts"
+import { freshnessFor, type ReadQuery, Reads } from "../warehouse/Reads.ts"
+import type { SyncRow } from "../warehouse/SyncRuns.ts"
+import { Syncs } from "../warehouse/Syncs.ts"
+import { windowEndingYesterday } from "../warehouse/Window.ts"
+import { logoutRefusal } from "./Logout.ts"
+import type { OperationHandler, OperationHandlerMap } from "./OperationTypes.ts"
+
+const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString())
+
+/** A sync as the API shows it. */
+export const toSync = (row: SyncRow) => ({
+  syncId: row.syncId,
+  status: row.status,
+  trigger: row.trigger,
+  startedAt: new Date(row.startedAt).toISOString(),
+  finishedAt: iso(row.finishedAt),
+  windowStart: row.windowStart,
+  windowEnd: row.windowEnd,
+  rowsWritten: Number(row.rowsWritten),
+  progress: row.progress,
+  error: row.error
+})
+
+interface ReadParams {
+  readonly days?: number | undefined
+  readonly limit?: number | undefined
+  readonly campaignId?: string | undefined
+  readonly adGroupId?: string | undefined
+}
+
+const readQuery = (params: ReadParams | undefined): ReadQuery => ({
+  days: params?.days ?? DEFAULT_DAYS,
+  limit: clampLimit(params?.limit),
+  campaignId: params?.campaignId,
+  adGroupId: params?.adGroupId
+})
+
+/** The account's freshness over the default window, as the list answers carry it. */
+const freshnessNow = (account: AccountRecord) =>
+  Effect.map(Clock.currentTimeMillis, (now) => freshnessFor(account, windowEndingYesterday(now, account.timeZone, DEFAULT_DAYS), now))
+
+type ProposalHandlers = { readonly [Op in ProposalOperationName]: OperationHandler<Op> }
+
+export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/OperationHandlers", {
+  effect: Effect.gen(function*() {
+    const keys = yield* KeyStore
+    const settings = yield* OrgSettings
+    const accounts = yield* Accounts
+    const connections = yield* Connections
+    const reads = yield* Reads
+    const syncs = yield* Syncs
+    const proposals = yield* Proposals
+    const ledger = yield* Ledger
+    const approvals = yield* Approvals
+    const revert = yield* Revert
+    const policy = yield* PolicyDocument
+    const targets = yield* Targets
+    const plan = yield* Plan
+    const audits = yield* Audits
+    const brief = yield* Brief
+    const reports = yield* Reports
+    const research = yield* Research
+    // Some service methods still ask for the SQL client of the call; the operation map answers without requirements.
+    const withSql = Effect.provideService(SqlClient.SqlClient, yield* SqlClient.SqlClient)
+
+    /** One handler per proposal kind of the catalog: the kind's body, proposed on the granted account. */
+    const proposalHandler = (kind: (typeof catalog)[number], path: string) =>
+    (
+      grant: Granted<ProposalOperationName>,
+      input: { readonly payload: unknown; readonly headers?: { readonly "idempotency-key"?: string | undefined } | undefined }
+    ) => {
+      const key = input.headers?.["idempotency-key"]
+      return proposals.propose({
+        principal: grant.principal,
+        account: grant.account,
+        kind,
+        body: input.payload,
+        // What makes two proposals "the same": the kind's endpoint on this account, and the body.
+        idempotency: key === undefined
+          ? undefined
+          : { key, hash: requestHash("POST", `/api/v1/accounts/${grant.account.projectId}/actions/${path}`, input.payload) }
+      }).pipe(Effect.map(({ response }) => response))
+    }
+
+    // The proposal operations are generated from the kind catalog, as their endpoints are; the compiler cannot
+    // follow a loop over it to the operation names, hence the one assertion (each handler takes its own
+    // operation's grant and input, both narrower than the generic handler's).
+    const proposalHandlers = Object.fromEntries(
+      catalog.flatMap((kind) =>
+        kind.declaration === undefined ? [] : [[kind.declaration.operation, proposalHandler(kind, kind.declaration.path)] as const]
+      )
+    ) as unknown as ProposalHandlers
+
+    const handlers: OperationHandlerMap = {
+      // auth
+      getMe: (grant) => Effect.succeed({ principal: grant.principal }),
+      logout: (grant) => logoutRefusal(grant),
+      // keys
+      createKey: (grant, { payload }) => keys.create(grant, specFromRequest(payload)),
+      listKeys: (grant) => Effect.map(keys.list(grant), (list) => ({ keys: list, total: list.length, truncated: false })),
+      revokeKey: (grant, { path }) => keys.revoke(grant, path.keyId),
+      createAccountKey: (grant, { payload }) =>
+        keys.create(grant, {
+          name: payload.name,
+          scope: payload.scope,
+          canApprove: payload.canApprove ?? false,
+          binding: { kind: "account", projectId: grant.account.projectId },
+          expiresAt: payload.expiresAt ?? null
+        }),
+      // settings
+      getSettings: (grant) => settings.get(grant),
+      updateSettings: (grant, { payload }) => settings.update(grant, payload ?? {}),
+      // accounts
+      listAccounts: (grant) =>
+        Effect.map(accounts.listReachable(grant), (rows) => ({ accounts: rows.map(toAccount), total: rows.length, truncated: false })),
+      getAccount: (grant) =>
+        Effect.map(freshnessNow(grant.account), (dataFreshness) => ({ account: toAccount(grant.account), dataFreshness })),
+      importAccounts: (grant, { payload }) =>
+        Effect.map(syncs.importAccounts(grant, payload.upstreamAccountIds), (imported) => ({ accounts: imported })).pipe(withSql),
+      // connection
+      getConnection: (grant) => connections.get(grant),
+      updateConnection: (grant, { payload }) => connections.update(grant, payload),
+      createConnectionKeyPair: (grant) => connections.createKeyPair(grant),
+      discoverAccounts: (grant) => connections.discover(grant),
+      // warehouse
+      listCampaigns: (grant, { urlParams }) =>
+        Effect.map(reads.campaigns(grant, readQuery(urlParams)), ({ rows, ...rest }) => ({ campaigns: rows, ...rest })),
+      listAdGroups: (grant, { urlParams }) =>
+        Effect.map(reads.adGroups(grant, readQuery(urlParams)), ({ rows, ...rest }) => ({ adGroups: rows, ...rest })),
+      listKeywords: (grant, { urlParams }) =>
+        Effect.map(reads.keywords(grant, readQuery(urlParams)), ({ rows, ...rest }) => ({ keywords: rows, ...rest })),
+      listSearchTerms: (grant, { urlParams }) =>
+        Effect.map(reads.searchTerms(grant, readQuery(urlParams)), ({ rows, ...rest }) => ({ searchTerms: rows, ...rest })),
+      listAds: (grant, { urlParams }) =>
+        Effect.map(reads.ads(grant, readQuery(urlParams)), ({ rows, ...rest }) => ({ ads: rows, ...rest })),
+      listNegativeKeywords: (grant, { urlParams }) =>
+        Effect.map(reads.negativeKeywords(grant, readQuery(urlParams)), ({ rows, ...rest }) => ({ negativeKeywords: rows, ...rest })),
+      listSyncs: (grant, { urlParams }) =>
+        Effect.gen(function*() {
+          const { rows, total } = yield* syncs.history(grant, clampLimit(urlParams?.limit))
+          return { syncs: rows.map(toSync), total, truncated: rows.length < total, dataFreshness: yield* freshnessNow(grant.account) }
+        }),
+      getSync: (grant, { path }) =>
+        Effect.gen(function*() {
+          const row = yield* syncs.find(grant, path.syncId)
+          if (row === undefined) return yield* new NotFound({ message: `no sync ${path.syncId} in this account` })
+          return toSync(row)
+        }),
+      startSync: (grant) => Effect.map(syncs.start(grant), toSync).pipe(withSql),
+      // proposals
+      ...proposalHandlers,
+      // actions
+      listActions: (grant, { urlParams }) =>
+        ledger.list(grant.account.projectId, {
+          limit: Math.min(LEDGER_MAX_LIMIT, Math.max(1, urlParams?.limit ?? LEDGER_DEFAULT_LIMIT)),
+          before: urlParams?.before,
+          status: urlParams?.status,
+          kind: urlParams?.kind,
+          origin: urlParams?.origin
+        }),
+      getAction: (grant, { path }) =>
+        Effect.gen(function*() {
+          const action = yield* ledger.find(grant.account.projectId, path.actionId)
+          if (action === undefined) return yield* new NotFound({ message: `no action ${path.actionId} in this account` })
+          return action
+        }),
+      listApprovals: (grant, { urlParams }) =>
+        Effect.gen(function*() {
+          const { rows, total } = yield* ledger.pending(grant.account.projectId, clampLimit(urlParams?.limit))
+          return { approvals: rows, total, truncated: rows.length < total, dataFreshness: yield* freshnessNow(grant.account) }
+        }),
+      approveAction: (grant, { path }) => approvals.approve(grant, path.actionId),
+      rejectAction: (grant, { path, payload }) => approvals.reject(grant, path.actionId, payload?.reason),
+      revertAction: (grant, { path }) => revert.revert(grant, path.actionId).pipe(withSql),
+      getPolicy: (grant) => policy.get(grant).pipe(withSql),
+      getTargets: (grant) => targets.get(grant),
+      updateTargets: (grant, { payload }) => targets.put(grant, payload),
+      // insights
+      getPlan: (grant, { urlParams }) => plan.get(grant, clampLimit(urlParams?.limit)),
+      runAudit: (grant) => audits.run(grant),
+      getAudit: (grant, { path }) => audits.get(grant, path.auditId),
+      getBrief: (grant) => brief.get(grant),
+      updateBrief: (grant, { payload }) => brief.put(grant, payload.text),
+      // research
+      runReport: (grant, { payload }) => reports.run(grant, payload),
+      searchApps: (grant, { payload }) => research.apps(grant, payload),
+      searchGeo: (grant, { payload }) => research.geo(grant, payload),
+      keywordIdeas: (grant, { payload }) => research.keywordIdeas(grant, payload)
+    }
+    return handlers
+  })
+}) {}
