@@ -1,5 +1,5 @@
 /** The orgs on this database, which one a command acts on (`--org`, else the default org), and new ones. */
-import { defaultOrgId } from "@acs/server/db/Bootstrap"
+import { defaultOrgId } from "@acs/server/auth/Bootstrap"
 import { newId } from "@acs/server/db/Ids"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"

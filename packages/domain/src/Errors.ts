@@ -86,51 +86,75 @@ export class UpstreamUnavailable extends Schema.TaggedError<UpstreamUnavailable>
   retry_after_ms: Schema.Int
 }) {}
 
-export type AcsError =
-  | Unauthorized
-  | ForbiddenScope
-  | AccountMismatch
-  | ReadOnlyAccount
-  | AccountNotFound
-  | NotFound
-  | InvalidRequest
-  | ValidationFailed
-  | BidStrategyConflict
-  | NotRevertible
-  | NoOp
-  | Conflict
-  | SyncInProgress
-  | ConnectionError
-  | RateLimited
-  | Internal
-  | UpstreamError
-  | UpstreamUnavailable
+/**
+ * The one table of errors: each class with its SPEC 7 code and HTTP status. The union type, the envelope
+ * bodies, the code -> status map and the RPC error schema all derive from it, so adding an error is a
+ * class above and one entry here. Keys are the classes' tags (checked below).
+ */
+export const AcsErrorTable = {
+  Unauthorized: { error: Unauthorized, code: "unauthorized", status: 401 },
+  ForbiddenScope: { error: ForbiddenScope, code: "forbidden_scope", status: 403 },
+  AccountMismatch: { error: AccountMismatch, code: "account_mismatch", status: 403 },
+  ReadOnlyAccount: { error: ReadOnlyAccount, code: "read_only_account", status: 403 },
+  AccountNotFound: { error: AccountNotFound, code: "account_not_found", status: 404 },
+  NotFound: { error: NotFound, code: "not_found", status: 404 },
+  InvalidRequest: { error: InvalidRequest, code: "invalid_request", status: 400 },
+  ValidationFailed: { error: ValidationFailed, code: "validation_failed", status: 422 },
+  BidStrategyConflict: { error: BidStrategyConflict, code: "bid_strategy_conflict", status: 422 },
+  NotRevertible: { error: NotRevertible, code: "not_revertible", status: 422 },
+  NoOp: { error: NoOp, code: "no_op", status: 409 },
+  Conflict: { error: Conflict, code: "conflict", status: 409 },
+  SyncInProgress: { error: SyncInProgress, code: "sync_in_progress", status: 409 },
+  ConnectionError: { error: ConnectionError, code: "connection_error", status: 409 },
+  RateLimited: { error: RateLimited, code: "rate_limited", status: 429 },
+  Internal: { error: Internal, code: "internal", status: 500 },
+  UpstreamError: { error: UpstreamError, code: "upstream_error", status: 502 },
+  UpstreamUnavailable: { error: UpstreamUnavailable, code: "upstream_unavailable", status: 503 }
+} as const
+
+type Table = typeof AcsErrorTable
+type Tag = keyof Table
+
+export type AcsError = Schema.Schema.Type<Table[Tag]["error"]>
+export type ErrorCode = Table[Tag]["code"]
+
+/** A table key that is not its class's tag fails to compile here, naming the key. */
+type MisnamedKey = { readonly [K in Tag]: Schema.Schema.Type<Table[K]["error"]>["_tag"] extends K ? never : K }[Tag]
+const keysAreTags: [MisnamedKey] extends [never] ? true : MisnamedKey = true
+void keysAreTags
 
 interface Envelope {
   readonly error: { readonly code: string; readonly message: string }
   readonly retry_after_ms?: number | undefined
 }
 
+/** An error class as the table holds it: a schema of its instances, its fields, and a constructor. */
+type ErrorClass<A> = Schema.Schema<A, { readonly _tag: string; readonly message: string }> & {
+  readonly fields: Schema.Struct.Fields
+}
+
 /**
  * The SPEC 7 envelope for one error class: `{"error": {"code", "message", ...extras}}`, plus a top-level
- * `retry_after_ms` for the two retryable codes (SPEC 7 lists it as a body field, outside `error`).
+ * `retry_after_ms` for the two retryable codes (SPEC 7 lists it as a body field, outside `error`). The
+ * extras are the class's own fields, in their order.
  */
-const envelope = <A extends { readonly _tag: string; readonly message: string }, I, F extends Schema.Struct.Fields>(
-  self: Schema.Schema<A, I>,
+const envelope = <A extends { readonly _tag: string; readonly message: string }>(
+  self: ErrorClass<A>,
   code: string,
-  status: number,
-  fields: F,
-  make: (props: Schema.Struct.Type<F> & { readonly message: string }) => A
-) => {
+  status: number
+): Schema.Schema<A, Envelope> => {
+  const { _tag: _, message: __, ...fields } = self.fields
   const retryable = "retry_after_ms" in fields
   const error = Schema.Struct({ code: Schema.Literal(code), message: Schema.String, ...fields })
   // The generic field set defeats inference of the struct's type; the shape is fixed by Envelope.
   const body = (retryable
     ? Schema.Struct({ error, retry_after_ms: Schema.optional(Schema.Int) })
     : Schema.Struct({ error })) as unknown as Schema.Schema<Envelope, Envelope>
+  // Every class in the table is a `Schema.TaggedError`, whose constructor takes its fields.
+  const Make = self as unknown as new(props: unknown) => A
   return Schema.transform(body, Schema.typeSchema(self), {
     strict: false,
-    decode: (encoded) => make(encoded.error as unknown as Schema.Struct.Type<F> & { readonly message: string }),
+    decode: (encoded) => new Make(encoded.error),
     encode: (error) => {
       // `message` lives on Error and is not enumerable: spread the fields, then name it.
       const { _tag, ...rest } = error as A & Record<string, unknown>
@@ -145,95 +169,51 @@ const envelope = <A extends { readonly _tag: string; readonly message: string },
   })
 }
 
-export const UnauthorizedBody = envelope(Unauthorized, "unauthorized", 401, {}, (p) => new Unauthorized(p))
-export const ForbiddenScopeBody = envelope(ForbiddenScope, "forbidden_scope", 403, {
-  required_scope: Schema.optional(Schema.String),
-  key_scope: Schema.optional(Schema.String),
-  required_grant: Schema.optional(Schema.Literal("approve", "second_approver"))
-}, (p) => new ForbiddenScope(p))
-export const AccountMismatchBody = envelope(AccountMismatch, "account_mismatch", 403, {}, (p) => new AccountMismatch(p))
-export const ReadOnlyAccountBody = envelope(ReadOnlyAccount, "read_only_account", 403, {}, (p) => new ReadOnlyAccount(p))
-export const AccountNotFoundBody = envelope(AccountNotFound, "account_not_found", 404, {}, (p) => new AccountNotFound(p))
-export const NotFoundBody = envelope(NotFound, "not_found", 404, {}, (p) => new NotFound(p))
-export const InvalidRequestBody = envelope(InvalidRequest, "invalid_request", 400, {}, (p) => new InvalidRequest(p))
-export const ValidationFailedBody = envelope(ValidationFailed, "validation_failed", 422, {
-  validation_errors: Schema.Array(Schema.String),
-  action_id: Schema.optional(Schema.String)
-}, (p) => new ValidationFailed(p))
-export const BidStrategyConflictBody = envelope(
-  BidStrategyConflict,
-  "bid_strategy_conflict",
-  422,
-  {},
-  (p) => new BidStrategyConflict(p)
-)
-export const NotRevertibleBody = envelope(NotRevertible, "not_revertible", 422, {}, (p) => new NotRevertible(p))
-export const NoOpBody = envelope(NoOp, "no_op", 409, {}, (p) => new NoOp(p))
-export const ConflictBody = envelope(Conflict, "conflict", 409, {}, (p) => new Conflict(p))
-export const SyncInProgressBody = envelope(SyncInProgress, "sync_in_progress", 409, {}, (p) => new SyncInProgress(p))
-export const ConnectionErrorBody = envelope(ConnectionError, "connection_error", 409, {}, (p) => new ConnectionError(p))
-export const RateLimitedBody = envelope(RateLimited, "rate_limited", 429, {
-  retry_after_ms: Schema.Int
-}, (p) => new RateLimited(p))
-export const InternalBody = envelope(Internal, "internal", 500, {}, (p) => new Internal(p))
-export const UpstreamErrorBody = envelope(UpstreamError, "upstream_error", 502, {
-  request_id: Schema.optional(Schema.String)
-}, (p) => new UpstreamError(p))
-export const UpstreamUnavailableBody = envelope(UpstreamUnavailable, "upstream_unavailable", 503, {
-  retry_after_ms: Schema.Int
-}, (p) => new UpstreamUnavailable(p))
-
-/** Every SPEC 7 code with its status: the table tests and the OpenAPI document agree with. */
-export const ErrorCodes = {
-  unauthorized: 401,
-  forbidden_scope: 403,
-  account_mismatch: 403,
-  read_only_account: 403,
-  account_not_found: 404,
-  not_found: 404,
-  invalid_request: 400,
-  validation_failed: 422,
-  bid_strategy_conflict: 422,
-  not_revertible: 422,
-  no_op: 409,
-  conflict: 409,
-  sync_in_progress: 409,
-  connection_error: 409,
-  rate_limited: 429,
-  internal: 500,
-  upstream_error: 502,
-  upstream_unavailable: 503
-} as const
-
-export type ErrorCode = keyof typeof ErrorCodes
+const mapTable = <B>(f: <K extends Tag>(tag: K, entry: Table[K]) => B): { readonly [K in Tag]: B } =>
+  Object.fromEntries((Object.keys(AcsErrorTable) as Array<Tag>).map((tag) => [tag, f(tag, AcsErrorTable[tag])])) as {
+    readonly [K in Tag]: B
+  }
 
 /** The envelope schema of each error class, keyed by tag: what every surface encodes failures with. */
-export const ErrorBodies = {
-  Unauthorized: UnauthorizedBody,
-  ForbiddenScope: ForbiddenScopeBody,
-  AccountMismatch: AccountMismatchBody,
-  ReadOnlyAccount: ReadOnlyAccountBody,
-  AccountNotFound: AccountNotFoundBody,
-  NotFound: NotFoundBody,
-  InvalidRequest: InvalidRequestBody,
-  ValidationFailed: ValidationFailedBody,
-  BidStrategyConflict: BidStrategyConflictBody,
-  NotRevertible: NotRevertibleBody,
-  NoOp: NoOpBody,
-  Conflict: ConflictBody,
-  SyncInProgress: SyncInProgressBody,
-  ConnectionError: ConnectionErrorBody,
-  RateLimited: RateLimitedBody,
-  Internal: InternalBody,
-  UpstreamError: UpstreamErrorBody,
-  UpstreamUnavailable: UpstreamUnavailableBody
-} as const
+export const ErrorBodies = mapTable((_, entry) => envelope(entry.error as ErrorClass<AcsError>, entry.code, entry.status)) as {
+  readonly [K in Tag]: Schema.Schema<Schema.Schema.Type<Table[K]["error"]>, Envelope>
+}
+
+/** Every SPEC 7 code with its status: the table tests and the OpenAPI document agree with. */
+export const ErrorCodes = Object.fromEntries(Object.values(AcsErrorTable).map((entry) => [entry.code, entry.status])) as {
+  readonly [K in Tag as Table[K]["code"]]: Table[K]["status"]
+}
+
+/** Every error as it travels over RPC: the tagged classes themselves (RPC keeps `_tag`, not the envelope). */
+export const AcsErrorSchema: Schema.Schema<AcsError, unknown> = Schema.Union(
+  ...Object.values(AcsErrorTable).map((entry) => entry.error)
+) as unknown as Schema.Schema<AcsError, unknown>
+
+/** The names the HttpApi declaration uses for the bodies; a new error needs none (`ErrorBodies.X` does). */
+export const UnauthorizedBody = ErrorBodies.Unauthorized
+export const ForbiddenScopeBody = ErrorBodies.ForbiddenScope
+export const AccountMismatchBody = ErrorBodies.AccountMismatch
+export const ReadOnlyAccountBody = ErrorBodies.ReadOnlyAccount
+export const AccountNotFoundBody = ErrorBodies.AccountNotFound
+export const NotFoundBody = ErrorBodies.NotFound
+export const InvalidRequestBody = ErrorBodies.InvalidRequest
+export const ValidationFailedBody = ErrorBodies.ValidationFailed
+export const BidStrategyConflictBody = ErrorBodies.BidStrategyConflict
+export const NotRevertibleBody = ErrorBodies.NotRevertible
+export const NoOpBody = ErrorBodies.NoOp
+export const ConflictBody = ErrorBodies.Conflict
+export const SyncInProgressBody = ErrorBodies.SyncInProgress
+export const ConnectionErrorBody = ErrorBodies.ConnectionError
+export const RateLimitedBody = ErrorBodies.RateLimited
+export const InternalBody = ErrorBodies.Internal
+export const UpstreamErrorBody = ErrorBodies.UpstreamError
+export const UpstreamUnavailableBody = ErrorBodies.UpstreamUnavailable
 
 export const isAcsError = (u: unknown): u is AcsError =>
-  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in ErrorBodies
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in AcsErrorTable
 
 /** The one encoder: an error to its HTTP status and SPEC envelope body. */
 export const toEnvelope = (error: AcsError): { readonly status: number; readonly body: unknown } => {
   const schema = ErrorBodies[error._tag] as unknown as Schema.Schema<AcsError, unknown>
-  return { status: HttpApiSchema.getStatusError(schema), body: Schema.encodeSync(schema)(error) }
+  return { status: AcsErrorTable[error._tag].status, body: Schema.encodeSync(schema)(error) }
 }

@@ -8,49 +8,10 @@ import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Rpc, RpcGroup } from "@effect/rpc"
 import { Either, Option, Schema } from "effect"
 import { Api, unauthenticatedGroups } from "./Api.ts"
-import {
-  AccountMismatch,
-  AccountNotFound,
-  type AcsError,
-  BidStrategyConflict,
-  Conflict,
-  ConnectionError,
-  ForbiddenScope,
-  Internal,
-  InvalidRequest,
-  NoOp,
-  NotFound,
-  NotRevertible,
-  RateLimited,
-  ReadOnlyAccount,
-  SyncInProgress,
-  Unauthorized,
-  UpstreamError,
-  UpstreamUnavailable,
-  ValidationFailed
-} from "./Errors.ts"
+import { AcsErrorSchema } from "./Errors.ts"
 
-/** Every SPEC error, as the procedures fail with it (the tags are the classes of Errors.ts). */
-export const AcsErrorSchema: Schema.Schema<AcsError, unknown> = Schema.Union(
-  Unauthorized,
-  ForbiddenScope,
-  AccountMismatch,
-  ReadOnlyAccount,
-  AccountNotFound,
-  NotFound,
-  InvalidRequest,
-  ValidationFailed,
-  BidStrategyConflict,
-  NotRevertible,
-  NoOp,
-  Conflict,
-  SyncInProgress,
-  ConnectionError,
-  RateLimited,
-  Internal,
-  UpstreamError,
-  UpstreamUnavailable
-) as Schema.Schema<AcsError, unknown>
+/** Every SPEC error, as the procedures fail with it: derived from the one table in Errors.ts. */
+export { AcsErrorSchema }
 
 type Groups = typeof Api extends HttpApi.HttpApi<infer _Id, infer G, infer _E, infer _R> ? G : never
 type OperationGroups = Exclude<Groups, HttpApiGroup.HttpApiGroup.WithName<Groups, "system" | "publicAuth">>

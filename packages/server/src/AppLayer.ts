@@ -8,21 +8,22 @@ import { Ledger } from "./actions/Ledger.ts"
 import { OutsideChanges } from "./actions/OutsideChanges.ts"
 import { Proposals } from "./actions/Proposals.ts"
 import { Revert } from "./actions/Revert.ts"
+import { Transitions } from "./actions/Transitions.ts"
 import { Connections } from "./accounts/Connections.ts"
 import { Brief } from "./accounts/Brief.ts"
 import { Access } from "./auth/Access.ts"
 import { KeyStore } from "./auth/KeyStore.ts"
 import { People } from "./auth/People.ts"
-import { SecretBox } from "./auth/SecretBox.ts"
+import { SecretBox } from "./db/SecretBox.ts"
 import { Sessions } from "./auth/Sessions.ts"
-import { bootstrap } from "./db/Bootstrap.ts"
+import { bootstrap } from "./auth/Bootstrap.ts"
 import { DatabaseLive } from "./db/Database.ts"
 import { runMigrations } from "./db/Migrations.ts"
 import { HttpServerLive } from "./http/HttpServerLive.ts"
 import { RateLimits } from "./limits/RateLimits.ts"
 import { Audits } from "./plan/Audits.ts"
 import { Plan } from "./plan/Plan.ts"
-import { PolicyDocument } from "./policy/PolicyDocument.ts"
+import { PolicyDocument } from "./actions/PolicyDocument.ts"
 import { Targets } from "./policy/Targets.ts"
 import { OrgSettings } from "./settings/Settings.ts"
 import { Reports } from "./research/Reports.ts"
@@ -34,10 +35,10 @@ import { Reads } from "./warehouse/Reads.ts"
 import { Syncs } from "./warehouse/Syncs.ts"
 import { SyncRuns } from "./warehouse/SyncRuns.ts"
 import { Apply } from "./worker/Apply.ts"
-import { Jobs } from "./worker/Jobs.ts"
+import { Jobs } from "./queue/Jobs.ts"
 import { ChangeHistoryPollLive } from "./worker/ChangeHistoryPoll.ts"
 import { WorkerLive } from "./worker/Worker.ts"
-import { WorkerSignal } from "./worker/WorkerSignal.ts"
+import { WorkerSignal } from "./queue/WorkerSignal.ts"
 
 /** The upstream port: the Apple Search Ads client over node's HTTP, and the simulator unless UPSTREAM=apple. */
 export const UpstreamPortLive = UpstreamLive.pipe(Layer.provide(SimulatorLive), Layer.provide(NodeHttpClient.layer))
@@ -62,7 +63,7 @@ export const ServicesLive = Layer.mergeAll(
   Research.Default
 ).pipe(
   Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default, OutsideChanges.Default)),
-  Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Jobs.Default, WorkerSignal.Default)),
+  Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Transitions.Default, Jobs.Default, WorkerSignal.Default)),
   Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default, OrgSettings.Default)),
   Layer.provideMerge(UpstreamPortLive)
 )

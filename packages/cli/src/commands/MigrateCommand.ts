@@ -1,5 +1,5 @@
 /** `acs migrate`: applies the migrations and the first-start seeding, exactly as the server does at start. */
-import { bootstrap } from "@acs/server/db/Bootstrap"
+import { bootstrap } from "@acs/server/auth/Bootstrap"
 import { runMigrations } from "@acs/server/db/Migrations"
 import { Command } from "@effect/cli"
 import { SqlClient } from "@effect/sql"

@@ -3,7 +3,7 @@ import type { Account } from "@acs/domain/Accounts"
 import type { Binding } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type { Granted } from "../auth/Access.ts"
+import type { Granted } from "./Granted.ts"
 
 export interface AccountRecord extends Account {
   readonly orgId: string

@@ -2,7 +2,7 @@
 import type { Brief as BriefDocument } from "@acs/domain/Brief"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Granted } from "../auth/Access.ts"
+import type { Granted } from "./Granted.ts"
 
 interface BriefRow {
   readonly text: string

@@ -10,15 +10,17 @@ import { Effect } from "effect"
 import type { Granted } from "../auth/Access.ts"
 import { KeyStore } from "../auth/KeyStore.ts"
 import { OrgSettings } from "../settings/Settings.ts"
-import { Jobs } from "../worker/Jobs.ts"
-import { WorkerSignal } from "../worker/WorkerSignal.ts"
+import { Jobs } from "../queue/Jobs.ts"
+import { WorkerSignal } from "../queue/WorkerSignal.ts"
 import { Ledger } from "./Ledger.ts"
 import { actorOf } from "./Proposals.ts"
+import { Transitions } from "./Transitions.ts"
 
 export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* Ledger
+    const transitions = yield* Transitions
     const jobs = yield* Jobs
     const signal = yield* WorkerSignal
     const keys = yield* KeyStore
@@ -60,9 +62,8 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
           const projectId = grant.account.projectId
           const action = yield* pendingAction(projectId, actionId)
           yield* requireSecondApprover(grant.principal, action.proposedBy)
-          yield* sql`UPDATE actions SET status = 'approved', decided_by = ${JSON.stringify(actorOf(grant.principal))}::jsonb,
-            decided_at = clock_timestamp(), updated_at = clock_timestamp(), apply_run = apply_run + 1
-            WHERE action_id = ${actionId}`
+          // The row is locked and proposed, so the guarded transition happens.
+          yield* transitions.approve(actionId, actorOf(grant.principal))
           yield* jobs.enqueue(actionId, projectId)
         })
       ).pipe(
@@ -76,14 +77,9 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
     const reject = (grant: Granted<"rejectAction">, actionId: string, reason: string | undefined) =>
       sql.withTransaction(
         Effect.gen(function*() {
-          const action = yield* pendingAction(grant.account.projectId, actionId)
-          yield* sql`UPDATE actions SET status = 'rejected', decided_by = ${JSON.stringify(actorOf(grant.principal))}::jsonb,
-            decided_at = clock_timestamp(), decision_reason = ${reason ?? null}, updated_at = clock_timestamp()
-            WHERE action_id = ${actionId}`
-          // A rejected compensating action leaves its original revertible again.
-          if (action.revertOf !== null) {
-            yield* sql`UPDATE actions SET reverted_by = NULL WHERE action_id = ${action.revertOf} AND reverted_by = ${actionId}`
-          }
+          yield* pendingAction(grant.account.projectId, actionId)
+          // A rejected compensating action leaves its original revertible again (inside `reject`).
+          yield* transitions.reject(actionId, actorOf(grant.principal), reason)
         })
       ).pipe(
         Effect.catchTag("SqlError", Effect.die),
@@ -94,5 +90,5 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
 
     return { approve, reject } as const
   }),
-  dependencies: [KeyStore.Default, OrgSettings.Default]
+  dependencies: [KeyStore.Default, OrgSettings.Default, Transitions.Default]
 }) {}

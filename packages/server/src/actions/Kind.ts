@@ -15,6 +15,7 @@ import type {
   UpstreamNegativeKeyword
 } from "@acs/upstream/Upstream"
 import { Data, type Effect, type Schema } from "effect"
+import type { Verdict } from "../policy/Policy.ts"
 import type { WarehouseView } from "./WarehouseView.ts"
 
 /** A local validation failure: answered to the caller; `ValidationFailed` also leaves a failed ledger row. */
@@ -76,9 +77,8 @@ export interface Step {
   readonly undo?: (context: StepContext) => Effect.Effect<Touched, UpstreamFailure>
 }
 
-export type Verdict =
-  | { readonly clears: true; readonly rule: string }
-  | { readonly clears: false; readonly rule: string }
+// The kind's rule answers in the policy's terms (policy sits below actions).
+export type { Verdict }
 
 /** What the policy rules look at beyond the payload, read from the warehouse over the last 30 days. */
 export interface PolicyFacts {

@@ -13,6 +13,7 @@ import { Clock, Effect, Schema } from "effect"
 import type { AccountRecord } from "../accounts/Accounts.ts"
 import { lockAccount } from "../policy/AutoApplyWindow.ts"
 import { Ledger } from "./Ledger.ts"
+import { Transitions } from "./Transitions.ts"
 import { acsChanges, entityKindOf } from "./OutsideChangeFields.ts"
 import { throughWhat } from "./OutsideChangeText.ts"
 import { type EntityRef, touchedEntities, touches } from "./TouchedEntities.ts"
@@ -81,6 +82,7 @@ export class OutsideChanges extends Effect.Service<OutsideChanges>()("acs/Outsid
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* Ledger
+    const transitions = yield* Transitions
 
     /** The mark, or the account's import when its history was never read: what happened before is not acs's to show. */
     const markOf = (projectId: string) =>
@@ -106,7 +108,7 @@ export class OutsideChanges extends Effect.Service<OutsideChanges>()("acs/Outsid
       sql.withTransaction(Effect.gen(function*() {
         yield* lockAccount(account.projectId)
         const payload = payloadOf(detail)
-        const external = yield* ledger.appendOutsideChange({
+        const external = yield* transitions.appendOutsideChange({
           orgId: account.orgId,
           projectId: account.projectId,
           summary: summaryOf(detail, payload),
@@ -116,7 +118,7 @@ export class OutsideChanges extends Effect.Service<OutsideChanges>()("acs/Outsid
         if (external === undefined) return 0
         const earlier = yield* ledger.appliedBefore(account.projectId, detail.eventTime)
         const overwritten = earlier.filter((action) => touches(touchedEntities(action), detail.entityType, detail.entityId))
-        yield* ledger.supersede(account.projectId, overwritten.map((action) => action.actionId), external.actionId)
+        yield* transitions.supersede(account.projectId, overwritten.map((action) => action.actionId), external.actionId)
         return 1
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
@@ -151,5 +153,5 @@ export class OutsideChanges extends Effect.Service<OutsideChanges>()("acs/Outsid
 
     return { record } as const
   }),
-  dependencies: [Ledger.Default]
+  dependencies: [Ledger.Default, Transitions.Default]
 }) {}

@@ -13,13 +13,14 @@ import type { AccountRecord } from "../accounts/Accounts.ts"
 import { autoAppliesLast24h, lockAccount } from "../policy/AutoApplyWindow.ts"
 import { decide } from "../policy/Policy.ts"
 import { OrgSettings } from "../settings/Settings.ts"
-import { Jobs } from "../worker/Jobs.ts"
-import { WorkerSignal } from "../worker/WorkerSignal.ts"
+import { Jobs } from "../queue/Jobs.ts"
+import { WorkerSignal } from "../queue/WorkerSignal.ts"
 import { Idempotency, type StoredAnswer } from "./Idempotency.ts"
 import type { Kind, Rejection } from "./Kind.ts"
 import { requireNone } from "./kinds/KindSupport.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
 import { minorUnitReasons } from "./MinorUnits.ts"
+import { Transitions } from "./Transitions.ts"
 import { policyFacts, warehouseView } from "./WarehouseView.ts"
 
 export interface ProposalRequest {
@@ -43,6 +44,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* Ledger
+    const transitions = yield* Transitions
     const jobs = yield* Jobs
     const idempotency = yield* Idempotency
     const settings = yield* OrgSettings
@@ -91,7 +93,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         if (prepared._tag === "Left") {
           const rejection: Rejection = prepared.left
           if (rejection._tag !== "ValidationFailed") return yield* rejection
-          const failed = yield* ledger.append({
+          const failed = yield* transitions.append({
             orgId: account.orgId,
             projectId: account.projectId,
             kind: kind.kind,
@@ -125,7 +127,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           verdict
         })
         const auto = decision.mode === "auto_applied"
-        const action = yield* ledger.append({
+        const action = yield* transitions.append({
           orgId: account.orgId,
           projectId: account.projectId,
           kind: kind.kind,

@@ -11,13 +11,14 @@ import { Effect, Schema } from "effect"
 import { Connections } from "../accounts/Connections.ts"
 import type { Granted } from "../auth/Access.ts"
 import { lockAccount } from "../policy/AutoApplyWindow.ts"
-import { Jobs } from "../worker/Jobs.ts"
-import { WorkerSignal } from "../worker/WorkerSignal.ts"
+import { Jobs } from "../queue/Jobs.ts"
+import { WorkerSignal } from "../queue/WorkerSignal.ts"
 import { kindNamed } from "./Catalog.ts"
 import type { Ids } from "./Kind.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
 import { describeOutsideChange } from "./OutsideChangeText.ts"
 import { actorOf } from "./Proposals.ts"
+import { Transitions } from "./Transitions.ts"
 
 const APPLIES_AT_ONCE = "revert: the compensating change applies at once, also with the kill switch off (undo must work during an incident)"
 
@@ -25,6 +26,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* Ledger
+    const transitions = yield* Transitions
     const jobs = yield* Jobs
     const connections = yield* Connections
     const signal = yield* WorkerSignal
@@ -88,7 +90,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
             if (locked === undefined || locked.revertedBy !== null || locked.status !== "applied") {
               return yield* refuse("another revert of it was accepted first")
             }
-            const action = yield* ledger.append({
+            const action = yield* transitions.append({
               orgId: account.orgId,
               projectId: account.projectId,
               kind: inverse.kind,
@@ -103,8 +105,10 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
               revertOf: actionId,
               countsTowardCap: false
             })
-            yield* sql`UPDATE actions SET reverted_by = ${action.actionId}, updated_at = clock_timestamp()
-              WHERE action_id = ${actionId}`
+            // The original is locked and checked above; a lost race still rolls the whole revert back.
+            if (!(yield* transitions.linkRevert(actionId, action.actionId))) {
+              return yield* refuse("another revert of it was accepted first")
+            }
             if (!queued) yield* jobs.enqueue(action.actionId, account.projectId)
             return toProposalResponse(action)
           })

@@ -7,23 +7,12 @@ import { AccountMismatch, ForbiddenScope, InvalidRequest } from "@acs/domain/Err
 import { type OperationName, Operations, satisfiesScope } from "@acs/domain/Operations"
 import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
 import { Effect, FiberRef, Option } from "effect"
-import { type AccountRecord, Accounts, reaches } from "../accounts/Accounts.ts"
+import { Accounts, reaches } from "../accounts/Accounts.ts"
+import type { Granted } from "../accounts/Granted.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { currentRequestAuthorization } from "./RequestAuthorization.ts"
 
-declare const GrantedBrand: unique symbol
-
-type AccountOperation = {
-  [K in OperationName]: (typeof Operations)[K] extends { readonly account: true } ? K : never
-}[OperationName]
-
-export interface Granted<Op extends OperationName> {
-  readonly [GrantedBrand]: Op
-  readonly operation: Op
-  readonly principal: Principal
-  readonly orgId: string
-  readonly account: Op extends AccountOperation ? AccountRecord : undefined
-}
+export type { Granted }
 
 const unreachable = (projectId: string) =>
   new AccountMismatch({ message: `this credential cannot reach account ${projectId}` })

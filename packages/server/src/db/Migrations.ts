@@ -15,6 +15,7 @@ import fourEyes from "./migrations/0006_four_eyes.ts"
 import priorFieldNames from "./migrations/0007_prior_field_names.ts"
 import connectionApiVersion from "./migrations/0008_connection_api_version.ts"
 import outsideChanges from "./migrations/0009_outside_changes.ts"
+import expiredStatus from "./migrations/0010_expired_status.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -29,7 +30,8 @@ const migrations = {
   "0006_four_eyes": fourEyes,
   "0007_prior_field_names": priorFieldNames,
   "0008_connection_api_version": connectionApiVersion,
-  "0009_outside_changes": outsideChanges
+  "0009_outside_changes": outsideChanges,
+  "0010_expired_status": expiredStatus
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -4,7 +4,11 @@
  * the risk tier, and reasons that always name the rule that cleared or held the action.
  */
 import type { Mode, RiskTier } from "@acs/domain/Actions"
-import type { Verdict } from "../actions/Kind.ts"
+
+/** A kind's own rule on a payload: whether it clears auto-apply, and the rule's name. */
+export type Verdict =
+  | { readonly clears: true; readonly rule: string }
+  | { readonly clears: false; readonly rule: string }
 
 /** SPEC 8: auto-applies per account per 24 hours, counted from the database across instances. */
 export const AUTO_APPLY_LIMIT_PER_24H = 20

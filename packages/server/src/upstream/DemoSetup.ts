@@ -7,7 +7,7 @@ import { Config, Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { DatabaseMode } from "../db/Database.ts"
-import { defaultOrgId } from "../db/Bootstrap.ts"
+import { defaultOrgId } from "../auth/Bootstrap.ts"
 import { Syncs } from "../warehouse/Syncs.ts"
 import { SqlClient } from "@effect/sql"
 

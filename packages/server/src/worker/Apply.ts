@@ -18,10 +18,11 @@ import { Ledger } from "../actions/Ledger.ts"
 import { describeOutsideChange } from "../actions/OutsideChangeText.ts"
 import { outsideChangesTo } from "../actions/OutsideChanges.ts"
 import { touchedEntities } from "../actions/TouchedEntities.ts"
+import { Transitions } from "../actions/Transitions.ts"
 import { policyFacts, warehouseView } from "../actions/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
 import { OrgSettings } from "../settings/Settings.ts"
-import { LeaseLost } from "./Jobs.ts"
+import { LeaseLost } from "../queue/Jobs.ts"
 import { writeBack } from "./WarehouseWriteBack.ts"
 
 /**
@@ -88,33 +89,9 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
     const sql = yield* SqlClient.SqlClient
     const connections = yield* Connections
     const ledger = yield* Ledger
+    const transitions = yield* Transitions
     const accounts = yield* Accounts
     const settings = yield* OrgSettings
-
-    const setStatus = (action: ActionRecord, fields: {
-      readonly status: "proposed" | "applying" | "applied" | "failed"
-      readonly reasons?: ReadonlyArray<string>
-      readonly failure?: Failure
-      readonly warnings?: ReadonlyArray<string>
-      readonly result?: Ids
-    }) =>
-      sql`
-        UPDATE actions SET status = ${fields.status}, updated_at = clock_timestamp(),
-          policy_reasons = policy_reasons || ${JSON.stringify(fields.reasons ?? [])}::jsonb,
-          failure = COALESCE(${fields.failure === undefined ? null : JSON.stringify(fields.failure)}::jsonb, failure),
-          warnings = COALESCE(${fields.warnings === undefined ? null : JSON.stringify(fields.warnings)}::jsonb, warnings),
-          result = COALESCE(${fields.result === undefined ? null : JSON.stringify(fields.result)}::jsonb, result),
-          applied_at = CASE WHEN ${fields.status} = 'applied' THEN clock_timestamp() ELSE applied_at END
-        WHERE action_id = ${action.actionId}`.pipe(Effect.asVoid, Effect.orDie)
-
-    /** The end of a compensating action settles its original: reverted when applied, revertible again otherwise. */
-    const settleOriginal = (action: ActionRecord, applied: boolean) =>
-      action.revertOf === null
-        ? Effect.void
-        : (applied
-          ? sql`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp() WHERE action_id = ${action.revertOf}`
-          : sql`UPDATE actions SET reverted_by = NULL, updated_at = clock_timestamp()
-                WHERE action_id = ${action.revertOf} AND reverted_by = ${action.actionId}`).pipe(Effect.asVoid, Effect.orDie)
 
     /**
      * Runs `write` in one transaction behind the lease check: the check renews the job's row and holds its lock
@@ -128,8 +105,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       fenced(
         options.lease ?? Effect.void,
         Effect.all([
-          setStatus(action, { status: "failed", failure }),
-          settleOriginal(action, false),
+          // A failed compensation frees its original (inside `fail`).
+          transitions.fail(action.actionId, failure),
           options.readOnly === true
             ? sql`UPDATE accounts SET read_only = true WHERE project_id = ${action.projectId}`.pipe(Effect.orDie)
             : Effect.void
@@ -148,7 +125,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       )
 
     const demote = (action: ActionRecord, reasons: ReadonlyArray<string>, lease: LeaseCheck) =>
-      fenced(lease, setStatus(action, { status: "proposed", reasons })).pipe(
+      fenced(lease, transitions.demote(action.actionId, reasons)).pipe(
         Effect.tap(() => Effect.logInfo("action demoted").pipe(Effect.annotateLogs({ actionId: action.actionId, reasons })))
       )
 
@@ -307,7 +284,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             }, { lease })
           }
         }
-        yield* fenced(lease, setStatus(action, { status: "applying" }))
+        yield* fenced(lease, transitions.markApplying(action.actionId))
         const client = fenceWrites(yield* connections.clientFor(account.orgId), lease)
         const outcome = yield* runSteps(definition, action, run, payload, client, account, before, lease)
         switch (outcome._tag) {
@@ -322,8 +299,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
               lease,
               Effect.all([
                 writeBack(account.projectId, outcome.touched),
-                setStatus(action, { status: "applied", warnings: outcome.warnings, result: outcome.ids }),
-                settleOriginal(action, true)
+                // An applied compensation reverts its original (inside `markApplied`).
+                transitions.markApplied(action.actionId, { warnings: outcome.warnings, result: outcome.ids })
               ], { discard: true })
             )
             yield* Effect.logInfo("action applied").pipe(Effect.annotateLogs({ actionId: action.actionId, kind: action.kind }))
@@ -354,7 +331,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           Effect.as({ _tag: "Done" } as ApplyOutcome),
           Effect.catchTags({
             UpstreamUnavailable: (error) =>
-              fenced(lease, setStatus(action, { status: "applying" })).pipe(
+              fenced(lease, transitions.markApplying(action.actionId)).pipe(
                 Effect.as({ _tag: "Retry", error: error.message, retryAfterMs: error.retry_after_ms } as ApplyOutcome)
               ),
             ConnectionError: (error) => failed(`connection_error: ${error.message}`),

@@ -13,8 +13,8 @@ import { Ledger } from "../actions/Ledger.ts"
 import { DatabaseMode } from "../db/Database.ts"
 import { newId } from "../db/Ids.ts"
 import { Apply } from "./Apply.ts"
-import { type ClaimedJob, Jobs, JOBS_CHANNEL, LeaseLost } from "./Jobs.ts"
-import { WorkerSignal } from "./WorkerSignal.ts"
+import { type ClaimedJob, Jobs, JOBS_CHANNEL, LeaseLost } from "../queue/Jobs.ts"
+import { WorkerSignal } from "../queue/WorkerSignal.ts"
 
 export const WorkerConfig = Config.all({
   concurrency: Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(4)),

@@ -3,7 +3,7 @@ import * as fc from "fast-check"
 import * as Crypto from "node:crypto"
 import { Option } from "effect"
 import { describe, expect, it } from "vitest"
-import { openWith, sealWith } from "../../src/auth/SecretBox.ts"
+import { openWith, sealWith } from "../../src/db/SecretBox.ts"
 
 describe("SecretBox", () => {
   const key = Crypto.randomBytes(32)

@@ -5,11 +5,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Console, Effect, Option, Redacted } from "effect"
-import { KeyStore } from "../auth/KeyStore.ts"
-import { People } from "../auth/People.ts"
-import { generatePassword } from "../auth/Secrets.ts"
-import { DatabaseMode } from "./Database.ts"
-import { newId } from "./Ids.ts"
+import { DatabaseMode } from "../db/Database.ts"
+import { newId } from "../db/Ids.ts"
+import { KeyStore } from "./KeyStore.ts"
+import { People } from "./People.ts"
+import { generatePassword } from "./Secrets.ts"
 
 export const BootstrapConfig = Config.all({
   orgName: Config.string("ORG_NAME").pipe(Config.withDefault("Default workspace")),

@@ -7,7 +7,7 @@ import { Config, Effect, Option, Redacted } from "effect"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { DatabaseMode } from "../db/Database.ts"
+import { DatabaseMode } from "./Database.ts"
 
 const VERSION = "v1"
 

@@ -1,0 +1,205 @@
+/**
+ * The action state machine: the only writer of `actions`. A row is inserted once (`append`,
+ * `appendOutsideChange`) and then moves only through the named transitions below. Each transition names
+ * the status it starts from in its `WHERE`, so a transition that lost a race (another worker, another
+ * decision) changes nothing and answers false; callers decide what that means.
+ *
+ *   proposed  --approve-->      approved --markApplying--> applying --markApplied--> applied
+ *   proposed  --reject/expire-> rejected / expired
+ *   approved|applying --fail--> failed       approved|applying --demote--> proposed
+ *   applied   --linkRevert-->   applied, reverted_by set   --settleOriginal(applied)--> reverted
+ *
+ * A compensating action that ends without applying (rejected, expired, failed) frees its original for
+ * another revert; one that applies marks its original reverted. That rule lives in `settleOriginal`, once.
+ */
+import type { ActionStatus, Actor, ExternalChangePayload, Failure, Mode, RiskTier } from "@acs/domain/Actions"
+import type { KindName } from "@acs/domain/ProposalKinds"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { newId } from "../db/Ids.ts"
+import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
+
+export interface NewAction {
+  readonly orgId: string
+  readonly projectId: string
+  readonly kind: KindName
+  readonly mode: Mode | null
+  readonly status: ActionStatus
+  readonly riskTier: RiskTier
+  readonly policyReasons: ReadonlyArray<string>
+  readonly summary: string
+  readonly reason: string
+  readonly payload: unknown
+  readonly proposedBy: Actor
+  readonly failure?: Failure
+  readonly revertOf?: string
+  readonly countsTowardCap: boolean
+}
+
+/** One change made outside acs, as the platform's change history recorded it. */
+export interface NewOutsideChange {
+  readonly orgId: string
+  readonly projectId: string
+  readonly summary: string
+  readonly proposedBy: Actor
+  readonly payload: ExternalChangePayload
+}
+
+/** What an applied action leaves behind. */
+export interface AppliedResult {
+  readonly warnings: ReadonlyArray<string>
+  readonly result: Record<string, unknown>
+}
+
+/** How a compensating action ended: applied (its original is reverted) or not (its original is free again). */
+export type CompensationEnd = "applied" | "abandoned"
+
+const json = (value: unknown) => JSON.stringify(value)
+
+export class Transitions extends Effect.Service<Transitions>()("acs/Transitions", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = actionColumns(sql)
+
+    /** True when the guarded statement changed a row. */
+    const happened = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+      statement.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
+    /** Appends a row; the caller holds the account's proposal lock (strictly increasing `created_at`). */
+    const append = (action: NewAction) =>
+      sql<ActionRow>`
+        INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+          payload, failure, proposed_by, revert_of, counts_toward_cap, created_at)
+        VALUES (${newId("act")}, ${action.orgId}, ${action.projectId}, ${action.kind}, ${action.mode}, ${action.status},
+          ${action.riskTier}, ${json(action.policyReasons)}::jsonb, ${action.summary}, ${action.reason},
+          ${json(action.payload)}::jsonb, ${action.failure === undefined ? null : json(action.failure)}::jsonb,
+          ${json(action.proposedBy)}::jsonb, ${action.revertOf ?? null}, ${action.countsTowardCap},
+          GREATEST(clock_timestamp(),
+            (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${action.projectId})))
+        RETURNING ${columns}`.pipe(Effect.map((rows) => toRecord(rows[0]!)), Effect.orDie, Effect.withSpan("Transitions.append"))
+
+    /**
+     * Appends an outside change as an applied row (applied when the platform says it happened), once per
+     * change-history detail: a detail already recorded (another poll, another instance) answers undefined.
+     * The caller holds the account's proposal lock, as for `append`.
+     */
+    const appendOutsideChange = (change: NewOutsideChange) =>
+      sql<ActionRow>`
+        INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+          payload, proposed_by, counts_toward_cap, upstream_ref, applied_at, created_at)
+        VALUES (${newId("act")}, ${change.orgId}, ${change.projectId}, 'external_change', NULL, 'applied', 'review', '[]'::jsonb,
+          ${change.summary}, ${"changed outside acs"}, ${json(change.payload)}::jsonb,
+          ${json(change.proposedBy)}::jsonb, false, ${change.payload.upstream.detailId},
+          ${change.payload.upstream.eventTime}::timestamptz,
+          GREATEST(clock_timestamp(),
+            (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${change.projectId})))
+        ON CONFLICT (project_id, upstream_ref) WHERE upstream_ref IS NOT NULL DO NOTHING
+        RETURNING ${columns}`.pipe(
+        Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
+        Effect.orDie,
+        Effect.withSpan("Transitions.appendOutsideChange")
+      )
+
+    /**
+     * The original of compensating action `compensationId` (the row whose `reverted_by` names it): reverted
+     * when the compensation applied, revertible again when it ended any other way.
+     */
+    const settleOriginal = (compensationId: string, end: CompensationEnd) =>
+      happened(
+        end === "applied"
+          ? sql`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp()
+                WHERE reverted_by = ${compensationId} AND status = 'applied' RETURNING action_id`
+          : sql`UPDATE actions SET reverted_by = NULL, updated_at = clock_timestamp()
+                WHERE reverted_by = ${compensationId} RETURNING action_id`
+      ).pipe(Effect.withSpan("Transitions.settleOriginal"))
+
+    /** Runs `settleOriginal` only when the transition before it happened; answers whether that one did. */
+    const thenSettle = (actionId: string, end: CompensationEnd) => (done: boolean) =>
+      done ? Effect.as(settleOriginal(actionId, end), true) : Effect.succeed(false)
+
+    /** proposed -> approved; a new apply run begins. */
+    const approve = (actionId: string, by: Actor) =>
+      happened(sql`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
+          updated_at = clock_timestamp(), apply_run = apply_run + 1
+        WHERE action_id = ${actionId} AND status = 'proposed' RETURNING action_id`).pipe(Effect.withSpan("Transitions.approve"))
+
+    /** proposed -> rejected (a decision or a withdrawal). */
+    const reject = (actionId: string, by: Actor, reason: string | undefined) =>
+      happened(sql`UPDATE actions SET status = 'rejected', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
+          decision_reason = ${reason ?? null}, updated_at = clock_timestamp()
+        WHERE action_id = ${actionId} AND status = 'proposed' RETURNING action_id`).pipe(
+        Effect.flatMap(thenSettle(actionId, "abandoned")),
+        Effect.withSpan("Transitions.reject")
+      )
+
+    /** proposed -> expired: nobody decided in time. */
+    const expire = (actionId: string, reason: string) =>
+      happened(sql`UPDATE actions SET status = 'expired', decided_at = clock_timestamp(), decision_reason = ${reason},
+          updated_at = clock_timestamp()
+        WHERE action_id = ${actionId} AND status = 'proposed' RETURNING action_id`).pipe(
+        Effect.flatMap(thenSettle(actionId, "abandoned")),
+        Effect.withSpan("Transitions.expire")
+      )
+
+    /** approved -> applying (also applying -> applying: a retried run stays under way). */
+    const markApplying = (actionId: string) =>
+      happened(sql`UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
+        WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`).pipe(
+        Effect.withSpan("Transitions.markApplying")
+      )
+
+    /** applying -> applied, with what the steps returned; a compensation reverts its original with it. */
+    const markApplied = (actionId: string, applied: AppliedResult) =>
+      happened(sql`UPDATE actions SET status = 'applied', warnings = ${json(applied.warnings)}::jsonb,
+          result = ${json(applied.result)}::jsonb, applied_at = clock_timestamp(), updated_at = clock_timestamp()
+        WHERE action_id = ${actionId} AND status = 'applying' RETURNING action_id`).pipe(
+        Effect.flatMap(thenSettle(actionId, "applied")),
+        Effect.withSpan("Transitions.markApplied")
+      )
+
+    /** approved|applying -> failed; a failed compensation frees its original. */
+    const fail = (actionId: string, failure: Failure) =>
+      happened(sql`UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = clock_timestamp()
+        WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`).pipe(
+        Effect.flatMap(thenSettle(actionId, "abandoned")),
+        Effect.withSpan("Transitions.fail")
+      )
+
+    /** approved|applying -> proposed: the apply found a reason a person must decide; the reasons are added. */
+    const demote = (actionId: string, reasons: ReadonlyArray<string>) =>
+      happened(sql`UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
+          updated_at = clock_timestamp()
+        WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`).pipe(
+        Effect.withSpan("Transitions.demote")
+      )
+
+    /** An applied, not yet reverted original names its compensating action; false if another revert was first. */
+    const linkRevert = (originalId: string, compensationId: string) =>
+      happened(sql`UPDATE actions SET reverted_by = ${compensationId}, updated_at = clock_timestamp()
+        WHERE action_id = ${originalId} AND status = 'applied' AND reverted_by IS NULL RETURNING action_id`).pipe(
+        Effect.withSpan("Transitions.linkRevert")
+      )
+
+    /** Applied actions an outside change overwrote name it; the first outside change after the apply wins. */
+    const supersede = (projectId: string, actionIds: ReadonlyArray<string>, externalActionId: string) =>
+      actionIds.length === 0 ? Effect.succeed(0) : sql`
+        UPDATE actions SET superseded_by = ${externalActionId}, updated_at = clock_timestamp()
+        WHERE project_id = ${projectId} AND superseded_by IS NULL AND ${sql.in("action_id", actionIds)}
+        RETURNING action_id`.pipe(Effect.map((rows) => rows.length), Effect.orDie, Effect.withSpan("Transitions.supersede"))
+
+    return {
+      append,
+      appendOutsideChange,
+      approve,
+      reject,
+      expire,
+      markApplying,
+      markApplied,
+      fail,
+      demote,
+      linkRevert,
+      settleOriginal,
+      supersede
+    } as const
+  })
+}) {}
