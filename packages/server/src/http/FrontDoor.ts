@@ -13,7 +13,7 @@ import { Cause, Effect, Either, Option } from "effect"
 import { Access, callerRefusal } from "../auth/Access.ts"
 import { currentRequestAuthorization, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
 import { matchRoute } from "./ApiRoutes.ts"
-import { authenticate, authenticateKey } from "./AuthenticationLive.ts"
+import { authenticate } from "./AuthenticationLive.ts"
 import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
 import { type BodyRefusal, hasBody, isJsonContentType, readJsonBody } from "./RequestBody.ts"
 
@@ -37,21 +37,6 @@ const checkedBody = (request: HttpServerRequest.HttpServerRequest) =>
     if (!hasBody(request)) return request
     if (!isJsonContentType(request.headers["content-type"])) return yield* Effect.fail<AcsError | BodyRefusal>(notJson)
     return yield* readJsonBody(request)
-  })
-
-/**
- * For the surfaces that decode a call themselves (RPC, MCP): whether the key may make it at all, so a
- * refused caller learns that, and not what was wrong with the input.
- */
-export const checkKeyAccess = (authorization: string | undefined, operation: OperationName, projectId: unknown) =>
-  Effect.gen(function*() {
-    const principal = yield* authenticateKey(authorization)
-    const access = yield* Access
-    const checked = access.check(operation, typeof projectId === "string" ? projectId : undefined).pipe(
-      Effect.provideService(CurrentPrincipal, principal)
-    )
-    // Without a projectId there is no reach to check: the missing field is the answer.
-    yield* typeof projectId === "string" ? checked : Effect.catchTag(checked, "AccountMismatch", () => Effect.void)
   })
 
 export const makeFrontDoor = Effect.gen(function*() {

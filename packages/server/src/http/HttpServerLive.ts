@@ -4,7 +4,7 @@ import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
-import { withMcp } from "../mcp/McpServer.ts"
+import { makeMcp } from "../mcp/McpServer.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import { RpcLive, withRpc } from "../rpc/RpcServerLive.ts"
 import { AccountsHandlers } from "./AccountsHandlers.ts"
@@ -71,10 +71,10 @@ const NodeServerLive = Layer.unwrapEffect(
   Effect.map(ServerConfig, ({ host, port }) => NodeHttpServer.layer(createAcsServer, { port, host }))
 ).pipe(Layer.orDie)
 
-// `/mcp` and `/rpc` sit in front of the API app, into which their tools and procedures replay requests
-// in-process, through the same front door as requests from the network.
+// `/mcp` and `/rpc` sit in front of the API app and its front door; their tools and procedures check access
+// and call the operations themselves.
 export const HttpServerLive = serveApi((api) =>
-  Effect.map(makeFrontDoor, (frontDoor) => requestLog(securityHeaders(withRpc(withMcp(frontDoor(api))))))
+  Effect.map(Effect.all([makeFrontDoor, makeMcp]), ([frontDoor, withMcp]) => requestLog(securityHeaders(withRpc(withMcp(frontDoor(api))))))
 ).pipe(
   Layer.provide(RpcLive),
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),

@@ -2,10 +2,14 @@
  * The agent tool server at `/mcp`: MCP over Streamable HTTP, stateless (a fresh SDK server and transport
  * per POST, JSON answers, no session kept in memory, so any instance can answer any request). Every request
  * is authenticated by the same code as REST, with a Bearer key only, before MCP sees it; every tool call
- * and resource read then runs its REST endpoint in-process with the caller's Authorization header.
+ * and resource read then checks access for its operation (as REST does, before its arguments are decoded)
+ * and calls the operation's service method (operations/OperationHandlers.ts).
  */
-import { InvalidRequest, NotFound, toEnvelope } from "@acs/domain/Errors"
-import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type AcsError, InvalidRequest, NotFound, toEnvelope } from "@acs/domain/Errors"
+import type { OperationName } from "@acs/domain/Operations"
+import type { Principal } from "@acs/domain/Principal"
+import { CurrentPrincipal } from "@acs/domain/Principal"
+import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
@@ -20,13 +24,15 @@ import {
   ReadResourceRequestSchema,
   type Resource
 } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Either, Option, Runtime } from "effect"
+import { Cause, Effect, Either, Option, Runtime } from "effect"
+import { Access } from "../auth/Access.ts"
 import { authenticateKey } from "../http/AuthenticationLive.ts"
-import { checkKeyAccess, refusal } from "../http/FrontDoor.ts"
+import { refusal } from "../http/FrontDoor.ts"
 import { readJsonBody } from "../http/RequestBody.ts"
-import { envelopeResponse, toDeclaredError } from "../http/ErrorEnvelope.ts"
-import { callRest, type RestAnswer, type RestCall } from "../http/InProcessRest.ts"
-import { accountReadTool, makeTools, type McpTool, SAFE_SEQUENCE } from "./McpTools.ts"
+import { envelopeResponse, fromParseError, toDeclaredError } from "../http/ErrorEnvelope.ts"
+import { makeOperate, projectIdOf } from "../operations/Operate.ts"
+import type { Input } from "../operations/OperationTypes.ts"
+import { accountReadTool, makeTools, type McpTool, type RawInput, SAFE_SEQUENCE } from "./McpTools.ts"
 
 export const MCP_PATH = "/mcp"
 
@@ -74,43 +80,37 @@ const instructionsFor = (resources: ReadonlyArray<AccountResource>) =>
       : ""
   ].filter((line) => line.length > 0).join("\n\n")
 
-const parseJson = (text: string): unknown => {
-  try {
-    return text.length > 0 ? JSON.parse(text) : undefined
-  } catch {
-    return text
-  }
-}
-
 const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-const envelopeOf = (error: InvalidRequest | NotFound) => toEnvelope(error).body
+/** What a tool call answers: the operation's success as JSON, or the SPEC envelope of its error. */
+type Answer = { readonly _tag: "Success"; readonly json: unknown } | { readonly _tag: "Failure"; readonly status: number; readonly body: unknown }
 
-const toolResult = (answer: RestAnswer): CallToolResult => {
-  const body = parseJson(answer.text)
-  const ok = answer.status >= 200 && answer.status < 300
+const failure = (error: AcsError): Answer => {
+  const { body, status } = toEnvelope(error)
+  return { _tag: "Failure", status, body }
+}
+
+const toolResult = (answer: Answer): CallToolResult => {
+  const body = answer._tag === "Success" ? answer.json : answer.body
+  const text = body === undefined ? JSON.stringify({ status: 204 }) : JSON.stringify(body)
   return {
-    content: [{ type: "text", text: answer.text.length > 0 ? answer.text : JSON.stringify({ status: answer.status }) }],
+    content: [{ type: "text", text }],
     ...(isObject(body) ? { structuredContent: body } : {}),
-    ...(ok ? {} : { isError: true })
+    ...(answer._tag === "Success" ? {} : { isError: true })
   }
 }
 
-const errorResult = (error: InvalidRequest | NotFound): CallToolResult => {
-  const body = envelopeOf(error)
-  return { content: [{ type: "text", text: JSON.stringify(body) }], structuredContent: body as Record<string, unknown>, isError: true }
-}
+const errorResult = (error: InvalidRequest | NotFound): CallToolResult => toolResult(failure(error))
 
-/**
- * One SDK server for one request; `rest` runs a REST call as the caller named by `authInfo`, and `refusal`
- * tells whether that caller may use a tool at all (the answer to malformed arguments from a caller who may not).
- */
+/** Runs a tool's operation for the caller: `call` answers a tool and its arguments (or its prepared input). */
+type Call = (tool: McpTool, input: Either.Either<RawInput, string>, args: Readonly<Record<string, unknown>>) => Promise<Answer>
+
+/** One SDK server for one request; `call` runs a tool's operation as the request's caller. */
 const makeSdkServer = (
   tools: ReadonlyArray<McpTool>,
   resources: ReadonlyArray<AccountResource>,
   instructions: string,
-  rest: (call: RestCall, authInfo: AuthInfo | undefined) => Promise<RestAnswer>,
-  accessRefusal: (tool: McpTool, args: Readonly<Record<string, unknown>>) => Promise<RestAnswer | undefined>
+  call: Call
 ) => {
   const server = new Server(
     { name: "acs", title: "acs — Ad-Account Change Service", version: "1.0.0" },
@@ -128,16 +128,11 @@ const makeSdkServer = (
     }))
   }))
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = byName.get(request.params.name)
     if (tool === undefined) return errorResult(new NotFound({ message: `no tool named ${request.params.name}` }))
     const args = request.params.arguments ?? {}
-    const call = tool.toRestCall(args)
-    if (Either.isLeft(call)) {
-      const refused = await accessRefusal(tool, args)
-      return refused !== undefined ? toolResult(refused) : errorResult(new InvalidRequest({ message: call.left }))
-    }
-    return toolResult(await rest(call.right, extra.authInfo))
+    return toolResult(await call(tool, tool.toInput(args), args))
   })
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
@@ -151,10 +146,10 @@ const makeSdkServer = (
   }))
 
   // The accounts the caller reaches: every listed one, or (for a key bound to one account) `current`.
-  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
-    const listAccounts = byName.get("platform_list_accounts")?.toRestCall({})
-    const listed = listAccounts !== undefined && Either.isRight(listAccounts) ? await rest(listAccounts.right, extra.authInfo) : undefined
-    const body = listed?.status === 200 ? parseJson(listed.text) : undefined
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+    const listAccounts = byName.get("platform_list_accounts")
+    const listed = listAccounts === undefined ? undefined : await call(listAccounts, listAccounts.toInput({}), {})
+    const body = listed?._tag === "Success" ? listed.json : undefined
     const projectIds = isObject(body) && Array.isArray(body["accounts"])
       ? body["accounts"].flatMap((a: unknown) => (isObject(a) && typeof a["projectId"] === "string" ? [a["projectId"]] : []))
       : ["current"]
@@ -171,24 +166,27 @@ const makeSdkServer = (
     }
   })
 
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const match = RESOURCE_URI.exec(request.params.uri)
     const resource = match === null ? undefined : resources.find((r) => r.suffix === match[2])
     if (match === null || resource === undefined) {
-      throw new McpError(ErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, envelopeOf(new NotFound({
+      throw new McpError(ErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, toEnvelope(new NotFound({
         message: `unknown resource ${request.params.uri}`
-      })))
+      })).body)
     }
-    const call = resource.tool.toRestCall({ projectId: decodeURIComponent(match[1]!) })
-    if (Either.isLeft(call)) throw new McpError(ErrorCode.InvalidParams, call.left, envelopeOf(new InvalidRequest({ message: call.left })))
-    const answer = await rest(call.right, extra.authInfo)
-    if (answer.status !== 200) {
+    const args = { projectId: decodeURIComponent(match[1]!) }
+    const input = resource.tool.toInput(args)
+    if (Either.isLeft(input)) {
+      throw new McpError(ErrorCode.InvalidParams, input.left, toEnvelope(new InvalidRequest({ message: input.left })).body)
+    }
+    const answer = await call(resource.tool, input, args)
+    if (answer._tag === "Failure") {
       // The SPEC envelope rides in the JSON-RPC error's `data`, so a client still branches on error.code.
-      const envelope = parseJson(answer.text)
+      const envelope = answer.body
       const code = isObject(envelope) && isObject(envelope["error"]) ? String(envelope["error"]["code"]) : "internal"
       throw new McpError(ErrorCode.InvalidParams, `${code}: ${request.params.uri}`, envelope)
     }
-    return { contents: [{ uri: request.params.uri, mimeType: "application/json", text: answer.text }] }
+    return { contents: [{ uri: request.params.uri, mimeType: "application/json", text: JSON.stringify(answer.json) }] }
   })
 
   return server
@@ -203,10 +201,13 @@ const methodNotAllowed = HttpServerResponse.unsafeJson(
 const FORWARDED_HEADERS = ["accept", "content-type", "mcp-protocol-version", "mcp-session-id", "last-event-id"] as const
 
 /**
- * Serves `/mcp` in front of the API's HttpApp, which it calls for every tool. Wraps the API app (rather than
- * being a route of its router) because a tool needs the whole, finished app: its middleware included.
+ * Serves `/mcp` in front of the API's HttpApp. Every tool is its operation: access checked for the account
+ * its arguments name (a refused caller learns nothing about malformed arguments), the arguments decoded with
+ * the endpoint's schemas, then the operation's service method.
  */
-export const withMcp = <R>(api: HttpApp.Default<never, R>) => {
+export const makeMcp = Effect.gen(function*() {
+  const access = yield* Access
+  const operate = yield* makeOperate
   const tools = makeTools()
   const resources = ACCOUNT_RESOURCES.flatMap((r): Array<AccountResource> => {
     const tool = accountReadTool(tools, r.suffix)
@@ -214,34 +215,57 @@ export const withMcp = <R>(api: HttpApp.Default<never, R>) => {
   })
   const instructions = instructionsFor(resources)
 
+  /** One tool call: access first (with no account named, the malformed arguments are the answer), then the operation. */
+  const operation = <Op extends OperationName>(
+    name: Op,
+    tool: McpTool,
+    prepared: Either.Either<RawInput, string>,
+    args: Readonly<Record<string, unknown>>
+  ) =>
+    Effect.gen(function*() {
+      const projectId = Either.isRight(prepared) ? projectIdOf(name, prepared.right) : args["projectId"]
+      const invalid = Effect.gen(function*() {
+        if (Either.isLeft(prepared)) return yield* new InvalidRequest({ message: prepared.left })
+        // The tool's schemas are its endpoint's, so what they decode is the operation's input.
+        return (yield* tool.decode(prepared.right).pipe(Effect.mapError(fromParseError))) as Input<Op>
+      })
+      const grant = yield* access.check(name, typeof projectId === "string" ? projectId : undefined).pipe(
+        Effect.catchTag("AccountMismatch", (mismatch) =>
+          typeof projectId === "string" ? Effect.fail(mismatch) : Effect.zipRight(invalid, Effect.fail(mismatch)))
+      )
+      const input = yield* invalid
+      const success = yield* operate.run(name, grant, input)
+      return { _tag: "Success", json: yield* tool.encodeSuccess(success).pipe(Effect.orDie) } satisfies Answer
+    })
+
   const handle = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     // Keys only: the cookie is not looked at, so a browser session cannot drive the tools. A revoked or
     // expired key is refused here, on its next request, before MCP parses anything.
     const authorization = request.headers["authorization"]
-    const principal = yield* authenticateKey(authorization)
+    const principal: Principal = yield* authenticateKey(authorization)
     if (request.method !== "POST") return methodNotAllowed
     const admitted = yield* Effect.either(readJsonBody(request))
     if (Either.isLeft(admitted)) return refusal(admitted.left)
     const body = yield* admitted.right.text
-    const runtime = yield* Effect.runtime<R | Effect.Effect.Context<ReturnType<typeof checkKeyAccess>>>()
-    const rest = (call: RestCall, authInfo: AuthInfo | undefined) =>
+    const runtime = yield* Effect.runtime<never>()
+    const call: Call = (tool, prepared, args) =>
       Runtime.runPromise(runtime)(
-        callRest(api, call, `Bearer ${authInfo?.token ?? ""}`).pipe(
-          Effect.tap((answer) =>
-            Effect.logInfo("mcp call").pipe(Effect.annotateLogs({ method: call.method, path: call.url.split("?")[0], status: answer.status }))
+        operation(tool.operation, tool, prepared, args).pipe(
+          Effect.catchAllCause((cause) =>
+            toDeclaredError(cause).pipe(
+              Effect.flatMap(Option.match({ onNone: () => Effect.failCause(Cause.stripFailures(cause)), onSome: (e) => Effect.succeed(failure(e)) }))
+            )
           ),
-          Effect.withSpan("mcp.call", { attributes: { path: call.url.split("?")[0] } })
-        )
-      )
-    const accessRefusal = (tool: McpTool, args: Readonly<Record<string, unknown>>) =>
-      Runtime.runPromise(runtime)(
-        checkKeyAccess(authorization, tool.operation, args["projectId"]).pipe(
-          Effect.as(undefined),
-          Effect.catchAll((error) => {
-            const { body, status } = toEnvelope(error)
-            return Effect.succeed<RestAnswer>({ status, text: JSON.stringify(body) })
-          })
+          Effect.tap((answer) =>
+            Effect.logInfo("mcp call").pipe(
+              Effect.annotateLogs({ tool: tool.name, status: answer._tag === "Success" ? 200 : answer.status })
+            )
+          ),
+          Effect.provideService(CurrentPrincipal, principal),
+          // Headers a check adds (RateLimit-*) belong to a REST answer, not to the /mcp response around it.
+          Effect.locally(HttpApp.currentPreResponseHandlers, Option.none()),
+          Effect.withSpan("mcp.call", { attributes: { tool: tool.name } })
         )
       )
     const headers = new Headers()
@@ -251,7 +275,7 @@ export const withMcp = <R>(api: HttpApp.Default<never, R>) => {
     }
     const webRequest = new Request(new URL(MCP_PATH, "http://acs.internal"), { method: "POST", headers, body })
     const authInfo: AuthInfo = { token: authorization!.slice("Bearer ".length), clientId: principal.id, scopes: [principal.scope] }
-    const server = makeSdkServer(tools, resources, instructions, rest, accessRefusal)
+    const server = makeSdkServer(tools, resources, instructions, call)
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
     const response = yield* Effect.acquireUseRelease(
       Effect.promise(() => server.connect(transport)),
@@ -269,8 +293,9 @@ export const withMcp = <R>(api: HttpApp.Default<never, R>) => {
     Effect.withSpan("mcp.request")
   )
 
-  return Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    return request.url.split("?")[0] === MCP_PATH ? yield* handle : yield* api
-  })
-}
+  return <R>(api: HttpApp.Default<never, R>) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      return request.url.split("?")[0] === MCP_PATH ? yield* handle : yield* api
+    })
+})

@@ -1,14 +1,15 @@
 /**
  * The MCP tools, generated from the HttpApi declaration: one tool per authenticated endpoint, named
  * `platform_<snake_case operation>`, whose input schema merges the endpoint's path params, url params and
- * payload, derived from the same Effect Schemas REST decodes with. A tool call is turned back into the REST
- * request it stands for (McpServer runs it in-process), so a new endpoint is a new tool with no code here.
+ * payload, derived from the same Effect Schemas REST decodes with. A tool call's arguments become the
+ * operation's input (`{path, urlParams, payload, headers}`), decoded part by part with the endpoint's own
+ * schemas as REST decodes a request, and McpServer calls the operation; a new endpoint is a new tool with
+ * no code here.
  */
 import { Api, unauthenticatedGroups } from "@acs/domain/Api"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { HttpApi, type HttpApiEndpoint, HttpMethod, OpenApi } from "@effect/platform"
-import { Context, Either, JSONSchema, Option, Schema } from "effect"
-import type { RestCall } from "../http/InProcessRest.ts"
+import { Context, Effect, Either, JSONSchema, Option, type ParseResult, Schema } from "effect"
 
 /**
  * Operations kept off the tool server, though a key's scope allows them over REST. Keys and upstream
@@ -48,7 +49,15 @@ export interface ToolInputSchema {
   readonly [key: string]: unknown
 }
 
-/** The REST request a tool call stands for; the caller's Authorization header is added by McpServer. */
+/** A tool call's arguments as the operation's input, not yet decoded: path params and url params as text. */
+export interface RawInput {
+  readonly path?: Readonly<Record<string, string>>
+  readonly urlParams?: Readonly<Record<string, string | ReadonlyArray<string>>>
+  readonly payload?: unknown
+  readonly headers?: Readonly<Record<string, string>>
+}
+
+/** One operation as a tool: its input schema for the model, and the way from arguments to its input. */
 export interface McpTool {
   readonly name: string
   readonly operation: OperationName
@@ -60,9 +69,19 @@ export interface McpTool {
   readonly method: HttpMethod.HttpMethod
   /** The endpoint's path template, `/api/v1/accounts/:projectId/policy`. */
   readonly restPath: string
-  /** The REST request for the arguments, or the message of a 400 `invalid_request` naming the field. */
-  readonly toRestCall: (args: Readonly<Record<string, unknown>>) => Either.Either<RestCall, string>
+  /** The operation's input for the arguments, or the message of a 400 `invalid_request` naming the field. */
+  readonly toInput: (args: Readonly<Record<string, unknown>>) => Either.Either<RawInput, string>
+  /** The input decoded as REST decodes a request: path, payload, headers, then url params. */
+  readonly decode: (input: RawInput) => Effect.Effect<unknown, ParseResult.ParseError>
+  /** The operation's success as JSON, as REST answers it. */
+  readonly encodeSuccess: (success: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
 }
+
+/** The API's schemas need no services; the generic endpoint type cannot say so. */
+type ContextFree = Schema.Schema<unknown, unknown, never>
+
+const decoderOf = <A, I>(schema: Option.Option<Schema.Schema<A, I, never>>) =>
+  Option.map(schema, (s) => (u: unknown) => Effect.map(Schema.decodeUnknown(s)(u), (a): unknown => a))
 
 const isOperation = (name: string): name is OperationName => Object.hasOwn(Operations, name)
 
@@ -217,41 +236,62 @@ const makeTool = (operation: OperationName, endpoint: Endpoint, annotations: Con
     ...(Object.keys(definitions).length > 0 ? { $defs: definitions } : {})
   }
 
-  const toRestCall = (args: Readonly<Record<string, unknown>>): Either.Either<RestCall, string> => {
+  const toInput = (args: Readonly<Record<string, unknown>>): Either.Either<RawInput, string> => {
     const missing: Array<string> = []
-    const path = endpoint.path.replace(PATH_PARAM, (_match: string, name: string, optional: string | undefined) => {
-      const value = args[name]
-      if (typeof value === "string" || typeof value === "number") return encodeURIComponent(String(value))
-      if (optional === undefined) missing.push(name)
-      return ""
-    })
+    const path: Record<string, string> = {}
+    for (const [, name, optional] of endpoint.path.matchAll(PATH_PARAM)) {
+      const value = args[name!]
+      if (typeof value === "string" || typeof value === "number") path[name!] = String(value)
+      else if (optional === undefined) missing.push(name!)
+    }
     if (missing.length > 0) return Either.left(`invalid request: ${missing.join(", ")}: is missing`)
 
-    const query = new URLSearchParams()
+    const query = new Map<string, Array<string>>()
     const bodyFields: Record<string, unknown> = {}
     const payloadKeys: ReadonlyArray<string> = payload.kind === "fields" ? payload.keys : []
     for (const [name, value] of Object.entries(args)) {
       if (name === IDEMPOTENCY_KEY && isProposal) continue
       const inQuery = queryKeys.includes(name) || (!bodyAllowed && payloadKeys.includes(name))
-      if (inQuery) toQueryValues(value).forEach((v) => query.append(name, v))
+      if (inQuery) query.set(name, [...(query.get(name) ?? []), ...toQueryValues(value)])
       else if (bodyAllowed && payloadKeys.includes(name)) bodyFields[name] = value
       else if (!pathKeys.includes(name) && !(payload.kind === "whole" && name === "body")) {
         // The same refusal REST gives an unknown body field, rather than a silently dropped argument.
         return Either.left(`invalid request: ${name}: is unexpected`)
       }
     }
-    const body = !bodyAllowed || payload.kind === "none"
-      ? undefined
-      : JSON.stringify(payload.kind === "whole" ? args["body"] ?? null : bodyFields)
+    const urlParams: Record<string, string | ReadonlyArray<string>> = {}
+    for (const [name, values] of query) urlParams[name] = values.length === 1 ? values[0]! : values
     const idempotencyKey = args[IDEMPOTENCY_KEY]
-    const search = query.toString()
+    // A GET's payload is its query, as REST reads it.
+    const payloadValue = payload.kind === "none"
+      ? undefined
+      : !bodyAllowed
+      ? Object.fromEntries(payloadKeys.flatMap((name) => (name in urlParams ? [[name, urlParams[name]]] : [])))
+      : payload.kind === "whole"
+      ? args["body"] ?? null
+      : bodyFields
     return Either.right({
-      method: endpoint.method,
-      url: search.length > 0 ? `${path}?${search}` : path,
-      body,
-      idempotencyKey: isProposal && typeof idempotencyKey === "string" ? idempotencyKey : undefined
+      path,
+      urlParams,
+      ...(payloadValue === undefined ? {} : { payload: payloadValue }),
+      headers: isProposal && typeof idempotencyKey === "string" ? { "idempotency-key": idempotencyKey } : {}
     })
   }
+
+  const decodePath = decoderOf(endpoint.pathSchema)
+  const decodePayload = decoderOf(endpoint.payloadSchema)
+  const decodeHeaders = decoderOf(endpoint.headersSchema)
+  const decodeUrlParams = decoderOf(endpoint.urlParamsSchema)
+  const decode = (input: RawInput) =>
+    Effect.gen(function*() {
+      const decoded: Record<string, unknown> = {}
+      if (Option.isSome(decodePath)) decoded["path"] = yield* decodePath.value(input.path ?? {})
+      if (Option.isSome(decodePayload)) decoded["payload"] = yield* decodePayload.value(input.payload)
+      if (Option.isSome(decodeHeaders)) decoded["headers"] = yield* decodeHeaders.value(input.headers ?? {})
+      if (Option.isSome(decodeUrlParams)) decoded["urlParams"] = yield* decodeUrlParams.value(input.urlParams ?? {})
+      return decoded
+    })
+  const encodeSuccess = Schema.encodeUnknown(endpoint.successSchema as ContextFree)
 
   return {
     name: toolName(operation),
@@ -262,7 +302,9 @@ const makeTool = (operation: OperationName, endpoint: Endpoint, annotations: Con
     readOnly: Operations[operation].scope === "read",
     method: endpoint.method,
     restPath: endpoint.path,
-    toRestCall
+    toInput,
+    decode,
+    encodeSuccess
   }
 }
 
