@@ -8,6 +8,7 @@ import type { ActionRecord, ActionStatus, ProposalResponse } from "@acs/domain/A
 import type { ActionKindName } from "@acs/domain/ProposalKinds"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import type { Granted } from "../accounts/Granted.ts"
 import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
 
 /** The proposal endpoints' answer for a recorded action (SPEC 4). */
@@ -59,7 +60,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])), Effect.orDie)
 
     /** Newest first; `nextBefore` is the last row's `created_at` when more rows may follow. */
-    const list = (projectId: string, query: LedgerQuery) =>
+    const list = ({ account: { projectId } }: Granted<"listActions">, query: LedgerQuery) =>
       sql<ActionRow>`
         SELECT ${columns} FROM actions
         WHERE project_id = ${projectId}
@@ -84,7 +85,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
       )
 
     /** Actions waiting for a human, oldest first, with their count. */
-    const pending = (projectId: string, limit: number) =>
+    const pending = ({ account: { projectId } }: Granted<"listApprovals">, limit: number) =>
       Effect.all([
         sql<ActionRow>`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND status = 'proposed'
           ORDER BY created_at LIMIT ${limit}`,

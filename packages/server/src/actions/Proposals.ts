@@ -7,9 +7,10 @@
 import type { ProposalResponse } from "@acs/domain/Actions"
 import { type Conflict, ReadOnlyAccount, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
+import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { Granted } from "../accounts/Granted.ts"
 import { autoAppliesLast24h, lockAccount } from "../policy/AutoApplyWindow.ts"
 import { decide } from "../policy/Policy.ts"
 import { OrgSettings } from "../settings/Settings.ts"
@@ -24,8 +25,8 @@ import { Transitions } from "./Transitions.ts"
 import { policyFacts, warehouseView } from "./WarehouseView.ts"
 
 export interface ProposalRequest {
-  readonly principal: Principal
-  readonly account: AccountRecord
+  /** The grant of the kind's proposal operation: who proposes, on which account. */
+  readonly grant: Granted<ProposalOperationName>
   readonly kind: Kind
   readonly body: unknown
   readonly idempotency: { readonly key: string; readonly hash: string } | undefined
@@ -65,7 +66,8 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
     /** Runs inside the transaction; a validation failure is returned (not failed) so its row commits. */
     const record = (request: ProposalRequest) =>
       Effect.gen(function*() {
-        const { account, kind, principal } = request
+        const { kind } = request
+        const { account, principal } = request.grant
         const reason = typeof request.body === "object" && request.body !== null && "reason" in request.body
           ? String(request.body.reason)
           : ""
@@ -151,17 +153,17 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         const outcome = yield* sql.withTransaction(
           Effect.gen(function*() {
             if (key !== undefined) {
-              const claim = yield* idempotency.claim(principalKey(request.principal), key.key, key.hash)
+              const claim = yield* idempotency.claim(principalKey(request.grant.principal), key.key, key.hash)
               if (claim._tag === "Replay") return { _tag: "Replay" as const, answer: claim.answer }
             }
             const recorded = yield* record(request)
-            if (key !== undefined) yield* idempotency.store(principalKey(request.principal), key.key, recorded.answer)
+            if (key !== undefined) yield* idempotency.store(principalKey(request.grant.principal), key.key, recorded.answer)
             return recorded
           })
         ).pipe(Effect.catchTag("SqlError", Effect.die))
         switch (outcome._tag) {
           case "Replay":
-            return yield* replay(request.account.projectId, outcome.answer)
+            return yield* replay(request.grant.account.projectId, outcome.answer)
           case "Rejected":
             return yield* validationFailure(outcome.answer)
           case "Recorded": {

@@ -101,8 +101,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
     ) => {
       const key = input.headers?.["idempotency-key"]
       return proposals.propose({
-        principal: grant.principal,
-        account: grant.account,
+        grant,
         kind,
         body: input.payload,
         // What makes two proposals "the same": the kind's endpoint on this account, and the body.
@@ -181,7 +180,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       ...proposalHandlers,
       // actions
       listActions: (grant, { urlParams }) =>
-        ledger.list(grant.account.projectId, {
+        ledger.list(grant, {
           limit: Math.min(LEDGER_MAX_LIMIT, Math.max(1, urlParams?.limit ?? LEDGER_DEFAULT_LIMIT)),
           before: urlParams?.before,
           status: urlParams?.status,
@@ -196,7 +195,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
         }),
       listApprovals: (grant, { urlParams }) =>
         Effect.gen(function*() {
-          const { rows, total } = yield* ledger.pending(grant.account.projectId, clampLimit(urlParams?.limit))
+          const { rows, total } = yield* ledger.pending(grant, clampLimit(urlParams?.limit))
           return { approvals: rows, total, truncated: rows.length < total, dataFreshness: yield* freshnessNow(grant.account) }
         }),
       approveAction: (grant, { path }) => approvals.approve(grant, path.actionId),

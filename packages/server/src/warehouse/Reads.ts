@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import type { AccountRecord } from "../accounts/Accounts.ts"
 import { dataFreshness } from "../accounts/Freshness.ts"
-import type { Granted } from "../auth/Access.ts"
+import type { Granted } from "../accounts/Granted.ts"
 import { coveredDays, daysBetween, type MetricWindow, windowEndingYesterday } from "./Window.ts"
 
 export type RankedLevel = "campaigns" | "adGroups" | "keywords" | "searchTerms" | "ads"
