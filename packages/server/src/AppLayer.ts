@@ -7,6 +7,7 @@ import { Idempotency } from "./actions/Idempotency.ts"
 import { Ledger } from "./actions/Ledger.ts"
 import { OutsideChanges } from "./actions/OutsideChanges.ts"
 import { Proposals } from "./actions/Proposals.ts"
+import { RecordOutsideChangesAfterSync } from "./actions/RecordOutsideChangesAfterSync.ts"
 import { Revert } from "./actions/Revert.ts"
 import { Transitions } from "./actions/Transitions.ts"
 import { Connections } from "./accounts/Connections.ts"
@@ -62,6 +63,7 @@ export const ServicesLive = Layer.mergeAll(
   Reports.Default,
   Research.Default
 ).pipe(
+  Layer.provideMerge(RecordOutsideChangesAfterSync),
   Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default, OutsideChanges.Default)),
   Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Transitions.Default, Jobs.Default, WorkerSignal.Default)),
   Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default, OrgSettings.Default)),

@@ -7,8 +7,8 @@ import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Fiber, Schedule } from "effect"
 import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
-import { OutsideChanges } from "../actions/OutsideChanges.ts"
 import type { Granted } from "../auth/Access.ts"
+import { AfterSync } from "./AfterSync.ts"
 import { makeSync } from "./Sync.ts"
 import { SyncRuns, type SyncTrigger } from "./SyncRuns.ts"
 
@@ -21,7 +21,7 @@ export class Syncs extends Effect.Service<Syncs>()("acs/Syncs", {
     const connections = yield* Connections
     const accounts = yield* Accounts
     const sync = yield* makeSync
-    const outside = yield* OutsideChanges
+    const afterSync = yield* AfterSync
     const scope = yield* Effect.scope
 
     /**
@@ -38,7 +38,7 @@ export class Syncs extends Effect.Service<Syncs>()("acs/Syncs", {
             sync.run(client, started, current).pipe(
               // A fresh copy is the moment to look at what changed outside acs too; its failure is not the sync's.
               Effect.tap(() =>
-                outside.record(client, current).pipe(
+                afterSync.run(client, current).pipe(
                   Effect.catchAllCause((cause) => Effect.logWarning("reading the change history after the sync failed", cause))
                 )
               )
