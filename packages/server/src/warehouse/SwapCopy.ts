@@ -1,0 +1,126 @@
+/**
+ * The one transaction that makes a sync's copy the account's: entities replaced, spend suffixes rebuilt in
+ * SQL when the window did not hold their days, the account and the sync row updated, partitions exchanged.
+ */
+import type { SqlClient } from "@effect/sql"
+import type { ReportLevel } from "@acs/upstream/Upstream"
+import { Effect } from "effect"
+import type { AccountRecord } from "../accounts/Accounts.ts"
+import { PARENTS, projectLiteral, type Tables, tablesOf } from "./GenerationTables.ts"
+import { type Entities, makeEntityWrites } from "./SyncEntities.ts"
+import { RETAINED_DAYS, type SyncPlan } from "./SyncPlan.ts"
+import { timed } from "./TimedStep.ts"
+import { MAX_DAYS } from "./Window.ts"
+
+export const makeSwapCopy = (sql: SqlClient.SqlClient) => {
+  const { replaceEntities } = makeEntityWrites(sql)
+
+  /** Per level, which campaign and ad group each entity of the new copy belongs to: what narrowing filters on. */
+  const owners = (level: ReportLevel, projectId: string, tables: Tables) => {
+    switch (level) {
+      case "campaigns":
+        return sql`SELECT campaign_id AS entity_key, campaign_id, NULL::text AS ad_group_id FROM campaigns WHERE project_id = ${projectId}`
+      case "adGroups":
+        return sql`SELECT ad_group_id AS entity_key, campaign_id, ad_group_id FROM ad_groups WHERE project_id = ${projectId}`
+      case "keywords":
+        return sql`SELECT keyword_id AS entity_key, campaign_id, ad_group_id FROM keywords WHERE project_id = ${projectId}`
+      case "ads":
+        return sql`SELECT ad_id AS entity_key, campaign_id, ad_group_id FROM ads WHERE project_id = ${projectId}`
+      case "searchTerms":
+        return sql`SELECT entity_key, campaign_id, ad_group_id FROM ${sql(tables.terms)}`
+    }
+  }
+
+  /**
+   * The spend suffixes in SQL, for a sync whose window does not hold every day they cover (the retained days
+   * come from the previous copy): each entity's array from its spending days alone, the running total at each
+   * spending day repeated until the next one, written out as one array literal. No per-day expansion of every
+   * entity. Runs in the swap, after the entities it joins are replaced. One statement per level keeps each
+   * sort in memory.
+   */
+  const rebuildSuffixes = (tables: Tables, projectId: string, through: string) =>
+    Effect.forEach(["campaigns", "adGroups", "keywords", "searchTerms", "ads"] as const, (level) =>
+      sql`
+        INSERT INTO ${sql(tables.suffixes)} (project_id, level, entity_key, campaign_id, ad_group_id, through_day, spend)
+        WITH active AS (
+          SELECT entity_key, age, sum(spend) OVER w AS total, lead(age, 1, ${MAX_DAYS + 1}::int) OVER w AS next_age
+          FROM (
+            SELECT entity_key, (${through}::date - day) + 1 AS age, spend_micros AS spend
+            FROM ${sql(tables.metrics)}
+            WHERE level = ${level} AND spend_micros > 0 AND day > ${through}::date - ${MAX_DAYS}::int AND day <= ${through}::date
+          ) days
+          WINDOW w AS (PARTITION BY entity_key ORDER BY age)
+        ),
+        suffixes AS (
+          SELECT entity_key, ('{' || rtrim(repeat('0,', min(age) - 1) ||
+            string_agg(repeat(total::text || ',', next_age - age), '' ORDER BY age), ',') || '}')::int8[] AS spend
+          FROM active GROUP BY entity_key
+        )
+        SELECT ${projectId}, ${level}, s.entity_key, o.campaign_id, o.ad_group_id, ${through}::date, s.spend
+        FROM suffixes s JOIN (${owners(level, projectId, tables)}) o ON o.entity_key = s.entity_key`, { discard: true })
+
+  /**
+   * The one transaction that makes the new copy visible. The partition exchange comes last: dropping the old
+   * partitions locks their parents against every reader until the commit, a moment later.
+   */
+  const swap = (
+    syncId: string,
+    tables: Tables,
+    account: AccountRecord,
+    plan: SyncPlan,
+    entities: Entities,
+    suffixesStaged: boolean,
+    metricRows: number
+  ) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const projectId = account.projectId
+      const partitionValue = yield* projectLiteral(projectId)
+      yield* sql`SELECT 1 FROM accounts WHERE project_id = ${projectId} FOR UPDATE`
+      yield* timed("entities", replaceEntities(projectId, entities))
+      if (!suffixesStaged) {
+        // Room to aggregate and sort a large window in memory, for this transaction only; its statements run
+        // once each, so compiling them (JIT) costs more than it saves.
+        yield* sql`SET LOCAL work_mem = '256MB'`
+        yield* sql`SET LOCAL jit = off`
+        yield* timed("suffixes", rebuildSuffixes(tables, projectId, plan.windowEnd))
+        yield* sql`ANALYZE ${sql(tables.suffixes)}`
+      }
+      yield* sql`
+        UPDATE accounts SET
+          last_synced_at = now(),
+          last_synced_day = ${plan.windowEnd},
+          first_synced_day = greatest(
+            least(coalesce(first_synced_day, ${plan.windowStart}::date), ${plan.windowStart}::date),
+            ${plan.windowEnd}::date - ${RETAINED_DAYS - 1}::int),
+          status = ${entities.campaigns.some((c) => c.status === "ENABLED") ? "active" : "paused"},
+          read_only = ${entities.readOnly}
+        WHERE project_id = ${projectId}`
+      const rowsWritten = metricRows + entities.campaigns.length + entities.adGroups.length +
+        entities.keywords.length + entities.negatives.length + entities.ads.length
+      const finished = yield* sql`
+        UPDATE syncs SET status = 'succeeded', finished_at = clock_timestamp(), heartbeat_at = now(), rows_written = ${rowsWritten},
+          progress = ${JSON.stringify({ step: "done" })}::jsonb
+        WHERE sync_id = ${syncId} AND status = 'running' RETURNING 1`
+      // Marked abandoned meanwhile (it stopped beating for minutes): another sync may own the account now.
+      if (finished.length === 0) return yield* Effect.dieMessage("the sync was marked abandoned before its swap")
+      yield* timed("partition", Effect.gen(function*() {
+        // All three parents at once, in the order a read statement touching two of them locks them (an entity
+        // table before the suffixes), so no reader can hold one while waiting for another held here.
+        yield* sql`LOCK TABLE search_terms, spend_suffixes, daily_metrics IN ACCESS EXCLUSIVE MODE`
+        const previous = yield* sql<{ generation: string }>`SELECT generation FROM metric_generations WHERE project_id = ${projectId}`
+        for (const { generation } of previous) {
+          for (const table of Object.values(tablesOf(generation))) yield* sql`DROP TABLE IF EXISTS ${sql(table)}`
+        }
+        for (const parent of PARENTS) {
+          const table = `${parent}_${syncId}`
+          yield* sql`ALTER TABLE ${sql(parent)} ATTACH PARTITION ${sql(table)} FOR VALUES IN (${sql.literal(partitionValue)})`
+        }
+        yield* sql`
+          INSERT INTO metric_generations (project_id, generation, sync_id) VALUES (${projectId}, ${syncId}, ${syncId})
+          ON CONFLICT (project_id) DO UPDATE SET generation = excluded.generation, sync_id = excluded.sync_id`
+      }))
+      return rowsWritten
+    })).pipe(Effect.orDie)
+
+  return { swap } as const
+}

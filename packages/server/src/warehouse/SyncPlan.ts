@@ -1,0 +1,29 @@
+/** The window a sync (re)reads: the first sync's days, then the restated recent days, within the retained 90. */
+import { Config } from "effect"
+import type { AccountRecord } from "../accounts/Accounts.ts"
+import { addDays, dateIn, MAX_DAYS } from "./Window.ts"
+
+/** Recent days re-read on every sync because the platform restates them. */
+export const RESTATED_DAYS = 3
+/** Daily rows older than this many days before the last synced day are dropped. */
+export const RETAINED_DAYS = 120
+export interface SyncPlan {
+  readonly windowStart: string
+  readonly windowEnd: string
+}
+
+/**
+ * The window to (re)read: `initialDays` (at most 90) on the first sync, then from a few days before the
+ * last synced day, never reaching back further than 90 days.
+ */
+export const planWindow = (account: AccountRecord, now: number, initialDays = MAX_DAYS): SyncPlan => {
+  const windowEnd = addDays(dateIn(now, account.timeZone), -1)
+  const earliest = addDays(windowEnd, -(MAX_DAYS - 1))
+  const resume = account.lastSyncedDay === null
+    ? addDays(windowEnd, -(Math.min(MAX_DAYS, Math.max(1, initialDays)) - 1))
+    : addDays(account.lastSyncedDay, -(RESTATED_DAYS - 1))
+  return { windowStart: resume > earliest ? resume : earliest, windowEnd }
+}
+
+/** How many days the first sync of an account reads (1–90); later syncs keep the history growing. */
+export const InitialDays = Config.integer("SYNC_INITIAL_DAYS").pipe(Config.withDefault(MAX_DAYS))
