@@ -22,6 +22,9 @@
  * Then the heap an unauthenticated sign-in flood leaves in the rate limiter (scripts/bench/loginFlood.ts);
  * `--only=login-flood` runs just that section, without PostgreSQL or acs. `--only=sync` runs PostgreSQL, the
  * simulator and acs, the first sync and the v1/v5 comparison only, and writes bench/results-sync.json.
+ * `--only=surfaces` runs PostgreSQL, the simulator (default size) and acs, and the same read over REST, RPC
+ * and MCP only (scripts/bench/surfaces.ts), and writes bench/results-surfaces.json; the full run measures it
+ * on the bench account too.
  *
  * It prints a table (target, measured, pass/fail) and writes bench/results.json. Everything it started is
  * stopped at the end, on failure too.
@@ -47,6 +50,7 @@ import { benchLedger, TARGET_APPLY_P95_MS, TARGET_LEDGER_PAGE_RATIO } from "./be
 import { benchLoginFlood, describeLoginFlood } from "./bench/loginFlood.ts"
 import { makePool, type Pool } from "./bench/pg.ts"
 import { benchSyncVersions, describeSyncVersions, type SyncVersions } from "./bench/versions.ts"
+import { benchSurfaces, SURFACE_RATIO_TARGET, type SurfacesResult } from "./bench/surfaces.ts"
 import { type BareServer, startBareServer } from "./bench/processes.ts"
 import {
   ACS_SQL,
@@ -567,6 +571,8 @@ const main = async () => {
   )
   const version = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v ?? "?"
 
+  const surfaces = await benchSurfaces({ baseUrl: current.api.replace(/\/api\/v1$/, ""), key: BOOTSTRAP_KEY, projectId, log })
+
   log("the change pipeline: ledger pages, proposals, auto-apply latency")
   const ledger = await benchLedger(cluster, log)
   const loginFlood = await benchLoginFlood(log)
@@ -579,6 +585,7 @@ const main = async () => {
   const syncRow = (s: SyncMeasurement) =>
     `${fmt(rate(s), 0)} (${fmt(metricRows)} rows in ${fmt(s.seconds)} s: fetch+stage ${fmt(s.fetchAndStageSeconds ?? Number.NaN)} s, swap ${fmt(s.swapSeconds ?? Number.NaN)} s)`
   const targets: Array<TargetRow> = [
+    ...surfaceTargets(surfaces),
     {
       name: "bench size: keywords",
       target: `>= ${fmt(TARGET_KEYWORDS)}`,
@@ -711,6 +718,7 @@ const main = async () => {
       bareObviousP95OverAcsKeywordsP95: latency.bareObviousSql.p95Ms / latency.acsKeywords.p95Ms
     },
     identical,
+    surfaces,
     ledger,
     loginFlood,
     targets: targets.map(({ name, target, value, pass }) => ({ name, target, value, pass })),
@@ -820,12 +828,78 @@ const syncOnly = async () => {
   if (!versions.pass) process.exitCode = 1
 }
 
+/** The same read over REST, RPC and MCP: each of RPC and MCP within 1.2x of REST at p50, the same rows. */
+const surfaceTargets = (surfaces: SurfacesResult): Array<TargetRow> => [
+  {
+    name: "same read: RPC p50 / REST p50",
+    target: `<= ${SURFACE_RATIO_TARGET}x`,
+    measured: `${fmt(surfaces.rpcOverRest)}x (${fmt(surfaces.rpc.p50Ms)} / ${fmt(surfaces.rest.p50Ms)} ms)`,
+    value: surfaces.rpcOverRest,
+    pass: surfaces.identical && surfaces.rpcOverRest <= SURFACE_RATIO_TARGET
+  },
+  {
+    name: "same read: MCP p50 / REST p50",
+    target: `<= ${SURFACE_RATIO_TARGET}x`,
+    measured: `${fmt(surfaces.mcpOverRest)}x (${fmt(surfaces.mcp.p50Ms)} / ${fmt(surfaces.rest.p50Ms)} ms)`,
+    value: surfaces.mcpOverRest,
+    pass: surfaces.identical && surfaces.mcpOverRest <= SURFACE_RATIO_TARGET
+  }
+]
+
+/**
+ * `--only=surfaces`: PostgreSQL, the simulator (default size) and acs (ACS_DEMO=true), the first sync, then the
+ * same read over REST, RPC and MCP; nothing else. Writes bench/results-surfaces.json.
+ */
+const surfacesOnly = async () => {
+  const cluster: Cluster = await startCluster()
+  cleanups.push({ name: "PostgreSQL", run: () => cluster.stop() })
+  const admin = makePool({ connectionString: cluster.url("postgres"), max: 1 })
+  await admin.query("CREATE DATABASE acs_bench")
+  await admin.end()
+  const pool = makePool({ connectionString: cluster.url("acs_bench"), max: 4 })
+  cleanups.push({ name: "the bench pool", run: () => pool.end() })
+  const simulator: Simulator = await startSimulator({ seed: SEED, port: 0 })
+  cleanups.push({ name: "the simulator", run: () => simulator.close() })
+  const acs = await startAcs({
+    DATABASE_URL: cluster.url("acs_bench"),
+    ACS_SECRETS_KEY: SECRETS_KEY,
+    ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+    SIMULATOR_URL: simulator.url,
+    ACS_DEMO: "true",
+    SYNC_INTERVAL_MINUTES: "0",
+    RATE_LIMIT_READ: "1000000",
+    LOG_LEVEL: "warn"
+  }, BOOTSTRAP_KEY)
+  cleanups.push({ name: "acs", run: () => acs.stop() })
+  const spawnedAt = Date.now()
+  let projectId: string | undefined
+  while (projectId === undefined) {
+    const accounts = array(record(await acs.client.getJson(`${acs.api}/accounts`), "accounts")["accounts"], "accounts").map((a) => record(a, "account"))
+    const bench = accounts.find((a) => !boolean(a, "readOnly"))
+    if (bench !== undefined) projectId = string(bench, "projectId")
+    else if (Date.now() - spawnedAt > 60_000) throw new Error(`no writable account was imported:\n${acs.logs()}`)
+    else await sleep(250)
+  }
+  log("waiting for the first sync (ACS_DEMO)")
+  const first = await waitForSync({ acs, pool, projectId, stallSeconds: STALL_SECONDS, timeoutMs: SYNC_TIMEOUT_MS, log })
+  if (first.kind !== "succeeded") throw new Error(`the first sync did not succeed (${first.kind})\n${acs.logs()}`)
+  const surfaces = await benchSurfaces({ baseUrl: acs.api.replace(/\/api\/v1$/, ""), key: BOOTSTRAP_KEY, projectId, log })
+  const targets = surfaceTargets(surfaces)
+  const outDir = Path.join(repoRoot, "bench")
+  Fs.mkdirSync(outDir, { recursive: true })
+  const file = Path.join(outDir, "results-surfaces.json")
+  Fs.writeFileSync(file, `${JSON.stringify({ timestamp: new Date().toISOString(), only: "surfaces", cpus: Os.cpus().length, surfaces, targets, allPass: surfaces.pass }, null, 2)}\n`)
+  process.stdout.write(`\n${printTargets(targets)}\n\nwrote ${Path.relative(repoRoot, file)}\n`)
+  if (!surfaces.pass) process.exitCode = 1
+}
+
 const onlyAt = process.argv.indexOf("--only")
 const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length) ?? (onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined)
 try {
   if (only === "login-flood") process.stdout.write(`${describeLoginFlood(await benchLoginFlood(log)).join("\n")}\n`)
   else if (only === "sync") await syncOnly()
-  else if (only !== undefined) throw new Error(`--only takes login-flood or sync, not ${only}`)
+  else if (only === "surfaces") await surfacesOnly()
+  else if (only !== undefined) throw new Error(`--only takes login-flood, sync or surfaces, not ${only}`)
   else await main()
 } catch (error) {
   log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)

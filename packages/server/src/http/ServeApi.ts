@@ -1,7 +1,9 @@
 /**
  * `HttpApiBuilder.serve`, except that the function receives the API's own HttpApp rather than the app
- * `serve` hands its middleware, which has already written the response to the socket. The surfaces in front
- * of the API (/mcp, /rpc) replay requests into it in-process, so they need the app that only answers.
+ * `serve` hands its middleware, which writes the response itself and then checks, on the request it was
+ * given, whether it was written. The front door hands the API a substitute request (its body already read
+ * and checked), so under `serve` a REST answer would be written twice. Nothing replays requests into the
+ * API any more (issue 11); this stays until the front door can keep the platform's request.
  */
 import { HttpApiBuilder, type HttpApp, HttpServer, type HttpRouter } from "@effect/platform"
 import { Effect, Layer } from "effect"

@@ -22,7 +22,8 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
-  type Resource
+  type Resource,
+  SUPPORTED_PROTOCOL_VERSIONS
 } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Either, Option, Runtime } from "effect"
 import { Access } from "../auth/Access.ts"
@@ -105,9 +106,53 @@ const errorResult = (error: InvalidRequest | NotFound): CallToolResult => toolRe
 /** Runs a tool's operation for the caller: `call` answers a tool and its arguments (or its prepared input). */
 type Call = (tool: McpTool, input: Either.Either<RawInput, string>, args: Readonly<Record<string, unknown>>) => Promise<Answer>
 
+/** A tool call, by the tool's name, as the caller `call` runs operations for. */
+const callTool = async (
+  byName: ReadonlyMap<string, McpTool>,
+  call: Call,
+  name: string,
+  args: Readonly<Record<string, unknown>>
+): Promise<CallToolResult> => {
+  const tool = byName.get(name)
+  if (tool === undefined) return errorResult(new NotFound({ message: `no tool named ${name}` }))
+  return toolResult(await call(tool, tool.toInput(args), args))
+}
+
+/**
+ * A POST that is one plain `tools/call` request, whose answer needs no SDK server: its id, tool name and
+ * arguments. Anything else (a batch, a notification, another method, a protocol version or header the SDK
+ * would refuse, params it would refuse) goes through the SDK server, which answers it as the protocol says.
+ */
+const plainToolCall = (
+  headers: Readonly<Record<string, string | undefined>>,
+  body: string
+): { readonly id: string | number; readonly name: string; readonly args: Readonly<Record<string, unknown>> } | undefined => {
+  const accept = headers["accept"] ?? ""
+  const version = headers["mcp-protocol-version"]
+  if (!accept.includes("application/json") || !accept.includes("text/event-stream")) return undefined
+  if (!(headers["content-type"] ?? "").includes("application/json")) return undefined
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined
+  let message: unknown
+  try {
+    message = JSON.parse(body)
+  } catch {
+    return undefined
+  }
+  if (!isObject(message) || message["jsonrpc"] !== "2.0" || message["method"] !== "tools/call") return undefined
+  const id = message["id"]
+  const params = message["params"]
+  if ((typeof id !== "string" && (typeof id !== "number" || !Number.isInteger(id))) || !isObject(params)) return undefined
+  const name = params["name"]
+  const args = params["arguments"] ?? {}
+  if (typeof name !== "string" || !isObject(args) || ("_meta" in params && params["_meta"] !== undefined)) return undefined
+  if (Object.keys(message).some((key) => !["jsonrpc", "id", "method", "params"].includes(key))) return undefined
+  return { id, name, args }
+}
+
 /** One SDK server for one request; `call` runs a tool's operation as the request's caller. */
 const makeSdkServer = (
   tools: ReadonlyArray<McpTool>,
+  byName: ReadonlyMap<string, McpTool>,
   resources: ReadonlyArray<AccountResource>,
   instructions: string,
   call: Call
@@ -116,8 +161,6 @@ const makeSdkServer = (
     { name: "acs", title: "acs — Ad-Account Change Service", version: "1.0.0" },
     { capabilities: { tools: {}, resources: {} }, instructions }
   )
-  const byName = new Map(tools.map((tool) => [tool.name, tool]))
-
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: tools.map((tool) => ({
       name: tool.name,
@@ -128,12 +171,7 @@ const makeSdkServer = (
     }))
   }))
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const tool = byName.get(request.params.name)
-    if (tool === undefined) return errorResult(new NotFound({ message: `no tool named ${request.params.name}` }))
-    const args = request.params.arguments ?? {}
-    return toolResult(await call(tool, tool.toInput(args), args))
-  })
+  server.setRequestHandler(CallToolRequestSchema, (request) => callTool(byName, call, request.params.name, request.params.arguments ?? {}))
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: resources.map((r) => ({
@@ -214,6 +252,7 @@ export const makeMcp = Effect.gen(function*() {
     return tool === undefined ? [] : [{ ...r, tool }]
   })
   const instructions = instructionsFor(resources)
+  const byName: ReadonlyMap<string, McpTool> = new Map(tools.map((tool) => [tool.name, tool]))
 
   /** One tool call: access first (with no account named, the malformed arguments are the answer), then the operation. */
   const operation = <Op extends OperationName>(
@@ -268,6 +307,12 @@ export const makeMcp = Effect.gen(function*() {
           Effect.withSpan("mcp.call", { attributes: { tool: tool.name } })
         )
       )
+    // The common case, one tool call, answered as the SDK would answer it without building an SDK server.
+    const plain = plainToolCall(request.headers, body)
+    if (plain !== undefined) {
+      const result = yield* Effect.promise(() => callTool(byName, call, plain.name, plain.args))
+      return HttpServerResponse.unsafeJson({ result, jsonrpc: "2.0", id: plain.id })
+    }
     const headers = new Headers()
     for (const name of FORWARDED_HEADERS) {
       const value = request.headers[name]
@@ -275,7 +320,7 @@ export const makeMcp = Effect.gen(function*() {
     }
     const webRequest = new Request(new URL(MCP_PATH, "http://acs.internal"), { method: "POST", headers, body })
     const authInfo: AuthInfo = { token: authorization!.slice("Bearer ".length), clientId: principal.id, scopes: [principal.scope] }
-    const server = makeSdkServer(tools, resources, instructions, call)
+    const server = makeSdkServer(tools, byName, resources, instructions, call)
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
     const response = yield* Effect.acquireUseRelease(
       Effect.promise(() => server.connect(transport)),

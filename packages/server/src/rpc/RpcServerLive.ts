@@ -8,11 +8,12 @@
 import { RPC_PATH } from "@acs/domain/AcsClient"
 import { type AcsError, NotFound } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
-import { CurrentPrincipal } from "@acs/domain/Principal"
+import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
 import { AcsErrorSchema, operationRpcGroup } from "@acs/domain/Rpcs"
-import { HttpApp, HttpServerRequest } from "@effect/platform"
+import { Headers, HttpApp, HttpServerRequest } from "@effect/platform"
 import { Rpc, RpcGroup, RpcMiddleware, RpcSerialization, RpcServer } from "@effect/rpc"
 import { Cause, Context, Effect, Layer, Option, Schema, type Scope } from "effect"
+import * as Crypto from "node:crypto"
 import { Access } from "../auth/Access.ts"
 import { authenticateKey } from "../http/AuthenticationLive.ts"
 import { envelopeResponse, fromParseError, toDeclaredError } from "../http/ErrorEnvelope.ts"
@@ -27,10 +28,53 @@ export class RpcAuthentication extends RpcMiddleware.Tag<RpcAuthentication>()("a
   failure: AcsErrorSchema
 }) {}
 
+/** The header `withRpc` names a request's authenticated caller by; a value a client sends is dropped. */
+const CALLER_HEADER = "x-acs-rpc-caller"
+
+/**
+ * The callers `withRpc` has authenticated for the /rpc requests in flight, each under a random name that
+ * rides on its request, so the middleware does not ask the key store a second time for the same request.
+ * An entry lives while its request is answered, and counts only for the Authorization it was made from.
+ */
+export class RpcCallers extends Context.Tag("acs/RpcCallers")<RpcCallers, {
+  readonly during: <A, E, R>(
+    authorization: string,
+    principal: Principal,
+    answer: (name: string) => Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E, R>
+  readonly find: (name: string | undefined, authorization: string | undefined) => Principal | undefined
+}>() {
+  static readonly Live = Layer.sync(RpcCallers, () => {
+    const inFlight = new Map<string, { readonly authorization: string; readonly principal: Principal }>()
+    return {
+      during: (authorization, principal, answer) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => {
+            const name = Crypto.randomUUID()
+            inFlight.set(name, { authorization, principal })
+            return name
+          }),
+          answer,
+          (name) => Effect.sync(() => inFlight.delete(name))
+        ),
+      find: (name, authorization) => {
+        const held = name === undefined ? undefined : inFlight.get(name)
+        return held !== undefined && held.authorization === authorization ? held.principal : undefined
+      }
+    }
+  })
+}
+
 const RpcAuthenticationLive = Layer.effect(
   RpcAuthentication,
-  Effect.map(Effect.context<Effect.Effect.Context<ReturnType<typeof authenticateKey>>>(), (context) =>
-    RpcAuthentication.of(({ headers }) => authenticateKey(headers["authorization"]).pipe(Effect.provide(context))))
+  Effect.gen(function*() {
+    const callers = yield* RpcCallers
+    const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof authenticateKey>>>()
+    return RpcAuthentication.of(({ headers }) => {
+      const known = callers.find(headers[CALLER_HEADER], headers["authorization"])
+      return known !== undefined ? Effect.succeed(known) : authenticateKey(headers["authorization"]).pipe(Effect.provide(context))
+    })
+  })
 )
 
 /**
@@ -106,14 +150,19 @@ export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
     if (request.method !== "POST") {
       return envelopeResponse(new NotFound({ message: `no route ${request.method} ${RPC_PATH}: RPC takes POST` }))
     }
-    const authenticated = yield* Effect.isSuccess(authenticateKey(request.headers["authorization"]))
-    const admitted = yield* Effect.either(readJsonBody(request, authenticated ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
+    const authorization = request.headers["authorization"]
+    const caller = yield* Effect.option(authenticateKey(authorization))
+    const admitted = yield* Effect.either(readJsonBody(request, Option.isSome(caller) ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
     if (admitted._tag === "Left") return refusal(admitted.left)
-    return yield* Effect.flatMap(RpcApp, Effect.scoped).pipe(
-      Effect.provideService(HttpServerRequest.HttpServerRequest, admitted.right)
-    )
+    const answer = (callerName: string | undefined) => {
+      const headers = Headers.remove(admitted.right.headers, CALLER_HEADER)
+      const forwarded = admitted.right.modify({ headers: callerName === undefined ? headers : Headers.set(headers, CALLER_HEADER, callerName) })
+      return Effect.flatMap(RpcApp, Effect.scoped).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, forwarded))
+    }
+    if (Option.isNone(caller) || authorization === undefined) return yield* answer(undefined)
+    return yield* Effect.flatMap(RpcCallers, (callers) => callers.during(authorization, caller.value, answer))
   })
 
 const UNAUTHENTICATED_RPC_BYTES = 64 * 1024
 
-export const RpcLive = RpcApp.Live
+export const RpcLive = RpcApp.Live.pipe(Layer.provideMerge(RpcCallers.Live))
