@@ -90,5 +90,6 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
 
     return { approve, reject } as const
   }),
-  dependencies: [KeyStore.Default, OrgSettings.Default, Transitions.Default]
+  // WorkerSignal (one per instance, shared with the workers) comes from the application layer.
+  dependencies: [KeyStore.Default, OrgSettings.Default, Ledger.Default, Transitions.Default, Jobs.Default]
 }) {}

@@ -118,5 +118,8 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
       }).pipe(Effect.withSpan("Revert.revert"))
 
     return { revert } as const
-  })
+  }),
+  // Connections (over the upstream port) and WorkerSignal (one per instance, shared with the workers) come
+  // from the application layer.
+  dependencies: [Ledger.Default, Transitions.Default, Jobs.Default]
 }) {}

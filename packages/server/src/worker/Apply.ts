@@ -351,5 +351,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       )
 
     return { apply, fail } as const
-  })
+  }),
+  // Connections (over the upstream port) comes from the application layer.
+  dependencies: [Ledger.Default, Transitions.Default, Accounts.Default, OrgSettings.Default]
 }) {}
