@@ -7,9 +7,10 @@
  * - Full syncs like the first one (all 90 days, not the few restated days a later sync re-reads): the bench
  *   clears the account's `last_synced_day` before each, which makes acs plan the window from scratch; the
  *   previous copy stays until the new one is swapped in.
- * - Each version syncs twice, in the order v5, v1, v1, v5 (BENCH_VERSION_ORDER=v5,v1 for one each): a drift
- *   over the run (autovacuum of the previous copy, another process on the machine) falls on both alike. A
- *   version's rate is its rows over its seconds, summed over its syncs.
+ * - Each version syncs three times, in the order v5, v1, v1, v5, v5, v1 (BENCH_VERSION_ORDER=v5,v1 for one
+ *   each): a drift over the run falls on both alike, and a burst of load from elsewhere rarely covers all three
+ *   syncs of one version. The target compares each version's fastest sync (other work on the machine only ever
+ *   adds time); the rate over all of a version's syncs is reported beside it.
  * - Before the first, VACUUM ANALYZE and a CHECKPOINT, so neither version pays for the first sync's aftermath.
  * - Per sync: wall seconds, acs's and PostgreSQL's CPU seconds and the load average (to tell a slow client
  *   from a busy machine).
@@ -21,12 +22,13 @@ import { canonical, record } from "./json.ts"
 import type { Pool } from "./pg.ts"
 
 /**
- * v1 must sync at no less than v5's rows per second; a ratio down to 0.9 is noise, not a regression. Each
- * sync takes ~50 s on a 2-core machine that acs, PostgreSQL, the simulator and the bench share (and, in CI
- * or here, other processes: load averages of 6 were seen), and identical syncs of one version were seen to
- * differ by more than 10 % in wall time; the v5/v1/v1/v5 order cancels a steady drift but not every burst.
- * A real regression in the v1 path (smaller pages, a slower decoder, an extra call per page) costs more
- * than 10 %; reading the same reports through either client differed by 1–6 % in a client-only profile.
+ * v1 must sync at no less than v5's rows per second; a ratio down to 0.9 is noise, not a regression. A sync
+ * takes 32–58 s on a 2-core machine that acs, PostgreSQL, the simulator and the bench share, with other
+ * processes at times (load averages up to 7.8 were seen): back-to-back syncs of one version differed by up
+ * to 26 % in wall time, and a run comparing summed times once failed at 0.82 while v1 used 20 % less of acs's
+ * CPU than v5. Fastest-of-three per version removes most of that; 10 % is left for the rest. A real
+ * regression in the v1 path (smaller pages, a slower decoder, an extra call per page) costs more than that;
+ * reading the same reports through either client alone differed by 1–6 %.
  */
 export const TARGET_V1_OVER_V5 = 0.9
 
@@ -55,6 +57,9 @@ export interface VersionSync {
 
 export interface VersionTotals {
   readonly syncs: number
+  /** The fastest of this version's syncs: what the target compares. */
+  readonly bestSeconds: number
+  readonly bestMetricRowsPerSecond: number
   readonly seconds: number
   readonly metricRows: number
   /** Summed rows over summed seconds; 0 when a sync of this version did not succeed. */
@@ -68,8 +73,10 @@ export interface SyncVersions {
   readonly syncs: ReadonlyArray<VersionSync>
   readonly v5: VersionTotals
   readonly v1: VersionTotals
-  /** v1 rows/s over v5 rows/s; null when a sync did not succeed. */
+  /** v1's best rows/s over v5's best (the target); null when a sync did not succeed. */
   readonly ratio: number | null
+  /** v1's rows/s over v5's, each over all of its syncs (informational). */
+  readonly summedRatio: number | null
   /** acs CPU seconds of v5 over v1's (above 1: v1 costs acs less CPU per sync); null when unknown. */
   readonly acsCpuRatio: number | null
   readonly tolerance: number
@@ -85,7 +92,7 @@ const connectionBody: Record<ApiVersion, unknown> = {
 }
 
 const orderOf = (value: string | undefined): ReadonlyArray<ApiVersion> => {
-  if (value === undefined || value === "") return ["v5", "v1", "v1", "v5"]
+  if (value === undefined || value === "") return ["v5", "v1", "v1", "v5", "v5", "v1"]
   const order = value.split(",").map((v) => v.trim())
   const versions = order.filter((v): v is ApiVersion => v === "v1" || v === "v5")
   if (versions.length !== order.length || !versions.includes("v1") || !versions.includes("v5")) {
@@ -112,8 +119,11 @@ const totalsOf = (syncs: ReadonlyArray<VersionSync>): VersionTotals => {
   const seconds = syncs.reduce((a, s) => a + s.seconds, 0)
   const metricRows = syncs.reduce((a, s) => a + s.metricRows, 0)
   const succeeded = syncs.length > 0 && syncs.every((s) => s.status === "succeeded")
+  const best = syncs.reduce<VersionSync | undefined>((a, s) => (a === undefined || s.seconds < a.seconds ? s : a), undefined)
   return {
     syncs: syncs.length,
+    bestSeconds: best?.seconds ?? 0,
+    bestMetricRowsPerSecond: succeeded ? best?.metricRowsPerSecond ?? 0 : 0,
     seconds: Math.round(seconds * 10) / 10,
     metricRows,
     metricRowsPerSecond: succeeded ? Math.round(metricRows / seconds) : 0,
@@ -203,7 +213,8 @@ export const benchSyncVersions = async (options: {
   const v5 = totalsOf(syncs.filter((s) => s.apiVersion === "v5"))
   const v1 = totalsOf(syncs.filter((s) => s.apiVersion === "v1"))
   const complete = syncs.length === order.length && syncs.every((s) => s.status === "succeeded")
-  const ratio = complete && v5.metricRowsPerSecond > 0 ? v1.metricRowsPerSecond / v5.metricRowsPerSecond : null
+  const ratio = complete && v5.bestMetricRowsPerSecond > 0 ? v1.bestMetricRowsPerSecond / v5.bestMetricRowsPerSecond : null
+  const summedRatio = complete && v5.metricRowsPerSecond > 0 ? v1.metricRowsPerSecond / v5.metricRowsPerSecond : null
   const acsCpuRatio = complete && v5.acsCpuSeconds !== null && v1.acsCpuSeconds !== null && v1.acsCpuSeconds > 0
     ? (v5.acsCpuSeconds / v5.syncs) / (v1.acsCpuSeconds / v1.syncs)
     : null
@@ -214,6 +225,7 @@ export const benchSyncVersions = async (options: {
     v5,
     v1,
     ratio,
+    summedRatio,
     acsCpuRatio,
     tolerance: TARGET_V1_OVER_V5,
     identicalRows,
@@ -225,13 +237,14 @@ export const benchSyncVersions = async (options: {
 export const describeSyncVersions = (result: SyncVersions) => {
   const one = (name: ApiVersion, t: VersionTotals) =>
     t.metricRowsPerSecond > 0
-      ? `${name} ${t.metricRowsPerSecond.toLocaleString("en-US")} rows/s (${t.syncs} syncs, ${t.seconds} s)`
+      ? `${name} ${t.bestMetricRowsPerSecond.toLocaleString("en-US")} rows/s (best of ${t.syncs}: ${t.bestSeconds} s)`
       : `${name}: ${result.syncs.find((s) => s.apiVersion === name && s.status !== "succeeded")?.error ?? "did not run"}`
   return {
     name: "sync over v1: rows / s vs v5 (same account, same run)",
     target: `>= ${TARGET_V1_OVER_V5}x v5`,
     measured: `${result.ratio === null ? "n/a" : `${result.ratio.toFixed(2)}x`} (${one("v1", result.v1)}, ${one("v5", result.v5)}; ` +
-      `rows ${result.identicalRows ? "identical" : "DIFFERENT"}; order ${result.order.join(",")})`,
+      `all syncs ${result.summedRatio === null ? "n/a" : `${result.summedRatio.toFixed(2)}x`}; rows ${result.identicalRows ? "identical" : "DIFFERENT"}; ` +
+      `order ${result.order.join(",")})`,
     value: result.ratio,
     pass: result.pass
   }
