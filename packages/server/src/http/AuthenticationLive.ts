@@ -4,31 +4,15 @@
  * the scheme is checked here. Every failure is the same 401.
  */
 import { Authentication, SESSION_COOKIE } from "@acs/domain/Api"
-import { Unauthorized } from "@acs/domain/Errors"
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, FiberRef, Layer, Option } from "effect"
-import { KeyStore } from "../auth/KeyStore.ts"
+import { authenticateKey, orUnauthorized, unauthorized } from "../auth/KeyAuthentication.ts"
+import type { KeyStore } from "../auth/KeyStore.ts"
 import { currentRequestAuthorization } from "../auth/RequestAuthorization.ts"
 import { Sessions } from "../auth/Sessions.ts"
 import { AllowedOrigins, sessionCookieAllowed } from "./SessionCookiePolicy.ts"
 
-export const unauthorized = new Unauthorized({
-  message: "missing, invalid, revoked or expired credentials: send Authorization: Bearer <API key>"
-})
-
-const BEARER = /^bearer ([\x21-\x7e]{1,512})$/i
-
-const orUnauthorized = <A, E, R>(found: Effect.Effect<Option.Option<A>, E, R>) =>
-  Effect.flatMap(found, Option.match({ onNone: () => Effect.fail(unauthorized), onSome: Effect.succeed }))
-
-/** The key a Bearer header presents; 401 for any other header. */
-export const authenticateKey = (authorization: string | undefined) =>
-  Effect.gen(function*() {
-    const match = authorization === undefined ? null : BEARER.exec(authorization)
-    if (match === null) return yield* unauthorized
-    const keys = yield* KeyStore
-    return yield* orUnauthorized(keys.authenticate(match[1]!))
-  })
+export { authenticateKey, unauthorized } from "../auth/KeyAuthentication.ts"
 
 /** The caller of a request: its Bearer key when it has an Authorization header, else its usable session. */
 export const authenticate = (request: HttpServerRequest.HttpServerRequest) =>

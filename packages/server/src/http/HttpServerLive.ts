@@ -4,9 +4,8 @@ import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
-import { makeMcp } from "../mcp/McpServer.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
-import { RpcLive, withRpc } from "../rpc/RpcServerLive.ts"
+import { RpcLive } from "../rpc/RpcServerLive.ts"
 import { AccountsHandlers } from "./AccountsHandlers.ts"
 import { ActionsHandlers } from "./ActionsHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
@@ -14,12 +13,14 @@ import { AuthHandlers, PublicAuthHandlers } from "./AuthHandlers.ts"
 import { ConnectionHandlers } from "./ConnectionHandlers.ts"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope.ts"
 import { makeFrontDoor } from "./FrontDoor.ts"
+import { makeMcpRoute } from "./McpRoute.ts"
 import { InsightsHandlers } from "./InsightsHandlers.ts"
 import { KeysHandlers } from "./KeysHandlers.ts"
 import { ProposalsHandlers } from "./ProposalsHandlers.ts"
 import { serveApi } from "./ServeApi.ts"
 import { ResearchHandlers } from "./ResearchHandlers.ts"
 import { requestLog } from "./RequestLog.ts"
+import { withRpc } from "./RpcRoute.ts"
 import { securityHeaders } from "./SecurityHeaders.ts"
 import { AllowedOrigins } from "./SessionCookiePolicy.ts"
 import { SettingsHandlers } from "./SettingsHandlers.ts"
@@ -74,7 +75,7 @@ const NodeServerLive = Layer.unwrapEffect(
 // `/mcp` and `/rpc` sit in front of the API app and its front door; their tools and procedures check access
 // and call the operations themselves.
 export const HttpServerLive = serveApi((api) =>
-  Effect.map(Effect.all([makeFrontDoor, makeMcp]), ([frontDoor, withMcp]) => requestLog(securityHeaders(withRpc(withMcp(frontDoor(api))))))
+  Effect.map(Effect.all([makeFrontDoor, makeMcpRoute]), ([frontDoor, withMcp]) => requestLog(securityHeaders(withRpc(withMcp(frontDoor(api))))))
 ).pipe(
   Layer.provide(RpcLive),
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),

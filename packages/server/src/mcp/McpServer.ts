@@ -1,15 +1,14 @@
 /**
  * The agent tool server at `/mcp`: MCP over Streamable HTTP, stateless (a fresh SDK server and transport
  * per POST, JSON answers, no session kept in memory, so any instance can answer any request). Every request
- * is authenticated by the same code as REST, with a Bearer key only, before MCP sees it; every tool call
+ * is authenticated by the same code as REST, with a Bearer key only, before MCP sees it (http/McpRoute.ts); every tool call
  * and resource read then checks access for its operation (as REST does, before its arguments are decoded)
  * and calls the operation's service method (operations/OperationHandlers.ts).
  */
 import { type AcsError, InvalidRequest, NotFound, toEnvelope } from "@acs/domain/Errors"
 import type { OperationName } from "@acs/domain/Operations"
-import type { Principal } from "@acs/domain/Principal"
-import { CurrentPrincipal } from "@acs/domain/Principal"
-import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
+import { HttpApp, HttpServerResponse } from "@effect/platform"
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
@@ -27,10 +26,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Either, Option, Runtime } from "effect"
 import { Access } from "../auth/Access.ts"
-import { authenticateKey } from "../http/AuthenticationLive.ts"
-import { refusal } from "../http/FrontDoor.ts"
-import { readJsonBody } from "../http/RequestBody.ts"
-import { envelopeResponse, fromParseError, toDeclaredError } from "../http/ErrorEnvelope.ts"
+import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
 import { makeOperate, projectIdOf } from "../operations/Operate.ts"
 import type { Input } from "../operations/OperationTypes.ts"
 import { accountReadTool, makeTools, type McpTool, type RawInput, SAFE_SEQUENCE } from "./McpTools.ts"
@@ -230,18 +226,14 @@ const makeSdkServer = (
   return server
 }
 
-const methodNotAllowed = HttpServerResponse.unsafeJson(
-  { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this MCP server is stateless; POST only" }, id: null },
-  { status: 405, headers: { allow: "POST" } }
-)
-
 /** Headers the SDK transport reads; hop-by-hop and body-length headers stay with the outer request. */
 const FORWARDED_HEADERS = ["accept", "content-type", "mcp-protocol-version", "mcp-session-id", "last-event-id"] as const
 
 /**
- * Serves `/mcp` in front of the API's HttpApp. Every tool is its operation: access checked for the account
- * its arguments name (a refused caller learns nothing about malformed arguments), the arguments decoded with
- * the endpoint's schemas, then the operation's service method.
+ * The MCP server: the answer to one POST of an authenticated key (http/McpRoute.ts authenticates and reads
+ * the body). Every tool is its operation: access checked for the account its arguments name (a refused
+ * caller learns nothing about malformed arguments), the arguments decoded with the endpoint's schemas, then
+ * the operation's service method.
  */
 export const makeMcp = Effect.gen(function*() {
   const access = yield* Access
@@ -277,16 +269,13 @@ export const makeMcp = Effect.gen(function*() {
       return { _tag: "Success", json: yield* tool.encodeSuccess(success).pipe(Effect.orDie) } satisfies Answer
     })
 
-  const handle = Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    // Keys only: the cookie is not looked at, so a browser session cannot drive the tools. A revoked or
-    // expired key is refused here, on its next request, before MCP parses anything.
-    const authorization = request.headers["authorization"]
-    const principal: Principal = yield* authenticateKey(authorization)
-    if (request.method !== "POST") return methodNotAllowed
-    const admitted = yield* Effect.either(readJsonBody(request))
-    if (Either.isLeft(admitted)) return refusal(admitted.left)
-    const body = yield* admitted.right.text
+  const answer = (
+    principal: Principal,
+    authorization: string,
+    requestHeaders: Readonly<Record<string, string | undefined>>,
+    body: string
+  ) =>
+  Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const call: Call = (tool, prepared, args) =>
       Runtime.runPromise(runtime)(
@@ -308,18 +297,18 @@ export const makeMcp = Effect.gen(function*() {
         )
       )
     // The common case, one tool call, answered as the SDK would answer it without building an SDK server.
-    const plain = plainToolCall(request.headers, body)
+    const plain = plainToolCall(requestHeaders, body)
     if (plain !== undefined) {
       const result = yield* Effect.promise(() => callTool(byName, call, plain.name, plain.args))
       return HttpServerResponse.unsafeJson({ result, jsonrpc: "2.0", id: plain.id })
     }
     const headers = new Headers()
     for (const name of FORWARDED_HEADERS) {
-      const value = request.headers[name]
+      const value = requestHeaders[name]
       if (value !== undefined) headers.set(name, value)
     }
     const webRequest = new Request(new URL(MCP_PATH, "http://acs.internal"), { method: "POST", headers, body })
-    const authInfo: AuthInfo = { token: authorization!.slice("Bearer ".length), clientId: principal.id, scopes: [principal.scope] }
+    const authInfo: AuthInfo = { token: authorization.slice("Bearer ".length), clientId: principal.id, scopes: [principal.scope] }
     const server = makeSdkServer(tools, byName, resources, instructions, call)
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
     const response = yield* Effect.acquireUseRelease(
@@ -328,19 +317,7 @@ export const makeMcp = Effect.gen(function*() {
       () => Effect.promise(() => server.close())
     )
     return HttpServerResponse.fromWeb(response)
-  }).pipe(
-    Effect.catchAllCause((cause) =>
-      toDeclaredError(cause).pipe(
-        // None is an interruption only (the client went away): stay interrupted.
-        Effect.flatMap(Option.match({ onNone: () => Effect.interrupt, onSome: (e) => Effect.succeed(envelopeResponse(e)) }))
-      )
-    ),
-    Effect.withSpan("mcp.request")
-  )
+  })
 
-  return <R>(api: HttpApp.Default<never, R>) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      return request.url.split("?")[0] === MCP_PATH ? yield* handle : yield* api
-    })
+  return { answer } as const
 })

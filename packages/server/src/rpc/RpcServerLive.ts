@@ -5,8 +5,7 @@
  * REST), decodes its input with the endpoint's own schemas, and calls the operation's service method
  * (operations/OperationHandlers.ts). It answers with the operation's success value or the SPEC error class.
  */
-import { RPC_PATH } from "@acs/domain/AcsClient"
-import { type AcsError, NotFound } from "@acs/domain/Errors"
+import type { AcsError } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
 import { AcsErrorSchema, operationRpcGroup } from "@acs/domain/Rpcs"
@@ -15,10 +14,8 @@ import { Rpc, RpcGroup, RpcMiddleware, RpcSerialization, RpcServer } from "@effe
 import { Cause, Context, Effect, Layer, Option, Schema, type Scope } from "effect"
 import * as Crypto from "node:crypto"
 import { Access } from "../auth/Access.ts"
-import { authenticateKey } from "../http/AuthenticationLive.ts"
-import { envelopeResponse, fromParseError, toDeclaredError } from "../http/ErrorEnvelope.ts"
-import { refusal } from "../http/FrontDoor.ts"
-import { MAX_BODY_BYTES, readJsonBody } from "../http/RequestBody.ts"
+import { authenticateKey } from "../auth/KeyAuthentication.ts"
+import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
 import { makeOperate, projectIdOf } from "../operations/Operate.ts"
 import type { Input } from "../operations/OperationTypes.ts"
 
@@ -28,11 +25,11 @@ export class RpcAuthentication extends RpcMiddleware.Tag<RpcAuthentication>()("a
   failure: AcsErrorSchema
 }) {}
 
-/** The header `withRpc` names a request's authenticated caller by; a value a client sends is dropped. */
+/** The header http/RpcRoute.ts names a request's authenticated caller by; a value a client sends is dropped. */
 const CALLER_HEADER = "x-acs-rpc-caller"
 
 /**
- * The callers `withRpc` has authenticated for the /rpc requests in flight, each under a random name that
+ * The callers http/RpcRoute.ts has authenticated for the /rpc requests in flight, each under a random name that
  * rides on its request, so the middleware does not ask the key store a second time for the same request.
  * An entry lives while its request is answered, and counts only for the Authorization it was made from.
  */
@@ -137,32 +134,22 @@ export class RpcApp extends Context.Tag("acs/RpcApp")<RpcApp, HttpApp.Default<ne
 }
 
 /**
- * Serves `/rpc` in front of the API app. Keys only. A refusal must be framed as the protocol frames
- * answers, which needs the request's id from its body: so an unauthenticated body is read only up to
- * 64 KiB (one request; its procedure then answers Unauthorized), an authenticated one up to 1 MiB like
- * every other.
+ * The answer to one /rpc POST whose body http/RpcRoute.ts has read, and its caller when its key was
+ * authenticated there: the caller rides under a random name, so the middleware does not look the key up again.
  */
-export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    if (request.url.split("?")[0] !== RPC_PATH) return yield* api
-    // The protocol is POST only; anything else is no route, answered as the API answers one.
-    if (request.method !== "POST") {
-      return envelopeResponse(new NotFound({ message: `no route ${request.method} ${RPC_PATH}: RPC takes POST` }))
-    }
-    const authorization = request.headers["authorization"]
-    const caller = yield* Effect.option(authenticateKey(authorization))
-    const admitted = yield* Effect.either(readJsonBody(request, Option.isSome(caller) ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
-    if (admitted._tag === "Left") return refusal(admitted.left)
-    const answer = (callerName: string | undefined) => {
-      const headers = Headers.remove(admitted.right.headers, CALLER_HEADER)
-      const forwarded = admitted.right.modify({ headers: callerName === undefined ? headers : Headers.set(headers, CALLER_HEADER, callerName) })
-      return Effect.flatMap(RpcApp, Effect.scoped).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, forwarded))
-    }
-    if (Option.isNone(caller) || authorization === undefined) return yield* answer(undefined)
-    return yield* Effect.flatMap(RpcCallers, (callers) => callers.during(authorization, caller.value, answer))
+export const answerRpc = (
+  request: HttpServerRequest.HttpServerRequest,
+  caller: Option.Option<{ readonly authorization: string; readonly principal: Principal }>
+) => {
+  const answer = (callerName: string | undefined) => {
+    const headers = Headers.remove(request.headers, CALLER_HEADER)
+    const forwarded = request.modify({ headers: callerName === undefined ? headers : Headers.set(headers, CALLER_HEADER, callerName) })
+    return Effect.flatMap(RpcApp, Effect.scoped).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, forwarded))
+  }
+  return Option.match(caller, {
+    onNone: () => answer(undefined),
+    onSome: ({ authorization, principal }) => Effect.flatMap(RpcCallers, (callers) => callers.during(authorization, principal, answer))
   })
-
-const UNAUTHENTICATED_RPC_BYTES = 64 * 1024
+}
 
 export const RpcLive = RpcApp.Live.pipe(Layer.provideMerge(RpcCallers.Live))

@@ -26,8 +26,8 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ["upstream"]
 ]
 
-/** Edges that run up today and are being removed by the surfaces work of issue 11 (Deliver 1); none may be added. */
-const PENDING: ReadonlyArray<string> = ["rpc -> http", "mcp -> http"]
+/** Edges that run up today and are being removed; none may be added. (rpc -> http and mcp -> http: gone, issue 11.) */
+const PENDING: ReadonlyArray<string> = []
 
 const rank = new Map(LAYERS.flatMap((folders, index) => folders.map((folder) => [folder, index] as const)))
 

@@ -1,0 +1,33 @@
+/**
+ * `/rpc` over HTTP, in front of the API app: POST only, keys only. A refusal must be framed as the protocol
+ * frames answers, which needs the request's id from its body: so an unauthenticated body is read only up to
+ * 64 KiB (one request; its procedure then answers Unauthorized), an authenticated one up to 1 MiB like every
+ * other. Then the RPC server (rpc/RpcServerLive.ts).
+ */
+import { RPC_PATH } from "@acs/domain/AcsClient"
+import { NotFound } from "@acs/domain/Errors"
+import { type HttpApp, HttpServerRequest } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { authenticateKey } from "../auth/KeyAuthentication.ts"
+import { answerRpc } from "../rpc/RpcServerLive.ts"
+import { envelopeResponse } from "./ErrorEnvelope.ts"
+import { refusal } from "./FrontDoor.ts"
+import { MAX_BODY_BYTES, readJsonBody } from "./RequestBody.ts"
+
+const UNAUTHENTICATED_RPC_BYTES = 64 * 1024
+
+export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (request.url.split("?")[0] !== RPC_PATH) return yield* api
+    // The protocol is POST only; anything else is no route, answered as the API answers one.
+    if (request.method !== "POST") {
+      return envelopeResponse(new NotFound({ message: `no route ${request.method} ${RPC_PATH}: RPC takes POST` }))
+    }
+    const authorization = request.headers["authorization"]
+    const principal = yield* Effect.option(authenticateKey(authorization))
+    const admitted = yield* Effect.either(readJsonBody(request, Option.isSome(principal) ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
+    if (admitted._tag === "Left") return refusal(admitted.left)
+    const caller = authorization === undefined ? Option.none() : Option.map(principal, (p) => ({ authorization, principal: p }))
+    return yield* answerRpc(admitted.right, caller)
+  })
