@@ -9,9 +9,9 @@ import type { AcsError } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
 import { AcsErrorSchema, operationRpcGroup } from "@acs/domain/Rpcs"
-import { Headers, HttpApp, HttpServerRequest } from "@effect/platform"
+import { Headers, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Rpc, RpcGroup, RpcMiddleware, RpcSerialization, RpcServer } from "@effect/rpc"
-import { Cause, Context, Effect, Layer, Option, Schema, type Scope } from "effect"
+import { Cause, Context, Effect, type Exit, Layer, Option, Schema, type Scope } from "effect"
 import * as Crypto from "node:crypto"
 import { Access } from "../auth/Access.ts"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
@@ -62,16 +62,19 @@ export class RpcCallers extends Context.Tag("acs/RpcCallers")<RpcCallers, {
   })
 }
 
+/** What the middleware does: the caller the route authenticated for this request, else the key's own lookup. */
+const makeAuthenticateCaller = Effect.gen(function*() {
+  const callers = yield* RpcCallers
+  const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof authenticateKey>>>()
+  return (headers: Headers.Headers): Effect.Effect<Principal, AcsError> => {
+    const known = callers.find(headers[CALLER_HEADER], headers["authorization"])
+    return known !== undefined ? Effect.succeed(known) : authenticateKey(headers["authorization"]).pipe(Effect.provide(context))
+  }
+})
+
 const RpcAuthenticationLive = Layer.effect(
   RpcAuthentication,
-  Effect.gen(function*() {
-    const callers = yield* RpcCallers
-    const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof authenticateKey>>>()
-    return RpcAuthentication.of(({ headers }) => {
-      const known = callers.find(headers[CALLER_HEADER], headers["authorization"])
-      return known !== undefined ? Effect.succeed(known) : authenticateKey(headers["authorization"]).pipe(Effect.provide(context))
-    })
-  })
+  Effect.map(makeAuthenticateCaller, (authenticate) => RpcAuthentication.of(({ headers }) => authenticate(headers)))
 )
 
 /**
@@ -86,7 +89,13 @@ const serverRpcGroup = RpcGroup.make(
 
 const isOperation = (name: string): name is OperationName => Object.hasOwn(Operations, name)
 
-const HandlersLive = serverRpcGroup.toLayer(
+/** The procedures, one per operation: what the RPC server's handlers and the plain-request path both run. */
+class RpcProcedures extends Context.Tag("acs/RpcProcedures")<RpcProcedures, {
+  readonly run: (operation: OperationName, raw: unknown) => Effect.Effect<unknown, AcsError, CurrentPrincipal>
+}>() {}
+
+const RpcProceduresLive = Layer.effect(
+  RpcProcedures,
   Effect.gen(function*() {
     const access = yield* Access
     const operate = yield* makeOperate
@@ -118,16 +127,74 @@ const HandlersLive = serverRpcGroup.toLayer(
         Effect.withSpan(`rpc.${operation}`)
       )
 
-    return Object.fromEntries(
-      [...serverRpcGroup.requests.keys()].filter(isOperation).map((operation) => [operation, (raw: unknown) => procedure(operation, raw)])
-    )
+    return { run: (operation: OperationName, raw: unknown) => procedure(operation, raw) }
   })
 )
 
-/** The RPC server's HttpApp, built once. */
-export class RpcApp extends Context.Tag("acs/RpcApp")<RpcApp, HttpApp.Default<never, Scope.Scope>>() {
-  static readonly Live = Layer.scoped(RpcApp, RpcServer.toHttpApp(serverRpcGroup)).pipe(
+const HandlersLive = serverRpcGroup.toLayer(
+  Effect.map(RpcProcedures, (procedures) =>
+    Object.fromEntries(
+      [...serverRpcGroup.requests.keys()].filter(isOperation).map((operation) => [operation, (raw: unknown) => procedures.run(operation, raw)])
+    ))
+)
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const FRAME_KEYS: ReadonlySet<string> = new Set(["_tag", "id", "tag", "payload", "headers", "traceId", "spanId", "sampled"])
+
+/**
+ * A body that is one request frame with no headers of its own, for a known procedure: its id, procedure and
+ * payload. Anything else (several frames, acks, interrupts, frame headers) goes through the RPC server.
+ */
+const plainRequest = (body: string) => {
+  const line = body.endsWith("\n") ? body.slice(0, -1) : body
+  if (line.includes("\n")) return undefined
+  let frame: unknown
+  try {
+    frame = JSON.parse(line)
+  } catch {
+    return undefined
+  }
+  if (!isObject(frame) || frame["_tag"] !== "Request" || Object.keys(frame).some((key) => !FRAME_KEYS.has(key))) return undefined
+  const { id, tag, headers } = frame
+  if (typeof id !== "string" || typeof tag !== "string" || !Array.isArray(headers) || headers.length > 0) return undefined
+  const rpc = serverRpcGroup.requests.get(tag)
+  return rpc === undefined || !isOperation(tag) ? undefined : { id, operation: tag, rpc, payload: frame["payload"] }
+}
+
+/**
+ * The RPC server's HttpApp, built once, and the answer to a plain request (one frame) without it: the same
+ * middleware and procedure, the exit encoded with the procedure's own exit schema, as the server frames it.
+ */
+export class RpcApp extends Context.Tag("acs/RpcApp")<RpcApp, {
+  readonly http: HttpApp.Default<never, Scope.Scope>
+  readonly plain: (body: string, headers: Headers.Headers) => Option.Option<Effect.Effect<HttpServerResponse.HttpServerResponse>>
+}>() {
+  static readonly Live = Layer.scoped(
+    RpcApp,
+    Effect.gen(function*() {
+      const http = yield* RpcServer.toHttpApp(serverRpcGroup)
+      const authenticate = yield* makeAuthenticateCaller
+      const procedures = yield* RpcProcedures
+      const plain = (body: string, headers: Headers.Headers) =>
+        Option.map(Option.fromNullable(plainRequest(body)), ({ id, operation, payload, rpc }) =>
+          Effect.gen(function*() {
+            const exit = yield* Effect.exit(
+              Effect.flatMap(authenticate(headers), (principal) =>
+                procedures.run(operation, payload).pipe(Effect.provideService(CurrentPrincipal, principal)))
+            )
+            // The procedures' schemas need no services; the generic procedure type cannot say so.
+            const exitSchema = Rpc.exitSchema(rpc) as unknown as Schema.Schema<Exit.Exit<unknown, unknown>, unknown, never>
+            const encoded = yield* Schema.encode(exitSchema)(exit).pipe(Effect.orDie)
+            return HttpServerResponse.text(`${JSON.stringify({ _tag: "Exit", requestId: id, exit: encoded })}\n`, {
+              contentType: "application/ndjson"
+            })
+          }))
+      return { http, plain }
+    })
+  ).pipe(
     Layer.provide(HandlersLive),
+    Layer.provideMerge(RpcProceduresLive),
     Layer.provide(RpcAuthenticationLive),
     Layer.provide(RpcSerialization.layerNdjson)
   )
@@ -139,13 +206,22 @@ export class RpcApp extends Context.Tag("acs/RpcApp")<RpcApp, HttpApp.Default<ne
  */
 export const answerRpc = (
   request: HttpServerRequest.HttpServerRequest,
+  body: string,
   caller: Option.Option<{ readonly authorization: string; readonly principal: Principal }>
 ) => {
-  const answer = (callerName: string | undefined) => {
-    const headers = Headers.remove(request.headers, CALLER_HEADER)
-    const forwarded = request.modify({ headers: callerName === undefined ? headers : Headers.set(headers, CALLER_HEADER, callerName) })
-    return Effect.flatMap(RpcApp, Effect.scoped).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, forwarded))
-  }
+  const answer = (callerName: string | undefined) =>
+    Effect.gen(function*() {
+      const app = yield* RpcApp
+      const stripped = Headers.remove(request.headers, CALLER_HEADER)
+      const headers = callerName === undefined ? stripped : Headers.set(stripped, CALLER_HEADER, callerName)
+      const plain = app.plain(body, headers)
+      if (Option.isSome(plain)) return yield* plain.value
+      // The body was read once already: the server gets a request of its own with the same text.
+      const forwarded = HttpServerRequest.fromWeb(
+        new Request(new URL(request.url, "http://acs.internal"), { method: "POST", headers: Object.entries(headers), body })
+      )
+      return yield* Effect.scoped(app.http).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, forwarded))
+    })
   return Option.match(caller, {
     onNone: () => answer(undefined),
     onSome: ({ authorization, principal }) => Effect.flatMap(RpcCallers, (callers) => callers.during(authorization, principal, answer))
