@@ -44,6 +44,36 @@ export const ProposalResponse = Schema.Struct({
 }).annotations({ identifier: "ProposalResponse" })
 export type ProposalResponse = typeof ProposalResponse.Type
 
+/**
+ * What a proposal endpoint answers with `?preview=true` (API.md "Preview (dry run)"): what the proposal
+ * would record — the mode and risk tier the policy gives it now, its reasons, summary and payload (prior
+ * state included) — with nothing written. No `actionId`: there is no action.
+ */
+export const ProposalPreview = Schema.Struct({
+  kind: ActionKind,
+  mode: Mode,
+  riskTier: RiskTier,
+  policyReasons: Schema.Array(Schema.String),
+  summary: Schema.String,
+  payload: jsonObject("What the action would record: the request plus the prior* state needed to revert")
+}).annotations({ identifier: "ProposalPreview", description: "A proposal's dry run: what would be recorded, nothing written" })
+export type ProposalPreview = typeof ProposalPreview.Type
+
+/** A proposal endpoint answers the proposal, or its preview when `?preview=true` was sent: which one this is. */
+export const isProposalResponse = (answer: ProposalResponse | ProposalPreview): answer is ProposalResponse => "actionId" in answer
+
+/** `?preview=true` on a proposal endpoint: validate and run the policy, answer 200, write nothing. */
+export const PreviewParams = Schema.Struct({
+  preview: Schema.optional(Schema.BooleanFromString.annotations({
+    jsonSchema: {
+      type: "boolean",
+      default: false,
+      description: "true: a dry run — validation and the policy as a proposal, answered 200 with what would be " +
+        "recorded, nothing written (no action, job or idempotency row); counts against the read rate limit"
+    }
+  }))
+})
+
 export const ActionRecord = Schema.Struct({
   actionId: Schema.String,
   projectId: Schema.String,

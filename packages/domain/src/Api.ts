@@ -12,6 +12,8 @@ import {
   ApprovalParams,
   LedgerParams,
   PolicyDocument,
+  PreviewParams,
+  ProposalPreview,
   ProposalResponse,
   RejectRequest,
   Targets
@@ -276,8 +278,12 @@ const proposalEndpoint = <K extends ProposalKind>(kind: K) =>
   HttpApiEndpoint.post(kind.operation, `/accounts/:projectId/actions/${kind.path}`)
     .setPath(Schema.Struct({ projectId }))
     .setPayload(kind.body as K["body"])
+    .setUrlParams(PreviewParams)
     .setHeaders(IdempotencyHeaders)
+    // First the proposal (201), then the preview (200): the answer is encoded as the first that fits it,
+    // and only a proposal has an `actionId`.
     .addSuccess(ProposalResponse, { status: 201 })
+    .addSuccess(ProposalPreview)
     .addError(ValidationFailedBody)
     .addError(BidStrategyConflictBody)
     .addError(NoOpBody)
@@ -286,7 +292,8 @@ const proposalEndpoint = <K extends ProposalKind>(kind: K) =>
     .annotate(
       OpenApi.Description,
       `${kind.title}. Answers 201 with \`Location\`; a replay of the same \`Idempotency-Key\` answers 200 with ` +
-        "`Idempotency-Replay: true` and `replayed: true`."
+        "`Idempotency-Replay: true` and `replayed: true`. With `?preview=true` it only validates and runs the policy: " +
+        "200 with `{kind, mode, riskTier, policyReasons, summary, payload}`, nothing written."
     )
 
 /** Each proposal endpoint with its own kind's body type. */

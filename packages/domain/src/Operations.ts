@@ -126,3 +126,15 @@ export const Operations = {
 } as const satisfies Record<string, Operation>
 
 export type OperationName = keyof typeof Operations
+
+const proposalOperationNames: ReadonlySet<string> = new Set(proposalKinds.map((kind) => kind.operation))
+
+export const isProposalOperation = (operation: OperationName): operation is ProposalOperationName =>
+  proposalOperationNames.has(operation)
+
+/**
+ * The bucket a call counts against: its operation's, except a proposal's dry run (`?preview=true`, API.md
+ * "Preview"), which writes nothing and counts as a read. One operation either way: same scope, same grant.
+ */
+export const bucketOf = (operation: OperationName, preview: boolean): Bucket =>
+  preview && isProposalOperation(operation) ? "read" : Operations[operation].bucket

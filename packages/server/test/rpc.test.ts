@@ -3,6 +3,7 @@
  * against the started server: reads, proposals with an idempotency key, decisions and revert round-trip,
  * and refusals arrive as the SPEC error classes with their fields.
  */
+import { isProposalResponse } from "@acs/domain/Actions"
 import { AcsClient } from "@acs/domain/AcsClient"
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -44,7 +45,7 @@ describe("RPC", () => {
         path: { projectId: p.account.projectId },
         payload: { campaignId: campaign.campaignId, newDailyBudgetMicros: target, reason: "rpc" },
         headers: { "idempotency-key": "rpc-round-trip" }
-      })
+      }).pipe(Effect.filterOrDieMessage(isProposalResponse, "a preview, not a proposal"))
     const first = await asBootstrap(propose)
     expect(first).toMatchObject({ kind: "budget_change", mode: "queued", status: "proposed" })
     const replay = await asBootstrap(propose)
@@ -77,7 +78,7 @@ describe("RPC", () => {
       client.proposeCampaignStatus({
         path: { projectId: p.account.projectId },
         payload: { campaignId: campaign.campaignId, status: campaign.status === "ENABLED" ? "PAUSED" : "ENABLED", reason: "rpc" }
-      })
+      }).pipe(Effect.filterOrDieMessage(isProposalResponse, "a preview, not a proposal"))
     )
     const path = { projectId: p.account.projectId, actionId: proposed.actionId }
     const rejected = await asBootstrap((client) => client.rejectAction({ path, payload: { reason: "not now" } }))

@@ -2,7 +2,7 @@
  * The change pipeline from the command line: `acs propose`, `acs approvals`, `acs approve`, `acs reject`,
  * `acs revert` and `acs ledger`.
  */
-import { type ActionRecord, ActionStatus, type ProposalResponse } from "@acs/domain/Actions"
+import { type ActionRecord, ActionStatus, isProposalResponse, type ProposalPreview, type ProposalResponse } from "@acs/domain/Actions"
 import { InvalidRequest } from "@acs/domain/Errors"
 import { type KindName as ActionKindName, proposalKinds } from "@acs/domain/ProposalKinds"
 import { Args, Command, Options } from "@effect/cli"
@@ -29,6 +29,7 @@ const parseBody = (text: string) =>
 type Propose = (input: {
   readonly path: { readonly projectId: string }
   readonly payload: unknown
+  readonly urlParams: { readonly preview?: boolean }
   readonly headers: { readonly "idempotency-key"?: string }
 }) => ReturnType<Client["proposeBudgetChange"]>
 
@@ -45,6 +46,22 @@ const proposalFields = (answer: ProposalResponse) =>
 
 const renderProposal = (answer: ProposalResponse) =>
   [renderRecord(proposalFields(answer)), "policy reasons:", ...answer.policyReasons.map((r) => `  - ${r}`)].join("\n")
+
+/** A dry run: what the proposal would record, and that nothing was. */
+const renderPreview = (answer: ProposalPreview) =>
+  [
+    "preview: nothing was recorded; propose without --preview to record it",
+    renderRecord([
+      ["kind", answer.kind],
+      ["mode", answer.mode],
+      ["risk tier", answer.riskTier],
+      ["summary", answer.summary]
+    ]),
+    "policy reasons:",
+    ...answer.policyReasons.map((r) => `  - ${r}`),
+    "payload:",
+    JSON.stringify(answer.payload, null, 2)
+  ].join("\n")
 
 const renderAction = (record: ActionRecord) =>
   [
@@ -74,6 +91,9 @@ const propose = Command.make("propose", {
     Options.withDescription("a retry with the same key and body replays the first answer instead of making a second action"),
     Options.optional
   ),
+  preview: Options.boolean("preview").pipe(
+    Options.withDescription("a dry run: validate and run the policy, print what would be recorded, record nothing (read rate limit)")
+  ),
   ...clientOptions
 }, (input) =>
   withClient(input, (client) =>
@@ -82,14 +102,16 @@ const propose = Command.make("propose", {
       const request = yield* checked(kind.operation, {
         path: { projectId: input.projectId },
         payload: yield* parseBody(input.body),
+        urlParams: input.preview ? { preview: true } : {},
         headers: given({ "idempotency-key": input.idempotencyKey })
       })
       // Every proposal procedure takes this input shape; the compiler cannot pick one by a run-time kind.
       const answer = yield* (client[kind.operation] as Propose)(request)
-      yield* emit(input.json, answer, () => renderProposal(answer))
+      yield* emit(input.json, answer, () => isProposalResponse(answer) ? renderProposal(answer) : renderPreview(answer))
     }))
 ).pipe(Command.withDescription(
-  "propose a change (scope write); it auto-applies or queues for review — with an API key it always queues"
+  "propose a change (scope write); it auto-applies or queues for review — with an API key it always queues; " +
+    "--preview shows what would happen and records nothing"
 ))
 
 const approvals = Command.make("approvals", { projectId, limit, ...clientOptions }, (input) =>

@@ -2,16 +2,16 @@
  * A proposal, in one transaction (DESIGN "Data and concurrency"): the idempotency row first, then the
  * account's lock, local validation against the warehouse, the policy with the 24-hour count, the ledger
  * row and, when it auto-applies, the apply job. A validation failure commits its failed ledger row and
- * answers 422 with that row's id.
+ * answers 422 with that row's id. A preview runs the same validation and policy and writes nothing.
  */
-import type { ProposalResponse } from "@acs/domain/Actions"
+import type { ProposalPreview, ProposalResponse } from "@acs/domain/Actions"
 import { type Conflict, ReadOnlyAccount, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../accounts/Granted.ts"
-import { autoAppliesLast24h, lockAccount } from "../policy/AutoApplyWindow.ts"
+import { autoAppliesLast24h, lockAccount, lockAccountShared } from "../policy/AutoApplyWindow.ts"
 import { decide } from "../policy/Policy.ts"
 import { OrgSettings } from "../settings/Settings.ts"
 import { Jobs } from "../queue/Jobs.ts"
@@ -63,24 +63,24 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         return { response: { ...toProposalResponse(record), replayed: true }, replayed: true } satisfies ProposalOutcome
       })
 
-    /** Runs inside the transaction; a validation failure is returned (not failed) so its row commits. */
-    const record = (request: ProposalRequest) =>
+    /**
+     * Local validation and the policy, the part a proposal and its preview share (API.md "Preview"): the
+     * account's read-only refusal, the kind's validation against the warehouse (with prior state), then
+     * the policy with the kill switch and the 24-hour auto-apply count. Runs inside the caller's
+     * transaction, under the account's lock; writes nothing. A validation failure is returned, not failed.
+     */
+    const evaluate = (grant: Granted<ProposalOperationName>, kind: Kind, body: unknown) =>
       Effect.gen(function*() {
-        const { kind } = request
-        const { account, principal } = request.grant
-        const reason = typeof request.body === "object" && request.body !== null && "reason" in request.body
-          ? String(request.body.reason)
-          : ""
-        yield* lockAccount(account.projectId)
+        const { account, principal } = grant
         if (account.readOnly) {
           return yield* new ReadOnlyAccount({
             message: "the upstream credential has no account-manager role on this account, so no change can be applied"
           })
         }
         const view = yield* warehouseView(account)
-        const amounts = minorUnitReasons(request.body, account.currency)
+        const amounts = minorUnitReasons(body, account.currency)
         const prepared = yield* kind.use((definition) =>
-          definition.prepare(request.body, view).pipe(
+          definition.prepare(body, view).pipe(
             // Amounts finer than the currency allows join the kind's own reasons (every reason at once).
             Effect.catchTag("ValidationFailed", (error) =>
               Effect.fail(new ValidationFailed({ message: error.message, validation_errors: [...error.validation_errors, ...amounts] }))),
@@ -95,6 +95,33 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         if (prepared._tag === "Left") {
           const rejection: Rejection = prepared.left
           if (rejection._tag !== "ValidationFailed") return yield* rejection
+          return { _tag: "Invalid" as const, rejection }
+        }
+        const verdict = yield* prepared.right.verdict
+        const [switchState, window] = yield* Effect.all([settings.read(account.orgId), autoAppliesLast24h(account.projectId)])
+        const decision = decide({
+          proposedBy: principal.kind,
+          killSwitchOn: switchState.platformAutoApply,
+          accountStatus: account.status,
+          autoAppliesLast24h: window.used,
+          reviewTier: kind.reviewTier,
+          verdict
+        })
+        return { _tag: "Valid" as const, payload: prepared.right.payload, summary: prepared.right.summary, decision }
+      })
+
+    /** Runs inside the transaction; a validation failure is returned (not failed) so its row commits. */
+    const record = (request: ProposalRequest) =>
+      Effect.gen(function*() {
+        const { kind } = request
+        const { account, principal } = request.grant
+        const reason = typeof request.body === "object" && request.body !== null && "reason" in request.body
+          ? String(request.body.reason)
+          : ""
+        yield* lockAccount(account.projectId)
+        const evaluated = yield* evaluate(request.grant, kind, request.body)
+        if (evaluated._tag === "Invalid") {
+          const { rejection } = evaluated
           const failed = yield* transitions.append({
             orgId: account.orgId,
             projectId: account.projectId,
@@ -118,16 +145,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           }
           return { _tag: "Rejected" as const, answer }
         }
-        const verdict = yield* prepared.right.verdict
-        const [switchState, window] = yield* Effect.all([settings.read(account.orgId), autoAppliesLast24h(account.projectId)])
-        const decision = decide({
-          proposedBy: principal.kind,
-          killSwitchOn: switchState.platformAutoApply,
-          accountStatus: account.status,
-          autoAppliesLast24h: window.used,
-          reviewTier: kind.reviewTier,
-          verdict
-        })
+        const { decision } = evaluated
         const auto = decision.mode === "auto_applied"
         const action = yield* transitions.append({
           orgId: account.orgId,
@@ -137,9 +155,9 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           status: auto ? "approved" : "proposed",
           riskTier: decision.riskTier,
           policyReasons: decision.reasons,
-          summary: prepared.right.summary,
+          summary: evaluated.summary,
           reason,
-          payload: prepared.right.payload,
+          payload: evaluated.payload,
           proposedBy: actorOf(principal),
           countsTowardCap: auto
         })
@@ -173,7 +191,40 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         }
       }).pipe(Effect.withSpan("Proposals.propose", { attributes: { kind: request.kind.kind } }))
 
-    return { propose } as const
+    /**
+     * A proposal's dry run (API.md "Preview"): the same validation and policy as `propose`, in a read-only
+     * transaction that holds the account's lock in its shared form — it waits for a proposal being
+     * recorded, so it counts that proposal's auto-apply, but blocks no other preview and only as long as it
+     * reads. No ledger row, job or idempotency row; a validation failure is a 422 without `action_id`.
+     */
+    const preview = (grant: Granted<ProposalOperationName>, kind: Kind, body: unknown) =>
+      sql.withTransaction(
+        Effect.gen(function*() {
+          yield* sql`SET TRANSACTION READ ONLY`
+          yield* lockAccountShared(grant.account.projectId)
+          const evaluated = yield* evaluate(grant, kind, body)
+          if (evaluated._tag === "Invalid") {
+            return yield* new ValidationFailed({
+              message: evaluated.rejection.message,
+              validation_errors: evaluated.rejection.validation_errors
+            })
+          }
+          const payload = evaluated.payload
+          if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
+            return yield* Effect.dieMessage(`${kind.kind}: a prepared payload is not an object`)
+          }
+          return {
+            kind: kind.kind,
+            mode: evaluated.decision.mode,
+            riskTier: evaluated.decision.riskTier,
+            policyReasons: evaluated.decision.reasons,
+            summary: evaluated.summary,
+            payload: payload as Readonly<Record<string, unknown>>
+          } satisfies ProposalPreview
+        })
+      ).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Proposals.preview", { attributes: { kind: kind.kind } }))
+
+    return { propose, preview } as const
   })
 }) {}
 

@@ -4,7 +4,7 @@
  * compile.
  */
 import { AccountMismatch, ForbiddenScope, InvalidRequest } from "@acs/domain/Errors"
-import { type OperationName, Operations, satisfiesScope } from "@acs/domain/Operations"
+import { bucketOf, type OperationName, Operations, satisfiesScope } from "@acs/domain/Operations"
 import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
 import { Effect, FiberRef, Option } from "effect"
 import { Accounts, reaches } from "../accounts/Accounts.ts"
@@ -49,10 +49,10 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
     const rateLimits = yield* RateLimits
 
     /** The rate-limit bucket, scope, grant, org-level refusal, then account reach: SPEC 5 and 8. */
-    const authorize = (principal: Principal, operation: OperationName, projectId: string | undefined) =>
+    const authorize = (principal: Principal, operation: OperationName, projectId: string | undefined, preview: boolean) =>
       Effect.gen(function*() {
         const op: (typeof Operations)[OperationName] = Operations[operation]
-        yield* rateLimits.consumeWithHeaders(`${principal.kind}:${principal.id}`, op.bucket)
+        yield* rateLimits.consumeWithHeaders(`${principal.kind}:${principal.id}`, bucketOf(operation, preview))
         const refused = callerRefusal(principal, operation)
         if (Option.isSome(refused)) return yield* refused.value
         if (!("account" in op)) return undefined
@@ -70,7 +70,8 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
         return account.value
       })
 
-    const check = <Op extends OperationName>(operation: Op, projectId?: string) =>
+    /** `options.preview`: the call is a proposal's dry run, counted in the read bucket (API.md "Preview"). */
+    const check = <Op extends OperationName>(operation: Op, projectId?: string, options?: { readonly preview?: boolean }) =>
       Effect.gen(function*() {
         const checked = yield* FiberRef.get(currentRequestAuthorization)
         // The front door already checked this very operation on this account for the request.
@@ -78,7 +79,7 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
           return checked.value.grant as Granted<Op>
         }
         const principal = yield* CurrentPrincipal
-        const account = yield* authorize(principal, operation, projectId)
+        const account = yield* authorize(principal, operation, projectId, options?.preview === true)
         return { operation, principal, orgId: principal.orgId, account } as unknown as Granted<Op>
       }).pipe(Effect.withSpan(`access.${operation}`))
 

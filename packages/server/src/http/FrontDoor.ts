@@ -39,6 +39,14 @@ const checkedBody = (request: HttpServerRequest.HttpServerRequest) =>
     return yield* readJsonBody(request)
   })
 
+/** `?preview=true` once, as the proposal endpoints' url params decode it to true (a dry run: the read bucket). */
+const asksPreview = (url: string): boolean => {
+  const query = url.indexOf("?")
+  if (query < 0) return false
+  const values = new URLSearchParams(url.slice(query + 1)).getAll("preview")
+  return values.length === 1 && values[0] === "true"
+}
+
 export const makeFrontDoor = Effect.gen(function*() {
   const context = yield* Effect.context<Access | Effect.Effect.Context<ReturnType<typeof authenticate>>>()
 
@@ -55,7 +63,8 @@ export const makeFrontDoor = Effect.gen(function*() {
         return Option.none<RequestAuthorization>()
       }
       const access = yield* Access
-      const grant = yield* access.check(operation, projectId).pipe(Effect.provideService(CurrentPrincipal, principal))
+      const grant = yield* access.check(operation, projectId, { preview: asksPreview(request.url) })
+        .pipe(Effect.provideService(CurrentPrincipal, principal))
       return Option.some<RequestAuthorization>({ principal, operation, projectId, grant })
     }).pipe(Effect.provide(context))
 

@@ -1,6 +1,7 @@
 /**
  * The 21 proposal endpoints over REST, one per kind of the catalog: the operation (access, then the
- * proposal); 201 + `Location`, or 200 + `Idempotency-Replay: true` on a replay.
+ * proposal); 201 + `Location`, or 200 + `Idempotency-Replay: true` on a replay; 200 with nothing recorded
+ * for `?preview=true`.
  */
 import { Api } from "@acs/domain/Api"
 import type { ProposalKind, ProposalOperationName } from "@acs/domain/ProposalKinds"
@@ -17,6 +18,8 @@ export const ProposalsHandlers = HttpApiBuilder.group(Api, "proposals", (handler
     const handlerFor = <Op extends ProposalOperationName>(operation: Op) => (input: Input<Op>) =>
       Effect.gen(function*() {
         const { grant, success } = yield* operate.withGrant(operation, input)
+        // A preview (no action): 200 as declared, no Location.
+        if (!("actionId" in success)) return success
         const replayed = success.replayed === true
         yield* HttpApp.appendPreResponseHandler((_request, answer) =>
           Effect.succeed(

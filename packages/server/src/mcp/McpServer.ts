@@ -27,7 +27,7 @@ import {
 import { Cause, Effect, Either, Option, Runtime } from "effect"
 import { Access } from "../auth/Access.ts"
 import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
-import { makeOperate, projectIdOf } from "../operations/Operate.ts"
+import { isPreviewInput, makeOperate, projectIdOf } from "../operations/Operate.ts"
 import type { Input } from "../operations/OperationTypes.ts"
 import { accountReadTool, makeTools, type McpTool, type RawInput, SAFE_SEQUENCE } from "./McpTools.ts"
 
@@ -260,7 +260,8 @@ export const makeMcp = Effect.gen(function*() {
         // The tool's schemas are its endpoint's, so what they decode is the operation's input.
         return (yield* tool.decode(prepared.right).pipe(Effect.mapError(fromParseError))) as Input<Op>
       })
-      const grant = yield* access.check(name, typeof projectId === "string" ? projectId : undefined).pipe(
+      const preview = Either.isRight(prepared) && isPreviewInput(prepared.right)
+      const grant = yield* access.check(name, typeof projectId === "string" ? projectId : undefined, { preview }).pipe(
         Effect.catchTag("AccountMismatch", (mismatch) =>
           typeof projectId === "string" ? Effect.fail(mismatch) : Effect.zipRight(invalid, Effect.fail(mismatch)))
       )

@@ -25,13 +25,26 @@ export const projectIdOf = (operation: OperationName, input: unknown): unknown =
   return isObject(payload) ? payload["projectId"] : undefined
 }
 
+/**
+ * Whether an operation's input asks for a proposal's dry run (`urlParams.preview`), decoded (`true`) or as
+ * the caller sent it (`"true"`, the only text the param decodes to true from): the surfaces ask before
+ * decoding, to count the call in the read bucket.
+ */
+export const isPreviewInput = (input: unknown): boolean => {
+  if (!isObject(input)) return false
+  const urlParams = input["urlParams"]
+  if (!isObject(urlParams)) return false
+  const preview = urlParams["preview"]
+  return preview === true || preview === "true"
+}
+
 export const makeOperate = Effect.gen(function*() {
   const access = yield* Access
   const handlers: OperationHandlerMap = yield* OperationHandlers
 
   /** The operation run with its grant; the grant is answered too, for what a surface adds (a Location). */
   const withGrant = <Op extends OperationName>(operation: Op, input: Input<Op>) =>
-    Effect.flatMap(access.check(operation, stringOrUndefined(projectIdOf(operation, input))), (grant) =>
+    Effect.flatMap(access.check(operation, stringOrUndefined(projectIdOf(operation, input)), { preview: isPreviewInput(input) }), (grant) =>
       Effect.map(run(operation, grant, input), (success) => ({ grant, success })))
 
   /** The operation's handler with a grant already made. */

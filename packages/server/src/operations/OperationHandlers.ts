@@ -97,8 +97,14 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
     const proposalHandler = (kind: (typeof catalog)[number], path: string) =>
     (
       grant: Granted<ProposalOperationName>,
-      input: { readonly payload: unknown; readonly headers?: { readonly "idempotency-key"?: string | undefined } | undefined }
+      input: {
+        readonly payload: unknown
+        readonly urlParams?: { readonly preview?: boolean | undefined } | undefined
+        readonly headers?: { readonly "idempotency-key"?: string | undefined } | undefined
+      }
     ) => {
+      // A dry run writes nothing, so it has no idempotency row either: the key, if sent, is not looked at.
+      if (input.urlParams?.preview === true) return proposals.preview(grant, kind, input.payload)
       const key = input.headers?.["idempotency-key"]
       return proposals.propose({
         grant,

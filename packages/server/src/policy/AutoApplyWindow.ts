@@ -12,6 +12,11 @@ export const lockAccount = (projectId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`SELECT pg_advisory_xact_lock(${ACCOUNT_LOCK_NAMESPACE}, hashtext(${projectId}))`.pipe(Effect.asVoid, Effect.orDie))
 
+/** The same lock in its shared form, for a preview: it waits for a proposal being recorded, not for other previews. */
+export const lockAccountShared = (projectId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`SELECT pg_advisory_xact_lock_shared(${ACCOUNT_LOCK_NAMESPACE}, hashtext(${projectId}))`.pipe(Effect.asVoid, Effect.orDie))
+
 export const autoAppliesLast24h = (projectId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ used: string; oldest: string | null }>`

@@ -16,7 +16,7 @@ import * as Crypto from "node:crypto"
 import { Access } from "../auth/Access.ts"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
 import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
-import { makeOperate, projectIdOf } from "../operations/Operate.ts"
+import { isPreviewInput, makeOperate, projectIdOf } from "../operations/Operate.ts"
 import type { Input } from "../operations/OperationTypes.ts"
 
 /** The caller of a procedure, from its Bearer key; anything else is `unauthorized`. */
@@ -108,7 +108,7 @@ const RpcProceduresLive = Layer.effect(
           operationRpcGroup.requests.get(operation)!.payloadSchema as Schema.Schema<Input<Op>, unknown, never>
         )
         const projectId = projectIdOf(operation, raw)
-        const grant = yield* access.check(operation, typeof projectId === "string" ? projectId : undefined).pipe(
+        const grant = yield* access.check(operation, typeof projectId === "string" ? projectId : undefined, { preview: isPreviewInput(raw) }).pipe(
           // No account named: the scope and grant were checked, and the missing field is the answer.
           Effect.catchTag("AccountMismatch", (mismatch) =>
             typeof projectId === "string" ? Effect.fail(mismatch) : Effect.zipRight(decode(raw).pipe(Effect.mapError(fromParseError)), Effect.fail(mismatch)))
