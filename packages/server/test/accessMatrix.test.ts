@@ -1182,10 +1182,17 @@ describe("access matrix over RPC: operation × principal → account", () => {
 describe("access matrix over MCP: operation × principal → account", () => {
   it.each(surfaceCases("mcp"))("%s", (_id, testCase) => expectAgreesWithRest("mcp", testCase))
 
-  it("lists one tool per operation but the human-only ones, to every key", () => {
-    const expected = OPERATION_NAMES.filter((name) => !HUMAN_ONLY.has(name)).map(toolNameOf).sort()
+  it("lists to each key the tools of the operations but the human-only ones that its scope, grant and binding allow", () => {
     expect(mcpToolNames.size).toBe(PRINCIPALS.filter((p) => p.holder?.kind === "key").length)
-    for (const [principal, names] of mcpToolNames) expect([...names].sort(), principal).toEqual(expected)
+    for (const [principal, names] of mcpToolNames) {
+      const holder = PRINCIPALS.find((p) => p.name === principal)!.holder!
+      // What SPEC 5 refuses whatever the account: scope rank, the canApprove grant, org level for a bound key.
+      const allowed = (op: Operation) =>
+        RANK[holder.scope] >= RANK[op.scope] && (op.grant !== "approve" || holder.canApprove) &&
+        !(op.orgLevel === true && holder.binding.kind === "account")
+      const expected = OPERATION_NAMES.filter((name) => !HUMAN_ONLY.has(name) && allowed(Operations[name])).map(toolNameOf).sort()
+      expect([...names].sort(), principal).toEqual(expected)
+    }
   })
 
   it.each(PRINCIPALS.filter((p) => p.holder === undefined).map((p) => [p.name, p] as const))(

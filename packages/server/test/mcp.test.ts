@@ -57,7 +57,8 @@ const errorOf = (result: CallToolResult) => {
   expect(result.isError).toBe(true)
   const text = (result.content[0] as { type: "text"; text: string }).text
   const body = JSON.parse(text) as { error: Record<string, unknown> }
-  expect(structured(result)).toEqual(body)
+  // The envelope is text only: a client validates any structuredContent against the tool's outputSchema.
+  expect(result.structuredContent).toBeUndefined()
   return body.error
 }
 
@@ -101,16 +102,75 @@ describe("tools generated from the HttpApi", () => {
     }
   })
 
-  it("describes proposals for a model: queueing, mode, policyReasons, current, the safe sequence", () => {
+  it("says the shared guidance once, in the instructions; a proposal's description is about itself", () => {
     const budget = tools.find((t) => t.name === "platform_propose_budget_change")!
     expect(budget.inputSchema.required).toEqual(expect.arrayContaining(["projectId", "campaignId", "newDailyBudgetMicros", "reason"]))
     expect(budget.inputSchema.properties).toHaveProperty("idempotencyKey")
-    for (const phrase of ["queued", "auto_applied", "policyReasons", "`current`", "platform_list_syncs", "platform_get_policy", "idempotencyKey", "warnings"]) {
-      expect(budget.description).toContain(phrase)
+    const instructions = client.getInstructions() ?? ""
+    for (const phrase of ["queued", "auto_applied", "policyReasons", "`current`", "platform_list_syncs", "platform_get_policy", "idempotencyKey", "warnings", "micros", "error.code"]) {
+      expect(instructions).toContain(phrase)
+    }
+    for (const tool of tools) {
+      expect(tool.description, tool.name).not.toMatch(/Safe automation sequence|error\.code|Needs scope|REST:/)
+      // No refinement names as titles (`maxLength(64)`, `int`) anywhere in a schema.
+      expect(JSON.stringify([tool.inputSchema, tool.outputSchema]), tool.name).not.toMatch(/"title"/)
     }
     const days = (tools.find((t) => t.name === "platform_list_campaigns")!.inputSchema.properties as Record<string, { type: string }>)["days"]
     expect(days?.type).toBe("integer")
     expect(client.getInstructions()).toContain("Safe automation sequence")
+  })
+})
+
+/** `tools/list` serialized, for the tools a write key lists (tools only: the JSON-RPC envelope is the same either way). */
+const listSize = (tools: ReadonlyArray<Tool>) => JSON.stringify({ tools }).length
+
+/**
+ * The serialized `tools/list` before issue 11, measured from that code (all 53 tools to every key, the shared
+ * boilerplate in every description, refinement titles, no outputSchema): 101,483 characters.
+ */
+const TOOL_LIST_BEFORE = 101_483
+
+describe("the tool list depends on the key, and reads well", () => {
+  const namesOf = async (key: string) => (await (await connect(key)).listTools()).tools
+
+  it("lists a write key's tools in about a third of the former list, each with outputSchema and four hints", async () => {
+    const tools = await namesOf((await makeKey({ name: "mcp size", scope: "write" })).secret)
+    const size = listSize(tools)
+    // Issue 11: under a third of the former list (33,280 characters, 32.8%, when this was written).
+    expect(size).toBeLessThan(TOOL_LIST_BEFORE / 3)
+    for (const tool of tools) {
+      expect(tool.outputSchema?.type, tool.name).toBe("object")
+      for (const hint of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
+        expect(typeof tool.annotations?.[hint], `${tool.name} ${hint}`).toBe("boolean")
+      }
+    }
+    const byName = new Map(tools.map((t) => [t.name, t]))
+    expect(byName.get("platform_list_campaigns")?.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false })
+    expect(byName.get("platform_propose_remove_keywords")?.annotations?.destructiveHint).toBe(true)
+    expect(byName.get("platform_propose_budget_change")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false })
+    expect(byName.get("platform_search_apps")?.annotations?.openWorldHint).toBe(true)
+  })
+
+  it("shows a read key no proposal or decision tools, and an account-bound key no org-level ones", async () => {
+    const read = (await namesOf((await makeKey({ name: "mcp list read", scope: "read" })).secret)).map((t) => t.name)
+    expect(read).toContain("platform_list_campaigns")
+    expect(read.filter((name) => /^platform_(propose|approve|reject|revert|run_audit|start_sync)/.test(name))).toEqual([])
+    const bound = (await namesOf((await makeKey({ name: "mcp list bound", scope: "admin", canApprove: true }, p.account.projectId)).secret))
+      .map((t) => t.name)
+    expect(bound).toContain("platform_approve_action")
+    const orgLevel = (Object.keys(Operations) as Array<OperationName>).filter((op) => "orgLevel" in Operations[op]).map(toolName)
+    expect(bound.filter((name) => orgLevel.includes(name))).toEqual([])
+  })
+
+  it("takes a numeric id where the schema wants a string, and answers structuredContent matching outputSchema", async () => {
+    const client = await connect(BOOTSTRAP_KEY)
+    await client.listTools()
+    const campaign = await firstCampaign(client)
+    expect(campaign.campaignId).toMatch(/^\d+$/)
+    const asText = await callTool(client, "platform_list_ad_groups", { projectId: p.account.projectId, campaignId: campaign.campaignId })
+    const asNumber = await callTool(client, "platform_list_ad_groups", { projectId: p.account.projectId, campaignId: Number(campaign.campaignId) })
+    expect(asNumber.isError).toBeFalsy()
+    expect(structured(asNumber)["adGroups"]).toEqual(structured(asText)["adGroups"])
   })
 })
 

@@ -6,7 +6,7 @@
  * and calls the operation's service method (operations/OperationHandlers.ts).
  */
 import { type AcsError, InvalidRequest, NotFound, toEnvelope } from "@acs/domain/Errors"
-import type { OperationName } from "@acs/domain/Operations"
+import { type OperationName, Operations } from "@acs/domain/Operations"
 import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
 import { HttpApp, HttpServerResponse } from "@effect/platform"
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
@@ -25,7 +25,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS
 } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Either, Option, Runtime } from "effect"
-import { Access } from "../auth/Access.ts"
+import { Access, callerRefusal } from "../auth/Access.ts"
 import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
 import { isPreviewInput, makeOperate, projectIdOf } from "../operations/Operate.ts"
 import type { Input } from "../operations/OperationTypes.ts"
@@ -59,16 +59,34 @@ const RESOURCE_URI = /^acs:\/\/accounts\/([^/]+)\/([a-z-]+)$/
 
 const resourceUri = (projectId: string, suffix: string) => `acs://accounts/${encodeURIComponent(projectId)}/${suffix}`
 
-const instructionsFor = (resources: ReadonlyArray<AccountResource>) =>
+/**
+ * The guidance every tool shares, said once (tool descriptions say what is their own only): the key and what
+ * it lists, projectId, proposals and idempotency, money, preview, errors, the safe sequence.
+ */
+const instructionsFor = (resources: ReadonlyArray<AccountResource>, tools: ReadonlyArray<McpTool>) =>
   [
     "acs, the Ad-Account Change Service: safe, reviewable changes to Apple Search Ads accounts. Every tool is one " +
     "REST operation of /api/v1 (named platform_<operation>) and is checked exactly like it: your key's scope, " +
-    "canApprove grant, account reach, expiry and rate limits.",
+    "canApprove grant, account reach, expiry and rate limits. The tool list is what your key may call.",
+    "`projectId` is a projectId from platform_list_accounts, or `current` for a key bound to one account. Ids are " +
+    "strings (a number is taken as its digits). Money is in integer micros of the account currency " +
+    "(1000000 = 1 unit), always positive. `days` is the metrics window ending yesterday in the account's time zone " +
+    "(default 30); `limit` is clamped to its bounds; `before` pages back from an answer's nextBefore. A proposal's " +
+    "`reason` is kept in the ledger and shown to reviewers.",
     "Writes are proposals, never direct edits. Every change proposed with an API key is queued for a human " +
-    "decision: `mode` is a snapshot at proposal time (`auto_applied` or `queued`) and `policyReasons` names the rule " +
-    "that forced review or cleared it. `projectId` is a projectId from platform_list_accounts, or `current` for a " +
-    "key bound to one account.",
+    "decision, never auto-applied: `mode` is a snapshot at proposal time (`auto_applied` or `queued`), not the " +
+    "outcome, and `policyReasons` names the rule that forced review or cleared it. Pass an `idempotencyKey` to a " +
+    "proposal: a retry with the same key replays the original action (`replayed: true`) instead of proposing " +
+    "twice; keys are kept 24 h. A local validation failure is error.code validation_failed, with every reason in " +
+    "error.validation_errors and the recorded ledger row in error.action_id.",
+    tools.some((tool) => "preview" in tool.inputSchema.properties)
+      ? "`preview: true` on a proposal is a dry run: it validates and says what would happen, records nothing, and " +
+        "counts as a read."
+      : "",
     SAFE_SEQUENCE,
+    `These count against the expensive rate limit: ${
+      tools.filter((tool) => Operations[tool.operation].bucket === "expensive").map((tool) => tool.name).join(", ")
+    }.`,
     "A refused call is a tool result with isError set and the body `{\"error\": {\"code\", \"message\", …}}`: branch " +
     "on error.code (forbidden_scope carries required_scope or required_grant; rate_limited and upstream_unavailable " +
     "carry retry_after_ms and are safe to retry after it; upstream_error is not).",
@@ -87,12 +105,18 @@ const failure = (error: AcsError): Answer => {
   return { _tag: "Failure", status, body }
 }
 
-const toolResult = (answer: Answer): CallToolResult => {
+/**
+ * A success's `structuredContent` matches the tool's outputSchema. An error carries its envelope as text only:
+ * clients validate any `structuredContent` against the outputSchema, error or not (a sync's own `error` field
+ * would refuse the envelope's).
+ */
+const toolResult = (answer: Answer, tool?: McpTool): CallToolResult => {
   const body = answer._tag === "Success" ? answer.json : answer.body
   const text = body === undefined ? JSON.stringify({ status: 204 }) : JSON.stringify(body)
+  const structuredContent = answer._tag === "Success" && tool !== undefined ? tool.structured(body) : undefined
   return {
     content: [{ type: "text", text }],
-    ...(isObject(body) ? { structuredContent: body } : {}),
+    ...(structuredContent === undefined ? {} : { structuredContent }),
     ...(answer._tag === "Success" ? {} : { isError: true })
   }
 }
@@ -111,7 +135,7 @@ const callTool = async (
 ): Promise<CallToolResult> => {
   const tool = byName.get(name)
   if (tool === undefined) return errorResult(new NotFound({ message: `no tool named ${name}` }))
-  return toolResult(await call(tool, tool.toInput(args), args))
+  return toolResult(await call(tool, tool.toInput(args), args), tool)
 }
 
 /**
@@ -145,9 +169,13 @@ const plainToolCall = (
   return { id, name, args }
 }
 
-/** One SDK server for one request; `call` runs a tool's operation as the request's caller. */
+/**
+ * One SDK server for one request; `call` runs a tool's operation as the request's caller. `listed` are the
+ * tools the caller's key may call (`callerRefusal` finds nothing: scope, canApprove grant, org level); a call
+ * to another still answers as REST would, with its refusal.
+ */
 const makeSdkServer = (
-  tools: ReadonlyArray<McpTool>,
+  listed: ReadonlyArray<McpTool>,
   byName: ReadonlyMap<string, McpTool>,
   resources: ReadonlyArray<AccountResource>,
   instructions: string,
@@ -158,12 +186,13 @@ const makeSdkServer = (
     { capabilities: { tools: {}, resources: {} }, instructions }
   )
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools.map((tool) => ({
+    tools: listed.map((tool) => ({
+      // No title: it is the description's first sentence, and the list's size is measured (test/mcp.test.ts).
       name: tool.name,
-      title: tool.title,
       description: tool.description,
       inputSchema: { ...tool.inputSchema, required: [...tool.inputSchema.required] },
-      annotations: { title: tool.title, readOnlyHint: tool.readOnly }
+      outputSchema: tool.outputSchema,
+      annotations: tool.hints
     }))
   }))
 
@@ -243,7 +272,7 @@ export const makeMcp = Effect.gen(function*() {
     const tool = accountReadTool(tools, r.suffix)
     return tool === undefined ? [] : [{ ...r, tool }]
   })
-  const instructions = instructionsFor(resources)
+  const instructions = instructionsFor(resources, tools)
   const byName: ReadonlyMap<string, McpTool> = new Map(tools.map((tool) => [tool.name, tool]))
 
   /** One tool call: access first (with no account named, the malformed arguments are the answer), then the operation. */
@@ -310,7 +339,8 @@ export const makeMcp = Effect.gen(function*() {
     }
     const webRequest = new Request(new URL(MCP_PATH, "http://acs.internal"), { method: "POST", headers, body })
     const authInfo: AuthInfo = { token: authorization.slice("Bearer ".length), clientId: principal.id, scopes: [principal.scope] }
-    const server = makeSdkServer(tools, byName, resources, instructions, call)
+    const listed = tools.filter((tool) => Option.isNone(callerRefusal(principal, tool.operation)))
+    const server = makeSdkServer(listed, byName, resources, instructions, call)
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true })
     const response = yield* Effect.acquireUseRelease(
       Effect.promise(() => server.connect(transport)),

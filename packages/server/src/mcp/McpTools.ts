@@ -4,7 +4,9 @@
  * payload, derived from the same Effect Schemas REST decodes with. A tool call's arguments become the
  * operation's input (`{path, urlParams, payload, headers}`), decoded part by part with the endpoint's own
  * schemas as REST decodes a request, and McpServer calls the operation; a new endpoint is a new tool with
- * no code here.
+ * no code here. For a model (issue 11): schemas without noise, an outline of the answer as `outputSchema`,
+ * the four annotation hints from `hintsOf`, numeric ids taken as strings; what all tools share is said once,
+ * in the server's instructions (McpServer.ts).
  */
 import { Api, unauthenticatedGroups } from "@acs/domain/Api"
 import { type OperationName, Operations } from "@acs/domain/Operations"
@@ -44,7 +46,6 @@ export interface ToolInputSchema {
   readonly type: "object"
   readonly properties: Properties
   readonly required: ReadonlyArray<string>
-  readonly additionalProperties: false
   readonly $defs?: Record<string, JsonSchema>
   readonly [key: string]: unknown
 }
@@ -64,8 +65,9 @@ export interface McpTool {
   readonly title: string
   readonly description: string
   readonly inputSchema: ToolInputSchema
-  /** Read scope (every GET and the read-only POSTs of SPEC 5): nothing on the account or in acs changes. */
-  readonly readOnly: boolean
+  /** The success as JSON Schema; a success that is not a JSON object is wrapped (see `structured`). */
+  readonly outputSchema: ToolOutputSchema
+  readonly hints: ToolHints
   readonly method: HttpMethod.HttpMethod
   /** The endpoint's path template, `/api/v1/accounts/:projectId/policy`. */
   readonly restPath: string
@@ -75,6 +77,8 @@ export interface McpTool {
   readonly decode: (input: RawInput) => Effect.Effect<unknown, ParseResult.ParseError>
   /** The operation's success as JSON, as REST answers it. */
   readonly encodeSuccess: (success: unknown) => Effect.Effect<unknown, ParseResult.ParseError>
+  /** The success JSON as `structuredContent`, matching `outputSchema`. */
+  readonly structured: (json: unknown) => Record<string, unknown>
 }
 
 /** The API's schemas need no services; the generic endpoint type cannot say so. */
@@ -115,24 +119,12 @@ const objectParts = (schema: JsonSchema): { readonly properties: Properties; rea
 
 const IDEMPOTENCY_KEY = "idempotencyKey"
 
-const idempotencyKeySchema: JsonSchema = {
-  type: "string",
-  minLength: 1,
-  maxLength: 255,
-  description: "Optional Idempotency-Key (1–255 printable ASCII characters). Send the same key when you retry: the " +
-    "original action is replayed (`replayed: true`) instead of a second change being proposed. Keys are kept 24 h."
-}
+// The shared rules (projectId and `current`, idempotency keys, money, errors, the safe sequence) are said once,
+// in the server's instructions (McpServer.ts); a tool's description and schema say what is its own only.
+const idempotencyKeySchema: JsonSchema = { type: "string", minLength: 1, maxLength: 255 }
 
-const PROJECT_NOTE = "`projectId` is the account's projectId from platform_list_accounts, or `current` when your key " +
-  "is bound to one account."
-
-const KEY_PROPOSALS_NOTE = "Every change proposed with an API key is queued for a human decision, never auto-applied, " +
-  "even when the safe-apply policy would clear it for a person. The answer (201) is " +
-  "`{actionId, kind, mode, riskTier, policyReasons, summary}`: `mode` is a snapshot at proposal time (`auto_applied` or " +
-  "`queued`), not the outcome; `policyReasons` says which rule forced review or cleared the action. Follow the action " +
-  "with platform_get_action or platform_list_actions until it is `applied`, `failed` or `rejected`, and check its " +
-  "`warnings`. A local validation failure is an error with `error.code` `validation_failed`, every reason in " +
-  "`error.validation_errors` and the recorded ledger row in `error.action_id`."
+/** Fields the instructions describe once, for every tool: their schemas here carry no description. */
+const SHARED_FIELDS: ReadonlySet<string> = new Set(["projectId", "reason", "preview", IDEMPOTENCY_KEY, "days", "limit", "before"])
 
 /** The SPEC safe automation sequence, in tool names. */
 export const SAFE_SEQUENCE = "Safe automation sequence: 1. check data freshness with platform_list_syncs; " +
@@ -141,41 +133,232 @@ export const SAFE_SEQUENCE = "Safe automation sequence: 1. check data freshness 
   "5. read `mode` and `policyReasons`, then poll platform_get_action / platform_list_actions for the terminal status; " +
   "6. check `warnings` on anything that reached `applied`."
 
-/** What a model needs beyond the REST description, for the operations whose answer names REST paths. */
+/** In place of the endpoint's own description, where that one speaks of REST (paths, POSTs). */
 const TOOL_NOTES: Partial<Record<OperationName, string>> = {
-  getPlan: "Over MCP, act on an item by calling platform_propose_<proposal.kind> with the projectId and the fields of " +
-    "`proposal.body` (and an idempotencyKey)."
+  getPlan: "Act on an item with platform_propose_<proposal.kind>, passing the projectId and the fields of `proposal.body`.",
+  runReport: "Rows and paging straight from the upstream report."
 }
 
-const accessNote = (operation: OperationName): string => {
-  const op: (typeof Operations)[OperationName] = Operations[operation]
-  const grant = "grant" in op ? " plus the canApprove grant" : ""
-  const org = "orgLevel" in op ? "; org-level, refused for keys bound to one account" : ""
-  return `Needs scope "${op.scope}"${grant}${org}. Counts against the ${op.bucket} rate limit.`
+/**
+ * The MCP tool annotations, from the operation table plus what the table cannot say. They are hints a client
+ * uses to decide what to confirm with its user, so each errs on the side of caution.
+ * - readOnlyHint: read scope changes nothing (every GET and the read-only POSTs of SPEC 5); discovery asks
+ *   the upstream which accounts the credentials reach and stores nothing, though it needs admin.
+ * - destructiveHint (for the others): can the change be lost for good? Removing keywords cannot be reverted
+ *   (RemoveKeywords.ts: a re-added keyword is a new one without its history). Approving makes any pending
+ *   change real, that one included; a revert applies its compensation at once, and the compensation of a
+ *   created campaign or ad group deletes it. Revoking a key cannot be undone. Every other proposal only
+ *   queues a revertible change, and a rejection changes nothing on the account.
+ * - idempotentHint: a retry with the same arguments changes nothing more. Reads; PUTs of settings; decisions,
+ *   whose second call meets a status guard (`conflict`); an import, which skips what it imported. Not a
+ *   proposal: only a retry under the same `idempotencyKey` is harmless, which a per-tool hint cannot say.
+ * - openWorldHint: the call reaches the upstream platform, at once or through the job it enqueues: syncs,
+ *   discovery and import, reports and catalog searches, credentials (tested upstream), and the apply paths
+ *   (approve, revert). A key's proposal only queues, so proposals stay in acs.
+ */
+const READ_ONLY_ABOVE_READ_SCOPE: ReadonlySet<OperationName> = new Set<OperationName>(["discoverAccounts"])
+const DESTRUCTIVE: ReadonlySet<OperationName> = new Set<OperationName>([
+  "proposeRemoveKeywords",
+  "approveAction",
+  "revertAction",
+  "revokeKey"
+])
+const IDEMPOTENT_WRITES: ReadonlySet<OperationName> = new Set<OperationName>([
+  "updateSettings",
+  "updateTargets",
+  "updateBrief",
+  "updateConnection",
+  "approveAction",
+  "rejectAction",
+  "revertAction",
+  "importAccounts",
+  "revokeKey",
+  "logout"
+])
+const OPEN_WORLD: ReadonlySet<OperationName> = new Set<OperationName>([
+  "discoverAccounts",
+  "importAccounts",
+  "updateConnection",
+  "startSync",
+  "runReport",
+  "searchApps",
+  "searchGeo",
+  "approveAction",
+  "revertAction"
+])
+
+export interface ToolHints {
+  readonly readOnlyHint: boolean
+  readonly destructiveHint: boolean
+  readonly idempotentHint: boolean
+  readonly openWorldHint: boolean
+}
+
+export const hintsOf = (operation: OperationName): ToolHints => {
+  const readOnly = Operations[operation].scope === "read" || READ_ONLY_ABOVE_READ_SCOPE.has(operation)
+  return {
+    readOnlyHint: readOnly,
+    destructiveHint: !readOnly && DESTRUCTIVE.has(operation),
+    idempotentHint: readOnly || IDEMPOTENT_WRITES.has(operation),
+    openWorldHint: OPEN_WORLD.has(operation)
+  }
 }
 
 type Endpoint = HttpApiEndpoint.HttpApiEndpoint<string, HttpMethod.HttpMethod>
 
-const describe = (
-  operation: OperationName,
-  endpoint: Endpoint,
-  annotations: Context.Context<never>,
-  hasProjectId: boolean,
-  isProposal: boolean
-): string => {
+/** The summary, the endpoint's own description (not its group's), and what only this tool needs. */
+const describe = (operation: OperationName, endpoint: Endpoint, isProposal: boolean): string => {
   const summary: string = Operations[operation].summary
-  const detail = Option.getOrUndefined(Context.getOption(annotations, OpenApi.Description))
+  // A proposal endpoint's description is about REST (Location, Idempotency-Replay, ?preview); the instructions
+  // say what a proposal tool answers.
+  const detail = isProposal ? undefined : Option.getOrUndefined(Context.getOption(endpoint.annotations, OpenApi.Description))
   return [
     `${summary}.`,
-    isProposal ? KEY_PROPOSALS_NOTE : detail,
-    TOOL_NOTES[operation],
-    hasProjectId ? PROJECT_NOTE : undefined,
-    accessNote(operation),
-    "Errors come back as `{\"error\": {\"code\", \"message\", …}}` with isError set: branch on `error.code` " +
-      "(429 rate_limited and 503 upstream_unavailable carry retry_after_ms).",
-    isProposal ? SAFE_SEQUENCE : undefined,
-    `REST: ${endpoint.method} ${endpoint.path.replace(/:(\w+)\??/g, "{$1}")}.`
-  ].filter((line): line is string => line !== undefined && line.length > 0).join("\n\n")
+    TOOL_NOTES[operation] ?? (detail === undefined || detail.replace(/\.$/, "") === summary ? undefined : detail)
+  ].filter((line): line is string => line !== undefined && line.length > 0).join(" ")
+}
+
+/** Descriptions effect gives refinements and primitives (`an integer`, `a string at most 64 character(s) long`). */
+const GENERIC_DESCRIPTION = /^(an? |non-|Ids? |Integer|Number|String|the [\w ()]+'s id$|Only the rows of this |The [^,;.]{0,30}$)/
+/** The instructions say money is in micros once; a field's description need not. */
+const MICROS = / in integer micro-units of the account currency/
+
+/** Keywords that constrain what a caller sends; an output schema only needs the answer's shape. */
+const INPUT_CONSTRAINTS = new Set(["minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+  "pattern", "minItems", "maxItems", "default", "required"])
+/** An answer's top-level fields are described with their types; the objects inside them as objects only. */
+const OUTPUT_DEPTH = 0
+/**
+ * Bounds a model never meets (an id's 64 characters, a 10^12 budget, 1000 list items; a `limit` is clamped
+ * anyway) and a `false` default: noise in an input schema. The server still enforces the bounds, answering
+ * `invalid_request` naming the field.
+ */
+const isNoiseBound = (key: string, value: unknown): boolean =>
+  key === "minLength" || key === "maxLength" ||
+  (typeof value === "number" && ((key === "maximum" && value >= 500) || (key === "maxItems" && value >= 1000))) ||
+  (key === "default" && value === false) ||
+  // Money is a positive integer (the instructions say so once), an offset is not negative.
+  ((key === "exclusiveMinimum" || key === "minimum") && value === 0)
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/**
+ * An answer's outline for a model: its top-level fields and their types (OUTPUT_DEPTH), the objects and lists
+ * inside them as `object` and `array`; no enums, `required` or input constraints. Looser than the answer, never
+ * stricter, so the client's validation of `structuredContent` against it cannot refuse a real answer.
+ */
+const outline = (node: unknown, depth: number): unknown => {
+  if (!isRecord(node)) return node
+  const isObjectLike = node["type"] === "object" || "properties" in node ||
+    (Array.isArray(node["anyOf"]) && node["anyOf"].every((m) => isRecord(m) && m["type"] === "object"))
+  if (isObjectLike && depth > OUTPUT_DEPTH) return { type: "object" }
+  // A union of objects (an answer or its preview) as one object: every field, required when all require it.
+  const members = node["anyOf"]
+  if (Array.isArray(members) && members.length > 1 && members.every((m) => isRecord(m) && m["type"] === "object")) {
+    const records = members.filter(isRecord)
+    const requiredOf = (m: Record<string, unknown>): ReadonlyArray<unknown> => Array.isArray(m["required"]) ? m["required"] : []
+    const merged = {
+      type: "object",
+      required: requiredOf(records[0]!).filter((name) => records.every((m) => requiredOf(m).includes(name))),
+      properties: Object.assign({}, ...records.map((m) => (isRecord(m["properties"]) ? m["properties"] : {})))
+    }
+    return outline(merged, depth)
+  }
+  if ("$ref" in node && depth > OUTPUT_DEPTH) return {}
+  const result: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(node)) {
+    if (INPUT_CONSTRAINTS.has(key)) continue
+    // The values a field answers are in the input schemas and the tool that reads them; here, the type.
+    if (key === "enum") continue
+    // A list is a list: what its items hold is for the tool that reads one of them.
+    if (key === "items") continue
+    if (key === "properties" && isRecord(value)) {
+      result[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, outline(schema, depth + 1)]))
+    } else if (key === "anyOf" && Array.isArray(value)) {
+      result[key] = value.map((m) => outline(m, depth))
+    } else {
+      result[key] = value
+    }
+  }
+  // A nullable object, once outlined, is a type list as a nullable primitive is.
+  const anyOf = result["anyOf"]
+  if (Array.isArray(anyOf) && Object.keys(result).length === 1 && anyOf.every((m) => isRecord(m) && Object.keys(m).length === 1 && typeof m["type"] === "string")) {
+    return { type: anyOf.map((m) => (m as { type: string }).type) }
+  }
+  return result
+}
+
+/**
+ * A JSON Schema as a model should read it: no refinement titles (`maxLength(64)`, `int`; the constraint is a
+ * keyword anyway), no generic descriptions or paraphrases of the field's name, no noise bounds, no
+ * `additionalProperties: false`, a nullable primitive as a type list. For an output schema (`output`), no
+ * descriptions at all.
+ */
+const forModel = (node: unknown, output: boolean): unknown => {
+  if (Array.isArray(node)) return node.map((item) => forModel(item, output))
+  if (typeof node !== "object" || node === null) return node
+  const result: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "title" || key === "$schema" || key === "$id") continue
+    if (key === "description" && (output || typeof value !== "string" || GENERIC_DESCRIPTION.test(value.replace(MICROS, "")))) continue
+    if (key === "additionalProperties" && value === false) continue
+    if (!output && isNoiseBound(key, value)) continue
+    // An enum says its type.
+    if (key === "type" && value === "string" && Array.isArray((node as Record<string, unknown>)["enum"])) continue
+    // `format: date-time` says what the pattern spells out.
+    if (key === "pattern" && "format" in node) continue
+    // Property names are keys, not schemas.
+    result[key] = key === "properties" && isRecord(value)
+      ? Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, forModel(schema, output)]))
+      : key === "description" && typeof value === "string"
+      ? value.replace(MICROS, "")
+      : forModel(value, output)
+  }
+  const anyOf = result["anyOf"]
+  if (Array.isArray(anyOf) && anyOf.length === 2 && Object.keys(result).length === 1) {
+    const isPrimitive = (s: unknown): s is { type: string } =>
+      typeof s === "object" && s !== null && Object.keys(s).length === 1 && typeof (s as { type?: unknown }).type === "string"
+    if (anyOf.every(isPrimitive)) return { type: anyOf.map((s) => s.type) }
+  }
+  return result
+}
+
+/** The tool output schema: a JSON object at the top level, as MCP requires. */
+export interface ToolOutputSchema {
+  readonly type: "object"
+  readonly [key: string]: unknown
+}
+
+/** The key a non-object success is wrapped under in `structuredContent` (MCP wants an object). */
+const RESULT = "result"
+
+const outputSchemaOf = (endpoint: Endpoint): { readonly schema: ToolOutputSchema; readonly wrapped: boolean } => {
+  const definitions: Record<string, JsonSchema> = {}
+  const json = outline(forModel(jsonSchemaOf(endpoint.successSchema, definitions), true), 0) as Record<string, unknown>
+  const defs = JSON.stringify(json).includes("\"$ref\"") ? { $defs: forModel(definitions, true) } : {}
+  if (json["type"] === "object") return { schema: { ...json, ...defs, type: "object" }, wrapped: false }
+  // A union of objects (a proposal's answer or its preview) is still an object.
+  const anyOf = json["anyOf"]
+  if (Array.isArray(anyOf) && anyOf.every((member) => typeof member === "object" && member !== null && member.type === "object")) {
+    return { schema: { ...json, ...defs, type: "object" }, wrapped: false }
+  }
+  return { schema: { type: "object", properties: { [RESULT]: json }, required: [RESULT], ...defs }, wrapped: true }
+}
+
+/** An id field (`campaignId`, `keywordIds`) a model may send as a number, where the schema wants a string. */
+const ID_FIELD = /(^id|Id)s?$/
+
+const wantsString = (schema: unknown): boolean =>
+  typeof schema === "object" && schema !== null && (schema as { type?: unknown }).type === "string"
+
+/** Numbers sent for string ids become their decimal text, in one value or in an array of them. */
+const coerceId = (schema: unknown, value: unknown): unknown => {
+  if (typeof value === "number" && Number.isSafeInteger(value) && wantsString(schema)) return String(value)
+  if (Array.isArray(value) && typeof schema === "object" && schema !== null) {
+    const items = (schema as { items?: unknown }).items
+    return wantsString(items) ? value.map((item) => coerceId(items, item)) : value
+  }
+  return value
 }
 
 const PATH_PARAM = /:(\w+)(\?)?/g
@@ -184,7 +367,7 @@ const toQueryValues = (value: unknown): ReadonlyArray<string> =>
   Array.isArray(value) ? value.flatMap(toQueryValues) : value === undefined || value === null ? [] :
   typeof value === "object" ? [JSON.stringify(value)] : [String(value)]
 
-const makeTool = (operation: OperationName, endpoint: Endpoint, annotations: Context.Context<never>): McpTool => {
+const makeTool = (operation: OperationName, endpoint: Endpoint): McpTool => {
   const definitions: Record<string, JsonSchema> = {}
   const properties: Properties = {}
   const required = new Set<string>()
@@ -227,16 +410,30 @@ const makeTool = (operation: OperationName, endpoint: Endpoint, annotations: Con
   const isProposal = Option.isSome(endpoint.headersSchema) && operation.startsWith("propose")
   if (isProposal) properties[IDEMPOTENCY_KEY] = idempotencyKeySchema
 
-  const hasProjectId = "projectId" in properties
+  for (const name of SHARED_FIELDS) {
+    const field = properties[name]
+    if (field !== undefined && "description" in field) {
+      const { description: _shared, ...rest } = field
+      properties[name] = rest
+    }
+  }
+  // A `limit` out of its bounds is clamped, not refused (the instructions say so): its bounds are not the caller's.
+  const limit = properties["limit"]
+  if (limit !== undefined && "maximum" in limit) {
+    const { maximum: _maximum, minimum: _minimum, ...rest } = limit
+    properties["limit"] = rest
+  }
   const inputSchema: ToolInputSchema = {
     type: "object",
-    properties,
+    properties: forModel(properties, false) as Properties,
     required: [...required],
-    additionalProperties: false,
-    ...(Object.keys(definitions).length > 0 ? { $defs: definitions } : {})
+    ...(Object.keys(definitions).length > 0 ? { $defs: forModel(definitions, false) as Record<string, JsonSchema> } : {})
   }
 
-  const toInput = (args: Readonly<Record<string, unknown>>): Either.Either<RawInput, string> => {
+  const toInput = (raw: Readonly<Record<string, unknown>>): Either.Either<RawInput, string> => {
+    const args = Object.fromEntries(
+      Object.entries(raw).map(([name, value]) => [name, ID_FIELD.test(name) ? coerceId(properties[name], value) : value])
+    )
     const missing: Array<string> = []
     const path: Record<string, string> = {}
     for (const [, name, optional] of endpoint.path.matchAll(PATH_PARAM)) {
@@ -292,19 +489,26 @@ const makeTool = (operation: OperationName, endpoint: Endpoint, annotations: Con
       return decoded
     })
   const encodeSuccess = Schema.encodeUnknown(endpoint.successSchema as ContextFree)
+  const output = outputSchemaOf(endpoint)
+  const structured = (json: unknown): Record<string, unknown> =>
+    output.wrapped || typeof json !== "object" || json === null || Array.isArray(json)
+      ? { [RESULT]: json ?? null }
+      : json as Record<string, unknown>
 
   return {
     name: toolName(operation),
     operation,
     title: Operations[operation].summary,
-    description: describe(operation, endpoint, annotations, hasProjectId, isProposal),
+    description: describe(operation, endpoint, isProposal),
     inputSchema,
-    readOnly: Operations[operation].scope === "read",
+    outputSchema: output.schema,
+    hints: hintsOf(operation),
     method: endpoint.method,
     restPath: endpoint.path,
     toInput,
     decode,
-    encodeSuccess
+    encodeSuccess,
+    structured
   }
 }
 
@@ -314,8 +518,8 @@ export const makeTools = (): ReadonlyArray<McpTool> => {
   HttpApi.reflect(Api, {
     predicate: ({ group }) => !unauthenticatedGroups.includes(group.identifier),
     onGroup: () => undefined,
-    onEndpoint: ({ endpoint, mergedAnnotations }) => {
-      if (isOperation(endpoint.name) && !HUMAN_ONLY.has(endpoint.name)) tools.push(makeTool(endpoint.name, endpoint, mergedAnnotations))
+    onEndpoint: ({ endpoint }) => {
+      if (isOperation(endpoint.name) && !HUMAN_ONLY.has(endpoint.name)) tools.push(makeTool(endpoint.name, endpoint))
     }
   })
   return tools
