@@ -9,9 +9,9 @@ import type { AcsError } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
 import { AcsErrorSchema, operationRpcGroup } from "@acs/domain/Rpcs"
-import { Headers, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Headers, HttpApp, HttpServerRequest } from "@effect/platform"
 import { Rpc, RpcGroup, RpcMiddleware, RpcSerialization, RpcServer } from "@effect/rpc"
-import { Cause, Context, Effect, type Exit, Layer, Option, Schema, type Scope } from "effect"
+import { Cause, Context, Effect, Layer, Option, Schema, type Scope } from "effect"
 import * as Crypto from "node:crypto"
 import { Access } from "../auth/Access.ts"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
@@ -89,7 +89,7 @@ const serverRpcGroup = RpcGroup.make(
 
 const isOperation = (name: string): name is OperationName => Object.hasOwn(Operations, name)
 
-/** The procedures, one per operation: what the RPC server's handlers and the plain-request path both run. */
+/** The procedures, one per operation: what the RPC server's handlers run. */
 class RpcProcedures extends Context.Tag("acs/RpcProcedures")<RpcProcedures, {
   readonly run: (operation: OperationName, raw: unknown) => Effect.Effect<unknown, AcsError, CurrentPrincipal>
 }>() {}
@@ -138,60 +138,13 @@ const HandlersLive = serverRpcGroup.toLayer(
     ))
 )
 
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
-const FRAME_KEYS: ReadonlySet<string> = new Set(["_tag", "id", "tag", "payload", "headers", "traceId", "spanId", "sampled"])
-
-/**
- * A body that is one request frame with no headers of its own, for a known procedure: its id, procedure and
- * payload. Anything else (several frames, acks, interrupts, frame headers) goes through the RPC server.
- */
-const plainRequest = (body: string) => {
-  const line = body.endsWith("\n") ? body.slice(0, -1) : body
-  if (line.includes("\n")) return undefined
-  let frame: unknown
-  try {
-    frame = JSON.parse(line)
-  } catch {
-    return undefined
-  }
-  if (!isObject(frame) || frame["_tag"] !== "Request" || Object.keys(frame).some((key) => !FRAME_KEYS.has(key))) return undefined
-  const { id, tag, headers } = frame
-  if (typeof id !== "string" || typeof tag !== "string" || !Array.isArray(headers) || headers.length > 0) return undefined
-  const rpc = serverRpcGroup.requests.get(tag)
-  return rpc === undefined || !isOperation(tag) ? undefined : { id, operation: tag, rpc, payload: frame["payload"] }
-}
-
-/**
- * The RPC server's HttpApp, built once, and the answer to a plain request (one frame) without it: the same
- * middleware and procedure, the exit encoded with the procedure's own exit schema, as the server frames it.
- */
+/** The RPC server's HttpApp, built once. */
 export class RpcApp extends Context.Tag("acs/RpcApp")<RpcApp, {
   readonly http: HttpApp.Default<never, Scope.Scope>
-  readonly plain: (body: string, headers: Headers.Headers) => Option.Option<Effect.Effect<HttpServerResponse.HttpServerResponse>>
 }>() {
   static readonly Live = Layer.scoped(
     RpcApp,
-    Effect.gen(function*() {
-      const http = yield* RpcServer.toHttpApp(serverRpcGroup)
-      const authenticate = yield* makeAuthenticateCaller
-      const procedures = yield* RpcProcedures
-      const plain = (body: string, headers: Headers.Headers) =>
-        Option.map(Option.fromNullable(plainRequest(body)), ({ id, operation, payload, rpc }) =>
-          Effect.gen(function*() {
-            const exit = yield* Effect.exit(
-              Effect.flatMap(authenticate(headers), (principal) =>
-                procedures.run(operation, payload).pipe(Effect.provideService(CurrentPrincipal, principal)))
-            )
-            // The procedures' schemas need no services; the generic procedure type cannot say so.
-            const exitSchema = Rpc.exitSchema(rpc) as unknown as Schema.Schema<Exit.Exit<unknown, unknown>, unknown, never>
-            const encoded = yield* Schema.encode(exitSchema)(exit).pipe(Effect.orDie)
-            return HttpServerResponse.text(`${JSON.stringify({ _tag: "Exit", requestId: id, exit: encoded })}\n`, {
-              contentType: "application/ndjson"
-            })
-          }))
-      return { http, plain }
-    })
+    Effect.map(RpcServer.toHttpApp(serverRpcGroup), (http) => ({ http }))
   ).pipe(
     Layer.provide(HandlersLive),
     Layer.provideMerge(RpcProceduresLive),
@@ -214,7 +167,6 @@ export const answerRpc = (
       const app = yield* RpcApp
       const stripped = Headers.remove(request.headers, CALLER_HEADER)
       const headers = callerName === undefined ? stripped : Headers.set(stripped, CALLER_HEADER, callerName)
-      // The plain-request path (`app.plain`) is off: the CLI's client (fetch) hangs on its answers; see decisions.
       // The body was read once already: the server gets a request of its own with the same text.
       const forwarded = HttpServerRequest.fromWeb(
         new Request(new URL(request.url, "http://acs.internal"), { method: "POST", headers: Object.entries(headers), body })
