@@ -229,7 +229,7 @@ describe("preview over RPC, MCP and the CLI", () => {
     expect(await written()).toEqual(before)
   })
 
-  it("MCP: a `preview` argument on the proposal tool answers the preview and writes nothing", async () => {
+  it("MCP: a `preview` argument on the proposal tool answers the preview and writes nothing, past the write limit", async () => {
     const client = new Client({ name: "acs-preview-test", version: "1.0.0" })
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${p.server.baseUrl}/mcp`), {
@@ -242,12 +242,15 @@ describe("preview over RPC, MCP and the CLI", () => {
     expect(tool?.inputSchema.properties?.["preview"]).toMatchObject({ type: "boolean" })
     const before = await written()
     const rest = await previewOf("budget-change", budgetBody(), { as: "key" })
-    const result = (await client.callTool({
-      name: "platform_propose_budget_change",
-      arguments: { projectId: p.account.projectId, ...budgetBody(), preview: true, idempotencyKey: "mcp-preview" }
-    })) as CallToolResult
-    expect(result.isError ?? false).toBe(false)
-    expect(result.structuredContent).toEqual(rest.body)
+    // More previews than the write limit: they count as reads.
+    for (let i = 0; i < WRITE_LIMIT + 1; i++) {
+      const result = (await client.callTool({
+        name: "platform_propose_budget_change",
+        arguments: { projectId: p.account.projectId, ...budgetBody(), preview: true, idempotencyKey: "mcp-preview" }
+      })) as CallToolResult
+      expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false)
+      expect(result.structuredContent).toEqual(rest.body)
+    }
     const invalid = (await client.callTool({
       name: "platform_propose_budget_change",
       arguments: { projectId: p.account.projectId, ...invalidBody(), preview: true }
