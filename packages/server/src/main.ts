@@ -3,6 +3,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { AppLive } from "./AppLayer.ts"
 import { logLevelConfig } from "./LogLevelConfig.ts"
+import { armShutdownDeadline } from "./ShutdownDeadline.ts"
 
 const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
@@ -11,7 +12,8 @@ const LoggingLive = Layer.unwrapEffect(
   })
 ).pipe(Layer.orDie)
 
-Layer.launch(AppLive).pipe(
+armShutdownDeadline.pipe(
+  Effect.zipRight(Layer.launch(AppLive)),
   Effect.provide(LoggingLive),
   NodeRuntime.runMain({ disablePrettyLogger: true })
 )
