@@ -133,8 +133,9 @@ export type ExternalChangePayload = typeof ExternalChangePayload.Type
 export type ActionRecord = typeof ActionRecord.Type
 
 /** The ledger's page as the server's Ledger.ts serves it (`LEDGER_*_LIMIT`; contractLint.test.ts compares). */
-const LEDGER_DEFAULT_LIMIT = 50
-const LEDGER_MAX_LIMIT = 500
+/** A ledger page: 50 actions unless asked, never more than 500. */
+export const LEDGER_DEFAULT_LIMIT = 50
+export const LEDGER_MAX_LIMIT = 500
 
 export const LedgerParams = Schema.Struct({
   limit: Schema.optional(IntegerParam(Schema.Int, {

@@ -16,7 +16,7 @@ import openapiTS, { astToString } from "openapi-typescript"
 import ts from "typescript"
 import { DEFAULT_DAYS, DEFAULT_LIMIT, MAX_LIMIT } from "@acs/domain/Warehouse"
 import { describe, expect, it } from "vitest"
-import { LEDGER_DEFAULT_LIMIT, LEDGER_MAX_LIMIT } from "../src/actions/Ledger.ts"
+import { LEDGER_DEFAULT_LIMIT, LEDGER_MAX_LIMIT } from "@acs/domain/Actions"
 import { openApiDocument } from "../src/http/OpenApiDocument.ts"
 
 type Json = Record<string, unknown>

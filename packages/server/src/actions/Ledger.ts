@@ -22,9 +22,6 @@ export const toProposalResponse = (record: ActionRecord): ProposalResponse => ({
   summary: record.summary
 })
 
-export const LEDGER_DEFAULT_LIMIT = 50
-export const LEDGER_MAX_LIMIT = 500
-
 export interface LedgerQuery {
   readonly limit: number
   readonly before: string | undefined
