@@ -782,10 +782,10 @@ const main = async () => {
 }
 
 /**
- * `--only=sync`: PostgreSQL, the simulator at bench size and acs (ACS_DEMO=true), the first sync, then the v1/v5
- * comparison; nothing else. Writes bench/results-sync.json (a partial run leaves a full run's results alone).
+ * A partial run's world: PostgreSQL, the simulator (`size`), acs with the demo org (ACS_DEMO=true) and its first
+ * sync of the writable account; the cleanups are registered.
  */
-const syncOnly = async () => {
+const startPartialRun = async (size: "bench" | "demo") => {
   const cluster: Cluster = await startCluster()
   cleanups.push({ name: "PostgreSQL", run: () => cluster.stop() })
   const admin = makePool({ connectionString: cluster.url("postgres"), max: 1 })
@@ -793,7 +793,7 @@ const syncOnly = async () => {
   await admin.end()
   const pool = makePool({ connectionString: cluster.url("acs_bench"), max: 4 })
   cleanups.push({ name: "the bench pool", run: () => pool.end() })
-  const simulator: Simulator = await startSimulator({ seed: SEED, size: "bench", port: 0 })
+  const simulator: Simulator = await startSimulator({ seed: SEED, size, port: 0 })
   cleanups.push({ name: "the simulator", run: () => simulator.close() })
   const acs = await startAcs({
     DATABASE_URL: cluster.url("acs_bench"),
@@ -818,6 +818,15 @@ const syncOnly = async () => {
   log("waiting for the first sync (ACS_DEMO)")
   const first = await waitForSync({ acs, pool, projectId, stallSeconds: STALL_SECONDS, timeoutMs: SYNC_TIMEOUT_MS, log })
   if (first.kind !== "succeeded") throw new Error(`the first sync did not succeed (${first.kind})\n${acs.logs()}`)
+  return { acs, pool, projectId, first }
+}
+
+/**
+ * `--only=sync`: PostgreSQL, the simulator at bench size and acs (ACS_DEMO=true), the first sync, then the v1/v5
+ * comparison; nothing else. Writes bench/results-sync.json (a partial run leaves a full run's results alone).
+ */
+const syncOnly = async () => {
+  const { acs, pool, projectId, first } = await startPartialRun("bench")
   const versions = await benchSyncVersions({ acs, pool, projectId, stallSeconds: STALL_SECONDS, timeoutMs: SYNC_TIMEOUT_MS, log })
   const target = describeSyncVersions(versions)
   const outDir = Path.join(repoRoot, "bench")
@@ -851,38 +860,7 @@ const surfaceTargets = (surfaces: SurfacesResult): Array<TargetRow> => [
  * same read over REST, RPC and MCP; nothing else. Writes bench/results-surfaces.json.
  */
 const surfacesOnly = async () => {
-  const cluster: Cluster = await startCluster()
-  cleanups.push({ name: "PostgreSQL", run: () => cluster.stop() })
-  const admin = makePool({ connectionString: cluster.url("postgres"), max: 1 })
-  await admin.query("CREATE DATABASE acs_bench")
-  await admin.end()
-  const pool = makePool({ connectionString: cluster.url("acs_bench"), max: 4 })
-  cleanups.push({ name: "the bench pool", run: () => pool.end() })
-  const simulator: Simulator = await startSimulator({ seed: SEED, port: 0 })
-  cleanups.push({ name: "the simulator", run: () => simulator.close() })
-  const acs = await startAcs({
-    DATABASE_URL: cluster.url("acs_bench"),
-    ACS_SECRETS_KEY: SECRETS_KEY,
-    ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
-    SIMULATOR_URL: simulator.url,
-    ACS_DEMO: "true",
-    SYNC_INTERVAL_MINUTES: "0",
-    RATE_LIMIT_READ: "1000000",
-    LOG_LEVEL: "warn"
-  }, BOOTSTRAP_KEY)
-  cleanups.push({ name: "acs", run: () => acs.stop() })
-  const spawnedAt = Date.now()
-  let projectId: string | undefined
-  while (projectId === undefined) {
-    const accounts = array(record(await acs.client.getJson(`${acs.api}/accounts`), "accounts")["accounts"], "accounts").map((a) => record(a, "account"))
-    const bench = accounts.find((a) => !boolean(a, "readOnly"))
-    if (bench !== undefined) projectId = string(bench, "projectId")
-    else if (Date.now() - spawnedAt > 60_000) throw new Error(`no writable account was imported:\n${acs.logs()}`)
-    else await sleep(250)
-  }
-  log("waiting for the first sync (ACS_DEMO)")
-  const first = await waitForSync({ acs, pool, projectId, stallSeconds: STALL_SECONDS, timeoutMs: SYNC_TIMEOUT_MS, log })
-  if (first.kind !== "succeeded") throw new Error(`the first sync did not succeed (${first.kind})\n${acs.logs()}`)
+  const { acs, projectId } = await startPartialRun("demo")
   const surfaces = await benchSurfaces({ baseUrl: acs.api.replace(/\/api\/v1$/, ""), key: BOOTSTRAP_KEY, projectId, log })
   const targets = surfaceTargets(surfaces)
   const outDir = Path.join(repoRoot, "bench")
