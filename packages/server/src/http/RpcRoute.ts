@@ -29,7 +29,5 @@ export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
     const admitted = yield* Effect.either(readJsonBody(request, Option.isSome(principal) ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
     if (admitted._tag === "Left") return refusal(admitted.left)
     const caller = authorization === undefined ? Option.none() : Option.map(principal, (p) => ({ authorization, principal: p }))
-    const body = yield* Effect.either(admitted.right.text)
-    if (body._tag === "Left") return yield* Effect.die(body.left)
-    return yield* answerRpc(admitted.right, body.right, caller)
+    return yield* answerRpc(admitted.right, caller)
   })

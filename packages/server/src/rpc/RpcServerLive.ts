@@ -154,23 +154,19 @@ export class RpcApp extends Context.Tag("acs/RpcApp")<RpcApp, {
 }
 
 /**
- * The answer to one /rpc POST whose body http/RpcRoute.ts has read, and its caller when its key was
+ * The answer to one /rpc POST whose body http/RpcRoute.ts has read and checked, and its caller when its key was
  * authenticated there: the caller rides under a random name, so the middleware does not look the key up again.
  */
 export const answerRpc = (
   request: HttpServerRequest.HttpServerRequest,
-  body: string,
   caller: Option.Option<{ readonly authorization: string; readonly principal: Principal }>
 ) => {
   const answer = (callerName: string | undefined) =>
     Effect.gen(function*() {
       const app = yield* RpcApp
       const stripped = Headers.remove(request.headers, CALLER_HEADER)
-      const headers = callerName === undefined ? stripped : Headers.set(stripped, CALLER_HEADER, callerName)
-      // The body was read once already: the server gets a request of its own with the same text.
-      const forwarded = HttpServerRequest.fromWeb(
-        new Request(new URL(request.url, "http://acs.internal"), { method: "POST", headers: Object.entries(headers), body })
-      )
+      // The request is not read yet (its body is in memory), so the server reads it from this modified copy.
+      const forwarded = request.modify({ headers: callerName === undefined ? stripped : Headers.set(stripped, CALLER_HEADER, callerName) })
       return yield* Effect.scoped(app.http).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, forwarded))
     })
   return Option.match(caller, {
