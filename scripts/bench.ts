@@ -340,22 +340,12 @@ const main = async () => {
   }
   cleanups.push({ name: "the simulator", run: closeSimulator })
 
-  const acsEnv = (url: string): Record<string, string> => ({
-    DATABASE_URL: url,
-    ACS_SECRETS_KEY: SECRETS_KEY,
-    ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
-    SIMULATOR_URL: simulator.url,
-    ACS_DEMO: "true",
-    SYNC_INTERVAL_MINUTES: "0",
-    RATE_LIMIT_READ: "1000000",
-    LOG_LEVEL: "warn"
-  })
   let acs: AcsInstance | undefined
   cleanups.push({ name: "acs", run: () => acs?.stop() })
   const restartAcs = async (url: string) => {
     await acs?.stop()
     acs = undefined
-    acs = await startAcs(acsEnv(url), BOOTSTRAP_KEY)
+    acs = await startAcs(acsEnv(url, simulator.url), BOOTSTRAP_KEY)
     return acs
   }
 
@@ -781,6 +771,18 @@ const main = async () => {
   if (!allPass) process.exitCode = 1
 }
 
+/** acs as the bench runs it: the demo org connected to the simulator, no scheduled sync, reads unlimited. */
+const acsEnv = (databaseUrl: string, simulatorUrl: string): Record<string, string> => ({
+  DATABASE_URL: databaseUrl,
+  ACS_SECRETS_KEY: SECRETS_KEY,
+  ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+  SIMULATOR_URL: simulatorUrl,
+  ACS_DEMO: "true",
+  SYNC_INTERVAL_MINUTES: "0",
+  RATE_LIMIT_READ: "1000000",
+  LOG_LEVEL: "warn"
+})
+
 /**
  * A partial run's world: PostgreSQL, the simulator (`size`), acs with the demo org (ACS_DEMO=true) and its first
  * sync of the writable account; the cleanups are registered.
@@ -795,16 +797,7 @@ const startPartialRun = async (size: "bench" | "demo") => {
   cleanups.push({ name: "the bench pool", run: () => pool.end() })
   const simulator: Simulator = await startSimulator({ seed: SEED, size, port: 0 })
   cleanups.push({ name: "the simulator", run: () => simulator.close() })
-  const acs = await startAcs({
-    DATABASE_URL: cluster.url("acs_bench"),
-    ACS_SECRETS_KEY: SECRETS_KEY,
-    ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
-    SIMULATOR_URL: simulator.url,
-    ACS_DEMO: "true",
-    SYNC_INTERVAL_MINUTES: "0",
-    RATE_LIMIT_READ: "1000000",
-    LOG_LEVEL: "warn"
-  }, BOOTSTRAP_KEY)
+  const acs = await startAcs(acsEnv(cluster.url("acs_bench"), simulator.url), BOOTSTRAP_KEY)
   cleanups.push({ name: "acs", run: () => acs.stop() })
   const spawnedAt = Date.now()
   let projectId: string | undefined
