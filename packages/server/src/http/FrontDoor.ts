@@ -8,7 +8,7 @@
 import { type AcsError, InvalidRequest } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { CurrentPrincipal } from "@acs/domain/Principal"
-import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Either, Option } from "effect"
 import { Access, callerRefusal } from "../auth/Access.ts"
 import { currentRequestAuthorization, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
@@ -47,7 +47,7 @@ const asksPreview = (url: string): boolean => {
   return values.length === 1 && values[0] === "true"
 }
 
-export const makeFrontDoor = Effect.gen(function*() {
+const makeFrontDoor = Effect.gen(function*() {
   const context = yield* Effect.context<Access | Effect.Effect.Context<ReturnType<typeof authenticate>>>()
 
   /**
@@ -94,3 +94,9 @@ export const makeFrontDoor = Effect.gen(function*() {
       )
     })
 })
+
+/**
+ * The front door as the API's own middleware: inside the app the platform serves, so the checked request
+ * (its body read) is what the routes see, while the response is written to the request node received.
+ */
+export const FrontDoorLive = HttpApiBuilder.middleware(makeFrontDoor)

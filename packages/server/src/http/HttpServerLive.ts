@@ -4,6 +4,7 @@ import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
 import { createServer } from "node:http"
+import { Mcp } from "../mcp/McpServer.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import { RpcLive } from "../rpc/RpcServerLive.ts"
 import { AccountsHandlers } from "./AccountsHandlers.ts"
@@ -12,12 +13,11 @@ import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, PublicAuthHandlers } from "./AuthHandlers.ts"
 import { ConnectionHandlers } from "./ConnectionHandlers.ts"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope.ts"
-import { makeFrontDoor } from "./FrontDoor.ts"
-import { makeMcpRoute } from "./McpRoute.ts"
+import { FrontDoorLive } from "./FrontDoor.ts"
+import { withMcp } from "./McpRoute.ts"
 import { InsightsHandlers } from "./InsightsHandlers.ts"
 import { KeysHandlers } from "./KeysHandlers.ts"
 import { ProposalsHandlers } from "./ProposalsHandlers.ts"
-import { serveApi } from "./ServeApi.ts"
 import { ResearchHandlers } from "./ResearchHandlers.ts"
 import { requestLog } from "./RequestLog.ts"
 import { withRpc } from "./RpcRoute.ts"
@@ -74,10 +74,10 @@ const NodeServerLive = Layer.unwrapEffect(
 
 // `/mcp` and `/rpc` sit in front of the API app and its front door; their tools and procedures check access
 // and call the operations themselves.
-export const HttpServerLive = serveApi((api) =>
-  Effect.map(Effect.all([makeFrontDoor, makeMcpRoute]), ([frontDoor, withMcp]) => requestLog(securityHeaders(withRpc(withMcp(frontDoor(api))))))
-).pipe(
+export const HttpServerLive = HttpApiBuilder.serve((app) => requestLog(securityHeaders(withRpc(withMcp(app))))).pipe(
+  Layer.provide(FrontDoorLive),
   Layer.provide(RpcLive),
+  Layer.provide(Mcp.Default),
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(ErrorEnvelopeLive),
   Layer.provide(ApiLive),

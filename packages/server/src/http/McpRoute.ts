@@ -6,7 +6,7 @@
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
-import { makeMcp, MCP_PATH } from "../mcp/McpServer.ts"
+import { Mcp, MCP_PATH } from "../mcp/McpServer.ts"
 import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
 import { refusal } from "./FrontDoor.ts"
 import { readJsonBody } from "./RequestBody.ts"
@@ -16,29 +16,28 @@ const methodNotAllowed = HttpServerResponse.unsafeJson(
   { status: 405, headers: { allow: "POST" } }
 )
 
-export const makeMcpRoute = Effect.map(makeMcp, (mcp) => {
-  const handle = Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const authorization = request.headers["authorization"]
-    const principal = yield* authenticateKey(authorization)
-    if (request.method !== "POST") return methodNotAllowed
-    const admitted = yield* Effect.either(readJsonBody(request))
-    if (Either.isLeft(admitted)) return refusal(admitted.left)
-    const body = yield* admitted.right.text
-    return yield* mcp.answer(principal, authorization ?? "", request.headers, body)
-  }).pipe(
-    Effect.catchAllCause((cause) =>
-      toDeclaredError(cause).pipe(
-        // None is an interruption only (the client went away): stay interrupted.
-        Effect.flatMap(Option.match({ onNone: () => Effect.interrupt, onSome: (e) => Effect.succeed(envelopeResponse(e)) }))
-      )
-    ),
-    Effect.withSpan("mcp.request")
-  )
+const answerMcp = Effect.gen(function*() {
+  const mcp = yield* Mcp
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const authorization = request.headers["authorization"]
+  const principal = yield* authenticateKey(authorization)
+  if (request.method !== "POST") return methodNotAllowed
+  const admitted = yield* Effect.either(readJsonBody(request))
+  if (Either.isLeft(admitted)) return refusal(admitted.left)
+  const body = yield* admitted.right.text
+  return yield* mcp.answer(principal, authorization ?? "", request.headers, body)
+}).pipe(
+  Effect.catchAllCause((cause) =>
+    toDeclaredError(cause).pipe(
+      // None is an interruption only (the client went away): stay interrupted.
+      Effect.flatMap(Option.match({ onNone: () => Effect.interrupt, onSome: (e) => Effect.succeed(envelopeResponse(e)) }))
+    )
+  ),
+  Effect.withSpan("mcp.request")
+)
 
-  return <R>(api: HttpApp.Default<never, R>) =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      return request.url.split("?")[0] === MCP_PATH ? yield* handle : yield* api
-    })
-})
+export const withMcp = <E, R>(app: HttpApp.Default<E, R>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    return request.url.split("?")[0] === MCP_PATH ? yield* answerMcp : yield* app
+  })

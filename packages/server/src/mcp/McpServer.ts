@@ -28,6 +28,7 @@ import { Cause, Effect, Either, Option, Runtime } from "effect"
 import { Access, callerRefusal } from "../auth/Access.ts"
 import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
 import { isPreviewInput, makeOperate, projectIdOf } from "../operations/Operate.ts"
+import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import type { Input } from "../operations/OperationTypes.ts"
 import { accountReadTool, makeTools, type McpTool, type RawInput, SAFE_SEQUENCE } from "./McpTools.ts"
 
@@ -264,7 +265,7 @@ const FORWARDED_HEADERS = ["accept", "content-type", "mcp-protocol-version", "mc
  * caller learns nothing about malformed arguments), the arguments decoded with the endpoint's schemas, then
  * the operation's service method.
  */
-export const makeMcp = Effect.gen(function*() {
+const makeMcp = Effect.gen(function*() {
   const access = yield* Access
   const operate = yield* makeOperate
   const tools = makeTools()
@@ -352,3 +353,8 @@ export const makeMcp = Effect.gen(function*() {
 
   return { answer } as const
 })
+
+export class Mcp extends Effect.Service<Mcp>()("acs/Mcp", {
+  effect: makeMcp,
+  dependencies: [OperationHandlers.Default]
+}) {}
