@@ -6,6 +6,7 @@
  */
 import type { ActionRecord, ActionStatus, ProposalResponse } from "@acs/domain/Actions"
 import type { ActionKindName } from "@acs/domain/ProposalKinds"
+import { NotFound } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../accounts/Granted.ts"
@@ -42,6 +43,11 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         Effect.orDie,
         Effect.withSpan("Ledger.find")
       )
+
+    /** One action of the granted account, for its reader; NotFound names the id asked for. */
+    const get = ({ account: { projectId } }: Granted<"getAction">, actionId: string) =>
+      Effect.flatMap(find(projectId, actionId), (action) =>
+        action === undefined ? Effect.fail(new NotFound({ message: `no action ${actionId} in this account` })) : Effect.succeed(action))
 
     /** The action with its apply run (how many times it was approved): what the worker starts from. */
     const forApply = (projectId: string, actionId: string) =>
@@ -114,6 +120,6 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
           AND applied_at < ${beforeIso}::timestamptz
         ORDER BY created_at`.pipe(Effect.map((rows) => rows.map(toRecord)), Effect.orDie)
 
-    return { find, forApply, lock, list, pending, recordedOutsideChanges, appliedBefore } as const
+    return { find, get, forApply, lock, list, pending, recordedOutsideChanges, appliedBefore } as const
   })
 }) {}

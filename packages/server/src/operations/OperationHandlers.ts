@@ -194,12 +194,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
           kind: urlParams?.kind,
           origin: urlParams?.origin
         }),
-      getAction: (grant, { path }) =>
-        Effect.gen(function*() {
-          const action = yield* ledger.find(grant.account.projectId, path.actionId)
-          if (action === undefined) return yield* new NotFound({ message: `no action ${path.actionId} in this account` })
-          return action
-        }),
+      getAction: (grant, { path }) => ledger.get(grant, path.actionId),
       listApprovals: (grant, { urlParams }) =>
         Effect.gen(function*() {
           const { rows, total } = yield* ledger.pending(grant, clampLimit(urlParams?.limit))
