@@ -97,7 +97,7 @@ export const benchSurfaces = async (options: {
 
     log("measuring the same read over REST, RPC and MCP (interleaved)")
     const rounds = options.rounds ?? 20
-    const samples = await interleaved({ rest: viaRest, rpc: viaRpc, mcp: viaMcp }, { warmup: 30, rounds, block: 10 })
+    const samples = await interleaved({ rest: viaRest, rpc: viaRpc, mcp: viaMcp }, { warmup: 200, rounds, block: 10 })
     const summary = { rest: summarize(samples.rest), rpc: summarize(samples.rpc), mcp: summarize(samples.mcp) }
     const rpcOverRest = summary.rpc.p50Ms / summary.rest.p50Ms
     const mcpOverRest = summary.mcp.p50Ms / summary.rest.p50Ms

@@ -9,7 +9,7 @@ import { authenticateKey } from "../auth/KeyAuthentication.ts"
 import { Mcp, MCP_PATH } from "../mcp/McpServer.ts"
 import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
 import { refusal } from "./FrontDoor.ts"
-import { readJsonBody } from "./RequestBody.ts"
+import { readJsonText } from "./RequestBody.ts"
 
 const methodNotAllowed = HttpServerResponse.unsafeJson(
   { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this MCP server is stateless; POST only" }, id: null },
@@ -22,10 +22,9 @@ const answerMcp = Effect.gen(function*() {
   const authorization = request.headers["authorization"]
   const principal = yield* authenticateKey(authorization)
   if (request.method !== "POST") return methodNotAllowed
-  const admitted = yield* Effect.either(readJsonBody(request))
-  if (Either.isLeft(admitted)) return refusal(admitted.left)
-  const body = yield* admitted.right.text
-  return yield* mcp.answer(principal, authorization ?? "", request.headers, body)
+  const body = yield* Effect.either(readJsonText(request))
+  if (Either.isLeft(body)) return refusal(body.left)
+  return yield* mcp.answer(principal, authorization ?? "", request.headers, body.right)
 }).pipe(
   Effect.catchAllCause((cause) =>
     toDeclaredError(cause).pipe(

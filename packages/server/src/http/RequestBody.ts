@@ -131,10 +131,10 @@ export interface BodyRefusal {
 }
 
 /**
- * The request with its body read and checked, or the refusal: a length over the limit (1 MiB) is refused
- * before a byte is read; a chunked body is cut at the limit + 1 byte.
+ * The body's text, read and checked, or the refusal: a length over the limit (1 MiB) is refused before a
+ * byte is read; a chunked body is cut at the limit + 1 byte.
  */
-export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, limit = MAX_BODY_BYTES) =>
+export const readJsonText = (request: HttpServerRequest.HttpServerRequest, limit = MAX_BODY_BYTES) =>
   Effect.gen(function*() {
     if (Number(request.headers["content-length"] ?? "0") > limit) {
       return yield* Effect.fail<BodyRefusal>({ error: tooLarge(limit), closeConnection: true })
@@ -148,5 +148,9 @@ export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, limit
         closeConnection: false
       })
     }
-    return withText(request, text.value)
+    return text.value
   })
+
+/** The request with its body read and checked (`readJsonText`), as the routes read it; or the refusal. */
+export const readJsonBody = (request: HttpServerRequest.HttpServerRequest, limit = MAX_BODY_BYTES) =>
+  Effect.map(readJsonText(request, limit), (text) => withText(request, text))

@@ -6,13 +6,14 @@
  */
 import { RPC_PATH } from "@acs/domain/AcsClient"
 import { NotFound } from "@acs/domain/Errors"
-import { type HttpApp, HttpServerRequest } from "@effect/platform"
+import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { RpcSerialization } from "@effect/rpc"
 import { Effect, Option } from "effect"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
 import { answerRpc } from "../rpc/RpcServerLive.ts"
 import { envelopeResponse } from "./ErrorEnvelope.ts"
 import { refusal } from "./FrontDoor.ts"
-import { MAX_BODY_BYTES, readJsonBody } from "./RequestBody.ts"
+import { MAX_BODY_BYTES, readJsonText } from "./RequestBody.ts"
 
 const UNAUTHENTICATED_RPC_BYTES = 64 * 1024
 
@@ -26,8 +27,8 @@ export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
     }
     const authorization = request.headers["authorization"]
     const principal = yield* Effect.option(authenticateKey(authorization))
-    const admitted = yield* Effect.either(readJsonBody(request, Option.isSome(principal) ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
-    if (admitted._tag === "Left") return refusal(admitted.left)
+    const body = yield* Effect.either(readJsonText(request, Option.isSome(principal) ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
+    if (body._tag === "Left") return refusal(body.left)
     const caller = authorization === undefined ? Option.none() : Option.map(principal, (p) => ({ authorization, principal: p }))
-    return yield* answerRpc(admitted.right, caller)
+    return HttpServerResponse.text(yield* answerRpc(body.right, request.headers, caller), { contentType: RpcSerialization.ndjson.contentType })
   })

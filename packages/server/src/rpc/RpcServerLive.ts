@@ -9,9 +9,10 @@ import type { AcsError } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
 import { AcsErrorSchema, operationRpcGroup } from "@acs/domain/Rpcs"
-import { Headers, HttpApp, HttpServerRequest } from "@effect/platform"
+import { Headers, HttpApp } from "@effect/platform"
 import { Rpc, RpcGroup, RpcMiddleware, RpcSerialization, RpcServer } from "@effect/rpc"
-import { Cause, Context, Effect, Layer, Option, Schema, type Scope } from "effect"
+import { type FromClientEncoded, type FromServerEncoded, constEof, ResponseDefectEncoded } from "@effect/rpc/RpcMessage"
+import { Cause, Context, Deferred, Effect, Exit, FiberId, Layer, Mailbox, Option, Schema } from "effect"
 import * as Crypto from "node:crypto"
 import { Access } from "../auth/Access.ts"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
@@ -138,18 +139,79 @@ const HandlersLive = serverRpcGroup.toLayer(
     ))
 )
 
-/** The RPC server's HttpApp, built once. */
-export class RpcApp extends Context.Tag("acs/RpcApp")<RpcApp, {
-  readonly http: HttpApp.Default<never, Scope.Scope>
+/**
+ * The RPC server behind its own protocol: one /rpc POST is one client, its NDJSON messages written to the
+ * server, its answers collected until the server ends the client (every request answered), then sent as one
+ * NDJSON body. The platform's HTTP protocol would re-read a request body already read, and stream the answer
+ * through a mailbox; for a request that is answered once that costs more than the operation (issue 11).
+ */
+export class RpcAnswers extends Context.Tag("acs/RpcAnswers")<RpcAnswers, {
+  readonly answer: (body: string, headers: Headers.Headers) => Effect.Effect<string>
 }>() {
   static readonly Live = Layer.scoped(
-    RpcApp,
-    Effect.map(RpcServer.toHttpApp(serverRpcGroup), (http) => ({ http }))
+    RpcAnswers,
+    Effect.gen(function*() {
+      const disconnects = yield* Mailbox.make<number>()
+      const clients = new Map<number, { readonly answers: Array<FromServerEncoded>; readonly ended: Deferred.Deferred<void> }>()
+      let writeRequest!: (clientId: number, message: FromClientEncoded) => Effect.Effect<void>
+      let nextClientId = 0
+      const protocol = yield* RpcServer.Protocol.make((write) => {
+        writeRequest = write
+        return Effect.succeed({
+          disconnects,
+          send: (clientId, response) => Effect.sync(() => void clients.get(clientId)?.answers.push(response)),
+          end: (clientId) => Effect.suspend(() => {
+            const client = clients.get(clientId)
+            return client === undefined ? Effect.void : Deferred.done(client.ended, Exit.void)
+          }),
+          clientIds: Effect.sync(() => new Set(clients.keys())),
+          initialMessage: Effect.succeedNone,
+          supportsAck: false,
+          supportsTransferables: false,
+          supportsSpanPropagation: false
+        })
+      })
+      // Each procedure has its own span (`rpc.<operation>`).
+      yield* RpcServer.make(serverRpcGroup, { disableTracing: true }).pipe(
+        Effect.provideService(RpcServer.Protocol, protocol),
+        Effect.interruptible,
+        Effect.forkScoped
+      )
+
+      const answer = (body: string, headers: Headers.Headers) =>
+        Effect.suspend(() => {
+          const clientId = nextClientId++
+          const client = { answers: new Array<FromServerEncoded>(), ended: Deferred.unsafeMake<void>(FiberId.none) }
+          clients.set(clientId, client)
+          const parser = RpcSerialization.ndjson.unsafeMake()
+          const requestHeaders = Object.entries(headers)
+          return Effect.gen(function*() {
+            try {
+              // A body without its final newline is still one message.
+              const messages = parser.decode(body.endsWith("\n") ? body : `${body}\n`) as ReadonlyArray<FromClientEncoded>
+              for (const message of messages) {
+                yield* writeRequest(clientId, message._tag === "Request" ? { ...message, headers: requestHeaders.concat(message.headers) } : message)
+              }
+            } catch (cause) {
+              client.answers.push(ResponseDefectEncoded(cause))
+            }
+            yield* writeRequest(clientId, constEof)
+            yield* Deferred.await(client.ended)
+            return client.answers.map((answer) => `${JSON.stringify(answer)}\n`).join("")
+          }).pipe(
+            // The client gone (answered, or the caller went away): the server drops what it still runs for it.
+            Effect.ensuring(Effect.sync(() => {
+              clients.delete(clientId)
+              disconnects.unsafeOffer(clientId)
+            }))
+          )
+        })
+      return { answer }
+    })
   ).pipe(
     Layer.provide(HandlersLive),
     Layer.provideMerge(RpcProceduresLive),
-    Layer.provide(RpcAuthenticationLive),
-    Layer.provide(RpcSerialization.layerNdjson)
+    Layer.provide(RpcAuthenticationLive)
   )
 }
 
@@ -158,16 +220,14 @@ export class RpcApp extends Context.Tag("acs/RpcApp")<RpcApp, {
  * authenticated there: the caller rides under a random name, so the middleware does not look the key up again.
  */
 export const answerRpc = (
-  request: HttpServerRequest.HttpServerRequest,
+  body: string,
+  headers: Headers.Headers,
   caller: Option.Option<{ readonly authorization: string; readonly principal: Principal }>
 ) => {
   const answer = (callerName: string | undefined) =>
-    Effect.gen(function*() {
-      const app = yield* RpcApp
-      const stripped = Headers.remove(request.headers, CALLER_HEADER)
-      // The request is not read yet (its body is in memory), so the server reads it from this modified copy.
-      const forwarded = request.modify({ headers: callerName === undefined ? stripped : Headers.set(stripped, CALLER_HEADER, callerName) })
-      return yield* Effect.scoped(app.http).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, forwarded))
+    Effect.flatMap(RpcAnswers, (answers) => {
+      const stripped = Headers.remove(headers, CALLER_HEADER)
+      return answers.answer(body, callerName === undefined ? stripped : Headers.set(stripped, CALLER_HEADER, callerName))
     })
   return Option.match(caller, {
     onNone: () => answer(undefined),
@@ -175,4 +235,4 @@ export const answerRpc = (
   })
 }
 
-export const RpcLive = RpcApp.Live.pipe(Layer.provideMerge(RpcCallers.Live))
+export const RpcLive = RpcAnswers.Live.pipe(Layer.provideMerge(RpcCallers.Live))
