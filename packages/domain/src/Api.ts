@@ -113,16 +113,35 @@ export class PublicAuthGroup extends HttpApiGroup.make("publicAuth")
   )
 {}
 
+/** A person's new password: 8 to 1024 characters, as `acs people add` takes it. */
+export const ChangePasswordRequest = Schema.Struct({
+  currentPassword: Schema.String.pipe(Schema.maxLength(1024)),
+  newPassword: Schema.String.pipe(Schema.minLength(8), Schema.maxLength(1024))
+}).annotations({ identifier: "ChangePasswordRequest" })
+
 export class AuthGroup extends HttpApiGroup.make("auth")
   .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(HttpApiSchema.NoContent))
   .add(HttpApiEndpoint.get("getMe", "/auth/me").addSuccess(Schema.Struct({ principal: Principal })))
+  .add(
+    HttpApiEndpoint.post("changePassword", "/auth/password")
+      .setPayload(ChangePasswordRequest)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(ValidationFailedBody)
+      .annotate(OpenApi.Summary, "Change the signed-in person's password")
+      .annotate(
+        OpenApi.Description,
+        "A person changes their own password: 204; every other session of that person ends, and this one " +
+          "continues with a new cookie. A wrong `currentPassword` is 422 `validation_failed`; an API key is 400."
+      )
+  )
   .middleware(Authentication)
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
   .annotate(
     OpenApi.Description,
-    "The caller: who it is (key or person, scope, grant, binding), and ending a person's session."
+    "The caller: who it is (key or person, scope, grant, binding), ending a person's session, and " +
+    "changing a person's password."
   )
   .prefix("/api/v1")
 {}

@@ -39,6 +39,11 @@ const proposalOperations = Object.fromEntries(
 export const Operations = {
   getMe: { scope: "read", bucket: "read", summary: "Who the caller is: key or person, scope, grant, binding" },
   logout: { scope: "read", bucket: "write", summary: "End the caller's session" },
+  changePassword: {
+    scope: "read",
+    bucket: "write",
+    summary: "Change the signed-in person's own password; their other sessions end"
+  },
   createKey: { scope: "admin", orgLevel: true, bucket: "write", summary: "Create an org-wide or org-subset API key" },
   listKeys: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the org's API keys" },
   revokeKey: { scope: "admin", orgLevel: true, bucket: "write", summary: "Revoke an API key" },

@@ -397,6 +397,19 @@ const samples: Record<OperationName, Sample> = {
       expect(errorCode(after)).toBe("unauthorized")
     }
   },
+  changePassword: {
+    method: "POST",
+    path: "/auth/password",
+    // A wrong current password: the person's check is reached without ending the sessions every other case
+    // shares (the change itself: passwordChange.test.ts). An API key has no password (400, as for logout).
+    prepare: () => ({ body: { currentPassword: "not the password", newPassword: "matrix-new-password-0123" } }),
+    granted: (holder) => holder.kind === "person" ? { status: 422, code: "validation_failed" } : { status: 400, code: "invalid_request" },
+    verify: async (_answer, { headers, holder }) => {
+      if (holder.kind !== "person") return
+      const after = await call(`${server.api}/auth/me`, { headers })
+      expect(after.status, "a refused change leaves the session as it was").toBe(200)
+    }
+  },
   createKey: {
     method: "POST",
     path: "/keys",
@@ -724,7 +737,8 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "updateSettings",
   "updateTargets",
   "updateBrief",
-  "logout"
+  "logout",
+  "changePassword"
 ])
 
 /** README: `platform_<snake_case operation>`. */

@@ -47,6 +47,18 @@ export class People extends Effect.Service<People>()("acs/People", {
         return rows[0]!
       }).pipe(Effect.withSpan("People.create"))
 
+    const findById = (personId: string) =>
+      sql<PersonRow>`SELECT * FROM people WHERE person_id = ${personId} AND disabled_at IS NULL`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    const setPassword = (personId: string, password: string) =>
+      Effect.gen(function*() {
+        const passwordHash = yield* hashPassword(password)
+        yield* sql`UPDATE people SET password_hash = ${passwordHash} WHERE person_id = ${personId}`.pipe(Effect.orDie)
+      }).pipe(Effect.withSpan("People.setPassword"))
+
     const list = (orgId: string) =>
       sql<PersonRow>`SELECT * FROM people WHERE org_id = ${orgId} ORDER BY email`.pipe(Effect.orDie)
 
@@ -55,6 +67,6 @@ export class People extends Effect.Service<People>()("acs/People", {
       Effect.orDie
     )
 
-    return { findByEmail, create, list, count } as const
+    return { findByEmail, findById, setPassword, create, list, count } as const
   })
 }) {}

@@ -2,7 +2,7 @@
  * Server-side sessions for people: the cookie carries a random token, the database its SHA-256. Ending a
  * session is seen by every instance on the next request, as for keys.
  */
-import { Unauthorized } from "@acs/domain/Errors"
+import { Unauthorized, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Config, Effect, Option } from "effect"
@@ -17,23 +17,51 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
     const people = yield* People
     const ttlHours = yield* Config.number("SESSION_TTL_HOURS").pipe(Config.withDefault(12))
 
+    /** A new session of the person: the token for the cookie, and the principal it authenticates. */
+    const start = (person: PersonRow) =>
+      Effect.gen(function*() {
+        const token = newSessionToken()
+        const rows = yield* sql<{ expiresAt: string }>`
+          INSERT INTO sessions (token_hash, person_id, org_id, expires_at)
+          VALUES (${sha256(token)}, ${person.personId}, ${person.orgId}, now() + make_interval(secs => ${ttlHours * 3600}))
+          RETURNING expires_at`.pipe(Effect.orDie)
+        const expiresAt = new Date(rows[0]!.expiresAt).toISOString()
+        return { token, principal: personPrincipal(person, expiresAt), maxAgeSeconds: ttlHours * 3600 }
+      })
+
     const login = (email: string, password: string) =>
       Effect.gen(function*() {
         const person = yield* people.findByEmail(email)
         // Verify against a decoy when the email is unknown: both answers cost the same.
         const ok = yield* verifyPassword(password, Option.getOrUndefined(person)?.passwordHash)
         if (!ok || Option.isNone(person)) return yield* badCredentials
-        const token = newSessionToken()
-        const rows = yield* sql<{ expiresAt: string }>`
-          INSERT INTO sessions (token_hash, person_id, org_id, expires_at)
-          VALUES (${sha256(token)}, ${person.value.personId}, ${person.value.orgId}, now() + make_interval(secs => ${
-          ttlHours * 3600
-        }))
-          RETURNING expires_at`.pipe(Effect.orDie)
-        const expiresAt = new Date(rows[0]!.expiresAt).toISOString()
+        const session = yield* start(person.value)
         yield* Effect.logInfo("person signed in").pipe(Effect.annotateLogs({ personId: person.value.personId }))
-        return { token, principal: personPrincipal(person.value, expiresAt), maxAgeSeconds: ttlHours * 3600 }
+        return session
       }).pipe(Effect.withSpan("Sessions.login"))
+
+    /**
+     * A person changes their own password knowing the current one; every session of theirs ends, so a stolen
+     * cookie stops working. The browser that asked continues on a new session (`resume`), which REST sets.
+     */
+    const changePassword = (personId: string, currentPassword: string, newPassword: string) =>
+      Effect.gen(function*() {
+        const person = yield* people.findById(personId)
+        const ok = yield* verifyPassword(currentPassword, Option.getOrUndefined(person)?.passwordHash)
+        if (!ok || Option.isNone(person)) {
+          return yield* new ValidationFailed({
+            message: "the current password is wrong",
+            validation_errors: ["currentPassword: does not match the signed-in person's password"]
+          })
+        }
+        yield* people.setPassword(personId, newPassword)
+        yield* sql`UPDATE sessions SET ended_at = now() WHERE person_id = ${personId} AND ended_at IS NULL`.pipe(Effect.orDie)
+        yield* Effect.logInfo("person changed their password; their sessions ended").pipe(Effect.annotateLogs({ personId }))
+      }).pipe(Effect.withSpan("Sessions.changePassword"))
+
+    /** A new session for a person who just proved who they are (a changed password); none for a disabled one. */
+    const resume = (personId: string) =>
+      Effect.flatMap(people.findById(personId), Option.match({ onNone: () => Effect.succeed(Option.none()), onSome: (person) => Effect.map(start(person), Option.some) }))
 
     const authenticate = (token: string) =>
       sql<PersonRow & { sessionExpiresAt: string }>`
@@ -57,7 +85,7 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
         Effect.withSpan("Sessions.end")
       )
 
-    return { login, authenticate, end } as const
+    return { login, changePassword, resume, authenticate, end } as const
   }),
   dependencies: [People.Default]
 }) {}

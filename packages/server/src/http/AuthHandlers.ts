@@ -1,7 +1,8 @@
-/** Sign in and out, and who am I. */
+/** Sign in and out, who am I, and a person's new password (with a new session cookie). */
 import { Api, SESSION_COOKIE } from "@acs/domain/Api"
+import { CurrentPrincipal } from "@acs/domain/Principal"
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
-import { Config, Effect } from "effect"
+import { Config, Effect, Option } from "effect"
 import { Sessions } from "../auth/Sessions.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { makeOperate } from "../operations/Operate.ts"
@@ -40,8 +41,17 @@ export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const operate = yield* makeOperate
     const sessions = yield* Sessions
+    const secure = yield* CookieSecure
     return handlers
       .handle("getMe", operate.handler("getMe"))
+      .handle("changePassword", (input) =>
+        Effect.gen(function*() {
+          yield* operate.handler("changePassword")(input)
+          // Every session of the person ended with the old password; this browser continues on a new one.
+          const principal = yield* CurrentPrincipal
+          const session = yield* sessions.resume(principal.id)
+          if (Option.isSome(session)) yield* setSessionCookie(session.value.token, session.value.maxAgeSeconds, secure)
+        }))
       .handle("logout", (input) =>
         Effect.gen(function*() {
           yield* operate.handler("logout")(input)

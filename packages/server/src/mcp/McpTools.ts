@@ -16,8 +16,8 @@ import { Context, Effect, Either, JSONSchema, Option, type ParseResult, Schema }
 /**
  * Operations kept off the tool server, though a key's scope allows them over REST. Keys and upstream
  * credentials move secrets and authority; the kill switch, the target band and the brief are the guardrails
- * people set for agents, and an agent must not move its own guardrails. Logout ends a session; /mcp takes
- * keys only.
+ * people set for agents, and an agent must not move its own guardrails. Logout and a password change are a
+ * person's session's; /mcp takes keys only.
  */
 const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "createKey",
@@ -29,7 +29,8 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "updateSettings",
   "updateTargets",
   "updateBrief",
-  "logout"
+  "logout",
+  "changePassword"
 ])
 
 export const TOOL_PREFIX = "platform_"

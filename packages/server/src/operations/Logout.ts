@@ -1,4 +1,7 @@
-/** Logout ends a person's session; what ends it (the cookie) is REST's, the refusal of a key is the operation's. */
+/**
+ * The operations of a person's session: logout ends it (what ends it, the cookie, is REST's) and a person
+ * changes their own password; a key is refused as a malformed request.
+ */
 import { InvalidRequest } from "@acs/domain/Errors"
 import { Effect } from "effect"
 import type { Granted } from "../auth/Access.ts"
@@ -7,3 +10,8 @@ export const logoutRefusal = (grant: Granted<"logout">): Effect.Effect<void, Inv
   grant.principal.kind === "person"
     ? Effect.void
     : Effect.fail(new InvalidRequest({ message: "logout ends a person's session; an API key is ended with DELETE /keys/{keyId}" }))
+
+export const passwordRefusal = (grant: Granted<"changePassword">): Effect.Effect<string, InvalidRequest> =>
+  grant.principal.kind === "person"
+    ? Effect.succeed(grant.principal.id)
+    : Effect.fail(new InvalidRequest({ message: "an API key has no password; a person changes theirs signed in" }))

@@ -22,6 +22,7 @@ import { Proposals } from "../actions/Proposals.ts"
 import { Revert } from "../actions/Revert.ts"
 import type { Granted } from "../auth/Access.ts"
 import { KeyStore, specFromRequest } from "../auth/KeyStore.ts"
+import { Sessions } from "../auth/Sessions.ts"
 import { Audits } from "../plan/Audits.ts"
 import { Plan } from "../plan/Plan.ts"
 import { PolicyDocument } from "../actions/PolicyDocument.ts"
@@ -33,7 +34,7 @@ import { freshnessFor, type ReadQuery, Reads } from "../warehouse/Reads.ts"
 import type { SyncRow } from "../warehouse/SyncRuns.ts"
 import { Syncs } from "../warehouse/Syncs.ts"
 import { windowEndingYesterday } from "../warehouse/Window.ts"
-import { logoutRefusal } from "./Logout.ts"
+import { logoutRefusal, passwordRefusal } from "./Logout.ts"
 import type { OperationHandler, OperationHandlerMap } from "./OperationTypes.ts"
 
 const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString())
@@ -75,6 +76,7 @@ type ProposalHandlers = { readonly [Op in ProposalOperationName]: OperationHandl
 export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/OperationHandlers", {
   effect: Effect.gen(function*() {
     const keys = yield* KeyStore
+    const sessions = yield* Sessions
     const settings = yield* OrgSettings
     const accounts = yield* Accounts
     const connections = yield* Connections
@@ -131,6 +133,8 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       // auth
       getMe: (grant) => Effect.succeed({ principal: grant.principal }),
       logout: (grant) => logoutRefusal(grant),
+      changePassword: (grant, { payload }) =>
+        Effect.flatMap(passwordRefusal(grant), (personId) => sessions.changePassword(personId, payload.currentPassword, payload.newPassword)),
       // keys
       createKey: (grant, { payload }) => keys.create(grant, specFromRequest(payload)),
       listKeys: (grant) => Effect.map(keys.list(grant), (list) => ({ keys: list, total: list.length, truncated: false })),
