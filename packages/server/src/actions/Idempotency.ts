@@ -1,7 +1,8 @@
 /**
- * `Idempotency-Key` (API.md "Actions"): scoped to (principal, key), kept 24 hours. The key's row is inserted
- * first inside the proposal transaction, so a concurrent twin blocks on the unique index until the first
- * commits and then replays its stored answer; if the first rolls back, the twin proceeds as the first.
+ * `Idempotency-Key` (API.md "Actions"): scoped to (principal, key), kept 24 hours. The key's row, with the
+ * request's answer (the action's id is chosen before anything is written), is inserted first inside the
+ * proposal transaction, so a concurrent twin blocks on the unique index until the first commits and then
+ * replays the stored answer; if the first rolls back, the twin proceeds as the first.
  */
 import { Conflict } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
@@ -25,14 +26,18 @@ export class Idempotency extends Effect.Service<Idempotency>()("acs/Idempotency"
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Must run inside the proposal transaction. An expired row is taken over as if absent. */
-    const claim = (principal: string, key: string, hash: string) =>
+    /**
+     * Must run inside the proposal transaction, which commits `answer` with the key unless it rolls back. An
+     * expired row is taken over as if absent.
+     */
+    const claim = (principal: string, key: string, hash: string, answer: StoredAnswer) =>
       Effect.gen(function*() {
         const inserted = yield* sql<{ principal: string }>`
-          INSERT INTO idempotency_keys (principal, idempotency_key, request_hash)
-          VALUES (${principal}, ${key}, ${hash})
+          INSERT INTO idempotency_keys (principal, idempotency_key, request_hash, status, response, action_id)
+          VALUES (${principal}, ${key}, ${hash}, ${answer.status}, ${JSON.stringify(answer)}::jsonb, ${answer.actionId})
           ON CONFLICT (principal, idempotency_key) DO UPDATE
-            SET request_hash = EXCLUDED.request_hash, status = 0, response = NULL, action_id = NULL, created_at = now()
+            SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, response = EXCLUDED.response,
+              action_id = EXCLUDED.action_id, created_at = now()
             WHERE idempotency_keys.created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
           RETURNING principal`
         if (inserted.length > 0) return { _tag: "Fresh" } as Claim
@@ -52,15 +57,10 @@ export class Idempotency extends Effect.Service<Idempotency>()("acs/Idempotency"
         return { _tag: "Replay", answer: row.response } as Claim
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Idempotency.claim"))
 
-    const store = (principal: string, key: string, answer: StoredAnswer) =>
-      sql`UPDATE idempotency_keys SET status = ${answer.status}, response = ${JSON.stringify(answer)}::jsonb,
-            action_id = ${answer.actionId}
-          WHERE principal = ${principal} AND idempotency_key = ${key}`.pipe(Effect.asVoid, Effect.orDie)
-
     /** Drops expired keys (run by the worker's housekeeping). */
     const purgeExpired = sql`DELETE FROM idempotency_keys
       WHERE created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`.pipe(Effect.asVoid, Effect.orDie)
 
-    return { claim, store, purgeExpired } as const
+    return { claim, purgeExpired } as const
   })
 }) {}

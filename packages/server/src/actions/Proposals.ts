@@ -1,27 +1,34 @@
 /**
- * A proposal, in one transaction (DESIGN "Data and concurrency"): the idempotency row first, then the
- * account's lock, local validation against the warehouse, the policy with the 24-hour count, the ledger
- * row and, when it auto-applies, the apply job. A validation failure commits its failed ledger row and
- * answers 422 with that row's id. A preview runs the same validation and policy and writes nothing.
+ * A proposal (DESIGN "Data and concurrency"): every read first, without a lock or a transaction — the
+ * account's read-only refusal, the kind's validation against the warehouse, the policy's facts and the kill
+ * switch — then the locked part as ONE statement (`recordStatement`): the account's lock, the 24-hour
+ * auto-apply count, the ledger row and, when it auto-applies, the apply job and its NOTIFY. The count is the
+ * only input of the decision read under the lock, so the decision is made twice beforehand (under the cap and
+ * at it) and the statement picks one. A validation failure commits its failed ledger row the same way and
+ * answers 422 with that row's id. With an `Idempotency-Key` the key's row (with its answer: the action's id
+ * is chosen before the statement) is claimed first in a transaction around the statement. A preview runs the
+ * same validation and policy and writes nothing.
  */
-import type { ProposalPreview, ProposalResponse } from "@acs/domain/Actions"
+import type { ActionRecord, ProposalPreview, ProposalResponse } from "@acs/domain/Actions"
 import { type Conflict, ReadOnlyAccount, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../accounts/Granted.ts"
-import { autoAppliesLast24h, lockAccount, lockAccountShared } from "../policy/AutoApplyWindow.ts"
-import { decide } from "../policy/Policy.ts"
+import { newId } from "../db/Ids.ts"
+import { ACCOUNT_LOCK_NAMESPACE, autoAppliesLast24h, lockAccountShared } from "../policy/AutoApplyWindow.ts"
+import { AUTO_APPLY_LIMIT_PER_24H, type Decision, dailyCapReason, decide } from "../policy/Policy.ts"
 import { OrgSettings } from "../settings/Settings.ts"
-import { Jobs } from "../queue/Jobs.ts"
+import { JOBS_CHANNEL } from "../queue/Jobs.ts"
 import { WorkerSignal } from "../queue/WorkerSignal.ts"
+import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
 import { Idempotency, type StoredAnswer } from "./Idempotency.ts"
 import type { Kind, Rejection } from "./Kind.ts"
 import { requireNone } from "./kinds/KindSupport.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
 import { minorUnitReasons } from "./MinorUnits.ts"
-import { Transitions } from "./Transitions.ts"
+import type { NewAction } from "./Transitions.ts"
 import { policyFacts, warehouseView } from "./WarehouseView.ts"
 
 export interface ProposalRequest {
@@ -41,15 +48,46 @@ export const actorOf = (principal: Principal) => ({ kind: principal.kind, id: pr
 
 const principalKey = (principal: Principal) => `${principal.kind}:${principal.id}`
 
+/** The ledger row a proposal writes; its decision may still depend on the count read under the lock. */
+interface Recording {
+  readonly actionId: string
+  readonly row: Omit<NewAction, "mode" | "status" | "policyReasons" | "countsTowardCap" | "riskTier">
+  /** The decision under the cap; `capped` replaces it when the 24-hour count has reached the cap. */
+  readonly decision: { readonly mode: NewAction["mode"]; readonly status: NewAction["status"]; readonly riskTier: NewAction["riskTier"]; readonly reasons: ReadonlyArray<string> }
+  readonly capped: { readonly reasonTemplate: string; readonly otherReasons: ReadonlyArray<string> } | undefined
+}
+
+/** Placeholder of the count in the cap's reason; `format()` in the statement fills it in. */
+const COUNT_PLACEHOLDER = "%s"
+
+const json = (value: unknown) => JSON.stringify(value)
+
+/**
+ * The two decisions a valid proposal may get: the one under the cap and, when that one auto-applies, the
+ * one at the cap (queued, held by the cap's reason with the count the statement reads).
+ */
+const decisions = (decideFor: (used: number) => Decision) => {
+  const open = decideFor(0)
+  if (open.mode !== "auto_applied") return { open, capped: undefined }
+  const atCap = decideFor(AUTO_APPLY_LIMIT_PER_24H)
+  // Under the cap nothing else holds it, so at the cap the cap's reason comes first, then the rest.
+  if (atCap.reasons[0] !== dailyCapReason(AUTO_APPLY_LIMIT_PER_24H)) {
+    throw new Error("policy: the daily cap is not the first reason of a capped auto-apply")
+  }
+  return {
+    open,
+    capped: { reasonTemplate: dailyCapReason(COUNT_PLACEHOLDER), otherReasons: atCap.reasons.slice(1) }
+  }
+}
+
 export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* Ledger
-    const transitions = yield* Transitions
-    const jobs = yield* Jobs
     const idempotency = yield* Idempotency
     const settings = yield* OrgSettings
     const signal = yield* WorkerSignal
+    const columns = actionColumns(sql)
 
     const validationFailure = (answer: Extract<StoredAnswer, { status: 422 }>) =>
       new ValidationFailed({ message: answer.message, validation_errors: answer.validationErrors, action_id: answer.actionId })
@@ -66,8 +104,8 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
     /**
      * Local validation and the policy, the part a proposal and its preview share (API.md "Preview"): the
      * account's read-only refusal, the kind's validation against the warehouse (with prior state), then
-     * the policy with the kill switch and the 24-hour auto-apply count. Runs inside the caller's
-     * transaction, under the account's lock; writes nothing. A validation failure is returned, not failed.
+     * the policy's facts and the kill switch. The decision is answered as a function of the 24-hour count,
+     * which the caller reads under the account's lock. Writes nothing. A validation failure is returned, not failed.
      */
     const evaluate = (grant: Granted<ProposalOperationName>, kind: Kind, body: unknown) =>
       Effect.gen(function*() {
@@ -97,99 +135,118 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           if (rejection._tag !== "ValidationFailed") return yield* rejection
           return { _tag: "Invalid" as const, rejection }
         }
-        const verdict = yield* prepared.right.verdict
-        const [switchState, window] = yield* Effect.all([settings.read(account.orgId), autoAppliesLast24h(account.projectId)])
-        const decision = decide({
-          proposedBy: principal.kind,
-          killSwitchOn: switchState.platformAutoApply,
-          accountStatus: account.status,
-          autoAppliesLast24h: window.used,
-          reviewTier: kind.reviewTier,
-          verdict
-        })
-        return { _tag: "Valid" as const, payload: prepared.right.payload, summary: prepared.right.summary, decision }
+        const [verdict, switchState] = yield* Effect.all([prepared.right.verdict, settings.read(account.orgId)])
+        const decideFor = (used: number) =>
+          decide({
+            proposedBy: principal.kind,
+            killSwitchOn: switchState.platformAutoApply,
+            accountStatus: account.status,
+            autoAppliesLast24h: used,
+            reviewTier: kind.reviewTier,
+            verdict
+          })
+        return { _tag: "Valid" as const, payload: prepared.right.payload, summary: prepared.right.summary, decideFor }
       })
 
-    /** Runs inside the transaction; a validation failure is returned (not failed) so its row commits. */
-    const record = (request: ProposalRequest) =>
+    /**
+     * The locked part, one statement: `acs_lock_account_window` (migration 0012) takes the account's lock and
+     * reads the count and the next `created_at` with a snapshot taken after the lock; the row's decision is
+     * picked from the count; the job and its NOTIFY follow an auto-applied row. Another write of the
+     * proposal's transaction joins as one more CTE reading `recorded`.
+     */
+    const recordStatement = (recording: Recording) => {
+      const { row, decision, capped, actionId } = recording
+      const auto = capped !== undefined
+      const mode = auto ? sql`CASE WHEN w.used < ${AUTO_APPLY_LIMIT_PER_24H} THEN 'auto_applied' ELSE 'queued' END` : sql`${decision.mode}`
+      const status = auto ? sql`CASE WHEN w.used < ${AUTO_APPLY_LIMIT_PER_24H} THEN 'approved' ELSE 'proposed' END` : sql`${decision.status}`
+      const reasons = auto
+        ? sql`CASE WHEN w.used < ${AUTO_APPLY_LIMIT_PER_24H} THEN ${json(decision.reasons)}::jsonb
+            ELSE jsonb_build_array(format(${capped.reasonTemplate}, w.used)) || ${json(capped.otherReasons)}::jsonb END`
+        : sql`${json(decision.reasons)}::jsonb`
+      const counts = auto ? sql`w.used < ${AUTO_APPLY_LIMIT_PER_24H}` : sql`false`
+      return sql<ActionRow & { readonly notified: number }>`
+        WITH w AS (SELECT used, next_created_at FROM acs_lock_account_window(${ACCOUNT_LOCK_NAMESPACE}, ${row.projectId})),
+        recorded AS (
+          INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+            payload, failure, proposed_by, counts_toward_cap, created_at)
+          SELECT ${actionId}, ${row.orgId}, ${row.projectId}, ${row.kind}, ${mode}, ${status}, ${decision.riskTier}, ${reasons},
+            ${row.summary}, ${row.reason}, ${json(row.payload)}::jsonb,
+            ${row.failure === undefined ? null : json(row.failure)}::jsonb, ${json(row.proposedBy)}::jsonb, ${counts},
+            w.next_created_at
+          FROM w
+          RETURNING *),
+        job AS (
+          INSERT INTO jobs (job_id, action_id, project_id)
+          SELECT ${newId("job")}, action_id, project_id FROM recorded WHERE status = 'approved'
+          RETURNING action_id),
+        notified AS (SELECT pg_notify(${JOBS_CHANNEL}, action_id) FROM job)
+        SELECT ${columns}, (SELECT count(*) FROM notified)::int AS notified FROM recorded`.pipe(
+        Effect.map((rows) => toRecord(rows[0]!)),
+        Effect.withSpan("Proposals.recordStatement")
+      )
+    }
+
+    /** What the request records, with every read done: a failed row for a validation failure, else the proposal. */
+    const prepare = (request: ProposalRequest) =>
       Effect.gen(function*() {
         const { kind } = request
         const { account, principal } = request.grant
         const reason = typeof request.body === "object" && request.body !== null && "reason" in request.body
           ? String(request.body.reason)
           : ""
-        yield* lockAccount(account.projectId)
+        const actionId = newId("act")
+        const base = { orgId: account.orgId, projectId: account.projectId, kind: kind.kind, reason, proposedBy: actorOf(principal) }
         const evaluated = yield* evaluate(request.grant, kind, request.body)
         if (evaluated._tag === "Invalid") {
           const { rejection } = evaluated
-          const failed = yield* transitions.append({
-            orgId: account.orgId,
-            projectId: account.projectId,
-            kind: kind.kind,
-            mode: null,
-            status: "failed",
-            riskTier: kind.reviewTier,
-            policyReasons: [],
-            summary: `Rejected ${kind.kind} proposal`,
-            reason,
-            payload: request.body,
-            proposedBy: actorOf(principal),
-            failure: { step: null, stepName: null, message: rejection.validation_errors.join("; "), upstreamRequestId: null },
-            countsTowardCap: false
-          })
-          const answer = {
-            status: 422 as const,
-            actionId: failed.actionId,
-            validationErrors: rejection.validation_errors,
-            message: rejection.message
+          const recording: Recording = {
+            actionId,
+            row: {
+              ...base,
+              summary: `Rejected ${kind.kind} proposal`,
+              payload: request.body,
+              failure: { step: null, stepName: null, message: rejection.validation_errors.join("; "), upstreamRequestId: null }
+            },
+            decision: { mode: null, status: "failed", riskTier: kind.reviewTier, reasons: [] },
+            capped: undefined
           }
-          return { _tag: "Rejected" as const, answer }
+          const answer = { status: 422 as const, actionId, validationErrors: rejection.validation_errors, message: rejection.message }
+          return { recording, answer }
         }
-        const { decision } = evaluated
-        const auto = decision.mode === "auto_applied"
-        const action = yield* transitions.append({
-          orgId: account.orgId,
-          projectId: account.projectId,
-          kind: kind.kind,
-          mode: decision.mode,
-          status: auto ? "approved" : "proposed",
-          riskTier: decision.riskTier,
-          policyReasons: decision.reasons,
-          summary: evaluated.summary,
-          reason,
-          payload: evaluated.payload,
-          proposedBy: actorOf(principal),
-          countsTowardCap: auto
-        })
-        if (auto) yield* jobs.enqueue(action.actionId, account.projectId)
-        return { _tag: "Recorded" as const, action, answer: { status: 201, actionId: action.actionId } as StoredAnswer }
+        const { open, capped } = decisions(evaluated.decideFor)
+        const auto = open.mode === "auto_applied"
+        const recording: Recording = {
+          actionId,
+          row: { ...base, summary: evaluated.summary, payload: evaluated.payload },
+          decision: { mode: open.mode, status: auto ? "approved" : "proposed", riskTier: open.riskTier, reasons: open.reasons },
+          capped: capped === undefined ? undefined : { reasonTemplate: capped.reasonTemplate, otherReasons: capped.otherReasons }
+        }
+        return { recording, answer: { status: 201 as const, actionId } }
       })
 
     const propose = (request: ProposalRequest) =>
       Effect.gen(function*() {
         const key = request.idempotency
-        const outcome = yield* sql.withTransaction(
-          Effect.gen(function*() {
-            if (key !== undefined) {
-              const claim = yield* idempotency.claim(principalKey(request.grant.principal), key.key, key.hash)
-              if (claim._tag === "Replay") return { _tag: "Replay" as const, answer: claim.answer }
-            }
-            const recorded = yield* record(request)
-            if (key !== undefined) yield* idempotency.store(principalKey(request.grant.principal), key.key, recorded.answer)
-            return recorded
-          })
-        ).pipe(Effect.catchTag("SqlError", Effect.die))
-        switch (outcome._tag) {
-          case "Replay":
-            return yield* replay(request.grant.account.projectId, outcome.answer)
-          case "Rejected":
-            return yield* validationFailure(outcome.answer)
-          case "Recorded": {
-            if (outcome.action.status === "approved") yield* signal.wake
-            return { response: toProposalResponse(outcome.action), replayed: false } satisfies ProposalOutcome
-          }
-        }
-      }).pipe(Effect.withSpan("Proposals.propose", { attributes: { kind: request.kind.kind } }))
+        const { recording, answer } = yield* prepare(request)
+        type Outcome =
+          | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
+          | { readonly _tag: "Recorded"; readonly action: ActionRecord }
+        const recorded = Effect.map(recordStatement(recording), (action): Outcome => ({ _tag: "Recorded", action }))
+        const outcome: Outcome = yield* (key === undefined
+          // Alone, the statement is its own transaction: the lock is held for that one statement.
+          ? recorded
+          : sql.withTransaction(
+            Effect.flatMap(
+              idempotency.claim(principalKey(request.grant.principal), key.key, key.hash, answer),
+              (claim): Effect.Effect<Outcome, SqlError.SqlError> =>
+                claim._tag === "Replay" ? Effect.succeed({ _tag: "Replay", answer: claim.answer }) : recorded
+            )
+          )).pipe(Effect.catchTag("SqlError", Effect.die))
+        if (outcome._tag === "Replay") return yield* replay(request.grant.account.projectId, outcome.answer)
+        if (answer.status === 422) return yield* validationFailure(answer)
+        if (outcome.action.status === "approved") yield* signal.wake
+        return { response: toProposalResponse(outcome.action), replayed: false } satisfies ProposalOutcome
+      }).pipe(Effect.withSpan("Proposals.propose"))
 
     /**
      * A proposal's dry run (API.md "Preview"): the same validation and policy as `propose`, in a read-only
@@ -209,20 +266,22 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
               validation_errors: evaluated.rejection.validation_errors
             })
           }
+          const window = yield* autoAppliesLast24h(grant.account.projectId)
+          const decision = evaluated.decideFor(window.used)
           const payload = evaluated.payload
           if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
             return yield* Effect.dieMessage(`${kind.kind}: a prepared payload is not an object`)
           }
           return {
             kind: kind.kind,
-            mode: evaluated.decision.mode,
-            riskTier: evaluated.decision.riskTier,
-            policyReasons: evaluated.decision.reasons,
+            mode: decision.mode,
+            riskTier: decision.riskTier,
+            policyReasons: decision.reasons,
             summary: evaluated.summary,
             payload: payload as Readonly<Record<string, unknown>>
           } satisfies ProposalPreview
         })
-      ).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Proposals.preview", { attributes: { kind: kind.kind } }))
+      ).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Proposals.preview"))
 
     return { propose, preview } as const
   })

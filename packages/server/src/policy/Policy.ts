@@ -15,6 +15,10 @@ export const AUTO_APPLY_LIMIT_PER_24H = 20
 /** SPEC 8: the apply worker refuses any budget above this multiple of the warehouse value. */
 export const BUDGET_HARD_CAP_MULTIPLE = 3
 
+/** The reason the 24-hour cap holds an action; `used` may be a placeholder the database fills in (Proposals). */
+export const dailyCapReason = (used: number | string): string =>
+  `daily cap: the account already has ${used} auto-applies in the last 24 hours (limit ${AUTO_APPLY_LIMIT_PER_24H})`
+
 export interface PolicyInput {
   readonly proposedBy: "key" | "person"
   readonly killSwitchOn: boolean
@@ -38,11 +42,7 @@ export const decide = (input: PolicyInput): Decision => {
   if (input.accountStatus !== "active") {
     held.push(`account status is ${input.accountStatus}: only active accounts auto-apply`)
   }
-  if (input.autoAppliesLast24h >= AUTO_APPLY_LIMIT_PER_24H) {
-    held.push(
-      `daily cap: the account already has ${input.autoAppliesLast24h} auto-applies in the last 24 hours (limit ${AUTO_APPLY_LIMIT_PER_24H})`
-    )
-  }
+  if (input.autoAppliesLast24h >= AUTO_APPLY_LIMIT_PER_24H) held.push(dailyCapReason(input.autoAppliesLast24h))
   if (input.reviewTier === "high") held.push(`always review: ${input.verdict.rule}`)
   else if (!input.verdict.clears) held.push(`outside the auto-apply set: ${input.verdict.rule}`)
   if (input.proposedBy === "key") held.push("proposed with an API key: every key-proposed change queues for review")

@@ -3,10 +3,22 @@
  */
 export const MAX_DAYS = 90
 
+// Building an Intl.DateTimeFormat costs far more than formatting with one (it loads the zone's data), and
+// every proposal and read needs one: one per time zone, kept for the life of the process (zones are few).
+const formatters = new Map<string, Intl.DateTimeFormat>()
+
+const formatterFor = (timeZone: string): Intl.DateTimeFormat => {
+  let formatter = formatters.get(timeZone)
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" })
+    formatters.set(timeZone, formatter)
+  }
+  return formatter
+}
+
 /** The calendar date (YYYY-MM-DD) of an instant in a time zone. */
 export const dateIn = (instant: number, timeZone: string): string => {
-  const parts = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" })
-    .formatToParts(new Date(instant))
+  const parts = formatterFor(timeZone).formatToParts(new Date(instant))
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "00"
   return `${get("year")}-${get("month")}-${get("day")}`
 }
