@@ -11,6 +11,7 @@ import { AccountsHandlers } from "./AccountsHandlers.ts"
 import { ActionsHandlers } from "./ActionsHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
 import { AuthHandlers, PublicAuthHandlers } from "./AuthHandlers.ts"
+import { withConsole } from "./ConsoleRoute.ts"
 import { ConnectionHandlers } from "./ConnectionHandlers.ts"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope.ts"
 import { FrontDoorLive } from "./FrontDoor.ts"
@@ -73,8 +74,8 @@ const NodeServerLive = Layer.unwrapEffect(
 ).pipe(Layer.orDie)
 
 // `/mcp` and `/rpc` sit in front of the API app and its front door; their tools and procedures check access
-// and call the operations themselves.
-export const HttpServerLive = HttpApiBuilder.serve((app) => requestLog(securityHeaders(withRpc(withMcp(app))))).pipe(
+// and call the operations themselves. The console's page and assets (`/`, `/assets/…`) are static files.
+export const HttpServerLive = HttpApiBuilder.serve((app) => requestLog(securityHeaders(withConsole(withRpc(withMcp(app)))))).pipe(
   Layer.provide(FrontDoorLive),
   Layer.provide(RpcLive),
   Layer.provide(Mcp.Default),

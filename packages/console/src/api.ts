@@ -1,0 +1,67 @@
+/**
+ * The console's only way to the API: the typed client derived from the HttpApi declaration the server
+ * implements (`HttpApiClient.make(Api)`), over fetch with the person's session cookie. The session cookie
+ * counts on an unsafe method only with `Content-Type: application/json`, body or not (the CSRF rule every
+ * browser client meets), so every POST, PUT and DELETE says it.
+ */
+import { Api } from "@acs/domain/Api"
+import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Effect, Either } from "effect"
+
+const UNSAFE: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+const sameOriginJson = HttpClient.mapRequest((request) =>
+  UNSAFE.has(request.method) && request.headers["content-type"] === undefined
+    ? HttpClientRequest.setHeader(request, "content-type", "application/json")
+    : request
+)
+
+const makeClient = HttpApiClient.make(Api, { baseUrl: window.location.origin, transformClient: sameOriginJson })
+
+export type Client = Effect.Effect.Success<typeof makeClient>
+
+const client: Promise<Client> = Effect.runPromise(makeClient.pipe(Effect.provide(FetchHttpClient.layer)))
+
+/** What a refusal says: the SPEC envelope's code and message, or the failure's own message. */
+export interface ApiFailure {
+  readonly code: string
+  readonly message: string
+  readonly requiredGrant?: string
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+export const toFailure = (error: unknown): ApiFailure => {
+  if (isRecord(error) && isRecord(error["error"])) {
+    const body = error["error"]
+    const details = Array.isArray(body["validation_errors"]) ? `: ${body["validation_errors"].join("; ")}` : ""
+    return {
+      code: String(body["code"] ?? "error"),
+      message: `${String(body["message"] ?? "the request failed")}${details}`,
+      ...(typeof body["required_grant"] === "string" ? { requiredGrant: body["required_grant"] } : {})
+    }
+  }
+  if (isRecord(error) && typeof error["message"] === "string") return { code: String(error["_tag"] ?? "error"), message: error["message"] }
+  return { code: "error", message: String(error) }
+}
+
+/** Runs one call of the typed client; a failure is answered, not thrown, for the page to show. */
+export const api = async <A, E>(call: (client: Client) => Effect.Effect<A, E>): Promise<Either.Either<A, ApiFailure>> => {
+  const resolved = await client
+  const exit = await Effect.runPromiseExit(Effect.either(call(resolved)))
+  if (exit._tag === "Success") return Either.mapLeft(exit.value, toFailure)
+  return Either.left({ code: "error", message: "the console could not reach acs; check the connection and try again" })
+}
+
+/** Like `api`, for calls whose failure the page shows as a thrown message. */
+export const apiOrThrow = async <A, E>(call: (client: Client) => Effect.Effect<A, E>): Promise<A> => {
+  const answer = await api(call)
+  if (Either.isLeft(answer)) throw new ApiError(answer.left)
+  return answer.right
+}
+
+export class ApiError extends Error {
+  constructor(readonly failure: ApiFailure) {
+    super(failure.message)
+  }
+}

@@ -1,0 +1,60 @@
+/** Loading through the typed client, reading again on live events, and the clock the pages show ages with. */
+import { useEffect, useState } from "preact/hooks"
+import { type LiveEvent, subscribe } from "./live.ts"
+
+export interface Loaded<A> {
+  readonly data: A | undefined
+  readonly error: string | undefined
+  readonly loading: boolean
+  readonly reload: () => void
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/**
+ * Loads `load()` when `deps` change, and again whenever a live event passes `live`. What was loaded stays
+ * on screen while the next read runs, so a live update does not flash the page.
+ */
+export const useLoad = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown>, live?: (event: LiveEvent) => boolean): Loaded<A> => {
+  const [state, setState] = useState<{ data: A | undefined; error: string | undefined; loading: boolean }>({
+    data: undefined,
+    error: undefined,
+    loading: true
+  })
+  const [tick, setTick] = useState(0)
+  useEffect(() => {
+    let current = true
+    setState((s) => ({ ...s, loading: true }))
+    load().then(
+      (data) => current && setState({ data, error: undefined, loading: false }),
+      (error: unknown) => current && setState((s) => ({ ...s, error: messageOf(error), loading: false }))
+    )
+    return () => {
+      current = false
+    }
+  }, [...deps, tick])
+  useEffect(() => (live === undefined ? undefined : subscribe((event) => live(event) && setTick((t) => t + 1))), [])
+  return { ...state, reload: () => setTick((t) => t + 1) }
+}
+
+/** Now, every 30 s: ages and expiries move without a reload. */
+export const useNow = (): number => {
+  const [now, setNow] = useState(Date.now())
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 30_000)
+    return () => clearInterval(timer)
+  }, [])
+  return now
+}
+
+/** The hash route: `#/ledger/prj_1` → ["ledger", "prj_1"]. */
+export const useRoute = (): ReadonlyArray<string> => {
+  const parse = () => window.location.hash.replace(/^#\/?/, "").split("/").filter((part) => part.length > 0).map(decodeURIComponent)
+  const [route, setRoute] = useState(parse)
+  useEffect(() => {
+    const onChange = () => setRoute(parse())
+    window.addEventListener("hashchange", onChange)
+    return () => window.removeEventListener("hashchange", onChange)
+  }, [])
+  return route
+}

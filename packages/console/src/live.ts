@@ -1,0 +1,98 @@
+/**
+ * Live updates from `GET /api/v1/events/stream` (Server-Sent Events, API.md "Events"): every event tells the
+ * pages that listen what changed (an action's status, a sync), and they read again through the typed client.
+ * The browser's EventSource reconnects by itself with `Last-Event-ID`. Where the stream is not served (an
+ * older acs), the console falls back to reading again every few seconds, so pages still update without a
+ * reload.
+ */
+
+export interface LiveEvent {
+  readonly type: string
+  readonly projectId: string | null
+}
+
+type Listener = (event: LiveEvent) => void
+
+const listeners = new Set<Listener>()
+
+const EVENT_TYPES = [
+  "action.proposed",
+  "action.approved",
+  "action.rejected",
+  "action.expired",
+  "action.applied",
+  "action.failed",
+  "action.demoted",
+  "action.reverted",
+  "action.external",
+  "sync.succeeded",
+  "sync.failed",
+  "connection.broken"
+]
+
+const FALLBACK_POLL_MS = 3_000
+
+let started = false
+let source: EventSource | undefined
+let poller: ReturnType<typeof setInterval> | undefined
+/** Whether the stream answers; the page header says which way updates arrive. */
+export let liveMode: "stream" | "polling" | "connecting" = "connecting"
+const modeListeners = new Set<() => void>()
+
+const emit = (event: LiveEvent) => {
+  for (const listener of listeners) listener(event)
+}
+
+const onMessage = (message: MessageEvent<string>) => {
+  try {
+    const body = JSON.parse(message.data) as { type?: unknown; projectId?: unknown }
+    emit({ type: typeof body.type === "string" ? body.type : message.type, projectId: typeof body.projectId === "string" ? body.projectId : null })
+  } catch {
+    emit({ type: message.type, projectId: null })
+  }
+}
+
+const setMode = (mode: typeof liveMode) => {
+  liveMode = mode
+  for (const listener of modeListeners) listener()
+}
+
+const poll = () => {
+  if (poller !== undefined) return
+  setMode("polling")
+  poller = setInterval(() => emit({ type: "poll", projectId: null }), FALLBACK_POLL_MS)
+}
+
+/** Opens the stream once the person is signed in (the cookie authenticates it). */
+export const startLive = () => {
+  if (started) return
+  started = true
+  if (typeof EventSource === "undefined") return poll()
+  source = new EventSource("/api/v1/events/stream")
+  source.onopen = () => setMode("stream")
+  source.onmessage = onMessage
+  for (const type of EVENT_TYPES) source.addEventListener(type, onMessage)
+  source.onerror = () => {
+    // CLOSED: the server refused the stream (not served, or not allowed): poll instead. Otherwise the browser retries.
+    if (source?.readyState === EventSource.CLOSED) poll()
+  }
+}
+
+export const stopLive = () => {
+  source?.close()
+  source = undefined
+  if (poller !== undefined) clearInterval(poller)
+  poller = undefined
+  started = false
+  setMode("connecting")
+}
+
+export const subscribe = (listener: Listener): (() => void) => {
+  listeners.add(listener)
+  return () => listeners.delete(listener)
+}
+
+export const onModeChange = (listener: () => void): (() => void) => {
+  modeListeners.add(listener)
+  return () => modeListeners.delete(listener)
+}

@@ -1,0 +1,209 @@
+/**
+ * Keys and people. Admins create API keys (scope, the approve grant, the accounts it reaches, an expiry),
+ * see the secret once with a copy button, and revoke keys. People are managed with `acs people add`
+ * (the API has no people endpoints yet); every person changes their own password on the Password page.
+ */
+import type { ApiKey, CreatedKey as CreatedKeySchema } from "@acs/domain/ApiKeys"
+import type { Binding } from "@acs/domain/Principal"
+import { Either } from "effect"
+import { useState } from "preact/hooks"
+import { api, apiOrThrow } from "../api.ts"
+import { Dialog, Notice } from "../components.tsx"
+import { dateTime } from "../format.ts"
+import { useLoad } from "../hooks.ts"
+import { accountOf, type Session } from "../session.ts"
+
+type CreatedKey = typeof CreatedKeySchema.Type
+type Scope = ApiKey["scope"]
+type Reach = "org" | "subset" | "account"
+
+const bindingLabel = (session: Session, binding: Binding): string => {
+  const name = (projectId: string) => accountOf(session, projectId)?.name ?? projectId
+  switch (binding.kind) {
+    case "org":
+      return "every account"
+    case "subset":
+      return binding.projectIds.map(name).join(", ")
+    case "account":
+      return `${name(binding.projectId)} only`
+  }
+}
+
+export const KeysPage = (props: { readonly session: Session }) => {
+  const { session } = props
+  if (session.me.scope !== "admin") {
+    return (
+      <section aria-labelledby="keys-title">
+        <h1 id="keys-title">Keys and people</h1>
+        <p>API keys and people are managed by admins. You can change your own password on the <a href="#/password">Password</a> page.</p>
+      </section>
+    )
+  }
+  return <AdminKeys session={session} />
+}
+
+const AdminKeys = (props: { readonly session: Session }) => {
+  const { session } = props
+  const [created, setCreated] = useState<CreatedKey | null>(null)
+  const [revoking, setRevoking] = useState<ApiKey | null>(null)
+  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
+  const keys = useLoad(() => apiOrThrow((c) => c.keys.listKeys()), [])
+
+  const revoke = async (key: ApiKey) => {
+    setRevoking(null)
+    const answer = await api((c) => c.keys.revokeKey({ path: { keyId: key.keyId } }))
+    setNotice(Either.isLeft(answer) ? { error: answer.left.message } : { message: `Key “${key.name}” revoked: it is refused from its next request.` })
+    keys.reload()
+  }
+
+  return (
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title">Keys and people</h1>
+      <CreateKeyForm session={session} onCreated={(k) => {
+        setCreated(k)
+        keys.reload()
+      }} />
+      <Notice error={keys.error ?? notice.error} message={notice.message} />
+      <div class="table-wrap">
+        <table>
+          <caption>API keys</caption>
+          <thead>
+            <tr><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Approves</th><th scope="col">Reaches</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Revoke</span></th></tr>
+          </thead>
+          <tbody>
+            {(keys.data?.keys ?? []).map((k) => (
+              <tr key={k.keyId} class={k.revokedAt === null ? "" : "revoked"}>
+                <th scope="row">{k.name}</th>
+                <td>{k.scope}</td>
+                <td>{k.canApprove ? "yes" : "no"}</td>
+                <td>{bindingLabel(session, k.binding)}</td>
+                <td>{k.expiresAt === null ? "never" : dateTime(k.expiresAt)}</td>
+                <td>{k.lastUsedAt === null ? "never" : dateTime(k.lastUsedAt)}</td>
+                <td>{k.revokedAt === null
+                  ? <button type="button" class="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>Revoke…</button>
+                  : `revoked ${dateTime(k.revokedAt)}`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <section aria-labelledby="people-title" class="card">
+        <h2 id="people-title">People</h2>
+        <p>
+          People sign in here with their email and password. Add one, set a role (viewer, editor, approver, admin) with the
+          {" "}<code>acs people add --email … --name … --role …</code> command on the server; everyone changes their own password on the
+          {" "}<a href="#/password">Password</a> page.
+        </p>
+      </section>
+      {created !== null && (
+        <Dialog title="Copy the key's secret now" onClose={() => setCreated(null)}>
+          <p>This is the only time acs shows the secret of “{created.key.name}”. Store it where the script or agent reads it.</p>
+          <SecretField secret={created.secret} />
+          <div class="actions"><button type="button" class="primary" onClick={() => setCreated(null)}>I have stored it</button></div>
+        </Dialog>
+      )}
+      {revoking !== null && (
+        <Dialog title={`Revoke “${revoking.name}”?`} onClose={() => setRevoking(null)}>
+          <p>Every script or agent using this key is refused from its next request, on every instance. This cannot be undone.</p>
+          <div class="actions">
+            <button type="button" class="danger" onClick={() => revoke(revoking)}>Revoke</button>
+            <button type="button" onClick={() => setRevoking(null)}>Cancel</button>
+          </div>
+        </Dialog>
+      )}
+    </section>
+  )
+}
+
+const SecretField = (props: { readonly secret: string }) => {
+  const [copied, setCopied] = useState<string>()
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(props.secret)
+      setCopied("Copied to the clipboard.")
+    } catch {
+      setCopied("The browser refused the clipboard: select the secret and copy it.")
+    }
+  }
+  return (
+    <div class="secret">
+      <label class="field"><span>Secret</span>
+        <input type="text" readOnly value={props.secret} onFocus={(e) => e.currentTarget.select()} data-secret="true" />
+      </label>
+      <button type="button" onClick={copy}>Copy</button>
+      {copied !== undefined && <p role="status">{copied}</p>}
+    </div>
+  )
+}
+
+const CreateKeyForm = (props: { readonly session: Session; readonly onCreated: (key: CreatedKey) => void }) => {
+  const { session } = props
+  const [name, setName] = useState("")
+  const [scope, setScope] = useState<Scope>("read")
+  const [canApprove, setCanApprove] = useState(false)
+  const [reach, setReach] = useState<Reach>("org")
+  const [projects, setProjects] = useState<ReadonlySet<string>>(new Set())
+  const [account, setAccount] = useState(session.accounts[0]?.projectId ?? "")
+  const [expires, setExpires] = useState("")
+  const [error, setError] = useState<string>()
+
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(undefined)
+    const expiresAt = expires === "" ? {} : { expiresAt: new Date(`${expires}T23:59:59Z`).toISOString() }
+    const answer = reach === "account"
+      ? await api((c) => c.keys.createAccountKey({ path: { projectId: account }, payload: { name, scope, canApprove, ...expiresAt } }))
+      : await api((c) =>
+        c.keys.createKey({
+          payload: { name, scope, canApprove, ...(reach === "subset" ? { projectIds: [...projects] } : {}), ...expiresAt }
+        })
+      )
+    if (Either.isLeft(answer)) return setError(answer.left.message)
+    setName("")
+    props.onCreated(answer.right)
+  }
+
+  return (
+    <form onSubmit={submit} class="card" aria-labelledby="create-key-title">
+      <h2 id="create-key-title">Create an API key</h2>
+      <div class="inline-form">
+        <label class="field"><span>Name</span><input required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="bidding script" /></label>
+        <label class="field"><span>Scope</span>
+          <select value={scope} onChange={(e) => setScope(e.currentTarget.value as Scope)}>
+            <option value="read">read</option><option value="write">write (proposes)</option><option value="admin">admin</option>
+          </select>
+        </label>
+        <label class="check"><input type="checkbox" checked={canApprove} onChange={(e) => setCanApprove(e.currentTarget.checked)} /> May approve, reject and revert</label>
+        <label class="field"><span>Expires (end of day, UTC; empty: never)</span><input type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} /></label>
+      </div>
+      <fieldset>
+        <legend>Accounts it reaches</legend>
+        <label class="check"><input type="radio" name="reach" checked={reach === "org"} onChange={() => setReach("org")} /> Every account</label>
+        <label class="check"><input type="radio" name="reach" checked={reach === "subset"} onChange={() => setReach("subset")} /> Some accounts</label>
+        <label class="check"><input type="radio" name="reach" checked={reach === "account"} onChange={() => setReach("account")} /> One account (usable as <code>current</code>)</label>
+        {reach === "subset" && session.accounts.map((a) => (
+          <label key={a.projectId} class="check indent">
+            <input type="checkbox" checked={projects.has(a.projectId)} onChange={(e) => {
+              const checked = e.currentTarget.checked
+              setProjects((p) => {
+                const next = new Set(p)
+                if (checked) next.add(a.projectId)
+                else next.delete(a.projectId)
+                return next
+              })
+            }} /> {a.name}
+          </label>
+        ))}
+        {reach === "account" && (
+          <label class="field indent"><span>Account</span>
+            <select value={account} onChange={(e) => setAccount(e.currentTarget.value)}>
+              {session.accounts.map((a) => <option key={a.projectId} value={a.projectId}>{a.name}</option>)}
+            </select>
+          </label>
+        )}
+      </fieldset>
+      <button type="submit" class="primary">Create key</button>
+      <Notice error={error} />
+    </form>
+  )
+}

@@ -1,0 +1,199 @@
+/**
+ * The ledger of one account: acs actions and changes made outside acs on one timeline, newest first, with
+ * filters (status, kind, origin on the server; who on the page shown), cursor paging, warnings and the
+ * failed step in plain words, links between an action and its revert, and a revert that first shows what
+ * it will write.
+ */
+import type { ActionRecord } from "@acs/domain/Actions"
+import { proposalKinds } from "@acs/domain/ProposalKinds"
+import { Either } from "effect"
+import { useState } from "preact/hooks"
+import { api, apiOrThrow } from "../api.ts"
+import { AccountPicker, Dialog, DiffTable, Notice, StatusBadge } from "../components.tsx"
+import { type DiffRow, diffOf } from "../diff.ts"
+import { dateTime, kindLabel } from "../format.ts"
+import { useLoad } from "../hooks.ts"
+import { accountOf, actorLabel, type Session } from "../session.ts"
+
+const STATUSES = ["proposed", "approved", "applying", "applied", "failed", "rejected", "reverted", "expired"] as const
+const PAGE_SIZE = 25
+
+type Status = (typeof STATUSES)[number]
+
+interface Filters {
+  readonly status: Status | ""
+  readonly kind: string
+  readonly origin: "" | "acs" | "external"
+  readonly who: string
+}
+
+/** What a revert writes back: each field's prior value over what the action wrote. */
+const revertRows = (rows: ReadonlyArray<DiffRow>): ReadonlyArray<DiffRow> =>
+  rows.map((row) =>
+    row.change === "set"
+      ? { ...row, prior: row.proposed, proposed: row.prior }
+      : row.change === "add"
+      ? { ...row, prior: row.proposed, proposed: undefined, change: "remove" as const }
+      : { ...row, prior: undefined, proposed: row.prior, change: "add" as const }
+  )
+
+export const LedgerPage = (props: { readonly session: Session; readonly projectId: string | undefined }) => {
+  const { session } = props
+  const projectId = props.projectId ?? session.accounts[0]?.projectId
+  const account = projectId === undefined ? undefined : accountOf(session, projectId)
+  const currency = account?.currency ?? "USD"
+  const [filters, setFilters] = useState<Filters>({ status: "", kind: "", origin: "", who: "" })
+  /** The cursors of the pages before this one: "Newer" goes back one. */
+  const [cursors, setCursors] = useState<ReadonlyArray<string | undefined>>([undefined])
+  const before = cursors[cursors.length - 1]
+  const [reverting, setReverting] = useState<ActionRecord | null>(null)
+  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
+
+  const page = useLoad(async () => {
+    if (projectId === undefined) return { actions: [], nextBefore: null }
+    return apiOrThrow((c) =>
+      c.actions.listActions({
+        path: { projectId },
+        urlParams: {
+          limit: PAGE_SIZE,
+          ...(before === undefined ? {} : { before }),
+          ...(filters.status === "" ? {} : { status: filters.status }),
+          ...(filters.kind === "" ? {} : { kind: filters.kind as ActionRecord["kind"] }),
+          ...(filters.origin === "" ? {} : { origin: filters.origin })
+        }
+      })
+    )
+  }, [projectId, before, filters.status, filters.kind, filters.origin], (event) =>
+    (event.type.startsWith("action.") || event.type === "poll") && (event.projectId === null || event.projectId === projectId))
+
+  const setFilter = (change: Partial<Filters>) => {
+    setFilters((f) => ({ ...f, ...change }))
+    if (!("who" in change)) setCursors([undefined])
+  }
+
+  const revert = async (action: ActionRecord) => {
+    setReverting(null)
+    const answer = await api((c) => c.actions.revertAction({ path: { projectId: action.projectId, actionId: action.actionId } }))
+    if (Either.isLeft(answer)) return setNotice({ error: `Revert refused: ${answer.left.message}` })
+    const r = answer.right
+    setNotice({
+      message: r.mode === "queued"
+        ? `Revert of “${action.summary}” queued for approval (${r.policyReasons.join("; ") || "review"}).`
+        : `Revert of “${action.summary}” is ${r.status}.`
+    })
+    page.reload()
+  }
+
+  const who = filters.who.trim().toLowerCase()
+  const actions = (page.data?.actions ?? []).filter((a) => who === "" || actorLabel(a.proposedBy).toLowerCase().includes(who))
+
+  return (
+    <section aria-labelledby="ledger-title">
+      <h1 id="ledger-title">Ledger</h1>
+      <div class="filters" role="group" aria-label="Filters">
+        <AccountPicker accounts={session.accounts} value={projectId} route="ledger" />
+        <label class="field"><span>Status</span>
+          <select value={filters.status} onChange={(e) => setFilter({ status: e.currentTarget.value as Filters["status"] })}>
+            <option value="">any</option>
+            {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+          </select>
+        </label>
+        <label class="field"><span>Kind</span>
+          <select value={filters.kind} onChange={(e) => setFilter({ kind: e.currentTarget.value })}>
+            <option value="">any</option>
+            {[...proposalKinds.map((k) => k.kind), "external_change"].map((k) => <option key={k} value={k}>{kindLabel(k)}</option>)}
+          </select>
+        </label>
+        <label class="field"><span>Origin</span>
+          <select value={filters.origin} onChange={(e) => setFilter({ origin: e.currentTarget.value as Filters["origin"] })}>
+            <option value="">acs and outside</option>
+            <option value="acs">through acs</option>
+            <option value="external">outside acs</option>
+          </select>
+        </label>
+        <label class="field"><span>Who (this page)</span>
+          <input type="search" value={filters.who} onInput={(e) => setFilter({ who: e.currentTarget.value })} placeholder="key or person" />
+        </label>
+      </div>
+      <Notice error={page.error ?? notice.error} message={notice.message} />
+      {page.data === undefined ? <p>Loading the ledger…</p> : actions.length === 0 ? <p class="empty">No actions match.</p> : (
+        <ol class="timeline">
+          {actions.map((action) => {
+            const external = action.kind === "external_change"
+            const revertible = !external && action.status === "applied" && action.revertedBy === null && action.revertOf === null
+            return (
+              <li key={action.actionId} id={`action-${action.actionId}`} data-action-id={action.actionId} class={external ? "external" : ""}>
+                <article aria-label={action.summary}>
+                  <header class="card-head">
+                    <StatusBadge status={action.status} />
+                    <h2>{action.summary}</h2>
+                    <span class="badge origin">{external ? "outside acs" : kindLabel(action.kind)}</span>
+                  </header>
+                  <p class="muted">
+                    <time dateTime={action.created_at}>{dateTime(action.created_at)}</time> · {actorLabel(action.proposedBy)}
+                    {action.decidedBy !== null && ` · decided by ${actorLabel(action.decidedBy)}`}
+                    {action.mode !== null && ` · ${action.mode === "auto_applied" ? "auto-applied" : "queued"}`}
+                  </p>
+                  {action.decisionReason !== null && <p><strong>Decision reason:</strong> {action.decisionReason}</p>}
+                  {action.warnings.length > 0 && (
+                    <div class="warnings" role="note"><strong>Warnings:</strong><ul>{action.warnings.map((w) => <li key={w}>{w}</li>)}</ul></div>
+                  )}
+                  {action.failure !== null && (
+                    <p class="error-text" role="note">
+                      <strong>Failed</strong>
+                      {action.failure.step !== null && ` at step ${action.failure.step}${action.failure.stepName === null ? "" : ` (${action.failure.stepName})`}`}: {action.failure.message}
+                    </p>
+                  )}
+                  <p class="links">
+                    {action.revertOf !== null && <a href={`#/ledger/${encodeURIComponent(action.projectId)}`} onClick={() => focusAction(action.revertOf)}>Reverts {action.revertOf}</a>}
+                    {action.revertedBy !== null && <a href={`#/ledger/${encodeURIComponent(action.projectId)}`} onClick={() => focusAction(action.revertedBy)}>Reverted by {action.revertedBy}</a>}
+                    {action.supersededBy !== null && <span>Changed outside acs since ({action.supersededBy})</span>}
+                  </p>
+                  <details>
+                    <summary>Change details</summary>
+                    <DiffTable rows={diffOf(action.kind, action.payload)} currency={currency} caption={`Fields of ${action.summary}`}
+                      proposedLabel={external ? "New" : "Written"} />
+                    {action.policyReasons.length > 0 && <ul>{action.policyReasons.map((r) => <li key={r}>{r}</li>)}</ul>}
+                  </details>
+                  {revertible && session.me.canApprove && (
+                    <div class="actions"><button type="button" onClick={() => setReverting(action)}>Revert…</button></div>
+                  )}
+                </article>
+              </li>
+            )
+          })}
+        </ol>
+      )}
+      <nav class="pager" aria-label="Ledger pages">
+        <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>Newer</button>
+        <button type="button" disabled={page.data?.nextBefore === null || page.data === undefined}
+          onClick={() => setCursors((c) => [...c, page.data?.nextBefore ?? undefined])}>
+          Older
+        </button>
+      </nav>
+      {reverting !== null && (
+        <Dialog title="Revert this change?" onClose={() => setReverting(null)}>
+          <p>{reverting.summary}</p>
+          <p class="muted">The revert writes the state this action replaced:</p>
+          <DiffTable rows={revertRows(diffOf(reverting.kind, reverting.payload))} currency={currency} caption="What the revert writes"
+            priorLabel="Now" proposedLabel="Revert writes" />
+          <div class="actions">
+            <button type="button" class="danger" onClick={() => revert(reverting)}>Revert</button>
+            <button type="button" onClick={() => setReverting(null)}>Cancel</button>
+          </div>
+        </Dialog>
+      )}
+    </section>
+  )
+}
+
+/** Moves focus to a linked action on this page, when it is shown. */
+const focusAction = (actionId: string | null) => {
+  if (actionId === null) return
+  requestAnimationFrame(() => {
+    const element = document.getElementById(`action-${actionId}`)
+    if (element === null) return
+    element.setAttribute("tabindex", "-1")
+    element.focus()
+  })
+}

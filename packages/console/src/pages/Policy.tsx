@@ -1,0 +1,175 @@
+/**
+ * Policy and settings: the org's kill switch (with a confirmation) and four-eyes rule, the approval expiry;
+ * per account the live policy with its 24-hour auto-apply counter, the CPA target band and the brief.
+ */
+import type { Settings, UpdateSettingsRequest } from "@acs/domain/Settings"
+import { Either } from "effect"
+import { useState } from "preact/hooks"
+import { api, apiOrThrow } from "../api.ts"
+import { AccountPicker, Dialog, Notice } from "../components.tsx"
+import { dateTime, kindLabel, money } from "../format.ts"
+import { useLoad } from "../hooks.ts"
+import { accountOf, type Session } from "../session.ts"
+
+const toMicros = (text: string): number => Math.round(Number(text) * 1_000_000)
+const fromMicros = (micros: number): string => String(micros / 1_000_000)
+
+export const PolicyPage = (props: { readonly session: Session; readonly projectId: string | undefined }) => {
+  const { session } = props
+  const admin = session.me.scope === "admin"
+  const projectId = props.projectId ?? session.accounts[0]?.projectId
+  const currency = (projectId === undefined ? undefined : accountOf(session, projectId))?.currency ?? "USD"
+  const [confirming, setConfirming] = useState<UpdateSettingsRequest | null>(null)
+  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
+
+  const settings = useLoad(() => apiOrThrow((c) => c.settings.getSettings()), [])
+  const policy = useLoad(async () => projectId === undefined ? undefined : apiOrThrow((c) => c.actions.getPolicy({ path: { projectId } })),
+    [projectId], (e) => e.type.startsWith("action.") || e.type === "poll")
+  const targets = useLoad(async () => projectId === undefined ? undefined : apiOrThrow((c) => c.actions.getTargets({ path: { projectId } })), [projectId])
+  const brief = useLoad(async () => projectId === undefined ? undefined : apiOrThrow((c) => c.insights.getBrief({ path: { projectId } })), [projectId])
+
+  const update = async (change: UpdateSettingsRequest) => {
+    setConfirming(null)
+    const answer = await api((c) => c.settings.updateSettings({ payload: change }))
+    if (Either.isLeft(answer)) return setNotice({ error: answer.left.message })
+    setNotice({ message: "Settings saved." })
+    settings.reload()
+    policy.reload()
+  }
+
+  const s: Settings | undefined = settings.data
+  const ttl = s !== undefined && "approvalTtlHours" in s && typeof s.approvalTtlHours === "number" ? s.approvalTtlHours : undefined
+
+  return (
+    <section aria-labelledby="policy-title">
+      <h1 id="policy-title">Policy and settings</h1>
+      <Notice error={settings.error ?? notice.error} message={notice.message} />
+      {s !== undefined && (
+        <section aria-labelledby="org-title" class="card">
+          <h2 id="org-title">Whole workspace</h2>
+          <div class={`kill ${s.platformAutoApply ? "" : "engaged"}`}>
+            <p id="kill-state">
+              <strong>Auto-apply is {s.platformAutoApply ? "on" : "off: the kill switch is engaged"}.</strong>{" "}
+              {s.platformAutoApply ? "Small, safe changes apply without a human." : "Every proposal waits for a human decision."}
+            </p>
+            {admin && (
+              <button type="button" class={s.platformAutoApply ? "danger" : "primary"} aria-describedby="kill-state"
+                onClick={() => setConfirming({ platformAutoApply: !s.platformAutoApply })}>
+                {s.platformAutoApply ? "Stop all auto-applies…" : "Resume auto-applies…"}
+              </button>
+            )}
+          </div>
+          <p>
+            Four eyes: {s.requireSecondApprover ? "on — whoever proposed a change cannot approve it." : "off — a proposer may approve their own change."}{" "}
+            {admin && (
+              <button type="button" onClick={() => setConfirming({ requireSecondApprover: !s.requireSecondApprover })}>
+                {s.requireSecondApprover ? "Turn off…" : "Turn on…"}
+              </button>
+            )}
+          </p>
+          {ttl !== undefined && <p>Queued changes expire after {ttl} hours without a decision.</p>}
+          {s.updatedAt !== null && <p class="muted">Last changed {dateTime(s.updatedAt)}{s.updatedBy === null ? "" : ` by ${s.updatedBy}`}.</p>}
+        </section>
+      )}
+      <div class="filters"><AccountPicker accounts={session.accounts} value={projectId} route="policy" /></div>
+      {policy.data !== undefined && (
+        <section aria-labelledby="account-policy-title" class="card">
+          <h2 id="account-policy-title">Safe-apply policy of this account</h2>
+          <p class="counter">
+            Auto-applies in the last 24 hours: <strong>{policy.data.autoApplies.usedLast24h} of {policy.data.autoApplies.limitPer24h}</strong>
+            {" "}({policy.data.autoApplies.remaining} left)
+          </p>
+          <p>Account status: {policy.data.accountStatus}. Proposals made with API keys always wait for review.</p>
+          <div class="table-wrap">
+            <table>
+              <caption>What auto-applies, by kind</caption>
+              <thead><tr><th scope="col">Kind</th><th scope="col">Auto-applies when</th></tr></thead>
+              <tbody>{policy.data.rules.map((r) => <tr key={r.kind}><th scope="row">{kindLabel(r.kind)}</th><td>{r.autoApplies}</td></tr>)}</tbody>
+            </table>
+          </div>
+        </section>
+      )}
+      {projectId !== undefined && targets.data !== undefined && (
+        <TargetsForm key={projectId} projectId={projectId} currency={currency} admin={admin}
+          band={targets.data.cpaBand} campaigns={targets.data.campaigns} onSaved={() => targets.reload()} />
+      )}
+      {projectId !== undefined && brief.data !== undefined && (
+        <BriefForm key={projectId} projectId={projectId} admin={admin} text={brief.data.text} updatedAt={brief.data.updatedAt} />
+      )}
+      {confirming !== null && (
+        <Dialog title="Change the workspace settings?" onClose={() => setConfirming(null)}>
+          <p>
+            {confirming.platformAutoApply === false && "Nothing will auto-apply in any account: every proposal waits for a human until auto-apply is resumed."}
+            {confirming.platformAutoApply === true && "Small, safe changes will auto-apply again, within each account's policy."}
+            {confirming.requireSecondApprover === false && "Whoever proposes a change will be able to approve it themselves."}
+            {confirming.requireSecondApprover === true && "Whoever proposes a change will need another approver."}
+          </p>
+          <div class="actions">
+            <button type="button" class="danger" onClick={() => update(confirming)}>Confirm</button>
+            <button type="button" onClick={() => setConfirming(null)}>Cancel</button>
+          </div>
+        </Dialog>
+      )}
+    </section>
+  )
+}
+
+const TargetsForm = (props: {
+  readonly projectId: string
+  readonly currency: string
+  readonly admin: boolean
+  readonly band: { readonly minMicros: number; readonly maxMicros: number } | null
+  readonly campaigns: Readonly<Record<string, { readonly minMicros: number; readonly maxMicros: number }>>
+  readonly onSaved: () => void
+}) => {
+  const [min, setMin] = useState(props.band === null ? "" : fromMicros(props.band.minMicros))
+  const [max, setMax] = useState(props.band === null ? "" : fromMicros(props.band.maxMicros))
+  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
+  const save = async (event: Event) => {
+    event.preventDefault()
+    const cpaBand = min === "" && max === "" ? null : { minMicros: toMicros(min), maxMicros: toMicros(max) }
+    const answer = await api((c) => c.actions.updateTargets({ path: { projectId: props.projectId }, payload: { cpaBand, campaigns: props.campaigns } }))
+    setNotice(Either.isLeft(answer) ? { error: answer.left.message } : { message: "Targets saved." })
+    props.onSaved()
+  }
+  return (
+    <section aria-labelledby="targets-title" class="card">
+      <h2 id="targets-title">CPA target band</h2>
+      <p class="muted">
+        {props.band === null ? "No band set." : `Now ${money(props.band.minMicros, props.currency)} to ${money(props.band.maxMicros, props.currency)}.`}
+        {" "}{Object.keys(props.campaigns).length} campaign band(s).
+      </p>
+      {props.admin && (
+        <form onSubmit={save} class="inline-form">
+          <label class="field"><span>Lowest CPA ({props.currency})</span><input type="number" min="0" step="any" value={min} onInput={(e) => setMin(e.currentTarget.value)} /></label>
+          <label class="field"><span>Highest CPA ({props.currency})</span><input type="number" min="0" step="any" value={max} onInput={(e) => setMax(e.currentTarget.value)} /></label>
+          <button type="submit">Save targets</button>
+        </form>
+      )}
+      <Notice {...notice} />
+    </section>
+  )
+}
+
+const BriefForm = (props: { readonly projectId: string; readonly admin: boolean; readonly text: string; readonly updatedAt: string | null }) => {
+  const [text, setText] = useState(props.text)
+  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
+  const save = async (event: Event) => {
+    event.preventDefault()
+    const answer = await api((c) => c.insights.updateBrief({ path: { projectId: props.projectId }, payload: { text } }))
+    setNotice(Either.isLeft(answer) ? { error: answer.left.message } : { message: "Brief saved." })
+  }
+  return (
+    <section aria-labelledby="brief-title" class="card">
+      <h2 id="brief-title">Brief</h2>
+      <p class="muted">Goals and constraints in prose, shown to agents before they propose.{props.updatedAt !== null && ` Last changed ${dateTime(props.updatedAt)}.`}</p>
+      <form onSubmit={save}>
+        <label class="field"><span>Brief</span>
+          <textarea rows={5} value={text} readOnly={!props.admin} onInput={(e) => setText(e.currentTarget.value)} />
+        </label>
+        {props.admin && <button type="submit">Save brief</button>}
+      </form>
+      <Notice {...notice} />
+    </section>
+  )
+}

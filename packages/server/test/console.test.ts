@@ -1,0 +1,295 @@
+/**
+ * The operator console in a real browser (issue 14): headless Chromium from Debian driven by playwright-core
+ * against the real server, the simulator and PostgreSQL. A person signs in, finds a key's proposal in the
+ * queue with its diff and reasons, approves it and sees it applied without a reload, reverts it from the
+ * ledger, creates a key whose secret is shown once, engages the kill switch, cannot approve their own
+ * proposal, rejects with a reason, sees an outside change in the ledger, and changes their password, which
+ * ends their other sessions. Every page has no serious or critical axe-core violation, at 1280 px and at
+ * phone width. The run writes the README's screenshots (docs/console-*.png).
+ */
+import * as Path from "node:path"
+import type { Browser, BrowserContext, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { launchBrowser, seriousViolations } from "./support/browser.ts"
+import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { BOOTSTRAP_KEY, call, repoRoot } from "./support/server.ts"
+import { waitFor, WAIT_MS } from "./support/wait.ts"
+
+interface Campaign {
+  readonly campaignId: string
+  readonly name: string
+  readonly status: string
+  readonly dailyBudgetMicros: number | null
+}
+
+let p: Pipeline
+let browser: Browser
+let context: BrowserContext
+let page: Page
+let campaigns: Array<Campaign>
+let password = ADMIN_PASSWORD
+/** The key proposal approved in the queue, reverted later from the ledger. */
+let approvedId = ""
+
+const docs = (name: string) => Path.join(repoRoot, "docs", name)
+
+const freshCampaign = () => {
+  const campaign = campaigns.shift()
+  if (campaign === undefined) throw new Error("the demo account has too few campaigns for this file")
+  return campaign
+}
+
+/** A budget change of +10 %, proposed through the API with the bootstrap key (so it always queues), or as the person. */
+const proposeBudget = async (as: "key" | "person", reason: string) => {
+  const campaign = freshCampaign()
+  const newDailyBudgetMicros = Math.round((campaign.dailyBudgetMicros! * 1.1) / 10_000) * 10_000
+  const answer = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros, reason }, { as })
+  expect(answer.status, answer.text).toBe(201)
+  return { campaign, newDailyBudgetMicros, action: answer.body as { actionId: string; mode: string; policyReasons: Array<string> } }
+}
+
+const usd = (micros: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(micros / 1_000_000)
+
+const expectAccessible = async (what: string) => {
+  const violations = await seriousViolations(page)
+  expect(violations, `${what}: serious or critical axe-core violations`).toEqual([])
+}
+
+const goTo = async (hash: string, heading: string) => {
+  await page.goto(`${p.server.baseUrl}/${hash}`)
+  await page.getByRole("heading", { level: 1, name: heading }).waitFor({ timeout: WAIT_MS })
+}
+
+const card = (actionId: string) => page.locator(`article[data-action-id="${actionId}"]`)
+
+const signIn = async (target: Page, secret: string) => {
+  await target.goto(p.server.baseUrl)
+  await target.getByLabel("Email").fill(ADMIN_EMAIL)
+  await target.getByLabel("Password").fill(secret)
+  await target.getByRole("button", { name: "Sign in" }).click()
+  await target.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+}
+
+beforeAll(async () => {
+  p = await startPipeline({ seed: 61, env: { CHANGE_HISTORY_POLL_SECONDS: "0" } })
+  const listed = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?limit=100`)
+  campaigns = (listed.body as { campaigns: Array<Campaign> }).campaigns
+    .filter((c) => c.status === "ENABLED" && c.dailyBudgetMicros !== null && c.dailyBudgetMicros > 0)
+  browser = await launchBrowser()
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+  page = await context.newPage()
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await p?.close()
+})
+
+describe("the console", () => {
+  it("is served at / under a strict Content-Security-Policy, and a person signs in with the keyboard", async () => {
+    const index = await call(`${p.server.baseUrl}/`)
+    expect(index.status).toBe(200)
+    expect(index.headers.get("content-type")).toMatch(/^text\/html/)
+    const csp = index.headers.get("content-security-policy") ?? ""
+    expect(csp).toContain("default-src 'self'")
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).not.toContain("unsafe-inline")
+    expect(index.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/)
+
+    await page.goto(p.server.baseUrl)
+    await page.getByRole("heading", { name: "Sign in to acs" }).waitFor({ timeout: WAIT_MS })
+    await expectAccessible("sign-in page")
+    await page.getByLabel("Email").focus()
+    await page.keyboard.type(ADMIN_EMAIL)
+    await page.keyboard.press("Tab")
+    await page.keyboard.type(password)
+    await page.keyboard.press("Enter")
+    await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+    await expect(page.getByText(/Nothing waits for a decision|oldest first/).first().isVisible()).resolves.toBe(true)
+  })
+
+  it("shows a key's proposal arriving in the queue, with its diff in the account's currency and the policy's reasons", async () => {
+    const { campaign, newDailyBudgetMicros, action } = await proposeBudget("key", "CPA below target: room to spend")
+    expect(action.mode).toBe("queued")
+    const entry = card(action.actionId)
+    // Live: the page was open before the proposal; it arrives without a reload.
+    await entry.waitFor({ timeout: WAIT_MS })
+    await expect(entry.getByRole("cell", { name: usd(campaign.dailyBudgetMicros!) }).isVisible()).resolves.toBe(true)
+    await expect(entry.getByRole("cell", { name: usd(newDailyBudgetMicros) }).isVisible()).resolves.toBe(true)
+    await expect(entry.getByRole("rowheader", { name: "daily budget" }).isVisible()).resolves.toBe(true)
+    for (const reason of action.policyReasons) await expect(entry.getByText(reason).isVisible()).resolves.toBe(true)
+    await expect(entry.getByText(`key “`).first().isVisible()).resolves.toBe(true)
+    await expect(entry.getByText(/^in \d/).isVisible()).resolves.toBe(true)
+    await expectAccessible("approvals page")
+    await page.screenshot({ path: docs("console-approvals.png"), fullPage: false })
+    approvedId = action.actionId
+  })
+
+  it("approves it and shows it reach applied, live", async () => {
+    await card(approvedId).getByRole("button", { name: "Approve", exact: true }).click()
+    const decided = page.locator(`.recent li[data-action-id="${approvedId}"]`)
+    await decided.getByText("applied", { exact: true }).waitFor({ timeout: WAIT_MS })
+    expect((await p.action(approvedId)).status).toBe("applied")
+    await card(approvedId).waitFor({ state: "detached", timeout: WAIT_MS })
+  })
+
+  it("reverts from the ledger after showing what the revert writes, and links the action and its revert", async () => {
+    const applied = await p.action(approvedId)
+    const prior = (applied.payload as { priorDailyBudgetMicros: number }).priorDailyBudgetMicros
+    await goTo(`#/ledger/${p.account.projectId}`, "Ledger")
+    const row = page.locator(`li[data-action-id="${approvedId}"]`)
+    await row.waitFor({ timeout: WAIT_MS })
+    await expectAccessible("ledger page")
+    await page.screenshot({ path: docs("console-ledger.png"), fullPage: false })
+    await row.getByRole("button", { name: "Revert…" }).click()
+    const dialog = page.getByRole("dialog", { name: "Revert this change?" })
+    await expect(dialog.getByRole("columnheader", { name: "Revert writes" }).isVisible()).resolves.toBe(true)
+    await expect(dialog.getByRole("cell", { name: usd(prior) }).isVisible()).resolves.toBe(true)
+    await expectAccessible("revert confirmation")
+    await dialog.getByRole("button", { name: "Revert", exact: true }).click()
+    await page.getByRole("status").filter({ hasText: "Revert of" }).waitFor({ timeout: WAIT_MS })
+    const reverted = await waitFor("the action to name its revert", () => p.action(approvedId), (a) => a.revertedBy !== null)
+    await row.getByRole("link", { name: `Reverted by ${reverted.revertedBy}` }).waitFor({ timeout: WAIT_MS })
+    await page.locator(`li[data-action-id="${reverted.revertedBy}"]`).getByRole("link", { name: `Reverts ${approvedId}` }).waitFor({ timeout: WAIT_MS })
+  })
+
+  it("creates a key and shows its secret exactly once", async () => {
+    await goTo("#/keys", "Keys and people")
+    await expectAccessible("keys page")
+    await page.getByLabel("Name").fill("console test script")
+    await page.getByLabel("Scope").selectOption("write")
+    await page.getByRole("button", { name: "Create key" }).click()
+    const dialog = page.getByRole("dialog", { name: "Copy the key's secret now" })
+    const secret = await dialog.getByLabel("Secret").inputValue()
+    expect(secret).toMatch(/^acs_/)
+    await expect(dialog.getByRole("button", { name: "Copy" }).isVisible()).resolves.toBe(true)
+    await expectAccessible("the secret dialog")
+    const me = await call(`${p.server.api}/auth/me`, { key: secret })
+    expect(me.status, "the secret shown works").toBe(200)
+
+    await dialog.getByRole("button", { name: "I have stored it" }).click()
+    await page.getByRole("rowheader", { name: "console test script" }).waitFor({ timeout: WAIT_MS })
+    expect(await page.content(), "the secret is gone from the page").not.toContain(secret)
+    await page.reload()
+    await page.getByRole("rowheader", { name: "console test script" }).waitFor({ timeout: WAIT_MS })
+    expect(await page.content(), "and never shown again").not.toContain(secret)
+  })
+
+  it("engages the kill switch after a confirmation", async () => {
+    await goTo(`#/policy/${p.account.projectId}`, "Policy and settings")
+    await page.getByText(/Auto-applies in the last 24 hours/).waitFor({ timeout: WAIT_MS })
+    await expectAccessible("policy page")
+    await page.getByRole("button", { name: "Stop all auto-applies…" }).click()
+    const dialog = page.getByRole("dialog", { name: "Change the workspace settings?" })
+    await expect(dialog.getByText(/Nothing will auto-apply/).isVisible()).resolves.toBe(true)
+    await dialog.getByRole("button", { name: "Confirm" }).click()
+    await page.getByText("Auto-apply is off: the kill switch is engaged.").waitFor({ timeout: WAIT_MS })
+    const settings = await p.as("key", "GET", "/settings")
+    expect(settings.body).toMatchObject({ platformAutoApply: false })
+  })
+
+  it("shows the person's own proposal as one they cannot approve (four eyes), and rejects it with a reason", async () => {
+    // The kill switch is engaged: the person's own proposal queues.
+    const { action } = await proposeBudget("person", "my own idea")
+    expect(action.mode).toBe("queued")
+    await goTo("#/approvals", "Approvals")
+    const entry = card(action.actionId)
+    await entry.waitFor({ timeout: WAIT_MS })
+    await expect(entry.getByRole("note").filter({ hasText: "Your own proposal: another approver must approve it" }).isVisible()).resolves.toBe(true)
+    expect(await entry.getByRole("button", { name: "Approve", exact: true }).count()).toBe(0)
+    await expectAccessible("approvals page with an own proposal")
+
+    await entry.getByRole("button", { name: "Withdraw…" }).click()
+    const dialog = page.getByRole("dialog", { name: "Reject this change?" })
+    await dialog.getByLabel(/Reason/).fill("not this week")
+    await dialog.getByRole("button", { name: "Reject", exact: true }).click()
+    await entry.waitFor({ state: "detached", timeout: WAIT_MS })
+    const rejected = await p.action(action.actionId) as unknown as { status: string; decisionReason: string | null }
+    expect(rejected).toMatchObject({ status: "rejected", decisionReason: "not this week" })
+  })
+
+  it("rejects several selected proposals at once with one reason", async () => {
+    const first = await proposeBudget("key", "batch one")
+    const second = await proposeBudget("key", "batch two")
+    for (const id of [first.action.actionId, second.action.actionId]) {
+      await card(id).waitFor({ timeout: WAIT_MS })
+      await card(id).getByRole("checkbox").check()
+    }
+    await page.getByRole("button", { name: "Reject selected…" }).click()
+    const dialog = page.getByRole("dialog", { name: "Reject 2 changes?" })
+    await dialog.getByLabel(/Reason/).fill("budget freeze")
+    await dialog.getByRole("button", { name: "Reject", exact: true }).click()
+    for (const id of [first.action.actionId, second.action.actionId]) {
+      await card(id).waitFor({ state: "detached", timeout: WAIT_MS })
+      expect(await p.action(id)).toMatchObject({ status: "rejected" })
+    }
+  })
+
+  it("shows a change made outside acs in the ledger after a sync started from the console", async () => {
+    const campaign = freshCampaign()
+    const answer = p.simulator.webUiWrite({
+      adAccountId: Number(p.account.upstreamAccountId),
+      method: "PUT",
+      path: `/v1/campaigns/${campaign.campaignId}`,
+      body: { dailyBudget: { value: { amount: "77.70", currency: "USD" } } },
+      user: "web-ui-user@example.com"
+    })
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+
+    await goTo(`#/accounts/${p.account.projectId}`, "Accounts")
+    await page.getByRole("heading", { name: "Plan" }).waitFor({ timeout: WAIT_MS })
+    await expectAccessible("accounts page")
+    await page.getByRole("button", { name: "Sync now" }).click()
+    await waitFor("the outside change recorded", async () => {
+      const ledger = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?origin=external&limit=50`)
+      return (ledger.body as { actions: Array<{ summary: string; payload: { entity?: { id?: string } } }> }).actions
+    }, (rows) => rows.some((r) => r.payload.entity?.id === campaign.campaignId), { intervalMs: 250 })
+
+    await goTo(`#/ledger/${p.account.projectId}`, "Ledger")
+    await page.getByLabel("Origin").selectOption("external")
+    const outside = page.locator("li.external").filter({ hasText: "web-ui-user@example.com" }).first()
+    await outside.waitFor({ timeout: WAIT_MS })
+    await outside.getByText("Change details").click()
+    await expect(outside.getByRole("cell", { name: "$77.70" }).isVisible()).resolves.toBe(true)
+    await expectAccessible("ledger of outside changes")
+  })
+
+  it("fits a phone-width screen", async () => {
+    const phone = await context.newPage()
+    await phone.setViewportSize({ width: 390, height: 844 })
+    await phone.goto(`${p.server.baseUrl}/#/approvals`)
+    await phone.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+    const overflow = await phone.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")
+    expect(overflow, "no horizontal scrolling").toBeLessThanOrEqual(0)
+    await phone.getByRole("button", { name: "Menu" }).click()
+    await phone.getByRole("link", { name: "Ledger" }).click()
+    await phone.getByRole("heading", { level: 1, name: "Ledger" }).waitFor({ timeout: WAIT_MS })
+    await phone.close()
+  })
+
+  it("changes the password, which ends the person's other sessions", async () => {
+    const other = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    const elsewhere = await other.newPage()
+    await signIn(elsewhere, password)
+
+    await goTo("#/password", "Change your password")
+    await expectAccessible("password page")
+    const next = "console-new-password-0123456789"
+    await page.getByLabel("Current password").fill(password)
+    await page.getByLabel("New password (at least 8 characters)").fill(next)
+    await page.getByLabel("New password again").fill(next)
+    await page.getByRole("button", { name: "Change password" }).click()
+    await page.getByRole("status").filter({ hasText: "Password changed" }).waitFor({ timeout: WAIT_MS })
+    password = next
+
+    // This browser continues; the other one is signed out on its next request.
+    await goTo("#/approvals", "Approvals")
+    await elsewhere.reload()
+    await elsewhere.getByRole("heading", { name: "Sign in to acs" }).waitFor({ timeout: WAIT_MS })
+    await signIn(elsewhere, next)
+    await other.close()
+    const old = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })
+    expect(old.status).toBe(401)
+    expect(BOOTSTRAP_KEY).toMatch(/^acs_/)
+  })
+})
