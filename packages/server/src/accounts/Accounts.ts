@@ -3,6 +3,7 @@ import type { Account } from "@acs/domain/Accounts"
 import type { Binding } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
+import { Invalidation } from "../db/Invalidation.ts"
 import type { Granted } from "./Granted.ts"
 
 export interface AccountRecord extends Account {
@@ -52,13 +53,20 @@ export const covers = (holder: Binding, target: Binding): boolean =>
 export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const cached = (yield* Invalidation).cache<AccountRecord>("a")
 
     const find = (projectId: string) =>
       sql<AccountRow>`SELECT * FROM accounts WHERE project_id = ${projectId}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.map((rows): Option.Option<AccountRecord> => Option.fromNullable(rows[0])),
         Effect.orDie,
         Effect.withSpan("Accounts.find")
       )
+
+    /**
+     * The account as the access check reads it on every request: from a short-lived cache that every
+     * instance drops on the account's change notification (db/Invalidation.ts). Writers read `find`.
+     */
+    const findForAccess = (projectId: string) => cached.get(projectId, find(projectId))
 
     const listInOrg = (orgId: string) =>
       sql<AccountRow>`SELECT * FROM accounts WHERE org_id = ${orgId} ORDER BY name, project_id`.pipe(
@@ -77,6 +85,7 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
     const listReachable = (grant: Granted<"listAccounts">) =>
       Effect.map(listInOrg(grant.orgId), (rows) => rows.filter((row) => reaches(grant.principal.binding, row.projectId)))
 
-    return { find, listInOrg, listReachable, existing } as const
-  })
+    return { find, findForAccess, listInOrg, listReachable, existing } as const
+  }),
+  dependencies: [Invalidation.Default]
 }) {}

@@ -64,7 +64,7 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
             })
           : projectId ?? ""
         if (!reaches(principal.binding, target)) return yield* unreachable(target)
-        const account = yield* accounts.find(target)
+        const account = yield* accounts.findForAccess(target)
         // Another org's account and an unknown one answer alike: existence never leaks across orgs.
         if (Option.isNone(account) || account.value.orgId !== principal.orgId) return yield* unreachable(target)
         return account.value

@@ -1,15 +1,17 @@
 /**
- * API keys (SPEC 2.4): the secret is returned once and only its SHA-256 is stored. Every request looks the
- * key up afresh, so a revocation is seen by every instance on its next request.
+ * API keys (SPEC 2.4): the secret is returned once and only its SHA-256 is stored. A request's key lookup is
+ * served from a short-lived cache that every instance drops on the key's change notification
+ * (db/Invalidation.ts), so a revocation is seen by every instance on its next request.
  */
 import type { ApiKey, CreateKeyRequest } from "@acs/domain/ApiKeys"
 import { AccountMismatch, ForbiddenScope, InvalidRequest, NotFound } from "@acs/domain/Errors"
 import { satisfiesScope } from "@acs/domain/Operations"
 import type { Binding, Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { Accounts, boundProjects, covers } from "../accounts/Accounts.ts"
 import { newId } from "../db/Ids.ts"
+import { Invalidation } from "../db/Invalidation.ts"
 import type { Granted } from "./Access.ts"
 import { newKeySecret, sha256 } from "./Secrets.ts"
 
@@ -72,10 +74,19 @@ const LAST_USED_RESOLUTION_MS = 60_000
 /** `created_by` of keys made on the database by an operator, not by a principal. */
 const OPERATOR = "operator"
 
+/** A live key as the cache holds it: its principal, when it expires, and when its use was last recorded. */
+interface LiveKey {
+  readonly principal: Principal
+  readonly expiresAtMs: number | null
+  /** Mutable: the minute-resolution `last_used_at` write is throttled per cached key. */
+  lastUsedMs: number
+}
+
 export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const accounts = yield* Accounts
+    const liveKeys = (yield* Invalidation).cache<LiveKey>("k")
 
     const checkSpec = (creator: Principal, orgId: string, spec: KeySpec) =>
       Effect.gen(function*() {
@@ -143,12 +154,15 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
       listInOrg(grant.orgId).pipe(Effect.map((keys) => keys.filter((key) => covers(grant.principal.binding, key.binding))))
 
     const revokeInOrg = (orgId: string, keyId: string) =>
-      sql<{ keyId: string }>`
+      sql<{ keyId: string; secretHash: string }>`
         UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-        WHERE key_id = ${keyId} AND org_id = ${orgId} RETURNING key_id`.pipe(
+        WHERE key_id = ${keyId} AND org_id = ${orgId} RETURNING key_id, secret_hash`.pipe(
         Effect.orDie,
         Effect.flatMap((rows) =>
-          rows.length === 0 ? Effect.fail(new NotFound({ message: `no key ${keyId} in this org` })) : Effect.void
+          rows[0] === undefined
+            ? Effect.fail(new NotFound({ message: `no key ${keyId} in this org` }))
+            // Committed: this instance forgets the key now; the others on the trigger's notification.
+            : Effect.sync(() => liveKeys.invalidate(rows[0]!.secretHash))
         ),
         Effect.tap(() => Effect.logInfo("api key revoked").pipe(Effect.annotateLogs({ keyId }))),
         Effect.withSpan("KeyStore.revoke")
@@ -165,32 +179,49 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         yield* revokeInOrg(grant.orgId, keyId)
       })
 
+    const loadLiveKey = (secretHash: string) =>
+      sql<KeyRow>`
+        SELECT * FROM api_keys
+        WHERE secret_hash = ${secretHash} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`.pipe(
+        Effect.map((rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row): LiveKey => ({
+            principal: {
+              kind: "key",
+              id: row.keyId,
+              name: row.name,
+              orgId: row.orgId,
+              scope: row.scope,
+              canApprove: row.canApprove,
+              binding: bindingOf(row),
+              role: null,
+              expiresAt: iso(row.expiresAt)
+            },
+            expiresAtMs: row.expiresAt === null ? null : Date.parse(row.expiresAt),
+            lastUsedMs: row.lastUsedAt === null ? 0 : Date.parse(row.lastUsedAt)
+          }))
+        ),
+        Effect.withSpan("KeyStore.load")
+      )
+
     /** The principal for a presented secret, if the key exists, is not revoked and has not expired. */
     const authenticate = (secret: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql<KeyRow>`
-          SELECT * FROM api_keys
-          WHERE secret_hash = ${sha256(secret)} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`
-        const row = rows[0]
-        if (row === undefined) return Option.none<Principal>()
-        if (row.lastUsedAt === null || Date.now() - Date.parse(row.lastUsedAt) > LAST_USED_RESOLUTION_MS) {
+        const secretHash = sha256(secret)
+        const found = yield* liveKeys.get(secretHash, loadLiveKey(secretHash))
+        if (Option.isNone(found)) return Option.none<Principal>()
+        const key = found.value
+        const now = yield* Clock.currentTimeMillis
+        // A cached key can pass its expiry while cached.
+        if (key.expiresAtMs !== null && key.expiresAtMs <= now) return Option.none<Principal>()
+        if (now - key.lastUsedMs > LAST_USED_RESOLUTION_MS) {
           // Recorded at minute resolution and off the request path: no write on every call.
+          key.lastUsedMs = now
           yield* Effect.forkDaemon(
-            sql`UPDATE api_keys SET last_used_at = now() WHERE key_id = ${row.keyId}`.pipe(Effect.ignore)
+            sql`UPDATE api_keys SET last_used_at = now() WHERE key_id = ${key.principal.id}`.pipe(Effect.ignore)
           )
         }
-        return Option.some<Principal>({
-          kind: "key",
-          id: row.keyId,
-          name: row.name,
-          orgId: row.orgId,
-          scope: row.scope,
-          canApprove: row.canApprove,
-          binding: bindingOf(row),
-          role: null,
-          expiresAt: iso(row.expiresAt)
-        })
-      }).pipe(Effect.orDie, Effect.withSpan("KeyStore.authenticate"))
+        return Option.some(key.principal)
+      }).pipe(Effect.orDie)
 
     /**
      * Who stands behind a key: its creator, its creator's creator, and so on up to the person or operator
@@ -215,5 +246,6 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
     )
 
     return { create, createAsOperator, list, listInOrg, revoke, revokeInOrg, authenticate, creatorsOf, isEmpty } as const
-  })
+  }),
+  dependencies: [Invalidation.Default]
 }) {}

@@ -1,0 +1,168 @@
+/**
+ * Short-lived caches of per-request lookups (the API key, the account), kept exact across instances by
+ * PostgreSQL. Triggers NOTIFY `acs_invalidate` when a key or an account changes (migration 0012), inside the
+ * changing transaction, so the notification is queued when the change commits. Every instance LISTENs on one
+ * connection of its own and drops the entry named.
+ *
+ * A notification is delivered after its commit, not with it: a client that saw a revocation commit on
+ * instance A may reach instance B before B has read the notification. So a cached entry is served only after
+ * a barrier: B notifies itself on a channel of its own and waits for that ping to come back. PostgreSQL
+ * delivers notifications in commit order, so by then B has read every notification of every transaction that
+ * committed before the request arrived. One ping in flight at a time serves every request waiting for it,
+ * so the barrier costs a wait, not a query per request. When the listener is down, or a ping does not come
+ * back in time, nothing is served from the cache; a load that raced a notification is not stored; an entry
+ * older than the TTL (LOOKUP_CACHE_TTL_MS, default 5 s, 0 = no caching) is loaded again. The embedded
+ * database has one backend and no LISTEN: nothing is cached there.
+ */
+import { Clock, Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
+import * as Crypto from "node:crypto"
+import Pg from "pg"
+import { DatabaseMode } from "./Database.ts"
+
+export const INVALIDATE_CHANNEL = "acs_invalidate"
+
+/** How often an idle listener proves itself with a ping. */
+const IDLE_PING_MS = 1_000
+/** A ping not back within this is a broken listener: it is reconnected and nothing is cached meanwhile. */
+const PING_TIMEOUT_MS = 2_000
+
+/** The cache's key prefixes in a notification's payload (`k:<secret hash>`, `a:<project id>`). */
+export type CacheName = "k" | "a"
+
+interface Entry {
+  readonly value: unknown
+  readonly storedAt: number
+}
+
+export interface LookupCache<V> {
+  /** The cached value when it may be trusted, else `load`'s (stored when nothing changed meanwhile). */
+  readonly get: <E, R>(key: string, load: Effect.Effect<Option.Option<V>, E, R>) => Effect.Effect<Option.Option<V>, E, R>
+  /** Drops the key here at once (the writer's own instance need not wait for its notification). */
+  readonly invalidate: (key: string) => void
+}
+
+type Waiter = (delivered: boolean) => void
+
+export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidation", {
+  scoped: Effect.gen(function*() {
+    const url = yield* DatabaseMode
+    const ttlMs = yield* Config.integer("LOOKUP_CACHE_TTL_MS").pipe(Config.withDefault(5_000))
+    const caches = new Map<CacheName, Map<string, Entry>>()
+    const pingChannel = `acs_ping_${Crypto.randomBytes(8).toString("hex")}`
+    // Bumped by every notification and every lapse: a load that began before a bump is not stored.
+    let generation = 0
+    let client: Pg.Client | undefined
+    let connected = false
+    let pings = 0
+    let inFlight: { readonly seq: number; readonly sentAt: number; readonly waiters: Array<Waiter> } | undefined
+    let waiting: Array<Waiter> = []
+
+    const dropAll = () => {
+      generation++
+      for (const entries of caches.values()) entries.clear()
+    }
+
+    const disconnect = () => {
+      const wasConnected = connected || client !== undefined
+      connected = false
+      const old = client
+      client = undefined
+      const stranded = [...(inFlight?.waiters ?? []), ...waiting]
+      inFlight = undefined
+      waiting = []
+      for (const waiter of stranded) waiter(false)
+      if (wasConnected) dropAll()
+      if (old !== undefined) {
+        old.removeAllListeners()
+        old.on("error", () => {})
+        void old.end().catch(() => {})
+      }
+    }
+
+    /** Sends the next ping for everyone waiting now; the ones arriving meanwhile wait for the ping after it. */
+    const sendPing = () => {
+      const current = client
+      if (current === undefined || !connected || inFlight !== undefined) return
+      const seq = ++pings
+      inFlight = { seq, sentAt: Date.now(), waiters: waiting }
+      waiting = []
+      current.query("SELECT pg_notify($1, $2)", [pingChannel, String(seq)]).catch(disconnect)
+    }
+
+    const onNotification = (channel: string, payload: string | undefined) => {
+      if (channel === pingChannel) {
+        if (inFlight === undefined || payload !== String(inFlight.seq)) return
+        const { waiters } = inFlight
+        inFlight = undefined
+        for (const waiter of waiters) waiter(true)
+        if (waiting.length > 0) sendPing()
+        return
+      }
+      if (payload === undefined) return
+      generation++
+      caches.get(payload.slice(0, 1) as CacheName)?.delete(payload.slice(2))
+    }
+
+    /** True once this instance has read every notification committed before the call; false when it cannot tell. */
+    const barrier = Effect.async<boolean>((resume) => {
+      if (!connected) return resume(Effect.succeed(false))
+      waiting.push((delivered) => resume(Effect.succeed(delivered)))
+      sendPing()
+    })
+
+    if (Option.isSome(url) && ttlMs > 0) {
+      const connectionString = Redacted.value(url.value)
+      const connect = Effect.tryPromise(async () => {
+        const next = new Pg.Client({ connectionString, application_name: "acs invalidation", keepAlive: true })
+        next.on("error", disconnect)
+        next.on("end", disconnect)
+        next.on("notification", (message) => onNotification(message.channel, message.payload))
+        client = next
+        await next.connect()
+        await next.query(`LISTEN ${INVALIDATE_CHANNEL}`)
+        await next.query(`LISTEN ${pingChannel}`)
+        dropAll()
+        connected = true
+      }).pipe(Effect.catchAll(() => Effect.sync(disconnect)))
+      // Keeps the listener up, and proves an idle one still delivers; a ping stuck past its time breaks it.
+      const tick = Effect.gen(function*() {
+        if (client === undefined) return yield* connect
+        const now = yield* Clock.currentTimeMillis
+        if (inFlight !== undefined && now - inFlight.sentAt > PING_TIMEOUT_MS) return disconnect()
+        sendPing()
+        for (const entries of caches.values()) {
+          for (const [key, entry] of entries) if (now - entry.storedAt >= ttlMs) entries.delete(key)
+        }
+      })
+      yield* tick.pipe(Effect.repeat(Schedule.spaced(Duration.millis(IDLE_PING_MS / 2))), Effect.forkScoped)
+      yield* Effect.addFinalizer(() => Effect.sync(disconnect))
+    }
+
+    const cache = <V>(name: CacheName): LookupCache<V> => {
+      const entries = new Map<string, Entry>()
+      caches.set(name, entries)
+      return {
+        get: (key, load) =>
+          Effect.gen(function*() {
+            if (!connected) return yield* load
+            const now = yield* Clock.currentTimeMillis
+            const hit = entries.get(key)
+            // Still there after the barrier: no change to it committed before this request.
+            if (hit !== undefined && now - hit.storedAt < ttlMs && (yield* barrier) && entries.get(key) === hit) {
+              return Option.some(hit.value as V)
+            }
+            const before = generation
+            const loaded = yield* load
+            if (Option.isSome(loaded) && connected && generation === before) entries.set(key, { value: loaded.value, storedAt: now })
+            return loaded
+          }),
+        invalidate: (key) => {
+          generation++
+          entries.delete(key)
+        }
+      }
+    }
+
+    return { cache } as const
+  })
+}) {}
