@@ -1,5 +1,6 @@
 /**
- * The apply workers of this instance: `WORKER_CONCURRENCY` fibers claiming jobs from Postgres. They wake on a
+ * The apply workers of this instance: `WORKER_CONCURRENCY` fibers claiming jobs from Postgres (0: none here,
+ * the jobs wait for another instance or an `acs worker` process; WorkerMain.ts). They wake on a
  * proposal committed here, on `NOTIFY acs_jobs` from any instance (PostgreSQL mode; PGlite has one backend and
  * no LISTEN), and on a short poll as a safety net. A claimed job holds a lease that a heartbeat extends; on
  * shutdown the job in hand finishes (it is uninterruptible) before the fibers stop. A worker that loses the
@@ -30,6 +31,8 @@ export const retryDelayMs = (attempts: number, retryAfterMs: number | undefined)
 export const WorkerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const config = yield* WorkerConfig
+    // An API process next to separate worker processes (`acs worker`): it enqueues, they apply.
+    if (config.concurrency <= 0) return yield* Effect.logInfo("no apply workers on this instance (WORKER_CONCURRENCY=0)")
     const jobs = yield* Jobs
     const apply = yield* Apply
     const ledger = yield* Ledger

@@ -1,0 +1,98 @@
+/**
+ * The apply worker in a process of its own (WorkerMain.ts, `acs worker`): the API process runs with
+ * WORKER_CONCURRENCY=0 and only enqueues; a separate worker process, with no HTTP server, applies.
+ */
+import type { UpstreamCampaign } from "@acs/upstream/Upstream"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { repoRoot } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
+
+let p: Pipeline
+let worker: ChildProcess | undefined
+let workerLogs = ""
+
+/** The same environment as the API processes of the pipeline (test/support/server.ts), for the worker. */
+const workerEnv = () => ({
+  PATH: process.env["PATH"] ?? "",
+  HOME: process.env["HOME"] ?? "",
+  LOG_LEVEL: "info",
+  ACS_SECRETS_KEY: Buffer.alloc(32, 7).toString("base64"),
+  DATABASE_URL: p.database,
+  SIMULATOR_URL: p.simulator.url,
+  WORKER_POLL_MS: "200"
+})
+
+const startWorker = () => {
+  const child = spawn(process.execPath, ["--import", "tsx", Path.join(repoRoot, "packages/server/src/worker.ts")], {
+    cwd: repoRoot,
+    env: workerEnv(),
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  child.stdout?.on("data", (chunk: Buffer) => (workerLogs += chunk.toString()))
+  child.stderr?.on("data", (chunk: Buffer) => (workerLogs += chunk.toString()))
+  return child
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
+    child.once("exit", (code) => resolve(code))
+    child.kill("SIGTERM")
+  })
+
+beforeAll(async () => {
+  p = await startPipeline({ seed: 41, env: { WORKER_CONCURRENCY: "0" } })
+})
+
+afterAll(async () => {
+  if (worker !== undefined) await stop(worker)
+  await p?.close()
+})
+
+describe("a worker process beside an API process with WORKER_CONCURRENCY=0", () => {
+  it("leaves the API's auto-applied proposal queued until the worker process applies it", async () => {
+    const campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId)))
+      .filter((c: UpstreamCampaign) => !c.deleted && c.dailyBudgetMicros !== null)
+    const campaign = campaigns[0]!
+    const target = Math.round(campaign.dailyBudgetMicros! * 0.95 / 10_000) * 10_000
+    const answer = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: target, reason: "trim" })
+    expect(answer.status, answer.text).toBe(201)
+    expect(answer.body).toMatchObject({ mode: "auto_applied", status: "approved" })
+    const actionId = (answer.body as { actionId: string }).actionId
+
+    // Enqueued by the API, claimed by nobody: the API process runs no apply worker.
+    const [job] = await p.sql<{ attempts: number; locked_by: string | null }>(
+      "SELECT attempts, locked_by FROM jobs WHERE action_id = $1",
+      [actionId]
+    )
+    expect(job).toEqual({ attempts: 0, locked_by: null })
+
+    worker = startWorker()
+    const applied = await p.settle(actionId, ["applied", "failed"])
+    expect(applied.status, workerLogs).toBe("applied")
+    expect((await p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(target)
+    expect(workerLogs).toContain("apply workers started")
+
+    // SIGTERM: the worker process ends cleanly.
+    expect(await stop(worker)).toBe(0)
+    worker = undefined
+  })
+
+  it("refuses to start without PostgreSQL, saying why", async () => {
+    const { DATABASE_URL: _, ...withoutDatabase } = workerEnv()
+    let output = ""
+    const child = spawn(process.execPath, ["--import", "tsx", Path.join(repoRoot, "packages/server/src/worker.ts")], {
+      cwd: repoRoot,
+      env: withoutDatabase,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
+    const code = await waitFor("the worker to exit", async () => child.exitCode, (exit) => exit !== null)
+    expect(code).not.toBe(0)
+    expect(output).toContain("acs worker needs DATABASE_URL")
+  })
+})
