@@ -6,7 +6,7 @@ import { jsonObject } from "./Json.ts"
 import { ActionKind } from "./ProposalKinds.ts"
 import { IntegerParam, LimitParam } from "./Warehouse.ts"
 
-export const ActionStatus = Schema.Literal("proposed", "approved", "applying", "applied", "failed", "rejected", "reverted")
+export const ActionStatus = Schema.Literal("proposed", "approved", "applying", "applied", "failed", "rejected", "reverted", "expired")
 export type ActionStatus = typeof ActionStatus.Type
 
 export const Mode = Schema.Literal("auto_applied", "queued")

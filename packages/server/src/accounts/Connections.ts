@@ -12,6 +12,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import * as Crypto from "node:crypto"
 import type { Granted } from "./Granted.ts"
+import { writeEvent } from "../events/Outbox.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
 import { type ImportedAccount, mapImportedAccounts } from "./AccountMapping.ts"
@@ -182,6 +183,22 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
       credentialsOf(grant.orgId, request).pipe(Effect.flatMap((credentials) => save(grant.orgId, credentials)))
 
     /** A client for the org's saved credentials; a refusal is recorded on the connection. */
+    /**
+     * The upstream refused the saved credentials: the connection is marked `error`, and the moment it breaks
+     * (it was `ok`) is `connection.broken`, in the same transaction (events/Outbox.ts).
+     */
+    const markBroken = (orgId: string, message: string) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const changed = yield* sql<{ readonly previous: string }>`
+          WITH before AS (SELECT status FROM connections WHERE org_id = ${orgId} FOR UPDATE)
+          UPDATE connections c SET status = 'error', error = ${message}, checked_at = now()
+          FROM before WHERE c.org_id = ${orgId}
+          RETURNING before.status AS previous`
+        if (changed[0]?.previous === "ok") {
+          yield* writeEvent(sql, { orgId, projectId: null, type: "connection.broken", data: { connection: { status: "error", error: message } } })
+        }
+      })).pipe(Effect.orDie)
+
     const clientFor = (orgId: string) =>
       Effect.gen(function*() {
         const saved = yield* row(orgId)
@@ -197,10 +214,7 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         return yield* upstream.connect(credentials).pipe(
           Effect.tapBoth({
             onFailure: (error) =>
-              error._tag === "ConnectionError"
-                ? sql`UPDATE connections SET status = 'error', error = ${error.message}, checked_at = now() WHERE org_id = ${orgId}`
-                  .pipe(Effect.orDie)
-                : Effect.void,
+              error._tag === "ConnectionError" ? markBroken(orgId, error.message) : Effect.void,
             // Working again after a refusal: the connection heals without a new PUT.
             onSuccess: () =>
               saved.status === "error"

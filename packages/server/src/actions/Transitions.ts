@@ -11,13 +11,22 @@
  *
  * A compensating action that ends without applying (rejected, expired, failed) frees its original for
  * another revert; one that applies marks its original reverted. That rule lives in `settleOriginal`, once.
+ *
+ * It is also the one place that emits action events (issue 13): every transition that happens writes its
+ * event (events/Outbox.ts) in the same transaction — the caller's, or one of its own when called outside
+ * one — so an event exists exactly when its change committed.
  */
 import type { ActionStatus, Actor, ExternalChangePayload, Failure, Mode, RiskTier } from "@acs/domain/Actions"
 import type { KindName } from "@acs/domain/ProposalKinds"
+import type { EventType } from "@acs/domain/Events"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { newId } from "../db/Ids.ts"
+import { writeActionEvent } from "../events/Outbox.ts"
 import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
+
+/** A changed row as `RETURNING` answers it: the record's columns and the org its event belongs to. */
+type ChangedRow = ActionRow & { readonly orgId: string }
 
 export interface NewAction {
   readonly orgId: string
@@ -61,9 +70,31 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     const sql = yield* SqlClient.SqlClient
     const columns = actionColumns(sql)
 
-    /** True when the guarded statement changed a row. */
-    const happened = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
-      statement.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+    /** Runs `effect` in the caller's transaction, or in its own when there is none: a change and its event commit together. */
+    const atomically = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(
+        Effect.serviceOption(SqlClient.TransactionConnection),
+        (open) => Option.isSome(open) ? effect : sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+      )
+
+    type ActionEventType = Extract<EventType, `action.${string}`>
+
+    /**
+     * Runs the guarded statement (which answers the changed row) and, when it changed one, writes `type`'s
+     * event with the row as it is now; answers whether it happened.
+     */
+    const transition = (
+      statement: Effect.Effect<ReadonlyArray<ChangedRow>, unknown>,
+      type: ActionEventType,
+      extra: Readonly<Record<string, unknown>> = {}
+    ) =>
+      atomically(Effect.gen(function*() {
+        const rows = yield* Effect.orDie(statement)
+        const row = rows[0]
+        if (row === undefined) return false
+        yield* writeActionEvent(sql, row.orgId, type, toRecord(row), extra)
+        return true
+      }))
 
     /** Appends a row; the caller holds the account's proposal lock (strictly increasing `created_at`). */
     const append = (action: NewAction) =>
@@ -76,7 +107,14 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
           ${json(action.proposedBy)}::jsonb, ${action.revertOf ?? null}, ${action.countsTowardCap},
           GREATEST(clock_timestamp(),
             (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${action.projectId})))
-        RETURNING ${columns}`.pipe(Effect.map((rows) => toRecord(rows[0]!)), Effect.orDie, Effect.withSpan("Transitions.append"))
+        RETURNING ${columns}`.pipe(
+        Effect.map((rows) => toRecord(rows[0]!)),
+        Effect.orDie,
+        // A row queued for a human is `action.proposed`; an auto-applied one speaks when it applies.
+        Effect.tap((record) => record.status === "proposed" ? writeActionEvent(sql, action.orgId, "action.proposed", record) : Effect.void),
+        atomically,
+        Effect.withSpan("Transitions.append")
+      )
 
     /**
      * Appends an outside change as an applied row (applied when the platform says it happened), once per
@@ -97,21 +135,29 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         RETURNING ${columns}`.pipe(
         Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
         Effect.orDie,
+        Effect.tap((record) => record === undefined ? Effect.void : writeActionEvent(sql, change.orgId, "action.external", record)),
+        atomically,
         Effect.withSpan("Transitions.appendOutsideChange")
       )
 
+    /** A bare guarded statement (no event): true when it changed a row. */
+    const happened = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+      statement.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
     /**
      * The original of compensating action `compensationId` (the row whose `reverted_by` names it): reverted
-     * when the compensation applied, revertible again when it ended any other way.
+     * when the compensation applied (`action.reverted`), revertible again when it ended any other way.
      */
     const settleOriginal = (compensationId: string, end: CompensationEnd) =>
-      happened(
-        end === "applied"
-          ? sql`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp()
-                WHERE reverted_by = ${compensationId} AND status = 'applied' RETURNING action_id`
-          : sql`UPDATE actions SET reverted_by = NULL, updated_at = clock_timestamp()
-                WHERE reverted_by = ${compensationId} RETURNING action_id`
-      ).pipe(Effect.withSpan("Transitions.settleOriginal"))
+      (end === "applied"
+        ? transition(
+          sql<ChangedRow>`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp()
+            WHERE reverted_by = ${compensationId} AND status = 'applied' RETURNING org_id, ${columns}`,
+          "action.reverted",
+          { revertedBy: compensationId }
+        )
+        : happened(sql`UPDATE actions SET reverted_by = NULL, updated_at = clock_timestamp()
+            WHERE reverted_by = ${compensationId} RETURNING action_id`)).pipe(Effect.withSpan("Transitions.settleOriginal"))
 
     /** Runs `settleOriginal` only when the transition before it happened; answers whether that one did. */
     const thenSettle = (actionId: string, end: CompensationEnd) => (done: boolean) =>
@@ -119,59 +165,70 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
 
     /** proposed -> approved; a new apply run begins. */
     const approve = (actionId: string, by: Actor) =>
-      happened(sql`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
-          updated_at = clock_timestamp(), apply_run = apply_run + 1
-        WHERE action_id = ${actionId} AND status = 'proposed' RETURNING action_id`).pipe(Effect.withSpan("Transitions.approve"))
+      transition(
+        sql<ChangedRow>`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
+            updated_at = clock_timestamp(), apply_run = apply_run + 1
+          WHERE action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
+        "action.approved"
+      ).pipe(Effect.withSpan("Transitions.approve"))
 
     /** proposed -> rejected (a decision or a withdrawal). */
     const reject = (actionId: string, by: Actor, reason: string | undefined) =>
-      happened(sql`UPDATE actions SET status = 'rejected', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
-          decision_reason = ${reason ?? null}, updated_at = clock_timestamp()
-        WHERE action_id = ${actionId} AND status = 'proposed' RETURNING action_id`).pipe(
-        Effect.flatMap(thenSettle(actionId, "abandoned")),
-        Effect.withSpan("Transitions.reject")
-      )
+      transition(
+        sql<ChangedRow>`UPDATE actions SET status = 'rejected', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
+            decision_reason = ${reason ?? null}, updated_at = clock_timestamp()
+          WHERE action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
+        "action.rejected"
+      ).pipe(Effect.flatMap(thenSettle(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.reject"))
 
-    /** proposed -> expired: nobody decided in time. */
-    const expire = (actionId: string, reason: string) =>
-      happened(sql`UPDATE actions SET status = 'expired', decided_at = clock_timestamp(), decision_reason = ${reason},
-          updated_at = clock_timestamp()
-        WHERE action_id = ${actionId} AND status = 'proposed' RETURNING action_id`).pipe(
-        Effect.flatMap(thenSettle(actionId, "abandoned")),
-        Effect.withSpan("Transitions.expire")
-      )
+    /**
+     * proposed -> expired: nobody decided in time. With `dueAt`, only when its org's `approval_ttl_hours` have
+     * passed by then since it was queued (last `updated_at`: a demoted action waits afresh).
+     */
+    const expire = (actionId: string, reason: string, dueAt?: Date) =>
+      transition(
+        sql<ChangedRow>`UPDATE actions SET status = 'expired', decided_at = clock_timestamp(), decision_reason = ${reason},
+            updated_at = clock_timestamp()
+          WHERE action_id = ${actionId} AND status = 'proposed'
+            ${dueAt === undefined ? sql`` : sql`AND updated_at + make_interval(hours => (
+              SELECT approval_ttl_hours FROM orgs WHERE orgs.org_id = actions.org_id)) <= ${dueAt}`}
+          RETURNING org_id, ${columns}`,
+        "action.expired"
+      ).pipe(Effect.flatMap(thenSettle(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.expire"))
 
-    /** approved -> applying (also applying -> applying: a retried run stays under way). */
+    /** approved -> applying (also applying -> applying: a retried run stays under way). No event: not a decision or an outcome. */
     const markApplying = (actionId: string) =>
       happened(sql`UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
         WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`).pipe(
         Effect.withSpan("Transitions.markApplying")
       )
 
-    /** applying -> applied, with what the steps returned; a compensation reverts its original with it. */
+    /** applying -> applied, with what the steps returned (warnings included); a compensation reverts its original with it. */
     const markApplied = (actionId: string, applied: AppliedResult) =>
-      happened(sql`UPDATE actions SET status = 'applied', warnings = ${json(applied.warnings)}::jsonb,
-          result = ${json(applied.result)}::jsonb, applied_at = clock_timestamp(), updated_at = clock_timestamp()
-        WHERE action_id = ${actionId} AND status = 'applying' RETURNING action_id`).pipe(
-        Effect.flatMap(thenSettle(actionId, "applied")),
-        Effect.withSpan("Transitions.markApplied")
-      )
+      transition(
+        sql<ChangedRow>`UPDATE actions SET status = 'applied', warnings = ${json(applied.warnings)}::jsonb,
+            result = ${json(applied.result)}::jsonb, applied_at = clock_timestamp(), updated_at = clock_timestamp()
+          WHERE action_id = ${actionId} AND status = 'applying' RETURNING org_id, ${columns}`,
+        "action.applied"
+      ).pipe(Effect.flatMap(thenSettle(actionId, "applied")), atomically, Effect.withSpan("Transitions.markApplied"))
 
-    /** approved|applying -> failed; a failed compensation frees its original. */
+    /** approved|applying -> failed (the failure names its step); a failed compensation frees its original. */
     const fail = (actionId: string, failure: Failure) =>
-      happened(sql`UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = clock_timestamp()
-        WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`).pipe(
-        Effect.flatMap(thenSettle(actionId, "abandoned")),
-        Effect.withSpan("Transitions.fail")
-      )
+      transition(
+        sql<ChangedRow>`UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = clock_timestamp()
+          WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
+        "action.failed"
+      ).pipe(Effect.flatMap(thenSettle(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.fail"))
 
-    /** approved|applying -> proposed: the apply found a reason a person must decide; the reasons are added. */
+    /** approved|applying -> proposed: the apply found a reason a person must decide; the reasons are added (and sent). */
     const demote = (actionId: string, reasons: ReadonlyArray<string>) =>
-      happened(sql`UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
-          updated_at = clock_timestamp()
-        WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`).pipe(
-        Effect.withSpan("Transitions.demote")
-      )
+      transition(
+        sql<ChangedRow>`UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
+            updated_at = clock_timestamp()
+          WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
+        "action.demoted",
+        { reasons }
+      ).pipe(Effect.withSpan("Transitions.demote"))
 
     /** An applied, not yet reverted original names its compensating action; false if another revert was first. */
     const linkRevert = (originalId: string, compensationId: string) =>

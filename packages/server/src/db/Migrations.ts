@@ -16,6 +16,7 @@ import priorFieldNames from "./migrations/0007_prior_field_names.ts"
 import connectionApiVersion from "./migrations/0008_connection_api_version.ts"
 import outsideChanges from "./migrations/0009_outside_changes.ts"
 import expiredStatus from "./migrations/0010_expired_status.ts"
+import eventsWebhooks from "./migrations/0011_events_webhooks.ts"
 import proposalStatement from "./migrations/0012_proposal_statement_and_invalidation.ts"
 
 export const MIGRATION_LOCK = 4_242_001
@@ -33,6 +34,7 @@ const migrations = {
   "0008_connection_api_version": connectionApiVersion,
   "0009_outside_changes": outsideChanges,
   "0010_expired_status": expiredStatus,
+  "0011_events_webhooks": eventsWebhooks,
   "0012_proposal_statement_and_invalidation": proposalStatement
 }
 

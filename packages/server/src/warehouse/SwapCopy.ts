@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import type { AccountRecord } from "../accounts/Accounts.ts"
 import { PARENTS, projectLiteral, type Tables, tablesOf } from "./GenerationTables.ts"
 import { type Entities, makeEntityWrites } from "./SyncEntities.ts"
+import { type FinishedSyncRow, writeSyncEvent } from "./SyncRuns.ts"
 import { RETAINED_DAYS, type SyncPlan } from "./SyncPlan.ts"
 import { timed } from "./TimedStep.ts"
 import { MAX_DAYS } from "./Window.ts"
@@ -97,12 +98,14 @@ export const makeSwapCopy = (sql: SqlClient.SqlClient) => {
         WHERE project_id = ${projectId}`
       const rowsWritten = metricRows + entities.campaigns.length + entities.adGroups.length +
         entities.keywords.length + entities.negatives.length + entities.ads.length
-      const finished = yield* sql`
+      const finished = yield* sql<FinishedSyncRow>`
         UPDATE syncs SET status = 'succeeded', finished_at = clock_timestamp(), heartbeat_at = now(), rows_written = ${rowsWritten},
           progress = ${JSON.stringify({ step: "done" })}::jsonb
-        WHERE sync_id = ${syncId} AND status = 'running' RETURNING 1`
+        WHERE sync_id = ${syncId} AND status = 'running' RETURNING *`
       // Marked abandoned meanwhile (it stopped beating for minutes): another sync may own the account now.
       if (finished.length === 0) return yield* Effect.dieMessage("the sync was marked abandoned before its swap")
+      // `sync.succeeded` commits with the copy it announces.
+      yield* writeSyncEvent(sql, finished[0]!)
       yield* timed("partition", Effect.gen(function*() {
         // All three parents at once, in the order a read statement touching two of them locks them (an entity
         // table before the suffixes), so no reader can hold one while waiting for another held here.

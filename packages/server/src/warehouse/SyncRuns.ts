@@ -7,6 +7,7 @@ import { SyncInProgress } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { newId } from "../db/Ids.ts"
+import { writeEvent } from "../events/Outbox.ts"
 
 export type SyncTrigger = "manual" | "schedule" | "import"
 
@@ -24,6 +25,34 @@ export interface SyncRow {
   readonly error: string | null
 }
 
+const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString())
+
+/** A sync as the API shows it. */
+export const toSync = (row: SyncRow) => ({
+  syncId: row.syncId,
+  status: row.status,
+  trigger: row.trigger,
+  startedAt: new Date(row.startedAt).toISOString(),
+  finishedAt: iso(row.finishedAt),
+  windowStart: row.windowStart,
+  windowEnd: row.windowEnd,
+  rowsWritten: Number(row.rowsWritten),
+  progress: row.progress,
+  error: row.error
+})
+
+/** A finished sync's row as `RETURNING *` answers it. */
+export type FinishedSyncRow = SyncRow & { readonly orgId: string }
+
+/** `sync.succeeded` or `sync.failed`, in the transaction that finished the sync (events/Outbox.ts). */
+export const writeSyncEvent = (sql: SqlClient.SqlClient, row: FinishedSyncRow) =>
+  writeEvent(sql, {
+    orgId: row.orgId,
+    projectId: row.projectId,
+    type: row.status === "succeeded" ? "sync.succeeded" : "sync.failed",
+    data: { sync: toSync(row) }
+  })
+
 /** A running sync that has not beaten for this long belongs to a dead instance. */
 export const HEARTBEAT_TIMEOUT_SECONDS = 300
 
@@ -38,11 +67,15 @@ export class SyncRuns extends Effect.Service<SyncRuns>()("acs/SyncRuns", {
 
     const start = (orgId: string, projectId: string, trigger: SyncTrigger) =>
       Effect.gen(function*() {
-        yield* sql`
-          UPDATE syncs SET status = 'failed', finished_at = now(),
-            error = 'abandoned: the instance running it stopped beating'
-          WHERE project_id = ${projectId} AND status = 'running'
-            AND heartbeat_at < now() - make_interval(secs => ${HEARTBEAT_TIMEOUT_SECONDS})`
+        yield* sql.withTransaction(Effect.gen(function*() {
+          const abandoned = yield* sql<FinishedSyncRow>`
+            UPDATE syncs SET status = 'failed', finished_at = now(),
+              error = 'abandoned: the instance running it stopped beating'
+            WHERE project_id = ${projectId} AND status = 'running'
+              AND heartbeat_at < now() - make_interval(secs => ${HEARTBEAT_TIMEOUT_SECONDS})
+            RETURNING *`
+          for (const row of abandoned) yield* writeSyncEvent(sql, row)
+        }))
         const syncId = newId("syn")
         const rows = yield* sql<SyncRow>`
           INSERT INTO syncs (sync_id, project_id, org_id, status, trigger)
@@ -66,9 +99,12 @@ export class SyncRuns extends Effect.Service<SyncRuns>()("acs/SyncRuns", {
       )
 
     const fail = (syncId: string, error: string) =>
-      sql`
-        UPDATE syncs SET status = 'failed', finished_at = now(), error = ${error.slice(0, 2000)}
-        WHERE sync_id = ${syncId} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie)
+      sql.withTransaction(Effect.gen(function*() {
+        const failed = yield* sql<FinishedSyncRow>`
+          UPDATE syncs SET status = 'failed', finished_at = now(), error = ${error.slice(0, 2000)}
+          WHERE sync_id = ${syncId} AND status = 'running' RETURNING *`
+        for (const row of failed) yield* writeSyncEvent(sql, row)
+      })).pipe(Effect.orDie)
 
     const history = (projectId: string, limit: number) =>
       Effect.all({

@@ -1,0 +1,51 @@
+/**
+ * The outbox (issue 13): one `events` row per change, written by the statement that follows the change in
+ * the change's own transaction, so an event exists if and only if its change committed. `pg_notify` in the
+ * same statement wakes the sequencer of every instance at commit (and is dropped with a rollback).
+ *
+ * The functions take the SQL client of the caller: inside `sql.withTransaction` the client's statements run
+ * on the transaction's connection, so the event commits or rolls back with the change.
+ */
+import { ActionRecord } from "@acs/domain/Actions"
+import type { EventType } from "@acs/domain/Events"
+import type { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { newId } from "../db/Ids.ts"
+
+/** Notified (empty payload) when an event was written: a sequencer should give it its position. */
+export const EVENTS_WRITTEN_CHANNEL = "acs_events_written"
+
+export interface NewEvent {
+  readonly orgId: string
+  readonly projectId: string | null
+  readonly type: EventType
+  readonly data: Readonly<Record<string, unknown>>
+}
+
+const encodeAction = Schema.encodeSync(ActionRecord)
+
+/** Writes one event in the caller's transaction. */
+export const writeEvent = (sql: SqlClient.SqlClient, event: NewEvent): Effect.Effect<void> =>
+  sql`
+    WITH written AS (
+      INSERT INTO events (event_id, org_id, project_id, type, data)
+      VALUES (${newId("evt")}, ${event.orgId}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.data)}::jsonb)
+      RETURNING seq)
+    SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, '') FROM written`.pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.write"))
+
+/** An action event: the action as the API shows it (GET …/actions/{actionId}), and what else the type carries. */
+export const writeActionEvent = (
+  sql: SqlClient.SqlClient,
+  orgId: string,
+  type: Extract<EventType, `action.${string}`>,
+  action: ActionRecord,
+  extra: Readonly<Record<string, unknown>> = {}
+): Effect.Effect<void> => writeEvent(sql, { orgId, projectId: action.projectId, type, data: { action: encodeAction(action), ...extra } })
+
+/**
+ * `action.proposed`, for a path that inserts a queued action with its own SQL instead of `Transitions.append`
+ * (which writes it itself): call it in the same transaction, with the inserted record. Anything but a row
+ * queued for a human is no event here.
+ */
+export const recordProposed = (sql: SqlClient.SqlClient, orgId: string, action: ActionRecord): Effect.Effect<void> =>
+  action.status === "proposed" ? writeActionEvent(sql, orgId, "action.proposed", action) : Effect.void
