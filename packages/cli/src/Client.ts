@@ -10,9 +10,9 @@ import { AcsRpcs } from "@acs/domain/Rpcs"
 import { Args, Options } from "@effect/cli"
 import { Config, Effect, Option, ParseResult, Predicate, Redacted, Schema } from "effect"
 import { parseIssues, Unreachable, UsageError } from "./CliError.ts"
+import { DEFAULT_URL } from "./Help.ts"
 import { json } from "./SharedOptions.ts"
 
-export const DEFAULT_URL = "http://127.0.0.1:3000"
 
 const url = Options.text("url").pipe(
   Options.withDescription(`where acs answers (default: ACS_URL, else ${DEFAULT_URL})`),
@@ -115,3 +115,9 @@ export const given = <R extends Record<string, Option.Option<unknown>>>(
   Object.fromEntries(Object.entries(options).flatMap(([name, value]) => Option.isSome(value) ? [[name, value.value]] : [])) as {
     [K in keyof R]?: R[K] extends Option.Option<infer A> ? A : never
   }
+
+/** The account's currency, for printing amounts (`acs campaigns`, `keywords`, `plan`); none needed with --json. */
+export const currencyFor = (client: Client, input: { readonly projectId: string; readonly json: boolean }) =>
+  input.json
+    ? Effect.succeed("")
+    : client.getAccount({ path: { projectId: input.projectId } }).pipe(Effect.map((answer) => answer.account.currency))

@@ -29,8 +29,26 @@ export const renderRecord = (fields: ReadonlyArray<readonly [string, Cell]>): st
 export const emit = (json: boolean, document: unknown, human: () => string) =>
   Console.log(json ? JSON.stringify(document, null, 2) : human())
 
-/** Integer micro-units as an amount of the account currency, e.g. 12500000 → "12.50". */
-export const money = (micros: number | null): string | null => micros === null ? null : (micros / 1_000_000).toFixed(2)
+/** The digits after the decimal point of `currency` (ISO 4217, as Intl knows it): 2 for USD, 0 for JPY. */
+const decimalsOf = (currency: string): number => {
+  try {
+    return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits ?? 2
+  } catch {
+    return 2 // not a currency code Intl knows
+  }
+}
+
+/**
+ * Integer micro-units as an amount of the account's currency with its code, in that currency's own
+ * decimals: 12500000 USD → "12.50 USD", 1200000000 JPY → "1,200 JPY".
+ */
+export const money = (micros: number | null, currency: string): string | null => {
+  if (micros === null) return null
+  const decimals = decimalsOf(currency)
+  const amount = new Intl.NumberFormat("en", { minimumFractionDigits: decimals, maximumFractionDigits: decimals })
+    .format(micros / 1_000_000)
+  return `${amount} ${currency}`
+}
 
 interface Collection {
   readonly total: number

@@ -1,35 +1,29 @@
+#!/usr/bin/env node
 /**
- * `acs` (`pnpm acs …`). stdout carries only the command's output (a table, or one JSON document with
- * `--json`); logs and errors go to stderr. Exit codes (CliError.ts): 0 ok, 1 unexpected failure or server trouble,
- * 2 bad input or not found, 3 refused, 4 retryable.
+ * `acs` (the built dist/cli.mjs; `pnpm acs …`). Answers `--help` and `--version` from the command registry
+ * alone, and loads only the module of the command it runs (Commands.ts): a client command never loads the
+ * server's database layers. Exit codes (CliError.ts): 0 ok, 1 unexpected failure or server trouble, 2 bad
+ * input or not found, 3 refused, 4 retryable.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect, Layer, Logger, LogLevel, Option } from "effect"
-import { logLevelConfig } from "@acs/server/LogLevelConfig"
-import { cli } from "./Cli.ts"
-import { describeFailure, exitCodeOf } from "./CliError.ts"
+import cliPackage from "../package.json" with { type: "json" }
+import { findCommand } from "./Commands.ts"
+import { topHelp } from "./Help.ts"
 
-/** Logs on stderr, warnings and up unless LOG_LEVEL says otherwise (first-start seeding warns). */
-const LoggingLive = Layer.unwrapEffect(
-  Effect.gen(function*() {
-    const level = yield* logLevelConfig(LogLevel.Warning)
-    return Layer.merge(
-      Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true })),
-      Logger.minimumLogLevel(level)
-    )
-  })
-).pipe(Layer.orDie)
+const EXIT_USAGE = 2
 
-cli(process.argv).pipe(
-  Effect.tapErrorCause((cause) =>
-    Option.match(describeFailure(cause), { onNone: () => Effect.void, onSome: (message) => Console.error(message) })
-  ),
-  Effect.provide(NodeContext.layer),
-  Effect.provide(LoggingLive),
-  NodeRuntime.runMain({
-    disableErrorReporting: true,
-    disablePrettyLogger: true,
-    teardown: (exit, onExit) => onExit(exitCodeOf(exit))
-  })
-)
+const [first] = process.argv.slice(2)
+
+if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+  process.stdout.write(`${topHelp(cliPackage.version)}\n`)
+} else if (first === "--version" || first === "-v") {
+  process.stdout.write(`${cliPackage.version}\n`)
+} else {
+  const entry = findCommand(first)
+  if (entry === undefined) {
+    process.stderr.write(`acs: invalid_request: unknown command "${first}"; acs --help lists the commands\n`)
+    process.exitCode = EXIT_USAGE
+  } else {
+    const [loaded, { runCommand }] = await Promise.all([entry.load(), import("./RunCommand.ts")])
+    runCommand(loaded, process.argv, cliPackage.version)
+  }
+}

@@ -167,7 +167,7 @@ describe("acs admin commands on PostgreSQL", () => {
       [["orgs", "create", "   "], /name: must not be empty/],
       [["orgs", "create", "x".repeat(201)], /name: must be at most 200 characters/],
       [["orgs", "create"], /name/],
-      [["frobnicate"], /Invalid subcommand/]
+      [["frobnicate"], /unknown command "frobnicate"/]
     ]
     // Two at a time: every run starts a Node process that loads the whole server module graph.
     const runs = await inBatches(cases, 2, ([args]) => runAcs([...args, "--json"], env))

@@ -81,7 +81,7 @@ const renderAction = (record: ActionRecord) =>
     ...record.policyReasons.map((r) => `  - ${r}`)
   ].join("\n")
 
-const propose = Command.make("propose", {
+export const proposeCommand = Command.make("propose", {
   kind: Args.text({ name: "kind" }).pipe(Args.withDescription(`the proposal kind, e.g. budget_change or budget-change: ${kindNames}`)),
   projectId,
   body: Options.text("body").pipe(
@@ -114,7 +114,7 @@ const propose = Command.make("propose", {
     "--preview shows what would happen and records nothing"
 ))
 
-const approvals = Command.make("approvals", { projectId, limit, ...clientOptions }, (input) =>
+export const approvalsCommand = Command.make("approvals", { projectId, limit, ...clientOptions }, (input) =>
   withClient(input, (client) =>
     Effect.gen(function*() {
       const request = yield* checked("listApprovals", { path: { projectId: input.projectId }, urlParams: given({ limit: input.limit }) })
@@ -135,7 +135,7 @@ const approvals = Command.make("approvals", { projectId, limit, ...clientOptions
     }))
 ).pipe(Command.withDescription("actions waiting for a human decision, oldest first (scope read)"))
 
-const approve = Command.make("approve", { projectId, actionId, ...clientOptions }, (input) =>
+export const approveCommand = Command.make("approve", { projectId, actionId, ...clientOptions }, (input) =>
   withClient(input, (client) =>
     Effect.gen(function*() {
       const answer = yield* client.approveAction({ path: { projectId: input.projectId, actionId: input.actionId } })
@@ -143,7 +143,7 @@ const approve = Command.make("approve", { projectId, actionId, ...clientOptions 
     }))
 ).pipe(Command.withDescription("approve a pending action; its apply job is enqueued (write + canApprove)"))
 
-const reject = Command.make("reject", {
+export const rejectCommand = Command.make("reject", {
   projectId,
   actionId,
   reason: Options.text("reason").pipe(Options.withDescription("why, kept in the ledger"), Options.optional),
@@ -160,7 +160,7 @@ const reject = Command.make("reject", {
     }))
 ).pipe(Command.withDescription("reject a pending action (write + canApprove)"))
 
-const revert = Command.make("revert", { projectId, actionId, ...clientOptions }, (input) =>
+export const revertCommand = Command.make("revert", { projectId, actionId, ...clientOptions }, (input) =>
   withClient(input, (client) =>
     Effect.gen(function*() {
       const answer = yield* client.revertAction({ path: { projectId: input.projectId, actionId: input.actionId } })
@@ -170,7 +170,7 @@ const revert = Command.make("revert", { projectId, actionId, ...clientOptions },
   "undo an applied action: its compensating change is proposed and applied at once (write + canApprove)"
 ))
 
-const ledger = Command.make("ledger", {
+export const ledgerCommand = Command.make("ledger", {
   projectId,
   limit,
   before: Options.text("before").pipe(
@@ -215,5 +215,3 @@ const ledger = Command.make("ledger", {
         ].join("\n"))
     }))
 ).pipe(Command.withDescription("the change ledger, newest first, a page at a time (scope read)"))
-
-export const actionCommands = [propose, approvals, approve, reject, revert, ledger] as const

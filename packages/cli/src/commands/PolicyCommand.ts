@@ -1,10 +1,10 @@
 /** `acs policy` and `acs plan`: what the safe-apply policy allows now, and the changes acs suggests. */
 import { Command } from "@effect/cli"
 import { Effect } from "effect"
-import { checked, clientOptions, given, limit, projectId, withClient } from "../Client.ts"
+import { checked, clientOptions, currencyFor, given, limit, projectId, withClient } from "../Client.ts"
 import { collectionFooter, emit, money, renderRecord, renderTable } from "../Output.ts"
 
-const policy = Command.make("policy", { projectId, ...clientOptions }, (input) =>
+export const policyCommand = Command.make("policy", { projectId, ...clientOptions }, (input) =>
   withClient(input, (client) =>
     Effect.gen(function*() {
       const answer = yield* client.getPolicy({ path: { projectId: input.projectId } })
@@ -28,17 +28,17 @@ const policy = Command.make("policy", { projectId, ...clientOptions }, (input) =
     }))
 ).pipe(Command.withDescription("the account's live safe-apply policy: kill switch, auto-applies left, rules (scope read)"))
 
-const plan = Command.make("plan", { projectId, limit, ...clientOptions }, (input) =>
+export const planCommand = Command.make("plan", { projectId, limit, ...clientOptions }, (input) =>
   withClient(input, (client) =>
     Effect.gen(function*() {
       const request = yield* checked("getPlan", { path: { projectId: input.projectId }, urlParams: given({ limit: input.limit }) })
-      const answer = yield* client.getPlan(request)
+      const [answer, currency] = yield* Effect.all([client.getPlan(request), currencyFor(client, input)], { concurrency: 2 })
       yield* emit(input.json, answer, () =>
         [
           renderTable([
             { header: "ITEM ID", cell: (i) => i.itemId },
             { header: "KIND", cell: (i) => i.proposal.kind },
-            { header: "AT STAKE", cell: (i) => money(i.impactMicros) },
+            { header: "AT STAKE", cell: (i) => money(i.impactMicros, currency) },
             { header: "TITLE", cell: (i) => i.title }
           ], answer.items),
           "",
@@ -47,5 +47,3 @@ const plan = Command.make("plan", { projectId, limit, ...clientOptions }, (input
         ].join("\n"))
     }))
 ).pipe(Command.withDescription("suggested changes ranked by spend at stake, each a ready proposal (scope read)"))
-
-export const policyCommands = [policy, plan] as const

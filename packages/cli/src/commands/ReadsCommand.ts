@@ -1,7 +1,7 @@
 /** `acs campaigns` and `acs keywords`: spend-ranked slices of the synced account data. */
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import { checked, clientOptions, given, limit, projectId, withClient } from "../Client.ts"
+import { checked, clientOptions, currencyFor, given, limit, projectId, withClient } from "../Client.ts"
 import { collectionFooter, emit, money, renderTable } from "../Output.ts"
 
 const days = Options.integer("days").pipe(
@@ -9,30 +9,34 @@ const days = Options.integer("days").pipe(
   Options.optional
 )
 
-const metricColumns = <Row extends { spendMicros: number; taps: number; installs: number; cpaMicros: number | null }>() => [
-  { header: "SPEND", cell: (r: Row) => money(r.spendMicros) },
+const metricColumns = <Row extends { spendMicros: number; taps: number; installs: number; cpaMicros: number | null }>(
+  currency: string
+) => [
+  { header: "SPEND", cell: (r: Row) => money(r.spendMicros, currency) },
   { header: "TAPS", cell: (r: Row) => r.taps },
   { header: "INSTALLS", cell: (r: Row) => r.installs },
-  { header: "CPA", cell: (r: Row) => money(r.cpaMicros) }
+  { header: "CPA", cell: (r: Row) => money(r.cpaMicros, currency) }
 ] as const
 
-const campaigns = Command.make("campaigns", { projectId, days, limit, ...clientOptions }, (input) =>
+export const campaignsCommand = Command.make("campaigns", { projectId, days, limit, ...clientOptions }, (input) =>
   withClient(input, (client) =>
     Effect.gen(function*() {
       const request = yield* checked("listCampaigns", {
         path: { projectId: input.projectId },
         urlParams: given({ days: input.days, limit: input.limit })
       })
-      const answer = yield* client.listCampaigns(request)
+      const [answer, currency] = yield* Effect.all([client.listCampaigns(request), currencyFor(client, input)], {
+        concurrency: 2
+      })
       yield* emit(input.json, answer, () =>
         [
           renderTable([
             { header: "CAMPAIGN ID", cell: (c) => c.campaignId },
             { header: "NAME", cell: (c) => c.name },
             { header: "STATUS", cell: (c) => c.status },
-            { header: "DAILY BUDGET", cell: (c) => money(c.dailyBudgetMicros) },
+            { header: "DAILY BUDGET", cell: (c) => money(c.dailyBudgetMicros, currency) },
             { header: "BID STRATEGY", cell: (c) => c.bidStrategy },
-            ...metricColumns<(typeof answer.campaigns)[number]>()
+            ...metricColumns<(typeof answer.campaigns)[number]>(currency)
           ], answer.campaigns),
           "",
           collectionFooter(answer.campaigns.length, answer)
@@ -40,7 +44,7 @@ const campaigns = Command.make("campaigns", { projectId, days, limit, ...clientO
     }))
 ).pipe(Command.withDescription("campaigns ranked by spend in the window, with their metrics (scope read)"))
 
-const keywords = Command.make("keywords", {
+export const keywordsCommand = Command.make("keywords", {
   projectId,
   days,
   limit,
@@ -54,7 +58,9 @@ const keywords = Command.make("keywords", {
         path: { projectId: input.projectId },
         urlParams: given({ days: input.days, limit: input.limit, campaignId: input.campaign, adGroupId: input.adGroup })
       })
-      const answer = yield* client.listKeywords(request)
+      const [answer, currency] = yield* Effect.all([client.listKeywords(request), currencyFor(client, input)], {
+        concurrency: 2
+      })
       yield* emit(input.json, answer, () =>
         [
           renderTable([
@@ -62,14 +68,12 @@ const keywords = Command.make("keywords", {
             { header: "TEXT", cell: (k) => k.text },
             { header: "MATCH", cell: (k) => k.matchType },
             { header: "STATUS", cell: (k) => k.status },
-            { header: "BID", cell: (k) => money(k.bidMicros) },
+            { header: "BID", cell: (k) => money(k.bidMicros, currency) },
             { header: "AD GROUP ID", cell: (k) => k.adGroupId },
-            ...metricColumns<(typeof answer.keywords)[number]>()
+            ...metricColumns<(typeof answer.keywords)[number]>(currency)
           ], answer.keywords),
           "",
           collectionFooter(answer.keywords.length, answer)
         ].join("\n"))
     }))
 ).pipe(Command.withDescription("keywords ranked by spend in the window, with their metrics (scope read)"))
-
-export const readCommands = [campaigns, keywords] as const

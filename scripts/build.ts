@@ -1,0 +1,143 @@
+/**
+ * Builds acs for production: `dist/server.mjs` (the server, `pnpm start`) and `dist/cli.mjs` (the `acs`
+ * command), plain JavaScript that `node` runs with no TypeScript loader.
+ *
+ *   node --import tsx scripts/build.ts             build
+ *   node --import tsx scripts/build.ts --if-stale  build only when a source, package.json or the lockfile is
+ *                                                  newer than the last build (what `pnpm start` and `pnpm acs`
+ *                                                  run first)
+ *
+ * Both also build the console (packages/console/scripts/build.ts, `pnpm build:console`), which the server
+ * serves at `/` from packages/console/dist.
+ *
+ * One esbuild bundle per entry point, with the code of node_modules inlined and tree-shaken: Node then loads
+ * a few files instead of the ~1,600 modules behind the entry points, which is most of the start-up time
+ * (README, "Starting"). Only RUNTIME_PACKAGES stay outside, loaded by Node from node_modules: the root
+ * package.json depends on them so that `dist/` resolves them. Code splitting gives each `acs` command its own
+ * chunk (packages/cli/src/Commands.ts imports them lazily), so `acs --help` loads none of them.
+ *
+ * The test suites run the same build (packages/server/test/support/entries.ts), into a directory of their own.
+ */
+import { build, type BuildResult } from "esbuild"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { buildConsole, consoleDist } from "../packages/console/scripts/build.ts"
+
+export const repoRoot = Path.resolve(import.meta.dirname, "..")
+
+export const ENTRIES = {
+  server: "packages/server/src/main.ts",
+  cli: "packages/cli/src/main.ts"
+} as const
+
+export type Entry = keyof typeof ENTRIES
+
+/**
+ * Left to Node: PGlite finds its WebAssembly and data files next to its own module, its socket server must
+ * share that module, and pg may load its optional native binding. Keep them in the root package.json's
+ * `dependencies`, at the versions packages/server uses.
+ */
+export const RUNTIME_PACKAGES = ["@electric-sql/pglite", "@electric-sql/pglite-socket", "pg", "pg-native"] as const
+
+export const DEFAULT_OUTDIR = Path.join(repoRoot, "dist")
+
+/** What the last build read, to tell whether it is stale. */
+const MANIFEST = "build.json"
+
+interface Manifest {
+  readonly builtAt: number
+  readonly inputs: ReadonlyArray<string>
+}
+
+/** Inputs besides the bundled files: a dependency change, or a change to this script, rebuilds too. */
+const ALWAYS_INPUTS = ["package.json", "pnpm-lock.yaml", "scripts/build.ts"]
+
+/** Builds both entry points into `outdir` (emptied first) and records what they were built from. */
+export const buildAll = async (outdir: string = DEFAULT_OUTDIR): Promise<BuildResult<{ metafile: true }>> => {
+  Fs.rmSync(outdir, { recursive: true, force: true })
+  const builtAt = Date.now()
+  const result = await build({
+    absWorkingDir: repoRoot,
+    entryPoints: Object.entries(ENTRIES).map(([out, source]) => ({ out, in: source })),
+    outdir,
+    outExtension: { ".js": ".mjs" },
+    chunkNames: "chunks/[name]-[hash]",
+    bundle: true,
+    splitting: true,
+    platform: "node",
+    format: "esm",
+    // The oldest Node acs supports (package.json `engines`).
+    target: "node20",
+    // Node's own resolution: no `module` condition, no `module` field.
+    conditions: [],
+    mainFields: ["main"],
+    external: [...RUNTIME_PACKAGES],
+    // CommonJS packages inlined into ESM still call require() for Node's built-ins.
+    banner: { js: "import { createRequire as __acsCreateRequire } from \"node:module\"; const require = __acsCreateRequire(import.meta.url);" },
+    // Positions only: the map of the inlined node_modules with their sources would be tens of megabytes,
+    // which `--enable-source-maps` would parse at the first stack trace.
+    sourcemap: "linked",
+    sourcesContent: false,
+    metafile: true,
+    logLevel: "warning"
+  })
+  const manifest: Manifest = { builtAt, inputs: [...ALWAYS_INPUTS, ...Object.keys(result.metafile.inputs)] }
+  Fs.writeFileSync(Path.join(outdir, MANIFEST), JSON.stringify(manifest))
+  return result
+}
+
+const readManifest = (outdir: string): Manifest | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(Fs.readFileSync(Path.join(outdir, MANIFEST), "utf8"))
+    if (
+      typeof parsed === "object" && parsed !== null && "builtAt" in parsed && typeof parsed.builtAt === "number" &&
+      "inputs" in parsed && Array.isArray(parsed.inputs) && parsed.inputs.every((input) => typeof input === "string")
+    ) {
+      return { builtAt: parsed.builtAt, inputs: parsed.inputs }
+    }
+    return undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** True when `outdir` lacks an entry point, or any file the last build read changed (or went) since. */
+export const isStale = (outdir: string = DEFAULT_OUTDIR): boolean => {
+  const manifest = readManifest(outdir)
+  if (manifest === undefined) return true
+  if (Object.keys(ENTRIES).some((entry) => !Fs.existsSync(Path.join(outdir, `${entry}.mjs`)))) return true
+  return manifest.inputs.some((input) => {
+    const stat = Fs.statSync(Path.resolve(repoRoot, input), { throwIfNoEntry: false })
+    return stat === undefined || stat.mtimeMs >= manifest.builtAt
+  })
+}
+
+/** The console's sources: it bundles its own code and the API declaration. */
+const CONSOLE_SOURCES = ["packages/console/src", "packages/console/scripts", "packages/domain/src"]
+
+const newestIn = (dir: string): number =>
+  Fs.readdirSync(dir, { withFileTypes: true }).reduce((newest, entry) => {
+    const path = Path.join(dir, entry.name)
+    return Math.max(newest, entry.isDirectory() ? newestIn(path) : Fs.statSync(path).mtimeMs)
+  }, 0)
+
+/** True when the console was never built, or a source of it changed since. */
+export const isConsoleStale = (): boolean => {
+  const built = Fs.statSync(Path.join(consoleDist, "index.html"), { throwIfNoEntry: false })
+  if (built === undefined) return true
+  return CONSOLE_SOURCES.some((dir) => Fs.existsSync(Path.join(repoRoot, dir)) && newestIn(Path.join(repoRoot, dir)) >= built.mtimeMs)
+}
+
+const timed = async (what: string, run: () => Promise<unknown>) => {
+  const started = performance.now()
+  await run()
+  process.stderr.write(`acs: built ${what} in ${Math.round(performance.now() - started)} ms\n`)
+}
+
+const main = async () => {
+  const ifStale = process.argv.includes("--if-stale")
+  if (!ifStale || isConsoleStale()) await timed("the console (packages/console/dist)", buildConsole)
+  if (!ifStale || isStale()) await timed("dist/server.mjs and dist/cli.mjs", () => buildAll())
+}
+
+if (process.argv[1] !== undefined && Path.resolve(process.argv[1]) === Path.resolve(import.meta.filename)) await main()
