@@ -56,7 +56,7 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
     const cached = (yield* Invalidation).cache<AccountRecord>("a")
 
     const find = (projectId: string) =>
-      sql<AccountRow>`SELECT * FROM accounts WHERE project_id = ${projectId}`.pipe(
+      sql<AccountRow>`/* prepared */ SELECT * FROM accounts WHERE project_id = ${projectId}`.pipe(
         Effect.map((rows): Option.Option<AccountRecord> => Option.fromNullable(rows[0])),
         Effect.orDie,
         Effect.withSpan("Accounts.find")

@@ -32,7 +32,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("acs/Idempotency"
      */
     const claim = (principal: string, key: string, hash: string, answer: StoredAnswer) =>
       Effect.gen(function*() {
-        const inserted = yield* sql<{ principal: string }>`
+        const inserted = yield* sql<{ principal: string }>`/* prepared */
           INSERT INTO idempotency_keys (principal, idempotency_key, request_hash, status, response, action_id)
           VALUES (${principal}, ${key}, ${hash}, ${answer.status}, ${JSON.stringify(answer)}::jsonb, ${answer.actionId})
           ON CONFLICT (principal, idempotency_key) DO UPDATE

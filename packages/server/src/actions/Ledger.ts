@@ -38,7 +38,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
     const columns = actionColumns(sql)
 
     const find = (projectId: string, actionId: string) =>
-      sql<ActionRow>`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
+      sql<ActionRow>`/* prepared */ SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
         Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
         Effect.orDie,
         Effect.withSpan("Ledger.find")
@@ -64,7 +64,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
 
     /** Newest first; `nextBefore` is the last row's `created_at` when more rows may follow. */
     const list = ({ account: { projectId } }: Granted<"listActions">, query: LedgerQuery) =>
-      sql<ActionRow>`
+      sql<ActionRow>`/* prepared */
         SELECT ${columns} FROM actions
         WHERE project_id = ${projectId}
           ${query.before === undefined ? sql`` : sql`AND created_at < ${query.before}::timestamptz`}

@@ -164,7 +164,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             ELSE jsonb_build_array(format(${capped.reasonTemplate}, w.used)) || ${json(capped.otherReasons)}::jsonb END`
         : sql`${json(decision.reasons)}::jsonb`
       const counts = auto ? sql`w.used < ${AUTO_APPLY_LIMIT_PER_24H}` : sql`false`
-      return sql<ActionRow & { readonly notified: number }>`
+      return sql<ActionRow & { readonly notified: number }>`/* prepared */
         WITH w AS (SELECT used, next_created_at FROM acs_lock_account_window(${ACCOUNT_LOCK_NAMESPACE}, ${row.projectId})),
         recorded AS (
           INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,

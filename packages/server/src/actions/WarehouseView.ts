@@ -129,7 +129,7 @@ export const warehouseView = (account: AccountRecord) =>
     const view: WarehouseView = {
       account,
       campaign: (campaignId) =>
-        sql<CampaignRow>`SELECT ${campaignColumns} FROM campaigns WHERE project_id = ${projectId} AND campaign_id = ${campaignId}`
+        sql<CampaignRow>`/* prepared */ SELECT ${campaignColumns} FROM campaigns WHERE project_id = ${projectId} AND campaign_id = ${campaignId}`
           .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toCampaign(rows[0])), Effect.orDie),
       campaignNamed: (name) =>
         sql<CampaignRow>`SELECT ${campaignColumns} FROM campaigns WHERE project_id = ${projectId} AND lower(name) = lower(${name})
@@ -181,7 +181,7 @@ export const policyFacts = (account: AccountRecord) =>
     const now = yield* Clock.currentTimeMillis
     const window = windowEndingYesterday(now, account.timeZone, POLICY_DAYS)
     const totals = (campaignId: string | null) =>
-      sql<Totals>`
+      sql<Totals>`/* prepared */
         SELECT sum(spend_micros) AS spend, sum(taps) AS taps, sum(installs) AS installs FROM daily_metrics
         WHERE project_id = ${account.projectId} AND level = 'campaigns'
           AND day BETWEEN ${window.start}::date AND ${window.end}::date
@@ -193,7 +193,7 @@ export const policyFacts = (account: AccountRecord) =>
       numerator === null || denominator === null || Number(denominator) === 0
         ? null
         : Math.round(Number(numerator) / Number(denominator))
-    const targets = yield* sql<{ cpaBand: Band | null; campaigns: Record<string, Band> }>`
+    const targets = yield* sql<{ cpaBand: Band | null; campaigns: Record<string, Band> }>`/* prepared */
       SELECT cpa_band, campaigns FROM targets WHERE project_id = ${account.projectId}`.pipe(Effect.orDie)
     const facts: PolicyFacts = {
       campaignCpa30d: (campaignId) => totals(campaignId).pipe(Effect.map((t) => ratio(t.spend, t.installs))),

@@ -180,7 +180,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
       })
 
     const loadLiveKey = (secretHash: string) =>
-      sql<KeyRow>`
+      sql<KeyRow>`/* prepared */
         SELECT * FROM api_keys
         WHERE secret_hash = ${secretHash} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`.pipe(
         Effect.map((rows) =>

@@ -3,10 +3,11 @@
  * PGlite kept under ACS_DATA_DIR and served to the same client over a loopback socket, so one code path
  * (and one set of migrations) runs on both.
  */
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Config, Effect, Layer, Option, String as Str } from "effect"
+import { Config, Duration, Effect, Layer, Option, Redacted, String as Str } from "effect"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
@@ -35,6 +36,60 @@ const clientNames = {
 }
 
 export const DatabaseMode = Config.option(Config.redacted("DATABASE_URL"))
+
+/**
+ * A statement that begins with this comment is prepared once per connection and then only bound and
+ * executed (PostgreSQL parses and plans it once, not on every call): for the hot statements of the request
+ * path, whose text is fixed. Statements whose text varies (an `IN` list, optional filters) have one prepared
+ * statement per text variant, so only statements with a few variants may carry it.
+ */
+export const PREPARED = "/* prepared */"
+
+const statementNames = new Map<string, string>()
+
+const statementName = (text: string): string => {
+  let name = statementNames.get(text)
+  if (name === undefined) {
+    name = `acs_${statementNames.size + 1}`
+    statementNames.set(text, name)
+  }
+  return name
+}
+
+type Query = (config: unknown, values?: unknown, callback?: unknown) => unknown
+
+/** @effect/sql-pg sends text and values; a statement marked PREPARED goes as pg's named statement instead. */
+const prepareMarked = (client: Pg.PoolClient) => {
+  const query = client.query.bind(client) as Query
+  const named: Query = (config, values, callback) =>
+    typeof config === "string" && config.startsWith(PREPARED)
+      ? query({ name: statementName(config), text: config }, values, callback)
+      : query(config, values, callback)
+  Object.assign(client, { query: named })
+}
+
+/** The pool @effect/sql-pg would make (its defaults), with the marked statements prepared. */
+const preparingPool = (url: Redacted.Redacted, maxConnections: number) =>
+  Effect.acquireRelease(
+    Effect.gen(function*() {
+      const pool = new Pg.Pool({ connectionString: Redacted.value(url), max: maxConnections, application_name: "acs", types })
+      pool.on("connect", prepareMarked)
+      // An idle connection that breaks is dropped by the pool; the next query opens another.
+      pool.on("error", () => {})
+      yield* Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: Duration.seconds(5),
+          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        }),
+        Effect.tapError(() => Effect.promise(() => pool.end()))
+      )
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
 
 const freePort = Effect.async<number, Error>((resume) => {
   const server = Net.createServer()
@@ -79,7 +134,7 @@ export const databaseLayer = (owner: string) => Layer.unwrapScoped(
     const url = yield* DatabaseMode
     if (Option.isSome(url)) {
       const maxConnections = yield* Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
-      return PgClient.layer({ url: url.value, maxConnections, applicationName: "acs", ...clientNames })
+      return PgClient.layerFromPool({ acquire: preparingPool(url.value, maxConnections), ...clientNames })
     }
     const dataDir = yield* Config.string("ACS_DATA_DIR").pipe(Config.withDefault("./.acs"))
     const port = yield* embeddedPostgres(dataDir, owner)

@@ -9,12 +9,12 @@
  * a barrier: B notifies itself on a channel of its own and waits for that ping to come back. PostgreSQL
  * delivers notifications in commit order, so by then B has read every notification of every transaction that
  * committed before the request arrived. One ping in flight at a time serves every request waiting for it,
- * so the barrier costs a wait, not a query per request. When the listener is down, or a ping does not come
+ * and a request pings once for all its lookups, so the barrier costs a wait, not a query per lookup. When the listener is down, or a ping does not come
  * back in time, nothing is served from the cache; a load that raced a notification is not stored; an entry
  * older than the TTL (LOOKUP_CACHE_TTL_MS, default 5 s, 0 = no caching) is loaded again. The embedded
  * database has one backend and no LISTEN: nothing is cached there.
  */
-import { Clock, Config, Duration, Effect, Option, Redacted, Schedule } from "effect"
+import { Clock, Config, Duration, Effect, FiberId, FiberRef, Option, Redacted, Schedule } from "effect"
 import * as Crypto from "node:crypto"
 import Pg from "pg"
 import { DatabaseMode } from "./Database.ts"
@@ -42,6 +42,15 @@ export interface LookupCache<V> {
 }
 
 type Waiter = (delivered: boolean) => void
+
+/**
+ * The fiber that last passed the barrier. A request runs in a fiber of its own on every surface, so a second
+ * lookup of the same request (the account after the key) needs no second ping: the first was sent after the
+ * request arrived. Another fiber (another request) never matches.
+ */
+const barrierPassedBy = FiberRef.unsafeMake<number>(-1)
+
+const currentFiber = Effect.fiberIdWith((id) => Effect.succeed(FiberId.isRuntime(id) ? id.id : -2))
 
 export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidation", {
   scoped: Effect.gen(function*() {
@@ -103,11 +112,19 @@ export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidati
       caches.get(payload.slice(0, 1) as CacheName)?.delete(payload.slice(2))
     }
 
-    /** True once this instance has read every notification committed before the call; false when it cannot tell. */
-    const barrier = Effect.async<boolean>((resume) => {
+    const ping = Effect.async<boolean>((resume) => {
       if (!connected) return resume(Effect.succeed(false))
       waiting.push((delivered) => resume(Effect.succeed(delivered)))
       sendPing()
+    })
+
+    /** True once this instance has read every notification committed before the request; false when it cannot tell. */
+    const barrier = Effect.gen(function*() {
+      const fiber = yield* currentFiber
+      if ((yield* FiberRef.get(barrierPassedBy)) === fiber) return true
+      const delivered = yield* ping
+      if (delivered) yield* FiberRef.set(barrierPassedBy, fiber)
+      return delivered
     })
 
     if (Option.isSome(url) && ttlMs > 0) {
