@@ -81,6 +81,8 @@ export const buildAll = async (outdir: string = DEFAULT_OUTDIR): Promise<BuildRe
     metafile: true,
     logLevel: "warning"
   })
+  // `acs` runs as a program too (package.json `bin`, /usr/local/bin/acs in the image).
+  Fs.chmodSync(Path.join(outdir, "cli.mjs"), 0o755)
   const manifest: Manifest = { builtAt, inputs: [...ALWAYS_INPUTS, ...Object.keys(result.metafile.inputs)] }
   Fs.writeFileSync(Path.join(outdir, MANIFEST), JSON.stringify(manifest))
   return result

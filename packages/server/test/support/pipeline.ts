@@ -83,7 +83,9 @@ export interface Pipeline {
 
 export const SETTLED = ["applied", "failed", "proposed", "rejected", "reverted"] as const
 
-export const startPipeline = async (options: { readonly seed?: number; readonly env?: Record<string, string> } = {}): Promise<Pipeline> => {
+export const startPipeline = async (
+  options: { readonly seed?: number; readonly env?: Record<string, string>; readonly node?: string } = {}
+): Promise<Pipeline> => {
   const simulator = await startSimulator({ seed: options.seed ?? 5, size: "demo" })
   const database = await createDatabase()
   const env = (extra: Record<string, string> = {}) => ({
@@ -103,7 +105,7 @@ export const startPipeline = async (options: { readonly seed?: number; readonly 
   })
   const servers: Array<RunningServer> = []
   const launch = async (extra?: Record<string, string>) => {
-    const started = await startServer(env(extra))
+    const started = await startServer(env(extra), options.node === undefined ? {} : { node: options.node })
     servers.push(started)
     return started
   }

@@ -46,11 +46,17 @@ const waitReady = async (baseUrl: string, child: ChildProcess, logs: () => strin
   if (exited()) throw new Error(`server exited with ${child.exitCode ?? child.signalCode}:\n${logs()}`)
 }
 
-/** `via: "tsx"` starts it as `pnpm start` does, whatever the run's bundle (entries.ts). */
-export const startServer = async (env: Record<string, string>, options: { readonly via?: Via } = {}): Promise<RunningServer> => {
+/**
+ * `via: "tsx"` runs the sources through tsx, whatever the run's build (entries.ts); `node` is the Node binary
+ * (default: the one running the tests; the Node 24 smoke test passes another).
+ */
+export const startServer = async (
+  env: Record<string, string>,
+  options: { readonly via?: Via; readonly node?: string } = {}
+): Promise<RunningServer> => {
   const port = await freePort()
   let output = ""
-  const child = spawn(process.execPath, nodeArgs("server", options.via), {
+  const child = spawn(options.node ?? process.execPath, nodeArgs("server", options.via), {
     cwd: repoRoot,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", PORT: String(port), LOG_LEVEL: "warn", ACS_SECRETS_KEY: TEST_SECRETS_KEY, ...env },
     stdio: ["ignore", "pipe", "pipe"]
