@@ -3,6 +3,7 @@ import type { Account } from "@acs/domain/Accounts"
 import type { Binding } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
+import { HOT_SPAN } from "../HotSpan.ts"
 import { Invalidation } from "../db/Invalidation.ts"
 import type { Granted } from "./Granted.ts"
 
@@ -59,7 +60,7 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
       sql<AccountRow>`/* prepared */ SELECT * FROM accounts WHERE project_id = ${projectId}`.pipe(
         Effect.map((rows): Option.Option<AccountRecord> => Option.fromNullable(rows[0])),
         Effect.orDie,
-        Effect.withSpan("Accounts.find")
+        Effect.withSpan("Accounts.find", HOT_SPAN)
       )
 
     /**

@@ -8,6 +8,7 @@ import { Conflict } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import * as Crypto from "node:crypto"
+import { HOT_SPAN } from "../HotSpan.ts"
 
 export const IDEMPOTENCY_TTL_HOURS = 24
 
@@ -55,7 +56,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("acs/Idempotency"
           })
         }
         return { _tag: "Replay", answer: row.response } as Claim
-      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Idempotency.claim"))
+      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Idempotency.claim", HOT_SPAN))
 
     /** Drops expired keys (run by the worker's housekeeping). */
     const purgeExpired = sql`DELETE FROM idempotency_keys

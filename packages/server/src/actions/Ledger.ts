@@ -10,6 +10,7 @@ import { NotFound } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../accounts/Granted.ts"
+import { HOT_SPAN } from "../HotSpan.ts"
 import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
 
 /** The proposal endpoints' answer for a recorded action (SPEC 4). */
@@ -41,7 +42,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
       sql<ActionRow>`/* prepared */ SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
         Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
         Effect.orDie,
-        Effect.withSpan("Ledger.find")
+        Effect.withSpan("Ledger.find", HOT_SPAN)
       )
 
     /** One action of the granted account, for its reader; NotFound names the id asked for. */
@@ -84,7 +85,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
           return { actions: page, nextBefore: rows.length > query.limit ? page[page.length - 1]!.created_at : null }
         }),
         Effect.orDie,
-        Effect.withSpan("Ledger.list")
+        Effect.withSpan("Ledger.list", HOT_SPAN)
       )
 
     /** Actions waiting for a human, oldest first, with their count. */

@@ -16,6 +16,7 @@ import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../accounts/Granted.ts"
+import { HOT_SPAN } from "../HotSpan.ts"
 import { newId } from "../db/Ids.ts"
 import { ACCOUNT_LOCK_NAMESPACE, autoAppliesLast24h, lockAccountShared } from "../policy/AutoApplyWindow.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, type Decision, dailyCapReason, decide } from "../policy/Policy.ts"
@@ -182,7 +183,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         notified AS (SELECT pg_notify(${JOBS_CHANNEL}, action_id) FROM job)
         SELECT ${columns}, (SELECT count(*) FROM notified)::int AS notified FROM recorded`.pipe(
         Effect.map((rows) => toRecord(rows[0]!)),
-        Effect.withSpan("Proposals.recordStatement")
+        Effect.withSpan("Proposals.recordStatement", HOT_SPAN)
       )
     }
 
@@ -246,7 +247,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         if (answer.status === 422) return yield* validationFailure(answer)
         if (outcome.action.status === "approved") yield* signal.wake
         return { response: toProposalResponse(outcome.action), replayed: false } satisfies ProposalOutcome
-      }).pipe(Effect.withSpan("Proposals.propose"))
+      }).pipe(Effect.withSpan("Proposals.propose", HOT_SPAN))
 
     /**
      * A proposal's dry run (API.md "Preview"): the same validation and policy as `propose`, in a read-only
@@ -281,7 +282,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             payload: payload as Readonly<Record<string, unknown>>
           } satisfies ProposalPreview
         })
-      ).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Proposals.preview"))
+      ).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Proposals.preview", HOT_SPAN))
 
     return { propose, preview } as const
   })

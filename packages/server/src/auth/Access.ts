@@ -9,6 +9,7 @@ import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
 import { Effect, FiberRef, Option } from "effect"
 import { Accounts, reaches } from "../accounts/Accounts.ts"
 import type { Granted } from "../accounts/Granted.ts"
+import { HOT_SPAN } from "../HotSpan.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { currentRequestAuthorization } from "./RequestAuthorization.ts"
 
@@ -81,7 +82,7 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
         const principal = yield* CurrentPrincipal
         const account = yield* authorize(principal, operation, projectId, options?.preview === true)
         return { operation, principal, orgId: principal.orgId, account } as unknown as Granted<Op>
-      }).pipe(Effect.withSpan(`access.${operation}`))
+      }).pipe(Effect.withSpan(`access.${operation}`, HOT_SPAN))
 
     return { check } as const
   })

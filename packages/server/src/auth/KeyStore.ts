@@ -10,6 +10,7 @@ import type { Binding, Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { Accounts, boundProjects, covers } from "../accounts/Accounts.ts"
+import { HOT_SPAN } from "../HotSpan.ts"
 import { newId } from "../db/Ids.ts"
 import { Invalidation } from "../db/Invalidation.ts"
 import type { Granted } from "./Access.ts"
@@ -200,7 +201,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
             lastUsedMs: row.lastUsedAt === null ? 0 : Date.parse(row.lastUsedAt)
           }))
         ),
-        Effect.withSpan("KeyStore.load")
+        Effect.withSpan("KeyStore.load", HOT_SPAN)
       )
 
     /** The principal for a presented secret, if the key exists, is not revoked and has not expired. */
