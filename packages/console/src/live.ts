@@ -3,7 +3,8 @@
  * pages that listen what changed (an action's status, a sync), and they read again through the typed client.
  * The browser's EventSource reconnects by itself with `Last-Event-ID`. Where the stream is not served (an
  * older acs), the console falls back to reading again every few seconds, so pages still update without a
- * reload.
+ * reload; while the stream is open, a slow re-read still runs, so a stream a proxy holds back (buffering)
+ * leaves a page at most that far behind.
  */
 
 export interface LiveEvent {
@@ -31,6 +32,7 @@ const EVENT_TYPES = [
 ]
 
 const FALLBACK_POLL_MS = 3_000
+const SAFETY_POLL_MS = 10_000
 
 let started = false
 let source: EventSource | undefined
@@ -57,10 +59,14 @@ const setMode = (mode: typeof liveMode) => {
   for (const listener of modeListeners) listener()
 }
 
+const pollEvery = (ms: number) => {
+  if (poller !== undefined) clearInterval(poller)
+  poller = setInterval(() => emit({ type: "poll", projectId: null }), ms)
+}
+
 const poll = () => {
-  if (poller !== undefined) return
   setMode("polling")
-  poller = setInterval(() => emit({ type: "poll", projectId: null }), FALLBACK_POLL_MS)
+  pollEvery(FALLBACK_POLL_MS)
 }
 
 /** Opens the stream once the person is signed in (the cookie authenticates it). */
@@ -69,7 +75,10 @@ export const startLive = () => {
   started = true
   if (typeof EventSource === "undefined") return poll()
   source = new EventSource("/api/v1/events/stream")
-  source.onopen = () => setMode("stream")
+  source.onopen = () => {
+    setMode("stream")
+    pollEvery(SAFETY_POLL_MS)
+  }
   source.onmessage = onMessage
   for (const type of EVENT_TYPES) source.addEventListener(type, onMessage)
   source.onerror = () => {

@@ -42,6 +42,7 @@ import {
   ValidationFailedBody
 } from "./Errors.ts"
 import { jsonObject } from "./Json.ts"
+import { CreatedPerson, CreatePersonRequest, Person, PersonList, UpdatePersonRequest } from "./People.ts"
 import { Plan, PlanParams } from "./Plan.ts"
 import { type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
 import { CurrentPrincipal, Principal } from "./Principal.ts"
@@ -174,6 +175,36 @@ export class KeysGroup extends HttpApiGroup.make("keys")
     OpenApi.Description,
     "API keys: org-wide, org-subset and account-bound keys; created, listed and revoked by admins."
   )
+  .prefix("/api/v1")
+{}
+
+/** The people of the workspace, managed by admins: add, set a role, disable. */
+export class PeopleGroup extends HttpApiGroup.make("people")
+  .add(HttpApiEndpoint.get("listPeople", "/people").addSuccess(PersonList))
+  .add(
+    HttpApiEndpoint.post("createPerson", "/people")
+      .setPayload(CreatePersonRequest)
+      .addSuccess(CreatedPerson, { status: 201 })
+      .addError(ConflictBody)
+      .annotate(OpenApi.Description, "Adds a person who signs in with email and password; without `password` one is generated and answered once. 409 when the email is taken.")
+  )
+  .add(
+    HttpApiEndpoint.put("updatePerson")`/people/${HttpApiSchema.param("personId", Schema.String)}`
+      .setPayload(UpdatePersonRequest)
+      .addSuccess(Person)
+      .addError(NotFoundBody)
+      .addError(ConflictBody)
+      .annotate(
+        OpenApi.Description,
+        "Sets a person's role, or disables (`disabled: true`, which ends their sessions at once) or enables them. 409 for one's own " +
+          "role or account, and for the workspace's last active admin."
+      )
+  )
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .annotate(OpenApi.Description, "The people who sign in to the console, their roles, and disabling them; admins only.")
   .prefix("/api/v1")
 {}
 
@@ -440,6 +471,7 @@ export class Api extends HttpApi.make("acs")
   .add(PublicAuthGroup)
   .add(AuthGroup)
   .add(KeysGroup)
+  .add(PeopleGroup)
   .add(SettingsGroup)
   .add(AccountsGroup)
   .add(ConnectionGroup)

@@ -240,6 +240,19 @@ const insertKey = async (
 
 const emailOf = (role: Role): string => `${role}@matrix.example`
 
+let personCounter = 0
+
+/** A viewer of the org, for the people operations to change. */
+const insertPerson = async (org: OrgName): Promise<string> => {
+  const personId = `psn_matrix_${++personCounter}_${Crypto.randomBytes(4).toString("hex")}`
+  await query(
+    database,
+    "INSERT INTO people (person_id, org_id, email, name, role, password_hash) VALUES ($1, $2, $3, 'Matrix Person', 'viewer', 'unused')",
+    [personId, orgIds[org], `${personId}@matrix.example`]
+  )
+  return personId
+}
+
 const sessionCookie = (answer: Answer): string => {
   const cookie = answer.headers.getSetCookie().find((line) => line.startsWith("acs_session="))
   if (cookie === undefined) throw new Error(`login set no acs_session cookie: ${answer.status} ${answer.text}`)
@@ -408,6 +421,37 @@ const samples: Record<OperationName, Sample> = {
       if (holder.kind !== "person") return
       const after = await call(`${server.api}/auth/me`, { headers })
       expect(after.status, "a refused change leaves the session as it was").toBe(200)
+    }
+  },
+  listPeople: {
+    method: "GET",
+    path: "/people",
+    granted: () => ({ status: 200 }),
+    verify: (answer, { holder }) => {
+      const emails = (record(answer.body)["people"] as Array<{ email: string }>).map((p) => p.email)
+      // Each org sees its own people only: the seeded roles live in the main org.
+      expect(emails.includes(emailOf("viewer"))).toBe(holder.org === "main")
+    }
+  },
+  createPerson: {
+    method: "POST",
+    path: "/people",
+    prepare: () => ({ body: { email: `added-${randomToken().slice(0, 12)}@matrix.example`, name: "Matrix Added", role: "viewer" } }),
+    granted: () => ({ status: 201 }),
+    verify: (answer) => {
+      const body = record(answer.body)
+      expect(body["person"]).toMatchObject({ role: "viewer", disabledAt: null })
+      expect(typeof body["password"], "a generated password is answered once").toBe("string")
+    }
+  },
+  updatePerson: {
+    method: "PUT",
+    path: "/people/:personId",
+    // A fresh person of the principal's own org.
+    prepare: async (principal) => ({ params: { personId: await insertPerson(principal.org) }, body: { role: "editor" } }),
+    granted: () => ({ status: 200 }),
+    verify: (answer) => {
+      expect(record(answer.body)).toMatchObject({ role: "editor", disabledAt: null })
     }
   },
   createKey: {
@@ -738,7 +782,10 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "updateTargets",
   "updateBrief",
   "logout",
-  "changePassword"
+  "changePassword",
+  "listPeople",
+  "createPerson",
+  "updatePerson"
 ])
 
 /** README: `platform_<snake_case operation>`. */
@@ -1126,7 +1173,7 @@ const asAnswer = (answer: SurfaceAnswer, status: number): Answer => ({ status, h
 
 /**
  * Operations whose success body may differ between two calls made side by side: each call creates its own
- * key, key pair, audit or action (new ids, times), or the ledger, key list, brief, settings and connection (its
+ * key, key pair, audit or action (new ids, times), or the ledger, key list, people list, brief, settings and connection (its
  * generated key pair) move with the calls around them. Their bodies are held to the sample's `verify`; every other success must equal REST's body exactly.
  */
 const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
@@ -1135,6 +1182,9 @@ const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
   "createKey",
   "createAccountKey",
   "listKeys",
+  "listPeople",
+  "createPerson",
+  "updatePerson",
   "getSettings",
   "updateSettings",
   "updateTargets",

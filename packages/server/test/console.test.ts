@@ -3,7 +3,7 @@
  * against the real server, the simulator and PostgreSQL. A person signs in, finds a key's proposal in the
  * queue with its diff and reasons, approves it and sees it applied without a reload, reverts it from the
  * ledger, creates a key whose secret is shown once, engages the kill switch, cannot approve their own
- * proposal, rejects with a reason, sees an outside change in the ledger, and changes their password, which
+ * proposal, rejects with a reason, manages people, sees an outside change in the ledger, and changes their password, which
  * ends their other sessions. Every page has no serious or critical axe-core violation, at 1280 px and at
  * phone width. The run writes the README's screenshots (docs/console-*.png).
  */
@@ -105,7 +105,7 @@ describe("the console", () => {
     await page.keyboard.type(password)
     await page.keyboard.press("Enter")
     await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
-    await expect(page.getByText(/Nothing waits for a decision|oldest first/).first().isVisible()).resolves.toBe(true)
+    await page.getByText(/Nothing waits for a decision|oldest first/).first().waitFor({ timeout: WAIT_MS })
   })
 
   it("shows a key's proposal arriving in the queue, with its diff in the account's currency and the policy's reasons", async () => {
@@ -114,12 +114,12 @@ describe("the console", () => {
     const entry = card(action.actionId)
     // Live: the page was open before the proposal; it arrives without a reload.
     await entry.waitFor({ timeout: WAIT_MS })
-    await expect(entry.getByRole("cell", { name: usd(campaign.dailyBudgetMicros!) }).isVisible()).resolves.toBe(true)
-    await expect(entry.getByRole("cell", { name: usd(newDailyBudgetMicros) }).isVisible()).resolves.toBe(true)
-    await expect(entry.getByRole("rowheader", { name: "daily budget" }).isVisible()).resolves.toBe(true)
-    for (const reason of action.policyReasons) await expect(entry.getByText(reason).isVisible()).resolves.toBe(true)
-    await expect(entry.getByText(`key “`).first().isVisible()).resolves.toBe(true)
-    await expect(entry.getByText(/^in \d/).isVisible()).resolves.toBe(true)
+    await entry.getByRole("cell", { name: usd(campaign.dailyBudgetMicros!) }).waitFor({ timeout: WAIT_MS })
+    await entry.getByRole("cell", { name: usd(newDailyBudgetMicros) }).waitFor({ timeout: WAIT_MS })
+    await entry.getByRole("rowheader", { name: "daily budget" }).waitFor({ timeout: WAIT_MS })
+    for (const reason of action.policyReasons) await entry.getByText(reason).waitFor({ timeout: WAIT_MS })
+    await entry.getByText(`key “`).first().waitFor({ timeout: WAIT_MS })
+    await entry.getByText(/^in \d/).waitFor({ timeout: WAIT_MS })
     await expectAccessible("approvals page")
     await page.screenshot({ path: docs("console-approvals.png"), fullPage: false })
     approvedId = action.actionId
@@ -143,8 +143,8 @@ describe("the console", () => {
     await page.screenshot({ path: docs("console-ledger.png"), fullPage: false })
     await row.getByRole("button", { name: "Revert…" }).click()
     const dialog = page.getByRole("dialog", { name: "Revert this change?" })
-    await expect(dialog.getByRole("columnheader", { name: "Revert writes" }).isVisible()).resolves.toBe(true)
-    await expect(dialog.getByRole("cell", { name: usd(prior) }).isVisible()).resolves.toBe(true)
+    await dialog.getByRole("columnheader", { name: "Revert writes" }).waitFor({ timeout: WAIT_MS })
+    await dialog.getByRole("cell", { name: usd(prior) }).waitFor({ timeout: WAIT_MS })
     await expectAccessible("revert confirmation")
     await dialog.getByRole("button", { name: "Revert", exact: true }).click()
     await page.getByRole("status").filter({ hasText: "Revert of" }).waitFor({ timeout: WAIT_MS })
@@ -156,13 +156,13 @@ describe("the console", () => {
   it("creates a key and shows its secret exactly once", async () => {
     await goTo("#/keys", "Keys and people")
     await expectAccessible("keys page")
-    await page.getByLabel("Name").fill("console test script")
+    await page.getByLabel("Name", { exact: true }).fill("console test script")
     await page.getByLabel("Scope").selectOption("write")
     await page.getByRole("button", { name: "Create key" }).click()
     const dialog = page.getByRole("dialog", { name: "Copy the key's secret now" })
     const secret = await dialog.getByLabel("Secret").inputValue()
     expect(secret).toMatch(/^acs_/)
-    await expect(dialog.getByRole("button", { name: "Copy" }).isVisible()).resolves.toBe(true)
+    await dialog.getByRole("button", { name: "Copy" }).waitFor({ timeout: WAIT_MS })
     await expectAccessible("the secret dialog")
     const me = await call(`${p.server.api}/auth/me`, { key: secret })
     expect(me.status, "the secret shown works").toBe(200)
@@ -175,13 +175,38 @@ describe("the console", () => {
     expect(await page.content(), "and never shown again").not.toContain(secret)
   })
 
+  it("adds a person with a role, whose generated password is shown once, and disables them", async () => {
+    await goTo("#/keys", "Keys and people")
+    const form = page.getByRole("form", { name: "Add a person" })
+    await form.getByLabel("Email").fill("dana@console.example")
+    await form.getByLabel("Full name").fill("Dana Approver")
+    await form.getByLabel("Role").selectOption("approver")
+    await form.getByRole("button", { name: "Add person" }).click()
+    const dialog = page.getByRole("dialog", { name: "Hand over the password" })
+    const generated = await dialog.getByLabel("Secret").inputValue()
+    await dialog.getByRole("button", { name: "Done" }).click()
+    const login = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email: "dana@console.example", password: generated } })
+    expect(login.status).toBe(200)
+    expect(login.body).toMatchObject({ principal: { role: "approver" } })
+    const cookie = login.headers.getSetCookie().find((l) => l.startsWith("acs_session="))!.split(";")[0]!
+
+    await page.getByRole("combobox", { name: "Role of Dana Approver" }).selectOption("viewer")
+    await page.getByRole("status").filter({ hasText: "Dana Approver updated." }).waitFor({ timeout: WAIT_MS })
+    await page.getByRole("button", { name: "Disable Dana Approver" }).click()
+    await page.getByRole("dialog", { name: "Disable Dana Approver?" }).getByRole("button", { name: "Disable", exact: true }).click()
+    await page.getByRole("button", { name: "Enable Dana Approver" }).waitFor({ timeout: WAIT_MS })
+    await expectAccessible("people section")
+    const me = await call(`${p.server.api}/auth/me`, { headers: { cookie } })
+    expect(me.status, "a disabled person's session ends").toBe(401)
+  })
+
   it("engages the kill switch after a confirmation", async () => {
     await goTo(`#/policy/${p.account.projectId}`, "Policy and settings")
     await page.getByText(/Auto-applies in the last 24 hours/).waitFor({ timeout: WAIT_MS })
     await expectAccessible("policy page")
     await page.getByRole("button", { name: "Stop all auto-applies…" }).click()
     const dialog = page.getByRole("dialog", { name: "Change the workspace settings?" })
-    await expect(dialog.getByText(/Nothing will auto-apply/).isVisible()).resolves.toBe(true)
+    await dialog.getByText(/Nothing will auto-apply/).waitFor({ timeout: WAIT_MS })
     await dialog.getByRole("button", { name: "Confirm" }).click()
     await page.getByText("Auto-apply is off: the kill switch is engaged.").waitFor({ timeout: WAIT_MS })
     const settings = await p.as("key", "GET", "/settings")
@@ -195,7 +220,7 @@ describe("the console", () => {
     await goTo("#/approvals", "Approvals")
     const entry = card(action.actionId)
     await entry.waitFor({ timeout: WAIT_MS })
-    await expect(entry.getByRole("note").filter({ hasText: "Your own proposal: another approver must approve it" }).isVisible()).resolves.toBe(true)
+    await entry.getByRole("note").filter({ hasText: "Your own proposal: another approver must approve it" }).waitFor({ timeout: WAIT_MS })
     expect(await entry.getByRole("button", { name: "Approve", exact: true }).count()).toBe(0)
     await expectAccessible("approvals page with an own proposal")
 
@@ -250,7 +275,7 @@ describe("the console", () => {
     const outside = page.locator("li.external").filter({ hasText: "web-ui-user@example.com" }).first()
     await outside.waitFor({ timeout: WAIT_MS })
     await outside.getByText("Change details").click()
-    await expect(outside.getByRole("cell", { name: "$77.70" }).isVisible()).resolves.toBe(true)
+    await outside.getByRole("cell", { name: "$77.70" }).waitFor({ timeout: WAIT_MS })
     await expectAccessible("ledger of outside changes")
   })
 

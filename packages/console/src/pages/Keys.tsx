@@ -1,10 +1,12 @@
 /**
  * Keys and people. Admins create API keys (scope, the approve grant, the accounts it reaches, an expiry),
- * see the secret once with a copy button, and revoke keys. People are managed with `acs people add`
- * (the API has no people endpoints yet); every person changes their own password on the Password page.
+ * see the secret once with a copy button, and revoke keys; they add people (a generated password shown
+ * once), set their roles, and disable or enable them. Every person changes their own password on the
+ * Password page.
  */
 import type { ApiKey, CreatedKey as CreatedKeySchema } from "@acs/domain/ApiKeys"
-import type { Binding } from "@acs/domain/Principal"
+import type { Person } from "@acs/domain/People"
+import type { Binding, Role } from "@acs/domain/Principal"
 import { Either } from "effect"
 import { useState } from "preact/hooks"
 import { api, apiOrThrow } from "../api.ts"
@@ -87,14 +89,7 @@ const AdminKeys = (props: { readonly session: Session }) => {
           </tbody>
         </table>
       </div>
-      <section aria-labelledby="people-title" class="card">
-        <h2 id="people-title">People</h2>
-        <p>
-          People sign in here with their email and password. Add one, set a role (viewer, editor, approver, admin) with the
-          {" "}<code>acs people add --email … --name … --role …</code> command on the server; everyone changes their own password on the
-          {" "}<a href="#/password">Password</a> page.
-        </p>
-      </section>
+      <PeopleSection session={session} />
       {created !== null && (
         <Dialog title="Copy the key's secret now" onClose={() => setCreated(null)}>
           <p>This is the only time acs shows the secret of “{created.key.name}”. Store it where the script or agent reads it.</p>
@@ -205,5 +200,102 @@ const CreateKeyForm = (props: { readonly session: Session; readonly onCreated: (
       <button type="submit" class="primary">Create key</button>
       <Notice error={error} />
     </form>
+  )
+}
+
+const ROLES: ReadonlyArray<{ readonly role: Role; readonly label: string }> = [
+  { role: "viewer", label: "viewer (reads)" },
+  { role: "editor", label: "editor (proposes)" },
+  { role: "approver", label: "approver (proposes, decides)" },
+  { role: "admin", label: "admin (everything)" }
+]
+
+const PeopleSection = (props: { readonly session: Session }) => {
+  const people = useLoad(() => apiOrThrow((c) => c.people.listPeople()), [])
+  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
+  const [email, setEmail] = useState("")
+  const [name, setName] = useState("")
+  const [role, setRole] = useState<Role>("viewer")
+  const [added, setAdded] = useState<{ readonly email: string; readonly password: string } | null>(null)
+  const [disabling, setDisabling] = useState<Person | null>(null)
+
+  const add = async (event: Event) => {
+    event.preventDefault()
+    const answer = await api((c) => c.people.createPerson({ payload: { email, name, role } }))
+    if (Either.isLeft(answer)) return setNotice({ error: answer.left.message })
+    setNotice({ message: `${answer.right.person.name} added as ${answer.right.person.role}.` })
+    if (answer.right.password !== undefined) setAdded({ email: answer.right.person.email, password: answer.right.password })
+    setEmail("")
+    setName("")
+    people.reload()
+  }
+
+  const change = async (person: Person, payload: { readonly role?: Role; readonly disabled?: boolean }) => {
+    setDisabling(null)
+    const answer = await api((c) => c.people.updatePerson({ path: { personId: person.personId }, payload }))
+    setNotice(Either.isLeft(answer) ? { error: answer.left.message } : { message: `${person.name} updated.` })
+    people.reload()
+  }
+
+  return (
+    <section aria-labelledby="people-title" class="card">
+      <h2 id="people-title">People</h2>
+      <form onSubmit={add} class="inline-form" aria-label="Add a person">
+        <label class="field"><span>Email</span><input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} /></label>
+        <label class="field"><span>Full name</span><input required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} /></label>
+        <label class="field"><span>Role</span>
+          <select value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+            {ROLES.map((r) => <option key={r.role} value={r.role}>{r.label}</option>)}
+          </select>
+        </label>
+        <button type="submit" class="primary">Add person</button>
+      </form>
+      <Notice error={people.error ?? notice.error} message={notice.message} />
+      <div class="table-wrap">
+        <table>
+          <caption class="visually-hidden">People of the workspace</caption>
+          <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">State</th></tr></thead>
+          <tbody>
+            {(people.data?.people ?? []).map((person) => {
+              const self = person.personId === props.session.me.id
+              return (
+                <tr key={person.personId}>
+                  <th scope="row">{person.name}{self && " (you)"}</th>
+                  <td>{person.email}</td>
+                  <td>
+                    <select aria-label={`Role of ${person.name}`} value={person.role} disabled={self}
+                      onChange={(e) => change(person, { role: e.currentTarget.value as Role })}>
+                      {ROLES.map((r) => <option key={r.role} value={r.role}>{r.role}</option>)}
+                    </select>
+                  </td>
+                  <td>
+                    {person.disabledAt === null ? "active " : `disabled ${dateTime(person.disabledAt)} `}
+                    {!self && (person.disabledAt === null
+                      ? <button type="button" class="danger" aria-label={`Disable ${person.name}`} onClick={() => setDisabling(person)}>Disable…</button>
+                      : <button type="button" aria-label={`Enable ${person.name}`} onClick={() => change(person, { disabled: false })}>Enable</button>)}
+                  </td>
+                </tr>
+              )
+            })}
+          </tbody>
+        </table>
+      </div>
+      {added !== null && (
+        <Dialog title="Hand over the password" onClose={() => setAdded(null)}>
+          <p>This is the only time acs shows the password of {added.email}. Hand it over; they change it on the Password page.</p>
+          <SecretField secret={added.password} />
+          <div class="actions"><button type="button" class="primary" onClick={() => setAdded(null)}>Done</button></div>
+        </Dialog>
+      )}
+      {disabling !== null && (
+        <Dialog title={`Disable ${disabling.name}?`} onClose={() => setDisabling(null)}>
+          <p>They are signed out at once and cannot sign in until an admin enables them again. Their keys keep working until revoked.</p>
+          <div class="actions">
+            <button type="button" class="danger" onClick={() => change(disabling, { disabled: true })}>Disable</button>
+            <button type="button" onClick={() => setDisabling(null)}>Cancel</button>
+          </div>
+        </Dialog>
+      )}
+    </section>
   )
 }

@@ -1,9 +1,11 @@
-/** People of an org and their roles; created by first-start seeding and the CLI. */
+/** People of an org and their roles; created by first-start seeding, the CLI and admins (`/people`). */
+import { Conflict, NotFound } from "@acs/domain/Errors"
+import type { Person } from "@acs/domain/People"
 import { type Role, roleAccess } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { newId } from "../db/Ids.ts"
-import { hashPassword } from "./Secrets.ts"
+import { generatePassword, hashPassword } from "./Secrets.ts"
 
 export interface PersonRow {
   readonly personId: string
@@ -13,7 +15,20 @@ export interface PersonRow {
   readonly role: Role
   readonly passwordHash: string
   readonly disabledAt: string | null
+  readonly createdAt: string
 }
+
+const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString())
+
+/** A person as the API shows them: never the password hash. */
+export const toPerson = (row: PersonRow): Person => ({
+  personId: row.personId,
+  email: row.email,
+  name: row.name,
+  role: row.role,
+  disabledAt: iso(row.disabledAt),
+  createdAt: new Date(row.createdAt).toISOString()
+})
 
 export const personPrincipal = (person: PersonRow, expiresAt: string | null) => ({
   kind: "person" as const,
@@ -67,6 +82,51 @@ export class People extends Effect.Service<People>()("acs/People", {
       Effect.orDie
     )
 
-    return { findByEmail, findById, setPassword, create, list, count } as const
+    /** An admin adds a person to their org; without a password one is generated and answered once. */
+    const add = (orgId: string, input: { email: string; name: string; role: Role; password?: string | undefined }) =>
+      Effect.gen(function*() {
+        const taken = yield* sql<{ personId: string }>`SELECT person_id FROM people WHERE lower(email) = lower(${input.email})`.pipe(Effect.orDie)
+        if (taken.length > 0) return yield* new Conflict({ message: `a person with the email ${input.email} exists already` })
+        const generated = input.password === undefined ? generatePassword() : undefined
+        const row = yield* create({ orgId, email: input.email, name: input.name, role: input.role, password: input.password ?? generated! })
+        yield* Effect.logInfo("person added").pipe(Effect.annotateLogs({ personId: row.personId, role: row.role }))
+        return { person: toPerson(row), ...(generated === undefined ? {} : { password: generated }) }
+      }).pipe(Effect.withSpan("People.add"))
+
+    /**
+     * An admin changes a person's role or disables (or enables) them. Disabling ends their sessions at once.
+     * Nobody changes their own role or disables themselves, and the org keeps at least one active admin, so a
+     * workspace cannot lock its admins out.
+     */
+    const update = (orgId: string, actorId: string, personId: string, change: { role?: Role | undefined; disabled?: boolean | undefined }) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<PersonRow>`SELECT * FROM people WHERE person_id = ${personId} AND org_id = ${orgId}`.pipe(Effect.orDie)
+        const person = rows[0]
+        if (person === undefined) return yield* new NotFound({ message: `no person ${personId} in this workspace` })
+        const demoted = change.role !== undefined && change.role !== person.role
+        const disabling = change.disabled === true && person.disabledAt === null
+        if (personId === actorId && (demoted || disabling)) {
+          return yield* new Conflict({ message: "you cannot change your own role or disable yourself; another admin must" })
+        }
+        if (person.role === "admin" && person.disabledAt === null && ((demoted && change.role !== "admin") || disabling)) {
+          const others = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM people
+            WHERE org_id = ${orgId} AND role = 'admin' AND disabled_at IS NULL AND person_id <> ${personId}`.pipe(Effect.orDie)
+          if ((others[0]?.n ?? 0) === 0) return yield* new Conflict({ message: "the workspace needs at least one active admin" })
+        }
+        const updated = yield* sql<PersonRow>`
+          UPDATE people SET
+            role = ${change.role ?? person.role},
+            disabled_at = CASE WHEN ${change.disabled ?? null}::boolean IS NULL THEN disabled_at
+                               WHEN ${change.disabled ?? null}::boolean THEN coalesce(disabled_at, now())
+                               ELSE NULL END
+          WHERE person_id = ${personId}
+          RETURNING *`.pipe(Effect.orDie)
+        if (disabling) yield* sql`UPDATE sessions SET ended_at = now() WHERE person_id = ${personId} AND ended_at IS NULL`.pipe(Effect.orDie)
+        yield* Effect.logInfo("person changed").pipe(Effect.annotateLogs({ personId, by: actorId, role: change.role, disabled: change.disabled }))
+        return toPerson(updated[0]!)
+      }).pipe(Effect.withSpan("People.update"))
+
+    return { findByEmail, findById, setPassword, create, add, update, list, count } as const
   })
 }) {}

@@ -18,6 +18,7 @@ import { FrontDoorLive } from "./FrontDoor.ts"
 import { withMcp } from "./McpRoute.ts"
 import { InsightsHandlers } from "./InsightsHandlers.ts"
 import { KeysHandlers } from "./KeysHandlers.ts"
+import { PeopleHandlers } from "./PeopleHandlers.ts"
 import { ProposalsHandlers } from "./ProposalsHandlers.ts"
 import { ResearchHandlers } from "./ResearchHandlers.ts"
 import { requestLog } from "./RequestLog.ts"
@@ -39,6 +40,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
     PublicAuthHandlers,
     AuthHandlers,
     KeysHandlers,
+    PeopleHandlers,
     SettingsHandlers,
     AccountsHandlers,
     ConnectionHandlers,

@@ -16,7 +16,7 @@ import { Context, Effect, Either, JSONSchema, Option, type ParseResult, Schema }
 /**
  * Operations kept off the tool server, though a key's scope allows them over REST. Keys and upstream
  * credentials move secrets and authority; the kill switch, the target band and the brief are the guardrails
- * people set for agents, and an agent must not move its own guardrails. Logout and a password change are a
+ * people set for agents, and an agent must not move its own guardrails; nor does it manage the people who approve. Logout and a password change are a
  * person's session's; /mcp takes keys only.
  */
 const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
@@ -30,7 +30,10 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "updateTargets",
   "updateBrief",
   "logout",
-  "changePassword"
+  "changePassword",
+  "listPeople",
+  "createPerson",
+  "updatePerson"
 ])
 
 export const TOOL_PREFIX = "platform_"

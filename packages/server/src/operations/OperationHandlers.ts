@@ -22,6 +22,7 @@ import { Proposals } from "../actions/Proposals.ts"
 import { Revert } from "../actions/Revert.ts"
 import type { Granted } from "../auth/Access.ts"
 import { KeyStore, specFromRequest } from "../auth/KeyStore.ts"
+import { People, toPerson } from "../auth/People.ts"
 import { Sessions } from "../auth/Sessions.ts"
 import { Audits } from "../plan/Audits.ts"
 import { Plan } from "../plan/Plan.ts"
@@ -77,6 +78,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
   effect: Effect.gen(function*() {
     const keys = yield* KeyStore
     const sessions = yield* Sessions
+    const people = yield* People
     const settings = yield* OrgSettings
     const accounts = yield* Accounts
     const connections = yield* Connections
@@ -135,6 +137,11 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       logout: (grant) => logoutRefusal(grant),
       changePassword: (grant, { payload }) =>
         Effect.flatMap(passwordRefusal(grant), (personId) => sessions.changePassword(personId, payload.currentPassword, payload.newPassword)),
+      // people
+      listPeople: (grant) =>
+        Effect.map(people.list(grant.principal.orgId), (rows) => ({ people: rows.map(toPerson), total: rows.length, truncated: false })),
+      createPerson: (grant, { payload }) => people.add(grant.principal.orgId, payload),
+      updatePerson: (grant, { path, payload }) => people.update(grant.principal.orgId, grant.principal.id, path.personId, payload ?? {}),
       // keys
       createKey: (grant, { payload }) => keys.create(grant, specFromRequest(payload)),
       listKeys: (grant) => Effect.map(keys.list(grant), (list) => ({ keys: list, total: list.length, truncated: false })),

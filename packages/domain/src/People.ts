@@ -1,0 +1,43 @@
+/** People of a workspace as admins manage them (API.md "The console": add, role, disable). */
+import { Schema } from "effect"
+import { RoleSchema } from "./Principal.ts"
+
+export const Person = Schema.Struct({
+  personId: Schema.String,
+  email: Schema.String,
+  name: Schema.String,
+  role: RoleSchema,
+  disabledAt: Schema.NullOr(Schema.String).annotations({ description: "When an admin disabled the person; null while they may sign in" }),
+  createdAt: Schema.String
+}).annotations({ identifier: "Person" })
+export type Person = typeof Person.Type
+
+export const PersonList = Schema.Struct({
+  people: Schema.Array(Person),
+  total: Schema.Int,
+  truncated: Schema.Boolean
+}).annotations({ identifier: "PersonList" })
+
+/** A password chosen for someone: 8 to 1024 characters, as `acs people add` takes it. */
+export const NewPassword = Schema.String.pipe(Schema.minLength(8), Schema.maxLength(1024))
+
+export const CreatePersonRequest = Schema.Struct({
+  email: Schema.Trim.pipe(
+    Schema.maxLength(320),
+    Schema.pattern(/^[^\s@]+@[^\s@]+$/, { message: () => "email must be an email address" })
+  ),
+  name: Schema.Trim.pipe(Schema.minLength(1, { message: () => "name must not be empty" }), Schema.maxLength(200)),
+  role: RoleSchema,
+  password: Schema.optional(NewPassword.annotations({ description: "Left out: acs generates one and answers it once" }))
+}).annotations({ identifier: "CreatePersonRequest" })
+
+export const CreatedPerson = Schema.Struct({
+  person: Person,
+  password: Schema.optional(Schema.String.annotations({ description: "The generated password, shown once; absent when one was given" }))
+}).annotations({ identifier: "CreatedPerson" })
+
+/** What to change; what is left out keeps its value. Disabling ends every session of the person at once. */
+export const UpdatePersonRequest = Schema.Struct({
+  role: Schema.optional(RoleSchema),
+  disabled: Schema.optional(Schema.Boolean)
+}).annotations({ identifier: "UpdatePersonRequest" })

@@ -1,0 +1,82 @@
+/**
+ * Admins manage the people who sign in (API.md "The console": add, role, disable): a person added with a
+ * generated password signs in with it; a role change takes effect on their next request; disabling ends their
+ * sessions at once and enabling lets them back; nobody locks the workspace's admins out.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createDatabase } from "./support/database.ts"
+import { type Answer, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+
+let server: RunningServer
+let admin: string
+const adminEmail = "admin@people.example"
+const adminPassword = "people admin password 0123"
+
+const cookieOf = (answer: Answer) => answer.headers.getSetCookie().find((l) => l.startsWith("acs_session="))!.split(";")[0]!
+
+const signIn = async (email: string, password: string) => call(`${server.api}/auth/login`, { method: "POST", body: { email, password } })
+
+const as = (cookie: string, method: string, path: string, body?: unknown) => call(`${server.api}${path}`, { method, body, headers: { cookie } })
+
+beforeAll(async () => {
+  server = await startServer({ DATABASE_URL: await createDatabase(), ADMIN_EMAIL: adminEmail, ADMIN_PASSWORD: adminPassword })
+  admin = cookieOf(await signIn(adminEmail, adminPassword))
+})
+
+afterAll(async () => {
+  await server?.stop()
+})
+
+describe("people", () => {
+  it("adds a person with a generated password shown once, who signs in with it; a taken email is 409", async () => {
+    const added = await as(admin, "POST", "/people", { email: "ana@people.example", name: "Ana", role: "approver" })
+    expect(added.status, added.text).toBe(201)
+    const { person, password } = added.body as { person: { personId: string; role: string }; password: string }
+    expect(person).toMatchObject({ role: "approver", disabledAt: null })
+    expect(password.length).toBeGreaterThanOrEqual(16)
+    const login = await signIn("ana@people.example", password)
+    expect(login.status).toBe(200)
+    expect(login.body).toMatchObject({ principal: { kind: "person", role: "approver", canApprove: true } })
+
+    const listed = await as(admin, "GET", "/people")
+    expect((listed.body as { people: Array<{ email: string }> }).people.map((p) => p.email)).toEqual(["admin@people.example", "ana@people.example"])
+    expect(listed.text).not.toContain("password")
+
+    const again = await as(admin, "POST", "/people", { email: "ANA@people.example", name: "Ana again", role: "viewer" })
+    expect(again.status).toBe(409)
+    expect(errorCode(again)).toBe("conflict")
+  })
+
+  it("changes a role, disables (ending the sessions at once) and enables a person", async () => {
+    const added = await as(admin, "POST", "/people", { email: "bo@people.example", name: "Bo", role: "editor", password: "bo password 0123" })
+    const personId = (added.body as { person: { personId: string } }).person.personId
+    const bo = cookieOf(await signIn("bo@people.example", "bo password 0123"))
+
+    const viewer = await as(admin, "PUT", `/people/${personId}`, { role: "viewer" })
+    expect(viewer.status, viewer.text).toBe(200)
+    expect((await as(bo, "GET", "/auth/me")).body).toMatchObject({ principal: { role: "viewer", scope: "read" } })
+    const refused = await as(bo, "GET", "/people")
+    expect(refused.status).toBe(403)
+    expect(errorCode(refused)).toBe("forbidden_scope")
+
+    const disabled = await as(admin, "PUT", `/people/${personId}`, { disabled: true })
+    expect(disabled.status).toBe(200)
+    expect((disabled.body as { disabledAt: string | null }).disabledAt).not.toBeNull()
+    expect((await as(bo, "GET", "/auth/me")).status, "the session ended").toBe(401)
+    expect((await signIn("bo@people.example", "bo password 0123")).status).toBe(401)
+
+    expect((await as(admin, "PUT", `/people/${personId}`, { disabled: false })).status).toBe(200)
+    expect((await signIn("bo@people.example", "bo password 0123")).status).toBe(200)
+  })
+
+  it("refuses to let an admin demote or disable themselves, or the last active admin go", async () => {
+    const me = (await as(admin, "GET", "/auth/me")).body as { principal: { id: string } }
+    for (const change of [{ role: "viewer" }, { disabled: true }]) {
+      const answer = await as(admin, "PUT", `/people/${me.principal.id}`, change)
+      expect(answer.status, answer.text).toBe(409)
+      expect(errorCode(answer)).toBe("conflict")
+    }
+    const unknown = await as(admin, "PUT", "/people/psn_nobody", { role: "viewer" })
+    expect(unknown.status).toBe(404)
+  })
+})
