@@ -18,7 +18,7 @@
  *
  * The test suites run the same build (packages/server/test/support/entries.ts), into a directory of their own.
  */
-import { build, type BuildResult } from "esbuild"
+import { build, type BuildResult, type Plugin } from "esbuild"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { buildConsole, consoleDist } from "../packages/console/scripts/build.ts"
@@ -52,6 +52,23 @@ interface Manifest {
 /** Inputs besides the bundled files: a dependency change, or a change to this script, rebuilds too. */
 const ALWAYS_INPUTS = ["package.json", "pnpm-lock.yaml", "scripts/build.ts"]
 
+/**
+ * @effect/cli imports parsers of YAML, TOML and INI configuration files at load, for options acs never
+ * declares; they are ~80 CommonJS modules evaluated at every `acs` start. A stub stands in for them.
+ */
+const noConfigFileParsers: Plugin = {
+  name: "no-config-file-parsers",
+  setup(context) {
+    context.onResolve({ filter: /^(yaml|toml|ini)$/ }, (args) =>
+      args.importer.includes(`${Path.sep}@effect${Path.sep}cli${Path.sep}`) ? { path: args.path, namespace: "acs-stub" } : undefined
+    )
+    context.onLoad({ filter: /.*/, namespace: "acs-stub" }, (args) => ({
+      contents: `export const parse = () => { throw new Error("acs reads no ${args.path} files") }`,
+      loader: "js"
+    }))
+  }
+}
+
 /** Builds both entry points into `outdir` (emptied first) and records what they were built from. */
 export const buildAll = async (outdir: string = DEFAULT_OUTDIR): Promise<BuildResult<{ metafile: true }>> => {
   Fs.rmSync(outdir, { recursive: true, force: true })
@@ -78,8 +95,12 @@ export const buildAll = async (outdir: string = DEFAULT_OUTDIR): Promise<BuildRe
     // which `--enable-source-maps` would parse at the first stack trace.
     sourcemap: "linked",
     sourcesContent: false,
+    // Less to parse at each start; names are kept (no identifier minification), and the sourcemap maps back.
+    minifyWhitespace: true,
+    minifySyntax: true,
     metafile: true,
-    logLevel: "warning"
+    logLevel: "warning",
+    plugins: [noConfigFileParsers]
   })
   // `acs` runs as a program too (package.json `bin`, /usr/local/bin/acs in the image).
   Fs.chmodSync(Path.join(outdir, "cli.mjs"), 0o755)

@@ -5,9 +5,15 @@
  * server's database layers. Exit codes (CliError.ts): 0 ok, 1 unexpected failure or server trouble, 2 bad
  * input or not found, 3 refused, 4 retryable.
  */
+import * as Module from "node:module"
 import cliPackage from "../package.json" with { type: "json" }
 import { findCommand } from "./Commands.ts"
 import { topHelp } from "./Help.ts"
+
+// Node 22.1 and later keep V8's compiled code of the modules loaded below on disk between runs (Node 20
+// has no such cache; the call is then skipped).
+const enableCompileCache: unknown = Reflect.get(Module, "enableCompileCache")
+if (typeof enableCompileCache === "function") enableCompileCache()
 
 const EXIT_USAGE = 2
 
