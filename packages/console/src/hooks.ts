@@ -9,11 +9,14 @@ export interface Loaded<A> {
   readonly reload: () => void
 }
 
+/** Live events closer together than this cause one read. */
+const LIVE_COALESCE_MS = 500
+
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /**
- * Loads `load()` when `deps` change, and again whenever a live event passes `live`. What was loaded stays
- * on screen while the next read runs, so a live update does not flash the page.
+ * Loads `load()` when `deps` change, and again when live events pass `live` (a burst is one read). What was
+ * loaded stays on screen while the next read runs, so a live update does not flash the page.
  */
 export const useLoad = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown>, live?: (event: LiveEvent) => boolean): Loaded<A> => {
   const [state, setState] = useState<{ data: A | undefined; error: string | undefined; loading: boolean }>({
@@ -33,7 +36,22 @@ export const useLoad = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown>,
       current = false
     }
   }, [...deps, tick])
-  useEffect(() => (live === undefined ? undefined : subscribe((event) => live(event) && setTick((t) => t + 1))), [])
+  useEffect(() => {
+    if (live === undefined) return undefined
+    // A burst of events (a batch applied) is one read, not one per event: the rate limit counts reads.
+    let pending: ReturnType<typeof setTimeout> | undefined
+    const unsubscribe = subscribe((event) => {
+      if (!live(event) || pending !== undefined) return
+      pending = setTimeout(() => {
+        pending = undefined
+        setTick((t) => t + 1)
+      }, LIVE_COALESCE_MS)
+    })
+    return () => {
+      unsubscribe()
+      if (pending !== undefined) clearTimeout(pending)
+    }
+  }, [])
   return { ...state, reload: () => setTick((t) => t + 1) }
 }
 

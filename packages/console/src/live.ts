@@ -2,7 +2,7 @@
  * Live updates from `GET /api/v1/events/stream` (Server-Sent Events, API.md "Events"): every event tells the
  * pages that listen what changed (an action's status, a sync), and they read again through the typed client.
  * The browser's EventSource reconnects by itself with `Last-Event-ID`. Where the stream is not served (an
- * older acs), the console falls back to reading again every few seconds, so pages still update without a
+ * older acs), the console falls back to reading again every 5 s, so pages still update without a
  * reload; while the stream is open, a slow re-read still runs, so a stream a proxy holds back (buffering)
  * leaves a page at most that far behind.
  */
@@ -31,7 +31,8 @@ const EVENT_TYPES = [
   "connection.broken"
 ]
 
-const FALLBACK_POLL_MS = 3_000
+/** Without the stream; the approvals page reads each account's queue, within the 120 reads a minute. */
+const FALLBACK_POLL_MS = 5_000
 const SAFETY_POLL_MS = 10_000
 
 let started = false

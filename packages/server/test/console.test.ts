@@ -125,8 +125,14 @@ describe("the console", () => {
     approvedId = action.actionId
   })
 
-  it("approves it and shows it reach applied, live", async () => {
-    await card(approvedId).getByRole("button", { name: "Approve", exact: true }).click()
+  it("approves it with the keyboard and shows it reach applied, live", async () => {
+    // Keyboard only: from the selection checkbox, Tab reaches the card's Approve button; Enter presses it.
+    await card(approvedId).getByRole("checkbox").focus()
+    const approve = card(approvedId).getByRole("button", { name: "Approve", exact: true })
+    for (let tabs = 0; tabs < 20 && !(await approve.evaluate((button) => button === button.ownerDocument.activeElement)); tabs++) {
+      await page.keyboard.press("Tab")
+    }
+    await page.keyboard.press("Enter")
     const decided = page.locator(`.recent li[data-action-id="${approvedId}"]`)
     await decided.getByText("applied", { exact: true }).waitFor({ timeout: WAIT_MS })
     expect((await p.action(approvedId)).status).toBe("applied")
@@ -139,6 +145,7 @@ describe("the console", () => {
     await goTo(`#/ledger/${p.account.projectId}`, "Ledger")
     const row = page.locator(`li[data-action-id="${approvedId}"]`)
     await row.waitFor({ timeout: WAIT_MS })
+    await row.getByText("Change details").click()
     await expectAccessible("ledger page")
     await page.screenshot({ path: docs("console-ledger.png"), fullPage: false })
     await row.getByRole("button", { name: "Revert…" }).click()

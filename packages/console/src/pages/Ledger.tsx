@@ -153,7 +153,12 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
                     <summary>Change details</summary>
                     <DiffTable rows={diffOf(action.kind, action.payload)} currency={currency} caption={`Fields of ${action.summary}`}
                       proposedLabel={external ? "New" : "Written"} />
-                    {action.policyReasons.length > 0 && <ul>{action.policyReasons.map((r) => <li key={r}>{r}</li>)}</ul>}
+                    {action.policyReasons.length > 0 && (
+                      <>
+                        <h3>Why it needed a human</h3>
+                        <ul>{action.policyReasons.map((r) => <li key={r}>{r}</li>)}</ul>
+                      </>
+                    )}
                   </details>
                   {revertible && session.me.canApprove && (
                     <div class="actions"><button type="button" onClick={() => setReverting(action)}>Revert…</button></div>
