@@ -3,7 +3,7 @@ import type { Account } from "@acs/domain/Accounts"
 import type { Binding } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import { HOT_SPAN } from "../HotSpan.ts"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 import { Invalidation } from "../db/Invalidation.ts"
 import type { Granted } from "./Granted.ts"
 

@@ -10,7 +10,7 @@ import { NotFound } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../accounts/Granted.ts"
-import { HOT_SPAN } from "../HotSpan.ts"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
 
 /** The proposal endpoints' answer for a recorded action (SPEC 4). */

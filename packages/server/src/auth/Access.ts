@@ -9,7 +9,7 @@ import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
 import { Effect, FiberRef, Option } from "effect"
 import { Accounts, reaches } from "../accounts/Accounts.ts"
 import type { Granted } from "../accounts/Granted.ts"
-import { HOT_SPAN } from "../HotSpan.ts"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { currentRequestAuthorization } from "./RequestAuthorization.ts"
 

@@ -130,7 +130,7 @@ export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidati
     if (Option.isSome(url) && ttlMs > 0) {
       const connectionString = Redacted.value(url.value)
       const connect = Effect.tryPromise(async () => {
-        const next = new Pg.Client({ connectionString, application_name: "acs invalidation", keepAlive: true })
+        const next = new Pg.Client({ connectionString, application_name: "acs invalidation", keepAlive: true, connectionTimeoutMillis: 5_000 })
         next.on("error", disconnect)
         next.on("end", disconnect)
         next.on("notification", (message) => onNotification(message.channel, message.payload))

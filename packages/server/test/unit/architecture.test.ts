@@ -68,11 +68,14 @@ describe("packages/server/src", () => {
     expect(upward).toEqual([])
   })
 
-  it("writes the actions table only in actions/Transitions.ts (and migrations)", () => {
+  it("writes the actions table only in actions/Transitions.ts (and migrations; a proposal's insert in Proposals.ts)", () => {
     const writers = sourceFiles(SRC).filter((file) => {
       const path = Path.relative(SRC, file)
       if (path === Path.join("actions", "Transitions.ts") || path.startsWith(Path.join("db", "migrations"))) return false
-      return /\b(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s+actions\b/i.test(Fs.readFileSync(file, "utf8"))
+      const text = Fs.readFileSync(file, "utf8")
+      // The proposal's row is inserted by its one locked statement (issue 12); it changes no row afterwards.
+      if (path === Path.join("actions", "Proposals.ts")) return /\b(?:UPDATE|DELETE\s+FROM)\s+actions\b/i.test(text)
+      return /\b(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s+actions\b/i.test(text)
     })
     expect(writers.map((file) => Path.relative(SRC, file))).toEqual([])
   })
