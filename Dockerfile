@@ -6,7 +6,8 @@
 #   docker build -t acs .
 #   docker run -p 127.0.0.1:3000:3000 -e DATABASE_URL=postgres://… -e ACS_SECRETS_KEY=… acs
 #
-# Node 24 is the current LTS (Node 20 reached end of life in April 2026).
+# Node 24 is the current LTS (Node 20 reached end of life in April 2026). NODE_COMPILE_CACHE lets V8 reuse the
+# compiled code of dist/ across starts of the server and of `acs`.
 ARG NODE_IMAGE=node:24-bookworm-slim
 ARG PNPM=pnpm@10
 
@@ -44,7 +45,8 @@ WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    ACS_DATA_DIR=/data
+    ACS_DATA_DIR=/data \
+    NODE_COMPILE_CACHE=/tmp/node-compile-cache
 # The image's unprivileged `node` user (uid 1000) owns only the embedded database's directory.
 RUN mkdir -p /data && chown node:node /data
 COPY --from=production-dependencies /app/node_modules ./node_modules
