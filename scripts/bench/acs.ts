@@ -5,7 +5,7 @@
  */
 import { type RunningServer, startServer } from "../../packages/server/test/support/server.ts"
 import { array, nullableString, number, record, string } from "./json.ts"
-import { type HttpClient, makeHttpClient } from "./measure.ts"
+import { type HttpClient, makeHttpClient, retrying } from "./measure.ts"
 import type { Pool } from "./pg.ts"
 
 export interface AcsInstance {
@@ -108,7 +108,7 @@ const stuckStatement = async (pool: Pool, seconds: number, projectId: string): P
 }
 
 export const latestSync = async (acs: AcsInstance, projectId: string): Promise<SyncInfo | undefined> => {
-  const list = record(await acs.client.getJson(`${acs.api}/accounts/${projectId}/syncs`), "syncs")
+  const list = record(await retrying("GET syncs", () => acs.client.getJson(`${acs.api}/accounts/${projectId}/syncs`)), "syncs")
   return array(list["syncs"], "syncs").map(toSyncInfo)[0]
 }
 
@@ -130,12 +130,12 @@ export const waitForSync = async (options: {
   for (;;) {
     const sync = options.syncId === undefined
       ? await latestSync(acs, projectId)
-      : toSyncInfo(await acs.client.getJson(`${acs.api}/accounts/${projectId}/syncs/${options.syncId}`))
+      : toSyncInfo(await retrying("GET sync", () => acs.client.getJson(`${acs.api}/accounts/${projectId}/syncs/${options.syncId}`)))
     if (sync !== undefined) options.onPoll?.(sync)
     if (sync !== undefined && sync.status === "succeeded") return { kind: "succeeded", sync }
     if (sync !== undefined && sync.status === "failed") return { kind: "failed", sync }
     if (sync !== undefined) {
-      const stuck = await stuckStatement(pool, options.stallSeconds, projectId)
+      const stuck = await retrying("the stall check", () => stuckStatement(pool, options.stallSeconds, projectId))
       if (stuck !== undefined) return { kind: "stalled", sync, statement: stuck, observedSeconds: (Date.now() - Date.parse(sync.startedAt)) / 1000 }
     }
     if (Date.now() - started > options.timeoutMs) throw new Error(`the sync did not end in ${options.timeoutMs / 1000} s:\n${acs.logs()}`)
@@ -159,7 +159,7 @@ export const abortStalledSync = async (options: {
   await pool.query("SELECT pg_cancel_backend($1)", [pid])
   const deadline = Date.now() + 60_000
   while (Date.now() < deadline) {
-    const sync = toSyncInfo(await acs.client.getJson(`${acs.api}/accounts/${projectId}/syncs/${syncId}`))
+    const sync = toSyncInfo(await retrying("GET sync", () => acs.client.getJson(`${acs.api}/accounts/${projectId}/syncs/${syncId}`)))
     if (sync.status !== "running") return sync
     await new Promise((resolve) => setTimeout(resolve, 500))
   }

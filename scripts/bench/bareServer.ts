@@ -4,14 +4,15 @@
  * account (time zone, last synced day) is read once at start.
  *
  *   GET /ready
- *   GET /obvious?days=30&limit=50   the obvious aggregate SQL
- *   GET /acs?days=30&limit=50       acs's own ranked statements (Reads.ts)
+ *   GET /obvious?days=30&limit=50   the obvious aggregate SQL (needs PROJECT_ID)
+ *   GET /acs?days=30&limit=50       acs's own ranked statements (Reads.ts) (needs PROJECT_ID)
+ *   GET /ledger/<projectId>?limit=50[&before=T]   the ledger page, acs's statement (Ledger.list)
  *
- * Environment: DATABASE_URL, PORT, PROJECT_ID.
+ * Environment: DATABASE_URL, PORT, PROJECT_ID (optional: the keyword routes' account).
  */
 import * as Http from "node:http"
 import { makePool } from "./pg.ts"
-import { acsKeywords, type BenchAccount, type KeywordPage, obviousKeywords } from "./queries.ts"
+import { acsKeywords, type BenchAccount, type KeywordPage, ledgerPage, obviousKeywords } from "./queries.ts"
 
 const required = (name: string): string => {
   const value = process.env[name]
@@ -26,15 +27,19 @@ const pools = {
   acs: makePool({ connectionString: required("DATABASE_URL"), max: 10 })
 }
 const pool = pools.acs
-const projectId = required("PROJECT_ID")
+const projectId = process.env["PROJECT_ID"] ?? ""
 
-const loaded = await pool.query<{ time_zone: string; last_synced_day: string | null }>(
-  `SELECT time_zone, last_synced_day::text AS last_synced_day FROM accounts WHERE project_id = $1`,
-  [projectId]
-)
-const accountRow = loaded.rows[0]
-if (accountRow === undefined) throw new Error(`no account ${projectId}`)
-const account: BenchAccount = { projectId, timeZone: accountRow.time_zone, lastSyncedDay: accountRow.last_synced_day }
+const loadAccount = async (): Promise<BenchAccount | undefined> => {
+  if (projectId === "") return undefined
+  const loaded = await pool.query<{ time_zone: string; last_synced_day: string | null }>(
+    `SELECT time_zone, last_synced_day::text AS last_synced_day FROM accounts WHERE project_id = $1`,
+    [projectId]
+  )
+  const accountRow = loaded.rows[0]
+  if (accountRow === undefined) throw new Error(`no account ${projectId}`)
+  return { projectId, timeZone: accountRow.time_zone, lastSyncedDay: accountRow.last_synced_day }
+}
+const account = await loadAccount()
 
 const intParam = (url: URL, name: string, fallback: number): number => {
   const raw = url.searchParams.get(name)
@@ -52,12 +57,20 @@ const server = Http.createServer((request, response) => {
   const url = new URL(request.url ?? "/", "http://bare")
   const days = intParam(url, "days", 30)
   const limit = Math.min(1000, Math.max(1, intParam(url, "limit", 50)))
-  const read: Promise<KeywordPage> | undefined = url.pathname === "/obvious"
+  if (url.pathname === "/ready") return send(response, 200, { ready: true })
+  if (url.pathname.startsWith("/ledger/")) {
+    return void ledgerPage(pools.acs, decodeURIComponent(url.pathname.slice("/ledger/".length)), limit, url.searchParams.get("before") ?? undefined).then(
+      (page) => send(response, 200, page),
+      (error: unknown) => send(response, 500, { error: String(error) })
+    )
+  }
+  const read: Promise<KeywordPage> | undefined = account === undefined
+    ? undefined
+    : url.pathname === "/obvious"
     ? obviousKeywords(pools.obvious, account, days, limit)
     : url.pathname === "/acs"
     ? acsKeywords(pools.acs, account, days, limit)
     : undefined
-  if (url.pathname === "/ready") return send(response, 200, { ready: true })
   if (read === undefined) return send(response, 404, { error: "not found" })
   read.then(
     (page) => send(response, 200, page),

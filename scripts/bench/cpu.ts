@@ -32,6 +32,12 @@ const readStat = (pid: number): ProcStat | undefined => {
   }
 }
 
+/** User + system CPU seconds of one live process (its threads included), or null when it cannot be read. */
+export const processCpuSeconds = (pid: number | undefined): number | null => {
+  const stat = pid === undefined ? undefined : readStat(pid)
+  return stat === undefined ? null : stat.own
+}
+
 const postgresSeconds = (postmaster: number): number | null => {
   const main = readStat(postmaster)
   if (main === undefined) return null

@@ -128,3 +128,20 @@ export const interleaved = async <K extends string>(
   }
   return out
 }
+
+/**
+ * An idempotent call (a poll, a GET) retried on failure: a refused connection, a reset or a 5xx while the
+ * machine is overloaded must not end a run that takes minutes. Up to `attempts` tries, backing off from 250 ms;
+ * the last failure is thrown.
+ */
+export const retrying = async <A>(what: string, run: () => Promise<A>, attempts = 5): Promise<A> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run()
+    } catch (error) {
+      if (attempt >= attempts) throw error
+      process.stderr.write(`[bench] ${what} failed (attempt ${attempt} of ${attempts}), retrying: ${String(error).slice(0, 200)}\n`)
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (attempt - 1)))
+    }
+  }
+}

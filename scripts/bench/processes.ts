@@ -37,7 +37,7 @@ const stopChild = (child: ChildProcess): Promise<void> =>
   })
 
 /** Starts scripts/bench/bareServer.ts as its own process, the same way acs runs (node --import tsx). */
-export const startBareServer = async (databaseUrl: string, projectId: string): Promise<BareServer> => {
+export const startBareServer = async (databaseUrl: string, projectId?: string): Promise<BareServer> => {
   const port = await freePort()
   let output = ""
   const child = spawn(process.execPath, ["--import", "tsx", Path.join(repoRoot, "scripts/bench/bareServer.ts")], {
@@ -47,7 +47,7 @@ export const startBareServer = async (databaseUrl: string, projectId: string): P
       HOME: process.env["HOME"] ?? "",
       DATABASE_URL: databaseUrl,
       PORT: String(port),
-      PROJECT_ID: projectId
+      PROJECT_ID: projectId ?? ""
     },
     // stdin stays open for the server's life: it exits when the bench does, even if the bench is killed.
     stdio: ["pipe", "pipe", "pipe"]

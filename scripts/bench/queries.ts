@@ -185,3 +185,89 @@ export const acsKeywords = async (pool: Pool, account: BenchAccount, days: numbe
   })
   return { keywords, total, truncated: keywords.length < total }
 }
+
+/**
+ * The ledger page (`GET actions?limit=L[&before=T]`) as acs's Ledger.list issues it: the same select list
+ * (ActionRow.ts's actionColumns), one row more than the limit to know whether a page follows.
+ */
+export const LEDGER_PAGE_SQL = {
+  first: `
+        SELECT action_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason, payload, result,
+          warnings, failure, proposed_by, decided_by, decision_reason,
+          to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_iso,
+          to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at_iso,
+          to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS applied_at_iso,
+          revert_of, reverted_by, superseded_by
+        FROM actions
+        WHERE project_id = $1
+        ORDER BY created_at DESC
+        LIMIT $2`,
+  before: `
+        SELECT action_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason, payload, result,
+          warnings, failure, proposed_by, decided_by, decision_reason,
+          to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_iso,
+          to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at_iso,
+          to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS applied_at_iso,
+          revert_of, reverted_by, superseded_by
+        FROM actions
+        WHERE project_id = $1 AND created_at < $3::timestamptz
+        ORDER BY created_at DESC
+        LIMIT $2`
+} as const
+
+interface LedgerRow {
+  readonly action_id: string
+  readonly project_id: string
+  readonly kind: string
+  readonly mode: string | null
+  readonly status: string
+  readonly risk_tier: string
+  readonly policy_reasons: unknown
+  readonly summary: string
+  readonly reason: string
+  readonly payload: unknown
+  readonly result: unknown
+  readonly warnings: unknown
+  readonly failure: unknown
+  readonly proposed_by: unknown
+  readonly decided_by: unknown
+  readonly decision_reason: string | null
+  readonly created_at_iso: string
+  readonly decided_at_iso: string | null
+  readonly applied_at_iso: string | null
+  readonly revert_of: string | null
+  readonly reverted_by: string | null
+  readonly superseded_by: string | null
+}
+
+/** A ledger page through bare `pg`, shaped as acs answers it (`{actions, nextBefore}`). */
+export const ledgerPage = async (pool: Pool, projectId: string, limit: number, before: string | undefined) => {
+  const result = before === undefined
+    ? await pool.query<LedgerRow>(LEDGER_PAGE_SQL.first, [projectId, limit + 1])
+    : await pool.query<LedgerRow>(LEDGER_PAGE_SQL.before, [projectId, limit + 1, before])
+  const actions = result.rows.slice(0, limit).map((row) => ({
+    actionId: row.action_id,
+    projectId: row.project_id,
+    kind: row.kind,
+    mode: row.mode,
+    status: row.status,
+    riskTier: row.risk_tier,
+    policyReasons: row.policy_reasons,
+    summary: row.summary,
+    reason: row.reason,
+    payload: row.payload,
+    result: row.result,
+    warnings: row.warnings ?? [],
+    failure: row.failure,
+    proposedBy: row.proposed_by,
+    decidedBy: row.decided_by,
+    decisionReason: row.decision_reason,
+    created_at: row.created_at_iso,
+    decidedAt: row.decided_at_iso,
+    appliedAt: row.applied_at_iso,
+    revertOf: row.revert_of,
+    revertedBy: row.reverted_by,
+    supersededBy: row.superseded_by
+  }))
+  return { actions, nextBefore: result.rows.length > limit ? (actions[actions.length - 1]?.created_at ?? null) : null }
+}
