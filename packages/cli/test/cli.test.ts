@@ -179,7 +179,7 @@ describe("acs admin commands on PostgreSQL", () => {
   })
 })
 
-// Through tsx, as `pnpm acs` runs it (the other tests run the run's bundle: server/test/support/entries.ts).
+// Through tsx, the development path (the other tests run the production build: server/test/support/entries.ts).
 describe("acs on the embedded database", () => {
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "acs-cli-embedded-"))
   afterAll(() => Fs.rmSync(dataDir, { recursive: true, force: true }))

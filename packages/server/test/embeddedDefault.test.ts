@@ -32,8 +32,8 @@ const loggedPassword = (output: string): string | undefined => {
 describe("embedded default database", () => {
   it("keeps keys and people across a restart and prints the generated admin password only once", async () => {
     const env = { ACS_DATA_DIR: dataDir, ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY, LOG_LEVEL: "info" }
-    // Quiet logs on the first start: the notice must not depend on the log level. Through tsx, as the README's
-    // `pnpm start` on the embedded defaults (other servers run the run's bundle: support/entries.ts).
+    // Quiet logs on the first start: the notice must not depend on the log level. Through tsx, the development
+    // path (the other servers run the production build `pnpm start` runs: support/entries.ts).
     const first = await startServer({ ...env, LOG_LEVEL: "error" }, { via: "tsx" })
     const created = await call(`${first.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name: "survivor", scope: "read" } })
     expect(created.status).toBe(201)
