@@ -56,13 +56,15 @@ const ALWAYS_INPUTS = ["package.json", "pnpm-lock.yaml", "scripts/build.ts"]
  * @effect/cli imports parsers of YAML, TOML and INI configuration files at load, for options acs never
  * declares; they are ~80 CommonJS modules evaluated at every `acs` start. A stub stands in for them.
  */
+const STUB_NAMESPACE = "acs-stub"
+
 const noConfigFileParsers: Plugin = {
   name: "no-config-file-parsers",
   setup(context) {
     context.onResolve({ filter: /^(yaml|toml|ini)$/ }, (args) =>
-      args.importer.includes(`${Path.sep}@effect${Path.sep}cli${Path.sep}`) ? { path: args.path, namespace: "acs-stub" } : undefined
+      args.importer.includes(`${Path.sep}@effect${Path.sep}cli${Path.sep}`) ? { path: args.path, namespace: STUB_NAMESPACE } : undefined
     )
-    context.onLoad({ filter: /.*/, namespace: "acs-stub" }, (args) => ({
+    context.onLoad({ filter: /.*/, namespace: STUB_NAMESPACE }, (args) => ({
       contents: `export const parse = () => { throw new Error("acs reads no ${args.path} files") }`,
       loader: "js"
     }))
@@ -104,7 +106,9 @@ export const buildAll = async (outdir: string = DEFAULT_OUTDIR): Promise<BuildRe
   })
   // `acs` runs as a program too (package.json `bin`, /usr/local/bin/acs in the image).
   Fs.chmodSync(Path.join(outdir, "cli.mjs"), 0o755)
-  const manifest: Manifest = { builtAt, inputs: [...ALWAYS_INPUTS, ...Object.keys(result.metafile.inputs)] }
+  // Files only: the stubs' inputs (`acs-stub:yaml`) exist nowhere on disk.
+  const files = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith(`${STUB_NAMESPACE}:`))
+  const manifest: Manifest = { builtAt, inputs: [...ALWAYS_INPUTS, ...files] }
   Fs.writeFileSync(Path.join(outdir, MANIFEST), JSON.stringify(manifest))
   return result
 }
