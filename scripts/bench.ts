@@ -22,12 +22,14 @@
  *   pnpm bench --only sync          the first sync, then v1 against v5
  *   pnpm bench --only surfaces      REST/RPC/MCP on the demo-size simulator
  *   pnpm bench --only login-flood   the sign-in flood alone
+ *   pnpm bench --only cli           acs start-up: CPU of --help, --version and client commands (scripts/bench/cliStart.ts)
  *
  * A partial run writes bench/results-<part>.json (not committed). Every part states the machine's load
  * average over the run, so a reader can judge the noise. Settings: BENCH_PROPOSAL_ROUNDS (5),
  * BENCH_PROPOSAL_SECONDS (3), BENCH_VERSION_ORDER, BENCH_STALL_SECONDS, BENCH_NO_WORKAROUND (see the files).
  */
 import { buildEntries } from "../packages/server/test/support/entries.ts"
+import { benchCliStart, cliStartMet, describeCliStart } from "./bench/cliStart.ts"
 import { type BenchCluster, startBenchCluster } from "./bench/cluster.ts"
 import { benchKeywordReads, type KeywordReads, keywordReadTargets } from "./bench/keywordReads.ts"
 import { benchLedgerReads, type LedgerResults, TARGET_CHEAP_READ_RATIO, TARGET_LEDGER_PAGE_RATIO } from "./bench/ledger.ts"
@@ -406,6 +408,11 @@ const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Da
   reads: readsOnly,
   sync: syncOnly,
   surfaces: surfacesOnly,
+  cli: async () => {
+    const result = await benchCliStart(log)
+    process.stdout.write(`${describeCliStart(result).join("\n")}\n`)
+    if (!cliStartMet(result)) process.exitCode = 1
+  },
   "login-flood": async () => {
     process.stdout.write(`${describeLoginFlood(await benchLoginFlood(log)).join("\n")}\n`)
   }
