@@ -95,7 +95,8 @@ export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidati
       const seq = ++pings
       inFlight = { seq, sentAt: Date.now(), waiters: waiting }
       waiting = []
-      current.query("SELECT pg_notify($1, $2)", [pingChannel, String(seq)]).catch(disconnect)
+      // Prepared once on the connection: a ping is then only bound and executed.
+      current.query({ name: "acs_ping", text: "SELECT pg_notify($1, $2)", values: [pingChannel, String(seq)] }).catch(disconnect)
     }
 
     const onNotification = (channel: string, payload: string | undefined) => {
