@@ -31,9 +31,9 @@ import type { Warehouse } from "./warehouse.ts"
 const DAYS = 30
 const LIMIT = 50
 /** acs against the bare server running acs's statements: many samples, both fast. */
-const PAIRED = { warmup: 20, rounds: 30, block: 4 } as const
+const PAIRED = { warmup: 20, rounds: 20, block: 3 } as const
 /** acs against the obvious SQL (about a second each): the same number of samples each, interleaved. */
-const AGAINST_OBVIOUS = { warmup: 2, rounds: 20, block: 2 } as const
+const AGAINST_OBVIOUS = { warmup: 2, rounds: 15, block: 2 } as const
 
 export const TARGET_READ_SPEEDUP = 5
 export const TARGET_HTTP_OVERHEAD = 1.3
@@ -237,8 +237,8 @@ export const benchKeywordReads = async (options: {
     bare: () => bareClient.getJson(bareAcsUrl)
   }, PAIRED)
   log("measuring acs campaigns and acs's statements through bare pg")
-  const campaigns = await sample(() => acs.client.getJson(campaignsUrl), { warmup: 20, samples: 100 })
-  const acsDirect = await sample(() => acsKeywords(acsPool, account, DAYS, LIMIT), { warmup: 20, samples: 100 })
+  const campaigns = await sample(() => acs.client.getJson(campaignsUrl), { warmup: 20, samples: 60 })
+  const acsDirect = await sample(() => acsKeywords(acsPool, account, DAYS, LIMIT), { warmup: 10, samples: 60 })
 
   const latency = {
     acsKeywordsVsObvious: { description: `acs GET keywords?days=${DAYS}&limit=${LIMIT} (HTTP), beside the obvious SQL`, ...summarize(againstObvious.acs) },
