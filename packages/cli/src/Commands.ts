@@ -32,6 +32,7 @@ export const commands: ReadonlyArray<CommandEntry> = [
   { name: "orgs", group: "admin", summary: "orgs (workspaces) on this database: list, create", load: () => import("./commands/OrgsCommand.ts").then((m) => loaded(m.orgsCommand)) },
   { name: "people", group: "admin", summary: "people who sign in to the console: add, list", load: () => import("./commands/PeopleCommand.ts").then((m) => loaded(m.peopleCommand)) },
   { name: "keys", group: "admin", summary: "API keys: create (the secret is printed once), list, revoke", load: () => import("./commands/KeysCommand.ts").then((m) => loaded(m.keysCommand)) },
+  { name: "secrets", group: "admin", summary: "rotate the key that seals stored credentials: secrets rotate", load: () => import("./commands/SecretsCommand.ts").then((m) => loaded(m.secretsCommand)) },
   { name: "accounts", group: "client", summary: "the accounts of the org, with currency and time zone", load: () => import("./commands/AccountsCommand.ts").then((m) => loaded(m.accountsCommand)) },
   { name: "campaigns", group: "client", summary: "campaigns ranked by spend in a window, with their metrics", load: () => import("./commands/ReadsCommand.ts").then((m) => loaded(m.campaignsCommand)) },
   { name: "keywords", group: "client", summary: "keywords ranked by spend in a window, with their metrics", load: () => import("./commands/ReadsCommand.ts").then((m) => loaded(m.keywordsCommand)) },
@@ -43,6 +44,8 @@ export const commands: ReadonlyArray<CommandEntry> = [
   { name: "reject", group: "client", summary: "reject a pending action, with a reason", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.rejectCommand)) },
   { name: "revert", group: "client", summary: "undo an applied action with its compensating change", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.revertCommand)) },
   { name: "ledger", group: "client", summary: "the change ledger, newest first, a page at a time", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.ledgerCommand)) },
+  { name: "events", group: "client", summary: "the org's events, newest first; --follow streams them live", load: () => import("./commands/EventsCommand.ts").then((m) => loaded(m.eventsCommand)) },
+  { name: "webhooks", group: "client", summary: "webhook endpoints: create (secret printed once), list, delete, test", load: () => import("./commands/WebhooksCommand.ts").then((m) => loaded(m.webhooksCommand)) },
   { name: "sync", group: "client", summary: "sync an account now and follow it to its end", load: () => import("./commands/SyncCommand.ts").then((m) => loaded(m.syncCommand)) },
   { name: "worker", group: "process", summary: "run the apply worker as its own process (DATABASE_URL; see docs/operations.md)", load: () => import("./commands/WorkerCommand.ts").then((m) => loaded(m.workerCommand)) }
 ]
