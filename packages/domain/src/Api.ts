@@ -41,6 +41,7 @@ import {
   UpstreamUnavailableBody,
   ValidationFailedBody
 } from "./Errors.ts"
+import { EventList, EventsParams, EventStreamHeaders, EventStreamParams } from "./Events.ts"
 import { jsonObject } from "./Json.ts"
 import { CreatedPerson, CreatePersonRequest, Person, PersonList, UpdatePersonRequest } from "./People.ts"
 import { Plan, PlanParams } from "./Plan.ts"
@@ -57,6 +58,7 @@ import {
   ReportRequest
 } from "./Research.ts"
 import { Settings, UpdateSettingsRequest } from "./Settings.ts"
+import { CreatedWebhook, CreateWebhookRequest, Delivery, DeliveryList, DeliveryParams, Webhook, WebhookList } from "./Webhooks.ts"
 import {
   AdGroupRow,
   AdRow,
@@ -378,7 +380,7 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
   .add(HttpApiEndpoint.get("listApprovals")`/accounts/${projectId}/approvals`.setUrlParams(ApprovalParams)
     .addSuccess(ApprovalList))
   .add(HttpApiEndpoint.post("approveAction")`/accounts/${projectId}/approvals/${actionId}/approve`
-    .addSuccess(ActionRecord).addError(ConflictBody))
+    .addSuccess(ActionRecord).addError(ConflictBody).addError(ValidationFailedBody))
   .add(HttpApiEndpoint.post("rejectAction")`/accounts/${projectId}/approvals/${actionId}/reject`
     .setPayload(RejectRequest).addSuccess(ActionRecord).addError(ConflictBody))
   .add(HttpApiEndpoint.post("revertAction")`/accounts/${projectId}/actions/${actionId}/revert`
@@ -447,6 +449,54 @@ export class ResearchGroup extends HttpApiGroup.make("research")
   .prefix("/api/v1")
 {}
 
+/** What happened in the org (API.md "Events"): a page of events, and the same events live. */
+export class EventsGroup extends HttpApiGroup.make("events")
+  .add(HttpApiEndpoint.get("listEvents", "/events").setUrlParams(EventsParams).addSuccess(EventList))
+  .add(
+    HttpApiEndpoint.get("streamEvents", "/events/stream")
+      .setUrlParams(EventStreamParams)
+      .setHeaders(EventStreamHeaders)
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(
+        OpenApi.Description,
+        "Server-Sent Events: each event as `id: <eventId>`, `event: <type>`, `data: <the event as JSON>`; a " +
+          "`: heartbeat` comment every 15 s. Reconnect with `Last-Event-ID` to get every later event once. The " +
+          "stream ends when the credential is revoked or expires (checked at each event and heartbeat)."
+      )
+  )
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .annotate(OpenApi.Description, "What happened in the org: action decisions and outcomes, outside changes, syncs, connections.")
+  .prefix("/api/v1")
+{}
+
+const webhookId = HttpApiSchema.param("webhookId", Schema.String)
+
+/** Webhook endpoints (admin, org-level): signed POSTs of the org's events, retried for 24 h. */
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(HttpApiEndpoint.post("createWebhook", "/webhooks").setPayload(CreateWebhookRequest).addSuccess(CreatedWebhook, { status: 201 })
+    .addError(ValidationFailedBody))
+  .add(HttpApiEndpoint.get("listWebhooks", "/webhooks").addSuccess(WebhookList))
+  .add(HttpApiEndpoint.del("deleteWebhook")`/webhooks/${webhookId}`.addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.post("testWebhook")`/webhooks/${webhookId}/test`.addSuccess(Delivery, { status: 202 }).addError(ConflictBody))
+  .add(HttpApiEndpoint.post("enableWebhook")`/webhooks/${webhookId}/enable`.addSuccess(Webhook))
+  .add(HttpApiEndpoint.get("listWebhookDeliveries")`/webhooks/${webhookId}/deliveries`.setUrlParams(DeliveryParams)
+    .addSuccess(DeliveryList))
+  .middleware(Authentication)
+  .addError(ForbiddenScopeBody)
+  .addError(AccountMismatchBody)
+  .addError(RateLimitedBody)
+  .addError(NotFoundBody)
+  .annotate(
+    OpenApi.Description,
+    "Webhook endpoints: each event the endpoint asked for is POSTed, signed with `Acs-Signature`, retried " +
+      "with backoff for 24 h; an endpoint failing all that time is disabled until an admin enables it."
+  )
+  .prefix("/api/v1")
+{}
+
 const Health = Schema.Struct({ status: Schema.Literal("ok") })
 const Readiness = Schema.Struct({ status: Schema.Literal("ready"), database: Schema.Literal("ok") })
 
@@ -480,6 +530,8 @@ export class Api extends HttpApi.make("acs")
   .add(ActionsGroup)
   .add(InsightsGroup)
   .add(ResearchGroup)
+  .add(EventsGroup)
+  .add(WebhooksGroup)
   .addError(InvalidRequestBody)
   .addError(NotFoundBody)
   .addError(RateLimitedBody)

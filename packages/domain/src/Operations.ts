@@ -122,6 +122,25 @@ export const Operations = {
     bucket: "expensive",
     summary: "A full-row report from the upstream, paginated by the upstream"
   },
+  // Events (issue 13): read, org or account reach (an account-bound key sees its account's events).
+  listEvents: { scope: "read", bucket: "read", summary: "The org's events, newest first" },
+  streamEvents: { scope: "read", bucket: "read", summary: "The org's events as they happen (Server-Sent Events)" },
+  createWebhook: { scope: "admin", orgLevel: true, bucket: "write", summary: "Add a webhook endpoint (its secret shown once)" },
+  listWebhooks: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the org's webhook endpoints" },
+  deleteWebhook: { scope: "admin", orgLevel: true, bucket: "write", summary: "Delete a webhook endpoint" },
+  testWebhook: { scope: "admin", orgLevel: true, bucket: "write", summary: "Send a ping event to a webhook endpoint" },
+  enableWebhook: {
+    scope: "admin",
+    orgLevel: true,
+    bucket: "write",
+    summary: "Turn a webhook endpoint disabled after repeated failure back on"
+  },
+  listWebhookDeliveries: {
+    scope: "admin",
+    orgLevel: true,
+    bucket: "read",
+    summary: "A webhook endpoint's deliveries: status code, duration, next retry"
+  },
   // Not org-level: SPEC 5 names the org-level endpoints, and these search the platform's public catalog only.
   searchApps: { scope: "read", bucket: "expensive", summary: "Search apps on the upstream platform" },
   searchGeo: { scope: "read", bucket: "expensive", summary: "Search locations on the upstream platform" },

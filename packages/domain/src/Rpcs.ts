@@ -5,10 +5,11 @@
  * and it succeeds with the endpoint's success type or fails with one of the SPEC error classes.
  */
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { Rpc, RpcGroup } from "@effect/rpc"
+import { Rpc, RpcGroup, type RpcSchema } from "@effect/rpc"
 import { Either, Option, Schema } from "effect"
 import { Api, unauthenticatedGroups } from "./Api.ts"
 import { AcsErrorSchema } from "./Errors.ts"
+import { Event, type EventStreamHeaders, type EventStreamParams } from "./Events.ts"
 
 /** Every SPEC error, as the procedures fail with it: derived from the one table in Errors.ts. */
 export { AcsErrorSchema }
@@ -42,7 +43,20 @@ type RpcOf<E> = E extends HttpApiEndpoint.HttpApiEndpoint<
 > ? Rpc.Rpc<Name, Schema.Schema<OperationInput<Path, UrlParams, Payload, Headers>, unknown>, Schema.Schema<Success, unknown>, typeof AcsErrorSchema>
   : never
 
-export type OperationRpcs = RpcOf<Endpoints>
+/**
+ * The procedures that stream: REST serves them as Server-Sent Events, RPC as a stream of chunks, one event
+ * each (the endpoint's text body is REST's framing, not the procedure's answer).
+ */
+export const streamingOperations: ReadonlySet<string> = new Set(["streamEvents"])
+
+type StreamEventsRpc = Rpc.Rpc<
+  "streamEvents",
+  Schema.Schema<OperationInput<never, typeof EventStreamParams.Type, never, typeof EventStreamHeaders.Type>, unknown>,
+  RpcSchema.Stream<typeof Event, typeof AcsErrorSchema>,
+  typeof Schema.Never
+>
+
+export type OperationRpcs = Exclude<RpcOf<Endpoints>, { readonly _tag: "streamEvents" }> | StreamEventsRpc
 
 /** The API's schemas need no services; the generic endpoint type (`AnyWithProps`) cannot say so. */
 type ContextFree = Schema.Schema<unknown, unknown, never>
@@ -54,17 +68,17 @@ const part = (name: string, schema: Option.Option<ContextFree>) =>
     onSome: (s) => ({ [name]: Either.isRight(Schema.decodeUnknownEither(s)({})) ? Schema.optional(s) : s })
   })
 
-const rpcFor = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) =>
-  Rpc.make(endpoint.name, {
-    payload: Schema.Struct({
-      ...part("path", endpoint.pathSchema as Option.Option<ContextFree>),
-      ...part("urlParams", endpoint.urlParamsSchema as Option.Option<ContextFree>),
-      ...part("payload", endpoint.payloadSchema as Option.Option<ContextFree>),
-      ...part("headers", endpoint.headersSchema as Option.Option<ContextFree>)
-    }),
-    success: endpoint.successSchema as ContextFree,
-    error: AcsErrorSchema
+const rpcFor = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) => {
+  const payload = Schema.Struct({
+    ...part("path", endpoint.pathSchema as Option.Option<ContextFree>),
+    ...part("urlParams", endpoint.urlParamsSchema as Option.Option<ContextFree>),
+    ...part("payload", endpoint.payloadSchema as Option.Option<ContextFree>),
+    ...part("headers", endpoint.headersSchema as Option.Option<ContextFree>)
   })
+  return streamingOperations.has(endpoint.name)
+    ? Rpc.make(endpoint.name, { payload, success: Event, error: AcsErrorSchema, stream: true })
+    : Rpc.make(endpoint.name, { payload, success: endpoint.successSchema as ContextFree, error: AcsErrorSchema })
+}
 
 /** The endpoints behind the procedures, by operation name: what the server dispatches to. */
 export const operationEndpoints: ReadonlyMap<string, HttpApiEndpoint.HttpApiEndpoint.AnyWithProps> = new Map(

@@ -40,6 +40,15 @@ import { Jobs } from "./queue/Jobs.ts"
 import { ChangeHistoryPollLive } from "./worker/ChangeHistoryPoll.ts"
 import { WorkerLive } from "./worker/Worker.ts"
 import { WorkerSignal } from "./queue/WorkerSignal.ts"
+import { ApprovalExpiry, ApprovalExpiryLive } from "./actions/ApprovalExpiry.ts"
+import { EventLog } from "./events/EventLog.ts"
+import { EventPruningLive } from "./events/EventPruning.ts"
+import { EventSignal } from "./events/EventSignal.ts"
+import { EventStream } from "./events/EventStream.ts"
+import { Sequencer, SequencerLive } from "./events/Sequencer.ts"
+import { Webhooks } from "./events/Webhooks.ts"
+import { Deliveries } from "./queue/Deliveries.ts"
+import { WebhookWorkerLive } from "./worker/WebhookWorker.ts"
 
 /** The upstream port: the Apple Search Ads client over node's HTTP, and the simulator unless UPSTREAM=apple. */
 export const UpstreamPortLive = UpstreamLive.pipe(Layer.provide(SimulatorLive), Layer.provide(NodeHttpClient.layer))
@@ -61,11 +70,17 @@ export const ServicesLive = Layer.mergeAll(
   Audits.Default,
   Brief.Default,
   Reports.Default,
-  Research.Default
+  Research.Default,
+  EventLog.Default,
+  EventStream.Default,
+  Webhooks.Default,
+  ApprovalExpiry.Default
 ).pipe(
   Layer.provideMerge(RecordOutsideChangesAfterSync),
   Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default, OutsideChanges.Default)),
   Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Transitions.Default, Jobs.Default, WorkerSignal.Default)),
+  // One per instance: the sequencer wakes this instance's streams and webhook workers through it.
+  Layer.provideMerge(Layer.mergeAll(EventSignal.Default, Sequencer.Default, Deliveries.Default)),
   Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default, OrgSettings.Default)),
   Layer.provideMerge(UpstreamPortLive)
 )
@@ -77,7 +92,15 @@ export const MigratedDatabaseLive = Layer.effectDiscard(
 
 const DemoLive = Layer.effectDiscard(connectDemo)
 
-export const AppLive = Layer.mergeAll(HttpServerLive, WorkerLive, ChangeHistoryPollLive).pipe(
+export const AppLive = Layer.mergeAll(
+  HttpServerLive,
+  WorkerLive,
+  ChangeHistoryPollLive,
+  SequencerLive,
+  WebhookWorkerLive,
+  EventPruningLive,
+  ApprovalExpiryLive
+).pipe(
   Layer.provide(DemoLive),
   Layer.provideMerge(ServicesLive),
   Layer.provide(MigratedDatabaseLive)

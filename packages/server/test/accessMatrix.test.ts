@@ -23,6 +23,7 @@ import { AcsClient, RPC_PATH } from "@acs/domain/AcsClient"
 import { Api } from "@acs/domain/Api"
 import { isAcsError, toEnvelope } from "@acs/domain/Errors"
 import { type Operation, type OperationName, Operations, type Scope } from "@acs/domain/Operations"
+import { Event } from "@acs/domain/Events"
 import { type ProposalKindName, proposalKinds, type ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { AcsErrorSchema, AcsRpcs, operationEndpoints, operationRpcGroup } from "@acs/domain/Rpcs"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
@@ -30,12 +31,13 @@ import { Rpc, RpcClient, RpcGroup, RpcSerialization } from "@effect/rpc"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Layer, ManagedRuntime, Option, Schema, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hashPassword } from "../src/auth/Secrets.ts"
 import { createDatabase, insertAccount, insertOrg, query } from "./support/database.ts"
 import { type Answer, BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
 
 // ---------------------------------------------------------------------------------------------------------
 // The world: two orgs. The main org (seeded by the server) holds accounts A and B; the other org holds B2.
@@ -276,6 +278,42 @@ const insertSession = async (state: "ended" | "expired"): Promise<Record<string,
     [sha256(token), personIds.get("admin"), orgIds.main, state]
   )
   return { cookie: `acs_session=${token}` }
+}
+
+/** Two events per org, on its first account (main: A, other: B2), oldest first. */
+const seededEvents: Record<OrgName, ReadonlyArray<string>> = { main: [], other: [] }
+const webhooksOfOrg: Record<OrgName, Array<string>> = { main: [], other: [] }
+
+const seedEvents = async () => {
+  for (const [org, projectId] of [["main", A], ["other", B2]] as const) {
+    const ids = [`evt_matrix_${org}_1`, `evt_matrix_${org}_2`]
+    for (const eventId of ids) {
+      await query(database, `INSERT INTO events (event_id, org_id, project_id, type, data) VALUES ($1, $2, $3, 'sync.failed', '{"sync": {}}')`, [
+        eventId,
+        orgIds[org],
+        projectId
+      ])
+    }
+    seededEvents[org] = ids
+  }
+  // The server's sequencer gives them their positions: only then are they read.
+  await waitFor("the seeded events to be sequenced", () => query<{ n: string }>(database, "SELECT count(*) AS n FROM events WHERE position IS NULL"), (rows) =>
+    Number(rows[0]!.n) === 0)
+}
+
+let webhookCounter = 0
+
+/** A webhook endpoint of the org, as created (its secret is never opened: the server delivers nothing). */
+const insertWebhook = async (org: OrgName): Promise<string> => {
+  const webhookId = `whk_matrix_${++webhookCounter}`
+  await query(
+    database,
+    `INSERT INTO webhooks (webhook_id, org_id, url, events, format, secret_sealed, created_by, disabled_at)
+     VALUES ($1, $2, 'https://93.184.216.34/matrix', '["action.proposed"]', 'json', 'v1.sealed', 'matrix', now())`,
+    [webhookId, orgIds[org]]
+  )
+  webhooksOfOrg[org].push(webhookId)
+  return webhookId
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -683,6 +721,71 @@ const samples: Record<OperationName, Sample> = {
       if (holder.kind === "key") expect(body["updatedBy"]).toBe(`key:${keyIds.get(principal.name)}`)
     }
   },
+  // Events: the world's seeded events (two per org, on an account every key of the org reaches).
+  listEvents: {
+    method: "GET",
+    path: "/events",
+    granted: () => ({ status: 200 }),
+    verify: (answer, { holder }) => {
+      const events = record(answer.body)["events"] as ReadonlyArray<{ readonly eventId: string; readonly orgId: string }>
+      expect(events.map((e) => e.eventId)).toEqual([...seededEvents[holder.org]].reverse())
+    }
+  },
+  // The stream, resumed after the org's first event: it answers the second at once (runRest, runRpc).
+  streamEvents: {
+    method: "GET",
+    path: "/events/stream",
+    granted: () => ({ status: 200 }),
+    verify: (answer, { holder }) => expect(record(answer.body)["eventId"]).toBe(seededEvents[holder.org][1])
+  },
+  createWebhook: {
+    method: "POST",
+    path: "/webhooks",
+    // A public address literal: nothing to resolve, nothing delivered (the server's webhook workers are off).
+    prepare: () => ({ body: { url: "https://93.184.216.34/matrix", events: ["action.proposed"] } }),
+    granted: () => ({ status: 201 }),
+    verify: (answer) => {
+      expect(record(answer.body)["webhook"]).toMatchObject({ url: "https://93.184.216.34/matrix", events: ["action.proposed"], format: "json" })
+      expect(String(record(answer.body)["secret"])).toMatch(/^whsec_/)
+    }
+  },
+  listWebhooks: {
+    method: "GET",
+    path: "/webhooks",
+    granted: () => ({ status: 200 }),
+    verify: (answer, { holder }) => {
+      const listed = record(answer.body)["webhooks"] as ReadonlyArray<{ readonly webhookId: string }>
+      const foreign = webhooksOfOrg[holder.org === "main" ? "other" : "main"]
+      expect(listed.filter((w) => foreign.includes(w.webhookId)), "webhooks of another org").toEqual([])
+    }
+  },
+  deleteWebhook: {
+    method: "DELETE",
+    path: "/webhooks/:webhookId",
+    prepare: async (principal) => ({ params: { webhookId: await insertWebhook(principal.org) } }),
+    granted: () => ({ status: 204 })
+  },
+  testWebhook: {
+    method: "POST",
+    path: "/webhooks/:webhookId/test",
+    prepare: async (principal) => ({ params: { webhookId: await insertWebhook(principal.org) } }),
+    granted: () => ({ status: 202 }),
+    verify: (answer) => expect(record(answer.body)).toMatchObject({ eventType: "ping", status: "pending" })
+  },
+  enableWebhook: {
+    method: "POST",
+    path: "/webhooks/:webhookId/enable",
+    prepare: async (principal) => ({ params: { webhookId: await insertWebhook(principal.org) } }),
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toMatchObject({ disabledAt: null })
+  },
+  listWebhookDeliveries: {
+    method: "GET",
+    path: "/webhooks/:webhookId/deliveries",
+    prepare: async (principal) => ({ params: { webhookId: await insertWebhook(principal.org) } }),
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toEqual({ deliveries: [] })
+  },
   // No org of the world has an upstream connection: the upstream reads answer 409 once access is granted.
   runReport: {
     method: "POST",
@@ -781,6 +884,14 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "updateSettings",
   "updateTargets",
   "updateBrief",
+  "createWebhook",
+  "listWebhooks",
+  "deleteWebhook",
+  "testWebhook",
+  "enableWebhook",
+  "listWebhookDeliveries",
+  // A stream is no tool call (agents page with platform_list_events).
+  "streamEvents",
   "logout",
   "changePassword",
   "listPeople",
@@ -831,11 +942,41 @@ const requestOf = async (testCase: Case) => {
 
 const isOk = (status: number): boolean => status >= 200 && status < 300
 
+/**
+ * GET /events/stream resumed after the org's first seeded event: a refusal is a JSON envelope; a granted
+ * stream's answer is its first event (the org's second), read as it arrives, and the stream is closed.
+ */
+const runRestStream = async (testCase: Case, headers: Record<string, string>): Promise<Result> => {
+  const abort = new AbortController()
+  const response = await fetch(`${server.api}/events/stream`, {
+    headers: { ...headers, "last-event-id": seededEvents[testCase.principal.org][0]! },
+    signal: abort.signal
+  })
+  if (!isOk(response.status)) {
+    const text = await response.text()
+    return { answer: { ok: false, status: response.status, body: parseText(text), text }, headers }
+  }
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let buffered = ""
+  let data: RegExpExecArray | null = null
+  while (data === null) {
+    const { done, value } = await reader.read()
+    if (done) break
+    buffered += decoder.decode(value, { stream: true })
+    data = /^data: (.*)$/m.exec(buffered)
+  }
+  abort.abort()
+  const text = data?.[1] ?? ""
+  return { answer: { ok: true, status: response.status, body: parseText(text), text }, headers }
+}
+
 const runRest = async (testCase: Case): Promise<Result> => {
   const request = await requestOf(testCase)
   const { params, prepared, sample } = request
   const body = testCase.badBody === true ? BAD_BODY : request.body
   const headers = prepared.headers ?? credentials.get(testCase.principal.name) ?? {}
+  if (testCase.operation === "streamEvents") return runRestStream(testCase, headers)
   const answer = await call(`${server.api}${fillPath(sample.path, params)}`, {
     method: sample.method,
     headers,
@@ -935,8 +1076,16 @@ const rpcAnswer = (exit: Exit.Exit<unknown, unknown>, successSchema?: ContextFre
   return { ok: false, status: undefined, body: undefined, text: "", problem: Cause.pretty(exit.cause) }
 }
 
+/** The streaming procedure, resumed as runRestStream is: its first event, or its refusal. */
+const runRpcStream = async (testCase: Case, runtime: ManagedRuntime.ManagedRuntime<AcsClient, never>, headers: Record<string, string>) => {
+  const exit = await runtime.runPromiseExit(Effect.flatMap(AcsClient, (client) =>
+    Stream.runHead(client.streamEvents({ headers: { "last-event-id": seededEvents[testCase.principal.org][0]! } }))))
+  return { answer: rpcAnswer(Exit.map(exit, (head) => Option.getOrUndefined(head)), Event as unknown as ContextFree), headers }
+}
+
 const runRpc = async (testCase: Case, runtime: ManagedRuntime.ManagedRuntime<AcsClient, never>): Promise<Result> => {
   const { body, headers, params } = await requestOf(testCase)
+  if (testCase.operation === "streamEvents") return runRpcStream(testCase, runtime, headers)
   const endpoint = endpointOf(testCase.operation)
   const input = rpcInputOf(testCase.operation, params, body)
   const exit = await runtime.runPromiseExit(Effect.flatMap(AcsClient, (client) => {
@@ -1029,11 +1178,15 @@ beforeAll(async () => {
     RATE_LIMIT_READ: "100000",
     RATE_LIMIT_WRITE: "100000",
     RATE_LIMIT_EXPENSIVE: "100000",
-    RATE_LIMIT_LOGIN: "100000"
+    RATE_LIMIT_LOGIN: "100000",
+    // Webhook samples point at a public address: nothing is sent from a test.
+    WEBHOOK_CONCURRENCY: "0",
+    EVENTS_POLL_MS: "200"
   })
   orgIds.main = (await query<{ org_id: string }>(database, "SELECT org_id FROM orgs"))[0]!.org_id
   await insertOrg(database, OTHER_ORG_ID)
   await Promise.all([insertAccount(database, orgIds.main, A), insertAccount(database, orgIds.main, B), insertAccount(database, OTHER_ORG_ID, B2)])
+  await seedEvents()
 
   const roles = ["viewer", "editor", "approver", "admin"] as const
   await Promise.all(roles.map(async (role) => {

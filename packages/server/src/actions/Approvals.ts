@@ -1,20 +1,29 @@
 /**
  * Human decisions on pending actions (write + canApprove): approve enqueues the apply job, reject ends the
- * action. Only `proposed` actions can be decided; anything else is 409 `conflict`. Four eyes: whoever
- * proposed an action may withdraw it (reject) but not approve it, unless the org turned the rule off.
+ * action. Only `proposed` actions can be decided; anything else is 409 `conflict` — an expired one too, and
+ * one whose approval TTL has passed is expired first (ApprovalExpiry). Four eyes: whoever proposed an action
+ * may withdraw it (reject) but not approve it, unless the org turned the rule off. An approval re-runs the
+ * kind's local validation against the warehouse at once: 422 `validation_failed` (and the action stays
+ * queued) when the account changed so that it no longer holds, instead of failing later at apply.
  */
-import { Conflict, ForbiddenScope, NotFound } from "@acs/domain/Errors"
+import type { ActionRecord } from "@acs/domain/Actions"
+import { Conflict, ForbiddenScope, NotFound, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import type { AccountRecord } from "../accounts/Accounts.ts"
 import type { Granted } from "../auth/Access.ts"
 import { KeyStore } from "../auth/KeyStore.ts"
 import { OrgSettings } from "../settings/Settings.ts"
 import { Jobs } from "../queue/Jobs.ts"
 import { WorkerSignal } from "../queue/WorkerSignal.ts"
+import { ApprovalExpiry } from "./ApprovalExpiry.ts"
+import { kindNamed } from "./Catalog.ts"
 import { Ledger } from "./Ledger.ts"
 import { actorOf } from "./Proposals.ts"
 import { Transitions } from "./Transitions.ts"
+import { warehouseView } from "./WarehouseView.ts"
+
 
 export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
   effect: Effect.gen(function*() {
@@ -25,6 +34,27 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
     const signal = yield* WorkerSignal
     const keys = yield* KeyStore
     const settings = yield* OrgSettings
+    const expiry = yield* ApprovalExpiry
+
+    /** The kind's local validation, against the warehouse as it is now (the apply worker checks it again). */
+    const revalidate = (account: AccountRecord, action: ActionRecord) =>
+      // Outside changes are recorded applied and never queued.
+      action.kind === "external_change" ? Effect.void : kindNamed(action.kind).use((definition) =>
+        Effect.gen(function*() {
+          const payload = yield* Schema.decodeUnknown(definition.payload)(action.payload).pipe(Effect.orDie)
+          const view = yield* warehouseView(account).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+          yield* definition.recheck(payload, view).pipe(
+            Effect.mapError((rejection) => {
+              const errors = rejection._tag === "ValidationFailed" ? rejection.validation_errors : [rejection.message]
+              return new ValidationFailed({
+                message: `the account changed since this action was proposed, and it no longer holds: ${errors.join("; ")}`,
+                validation_errors: errors,
+                action_id: action.actionId
+              })
+            })
+          )
+        })
+      )
 
     /** Who an actor is: itself, and for a key every key and the person it was minted by. */
     const identities = (actor: { readonly kind: string; readonly id: string }) =>
@@ -57,16 +87,18 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
       })
 
     const approve = (grant: Granted<"approveAction">, actionId: string) =>
-      sql.withTransaction(
+      // Past its time, it expires now (committed, with its event), and the decision below answers 409.
+      expiry.expireIfDue(grant.account.projectId, actionId).pipe(Effect.zipRight(sql.withTransaction(
         Effect.gen(function*() {
           const projectId = grant.account.projectId
           const action = yield* pendingAction(projectId, actionId)
           yield* requireSecondApprover(grant.principal, action.proposedBy)
+          yield* revalidate(grant.account, action)
           // The row is locked and proposed, so the guarded transition happens.
           yield* transitions.approve(actionId, actorOf(grant.principal))
           yield* jobs.enqueue(actionId, projectId)
         })
-      ).pipe(
+      ))).pipe(
         Effect.catchTag("SqlError", Effect.die),
         Effect.zipRight(signal.wake),
         Effect.zipRight(ledger.find(grant.account.projectId, actionId)),
@@ -91,5 +123,5 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
     return { approve, reject } as const
   }),
   // WorkerSignal (one per instance, shared with the workers) comes from the application layer.
-  dependencies: [KeyStore.Default, OrgSettings.Default, Ledger.Default, Transitions.Default, Jobs.Default]
+  dependencies: [KeyStore.Default, OrgSettings.Default, Ledger.Default, Transitions.Default, Jobs.Default, ApprovalExpiry.Default]
 }) {}

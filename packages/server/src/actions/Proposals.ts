@@ -29,6 +29,7 @@ import type { Kind, Rejection } from "./Kind.ts"
 import { requireNone } from "./kinds/KindSupport.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
 import { minorUnitReasons } from "./MinorUnits.ts"
+import { proposedEventCte } from "../events/Outbox.ts"
 import type { NewAction } from "./Transitions.ts"
 import { policyFacts, warehouseView } from "./WarehouseView.ts"
 
@@ -180,7 +181,8 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           INSERT INTO jobs (job_id, action_id, project_id)
           SELECT ${newId("job")}, action_id, project_id FROM recorded WHERE status = 'approved'
           RETURNING action_id),
-        notified AS (SELECT pg_notify(${JOBS_CHANNEL}, action_id) FROM job)
+        notified AS (SELECT pg_notify(${JOBS_CHANNEL}, action_id) FROM job),
+        proposed_event AS (${proposedEventCte(sql, "recorded")})
         SELECT ${columns}, (SELECT count(*) FROM notified)::int AS notified FROM recorded`.pipe(
         Effect.map((rows) => toRecord(rows[0]!)),
         Effect.withSpan("Proposals.recordStatement", HOT_SPAN)

@@ -49,3 +49,34 @@ export const writeActionEvent = (
  */
 export const recordProposed = (sql: SqlClient.SqlClient, orgId: string, action: ActionRecord): Effect.Effect<void> =>
   action.status === "proposed" ? writeActionEvent(sql, orgId, "action.proposed", action) : Effect.void
+
+/** An ISO 8601 UTC timestamp with microseconds, as ActionRow.ts reads them. */
+const isoSql = (sql: SqlClient.SqlClient, column: string) =>
+  sql.unsafe(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
+
+/**
+ * The same event as one more CTE of a statement that inserts actions (Proposals' one-statement proposal):
+ * `proposed_event AS (${proposedEventCte(sql, "recorded")})`, where `recorded` is the CTE whose
+ * `RETURNING *` holds the inserted rows. It writes `action.proposed` for each row queued for a human, with
+ * the action as ActionRow.toRecord shows it (events.test.ts compares it with GET …/actions/{actionId}), and
+ * wakes the sequencers (a data-modifying CTE runs whether or not the statement reads it); being part of the
+ * statement, it commits exactly when the row does.
+ */
+export const proposedEventCte = (sql: SqlClient.SqlClient, recorded: string) => {
+  const r = (column: string) => sql.unsafe(`${recorded}.${column}`)
+  return sql`
+    INSERT INTO events (event_id, org_id, project_id, type, data)
+    SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), ${r("org_id")}, ${r("project_id")}, 'action.proposed',
+      jsonb_build_object('action', jsonb_build_object(
+        'actionId', ${r("action_id")}, 'projectId', ${r("project_id")}, 'kind', ${r("kind")}, 'mode', ${r("mode")},
+        'status', ${r("status")}, 'riskTier', ${r("risk_tier")}, 'policyReasons', ${r("policy_reasons")},
+        'summary', ${r("summary")}, 'reason', ${r("reason")}, 'payload', ${r("payload")}, 'result', ${r("result")},
+        'warnings', coalesce(${r("warnings")}, '[]'::jsonb), 'failure', ${r("failure")}, 'proposedBy', ${r("proposed_by")},
+        'decidedBy', ${r("decided_by")}, 'decisionReason', ${r("decision_reason")},
+        'created_at', ${isoSql(sql, `${recorded}.created_at`)}, 'decidedAt', ${isoSql(sql, `${recorded}.decided_at`)},
+        'appliedAt', ${isoSql(sql, `${recorded}.applied_at`)}, 'revertOf', ${r("revert_of")},
+        'revertedBy', ${r("reverted_by")}, 'supersededBy', ${r("superseded_by")}))
+    FROM ${sql.unsafe(recorded)}
+    CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, '') WHERE ${r("status")} = 'proposed') AS woken
+    RETURNING 1`
+}

@@ -28,6 +28,8 @@ import { AllowedOrigins } from "./SessionCookiePolicy.ts"
 import { SettingsHandlers } from "./SettingsHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
 import { WarehouseHandlers } from "./WarehouseHandlers.ts"
+import { EventsHandlers } from "./EventsHandlers.ts"
+import { WebhooksHandlers } from "./WebhooksHandlers.ts"
 
 export const ServerConfig = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(3000)),
@@ -48,7 +50,9 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
     ProposalsHandlers,
     ActionsHandlers,
     InsightsHandlers,
-    ResearchHandlers
+    ResearchHandlers,
+    EventsHandlers,
+    WebhooksHandlers
   ]),
   Layer.provide(AuthenticationLive)
 )

@@ -6,11 +6,11 @@
  */
 import { RPC_PATH } from "@acs/domain/AcsClient"
 import { NotFound } from "@acs/domain/Errors"
-import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Headers, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { RpcSerialization } from "@effect/rpc"
-import { Effect, Option } from "effect"
+import { Effect, Option, Stream } from "effect"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
-import { answerRpc } from "../rpc/RpcServerLive.ts"
+import { answerRpc, CALLER_HEADER, callsStreamingProcedure, RpcAnswers } from "../rpc/RpcServerLive.ts"
 import { envelopeResponse } from "./ErrorEnvelope.ts"
 import { refusal } from "./FrontDoor.ts"
 import { MAX_BODY_BYTES, readJsonText } from "./RequestBody.ts"
@@ -29,6 +29,15 @@ export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
     const principal = yield* Effect.option(authenticateKey(authorization))
     const body = yield* Effect.either(readJsonText(request, Option.isSome(principal) ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
     if (body._tag === "Left") return refusal(body.left)
+    // A streaming procedure's answers are written as they come; its caller is authenticated by the middleware.
+    if (callsStreamingProcedure(body.right)) {
+      const answers = yield* RpcAnswers
+      const encoder = new TextEncoder()
+      return HttpServerResponse.stream(
+        Stream.map(answers.stream(body.right, Headers.remove(request.headers, CALLER_HEADER)), (line) => encoder.encode(line)),
+        { contentType: RpcSerialization.ndjson.contentType }
+      )
+    }
     const caller = authorization === undefined ? Option.none() : Option.map(principal, (p) => ({ authorization, principal: p }))
     return HttpServerResponse.text(yield* answerRpc(body.right, request.headers, caller), { contentType: RpcSerialization.ndjson.contentType })
   })

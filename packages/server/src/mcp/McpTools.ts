@@ -29,6 +29,15 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "updateSettings",
   "updateTargets",
   "updateBrief",
+  // Webhooks send the org's events (signed with a secret) to a URL: an admin's decision, like keys. A
+  // stream is no tool call: agents page with platform_list_events.
+  "createWebhook",
+  "listWebhooks",
+  "deleteWebhook",
+  "testWebhook",
+  "enableWebhook",
+  "listWebhookDeliveries",
+  "streamEvents",
   "logout",
   "changePassword",
   "listPeople",

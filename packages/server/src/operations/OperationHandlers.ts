@@ -5,7 +5,7 @@
  * handler here; what is particular to a surface (HTTP status and headers, cookies, the MCP envelope) stays
  * with the surface, and the filtering and orchestration an operation needs lives in the services.
  */
-import { NotFound } from "@acs/domain/Errors"
+import { InvalidRequest, NotFound } from "@acs/domain/Errors"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { clampLimit, DEFAULT_DAYS } from "@acs/domain/Warehouse"
 import { SqlClient } from "@effect/sql"
@@ -31,28 +31,16 @@ import { Targets } from "../policy/Targets.ts"
 import { Reports } from "../research/Reports.ts"
 import { Research } from "../research/Research.ts"
 import { OrgSettings } from "../settings/Settings.ts"
+import { EventLog } from "../events/EventLog.ts"
+import { Webhooks } from "../events/Webhooks.ts"
 import { freshnessFor, type ReadQuery, Reads } from "../warehouse/Reads.ts"
-import type { SyncRow } from "../warehouse/SyncRuns.ts"
+import { toSync } from "../warehouse/SyncRuns.ts"
 import { Syncs } from "../warehouse/Syncs.ts"
 import { windowEndingYesterday } from "../warehouse/Window.ts"
 import { logoutRefusal, passwordRefusal } from "./Logout.ts"
 import type { OperationHandler, OperationHandlerMap } from "./OperationTypes.ts"
 
-const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString())
-
-/** A sync as the API shows it. */
-export const toSync = (row: SyncRow) => ({
-  syncId: row.syncId,
-  status: row.status,
-  trigger: row.trigger,
-  startedAt: new Date(row.startedAt).toISOString(),
-  finishedAt: iso(row.finishedAt),
-  windowStart: row.windowStart,
-  windowEnd: row.windowEnd,
-  rowsWritten: Number(row.rowsWritten),
-  progress: row.progress,
-  error: row.error
-})
+export { toSync }
 
 interface ReadParams {
   readonly days?: number | undefined
@@ -95,6 +83,8 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
     const brief = yield* Brief
     const reports = yield* Reports
     const research = yield* Research
+    const events = yield* EventLog
+    const webhooks = yield* Webhooks
     // Some service methods still ask for the SQL client of the call; the operation map answers without requirements.
     const withSql = Effect.provideService(SqlClient.SqlClient, yield* SqlClient.SqlClient)
 
@@ -227,7 +217,18 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       runReport: (grant, { payload }) => reports.run(grant, payload),
       searchApps: (grant, { payload }) => research.apps(grant, payload),
       searchGeo: (grant, { payload }) => research.geo(grant, payload),
-      keywordIdeas: (grant, { payload }) => research.keywordIdeas(grant, payload)
+      keywordIdeas: (grant, { payload }) => research.keywordIdeas(grant, payload),
+      // events and webhooks
+      listEvents: (grant, { urlParams }) => events.list(grant, urlParams ?? {}),
+      // A stream, not one answer: REST and RPC serve it themselves (http/EventsHandlers.ts, rpc/RpcServerLive.ts).
+      streamEvents: () =>
+        Effect.fail(new InvalidRequest({ message: "the event stream is GET /api/v1/events/stream (SSE) or the RPC procedure streamEvents" })),
+      createWebhook: (grant, { payload }) => webhooks.create(grant, payload),
+      listWebhooks: (grant) => webhooks.list(grant),
+      deleteWebhook: (grant, { path }) => webhooks.remove(grant, path.webhookId),
+      testWebhook: (grant, { path }) => webhooks.test(grant, path.webhookId),
+      enableWebhook: (grant, { path }) => webhooks.enable(grant, path.webhookId),
+      listWebhookDeliveries: (grant, { path, urlParams }) => webhooks.deliveries(grant, path.webhookId, urlParams?.limit ?? 50)
     }
     return handlers
   })

@@ -8,14 +8,17 @@
 import type { AcsError } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
-import { AcsErrorSchema, operationRpcGroup } from "@acs/domain/Rpcs"
+import { AcsErrorSchema, operationRpcGroup, streamingOperations } from "@acs/domain/Rpcs"
 import { Headers, HttpApp } from "@effect/platform"
 import { Rpc, RpcGroup, RpcMiddleware, RpcSerialization, RpcServer } from "@effect/rpc"
 import { type FromClientEncoded, type FromServerEncoded, constEof, ResponseDefectEncoded } from "@effect/rpc/RpcMessage"
-import { Cause, Context, Deferred, Effect, Exit, FiberId, Layer, Mailbox, Option, Schema } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, FiberId, Layer, Mailbox, Option, Schema, Stream } from "effect"
 import * as Crypto from "node:crypto"
 import { Access } from "../auth/Access.ts"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
+import type { KeyStore } from "../auth/KeyStore.ts"
+import { EventLog } from "../events/EventLog.ts"
+import { EventStream } from "../events/EventStream.ts"
 import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
 import { isPreviewInput, makeOperate, projectIdOf } from "../operations/Operate.ts"
 import type { Input } from "../operations/OperationTypes.ts"
@@ -27,7 +30,7 @@ export class RpcAuthentication extends RpcMiddleware.Tag<RpcAuthentication>()("a
 }) {}
 
 /** The header http/RpcRoute.ts names a request's authenticated caller by; a value a client sends is dropped. */
-const CALLER_HEADER = "x-acs-rpc-caller"
+export const CALLER_HEADER = "x-acs-rpc-caller"
 
 /**
  * The callers http/RpcRoute.ts has authenticated for the /rpc requests in flight, each under a random name that
@@ -84,6 +87,7 @@ const RpcAuthenticationLive = Layer.effect(
  */
 const serverRpcGroup = RpcGroup.make(
   ...[...operationRpcGroup.requests.values()].map((rpc) =>
+    // A streaming procedure's success is its stream schema (chunks of events, failing with a SPEC error).
     Rpc.make(rpc._tag, { payload: Schema.Unknown, success: rpc.successSchema, error: AcsErrorSchema })
   )
 ).middleware(RpcAuthentication)
@@ -93,6 +97,8 @@ const isOperation = (name: string): name is OperationName => Object.hasOwn(Opera
 /** The procedures, one per operation: what the RPC server's handlers run. */
 class RpcProcedures extends Context.Tag("acs/RpcProcedures")<RpcProcedures, {
   readonly run: (operation: OperationName, raw: unknown) => Effect.Effect<unknown, AcsError, CurrentPrincipal>
+  /** `streamEvents`: the events as they happen, one chunk each; it ends when the key is revoked or expires. */
+  readonly streamEvents: (raw: unknown, authorization: string | undefined) => Stream.Stream<unknown, AcsError, CurrentPrincipal>
 }>() {}
 
 const RpcProceduresLive = Layer.effect(
@@ -128,15 +134,54 @@ const RpcProceduresLive = Layer.effect(
         Effect.withSpan(`rpc.${operation}`)
       )
 
-    return { run: (operation: OperationName, raw: unknown) => procedure(operation, raw) }
+    const log = yield* EventLog
+    const live = yield* EventStream
+    const keys = yield* Effect.context<KeyStore>()
+
+    const streamEvents = (raw: unknown, authorization: string | undefined) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const grant = yield* access.check("streamEvents")
+        const decode = Schema.decodeUnknown(
+          operationRpcGroup.requests.get("streamEvents")!.payloadSchema as Schema.Schema<Input<"streamEvents">, unknown, never>
+        )
+        const input = yield* decode(raw).pipe(Effect.mapError(fromParseError))
+        const filter = yield* log.filterFor(grant.principal, input.urlParams ?? {})
+        const from = yield* log.startOf(grant.orgId, input.headers?.["last-event-id"])
+        const stillAllowed = authenticateKey(authorization).pipe(Effect.provide(keys), Effect.isSuccess)
+        // Heartbeats are the SSE framing's; here they only check the key.
+        return live.follow(filter, from, stillAllowed).pipe(
+          Stream.filterMap((item) => item._tag === "Event" ? Option.some(item.event) : Option.none())
+        )
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          toDeclaredError(cause).pipe(
+            Effect.flatMap(Option.match({ onNone: () => Effect.failCause(Cause.stripFailures(cause)), onSome: (e) => Effect.fail<AcsError>(e) }))
+          )
+        ),
+        Effect.locally(HttpApp.currentPreResponseHandlers, Option.none())
+      ))
+
+    return { run: (operation: OperationName, raw: unknown) => procedure(operation, raw), streamEvents }
   })
 )
+
+/** A procedure's handler: one answer, or (a streaming procedure) a stream of them. */
+type Handler = (
+  raw: unknown,
+  options: { readonly headers: Headers.Headers }
+) => Effect.Effect<unknown, AcsError, CurrentPrincipal> | Stream.Stream<unknown, AcsError, CurrentPrincipal>
 
 const HandlersLive = serverRpcGroup.toLayer(
   Effect.map(RpcProcedures, (procedures) =>
     Object.fromEntries(
-      [...serverRpcGroup.requests.keys()].filter(isOperation).map((operation) => [operation, (raw: unknown) => procedures.run(operation, raw)])
-    ))
+      [...serverRpcGroup.requests.keys()].filter(isOperation).map((operation): [string, Handler] =>
+        streamingOperations.has(operation)
+          ? [operation, (raw, { headers }) => procedures.streamEvents(raw, headers["authorization"])]
+          : [operation, (raw) => procedures.run(operation, raw)]
+      )
+      // The group is built from the operation table at run time, so its type cannot tell which procedure
+      // streams; each handler above answers as its procedure's schema says.
+    ) as unknown as RpcGroup.HandlersFrom<RpcGroup.Rpcs<typeof serverRpcGroup>>)
 )
 
 /**
@@ -144,26 +189,26 @@ const HandlersLive = serverRpcGroup.toLayer(
  * server, its answers collected until the server ends the client (every request answered), then sent as one
  * NDJSON body. The platform's HTTP protocol would re-read a request body already read, and stream the answer
  * through a mailbox; for a request that is answered once that costs more than the operation (issue 11).
+ * A body that calls a streaming procedure (`streamEvents`) is answered by `stream` instead: each answer (a
+ * Chunk of events, then the Exit) is written as it comes, and the client ends when the caller goes away.
  */
 export class RpcAnswers extends Context.Tag("acs/RpcAnswers")<RpcAnswers, {
   readonly answer: (body: string, headers: Headers.Headers) => Effect.Effect<string>
+  readonly stream: (body: string, headers: Headers.Headers) => Stream.Stream<string>
 }>() {
   static readonly Live = Layer.scoped(
     RpcAnswers,
     Effect.gen(function*() {
       const disconnects = yield* Mailbox.make<number>()
-      const clients = new Map<number, { readonly answers: Array<FromServerEncoded>; readonly ended: Deferred.Deferred<void> }>()
+      const clients = new Map<number, { readonly send: (answer: FromServerEncoded) => void; readonly end: Effect.Effect<void> }>()
       let writeRequest!: (clientId: number, message: FromClientEncoded) => Effect.Effect<void>
       let nextClientId = 0
       const protocol = yield* RpcServer.Protocol.make((write) => {
         writeRequest = write
         return Effect.succeed({
           disconnects,
-          send: (clientId, response) => Effect.sync(() => void clients.get(clientId)?.answers.push(response)),
-          end: (clientId) => Effect.suspend(() => {
-            const client = clients.get(clientId)
-            return client === undefined ? Effect.void : Deferred.done(client.ended, Exit.void)
-          }),
+          send: (clientId, response) => Effect.sync(() => clients.get(clientId)?.send(response)),
+          end: (clientId) => Effect.suspend(() => clients.get(clientId)?.end ?? Effect.void),
           clientIds: Effect.sync(() => new Set(clients.keys())),
           initialMessage: Effect.succeedNone,
           supportsAck: false,
@@ -178,35 +223,53 @@ export class RpcAnswers extends Context.Tag("acs/RpcAnswers")<RpcAnswers, {
         Effect.forkScoped
       )
 
+      /** Writes the body's messages to the server for `clientId` (a malformed body is answered as a defect). */
+      const writeBody = (clientId: number, body: string, headers: Headers.Headers, onDefect: (answer: FromServerEncoded) => void) =>
+        Effect.gen(function*() {
+          const parser = RpcSerialization.ndjson.unsafeMake()
+          const requestHeaders = Object.entries(headers)
+          try {
+            // A body without its final newline is still one message.
+            const messages = parser.decode(body.endsWith("\n") ? body : `${body}\n`) as ReadonlyArray<FromClientEncoded>
+            for (const message of messages) {
+              yield* writeRequest(clientId, message._tag === "Request" ? { ...message, headers: requestHeaders.concat(message.headers) } : message)
+            }
+          } catch (cause) {
+            onDefect(ResponseDefectEncoded(cause))
+          }
+          yield* writeRequest(clientId, constEof)
+        })
+
+      /** The client gone (answered, or the caller went away): the server drops what it still runs for it. */
+      const forget = (clientId: number) =>
+        Effect.sync(() => {
+          clients.delete(clientId)
+          disconnects.unsafeOffer(clientId)
+        })
+
       const answer = (body: string, headers: Headers.Headers) =>
         Effect.suspend(() => {
           const clientId = nextClientId++
-          const client = { answers: new Array<FromServerEncoded>(), ended: Deferred.unsafeMake<void>(FiberId.none) }
-          clients.set(clientId, client)
-          const parser = RpcSerialization.ndjson.unsafeMake()
-          const requestHeaders = Object.entries(headers)
+          const answers = new Array<FromServerEncoded>()
+          const ended = Deferred.unsafeMake<void>(FiberId.none)
+          clients.set(clientId, { send: (response) => void answers.push(response), end: Deferred.done(ended, Exit.void) })
           return Effect.gen(function*() {
-            try {
-              // A body without its final newline is still one message.
-              const messages = parser.decode(body.endsWith("\n") ? body : `${body}\n`) as ReadonlyArray<FromClientEncoded>
-              for (const message of messages) {
-                yield* writeRequest(clientId, message._tag === "Request" ? { ...message, headers: requestHeaders.concat(message.headers) } : message)
-              }
-            } catch (cause) {
-              client.answers.push(ResponseDefectEncoded(cause))
-            }
-            yield* writeRequest(clientId, constEof)
-            yield* Deferred.await(client.ended)
-            return client.answers.map((answer) => `${JSON.stringify(answer)}\n`).join("")
-          }).pipe(
-            // The client gone (answered, or the caller went away): the server drops what it still runs for it.
-            Effect.ensuring(Effect.sync(() => {
-              clients.delete(clientId)
-              disconnects.unsafeOffer(clientId)
-            }))
-          )
+            yield* writeBody(clientId, body, headers, (defect) => void answers.push(defect))
+            yield* Deferred.await(ended)
+            return answers.map((answer) => `${JSON.stringify(answer)}\n`).join("")
+          }).pipe(Effect.ensuring(forget(clientId)))
         })
-      return { answer }
+
+      const stream = (body: string, headers: Headers.Headers) =>
+        Stream.unwrapScoped(Effect.gen(function*() {
+          const clientId = nextClientId++
+          const out = yield* Mailbox.make<FromServerEncoded>()
+          clients.set(clientId, { send: (response) => void out.unsafeOffer(response), end: Effect.asVoid(out.end) })
+          yield* Effect.addFinalizer(() => forget(clientId))
+          yield* writeBody(clientId, body, headers, (defect) => void out.unsafeOffer(defect))
+          return Mailbox.toStream(out).pipe(Stream.map((answer) => `${JSON.stringify(answer)}\n`))
+        }))
+      return { answer, stream }
     })
   ).pipe(
     Layer.provide(HandlersLive),
@@ -214,6 +277,19 @@ export class RpcAnswers extends Context.Tag("acs/RpcAnswers")<RpcAnswers, {
     Layer.provide(RpcAuthenticationLive)
   )
 }
+
+/** True when the body calls a streaming procedure: its answer is streamed (RpcAnswers.stream). */
+export const callsStreamingProcedure = (body: string): boolean =>
+  body.split("\n").some((line) => {
+    if (line.trim() === "") return false
+    try {
+      const message: unknown = JSON.parse(line)
+      return typeof message === "object" && message !== null && "_tag" in message && message._tag === "Request" &&
+        "tag" in message && typeof message.tag === "string" && streamingOperations.has(message.tag)
+    } catch {
+      return false
+    }
+  })
 
 /**
  * The answer to one /rpc POST whose body http/RpcRoute.ts has read and checked, and its caller when its key was

@@ -1,0 +1,63 @@
+/**
+ * Approval expiry (API.md "Approval expiry"): an action queued for a human expires once its org's
+ * `approvalTtlHours` (default 72) have passed since it was queued, with status `expired`, a reason, and its
+ * `action.expired` event. A sweep every APPROVAL_EXPIRY_SWEEP_SECONDS expires what is due on every instance
+ * (the guarded transition makes a second sweeper's attempt a no-op); an approval of an action that is due
+ * expires it first (Approvals.ts), so nothing past its time is approved because the sweep had not come yet.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Config, Duration, Effect, Layer, Schedule } from "effect"
+import { Transitions } from "./Transitions.ts"
+
+export const ExpiryConfig = Config.integer("APPROVAL_EXPIRY_SWEEP_SECONDS").pipe(Config.withDefault(60))
+
+const reasonFor = (ttlHours: number) => `expired: nobody approved or rejected it within ${ttlHours} hours (the org's approvalTtlHours)`
+
+export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/ApprovalExpiry", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const transitions = yield* Transitions
+
+    /** Expires `actionId` when it is due now; answers whether it did. */
+    const expireIfDue = (projectId: string, actionId: string) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const ttl = yield* sql<{ readonly approvalTtlHours: number }>`
+          SELECT o.approval_ttl_hours FROM actions a JOIN orgs o ON o.org_id = a.org_id
+          WHERE a.project_id = ${projectId} AND a.action_id = ${actionId}`.pipe(Effect.orDie)
+        if (ttl[0] === undefined) return false
+        return yield* transitions.expire(actionId, reasonFor(ttl[0].approvalTtlHours), now)
+      })
+
+    /** One pass: every queued action past its org's TTL (a bounded batch; the next pass takes the rest). */
+    const sweep = Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const due = yield* sql<{ readonly actionId: string; readonly approvalTtlHours: number }>`
+        SELECT a.action_id, o.approval_ttl_hours FROM actions a JOIN orgs o ON o.org_id = a.org_id
+        WHERE a.status = 'proposed' AND a.updated_at + make_interval(hours => o.approval_ttl_hours) <= ${now}
+        ORDER BY a.updated_at LIMIT 500`.pipe(Effect.orDie)
+      let expired = 0
+      for (const row of due) {
+        if (yield* transitions.expire(row.actionId, reasonFor(row.approvalTtlHours), now)) expired++
+      }
+      if (expired > 0) yield* Effect.logInfo("queued actions expired").pipe(Effect.annotateLogs({ expired }))
+      return expired
+    }).pipe(Effect.withSpan("ApprovalExpiry.sweep"))
+
+    return { expireIfDue, sweep } as const
+  }),
+  dependencies: [Transitions.Default]
+}) {}
+
+export const ApprovalExpiryLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const seconds = yield* ExpiryConfig
+    if (seconds <= 0) return
+    const expiry = yield* ApprovalExpiry
+    yield* expiry.sweep.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("approval expiry sweep failed", cause)),
+      Effect.repeat(Schedule.spaced(Duration.seconds(seconds))),
+      Effect.forkScoped
+    )
+  })
+)

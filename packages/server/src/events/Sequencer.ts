@@ -1,0 +1,100 @@
+/**
+ * The sequencer: gives committed events their `position`, the order every reader sees (GET /events, the
+ * stream, webhooks), and fans each one out to the org's webhook endpoints that asked for its type.
+ *
+ * Positions are handed out after commit, by one sequencer at a time (the `event_sequencer` row lock, on every
+ * instance), in insert order among what has committed: so positions only grow in commit order, and a reader
+ * that has seen position n never gets an event below n later. It runs when an outbox write commits
+ * (`NOTIFY acs_events_written`; PGlite has no LISTEN) and every EVENTS_POLL_MS as the fallback, which also
+ * covers events committed while no instance ran.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "@effect/sql"
+import { Config, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { DatabaseMode } from "../db/Database.ts"
+import { EVENTS_CHANNEL, EventSignal } from "./EventSignal.ts"
+import { eventBodySql } from "./EventRows.ts"
+import { EVENTS_WRITTEN_CHANNEL } from "./Outbox.ts"
+
+export const EventsConfig = Config.all({
+  pollMs: Config.integer("EVENTS_POLL_MS").pipe(Config.withDefault(1_000)),
+  retryWindowSeconds: Config.integer("WEBHOOK_RETRY_WINDOW_SECONDS").pipe(Config.withDefault(24 * 3600))
+})
+
+const BATCH = 1_000
+
+export class Sequencer extends Effect.Service<Sequencer>()("acs/Sequencer", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* EventsConfig
+
+    /** One batch: positions, webhook deliveries, the notification; answers how many events it sequenced. */
+    const sequenceBatch = sql.withTransaction(Effect.gen(function*() {
+      const counter = yield* sql<{ readonly lastPosition: string }>`SELECT last_position FROM event_sequencer WHERE id = 1 FOR UPDATE`
+      const last = counter[0]!.lastPosition
+      const sequenced = yield* sql<{ readonly n: string }>`
+        WITH pending AS (
+          SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM events WHERE position IS NULL ORDER BY seq LIMIT ${BATCH})
+        UPDATE events e SET position = ${last}::bigint + pending.n FROM pending WHERE e.seq = pending.seq
+        RETURNING pending.n`
+      if (sequenced.length === 0) return 0
+      yield* sql`UPDATE event_sequencer SET last_position = last_position + ${sequenced.length} WHERE id = 1`
+      // One delivery per endpoint that wants the type; the unique index makes a repeated fan-out a no-op.
+      yield* sql`
+        INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
+        SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), w.webhook_id, e.org_id, e.event_id, e.type, ${eventBodySql(sql)},
+          clock_timestamp() + make_interval(secs => ${config.retryWindowSeconds})
+        FROM events e
+        JOIN webhooks w ON w.org_id = e.org_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND w.events ? e.type
+        WHERE e.position > ${last}::bigint AND e.position <= ${last}::bigint + ${sequenced.length}
+        ORDER BY e.position
+        ON CONFLICT (webhook_id, event_id) DO NOTHING`
+      yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, '')`
+      return sequenced.length
+    })).pipe(Effect.orDie, Effect.withSpan("Sequencer.batch"))
+
+    /** Sequences until nothing is left. */
+    const sequence = sequenceBatch.pipe(
+      Effect.repeat({ while: (count) => count === BATCH }),
+      Effect.map((count) => count > 0)
+    )
+    return { sequence } as const
+  })
+}) {}
+
+/** The sequencer loop of this instance, woken by commits (LISTEN) and by its poll. */
+export const SequencerLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const config = yield* EventsConfig
+    const sequencer = yield* Sequencer
+    const signal = yield* EventSignal
+    // Commits announced to this loop only; a burst collapses into one pass.
+    const written = yield* Queue.sliding<void>(1)
+
+    const pass = sequencer.sequence.pipe(
+      Effect.flatMap((any) => any ? signal.wake : Effect.void),
+      Effect.catchAllCause((cause) => Effect.logWarning("event sequencing failed; it is retried", cause))
+    )
+    yield* pass.pipe(
+      Effect.zipRight(Effect.raceFirst(Queue.take(written), Effect.sleep(config.pollMs))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    const databaseUrl = yield* DatabaseMode
+    if (Option.isSome(databaseUrl)) {
+      const pg = yield* PgClient.PgClient
+      yield* pg.listen(EVENTS_WRITTEN_CHANNEL).pipe(
+        Stream.runForEach(() => Queue.offer(written, undefined)),
+        Effect.retry(Schedule.spaced(Duration.seconds(1))),
+        Effect.forkScoped
+      )
+      // Another instance sequenced events or queued a delivery: this instance's readers look.
+      yield* pg.listen(EVENTS_CHANNEL).pipe(
+        Stream.runForEach(() => signal.wake),
+        Effect.retry(Schedule.spaced(Duration.seconds(1))),
+        Effect.forkScoped
+      )
+    }
+  })
+)

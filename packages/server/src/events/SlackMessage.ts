@@ -1,0 +1,65 @@
+/**
+ * The `format: "slack"` body: a Slack incoming-webhook message (`text` for notifications, `blocks` for the
+ * channel) made from an event, so a team sees a queued change — its summary, the policy's reasons, who
+ * proposed it — with a link to it in the console, with no glue code.
+ */
+
+const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
+const text = (u: unknown): string => (typeof u === "string" ? u : "")
+
+const headlines: Readonly<Record<string, string>> = {
+  "action.proposed": "A change waits for approval",
+  "action.approved": "Change approved",
+  "action.rejected": "Change rejected",
+  "action.expired": "Change expired before anyone decided",
+  "action.applied": "Change applied",
+  "action.failed": "Change failed",
+  "action.demoted": "Change sent back for review",
+  "action.reverted": "Change reverted",
+  "action.external": "Changed outside acs",
+  "sync.succeeded": "Sync finished",
+  "sync.failed": "Sync failed",
+  "connection.broken": "The Apple Ads connection is broken",
+  "ping": "Test ping from acs"
+}
+
+/** Escapes Slack's mrkdwn control characters. */
+const escape = (value: string) => value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+
+export const slackMessage = (body: Readonly<Record<string, unknown>>, publicUrl: string): Readonly<Record<string, unknown>> => {
+  const type = text(body["type"])
+  const projectId = text(body["projectId"])
+  const data = isObject(body["data"]) ? body["data"] : {}
+  const headline = headlines[type] ?? type
+  const lines: Array<string> = []
+  let link: string | undefined
+  const action = data["action"]
+  if (isObject(action)) {
+    const actionId = text(action["actionId"])
+    lines.push(`*${escape(text(action["summary"]))}*`)
+    const proposer = isObject(action["proposedBy"]) ? text(action["proposedBy"]["name"]) : ""
+    if (proposer !== "") lines.push(`Proposed by ${escape(proposer)}${text(action["reason"]) !== "" ? `: “${escape(text(action["reason"]))}”` : ""}`)
+    const reasons = Array.isArray(action["policyReasons"]) ? action["policyReasons"].map(text).filter((r) => r !== "") : []
+    for (const reason of reasons) lines.push(`• ${escape(reason)}`)
+    const failure = action["failure"]
+    if (isObject(failure)) lines.push(`Failure: ${escape(text(failure["message"]))}`)
+    const decisionReason = text(action["decisionReason"])
+    if (decisionReason !== "") lines.push(`Reason: ${escape(decisionReason)}`)
+    const page = type === "action.proposed" || type === "action.demoted" ? "approvals" : "ledger"
+    link = `${publicUrl.replace(/\/$/, "")}/#/${page}/${encodeURIComponent(projectId)}`
+    lines.push(`<${link}|Open ${actionId} in acs>`)
+  }
+  const sync = data["sync"]
+  if (isObject(sync)) lines.push(`Account ${escape(projectId)}${text(sync["error"]) !== "" ? `: ${escape(text(sync["error"]))}` : ""}`)
+  const connection = data["connection"]
+  if (isObject(connection)) lines.push(escape(text(connection["error"])))
+  const detail = lines.join("\n")
+  return {
+    text: `${headline}${isObject(action) ? `: ${text(action["summary"])}` : ""}`,
+    blocks: [
+      { type: "header", text: { type: "plain_text", text: headline } },
+      ...(detail === "" ? [] : [{ type: "section", text: { type: "mrkdwn", text: detail } }]),
+      { type: "context", elements: [{ type: "mrkdwn", text: `${escape(type)} · ${escape(text(body["eventId"]))}` }] }
+    ]
+  }
+}

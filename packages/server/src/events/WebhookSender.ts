@@ -1,0 +1,92 @@
+/**
+ * One delivery attempt (API.md "Events"): a POST of the body with `Acs-Event-Id` and
+ * `Acs-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. Delivered means a 2xx
+ * within the timeout (10 s); a redirect is not followed (it counts as a failure); at most 1 KiB of the
+ * receiver's answer is read and kept. The connection goes through the SSRF guard's own DNS lookup.
+ */
+import * as Crypto from "node:crypto"
+import * as Http from "node:http"
+import * as Https from "node:https"
+import { checkedLookup, urlRefusal } from "./WebhookTargets.ts"
+
+export const MAX_RESPONSE_BYTES = 1024
+
+export interface AttemptResult {
+  readonly delivered: boolean
+  readonly statusCode: number | null
+  readonly durationMs: number
+  readonly error: string | null
+  readonly response: string | null
+}
+
+/** The signature header for `rawBody` at `unixSeconds`. */
+export const signature = (secret: string, unixSeconds: number, rawBody: string): string =>
+  `t=${unixSeconds},v1=${Crypto.createHmac("sha256", secret).update(`${unixSeconds}.${rawBody}`).digest("hex")}`
+
+export interface SendOptions {
+  readonly url: string
+  readonly secret: string
+  readonly eventId: string
+  readonly rawBody: string
+  readonly unixSeconds: number
+  readonly timeoutMs: number
+  readonly allowPrivate: boolean
+}
+
+export const send = (options: SendOptions): Promise<AttemptResult> =>
+  new Promise((resolve) => {
+    const started = performance.now()
+    const finish = (result: Omit<AttemptResult, "durationMs">) =>
+      resolve({ ...result, durationMs: Math.round(performance.now() - started) })
+    const refused = urlRefusal(options.url, options.allowPrivate)
+    if (refused !== undefined) return finish({ delivered: false, statusCode: null, error: refused, response: null })
+    const url = new URL(options.url)
+    const transport = url.protocol === "https:" ? Https : Http
+    let settled = false
+    const settle = (result: Omit<AttemptResult, "durationMs">) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      request.destroy()
+      finish(result)
+    }
+    const request = transport.request(url, {
+      method: "POST",
+      lookup: checkedLookup(options.allowPrivate),
+      headers: {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(options.rawBody),
+        "user-agent": "acs-webhooks/1",
+        "acs-event-id": options.eventId,
+        "acs-signature": signature(options.secret, options.unixSeconds, options.rawBody)
+      }
+    }, (response) => {
+      const chunks: Array<Buffer> = []
+      let size = 0
+      const done = () => {
+        const status = response.statusCode ?? 0
+        const body = Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString("utf8")
+        const delivered = status >= 200 && status < 300
+        settle({
+          delivered,
+          statusCode: status,
+          error: delivered ? null : status >= 300 && status < 400 ? `redirect to ${response.headers.location ?? "?"} not followed` : `HTTP ${status}`,
+          response: body.length > 0 ? body : null
+        })
+      }
+      response.on("data", (chunk: Buffer) => {
+        chunks.push(chunk)
+        size += chunk.length
+        // Enough to keep: the rest of the answer is not read.
+        if (size >= MAX_RESPONSE_BYTES) done()
+      })
+      response.on("end", done)
+      response.on("error", done)
+    })
+    const timer = setTimeout(
+      () => settle({ delivered: false, statusCode: null, error: `no answer within ${options.timeoutMs} ms`, response: null }),
+      options.timeoutMs
+    )
+    request.on("error", (error) => settle({ delivered: false, statusCode: null, error: error.message, response: null }))
+    request.end(options.rawBody)
+  })

@@ -1,0 +1,46 @@
+/**
+ * Events over REST: a page (GET /events) and the live stream (GET /events/stream, Server-Sent Events). The
+ * stream is checked like any operation before it starts; then, at each event and heartbeat, the request's
+ * credential is authenticated again, so a revoked key's (or ended session's) stream ends there.
+ */
+import { Api } from "@acs/domain/Api"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Stream } from "effect"
+import { Access } from "../auth/Access.ts"
+import { EventLog } from "../events/EventLog.ts"
+import { EventStream, toSse } from "../events/EventStream.ts"
+import { makeOperate } from "../operations/Operate.ts"
+import { authenticate } from "./AuthenticationLive.ts"
+import type { AllowedOrigins } from "./SessionCookiePolicy.ts"
+import type { KeyStore } from "../auth/KeyStore.ts"
+import type { Sessions } from "../auth/Sessions.ts"
+
+const encoder = new TextEncoder()
+
+export const EventsHandlers = HttpApiBuilder.group(Api, "events", (handlers) =>
+  Effect.gen(function*() {
+    const operate = yield* makeOperate
+    const access = yield* Access
+    const log = yield* EventLog
+    const live = yield* EventStream
+    const context = yield* Effect.context<KeyStore | Sessions | AllowedOrigins>()
+    return handlers
+      .handle("listEvents", operate.handler("listEvents"))
+      .handle("streamEvents", ({ headers, urlParams }) =>
+        Effect.gen(function*() {
+          const grant = yield* access.check("streamEvents")
+          const filter = yield* log.filterFor(grant.principal, urlParams)
+          const from = yield* log.startOf(grant.orgId, headers["last-event-id"])
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const stillAllowed = authenticate(request).pipe(Effect.provide(context), Effect.isSuccess)
+          // A comment first: the client knows the stream is open before any event comes.
+          const body = Stream.concat(
+            Stream.make(": connected\nretry: 2000\n\n"),
+            Stream.map(live.follow(filter, from, stillAllowed), toSse)
+          ).pipe(Stream.map((text) => encoder.encode(text)))
+          return HttpServerResponse.stream(body, {
+            contentType: "text/event-stream",
+            headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+          })
+        }))
+  }))

@@ -1,0 +1,100 @@
+/**
+ * The webhook delivery queue: the apply queue's machinery (queue/Jobs.ts) over `webhook_deliveries`. A
+ * delivery is claimed with `FOR UPDATE SKIP LOCKED` under a lease longer than an attempt can take; a lease
+ * that ran out (its instance died mid-delivery) makes it claimable again, so a delivery is made at least once
+ * whatever stops. `locked_by` fences the outcome: a worker whose delivery was rescued records nothing.
+ * Deliveries of disabled or deleted endpoints wait (disabled) or are dropped (deleted).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { AttemptResult } from "../events/WebhookSender.ts"
+
+export interface ClaimedDelivery {
+  readonly deliveryId: string
+  readonly webhookId: string
+  readonly eventId: string
+  readonly body: Readonly<Record<string, unknown>>
+  readonly attempts: number
+  readonly url: string
+  readonly format: "json" | "slack"
+  readonly secretSealed: string
+  /** Milliseconds left until the delivery gives up. */
+  readonly windowLeftMs: number
+}
+
+export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const claim = (workerId: string, leaseMs: number) =>
+      sql<Omit<ClaimedDelivery, "body" | "windowLeftMs"> & { readonly bodyText: string; readonly windowLeftMs: string }>`
+        WITH next AS (
+          SELECT d.delivery_id FROM webhook_deliveries d
+          JOIN webhooks w ON w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
+          WHERE d.status = 'pending' AND d.run_at <= clock_timestamp() AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp())
+          ORDER BY d.run_at, d.created_at
+          LIMIT 1
+          FOR UPDATE OF d SKIP LOCKED)
+        UPDATE webhook_deliveries d SET locked_by = ${workerId}, attempts = d.attempts + 1,
+          lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
+        FROM next, webhooks w
+        WHERE d.delivery_id = next.delivery_id AND w.webhook_id = d.webhook_id
+        RETURNING d.delivery_id, d.webhook_id, d.event_id, d.body::text AS body_text, d.attempts, w.url, w.format, w.secret_sealed,
+          (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms`.pipe(
+        // The body as text: the SQL client would rename the keys of a JSON value it decodes.
+        Effect.map((rows) => {
+          const row = rows[0]
+          if (row === undefined) return undefined
+          const { bodyText, ...rest } = row
+          return { ...rest, body: JSON.parse(bodyText) as Readonly<Record<string, unknown>>, windowLeftMs: Number(row.windowLeftMs) }
+        }),
+        Effect.orDie,
+        Effect.withSpan("Deliveries.claim")
+      )
+
+    const attemptColumns = (result: AttemptResult) =>
+      sql`last_status_code = ${result.statusCode}, last_duration_ms = ${result.durationMs}, last_error = ${result.error},
+        last_response = ${result.response}, last_attempt_at = clock_timestamp(), locked_by = NULL, lease_until = NULL`
+
+    /** Delivered; false (and nothing recorded) when the delivery is no longer this worker's. */
+    const delivered = (deliveryId: string, workerId: string, result: AttemptResult) =>
+      sql`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = clock_timestamp(), ${attemptColumns(result)}
+          WHERE delivery_id = ${deliveryId} AND locked_by = ${workerId} RETURNING delivery_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
+    /** Not delivered: tried again after `delayMs`. */
+    const retryLater = (deliveryId: string, workerId: string, result: AttemptResult, delayMs: number) =>
+      sql`UPDATE webhook_deliveries SET run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000}), ${attemptColumns(result)}
+          WHERE delivery_id = ${deliveryId} AND locked_by = ${workerId} RETURNING delivery_id`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.orDie
+      )
+
+    /**
+     * Not delivered within the retry window: the delivery fails and its endpoint is disabled until an admin
+     * enables it (API.md: disabled after repeated failure), in one transaction.
+     */
+    const giveUp = (delivery: ClaimedDelivery, workerId: string, result: AttemptResult) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const failed = yield* sql`UPDATE webhook_deliveries SET status = 'failed', ${attemptColumns(result)}
+          WHERE delivery_id = ${delivery.deliveryId} AND locked_by = ${workerId} RETURNING delivery_id`
+        if (failed.length === 0) return false
+        yield* sql`UPDATE webhooks SET disabled_at = clock_timestamp(),
+            disabled_reason = ${`delivery of ${delivery.eventId} kept failing for the whole retry window (last: ${result.error ?? "?"})`}
+          WHERE webhook_id = ${delivery.webhookId} AND disabled_at IS NULL`
+        return true
+      })).pipe(Effect.orDie)
+
+    /** When the next delivery is due (ms from now), if any: how long an idle worker may sleep. */
+    const nextDueInMs = sql<{ readonly dueInMs: string | null }>`
+      SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8 AS due_in_ms
+      FROM webhook_deliveries WHERE status = 'pending'`.pipe(
+      Effect.map((rows) => rows[0]?.dueInMs === null || rows[0] === undefined ? null : Number(rows[0].dueInMs)),
+      Effect.orDie
+    )
+
+    return { claim, delivered, retryLater, giveUp, nextDueInMs } as const
+  })
+}) {}

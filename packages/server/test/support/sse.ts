@@ -1,0 +1,78 @@
+/** A real Server-Sent Events client over fetch: frames parsed as they arrive, for the stream tests. */
+
+export interface SseFrame {
+  readonly id: string | undefined
+  readonly event: string | undefined
+  readonly data: string
+}
+
+export interface SseClient {
+  readonly status: number
+  readonly contentType: string | null
+  /** Every event frame so far, in order. */
+  readonly frames: Array<SseFrame>
+  /** How many heartbeat comments arrived. */
+  readonly heartbeats: () => number
+  /** Resolves when the server ended the stream. */
+  readonly ended: Promise<void>
+  readonly isEnded: () => boolean
+  readonly close: () => void
+}
+
+export const openSse = async (url: string, headers: Record<string, string>): Promise<SseClient> => {
+  const abort = new AbortController()
+  const response = await fetch(url, { headers: { accept: "text/event-stream", ...headers }, signal: abort.signal })
+  const frames: Array<SseFrame> = []
+  let heartbeats = 0
+  let ended = false
+  const parse = (block: string) => {
+    let id: string | undefined
+    let event: string | undefined
+    const data: Array<string> = []
+    for (const line of block.split("\n")) {
+      if (line.startsWith(":")) {
+        if (line.startsWith(": heartbeat")) heartbeats++
+        continue
+      }
+      const colon = line.indexOf(":")
+      const field = colon < 0 ? line : line.slice(0, colon)
+      const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "")
+      if (field === "id") id = value
+      else if (field === "event") event = value
+      else if (field === "data") data.push(value)
+    }
+    if (data.length > 0) frames.push({ id, event, data: data.join("\n") })
+  }
+  const done = (async () => {
+    if (response.body === null) return
+    const reader = response.body.getReader()
+    const decoder = new TextDecoder()
+    let buffer = ""
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        buffer += decoder.decode(value, { stream: true })
+        let end = buffer.indexOf("\n\n")
+        while (end >= 0) {
+          parse(buffer.slice(0, end))
+          buffer = buffer.slice(end + 2)
+          end = buffer.indexOf("\n\n")
+        }
+      }
+    } catch {
+      // Aborted by close().
+    } finally {
+      ended = true
+    }
+  })()
+  return {
+    status: response.status,
+    contentType: response.headers.get("content-type"),
+    frames,
+    heartbeats: () => heartbeats,
+    ended: done,
+    isEnded: () => ended,
+    close: () => abort.abort()
+  }
+}
