@@ -9,6 +9,7 @@ import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/
 import { Clock, Data, Duration, Effect, Option, Ref, Schema } from "effect"
 import { type AppleCredentials, signClientSecret } from "./ClientSecret.ts"
 import type { UpstreamFailure } from "./Upstream.ts"
+import { countUpstreamRequest, endpointLabel } from "./UpstreamMetrics.ts"
 import { V1ErrorBody } from "./v1/WireV1.ts"
 import { WireEnvelope, WireError, WireToken } from "./Wire.ts"
 
@@ -112,6 +113,9 @@ export const makeUpstreamHttp = (
 ) =>
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
+    /** Counts the request by its answer's status, or as `error` when none came (timeout, network). */
+    const counted = (endpoint: string) => <E, R>(sent: Effect.Effect<HttpClientResponse.HttpClientResponse, E, R>) =>
+      sent.pipe(Effect.onExit((exit) => countUpstreamRequest(endpoint, exit._tag === "Success" ? exit.value.status : "error")))
     const token = yield* Ref.make(Option.none<{ readonly value: string; readonly expiresAt: number }>())
 
     const fetchToken = Effect.gen(function*() {
@@ -133,7 +137,8 @@ export const makeUpstreamHttp = (
         Effect.catchTags({
           RequestError: (error) => Effect.fail(unavailable(`the token endpoint is unreachable: ${error.message}`)),
           ResponseError: (error) => Effect.fail(unavailable(`the token endpoint answered unreadably: ${error.message}`))
-        })
+        }),
+        counted("POST token")
       )
       if (response.status === 429 || response.status >= 500) {
         return yield* unavailable(`the token endpoint answered ${response.status}`, retryAfterMsOf(response))
@@ -186,7 +191,8 @@ export const makeUpstreamHttp = (
           Effect.catchTags({
             RequestError: (error) => Effect.fail(unavailable(`${call.method} ${call.path} failed: ${error.message}`)),
             ResponseError: (error) => Effect.fail(unavailable(`${call.method} ${call.path} answered unreadably: ${error.message}`))
-          })
+          }),
+          counted(endpointLabel(call.method, call.path))
         )
         const body: unknown = yield* response.json.pipe(Effect.orElseSucceed(() => null))
         const status = response.status

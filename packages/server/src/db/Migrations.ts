@@ -18,6 +18,7 @@ import outsideChanges from "./migrations/0009_outside_changes.ts"
 import expiredStatus from "./migrations/0010_expired_status.ts"
 import eventsWebhooks from "./migrations/0011_events_webhooks.ts"
 import proposalStatement from "./migrations/0012_proposal_statement_and_invalidation.ts"
+import traceContext from "./migrations/0013_trace_context.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -35,7 +36,8 @@ const migrations = {
   "0009_outside_changes": outsideChanges,
   "0010_expired_status": expiredStatus,
   "0011_events_webhooks": eventsWebhooks,
-  "0012_proposal_statement_and_invalidation": proposalStatement
+  "0012_proposal_statement_and_invalidation": proposalStatement,
+  "0013_trace_context": traceContext
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -12,6 +12,7 @@ import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } f
 import { Cause, Effect, Either, Option } from "effect"
 import { Access, callerRefusal } from "../auth/Access.ts"
 import { currentRequestAuthorization, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
+import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { matchRoute } from "./ApiRoutes.ts"
 import { authenticate } from "./AuthenticationLive.ts"
 import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
@@ -57,6 +58,7 @@ const makeFrontDoor = Effect.gen(function*() {
   const admit = (request: HttpServerRequest.HttpServerRequest, operation: OperationName, projectId: string | undefined) =>
     Effect.gen(function*() {
       const principal = yield* authenticate(request)
+      yield* noteRequest({ principal })
       if ("account" in Operations[operation] && projectId === undefined) {
         const refused = callerRefusal(principal, operation)
         if (Option.isSome(refused)) return yield* refused.value
@@ -86,6 +88,7 @@ const makeFrontDoor = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       // Unknown routes (404 from the API) and the pages outside it (the docs) hold their bodies to the same rules.
       const match = matchRoute(request.method, request.url.split("?")[0]!)
+      yield* noteRequest({ operation: match?.route.operation })
       const passed = yield* Effect.either(pass(request, match?.route.operation, match?.params["projectId"]))
       if (Either.isLeft(passed)) return passed.left
       return yield* api.pipe(

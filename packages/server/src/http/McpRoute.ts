@@ -7,6 +7,7 @@ import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform
 import { Effect, Either, Option } from "effect"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
 import { Mcp, MCP_PATH } from "../mcp/McpServer.ts"
+import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
 import { refusal } from "./FrontDoor.ts"
 import { readJsonText } from "./RequestBody.ts"
@@ -21,6 +22,7 @@ const answerMcp = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const authorization = request.headers["authorization"]
   const principal = yield* authenticateKey(authorization)
+  yield* noteRequest({ principal })
   if (request.method !== "POST") return methodNotAllowed
   const body = yield* Effect.either(readJsonText(request))
   if (Either.isLeft(body)) return refusal(body.left)

@@ -1,10 +1,15 @@
 /**
  * Outermost HTTP middleware: a request id (taken from X-Request-Id when sane, else made), echoed in the
- * response and annotated on every log line of the request, and one structured log line per request.
+ * response and annotated on every log line of the request; one structured log line per request, saying who
+ * called (`keyId` or `personId`), the operation, the RPC procedure or MCP tool (telemetry/RequestFacts.ts)
+ * and the trace id; and the request's HTTP metrics (`acs_http_requests_total`, `…_duration_seconds`).
  */
 import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Exit } from "effect"
+import { Clock, Effect, Exit } from "effect"
 import { newId } from "../db/Ids.ts"
+import { countHttpRequest } from "../telemetry/Metrics.ts"
+import { currentRequestFacts, factAnnotations, type RequestFacts } from "../telemetry/RequestFacts.ts"
+import { currentTraceId } from "../telemetry/TraceContext.ts"
 
 const SANE_ID = /^[\w.:-]{1,128}$/
 
@@ -13,7 +18,10 @@ export const requestLog = HttpMiddleware.make((app) =>
     const request = yield* HttpServerRequest.HttpServerRequest
     const incoming = request.headers["x-request-id"]
     const requestId = incoming !== undefined && SANE_ID.test(incoming) ? incoming : newId("req")
-    const started = Date.now()
+    const started = yield* Clock.currentTimeMillis
+    const traceId = yield* currentTraceId
+    // Filled in by whatever learns the caller and the operation further in (the front door, /rpc, /mcp).
+    const facts: RequestFacts = {}
     // On the answers the API builds (errors included, via the pre-response handler) and on answers given
     // before the API is reached (the request guard's refusals).
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
@@ -22,13 +30,21 @@ export const requestLog = HttpMiddleware.make((app) =>
     return yield* app.pipe(
       Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId)),
       Effect.onExit((exit) =>
-        Effect.logInfo("request").pipe(Effect.annotateLogs({
-          method: request.method,
-          path: request.url.split("?")[0],
-          status: Exit.isSuccess(exit) ? exit.value.status : 500,
-          durationMs: Date.now() - started
-        }))
+        Effect.gen(function*() {
+          const status = Exit.isSuccess(exit) ? exit.value.status : 500
+          const durationMs = (yield* Clock.currentTimeMillis) - started
+          yield* countHttpRequest(facts.operation ?? "none", status, durationMs / 1000)
+          yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
+            method: request.method,
+            path: request.url.split("?")[0],
+            status,
+            durationMs,
+            ...factAnnotations(facts),
+            ...(traceId === undefined ? {} : { traceId })
+          }))
+        })
       ),
+      Effect.locally(currentRequestFacts, facts),
       Effect.annotateLogs({ requestId })
     )
   })

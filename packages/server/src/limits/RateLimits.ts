@@ -7,6 +7,7 @@ import type { Bucket } from "@acs/domain/Operations"
 import { RateLimited } from "@acs/domain/Errors"
 import { HttpApp, HttpServerResponse } from "@effect/platform"
 import { Config, Duration, Effect } from "effect"
+import { countRateLimited } from "../telemetry/Metrics.ts"
 import { FixedWindows, WINDOW } from "./FixedWindows.ts"
 
 export interface Limits {
@@ -45,11 +46,14 @@ export class RateLimits extends Effect.Service<RateLimits>()("acs/RateLimits", {
     const consume = (subject: string, bucket: LimitBucket): Effect.Effect<Consumed, RateLimited> =>
       Effect.flatMap(windows.consume(`${bucket}:${subject}`, limits[bucket]), (result) =>
         result._tag === "Refused"
-          ? Effect.fail(
-            new RateLimited({
-              message: `rate limit of ${limits[bucket]} ${bucket} calls per minute exceeded; retry after the delay`,
-              retry_after_ms: Math.max(1, Math.ceil(result.retryAfterMs))
-            })
+          ? Effect.zipRight(
+            countRateLimited(bucket),
+            Effect.fail(
+              new RateLimited({
+                message: `rate limit of ${limits[bucket]} ${bucket} calls per minute exceeded; retry after the delay`,
+                retry_after_ms: Math.max(1, Math.ceil(result.retryAfterMs))
+              })
+            )
           )
           : Effect.succeed({ bucket, limit: limits[bucket], remaining: result.remaining, resetAfterMs: result.resetAfterMs }))
 

@@ -30,6 +30,7 @@ import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
 import { isPreviewInput, makeOperate, projectIdOf } from "../operations/Operate.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import type { Input } from "../operations/OperationTypes.ts"
+import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { accountReadTool, makeTools, type McpTool, type RawInput, SAFE_SEQUENCE } from "./McpTools.ts"
 
 export const MCP_PATH = "/mcp"
@@ -310,7 +311,8 @@ const makeMcp = Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const call: Call = (tool, prepared, args) =>
       Runtime.runPromise(runtime)(
-        operation(tool.operation, tool, prepared, args).pipe(
+        noteRequest({ tool: tool.name, operation: tool.operation }).pipe(
+          Effect.zipRight(operation(tool.operation, tool, prepared, args)),
           Effect.catchAllCause((cause) =>
             toDeclaredError(cause).pipe(
               Effect.flatMap(Option.match({ onNone: () => Effect.failCause(Cause.stripFailures(cause)), onSome: (e) => Effect.succeed(failure(e)) }))

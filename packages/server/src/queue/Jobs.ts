@@ -7,6 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
 import { newId } from "../db/Ids.ts"
+import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
 export const JOBS_CHANNEL = "acs_jobs"
 
@@ -15,6 +16,9 @@ export interface ClaimedJob {
   readonly actionId: string
   readonly projectId: string
   readonly attempts: number
+  /** The traceparent of what queued the apply (a proposal, an approval, a revert), and of the proposal. */
+  readonly jobTraceParent: string | null
+  readonly actionTraceParent: string | null
 }
 
 /** The job is no longer this worker's: its lease ran out and another worker claimed it (or it was re-enqueued). */
@@ -26,11 +30,12 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
 
     /** Inside the caller's transaction: the job and the notification commit with the action. */
     const enqueue = (actionId: string, projectId: string) =>
-      Effect.all([
-        sql`INSERT INTO jobs (job_id, action_id, project_id) VALUES (${newId("job")}, ${actionId}, ${projectId})
-            ON CONFLICT (action_id) DO UPDATE SET run_at = now(), locked_by = NULL, lease_until = NULL`,
-        sql`SELECT pg_notify(${JOBS_CHANNEL}, ${actionId})`
-      ]).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
+      Effect.flatMap(currentTraceparent, (traceParent) =>
+        Effect.all([
+          sql`INSERT INTO jobs (job_id, action_id, project_id, trace_parent) VALUES (${newId("job")}, ${actionId}, ${projectId}, ${traceParent})
+              ON CONFLICT (action_id) DO UPDATE SET run_at = now(), locked_by = NULL, lease_until = NULL, trace_parent = EXCLUDED.trace_parent`,
+          sql`SELECT pg_notify(${JOBS_CHANNEL}, ${actionId})`
+        ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
 
     const claim = (workerId: string, leaseMs: number) =>
       sql<ClaimedJob>`
@@ -42,7 +47,8 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
           ORDER BY run_at
           LIMIT 1
           FOR UPDATE SKIP LOCKED)
-        RETURNING job_id, action_id, project_id, attempts`.pipe(
+        RETURNING job_id, action_id, project_id, attempts, trace_parent AS job_trace_parent,
+          (SELECT a.trace_parent FROM actions a WHERE a.action_id = jobs.action_id) AS action_trace_parent`.pipe(
         Effect.map((rows) => rows[0]),
         Effect.orDie,
         Effect.withSpan("Jobs.claim")

@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { newId } from "../db/Ids.ts"
 import { writeEvent } from "../events/Outbox.ts"
+import { countSync } from "../telemetry/Metrics.ts"
 
 export type SyncTrigger = "manual" | "schedule" | "import"
 
@@ -44,14 +45,21 @@ export const toSync = (row: SyncRow) => ({
 /** A finished sync's row as `RETURNING *` answers it. */
 export type FinishedSyncRow = SyncRow & { readonly orgId: string }
 
-/** `sync.succeeded` or `sync.failed`, in the transaction that finished the sync (events/Outbox.ts). */
+/**
+ * `sync.succeeded` or `sync.failed`, in the transaction that finished the sync (events/Outbox.ts); every
+ * finished sync passes here, so its metrics (rows, duration) are counted here too.
+ */
 export const writeSyncEvent = (sql: SqlClient.SqlClient, row: FinishedSyncRow) =>
-  writeEvent(sql, {
+  countSync(
+    row.status === "succeeded" ? "succeeded" : "failed",
+    Number(row.rowsWritten),
+    (new Date(row.finishedAt ?? Date.now()).getTime() - new Date(row.startedAt).getTime()) / 1000
+  ).pipe(Effect.zipRight(writeEvent(sql, {
     orgId: row.orgId,
     projectId: row.projectId,
     type: row.status === "succeeded" ? "sync.succeeded" : "sync.failed",
     data: { sync: toSync(row) }
-  })
+  })))
 
 /** A running sync that has not beaten for this long belongs to a dead instance. */
 export const HEARTBEAT_TIMEOUT_SECONDS = 300

@@ -9,7 +9,7 @@
 import type { ActionRecord, Failure } from "@acs/domain/Actions"
 import type { UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
-import { Effect, Either, Option, Schema } from "effect"
+import { Clock, Effect, Either, Option, Schema } from "effect"
 import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/Catalog.ts"
@@ -23,6 +23,7 @@ import { policyFacts, warehouseView } from "../actions/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
 import { OrgSettings } from "../settings/Settings.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
+import { observeApplyLag } from "../telemetry/Metrics.ts"
 import { writeBack } from "./WarehouseWriteBack.ts"
 
 /**
@@ -304,6 +305,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
               ], { discard: true })
             )
             yield* Effect.logInfo("action applied").pipe(Effect.annotateLogs({ actionId: action.actionId, kind: action.kind }))
+            yield* observeApplyLag(action.kind, ((yield* Clock.currentTimeMillis) - Date.parse(action.decidedAt ?? action.created_at)) / 1000)
         }
       })
 

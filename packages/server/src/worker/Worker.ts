@@ -16,6 +16,7 @@ import { newId } from "../db/Ids.ts"
 import { Apply } from "./Apply.ts"
 import { type ClaimedJob, Jobs, JOBS_CHANNEL, LeaseLost } from "../queue/Jobs.ts"
 import { WorkerSignal } from "../queue/WorkerSignal.ts"
+import { linkTo } from "../telemetry/TraceContext.ts"
 
 export const WorkerConfig = Config.all({
   concurrency: Config.integer("WORKER_CONCURRENCY").pipe(Config.withDefault(4)),
@@ -90,13 +91,29 @@ export const WorkerLive = Layer.scopedDiscard(
             Effect.annotateLogs({ actionId: job.actionId, jobId: job.jobId })
           )
         }
-      }).pipe(Effect.uninterruptible)
+      }).pipe(
+        Effect.uninterruptible,
+        // A trace of its own, linked to the proposal's and to what queued it (an approval, a revert): the
+        // apply runs later, maybe in another process, so it is not a child of either request.
+        Effect.withSpan("worker.apply", {
+          root: true,
+          kind: "consumer",
+          attributes: { actionId: job.actionId, projectId: job.projectId, attempt: job.attempts },
+          links: [
+            ...linkTo(job.actionTraceParent, { "acs.link": "proposal" }),
+            ...(job.jobTraceParent === job.actionTraceParent ? [] : linkTo(job.jobTraceParent, { "acs.link": "queued_by" }))
+          ]
+        })
+      )
+
+    // Polling an empty queue is not traced (a trace a second per worker would bury the applies).
+    const untraced = Effect.withTracerEnabled(false)
 
     const loop = (workerId: string) =>
       Effect.gen(function*() {
-        const job = yield* jobs.claim(workerId, config.leaseMs)
+        const job = yield* untraced(jobs.claim(workerId, config.leaseMs))
         if (job !== undefined) return yield* processJob(job, workerId)
-        const dueInMs = yield* jobs.nextDueInMs
+        const dueInMs = yield* untraced(jobs.nextDueInMs)
         yield* signal.sleep(Math.max(10, Math.min(config.pollMs, dueInMs ?? config.pollMs)))
       }).pipe(
         Effect.catchAllCause((cause) =>

@@ -1,0 +1,220 @@
+/**
+ * Traces, metrics and request logs as an operator sees them (issue 15, API.md "Operations"): the real server
+ * exporting its spans over OTLP/HTTP to a receiver in this test, `/metrics` read by a Prometheus text-format
+ * parser, and the request log lines on the process's output.
+ */
+import parsePrometheus, { type MetricFamily } from "parse-prometheus-text-format"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { toolName } from "../src/mcp/McpTools.ts"
+import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "./support/otlpReceiver.ts"
+import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { freePort } from "./support/postgres.ts"
+import { BOOTSTRAP_KEY, call } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
+
+let p: Pipeline
+let receiver: OtlpReceiver
+let metricsPort: number
+
+beforeAll(async () => {
+  receiver = await startOtlpReceiver()
+  metricsPort = await freePort()
+  p = await startPipeline({
+    seed: 15,
+    env: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_SERVICE_NAME: "acs-telemetry-test",
+      // Spans leave in small batches, soon: the test waits on what arrived.
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      METRICS_ENABLED: "true",
+      METRICS_PORT: String(metricsPort),
+      LOG_LEVEL: "info"
+    }
+  })
+})
+
+afterAll(async () => {
+  await p?.close()
+  await receiver?.close()
+})
+
+/** A budget cut a person proposes (auto-applied); the action id once it is applied. */
+const proposeAndApply = async () => {
+  const campaigns = await p.run(p.upstream.campaigns(p.account.upstreamAccountId))
+  const campaign = campaigns.find((c) => !c.deleted && c.dailyBudgetMicros !== null)!
+  const answer = await p.propose("budget-change", {
+    campaignId: campaign.campaignId,
+    newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 0.9),
+    reason: "telemetry"
+  })
+  expect(answer.status, answer.text).toBe(201)
+  expect(answer.body).toMatchObject({ mode: "auto_applied", status: "approved" })
+  const actionId = (answer.body as { actionId: string }).actionId
+  const settled = await p.settle(actionId)
+  expect(settled.status).toBe("applied")
+  return actionId
+}
+
+const spansNamed = (name: string, where: (span: ReceivedSpan) => boolean = () => true) =>
+  receiver.spans().filter((span) => span.name === name && where(span))
+
+const inTrace = (traceId: string) => receiver.spans().filter((span) => span.traceId === traceId)
+
+describe("traces over OTLP/HTTP", () => {
+  it("exports a proposal's trace and its apply's, the apply linked to the proposal", async () => {
+    const actionId = await proposeAndApply()
+    const apply = await waitFor(
+      "the apply's span at the receiver",
+      async () => spansNamed("worker.apply", (span) => span.attributes["actionId"] === actionId),
+      (found) => found.length > 0,
+      { show: () => `${receiver.requests().slice(-5).join("\n")}\n${[...new Set(receiver.spans().map((s) => s.name))].join(", ")}` }
+    )
+    const link = apply[0]!.links.find((l) => l.attributes["acs.link"] === "proposal")
+    expect(link, JSON.stringify(apply[0])).toBeDefined()
+
+    // The proposal's trace: the request, the operation named after the operation table, the service
+    // method under it, and SQL statements; all reported as this service.
+    const proposal = await waitFor(
+      "the proposal's trace at the receiver",
+      async () => inTrace(link!.traceId),
+      (spans) => spans.some((s) => s.name === "operation.proposeBudgetChange") && spans.some((s) => s.name === "Proposals.propose"),
+      { show: (spans) => spans.map((s) => s.name).join(", ") }
+    )
+    const operation = proposal.find((s) => s.name === "operation.proposeBudgetChange")!
+    const propose = proposal.find((s) => s.name === "Proposals.propose")!
+    const byId = new Map(proposal.map((s) => [s.spanId, s]))
+    const ancestors = (span: ReceivedSpan): Array<string> => {
+      const parent = span.parentSpanId === undefined ? undefined : byId.get(span.parentSpanId)
+      return parent === undefined ? [] : [parent.name, ...ancestors(parent)]
+    }
+    expect(ancestors(propose)).toContain("operation.proposeBudgetChange")
+    expect(ancestors(operation).some((name) => name.startsWith("http.server"))).toBe(true)
+    expect(proposal.some((s) => s.name === "sql.execute" && ancestors(s).includes("Proposals.propose"))).toBe(true)
+    expect(proposal.every((s) => s.serviceName === "acs-telemetry-test")).toBe(true)
+    // The link names a span of that trace.
+    expect(byId.has(link!.spanId)).toBe(true)
+
+    // The apply's trace: the apply itself, its SQL and the upstream write.
+    const applied = await waitFor(
+      "the apply's trace at the receiver",
+      async () => inTrace(apply[0]!.traceId),
+      (spans) => spans.some((s) => s.name === "Apply.apply") && spans.some((s) => s.name.startsWith("Upstream.PUT")),
+      { show: (spans) => spans.map((s) => s.name).join(", ") }
+    )
+    expect(applied.some((s) => s.name === "sql.execute")).toBe(true)
+    expect(apply[0]!.traceId).not.toBe(link!.traceId)
+  })
+})
+
+const scrape = async (url: string) => {
+  const answer = await call(url)
+  expect(answer.status, answer.text).toBe(200)
+  expect(answer.headers.get("content-type")).toContain("text/plain")
+  return parsePrometheus(answer.text)
+}
+
+/**
+ * The value of the sample of `name` whose labels include `labels` (0 when absent). For a histogram, its
+ * `+Inf` bucket (its count): the parser keeps the buckets of a histogram with a single label set only.
+ */
+const valueOf = (families: ReadonlyArray<MetricFamily>, name: string, labels: Record<string, string> = {}) => {
+  const family = families.find((f) => f.name === name)
+  if (family?.type === "HISTOGRAM") return Number(family.metrics[0]?.buckets?.["+Inf"] ?? 0)
+  const sample = family?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))
+  return sample === undefined ? 0 : Number(sample.value)
+}
+
+describe("/metrics", () => {
+  it("shows the counters moving after a proposal and its apply", async () => {
+    const url = `${p.server.baseUrl}/metrics`
+    const before = await scrape(url)
+    await proposeAndApply()
+    // The apply's own counters move in the worker, after the status the test saw: wait for them.
+    const after = await waitFor(
+      "the apply's metrics",
+      () => scrape(url),
+      (families) => valueOf(families, "acs_apply_lag_seconds") > valueOf(before, "acs_apply_lag_seconds")
+    )
+    const moved = (name: string, labels: Record<string, string> = {}) => valueOf(after, name, labels) - valueOf(before, name, labels)
+    expect(moved("acs_proposals_total", { kind: "budget_change", mode: "auto_applied" })).toBe(1)
+    expect(moved("acs_http_requests_total", { operation: "proposeBudgetChange", status: "201" })).toBe(1)
+    expect(moved("acs_actions_total", { status: "applied" })).toBeGreaterThanOrEqual(1)
+    expect(moved("acs_apply_lag_seconds")).toBe(1)
+    expect(moved("acs_upstream_requests_total", { status: "200" })).toBeGreaterThan(0)
+    for (const name of ["acs_jobs_ready", "acs_sync_rows_total"]) expect(after.map((f) => f.name)).toContain(name)
+    expect(after.find((f) => f.name === "acs_http_requests_total")?.type).toBe("COUNTER")
+    expect(after.find((f) => f.name === "acs_http_request_duration_seconds")?.type).toBe("HISTOGRAM")
+  })
+
+  it("serves the same on METRICS_PORT, and nothing else there", async () => {
+    const own = `http://127.0.0.1:${metricsPort}`
+    const families = await scrape(`${own}/metrics`)
+    expect(families.map((f) => f.name)).toContain("acs_http_requests_total")
+    expect((await call(`${own}/api/v1/accounts`, { key: BOOTSTRAP_KEY })).status).toBe(404)
+  })
+})
+
+interface LogLine {
+  readonly message: unknown
+  readonly annotations?: Readonly<Record<string, unknown>>
+}
+
+const requestLines = (): Array<Readonly<Record<string, unknown>>> =>
+  p.server.logs().split("\n").flatMap((line) => {
+    if (!line.startsWith("{")) return []
+    try {
+      const parsed = JSON.parse(line) as LogLine
+      return parsed.message === "request" && parsed.annotations !== undefined ? [parsed.annotations] : []
+    } catch {
+      return []
+    }
+  })
+
+describe("request log lines", () => {
+  it("carry the principal, the operation, the MCP tool or RPC procedure, and the trace id", async () => {
+    const [bootstrap] = await p.sql<{ keyId: string }>(
+      "SELECT key_id AS \"keyId\" FROM api_keys WHERE secret_hash = encode(sha256($1::bytea), 'hex')",
+      [BOOTSTRAP_KEY]
+    )
+    const requestId = "telemetry-log-1"
+    const listed = await call(`${p.server.api}/accounts`, { key: BOOTSTRAP_KEY, headers: { "x-request-id": requestId } })
+    expect(listed.status).toBe(200)
+    const line = await waitFor("the request's log line", async () => requestLines().find((l) => l["requestId"] === requestId), (l) => l !== undefined)
+    expect(line).toMatchObject({ keyId: bootstrap!.keyId, operation: "listAccounts", status: 200, path: "/api/v1/accounts" })
+    expect(String(line!["traceId"])).toMatch(/^[0-9a-f]{32}$/)
+
+    // A person, by their session.
+    const personRequest = "telemetry-log-2"
+    expect((await p.as("person", "GET", "/accounts", undefined, { "x-request-id": personRequest })).status).toBe(200)
+    const personLine = await waitFor("the person's log line", async () => requestLines().find((l) => l["requestId"] === personRequest), (l) => l !== undefined)
+    expect(personLine).toMatchObject({ operation: "listAccounts" })
+    expect(String(personLine!["personId"])).not.toBe("")
+    expect(personLine!["keyId"]).toBeUndefined()
+
+    // An MCP tool call.
+    const mcpRequest = "telemetry-log-3"
+    const tool = toolName("listAccounts")
+    const answered = await call(`${p.server.baseUrl}/mcp`, {
+      method: "POST",
+      key: BOOTSTRAP_KEY,
+      headers: { accept: "application/json, text/event-stream", "x-request-id": mcpRequest },
+      body: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: {} } }
+    })
+    expect(answered.status, answered.text).toBe(200)
+    const mcpLine = await waitFor("the MCP call's log line", async () => requestLines().find((l) => l["requestId"] === mcpRequest), (l) => l !== undefined)
+    expect(mcpLine).toMatchObject({ keyId: bootstrap!.keyId, tool, operation: "listAccounts", path: "/mcp" })
+
+    // An RPC procedure.
+    const rpcRequest = "telemetry-log-4"
+    const rpc = await call(`${p.server.baseUrl}/rpc`, {
+      method: "POST",
+      key: BOOTSTRAP_KEY,
+      headers: { "content-type": "application/ndjson", "x-request-id": rpcRequest },
+      body: `${JSON.stringify({ _tag: "Request", id: "1", tag: "listAccounts", payload: {}, headers: [] })}\n`
+    })
+    expect(rpc.status, rpc.text).toBe(200)
+    const rpcLine = await waitFor("the RPC call's log line", async () => requestLines().find((l) => l["requestId"] === rpcRequest), (l) => l !== undefined)
+    expect(rpcLine).toMatchObject({ keyId: bootstrap!.keyId, rpc: "listAccounts", operation: "listAccounts", path: "/rpc" })
+  })
+})
