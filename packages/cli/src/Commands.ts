@@ -32,6 +32,7 @@ export const commands: ReadonlyArray<CommandEntry> = [
   { name: "orgs", group: "admin", summary: "orgs (workspaces) on this database: list, create", load: () => import("./commands/OrgsCommand.ts").then((m) => loaded(m.orgsCommand)) },
   { name: "people", group: "admin", summary: "people who sign in to the console: add, list", load: () => import("./commands/PeopleCommand.ts").then((m) => loaded(m.peopleCommand)) },
   { name: "keys", group: "admin", summary: "API keys: create (the secret is printed once), list, revoke", load: () => import("./commands/KeysCommand.ts").then((m) => loaded(m.keysCommand)) },
+  { name: "secrets", group: "admin", summary: "rotate the key that seals stored credentials: secrets rotate", load: () => import("./commands/SecretsCommand.ts").then((m) => loaded(m.secretsCommand)) },
   { name: "accounts", group: "client", summary: "the accounts of the org, with currency and time zone", load: () => import("./commands/AccountsCommand.ts").then((m) => loaded(m.accountsCommand)) },
   { name: "campaigns", group: "client", summary: "campaigns ranked by spend in a window, with their metrics", load: () => import("./commands/ReadsCommand.ts").then((m) => loaded(m.campaignsCommand)) },
   { name: "keywords", group: "client", summary: "keywords ranked by spend in a window, with their metrics", load: () => import("./commands/ReadsCommand.ts").then((m) => loaded(m.keywordsCommand)) },
