@@ -1,0 +1,239 @@
+/**
+ * Webhooks (issue 13), against the real server and a real HTTP receiver: the signature verified with the
+ * README's own snippet, each event received once per successful delivery, retries after 500s and timeouts,
+ * nothing lost when the server is SIGKILLed mid-delivery or two instances deliver, the Slack format, the
+ * endpoint disabled after its retry window and enabled again; and the SSRF guard refusing private,
+ * loopback, link-local, redirecting and non-https targets.
+ */
+import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Receiver, startReceiver } from "./support/receiver.ts"
+import { BOOTSTRAP_KEY, call, repoRoot, type RunningServer } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
+
+type Verify = (rawBody: string, header: string, secret: string, toleranceSeconds?: number) => boolean
+
+/** The README's verification snippet itself, run as a receiver would run it. */
+const documentedVerify = (): Verify => {
+  const readme = Fs.readFileSync(Path.join(repoRoot, "README.md"), "utf8")
+  const block = /```js\n([\s\S]*?\/\/ acs-verify-signature[\s\S]*?)```/.exec(readme)
+  if (block === null) throw new Error("README has no acs-verify-signature snippet")
+  const code = block[1]!.replace(/^import .*$/m, "")
+  return new Function("crypto", `${code}\nreturn verifyAcsSignature`)(Crypto) as Verify
+}
+
+let p: Pipeline
+let receiver: Receiver
+const verify = documentedVerify()
+let campaign: { readonly campaignId: string; readonly dailyBudgetMicros: number }
+let step = 0
+
+const FAST = {
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+  WEBHOOK_TIMEOUT_MS: "1500",
+  WEBHOOK_RETRY_BASE_MS: "200",
+  WEBHOOK_LEASE_MS: "4000",
+  EVENTS_POLL_MS: "200",
+  WORKER_CONCURRENCY: "0"
+}
+
+beforeAll(async () => {
+  receiver = await startReceiver()
+  p = await startPipeline({ env: FAST })
+  const campaigns = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?limit=5`)
+  campaign = (campaigns.body as { campaigns: Array<{ campaignId: string; dailyBudgetMicros: number }> }).campaigns
+    .find((c) => c.dailyBudgetMicros > 0)!
+}, 600_000)
+
+afterAll(async () => {
+  await p?.close()
+  await receiver?.close()
+})
+
+const queue = async (): Promise<string> => {
+  step++
+  const answer = await p.propose("budget-change", {
+    campaignId: campaign.campaignId,
+    newDailyBudgetMicros: campaign.dailyBudgetMicros + step * 1_000_000,
+    reason: "webhook test"
+  }, { as: "key" })
+  expect(answer.status, answer.text).toBe(201)
+  return (answer.body as { actionId: string }).actionId
+}
+
+const createWebhook = async (body: Record<string, unknown>, server: RunningServer = p.server) =>
+  call(`${server.api}/webhooks`, { method: "POST", key: BOOTSTRAP_KEY, body })
+
+const deleteAll = async () => {
+  const listed = await p.as("key", "GET", "/webhooks")
+  for (const w of (listed.body as { webhooks: Array<{ webhookId: string }> }).webhooks) {
+    await p.as("key", "DELETE", `/webhooks/${w.webhookId}`)
+  }
+}
+
+/** The requests the receiver got for the action's action.proposed event. */
+const requestsFor = (actionId: string) =>
+  receiver.received.filter((r) => (r.body["data"] as { action?: { actionId?: string } } | undefined)?.action?.actionId === actionId)
+
+const deliveredOnce = (actionId: string) =>
+  waitFor(`a successful delivery of ${actionId}'s event`, () => Promise.resolve(requestsFor(actionId)), (requests) =>
+    requests.some((r) => r.answered === 200), { show: (r) => JSON.stringify(r.map((x) => x.answered)) })
+
+describe("deliveries", () => {
+  let secret: string
+  let webhookId: string
+
+  beforeAll(async () => {
+    const created = await createWebhook({ url: receiver.url, events: ["action.proposed", "action.rejected"], description: "test" })
+    expect(created.status, created.text).toBe(201)
+    ;({ secret, webhook: { webhookId } } = created.body as { secret: string; webhook: { webhookId: string } })
+    expect(secret).toMatch(/^whsec_/)
+    // The secret is shown once: never listed again.
+    const listed = await p.as("key", "GET", "/webhooks")
+    expect(listed.text).not.toContain(secret)
+  })
+
+  it("signs each delivery (verified with the README's snippet) and delivers each event once", async () => {
+    receiver.answer = () => ({ status: 200 })
+    const actions = [await queue(), await queue(), await queue()]
+    for (const actionId of actions) await deliveredOnce(actionId)
+    for (const actionId of actions) {
+      const requests = requestsFor(actionId)
+      expect(requests.length).toBe(1)
+      const request = requests[0]!
+      expect(request.eventId).toBe(request.body["eventId"])
+      expect(request.body["type"]).toBe("action.proposed")
+      expect(verify(request.rawBody, request.signature!, secret)).toBe(true)
+      expect(verify(request.rawBody, request.signature!, "whsec_wrong")).toBe(false)
+      expect(verify(`${request.rawBody} `, request.signature!, secret)).toBe(false)
+    }
+    const log = await p.as("key", "GET", `/webhooks/${webhookId}/deliveries`)
+    const deliveries = (log.body as { deliveries: Array<{ eventType: string; status: string; attempts: number; lastStatusCode: number }> }).deliveries
+    expect(deliveries.filter((d) => d.eventType === "action.proposed").slice(0, 3).every((d) => d.status === "delivered" && d.lastStatusCode === 200))
+      .toBe(true)
+  })
+
+  it("retries after 500s and after a timeout, with backoff, until a 2xx", async () => {
+    receiver.answer = (_eventId, attempt) => attempt === 0 ? { status: 500 } : attempt === 1 ? "hang" : { status: 204 }
+    const actionId = await queue()
+    await waitFor("the third attempt's 204", () => Promise.resolve(requestsFor(actionId)), (r) => r.some((x) => x.answered === 204))
+    expect(requestsFor(actionId).map((r) => r.answered)).toEqual([500, "hang", 204])
+    receiver.releaseHung()
+    const log = await p.as("key", "GET", `/webhooks/${webhookId}/deliveries?limit=5`)
+    const delivery = (log.body as { deliveries: Array<{ eventId: string; status: string; attempts: number; lastStatusCode: number }> }).deliveries
+      .find((d) => d.eventId === requestsFor(actionId)[0]!.eventId)!
+    expect(delivery).toMatchObject({ status: "delivered", attempts: 3, lastStatusCode: 204 })
+    receiver.answer = () => ({ status: 200 })
+  })
+
+  it("a ping is delivered on request", async () => {
+    const ping = await p.as("key", "POST", `/webhooks/${webhookId}/test`)
+    expect(ping.status, ping.text).toBe(202)
+    const eventId = (ping.body as { eventId: string }).eventId
+    await waitFor("the ping", () => Promise.resolve(receiver.received.filter((r) => r.eventId === eventId)), (r) => r.length > 0)
+    expect(receiver.received.find((r) => r.eventId === eventId)!.body["type"]).toBe("ping")
+  })
+
+  it("nothing is lost when the server is SIGKILLed mid-delivery: another instance delivers it after the lease", async () => {
+    receiver.answer = (_eventId, attempt) => attempt === 0 ? "hang" : { status: 200 }
+    const actionId = await queue()
+    await waitFor("the first attempt to arrive", () => Promise.resolve(requestsFor(actionId)), (r) => r.length > 0)
+    await p.server.stop("SIGKILL")
+    receiver.releaseHung()
+    await p.restart(FAST)
+    await deliveredOnce(actionId)
+    expect(requestsFor(actionId).filter((r) => r.answered === 200).length).toBe(1)
+    receiver.answer = () => ({ status: 200 })
+  })
+
+  it("two instances deliver every event exactly once when every attempt succeeds", async () => {
+    const twin = await p.startTwin(FAST)
+    const actions: Array<string> = []
+    for (let i = 0; i < 8; i++) actions.push(await queue())
+    for (const actionId of actions) await deliveredOnce(actionId)
+    for (const actionId of actions) expect(requestsFor(actionId).length).toBe(1)
+    await twin.stop()
+  })
+
+  it("slack format: an incoming-webhook message with the summary, the reasons, the proposer and a console link", async () => {
+    const created = await createWebhook({ url: `${receiver.url}/slack`, events: ["action.proposed"], format: "slack" })
+    expect(created.status, created.text).toBe(201)
+    const actionId = await queue()
+    const action = await p.action(actionId)
+    const message = await waitFor("the Slack message", () =>
+      Promise.resolve(receiver.received.find((r) => JSON.stringify(r.body).includes(actionId) && "blocks" in r.body)), (r) => r !== undefined)
+    expect(String(message!.body["text"])).toContain(action.summary)
+    const blocks = JSON.stringify(message!.body["blocks"])
+    expect(blocks).toContain(action.policyReasons[0]!.slice(0, 30))
+    expect(blocks).toContain("Proposed by")
+    expect(blocks).toContain(`/#/approvals/${p.account.projectId}`)
+    await p.as("key", "DELETE", `/webhooks/${(created.body as { webhook: { webhookId: string } }).webhook.webhookId}`)
+  })
+
+  it("an endpoint failing for its whole retry window is disabled, and an admin enables it again", async () => {
+    await deleteAll()
+    await p.restart({ ...FAST, WEBHOOK_RETRY_WINDOW_SECONDS: "2" })
+    const created = await createWebhook({ url: `${receiver.url}/down`, events: ["action.proposed"] })
+    const id = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
+    receiver.answer = () => ({ status: 503 })
+    await queue()
+    const disabled = await waitFor("the endpoint to be disabled", async () => {
+      const listed = await p.as("key", "GET", "/webhooks")
+      return (listed.body as { webhooks: Array<{ webhookId: string; disabledAt: string | null; disabledReason: string | null }> }).webhooks
+        .find((w) => w.webhookId === id)!
+    }, (w) => w.disabledAt !== null)
+    expect(disabled.disabledReason).toMatch(/retry window/)
+    const refusedPing = await p.as("key", "POST", `/webhooks/${id}/test`)
+    expect(refusedPing.status).toBe(409)
+    receiver.answer = () => ({ status: 200 })
+    const enabled = await p.as("key", "POST", `/webhooks/${id}/enable`)
+    expect(enabled.status, enabled.text).toBe(200)
+    expect((enabled.body as { disabledAt: string | null }).disabledAt).toBeNull()
+    const ping = await p.as("key", "POST", `/webhooks/${id}/test`)
+    expect(ping.status).toBe(202)
+  })
+})
+
+describe("the SSRF guard", () => {
+  it("refuses non-https, loopback, private and link-local targets by default", async () => {
+    await p.restart({ ...FAST, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" })
+    for (const url of [
+      "http://hooks.example.com/acs",
+      "https://127.0.0.1/hook",
+      "https://localhost/hook",
+      "https://10.1.2.3/hook",
+      "https://192.168.1.1/hook",
+      "https://172.16.0.1/hook",
+      "https://169.254.169.254/latest/meta-data",
+      "https://[::1]/hook",
+      "https://[fe80::1]/hook",
+      "https://[::ffff:127.0.0.1]/hook",
+      "ftp://hooks.example.com/"
+    ]) {
+      const refused = await createWebhook({ url, events: ["action.proposed"] })
+      expect(refused.status, `${url}: ${refused.text}`).toBe(422)
+      expect((refused.body as { error: { code: string } }).error.code).toBe("validation_failed")
+    }
+    await p.restart(FAST)
+  })
+
+  it("does not follow a redirect: the delivery fails with the 3xx and the redirect's target sees nothing", async () => {
+    await deleteAll()
+    const created = await createWebhook({ url: `${receiver.url}/redirecting`, events: ["action.proposed"] })
+    const id = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
+    receiver.answer = () => ({ status: 302, location: `${receiver.url}/elsewhere` })
+    const actionId = await queue()
+    await waitFor("the redirected attempt", () => Promise.resolve(requestsFor(actionId)), (r) => r.length > 0)
+    const log = await waitFor("the delivery log", async () => {
+      const answer = await p.as("key", "GET", `/webhooks/${id}/deliveries`)
+      return (answer.body as { deliveries: Array<{ lastStatusCode: number | null; status: string; lastError: string | null }> }).deliveries
+    }, (d) => d.length > 0 && d[0]!.lastStatusCode !== null)
+    expect(log[0]).toMatchObject({ status: "pending", lastStatusCode: 302 })
+    expect(log[0]!.lastError).toMatch(/not followed/)
+    expect(receiver.received.some((r) => r.rawBody.length > 0 && r.answered === 200 && JSON.stringify(r.body).includes(actionId))).toBe(false)
+    receiver.answer = () => ({ status: 200 })
+  })
+})
