@@ -13,6 +13,8 @@ import { DatabaseMode, databaseLayer } from "./db/Database.ts"
 import { migrationCount } from "./db/Migrations.ts"
 import { logLevelConfig } from "./LogLevelConfig.ts"
 import { armShutdownDeadline } from "./ShutdownDeadline.ts"
+import { MetricsPortLive } from "./telemetry/MetricsExposition.ts"
+import { withTracing } from "./telemetry/Tracing.ts"
 import { WorkerLive } from "./worker/Worker.ts"
 
 /** Refuses to start on a database the API has not migrated to this build's schema yet. */
@@ -38,8 +40,15 @@ const WorkerDatabaseLive = Layer.unwrapEffect(
   }).pipe(Effect.catchTag("ConfigError", Effect.die))
 )
 
-/** The worker process's layer: the apply workers over the services, on a migrated PostgreSQL database. */
-export const WorkerAppLive = WorkerLive.pipe(Layer.provide(ServicesLive), Layer.provide(WorkerDatabaseLive))
+/**
+ * The worker process's layer: the apply workers over the services, on a migrated PostgreSQL database; traced
+ * and with `/metrics` on METRICS_PORT as the API process is (telemetry/).
+ */
+export const WorkerAppLive = Layer.merge(WorkerLive, MetricsPortLive).pipe(
+  Layer.provide(ServicesLive),
+  Layer.provide(WorkerDatabaseLive),
+  withTracing
+)
 
 const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
