@@ -3,7 +3,7 @@ import js from "@eslint/js"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["**/node_modules/**", ".acs/**", "bench/**", "packages/console/dist/**"] },
+  { ignores: ["**/node_modules/**", ".acs/**", "bench/**", "packages/console/dist/**", "dist/**", ".tmp/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
