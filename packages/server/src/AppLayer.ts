@@ -49,6 +49,8 @@ import { Sequencer, SequencerLive } from "./events/Sequencer.ts"
 import { Webhooks } from "./events/Webhooks.ts"
 import { Deliveries } from "./queue/Deliveries.ts"
 import { WebhookWorkerLive } from "./worker/WebhookWorker.ts"
+import { MetricsPortLive } from "./telemetry/MetricsExposition.ts"
+import { withTracing } from "./telemetry/Tracing.ts"
 
 /** The upstream port: the Apple Search Ads client over node's HTTP, and the simulator unless UPSTREAM=apple. */
 export const UpstreamPortLive = UpstreamLive.pipe(Layer.provide(SimulatorLive), Layer.provide(NodeHttpClient.layer))
@@ -94,6 +96,7 @@ const DemoLive = Layer.effectDiscard(connectDemo)
 
 export const AppLive = Layer.mergeAll(
   HttpServerLive,
+  MetricsPortLive,
   WorkerLive,
   ChangeHistoryPollLive,
   SequencerLive,
@@ -103,5 +106,6 @@ export const AppLive = Layer.mergeAll(
 ).pipe(
   Layer.provide(DemoLive),
   Layer.provideMerge(ServicesLive),
-  Layer.provide(MigratedDatabaseLive)
+  Layer.provide(MigratedDatabaseLive),
+  withTracing
 )

@@ -22,6 +22,7 @@ import { PeopleHandlers } from "./PeopleHandlers.ts"
 import { ProposalsHandlers } from "./ProposalsHandlers.ts"
 import { ResearchHandlers } from "./ResearchHandlers.ts"
 import { requestLog } from "./RequestLog.ts"
+import { MetricsExposition, withMetrics } from "../telemetry/MetricsExposition.ts"
 import { withRpc } from "./RpcRoute.ts"
 import { securityHeaders } from "./SecurityHeaders.ts"
 import { AllowedOrigins } from "./SessionCookiePolicy.ts"
@@ -81,8 +82,9 @@ const NodeServerLive = Layer.unwrapEffect(
 
 // `/mcp` and `/rpc` sit in front of the API app and its front door; their tools and procedures check access
 // and call the operations themselves. The console's page and assets (`/`, `/assets/…`) are static files.
-export const HttpServerLive = HttpApiBuilder.serve((app) => requestLog(securityHeaders(withConsole(withRpc(withMcp(app)))))).pipe(
+export const HttpServerLive = HttpApiBuilder.serve((app) => requestLog(securityHeaders(withMetrics(withConsole(withRpc(withMcp(app))))))).pipe(
   Layer.provide(FrontDoorLive),
+  Layer.provide(MetricsExposition.Default),
   Layer.provide(RpcLive),
   Layer.provide(Mcp.Default),
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),

@@ -6,16 +6,34 @@
  */
 import { RPC_PATH } from "@acs/domain/AcsClient"
 import { NotFound } from "@acs/domain/Errors"
+import { Operations } from "@acs/domain/Operations"
 import { Headers, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { RpcSerialization } from "@effect/rpc"
 import { Effect, Option, Stream } from "effect"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
 import { answerRpc, CALLER_HEADER, callsStreamingProcedure, RpcAnswers } from "../rpc/RpcServerLive.ts"
+import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { envelopeResponse } from "./ErrorEnvelope.ts"
 import { refusal } from "./FrontDoor.ts"
 import { MAX_BODY_BYTES, readJsonText } from "./RequestBody.ts"
 
 const UNAUTHENTICATED_RPC_BYTES = 64 * 1024
+
+/** The procedures a body calls (each request message's `tag`), for the request log; none when unreadable. */
+const procedureNames = (body: string): Array<string> =>
+  body.split("\n").flatMap((line) => {
+    if (line.trim() === "") return []
+    try {
+      const message: unknown = JSON.parse(line)
+      return typeof message === "object" && message !== null && "_tag" in message && message._tag === "Request" &&
+          "tag" in message && typeof message.tag === "string"
+        // A name the caller made up is logged as such, not repeated (it is theirs, of any length).
+        ? [Object.hasOwn(Operations, message.tag) ? message.tag : "unknown"]
+        : []
+    } catch {
+      return []
+    }
+  })
 
 export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
   Effect.gen(function*() {
@@ -29,6 +47,13 @@ export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
     const principal = yield* Effect.option(authenticateKey(authorization))
     const body = yield* Effect.either(readJsonText(request, Option.isSome(principal) ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
     if (body._tag === "Left") return refusal(body.left)
+    const procedures = procedureNames(body.right)
+    yield* noteRequest({
+      principal: Option.getOrUndefined(principal),
+      rpc: procedures.join(","),
+      // One procedure is one operation; a batch of several is no single one.
+      operation: procedures.length === 1 && procedures[0] !== "unknown" ? procedures[0] : undefined
+    })
     // A streaming procedure's answers are written as they come; its caller is authenticated by the middleware.
     if (callsStreamingProcedure(body.right)) {
       const answers = yield* RpcAnswers
