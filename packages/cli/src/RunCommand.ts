@@ -6,7 +6,7 @@
 import { Command } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Cause, Console, Effect, Exit, Layer, Logger, LogLevel, Option } from "effect"
 import { logLevelConfig } from "@acs/server/LogLevelConfig"
 import { describeFailure, exitCodeOf } from "./CliError.ts"
 import { helpFor } from "./CommandHelp.ts"
@@ -25,8 +25,16 @@ const LoggingLive = Layer.unwrapEffect(
 
 const isHelp = (arg: string) => arg === "--help" || arg === "-h"
 
-/** `argv` is `process.argv`: node, the script, the command's name, then its arguments. */
-export const runCommand = (loaded: LoadedCommand, argv: ReadonlyArray<string>, version: string): void =>
+/**
+ * `argv` is `process.argv`: node, the script, the command's name, then its arguments. `stoppedIsSuccess`: a
+ * process (`acs worker`) stopped by SIGTERM or SIGINT exits 0, as the server does; other commands exit 130.
+ */
+export const runCommand = (
+  loaded: LoadedCommand,
+  argv: ReadonlyArray<string>,
+  version: string,
+  options: { readonly stoppedIsSuccess: boolean }
+): void =>
   loaded.use((command) => {
     const [name = "", ...args] = argv.slice(2)
     const optionsEnd = args.indexOf("--")
@@ -45,7 +53,8 @@ export const runCommand = (loaded: LoadedCommand, argv: ReadonlyArray<string>, v
       NodeRuntime.runMain({
         disableErrorReporting: true,
         disablePrettyLogger: true,
-        teardown: (exit, onExit) => onExit(exitCodeOf(exit))
+        teardown: (exit, onExit) =>
+          onExit(options.stoppedIsSuccess && Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? 0 : exitCodeOf(exit))
       })
     )
   })

@@ -30,6 +30,6 @@ if (first === undefined || first === "--help" || first === "-h" || first === "he
     process.exitCode = EXIT_USAGE
   } else {
     const [loaded, { runCommand }] = await Promise.all([entry.load(), import("./RunCommand.ts")])
-    runCommand(loaded, process.argv, cliPackage.version)
+    runCommand(loaded, process.argv, cliPackage.version, { stoppedIsSuccess: entry.group === "process" })
   }
 }
