@@ -8,6 +8,7 @@ import { OTLPTraceExporter as ProtobufExporter } from "@opentelemetry/exporter-t
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Layer } from "effect"
 import { TelemetryResourceLive } from "./TelemetryResource.ts"
+import { samplerFromEnv, WithoutBackgroundRoots } from "./TraceSampler.ts"
 
 export type OtlpProtocol = "http/protobuf" | "http/json"
 
@@ -18,7 +19,10 @@ export type OtlpProtocol = "http/protobuf" | "http/json"
 export const otlpTracerLayer = (protocol: OtlpProtocol): Layer.Layer<never> => {
   const exporter = protocol === "http/json" ? new JsonExporter() : new ProtobufExporter()
   return OtelTracer.layer.pipe(
-    Layer.provide(NodeSdk.layerTracerProvider(new BatchSpanProcessor(exporter), { shutdownTimeout: "5 seconds" })),
+    Layer.provide(NodeSdk.layerTracerProvider(new BatchSpanProcessor(exporter), {
+      sampler: new WithoutBackgroundRoots(samplerFromEnv(process.env)),
+      shutdownTimeout: "5 seconds"
+    })),
     Layer.provide(TelemetryResourceLive),
     Layer.discard
   )
