@@ -40,6 +40,8 @@ export const dateTime = (iso: string | null): string =>
 
 /** A field's value as a person reads it: money for `…Micros`, on/off, lists, or JSON for what has no better form. */
 export const fieldValue = (field: string, value: unknown, currency: string): string => {
+  // A keyword without a bid of its own bids its ad group's default.
+  if (value === null && /BidMicros$/.test(field) && !/DefaultBidMicros$/.test(field)) return "ad group default"
   if (value === undefined || value === null) return "—"
   if (/Micros$/.test(field) && typeof value === "number") return money(value, currency)
   if (/(Rate|Ratio|ttr)$/i.test(field) && typeof value === "number") return percent(value)

@@ -3,7 +3,7 @@
  * against the real server, the simulator and PostgreSQL. A person signs in, finds a key's proposal in the
  * queue with its diff and reasons, approves it and sees it applied without a reload, reverts it from the
  * ledger, creates a key whose secret is shown once, engages the kill switch, cannot approve their own
- * proposal, rejects with a reason, manages people, sees an outside change in the ledger, and changes their password, which
+ * proposal, rejects with a reason, manages people, sets targets and proposes a plan item after its preview, sees an outside change in the ledger, and changes their password, which
  * ends their other sessions. Every page has no serious or critical axe-core violation, at 1280 px and at
  * phone width. The run writes the README's screenshots (docs/console-*.png).
  */
@@ -205,6 +205,35 @@ describe("the console", () => {
     await expectAccessible("people section")
     const me = await call(`${p.server.api}/auth/me`, { headers: { cookie } })
     expect(me.status, "a disabled person's session ends").toBe(401)
+  })
+
+  it("sets the CPA target band, then previews a plan item and proposes it", async () => {
+    await goTo(`#/policy/${p.account.projectId}`, "Policy and settings")
+    await page.getByLabel("Lowest CPA (USD)").fill("1")
+    await page.getByLabel("Highest CPA (USD)").fill("3")
+    await page.getByRole("button", { name: "Save targets" }).click()
+    await page.getByRole("status").filter({ hasText: "Targets saved." }).waitFor({ timeout: WAIT_MS })
+    const targets = await p.as("key", "GET", `/accounts/${p.account.projectId}/targets`)
+    expect(targets.body).toMatchObject({ cpaBand: { minMicros: 1_000_000, maxMicros: 3_000_000 } })
+
+    const plan = await p.as("key", "GET", `/accounts/${p.account.projectId}/plan`)
+    const item = (plan.body as { items: Array<{ title: string; proposal: { kind: string; body: { newBidMicros?: number } } }> }).items
+      .find((i) => i.proposal.kind === "keyword_bid_change")
+    expect(item, "the band makes the plan suggest a bid cut").toBeDefined()
+    await goTo(`#/accounts/${p.account.projectId}`, "Accounts")
+    const entry = page.locator("ol.plan > li").filter({ has: page.getByRole("heading", { name: item!.title }) })
+    await entry.getByRole("button", { name: "Preview" }).click()
+    const preview = entry.getByRole("region", { name: "Preview" })
+    // The keyword's own bid before (or the ad group's default it bids), and the plan's new bid.
+    const keyword = /keyword "(.+?)"/.exec(item!.title)![1]!
+    const row = preview.getByRole("row").filter({ has: page.getByRole("rowheader", { name: `${keyword}: bid` }) })
+    await row.getByRole("cell", { name: usd(item!.proposal.body.newBidMicros!) }).waitFor({ timeout: WAIT_MS })
+    expect(await row.getByRole("cell").first().innerText()).toMatch(/^(\$\d+\.\d\d|ad group default)$/)
+    await expectAccessible("a plan item's preview")
+    await entry.getByRole("button", { name: "Propose" }).click()
+    await entry.getByRole("status").filter({ hasText: "Proposed:" }).waitFor({ timeout: WAIT_MS })
+    const ledger = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?kind=keyword_bid_change&limit=5`)
+    expect((ledger.body as { actions: Array<{ summary: string }> }).actions.length).toBe(1)
   })
 
   it("engages the kill switch after a confirmation", async () => {
