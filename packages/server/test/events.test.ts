@@ -182,6 +182,15 @@ describe("approval expiry", () => {
     await p.as("key", "PUT", "/settings", { approvalTtlHours: 72 })
   })
 
+  it("approving a queued action that still holds approves it at once, with its action.approved event", async () => {
+    const actionId = await queue()
+    const approve = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
+    expect(approve.status, approve.text).toBe(200)
+    expect((approve.body as { status: string }).status).toBe("approved")
+    await waitFor("the action.approved event", () => listEvents("?type=action.approved"), (page) =>
+      page.events.some((e) => e.data.action?.actionId === actionId))
+  })
+
   it("approving re-runs local validation at once: 422 when the account changed so the change no longer holds", async () => {
     const raise = await p.propose("budget-change", {
       campaignId: campaign.campaignId,
