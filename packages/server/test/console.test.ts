@@ -236,7 +236,7 @@ describe("the console", () => {
     expect((ledger.body as { actions: Array<{ summary: string }> }).actions.length).toBe(1)
   })
 
-  it("engages the kill switch after a confirmation", async () => {
+  it("engages the kill switch after a confirmation, and sets how long a queued change waits", async () => {
     await goTo(`#/policy/${p.account.projectId}`, "Policy and settings")
     await page.getByText(/Auto-applies in the last 24 hours/).waitFor({ timeout: WAIT_MS })
     await expectAccessible("policy page")
@@ -247,6 +247,11 @@ describe("the console", () => {
     await page.getByText("Auto-apply is off: the kill switch is engaged.").waitFor({ timeout: WAIT_MS })
     const settings = await p.as("key", "GET", "/settings")
     expect(settings.body).toMatchObject({ platformAutoApply: false })
+
+    await page.getByLabel(/Queued changes expire after/).fill("48")
+    await page.getByRole("button", { name: "Save expiry" }).click()
+    await page.getByRole("status").filter({ hasText: "Settings saved." }).waitFor({ timeout: WAIT_MS })
+    expect((await p.as("key", "GET", "/settings")).body).toMatchObject({ approvalTtlHours: 48, platformAutoApply: false })
   })
 
   it("shows the person's own proposal as one they cannot approve (four eyes), and rejects it with a reason", async () => {

@@ -14,11 +14,8 @@ import { ago, dateTime, duration, kindLabel } from "../format.ts"
 import { useLoad, useNow } from "../hooks.ts"
 import { accountOf, actorLabel, type Session } from "../session.ts"
 
-/** API.md "Approval expiry": the default when the org's settings do not say. */
-const DEFAULT_APPROVAL_TTL_HOURS = 72
-
-const ttlHours = (settings: Settings): number =>
-  "approvalTtlHours" in settings && typeof settings.approvalTtlHours === "number" ? settings.approvalTtlHours : DEFAULT_APPROVAL_TTL_HOURS
+/** API.md "Approval expiry": a queued action expires this long after it was proposed. */
+const ttlHours = (settings: Settings): number => settings.approvalTtlHours
 
 interface Queue {
   readonly actions: ReadonlyArray<ActionRecord>

@@ -38,7 +38,6 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
   }
 
   const s: Settings | undefined = settings.data
-  const ttl = s !== undefined && "approvalTtlHours" in s && typeof s.approvalTtlHours === "number" ? s.approvalTtlHours : undefined
 
   return (
     <section aria-labelledby="policy-title">
@@ -67,7 +66,7 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
               </button>
             )}
           </p>
-          {ttl !== undefined && <p>Queued changes expire after {ttl} hours without a decision.</p>}
+          <ExpiryForm key={s.approvalTtlHours} hours={s.approvalTtlHours} admin={admin} onSave={(approvalTtlHours) => update({ approvalTtlHours })} />
           {s.updatedAt !== null && <p class="muted">Last changed {dateTime(s.updatedAt)}{s.updatedBy === null ? "" : ` by ${s.updatedBy}`}.</p>}
         </section>
       )}
@@ -171,5 +170,22 @@ const BriefForm = (props: { readonly projectId: string; readonly admin: boolean;
       </form>
       <Notice {...notice} />
     </section>
+  )
+}
+
+/** How long a queued change waits for a decision before it expires (API.md "Approval expiry"). */
+const ExpiryForm = (props: { readonly hours: number; readonly admin: boolean; readonly onSave: (hours: number) => void }) => {
+  const [hours, setHours] = useState(String(props.hours))
+  if (!props.admin) return <p>Queued changes expire after {props.hours} hours without a decision.</p>
+  return (
+    <form class="inline-form" onSubmit={(event) => {
+      event.preventDefault()
+      props.onSave(Number(hours))
+    }}>
+      <label class="field"><span>Queued changes expire after (hours, 1–8760)</span>
+        <input type="number" min="1" max="8760" step="1" required value={hours} onInput={(e) => setHours(e.currentTarget.value)} />
+      </label>
+      <button type="submit">Save expiry</button>
+    </form>
   )
 }
