@@ -109,6 +109,8 @@ describe("the console", () => {
   })
 
   it("shows a key's proposal arriving in the queue, with its diff in the account's currency and the policy's reasons", async () => {
+    // The page follows /events/stream: the header says so once the stream is open.
+    await page.getByRole("status").filter({ hasText: /^Live$/ }).waitFor({ timeout: WAIT_MS })
     const { campaign, newDailyBudgetMicros, action } = await proposeBudget("key", "CPA below target: room to spend")
     expect(action.mode).toBe("queued")
     const entry = card(action.actionId)
