@@ -32,6 +32,8 @@ import { minorUnitReasons } from "./MinorUnits.ts"
 import { proposedEventCte } from "../events/Outbox.ts"
 import type { NewAction } from "./Transitions.ts"
 import { policyFacts, warehouseView } from "./WarehouseView.ts"
+import { countAction, countProposal } from "../telemetry/Metrics.ts"
+import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
 export interface ProposalRequest {
   /** The grant of the kind's proposal operation: who proposes, on which account. */
@@ -166,24 +168,24 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             ELSE jsonb_build_array(format(${capped.reasonTemplate}, w.used)) || ${json(capped.otherReasons)}::jsonb END`
         : sql`${json(decision.reasons)}::jsonb`
       const counts = auto ? sql`w.used < ${AUTO_APPLY_LIMIT_PER_24H}` : sql`false`
-      return sql<ActionRow & { readonly notified: number }>`/* prepared */
+      return Effect.flatMap(currentTraceparent, (traceParent) => sql<ActionRow & { readonly notified: number }>`/* prepared */
         WITH w AS (SELECT used, next_created_at FROM acs_lock_account_window(${ACCOUNT_LOCK_NAMESPACE}, ${row.projectId})),
         recorded AS (
           INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
-            payload, failure, proposed_by, counts_toward_cap, created_at)
+            payload, failure, proposed_by, counts_toward_cap, created_at, trace_parent)
           SELECT ${actionId}, ${row.orgId}, ${row.projectId}, ${row.kind}, ${mode}, ${status}, ${decision.riskTier}, ${reasons},
             ${row.summary}, ${row.reason}, ${json(row.payload)}::jsonb,
             ${row.failure === undefined ? null : json(row.failure)}::jsonb, ${json(row.proposedBy)}::jsonb, ${counts},
-            w.next_created_at
+            w.next_created_at, ${traceParent}
           FROM w
           RETURNING *),
         job AS (
-          INSERT INTO jobs (job_id, action_id, project_id)
-          SELECT ${newId("job")}, action_id, project_id FROM recorded WHERE status = 'approved'
+          INSERT INTO jobs (job_id, action_id, project_id, trace_parent)
+          SELECT ${newId("job")}, action_id, project_id, trace_parent FROM recorded WHERE status = 'approved'
           RETURNING action_id),
         notified AS (SELECT pg_notify(${JOBS_CHANNEL}, action_id) FROM job),
         proposed_event AS (${proposedEventCte(sql, "recorded")})
-        SELECT ${columns}, (SELECT count(*) FROM notified)::int AS notified FROM recorded`.pipe(
+        SELECT ${columns}, (SELECT count(*) FROM notified)::int AS notified FROM recorded`).pipe(
         Effect.map((rows) => toRecord(rows[0]!)),
         Effect.withSpan("Proposals.recordStatement", HOT_SPAN)
       )
@@ -246,6 +248,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             )
           )).pipe(Effect.catchTag("SqlError", Effect.die))
         if (outcome._tag === "Replay") return yield* replay(request.grant.account.projectId, outcome.answer)
+        yield* Effect.zipRight(countProposal(outcome.action.kind, outcome.action.mode), countAction(outcome.action.status))
         if (answer.status === 422) return yield* validationFailure(answer)
         if (outcome.action.status === "approved") yield* signal.wake
         return { response: toProposalResponse(outcome.action), replayed: false } satisfies ProposalOutcome

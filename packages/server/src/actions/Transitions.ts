@@ -24,6 +24,7 @@ import { Effect, Option } from "effect"
 import { newId } from "../db/Ids.ts"
 import { writeActionEvent } from "../events/Outbox.ts"
 import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
+import { countAction } from "../telemetry/Metrics.ts"
 
 /** A changed row as `RETURNING` answers it: the record's columns and the org its event belongs to. */
 type ChangedRow = ActionRow & { readonly orgId: string }
@@ -93,6 +94,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         const row = rows[0]
         if (row === undefined) return false
         yield* writeActionEvent(sql, row.orgId, type, toRecord(row), extra)
+        yield* countAction(row.status)
         return true
       }))
 

@@ -71,7 +71,8 @@ export const SequencerLive = Layer.scopedDiscard(
     // Commits announced to this loop only; a burst collapses into one pass.
     const written = yield* Queue.sliding<void>(1)
 
-    const pass = sequencer.sequence.pipe(
+    // Not traced: a trace per poll would bury the requests (telemetry/TraceSampler.ts).
+    const pass = Effect.withTracerEnabled(sequencer.sequence, false).pipe(
       Effect.flatMap((any) => any ? signal.wake : Effect.void),
       Effect.catchAllCause((cause) => Effect.logWarning("event sequencing failed; it is retried", cause))
     )

@@ -62,7 +62,7 @@ export const rateLimited = Metric.counter("acs_rate_limited_total", {
 })
 
 export const webhookDeliveries = Metric.counter("acs_webhook_deliveries_total", {
-  description: "Webhook delivery attempts, by result (delivered, failed, disabled)",
+  description: "Webhook delivery attempts, by result (delivered; failed, to be retried; gave_up, out of retries)",
   incremental: true
 })
 
@@ -95,5 +95,5 @@ export const countSync = (outcome: "succeeded" | "failed", rows: number, duratio
 export const countRateLimited = (bucket: string): Effect.Effect<void> => Metric.increment(labelled(rateLimited, { bucket }))
 
 /** One webhook delivery attempt's result. */
-export const countWebhookDelivery = (result: "delivered" | "failed" | "disabled"): Effect.Effect<void> =>
+export const countWebhookDelivery = (result: "delivered" | "failed" | "gave_up"): Effect.Effect<void> =>
   Metric.increment(labelled(webhookDeliveries, { result }))

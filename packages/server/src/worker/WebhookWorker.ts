@@ -13,6 +13,7 @@ import { EventSignal } from "../events/EventSignal.ts"
 import { slackMessage } from "../events/SlackMessage.ts"
 import { send } from "../events/WebhookSender.ts"
 import { type ClaimedDelivery, Deliveries } from "../queue/Deliveries.ts"
+import { countWebhookDelivery } from "../telemetry/Metrics.ts"
 
 export const WebhookConfig = Config.all({
   concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(4)),
@@ -57,9 +58,11 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
             })
           )
         const delayMs = backoffMs(delivery.attempts, config.retryBaseMs)
-        const recorded = result.delivered
+        const outcome = result.delivered ? "delivered" : delayMs >= delivery.windowLeftMs ? "gave_up" : "failed"
+        yield* countWebhookDelivery(outcome)
+        const recorded = outcome === "delivered"
           ? yield* deliveries.delivered(delivery.deliveryId, workerId, result)
-          : delayMs >= delivery.windowLeftMs
+          : outcome === "gave_up"
           ? yield* deliveries.giveUp(delivery, workerId, result)
           : yield* deliveries.retryLater(delivery.deliveryId, workerId, result, delayMs)
         if (!recorded) {
@@ -67,15 +70,23 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
             Effect.annotateLogs({ deliveryId: delivery.deliveryId })
           )
         }
-      }).pipe(Effect.uninterruptible)
+      }).pipe(
+        Effect.uninterruptible,
+        // A trace per attempt; polling an empty queue is not traced (telemetry/TraceSampler.ts).
+        Effect.withSpan("webhook.deliver", {
+          root: true,
+          kind: "producer",
+          attributes: { deliveryId: delivery.deliveryId, eventId: delivery.eventId, attempt: delivery.attempts }
+        })
+      )
 
     const loop = (workerId: string) =>
       Effect.gen(function*() {
         const wakes = yield* signal.subscribe
         yield* Effect.gen(function*() {
-          const delivery = yield* deliveries.claim(workerId, config.leaseMs)
+          const delivery = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs), false)
           if (delivery !== undefined) return yield* attempt(delivery, workerId)
-          const dueInMs = yield* deliveries.nextDueInMs
+          const dueInMs = yield* Effect.withTracerEnabled(deliveries.nextDueInMs, false)
           yield* wakes.next(Math.max(10, Math.min(config.pollMs, dueInMs ?? config.pollMs)))
         }).pipe(
           Effect.catchAllCause((cause) =>
