@@ -120,7 +120,10 @@ const fillLedger = async (pool: Pool, projectId: string, rows: number) => {
 export const startPipeline = async (cluster: BenchCluster, log: (message: string) => void): Promise<Pipeline> => {
   await cluster.createDatabase(PIPELINE_DATABASE)
   const stops: Array<() => Promise<void> | void> = []
+  let stopped = false
   const stop = async () => {
+    if (stopped) return
+    stopped = true
     for (const one of stops.reverse()) {
       try {
         await one()
