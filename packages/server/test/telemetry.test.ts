@@ -105,6 +105,38 @@ describe("traces over OTLP/HTTP", () => {
     expect(applied.some((s) => s.name === "sql.execute")).toBe(true)
     expect(apply[0]!.traceId).not.toBe(link!.traceId)
   })
+
+  it("links a queued proposal's apply to the proposal and to the approval", async () => {
+    const campaigns = await p.run(p.upstream.campaigns(p.account.upstreamAccountId))
+    const campaign = campaigns.filter((c) => !c.deleted && c.dailyBudgetMicros !== null).at(-1)!
+    // A key's proposal queues for review; another principal approves it.
+    const proposed = await p.propose("budget-change", {
+      campaignId: campaign.campaignId,
+      newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 0.95),
+      reason: "telemetry, queued"
+    }, { as: "key" })
+    expect(proposed.status, proposed.text).toBe(201)
+    const actionId = (proposed.body as { actionId: string }).actionId
+    const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
+    expect(approved.status, approved.text).toBe(200)
+    expect((await p.settle(actionId)).status).toBe("applied")
+    const [apply] = await waitFor(
+      "the apply's span at the receiver",
+      async () => spansNamed("worker.apply", (span) => span.attributes["actionId"] === actionId),
+      (found) => found.length > 0
+    )
+    const linked = (kind: string) => apply!.links.find((l) => l.attributes["acs.link"] === kind)
+    const traces = await waitFor(
+      "the proposal's and the approval's operations at the receiver",
+      async () => ({
+        proposal: inTrace(linked("proposal")?.traceId ?? "").map((s) => s.name),
+        approval: inTrace(linked("queued_by")?.traceId ?? "").map((s) => s.name)
+      }),
+      ({ proposal, approval }) => proposal.includes("operation.proposeBudgetChange") && approval.includes("operation.approveAction"),
+      { show: (names) => `${JSON.stringify(apply)}\n${JSON.stringify(names)}` }
+    )
+    expect(traces.approval).toContain("Jobs.enqueue")
+  })
 })
 
 const scrape = async (url: string) => {
@@ -145,6 +177,17 @@ describe("/metrics", () => {
     for (const name of ["acs_jobs_ready", "acs_sync_rows_total"]) expect(after.map((f) => f.name)).toContain(name)
     expect(after.find((f) => f.name === "acs_http_requests_total")?.type).toBe("COUNTER")
     expect(after.find((f) => f.name === "acs_http_request_duration_seconds")?.type).toBe("HISTOGRAM")
+  })
+
+  it("is off by default", async () => {
+    const plain = await p.startTwin({ METRICS_ENABLED: "false", METRICS_PORT: "", OTEL_EXPORTER_OTLP_ENDPOINT: "" })
+    try {
+      const answer = await call(`${plain.baseUrl}/metrics`)
+      expect(answer.status).toBe(404)
+      expect(answer.text).not.toContain("acs_http_requests_total")
+    } finally {
+      await plain.stop()
+    }
   })
 
   it("serves the same on METRICS_PORT, and nothing else there", async () => {

@@ -8,7 +8,7 @@
 import { type HttpApp, HttpMiddleware, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Config, Effect, Layer, Metric, Schema } from "effect"
+import { Config, ConfigError, Effect, Either, Layer, Metric, Option, Schema } from "effect"
 import { createServer } from "node:http"
 import { jobsReady, syncRows } from "./Metrics.ts"
 
@@ -17,9 +17,21 @@ export const METRICS_PATH = "/metrics"
 /** The Prometheus text format's own content type (version 0.0.4). */
 const CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
+/** `METRICS_PORT`: a port, or unset (also when empty). */
+const metricsPort = Config.string("METRICS_PORT").pipe(
+  Config.withDefault(""),
+  Config.mapOrFail((text) => {
+    if (text.trim() === "") return Either.right(Option.none<number>())
+    const port = Number(text)
+    return Number.isInteger(port) && port >= 1 && port <= 65535
+      ? Either.right(Option.some(port))
+      : Either.left(ConfigError.InvalidData(["METRICS_PORT"], `METRICS_PORT must be a port number (1-65535), not ${text}`))
+  })
+)
+
 export const MetricsConfig = Config.all({
   onApiPort: Config.boolean("METRICS_ENABLED").pipe(Config.withDefault(false)),
-  port: Config.option(Config.port("METRICS_PORT")),
+  port: metricsPort,
   host: Config.string("METRICS_HOST").pipe(Config.withDefault("127.0.0.1"))
 })
 
