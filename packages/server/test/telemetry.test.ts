@@ -3,6 +3,8 @@
  * exporting its spans over OTLP/HTTP to a receiver in this test, `/metrics` read by a Prometheus text-format
  * parser, and the request log lines on the process's output.
  */
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import parsePrometheus, { type MetricFamily } from "parse-prometheus-text-format"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { toolName } from "../src/mcp/McpTools.ts"
@@ -27,6 +29,7 @@ beforeAll(async () => {
       OTEL_SERVICE_NAME: "acs-telemetry-test",
       // Spans leave in small batches, soon: the test waits on what arrived.
       OTEL_BSP_SCHEDULE_DELAY: "100",
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
       METRICS_ENABLED: "true",
       METRICS_PORT: String(metricsPort),
       LOG_LEVEL: "info"
@@ -157,6 +160,39 @@ const valueOf = (families: ReadonlyArray<MetricFamily>, name: string, labels: Re
   return sample === undefined ? 0 : Number(sample.value)
 }
 
+describe("traces of webhook deliveries", () => {
+  it("links a delivery to the trace of the change its event describes", async () => {
+    // A receiver that takes every delivery.
+    const hooks = createServer((request, response) => request.resume().on("end", () => response.writeHead(204).end()))
+    await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", resolve))
+    try {
+      const created = await p.as("key", "POST", "/webhooks", {
+        url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`,
+        events: ["action.applied"]
+      })
+      expect(created.status, created.text).toBe(201)
+      const actionId = await proposeAndApply()
+      const [apply] = await waitFor(
+        "the apply's span",
+        async () => spansNamed("worker.apply", (span) => span.attributes["actionId"] === actionId),
+        (found) => found.length > 0
+      )
+      // The action.applied event was written by the apply: the delivery links to the apply's trace.
+      const delivery = await waitFor(
+        "a delivery span linked to the apply's trace",
+        async () => spansNamed("webhook.deliver", (span) => span.links.some((l) => l.traceId === apply!.traceId)),
+        (found) => found.length > 0,
+        { show: () => JSON.stringify(spansNamed("webhook.deliver")).slice(0, 2000) }
+      )
+      expect(delivery[0]!.links[0]!.attributes["acs.link"]).toBe("event")
+      const webhookId = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
+      expect((await p.as("key", "DELETE", `/webhooks/${webhookId}`)).status).toBe(204)
+    } finally {
+      await new Promise((resolve) => hooks.close(resolve))
+    }
+  })
+})
+
 describe("/metrics", () => {
   it("shows the counters moving after a proposal and its apply", async () => {
     const url = `${p.server.baseUrl}/metrics`
@@ -174,6 +210,7 @@ describe("/metrics", () => {
     expect(moved("acs_actions_total", { status: "applied" })).toBeGreaterThanOrEqual(1)
     expect(moved("acs_apply_lag_seconds")).toBe(1)
     expect(moved("acs_upstream_requests_total", { status: "200" })).toBeGreaterThan(0)
+    expect(valueOf(after, "acs_webhook_deliveries_total", { result: "delivered" })).toBeGreaterThanOrEqual(1)
     for (const name of ["acs_jobs_ready", "acs_sync_rows_total"]) expect(after.map((f) => f.name)).toContain(name)
     expect(after.find((f) => f.name === "acs_http_requests_total")?.type).toBe("COUNTER")
     expect(after.find((f) => f.name === "acs_http_request_duration_seconds")?.type).toBe("HISTOGRAM")

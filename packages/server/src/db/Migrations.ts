@@ -19,6 +19,7 @@ import expiredStatus from "./migrations/0010_expired_status.ts"
 import eventsWebhooks from "./migrations/0011_events_webhooks.ts"
 import proposalStatement from "./migrations/0012_proposal_statement_and_invalidation.ts"
 import traceContext from "./migrations/0013_trace_context.ts"
+import eventTraceContext from "./migrations/0014_event_trace_context.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -37,7 +38,8 @@ const migrations = {
   "0010_expired_status": expiredStatus,
   "0011_events_webhooks": eventsWebhooks,
   "0012_proposal_statement_and_invalidation": proposalStatement,
-  "0013_trace_context": traceContext
+  "0013_trace_context": traceContext,
+  "0014_event_trace_context": eventTraceContext
 }
 
 export const loader = Migrator.fromRecord(migrations)

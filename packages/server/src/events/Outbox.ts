@@ -11,6 +11,7 @@ import type { EventType } from "@acs/domain/Events"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
+import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
 /** Notified (empty payload) when an event was written: a sequencer should give it its position. */
 export const EVENTS_WRITTEN_CHANNEL = "acs_events_written"
@@ -26,12 +27,14 @@ const encodeAction = Schema.encodeSync(ActionRecord)
 
 /** Writes one event in the caller's transaction. */
 export const writeEvent = (sql: SqlClient.SqlClient, event: NewEvent): Effect.Effect<void> =>
-  sql`
+  // The writer's trace context rides with the event: its webhook deliveries link back to it.
+  Effect.flatMap(currentTraceparent, (traceParent) =>
+    sql`
     WITH written AS (
-      INSERT INTO events (event_id, org_id, project_id, type, data)
-      VALUES (${newId("evt")}, ${event.orgId}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.data)}::jsonb)
+      INSERT INTO events (event_id, org_id, project_id, type, data, trace_parent)
+      VALUES (${newId("evt")}, ${event.orgId}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.data)}::jsonb, ${traceParent})
       RETURNING seq)
-    SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, '') FROM written`.pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.write"))
+    SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, '') FROM written`).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.write"))
 
 /** An action event: the action as the API shows it (GET …/actions/{actionId}), and what else the type carries. */
 export const writeActionEvent = (
@@ -65,8 +68,8 @@ const isoSql = (sql: SqlClient.SqlClient, column: string) =>
 export const proposedEventCte = (sql: SqlClient.SqlClient, recorded: string) => {
   const r = (column: string) => sql.unsafe(`${recorded}.${column}`)
   return sql`
-    INSERT INTO events (event_id, org_id, project_id, type, data)
-    SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), ${r("org_id")}, ${r("project_id")}, 'action.proposed',
+    INSERT INTO events (event_id, org_id, project_id, type, trace_parent, data)
+    SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), ${r("org_id")}, ${r("project_id")}, 'action.proposed', ${r("trace_parent")},
       jsonb_build_object('action', jsonb_build_object(
         'actionId', ${r("action_id")}, 'projectId', ${r("project_id")}, 'kind', ${r("kind")}, 'mode', ${r("mode")},
         'status', ${r("status")}, 'riskTier', ${r("risk_tier")}, 'policyReasons', ${r("policy_reasons")},

@@ -20,6 +20,8 @@ export interface ClaimedDelivery {
   readonly secretSealed: string
   /** Milliseconds left until the delivery gives up. */
   readonly windowLeftMs: number
+  /** The traceparent of what wrote the event (telemetry: the delivery's span links to it). */
+  readonly traceParent: string | null
 }
 
 export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
@@ -40,7 +42,8 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         FROM next, webhooks w
         WHERE d.delivery_id = next.delivery_id AND w.webhook_id = d.webhook_id
         RETURNING d.delivery_id, d.webhook_id, d.event_id, d.body::text AS body_text, d.attempts, w.url, w.format, w.secret_sealed,
-          (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms`.pipe(
+          (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms,
+          (SELECT e.trace_parent FROM events e WHERE e.event_id = d.event_id) AS trace_parent`.pipe(
         // The body as text: the SQL client would rename the keys of a JSON value it decodes.
         Effect.map((rows) => {
           const row = rows[0]

@@ -14,6 +14,7 @@ import { slackMessage } from "../events/SlackMessage.ts"
 import { send } from "../events/WebhookSender.ts"
 import { type ClaimedDelivery, Deliveries } from "../queue/Deliveries.ts"
 import { countWebhookDelivery } from "../telemetry/Metrics.ts"
+import { linkTo } from "../telemetry/TraceContext.ts"
 
 export const WebhookConfig = Config.all({
   concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(4)),
@@ -76,7 +77,9 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         Effect.withSpan("webhook.deliver", {
           root: true,
           kind: "producer",
-          attributes: { deliveryId: delivery.deliveryId, eventId: delivery.eventId, attempt: delivery.attempts }
+          attributes: { deliveryId: delivery.deliveryId, eventId: delivery.eventId, attempt: delivery.attempts },
+          // The change the event describes (a request, an apply), which may be in another process, hours ago.
+          links: linkTo(delivery.traceParent, { "acs.link": "event" })
         })
       )
 
