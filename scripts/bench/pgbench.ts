@@ -3,7 +3,8 @@
  * proposal needs (issue 12): the account's advisory lock, the 24-hour count on the ledger, the ledger row,
  * the apply job. Six statements with BEGIN and COMMIT, prepared (`-M prepared`), which is what a lean client
  * of this schema sends. Its ledger rows are queued proposals as a key's are (`counts_toward_cap` false); its
- * jobs are due at `infinity`, so acs's apply worker never claims them.
+ * jobs are due at `infinity`, so acs's apply worker never claims them, and the bench deletes them after each
+ * run (scripts/bench/proposals.ts).
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
