@@ -107,6 +107,12 @@ describe("traces over OTLP/HTTP", () => {
     )
     expect(applied.some((s) => s.name === "sql.execute")).toBe(true)
     expect(apply[0]!.traceId).not.toBe(link!.traceId)
+
+    // No secret leaves in a span: neither the callers' keys nor the upstream client secret (in the token URL).
+    const exported = JSON.stringify(receiver.spans().map((s) => s.attributes))
+    expect(exported).toContain("http.request.header.authorization")
+    expect(exported).not.toContain("client_secret")
+    expect(exported).not.toContain(BOOTSTRAP_KEY)
   })
 
   it("links a queued proposal's apply to the proposal and to the approval", async () => {

@@ -129,7 +129,8 @@ export const makeUpstreamHttp = (
         }),
         HttpClientRequest.setHeader("content-type", "application/x-www-form-urlencoded")
       )
-      const response = yield* client.execute(request).pipe(
+      // Untraced by the platform's client: its span would record the URL, and the URL carries the client secret.
+      const response = yield* HttpClient.withTracerDisabledWhen(client, () => true).execute(request).pipe(
         Effect.timeoutFail({
           duration: Duration.millis(policy.timeoutMs),
           onTimeout: () => unavailable("the token endpoint timed out")
