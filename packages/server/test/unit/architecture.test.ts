@@ -11,7 +11,8 @@ const SRC = Path.resolve(import.meta.dirname, "../../src")
 
 /** Lowest first. Folders on one line are independent of each other. */
 const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
-  ["db"],
+  ["db", "telemetry"],
+  ["events"],
   ["limits", "queue"],
   ["accounts"],
   ["auth"],
@@ -20,6 +21,7 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ["policy"],
   ["actions"],
   ["worker", "plan", "research"],
+  ["feeds"],
   ["operations"],
   ["rpc", "mcp"],
   ["http"],

@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { Accounts, reaches } from "../accounts/Accounts.ts"
 import type { Granted } from "../auth/Access.ts"
-import { eventColumns, type EventRow, toEvent } from "./EventRows.ts"
+import { eventColumns, type EventRow, toEvent } from "../events/EventRows.ts"
 
 /** Which events a reader sees: its org, the accounts it reaches (all of the org's when undefined), a type. */
 export interface EventFilter {

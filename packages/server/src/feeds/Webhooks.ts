@@ -12,9 +12,9 @@ import * as Crypto from "node:crypto"
 import type { Granted } from "../auth/Access.ts"
 import { newId } from "../db/Ids.ts"
 import { SecretBox } from "../db/SecretBox.ts"
-import { EVENTS_CHANNEL, EventSignal } from "./EventSignal.ts"
-import { EventsConfig } from "./Sequencer.ts"
-import { resolvePublic, urlRefusal } from "./WebhookTargets.ts"
+import { EVENTS_CHANNEL, EventSignal } from "../events/EventSignal.ts"
+import { EventsConfig } from "../events/Sequencer.ts"
+import { resolvePublic, urlRefusal } from "../events/WebhookTargets.ts"
 import { WebhookConfig } from "../worker/WebhookWorker.ts"
 
 interface WebhookRow {

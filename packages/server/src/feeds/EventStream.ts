@@ -8,8 +8,8 @@
 import type { Event } from "@acs/domain/Events"
 import { Chunk, Clock, Config, Effect, Option, Stream } from "effect"
 import { EventLog, type EventFilter } from "./EventLog.ts"
-import { toEvent } from "./EventRows.ts"
-import { EventSignal } from "./EventSignal.ts"
+import { toEvent } from "../events/EventRows.ts"
+import { EventSignal } from "../events/EventSignal.ts"
 
 export const StreamConfig = Config.all({
   heartbeatMs: Config.integer("EVENTS_HEARTBEAT_MS").pipe(Config.withDefault(15_000)),
