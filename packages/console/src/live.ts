@@ -6,6 +6,7 @@
  * reload; while the stream is open, a slow re-read still runs, so a stream a proxy holds back (buffering)
  * leaves a page at most that far behind.
  */
+import { eventTypes } from "@acs/domain/Events"
 
 export interface LiveEvent {
   readonly type: string
@@ -16,20 +17,6 @@ type Listener = (event: LiveEvent) => void
 
 const listeners = new Set<Listener>()
 
-const EVENT_TYPES = [
-  "action.proposed",
-  "action.approved",
-  "action.rejected",
-  "action.expired",
-  "action.applied",
-  "action.failed",
-  "action.demoted",
-  "action.reverted",
-  "action.external",
-  "sync.succeeded",
-  "sync.failed",
-  "connection.broken"
-]
 
 /** Without the stream; the approvals page reads each account's queue, within the 120 reads a minute. */
 const FALLBACK_POLL_MS = 5_000
@@ -81,7 +68,7 @@ export const startLive = () => {
     pollEvery(SAFETY_POLL_MS)
   }
   source.onmessage = onMessage
-  for (const type of EVENT_TYPES) source.addEventListener(type, onMessage)
+  for (const type of eventTypes) source.addEventListener(type, onMessage)
   source.onerror = () => {
     // CLOSED: the server refused the stream (not served, or not allowed): poll instead. Otherwise the browser retries.
     if (source?.readyState === EventSource.CLOSED) poll()
