@@ -20,6 +20,7 @@ import eventsWebhooks from "./migrations/0011_events_webhooks.ts"
 import proposalStatement from "./migrations/0012_proposal_statement_and_invalidation.ts"
 import traceContext from "./migrations/0013_trace_context.ts"
 import eventTraceContext from "./migrations/0014_event_trace_context.ts"
+import revertedByIndex from "./migrations/0015_reverted_by_index.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -39,7 +40,8 @@ const migrations = {
   "0011_events_webhooks": eventsWebhooks,
   "0012_proposal_statement_and_invalidation": proposalStatement,
   "0013_trace_context": traceContext,
-  "0014_event_trace_context": eventTraceContext
+  "0014_event_trace_context": eventTraceContext,
+  "0015_reverted_by_index": revertedByIndex
 }
 
 export const loader = Migrator.fromRecord(migrations)
