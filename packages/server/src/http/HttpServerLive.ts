@@ -3,7 +3,7 @@ import { Api } from "@acs/domain/Api"
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Config, Effect, Layer } from "effect"
-import { createServer } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { Mcp } from "../mcp/McpServer.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import { RpcLive } from "../rpc/RpcServerLive.ts"
@@ -64,8 +64,30 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
  */
 const malformed = JSON.stringify({ error: { code: "invalid_request", message: "invalid request: malformed HTTP request" } })
 
+/**
+ * The platform listens before the app's handler is attached (the API's layers are still being built): a
+ * request in that window would have no listener and hang until the client gives up. Such requests wait
+ * here and are handed to the handler as soon as it is attached.
+ */
+const holdRequestsUntilHandled = (server: Server) => {
+  const held: Array<readonly [IncomingMessage, ServerResponse]> = []
+  const hold = (request: IncomingMessage, response: ServerResponse) => void held.push([request, response])
+  const onNewListener = (event: string | symbol) => {
+    if (event !== "request") return
+    server.off("newListener", onNewListener)
+    server.off("request", hold)
+    // The new listener is attached right after this event: hand the held requests on after that.
+    setImmediate(() => {
+      for (const [request, response] of held.splice(0)) server.emit("request", request, response)
+    })
+  }
+  server.on("request", hold)
+  server.on("newListener", onNewListener)
+}
+
 const createAcsServer = () => {
   const server = createServer()
+  holdRequestsUntilHandled(server)
   server.on("clientError", (_error, socket) => {
     if (!socket.writable) return socket.destroy()
     socket.end(
