@@ -105,13 +105,24 @@ const send = (request: Probe): Promise<Reply> =>
       timeout: 20_000
     }, (incoming) => {
       answered = true
+      // A live stream (GET /events/stream) never ends: its status and headers are the answer.
+      if (String(incoming.headers["content-type"] ?? "").startsWith("text/event-stream")) {
+        resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, text: "" })
+        outgoing.destroy()
+        return
+      }
       const chunks: Array<Buffer> = []
+      let ended = false
       incoming.on("data", (chunk: Buffer) => chunks.push(chunk))
       incoming.on("end", () => {
+        ended = true
         resolve({ status: incoming.statusCode ?? 0, headers: incoming.headers, text: Buffer.concat(chunks).toString("utf8") })
         outgoing.destroy()
       })
       incoming.on("error", reject)
+      incoming.on("close", () => {
+        if (!ended) reject(new Error(`the answer (${incoming.statusCode}) was cut before its end`))
+      })
     })
     outgoing.on("timeout", () => outgoing.destroy(new Error("timed out")))
     outgoing.on("error", (error) => {
