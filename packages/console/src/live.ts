@@ -1,9 +1,9 @@
 /**
  * Live updates from `GET /api/v1/events/stream` (Server-Sent Events, API.md "Events"): every event tells the
  * pages that listen what changed (an action's status, a sync), and they read again through the typed client.
- * The browser's EventSource reconnects by itself with `Last-Event-ID`. Where the stream is not served (an
- * older acs), the console falls back to reading again every 5 s, so pages still update without a
- * reload; while the stream is open, a slow re-read still runs, so a stream a proxy holds back (buffering)
+ * The browser's EventSource reconnects by itself with `Last-Event-ID`. Where the stream is refused (an
+ * older acs, a restart, a rate limit), the console reads again every 5 s, so pages still update without a
+ * reload, and tries the stream again every 15 s; while the stream is open, a slow re-read still runs, so a stream a proxy holds back (buffering)
  * leaves a page at most that far behind.
  */
 import { eventTypes } from "@acs/domain/Events"
@@ -22,9 +22,13 @@ const listeners = new Set<Listener>()
 const FALLBACK_POLL_MS = 5_000
 const SAFETY_POLL_MS = 10_000
 
+/** A refused stream (a restart, a rate limit, an older acs) is tried again this long after. */
+const STREAM_RETRY_MS = 15_000
+
 let started = false
 let source: EventSource | undefined
 let poller: ReturnType<typeof setInterval> | undefined
+let retry: ReturnType<typeof setTimeout> | undefined
 /** Whether the stream answers; the page header says which way updates arrive. */
 export let liveMode: "stream" | "polling" | "connecting" = "connecting"
 const modeListeners = new Set<() => void>()
@@ -57,22 +61,32 @@ const poll = () => {
   pollEvery(FALLBACK_POLL_MS)
 }
 
+const openStream = () => {
+  retry = undefined
+  source?.close()
+  const stream = new EventSource("/api/v1/events/stream")
+  source = stream
+  stream.onopen = () => {
+    setMode("stream")
+    pollEvery(SAFETY_POLL_MS)
+  }
+  stream.onmessage = onMessage
+  for (const type of eventTypes) stream.addEventListener(type, onMessage)
+  stream.onerror = () => {
+    // CLOSED: the server refused the stream: poll meanwhile, and try the stream again later. Otherwise the
+    // browser reconnects by itself.
+    if (stream.readyState !== EventSource.CLOSED || source !== stream) return
+    poll()
+    retry = setTimeout(openStream, STREAM_RETRY_MS)
+  }
+}
+
 /** Opens the stream once the person is signed in (the cookie authenticates it). */
 export const startLive = () => {
   if (started) return
   started = true
   if (typeof EventSource === "undefined") return poll()
-  source = new EventSource("/api/v1/events/stream")
-  source.onopen = () => {
-    setMode("stream")
-    pollEvery(SAFETY_POLL_MS)
-  }
-  source.onmessage = onMessage
-  for (const type of eventTypes) source.addEventListener(type, onMessage)
-  source.onerror = () => {
-    // CLOSED: the server refused the stream (not served, or not allowed): poll instead. Otherwise the browser retries.
-    if (source?.readyState === EventSource.CLOSED) poll()
-  }
+  openStream()
 }
 
 export const stopLive = () => {
@@ -80,6 +94,8 @@ export const stopLive = () => {
   source = undefined
   if (poller !== undefined) clearInterval(poller)
   poller = undefined
+  if (retry !== undefined) clearTimeout(retry)
+  retry = undefined
   started = false
   setMode("connecting")
 }
