@@ -190,26 +190,21 @@ export const acsKeywords = async (pool: Pool, account: BenchAccount, days: numbe
  * The ledger page (`GET actions?limit=L[&before=T]`) as acs's Ledger.list issues it: the same select list
  * (ActionRow.ts's actionColumns), one row more than the limit to know whether a page follows.
  */
-export const LEDGER_PAGE_SQL = {
-  first: `
+const LEDGER_PAGE_SELECT = `
         SELECT action_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason, payload, result,
           warnings, failure, proposed_by, decided_by, decision_reason,
           to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_iso,
           to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at_iso,
           to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS applied_at_iso,
           revert_of, reverted_by, superseded_by
-        FROM actions
+        FROM actions`
+
+export const LEDGER_PAGE_SQL = {
+  first: `${LEDGER_PAGE_SELECT}
         WHERE project_id = $1
         ORDER BY created_at DESC
         LIMIT $2`,
-  before: `
-        SELECT action_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason, payload, result,
-          warnings, failure, proposed_by, decided_by, decision_reason,
-          to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_iso,
-          to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at_iso,
-          to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS applied_at_iso,
-          revert_of, reverted_by, superseded_by
-        FROM actions
+  before: `${LEDGER_PAGE_SELECT}
         WHERE project_id = $1 AND created_at < $3::timestamptz
         ORDER BY created_at DESC
         LIMIT $2`

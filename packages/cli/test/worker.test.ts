@@ -6,24 +6,18 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { nodeArgs, repoRoot } from "../../server/test/support/entries.ts"
 import { type Pipeline, startPipeline } from "../../server/test/support/pipeline.ts"
+import { stopProcess } from "../../server/test/support/server.ts"
 
 let p: Pipeline
 let worker: ChildProcess | undefined
 let logs = ""
-
-const stop = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
-    child.once("exit", (code) => resolve(code))
-    child.kill("SIGTERM")
-  })
 
 beforeAll(async () => {
   p = await startPipeline({ seed: 43, env: { WORKER_CONCURRENCY: "0" } })
 })
 
 afterAll(async () => {
-  if (worker !== undefined) await stop(worker)
+  if (worker !== undefined) await stopProcess(worker)
   await p?.close()
 })
 
@@ -53,6 +47,6 @@ describe("acs worker", () => {
 
     expect((await p.settle(actionId, ["applied", "failed"])).status, logs).toBe("applied")
     expect((await p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(target)
-    expect(await stop(worker), logs).toBe(0)
+    expect(await stopProcess(worker), logs).toBe(0)
   })
 })

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
-import { repoRoot } from "./support/server.ts"
+import { repoRoot, stopProcess } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
 let p: Pipeline
@@ -36,19 +36,12 @@ const startWorker = () => {
   return child
 }
 
-const stop = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
-    child.once("exit", (code) => resolve(code))
-    child.kill("SIGTERM")
-  })
-
 beforeAll(async () => {
   p = await startPipeline({ seed: 41, env: { WORKER_CONCURRENCY: "0" } })
 })
 
 afterAll(async () => {
-  if (worker !== undefined) await stop(worker)
+  if (worker !== undefined) await stopProcess(worker)
   await p?.close()
 })
 
@@ -77,7 +70,7 @@ describe("a worker process beside an API process with WORKER_CONCURRENCY=0", () 
     expect(workerLogs).toContain("apply workers started")
 
     // SIGTERM: the worker process ends cleanly.
-    expect(await stop(worker)).toBe(0)
+    expect(await stopProcess(worker)).toBe(0)
     worker = undefined
   })
 

@@ -71,15 +71,18 @@ export const startServer = async (
     api: `${baseUrl}/api/v1`,
     process: child,
     logs,
-    stop: (signal = "SIGTERM") =>
-      new Promise((resolve) => {
-        // A process that already ended (also by a signal, when exitCode stays null) has nothing left to stop.
-        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
-        child.once("exit", (code) => resolve(code))
-        child.kill(signal)
-      })
+    stop: (signal = "SIGTERM") => stopProcess(child, signal)
   }
 }
+
+/** Signals a process and answers its exit code; a process that already ended has nothing left to stop. */
+export const stopProcess = (child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> =>
+  new Promise((resolve) => {
+    // Ended by a signal, its exitCode stays null.
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
+    child.once("exit", (code) => resolve(code))
+    child.kill(signal)
+  })
 
 export interface Answer {
   readonly status: number
