@@ -2,7 +2,7 @@
  * Live updates from `GET /api/v1/events/stream` (Server-Sent Events, API.md "Events"): every event tells the
  * pages that listen what changed (an action's status, a sync), and they read again through the typed client.
  * The browser's EventSource reconnects by itself with `Last-Event-ID`. Where the stream is refused (an
- * older acs, a restart, a rate limit), the console reads again every 5 s, so pages still update without a
+ * older acs, a restart, a rate limit), the console reads again every 15 s (each read of the approvals page costs one read per account, and a faster poll could keep the read bucket empty, so the stream itself would be refused), so pages still update without a
  * reload, and tries the stream again every 15 s; while the stream is open, a slow re-read still runs, so a stream a proxy holds back (buffering)
  * leaves a page at most that far behind.
  */
@@ -19,7 +19,7 @@ const listeners = new Set<Listener>()
 
 
 /** Without the stream; the approvals page reads each account's queue, within the 120 reads a minute. */
-const FALLBACK_POLL_MS = 5_000
+const FALLBACK_POLL_MS = 15_000
 const SAFETY_POLL_MS = 10_000
 
 /** A refused stream (a restart, a rate limit, an older acs) is tried again this long after. */
