@@ -222,6 +222,55 @@ describe("/metrics", () => {
     expect(after.find((f) => f.name === "acs_http_request_duration_seconds")?.type).toBe("HISTOGRAM")
   })
 
+  it("counts only what committed: a proposal or an approval rolled back moves no counter", async () => {
+    const url = `${p.server.baseUrl}/metrics`
+    const campaigns = await p.run(p.upstream.campaigns(p.account.upstreamAccountId))
+    const campaign = campaigns.find((c) => !c.deleted && c.dailyBudgetMicros !== null)!
+    const cut = (share: number, reason: string) => ({
+      campaignId: campaign.campaignId,
+      // Whole cents (USD).
+      newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * share / 10_000) * 10_000,
+      reason
+    })
+    const queued = await p.propose("budget-change", cut(0.93, "telemetry, rolled back"), { as: "key" })
+    expect(queued.status, queued.text).toBe(201)
+    const actionId = (queued.body as { actionId: string }).actionId
+    const approve = () => p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
+    const approvedCount = (families: ReadonlyArray<MetricFamily>) => valueOf(families, "acs_actions_total", { status: "approved" })
+    const autoApplied = (families: ReadonlyArray<MetricFamily>) =>
+      valueOf(families, "acs_proposals_total", { kind: "budget_change", mode: "auto_applied" })
+
+    // The database refuses every job while this trigger exists: an approval fails after its transition (the job
+    // is written after it, in the same transaction), an auto-applied proposal in its one statement.
+    await p.sql(`CREATE FUNCTION telemetry_refuse_jobs() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'jobs refused by telemetry.test.ts'; END $$`)
+    await p.sql("CREATE TRIGGER telemetry_refuse_jobs BEFORE INSERT ON jobs FOR EACH ROW EXECUTE FUNCTION telemetry_refuse_jobs()")
+    const before = await scrape(url)
+    try {
+      expect((await approve()).status).toBe(500)
+      expect((await p.propose("budget-change", cut(0.92, "telemetry, rolled back too"))).status).toBe(500)
+    } finally {
+      await p.sql("DROP TRIGGER telemetry_refuse_jobs ON jobs")
+      await p.sql("DROP FUNCTION telemetry_refuse_jobs()")
+    }
+    expect((await p.action(actionId)).status).toBe("proposed")
+    const rolledBack = await scrape(url)
+    expect(approvedCount(rolledBack)).toBe(approvedCount(before))
+    expect(autoApplied(rolledBack)).toBe(autoApplied(before))
+
+    // The same approval and a proposal, committed this time, count once each.
+    const approved = await approve()
+    expect(approved.status, approved.text).toBe(200)
+    const proposed = await p.propose("budget-change", cut(0.92, "telemetry, committed"))
+    expect(proposed.status, proposed.text).toBe(201)
+    expect(proposed.body).toMatchObject({ mode: "auto_applied" })
+    const committed = await scrape(url)
+    expect(approvedCount(committed) - approvedCount(rolledBack)).toBe(2)
+    expect(autoApplied(committed) - autoApplied(rolledBack)).toBe(1)
+    // Both on one campaign: the second to apply may meet drift and queue again; either way the worker is done.
+    for (const settled of [actionId, (proposed.body as { actionId: string }).actionId]) await p.settle(settled)
+  })
+
   it("is off by default", async () => {
     const plain = await p.startTwin({ METRICS_ENABLED: "false", METRICS_PORT: "", OTEL_EXPORTER_OTLP_ENDPOINT: "" })
     try {

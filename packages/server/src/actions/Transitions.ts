@@ -21,6 +21,7 @@ import type { KindName } from "@acs/domain/ProposalKinds"
 import type { EventType } from "@acs/domain/Events"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
+import { afterCommit } from "../db/AfterCommit.ts"
 import { newId } from "../db/Ids.ts"
 import { writeActionEvent } from "../events/Outbox.ts"
 import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
@@ -94,7 +95,8 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         const row = rows[0]
         if (row === undefined) return false
         yield* writeActionEvent(sql, row.orgId, type, toRecord(row), extra)
-        yield* countAction(row.status)
+        // Counted once the change committed: a transition rolled back with its transaction never happened.
+        yield* afterCommit(countAction(row.status))
         return true
       }))
 
@@ -114,6 +116,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         Effect.orDie,
         // A row queued for a human is `action.proposed`; an auto-applied one speaks when it applies.
         Effect.tap((record) => record.status === "proposed" ? writeActionEvent(sql, action.orgId, "action.proposed", record) : Effect.void),
+        Effect.tap((record) => afterCommit(countAction(record.status))),
         atomically,
         Effect.withSpan("Transitions.append")
       )

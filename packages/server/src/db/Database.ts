@@ -3,14 +3,16 @@
  * PGlite kept under ACS_DATA_DIR and served to the same client over a loopback socket, so one code path
  * (and one set of migrations) runs on both.
  */
+import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Config, Duration, Effect, Layer, Option, Redacted, String as Str } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option, Redacted, String as Str } from "effect"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
+import { deferAfterCommit } from "./AfterCommit.ts"
 import { DatabaseBusy, lockDataDir } from "./DataDirLock.ts"
 import Pg from "pg"
 
@@ -128,7 +130,10 @@ export const embeddedPostgres = (dataDir: string, owner: string) =>
       : Effect.die(new Error(`cannot open the embedded database under ${dataDir}: ${String(error)}`))
   ))
 
-/** The SqlClient; `owner` names this process in the embedded database's lock ("in use by …"). */
+/**
+ * The SqlClient; `owner` names this process in the embedded database's lock ("in use by …"). Its
+ * transactions run their `afterCommit` effects once committed (db/AfterCommit.ts).
+ */
 export const databaseLayer = (owner: string) => Layer.unwrapScoped(
   Effect.gen(function*() {
     const url = yield* DatabaseMode
@@ -148,6 +153,6 @@ export const databaseLayer = (owner: string) => Layer.unwrapScoped(
       ...clientNames
     })
   }).pipe(Effect.catchTag("ConfigError", Effect.die))
-)
+).pipe(Layer.tap((context) => Effect.sync(() => deferAfterCommit(Context.get(context, SqlClient.SqlClient)))))
 
 export const DatabaseLive = databaseLayer("acs server")

@@ -6,6 +6,7 @@
 import { SyncInProgress } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { afterCommit } from "../db/AfterCommit.ts"
 import { newId } from "../db/Ids.ts"
 import { writeEvent } from "../events/Outbox.ts"
 import { countSync } from "../telemetry/Metrics.ts"
@@ -47,14 +48,14 @@ export type FinishedSyncRow = SyncRow & { readonly orgId: string }
 
 /**
  * `sync.succeeded` or `sync.failed`, in the transaction that finished the sync (events/Outbox.ts); every
- * finished sync passes here, so its metrics (rows, duration) are counted here too.
+ * finished sync passes here, so its metrics (rows, duration) are counted here too, once that transaction committed.
  */
 export const writeSyncEvent = (sql: SqlClient.SqlClient, row: FinishedSyncRow) =>
-  countSync(
+  afterCommit(countSync(
     row.status === "succeeded" ? "succeeded" : "failed",
     Number(row.rowsWritten),
     (new Date(row.finishedAt ?? Date.now()).getTime() - new Date(row.startedAt).getTime()) / 1000
-  ).pipe(Effect.zipRight(writeEvent(sql, {
+  )).pipe(Effect.zipRight(writeEvent(sql, {
     orgId: row.orgId,
     projectId: row.projectId,
     type: row.status === "succeeded" ? "sync.succeeded" : "sync.failed",
