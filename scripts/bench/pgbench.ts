@@ -1,8 +1,9 @@
 /**
  * The proposal-shaped baseline: pgbench running, against acs's own database and tables, the transaction a key
  * proposal needs (issue 12): the account's advisory lock, the 24-hour count on the ledger, the ledger row,
- * the apply job. Six statements with BEGIN and COMMIT, prepared (`-M prepared`), which is what a lean client
- * of this schema sends. Its ledger rows are queued proposals as a key's are (`counts_toward_cap` false); its
+ * the apply job. Six statements with BEGIN and COMMIT, run both ways pgbench can send them: its default simple
+ * protocol (how issue 12 measured the baseline its targets are set against) and `-M prepared` (what a lean
+ * client of this schema could send at best, reported beside it). Its ledger rows are queued proposals as a key's are (`counts_toward_cap` false); its
  * jobs are due at `infinity`, so acs's apply worker never claims them, and the bench deletes them after each
  * run (scripts/bench/proposals.ts).
  */
@@ -14,7 +15,8 @@ import type { BenchCluster } from "./cluster.ts"
 /** acs's per-account proposal lock namespace (packages/server/src/policy/AutoApplyWindow.ts). */
 const ACCOUNT_LOCK_NAMESPACE = 4_242_002
 
-export const PROPOSAL_SCRIPT = `
+/** The script; the simple protocol pastes `:aid` as text, so there it is quoted (the -D values are, below). */
+export const proposalScript = (protocol: PgbenchProtocol) => `
 BEGIN;
 SELECT pg_advisory_xact_lock(${ACCOUNT_LOCK_NAMESPACE}, hashtext(:project));
 SELECT count(*) AS used FROM actions
@@ -28,9 +30,12 @@ INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tie
     '{"kind":"key","id":"key_pgbench","name":"pgbench"}'::jsonb, false,
     GREATEST(clock_timestamp(), (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = :project)))
   RETURNING action_id AS aid \\gset
-INSERT INTO jobs (job_id, action_id, project_id, run_at) VALUES ('job_pgb_' || gen_random_uuid(), :aid, :project, 'infinity');
+INSERT INTO jobs (job_id, action_id, project_id, run_at) VALUES ('job_pgb_' || gen_random_uuid(), ${protocol === "simple" ? "':aid'" : ":aid"}, :project, 'infinity');
 COMMIT;
 `
+
+/** `simple`: pgbench's default, one query string per statement; `prepared`: named statements, parsed once. */
+export type PgbenchProtocol = "simple" | "prepared"
 
 export interface PgbenchRun {
   readonly clients: number
@@ -40,20 +45,28 @@ export interface PgbenchRun {
   readonly latencyMs: number | null
 }
 
-/** Writes the script where the cluster's owner can read it; returns its path and the clean-up. */
-export const writeProposalScript = (): { readonly file: string; readonly remove: () => void } => {
+export interface ProposalScripts {
+  readonly file: (protocol: PgbenchProtocol) => string
+  readonly remove: () => void
+}
+
+/** Writes the scripts where the cluster's owner can read them; their paths and the clean-up. */
+export const writeProposalScripts = (): ProposalScripts => {
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "acs-pgbench-"))
   Fs.chmodSync(dir, 0o755)
-  const file = Path.join(dir, "proposal.sql")
-  Fs.writeFileSync(file, PROPOSAL_SCRIPT, { mode: 0o644 })
+  const file = (protocol: PgbenchProtocol) => Path.join(dir, `proposal-${protocol}.sql`)
+  for (const protocol of ["simple", "prepared"] as const) Fs.writeFileSync(file(protocol), proposalScript(protocol), { mode: 0o644 })
   return { file, remove: () => Fs.rmSync(dir, { recursive: true, force: true }) }
 }
+
+const literal = (protocol: PgbenchProtocol, text: string) => (protocol === "simple" ? `'${text.replaceAll("'", "''")}'` : text)
 
 /** One pgbench run of `seconds` at `clients` (as the cluster's owner, over TCP like acs). */
 export const runPgbench = (options: {
   readonly cluster: BenchCluster
   readonly database: string
-  readonly script: string
+  readonly scripts: ProposalScripts
+  readonly protocol: PgbenchProtocol
   readonly clients: number
   readonly seconds: number
   readonly orgId: string
@@ -65,13 +78,14 @@ export const runPgbench = (options: {
     "-p", String(cluster.port),
     "-U", "postgres",
     "-n",
-    "-M", "prepared",
+    "-M", options.protocol,
     "-c", String(clients),
     "-j", String(Math.min(clients, Os.cpus().length)),
     "-T", String(seconds),
-    "-D", `project=${options.projectId}`,
-    "-D", `org=${options.orgId}`,
-    "-f", options.script,
+    // The simple protocol pastes a variable's text into the statement; the prepared one binds it as a parameter.
+    "-D", `project=${literal(options.protocol, options.projectId)}`,
+    "-D", `org=${literal(options.protocol, options.orgId)}`,
+    "-f", options.scripts.file(options.protocol),
     options.database
   ])
   const out = `${result.stdout}\n${result.stderr}`

@@ -2,7 +2,8 @@
  * Proposals against raw PostgreSQL (issue 12), in one run on the pipeline's database with 1,000,000 ledger
  * rows on the account:
  *
- * - pgbench running the proposal-shaped transaction (scripts/bench/pgbench.ts);
+ * - pgbench running the proposal-shaped transaction (scripts/bench/pgbench.ts), with its default simple protocol
+ *   (the baseline of the targets, as issue 12 measured it) and with `-M prepared` (reported beside it);
  * - key proposals (`POST .../actions/budget-change` with a write key: the queued path, one transaction);
  * - person proposals (the signed-in admin: the policy clears a 1-cent cut, so each auto-applies and the apply
  *   worker runs it against the simulator). A person window counts only what is applied: its rate is the
@@ -10,7 +11,7 @@
  *   queue cannot flatter it. Each proposal of a window takes a campaign of its own (an apply never meets
  *   another's change).
  *
- * At 1 and 8 clients, `rounds` times each, the three in turn (the order reversed every other round) for
+ * At 1 and 8 clients, `rounds` times each, the four in turn (the order reversed every other round) for
  * `seconds` each, so drift and bursts of load from elsewhere fall on all three alike; the ratio to pgbench is
  * taken per round and the median reported. For every acs window: acs's CPU (utime + stime from
  * /proc/<pid>/stat) per proposal, and statements per proposal from pg_stat_statements (acs's role only, the
@@ -21,7 +22,7 @@ import { performance } from "node:perf_hooks"
 import * as Os from "node:os"
 import { processCpuSeconds } from "./cpu.ts"
 import { type HttpClient, makeHttpClient, retrying, summarize, type Summary } from "./measure.ts"
-import { runPgbench, writeProposalScript } from "./pgbench.ts"
+import { runPgbench, writeProposalScripts } from "./pgbench.ts"
 import type { Pipeline } from "./pipeline.ts"
 import { type StatementDelta, statementDelta, statementSnapshot } from "./statements.ts"
 import { makePool } from "./pg.ts"
@@ -31,7 +32,7 @@ export const TARGET_PERSON_SHARE = 0.25
 export const TARGET_CPU_MS_PER_PROPOSAL = 3
 export const TARGET_APPLY_P95_MS = 1_000
 
-export type Subject = "pgbench" | "key" | "person"
+export type Subject = "pgbench" | "pgbenchPrepared" | "key" | "person"
 
 export interface Window {
   readonly subject: Subject
@@ -54,6 +55,7 @@ export interface Window {
 export interface ClientResult {
   readonly clients: number
   readonly pgbenchTps: number
+  readonly pgbenchPreparedTps: number
   readonly keyTps: number
   readonly personTps: number
   /** Medians over the rounds of the per-round ratios. */
@@ -61,6 +63,9 @@ export interface ClientResult {
   readonly personShare: number
   readonly keyShares: ReadonlyArray<number>
   readonly personShares: ReadonlyArray<number>
+  /** The same medians against pgbench with prepared statements. */
+  readonly keySharePrepared: number
+  readonly personSharePrepared: number
   readonly keyCpuMs: number | null
   readonly personCpuMs: number | null
   readonly keyStatements: number
@@ -79,7 +84,7 @@ export interface ProposalResults {
   readonly windows: ReadonlyArray<Window>
   readonly byClients: ReadonlyArray<ClientResult>
   /** The statements of one window of each kind at the most clients, most calls first, per proposal. */
-  readonly statements: Record<Subject, ReadonlyArray<{ readonly query: string; readonly perProposal: number; readonly meanMs: number }>>
+  readonly statements: Record<"pgbench" | "key" | "person", ReadonlyArray<{ readonly query: string; readonly perProposal: number; readonly meanMs: number }>>
   /** Auto-applied proposals one at a time (the one-client person windows): sent → seen applied. The target's p95. */
   readonly autoApply: Summary
 }
@@ -101,7 +106,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
 }): Promise<ProposalResults> => {
   const { acs, large, pool } = pipeline
   const stats = makePool({ connectionString: pipeline.cluster.benchUrl("postgres"), max: 1 })
-  const script = writeProposalScript()
+  const scripts = writeProposalScripts()
   const maxClients = Math.max(...options.clientCounts)
   const keyClients: Array<HttpClient> = Array.from({ length: maxClients }, () => makeHttpClient({ authorization: `Bearer ${pipeline.writeKey}` }))
   const personClients: Array<HttpClient> = Array.from({ length: maxClients }, () => makeHttpClient({ cookie: pipeline.cookie }))
@@ -227,11 +232,12 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       let latency: Summary | null = null
       let applyMs: Summary | null = null
       let failed = 0
-      if (subject === "pgbench") {
+      if (subject === "pgbench" || subject === "pgbenchPrepared") {
         const run = runPgbench({
           cluster: pipeline.cluster,
           database: pipeline.database,
-          script: script.file,
+          scripts,
+          protocol: subject === "pgbench" ? "simple" : "prepared",
           clients,
           seconds: options.seconds,
           orgId: large.orgId,
@@ -258,7 +264,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       }
       const cpuAfter = acsCpu()
       const delta = statementDelta(before, await snapshot())
-      if (subject === "pgbench") await clearPgbenchJobs()
+      if (subject === "pgbench" || subject === "pgbenchPrepared") await clearPgbenchJobs()
       if (clients === maxClients) lastDeltas = { ...lastDeltas, [subject]: { delta, proposals } }
       const window: Window = {
         subject,
@@ -268,7 +274,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
         seconds: round3(seconds),
         tps: round3(tps),
         latency,
-        cpuMsPerProposal: subject === "pgbench" || cpuBefore === null || cpuAfter === null ? null : round3(((cpuAfter - cpuBefore) * 1000) / proposals),
+        cpuMsPerProposal: subject === "pgbench" || subject === "pgbenchPrepared" || cpuBefore === null || cpuAfter === null ? null : round3(((cpuAfter - cpuBefore) * 1000) / proposals),
         statementsPerProposal: round3(delta.calls / proposals),
         applyMs,
         failed,
@@ -284,7 +290,9 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
     }
 
     log("proposals: warming up pgbench, key and person proposals")
-    runPgbench({ cluster: pipeline.cluster, database: pipeline.database, script: script.file, clients: maxClients, seconds: 1, orgId: large.orgId, projectId: large.projectId })
+    for (const protocol of ["simple", "prepared"] as const) {
+      runPgbench({ cluster: pipeline.cluster, database: pipeline.database, scripts, protocol, clients: maxClients, seconds: 1, orgId: large.orgId, projectId: large.projectId })
+    }
     await clearPgbenchJobs()
     await drive(keyClients, 2, Number.POSITIVE_INFINITY, keyBody, "queued")
     await drive(personClients, 2, Number.POSITIVE_INFINITY, personBody, "auto_applied", true)
@@ -294,7 +302,9 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       log(`proposals: ${clients} client(s), ${options.rounds} rounds of pgbench, key and person proposals, ${options.seconds} s each`)
       const rounds: Array<Record<Subject, Window>> = []
       for (let round = 0; round < options.rounds; round++) {
-        const order: ReadonlyArray<Subject> = round % 2 === 0 ? ["pgbench", "key", "person"] : ["person", "key", "pgbench"]
+        const order: ReadonlyArray<Subject> = round % 2 === 0
+          ? ["pgbench", "pgbenchPrepared", "key", "person"]
+          : ["person", "key", "pgbenchPrepared", "pgbench"]
         const got: Partial<Record<Subject, Window>> = {}
         for (const subject of order) got[subject] = await measure(subject, clients, round)
         rounds.push(got as Record<Subject, Window>)
@@ -306,15 +316,19 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       }
       const keyShares = rounds.map((r) => round3(r.key.tps / r.pgbench.tps))
       const personShares = rounds.map((r) => round3(r.person.tps / r.pgbench.tps))
+      const sharesPrepared = (subject: "key" | "person") => round3(median(rounds.map((r) => r[subject].tps / r.pgbenchPrepared.tps)))
       byClients.push({
         clients,
         pgbenchTps: medianOf("pgbench", (w) => w.tps) ?? 0,
+        pgbenchPreparedTps: medianOf("pgbenchPrepared", (w) => w.tps) ?? 0,
         keyTps: medianOf("key", (w) => w.tps) ?? 0,
         personTps: medianOf("person", (w) => w.tps) ?? 0,
         keyShare: round3(median(keyShares)),
         personShare: round3(median(personShares)),
         keyShares,
         personShares,
+        keySharePrepared: sharesPrepared("key"),
+        personSharePrepared: sharesPrepared("person"),
         keyCpuMs: medianOf("key", (w) => w.cpuMsPerProposal),
         personCpuMs: medianOf("person", (w) => w.cpuMsPerProposal),
         keyStatements: medianOf("key", (w) => w.statementsPerProposal) ?? 0,
@@ -324,7 +338,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
         personToApplied: summarize(toApplied.get(clients) ?? [])
       })
     }
-    const perProposal = (subject: Subject) => {
+    const perProposal = (subject: "pgbench" | "key" | "person") => {
       const got = lastDeltas[subject]
       return got === undefined
         ? []
@@ -346,7 +360,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
     }
   } finally {
     for (const client of [...keyClients, ...personClients]) client.close()
-    script.remove()
+    scripts.remove()
     await stats.end()
   }
 }
