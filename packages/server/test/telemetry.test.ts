@@ -271,6 +271,61 @@ describe("/metrics", () => {
     for (const settled of [actionId, (proposed.body as { actionId: string }).actionId]) await p.settle(settled)
   })
 
+  it("moves the sync, rate-limit and queue metrics when a sync runs, a caller is refused, a job waits", async () => {
+    const url = () => `${p.server.baseUrl}/metrics`
+    const before = await scrape(url())
+
+    // A sync started by hand: its rows and its duration.
+    const started = await p.as("key", "POST", `/accounts/${p.account.projectId}/syncs`)
+    expect(started.status, started.text).toBe(202)
+    const syncId = (started.body as { syncId: string }).syncId
+    const sync = await waitFor(
+      "the sync to finish",
+      async () => (await p.as("key", "GET", `/accounts/${p.account.projectId}/syncs/${syncId}`)).body as { status: string; rowsWritten: number },
+      (s) => s.status !== "running"
+    )
+    expect(sync.status).toBe("succeeded")
+    const synced = await scrape(url())
+    expect(valueOf(synced, "acs_sync_rows_total") - valueOf(before, "acs_sync_rows_total")).toBe(sync.rowsWritten)
+    expect(sync.rowsWritten).toBeGreaterThan(0)
+    expect(valueOf(synced, "acs_sync_duration_seconds") - valueOf(before, "acs_sync_duration_seconds")).toBe(1)
+
+    // Sign-ins for one address past the login limit (10 a minute): the eleventh is refused.
+    const tries: Array<number> = []
+    for (let i = 0; i < 11; i++) {
+      tries.push((await call(`${p.server.api}/auth/login`, {
+        method: "POST",
+        body: { email: "metrics-limited@example.com", password: "not the password" }
+      })).status)
+    }
+    expect(tries.at(-1)).toBe(429)
+    const limited = await scrape(url())
+    expect(valueOf(limited, "acs_rate_limited_total", { bucket: "login" }) - valueOf(before, "acs_rate_limited_total", { bucket: "login" }))
+      .toBe(1)
+
+    // A job waits while no worker runs on the instance, and is gone once one does.
+    await p.restart({ WORKER_CONCURRENCY: "0" })
+    let working = false
+    try {
+      const campaigns = await p.run(p.upstream.campaigns(p.account.upstreamAccountId))
+      const campaign = campaigns.filter((c) => !c.deleted && c.dailyBudgetMicros !== null).at(1)!
+      const proposed = await p.propose("budget-change", {
+        campaignId: campaign.campaignId,
+        newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 0.97 / 10_000) * 10_000,
+        reason: "telemetry, a job waits"
+      })
+      expect(proposed.status, proposed.text).toBe(201)
+      expect(valueOf(await scrape(url()), "acs_jobs_ready")).toBeGreaterThanOrEqual(1)
+      await p.restart()
+      working = true
+      await p.settle((proposed.body as { actionId: string }).actionId)
+      expect(valueOf(await scrape(url()), "acs_jobs_ready")).toBe(0)
+    } finally {
+      // The later tests need the workers back.
+      if (!working) await p.restart()
+    }
+  })
+
   it("is off by default", async () => {
     const plain = await p.startTwin({ METRICS_ENABLED: "false", METRICS_PORT: "", OTEL_EXPORTER_OTLP_ENDPOINT: "" })
     try {
