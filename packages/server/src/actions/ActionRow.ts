@@ -2,6 +2,7 @@
 import type { ActionRecord, ActionStatus, Actor, Failure, Mode, RiskTier } from "@acs/domain/Actions"
 import type { ActionKindName } from "@acs/domain/ProposalKinds"
 import type { SqlClient } from "@effect/sql"
+import { String as Str } from "effect"
 
 export interface ActionRow {
   readonly actionId: string
@@ -60,3 +61,127 @@ export const toRecord = (row: ActionRow): ActionRecord => ({
   revertedBy: row.revertedBy,
   supersededBy: row.supersededBy
 })
+
+/**
+ * The ledger page's rows as the driver answers them, read without the client's name transform: a page of
+ * 50 rows renamed key by key, their JSON columns included, cost more than the SQL (issue 12).
+ */
+export interface RawActionRow {
+  readonly action_id: string
+  readonly project_id: string
+  readonly kind: ActionKindName
+  readonly mode: Mode | null
+  readonly status: ActionStatus
+  readonly risk_tier: RiskTier
+  readonly policy_reasons: ReadonlyArray<string>
+  readonly summary: string
+  readonly reason: string
+  readonly payload: Record<string, unknown>
+  readonly result: Record<string, unknown> | null
+  readonly warnings: ReadonlyArray<string> | null
+  readonly failure: Failure | null
+  readonly proposed_by: Actor
+  readonly decided_by: Actor | null
+  readonly decision_reason: string | null
+  readonly created_at_iso: string
+  readonly decided_at_iso: string | null
+  readonly applied_at_iso: string | null
+  readonly revert_of: string | null
+  readonly reverted_by: string | null
+  readonly superseded_by: string | null
+}
+
+/** `Str.snakeToCamel` (the client's transform), without a new string for a key with no `_` past its first character. */
+const camelKey = (key: string): string => key.length > 0 && key.indexOf("_", 1) < 0 ? key : Str.snakeToCamel(key)
+
+/**
+ * What the client's nested transform (`transformJson`) makes of a JSON value, built anew only where a key
+ * changes: the same result, quirks included (an array is renamed only when its first element is a plain
+ * object, and then every element is read as one).
+ */
+const camelJson = (value: unknown): unknown => {
+  if (Array.isArray(value)) {
+    if (value.length === 0 || (value[0] as object).constructor !== Object) return value
+    return camelArray(value)
+  }
+  return isPlainObject(value) ? camelObject(value) : value
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && value.constructor === Object
+
+const camelObject = (object: Record<string, unknown>): Record<string, unknown> => {
+  let out: Record<string, unknown> | undefined
+  const keys = Object.keys(object)
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
+    const renamed = camelKey(key)
+    const value = camelJson(object[key])
+    // `__proto__` is copied as the client copies it (an assignment, which sets the prototype).
+    if (out === undefined && (renamed !== key || value !== object[key] || key === "__proto__")) {
+      out = {}
+      for (let j = 0; j < i; j++) out[keys[j]!] = object[keys[j]!]
+    }
+    if (out !== undefined) out[renamed] = value
+  }
+  return out ?? object
+}
+
+const camelArray = (array: ReadonlyArray<unknown>): ReadonlyArray<unknown> => {
+  let out: Array<unknown> | undefined
+  for (let i = 0; i < array.length; i++) {
+    const element = array[i]
+    let renamed: unknown
+    if (Array.isArray(element)) renamed = camelArray(element)
+    else if (isPlainObject(element)) renamed = camelObject(element)
+    else {
+      // The client reads any other element as an object too (`for…in`): a primitive becomes `{}`.
+      const object: Record<string, unknown> = {}
+      for (const key in element as object) object[camelKey(key)] = camelJson((element as Record<string, unknown>)[key])
+      renamed = object
+    }
+    if (out === undefined && renamed !== element) out = array.slice(0, i)
+    if (out !== undefined) out.push(renamed)
+  }
+  return out ?? array
+}
+
+const actor = (value: unknown): Actor => {
+  const a = camelJson(value) as Actor
+  return { kind: a.kind, id: a.id, name: a.name }
+}
+
+/**
+ * A raw row as the API answers it: the record `toRecord` makes, already in the form the ActionRecord schema
+ * encodes it to (its key order; an actor's and a failure's own fields only), so the page is answered without
+ * encoding it again. test/unit/actionRowEncoding.test.ts holds it to the schema's output, byte for byte.
+ */
+export const toEncodedRecord = (row: RawActionRow): ActionRecord => {
+  const failure = row.failure === null ? null : camelJson(row.failure) as Failure
+  return {
+    actionId: row.action_id,
+    projectId: row.project_id,
+    kind: row.kind,
+    mode: row.mode,
+    status: row.status,
+    riskTier: row.risk_tier,
+    policyReasons: camelJson(row.policy_reasons) as ReadonlyArray<string>,
+    summary: row.summary,
+    reason: row.reason,
+    payload: camelJson(row.payload) as Record<string, unknown>,
+    result: row.result === null ? null : camelJson(row.result) as Record<string, unknown>,
+    warnings: row.warnings === null ? [] : camelJson(row.warnings) as ReadonlyArray<string>,
+    failure: failure === null
+      ? null
+      : { step: failure.step, stepName: failure.stepName, message: failure.message, upstreamRequestId: failure.upstreamRequestId },
+    proposedBy: actor(row.proposed_by),
+    decidedBy: row.decided_by === null ? null : actor(row.decided_by),
+    decisionReason: row.decision_reason,
+    created_at: row.created_at_iso,
+    decidedAt: row.decided_at_iso,
+    appliedAt: row.applied_at_iso,
+    revertOf: row.revert_of,
+    revertedBy: row.reverted_by,
+    supersededBy: row.superseded_by
+  }
+}

@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../accounts/Granted.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
-import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
+import { actionColumns, type ActionRow, type RawActionRow, toEncodedRecord, toRecord } from "./ActionRow.ts"
 
 /** The proposal endpoints' answer for a recorded action (SPEC 4). */
 export const toProposalResponse = (record: ActionRecord): ProposalResponse => ({
@@ -37,6 +37,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = actionColumns(sql)
+    const raw = sql.withoutTransforms()
 
     const find = (projectId: string, actionId: string) =>
       sql<ActionRow>`/* prepared */ SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
@@ -63,9 +64,12 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
       sql<ActionRow>`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId} FOR UPDATE`
         .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])), Effect.orDie)
 
-    /** Newest first; `nextBefore` is the last row's `created_at` when more rows may follow. */
+    /**
+     * Newest first; `nextBefore` is the last row's `created_at` when more rows may follow. The rows are read
+     * without the client's name transform and answered in their encoded form (`toEncodedRecord`).
+     */
     const list = ({ account: { projectId } }: Granted<"listActions">, query: LedgerQuery) =>
-      sql<ActionRow>`/* prepared */
+      raw<RawActionRow>`/* prepared */
         SELECT ${columns} FROM actions
         WHERE project_id = ${projectId}
           ${query.before === undefined ? sql`` : sql`AND created_at < ${query.before}::timestamptz`}
@@ -81,7 +85,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         ORDER BY created_at DESC
         LIMIT ${query.limit + 1}`.pipe(
         Effect.map((rows) => {
-          const page = rows.slice(0, query.limit).map(toRecord)
+          const page = rows.slice(0, query.limit).map(toEncodedRecord)
           return { actions: page, nextBefore: rows.length > query.limit ? page[page.length - 1]!.created_at : null }
         }),
         Effect.orDie,

@@ -8,7 +8,9 @@ export const ActionsHandlers = HttpApiBuilder.group(Api, "actions", (handlers) =
   Effect.gen(function*() {
     const operate = yield* makeOperate
     return handlers
-      .handle("listActions", operate.handler("listActions"))
+      // The ledger answers its page already in the schema's encoded form (Ledger.list, toEncodedRecord): it is
+      // written as it is, not walked through the schema's encoder again (issue 12).
+      .handle("listActions", (input) => Effect.map(operate.handler("listActions")(input), (page) => HttpServerResponse.unsafeJson(page)))
       .handle("getAction", operate.handler("getAction"))
       .handle("listApprovals", operate.handler("listApprovals"))
       .handle("approveAction", operate.handler("approveAction"))
@@ -16,6 +18,8 @@ export const ActionsHandlers = HttpApiBuilder.group(Api, "actions", (handlers) =
       .handle("revertAction", (input) =>
         Effect.gen(function*() {
           const { grant, success } = yield* operate.withGrant("revertAction", input)
+          // A preview (nothing recorded): 200 as declared, no Location.
+          if (!("actionId" in success)) return success
           yield* HttpApp.appendPreResponseHandler((_request, answer) =>
             Effect.succeed(HttpServerResponse.setHeader(
               answer,
