@@ -18,6 +18,7 @@
  *
  *   pnpm bench                      everything (about 15 minutes on two cores)
  *   pnpm bench --only proposals     pgbench, key and person proposals, apply latency
+ *   pnpm bench --only events        key proposals with and without a webhook endpoint, commit → delivery (scripts/bench/events.ts)
  *   pnpm bench --only reads         keyword read, ledger pages, the cheap read, REST/RPC/MCP
  *   pnpm bench --only sync          the first sync, then v1 against v5
  *   pnpm bench --only surfaces      REST/RPC/MCP on the demo-size simulator
@@ -31,6 +32,7 @@
 import { buildEntries } from "../packages/server/test/support/entries.ts"
 import { benchCliStart, cliStartMet, describeCliStart } from "./bench/cliStart.ts"
 import { type BenchCluster, startBenchCluster } from "./bench/cluster.ts"
+import { benchEvents, type EventsResults, TARGET_DELIVERY_P95_MS, TARGET_WEBHOOK_SHARE } from "./bench/events.ts"
 import { benchKeywordReads, type KeywordReads, keywordReadTargets } from "./bench/keywordReads.ts"
 import { benchLedgerReads, type LedgerResults, TARGET_CHEAP_READ_RATIO, TARGET_LEDGER_PAGE_RATIO } from "./bench/ledger.ts"
 import { benchLoginFlood, describeLoginFlood, type LoginFloodResult } from "./bench/loginFlood.ts"
@@ -183,8 +185,45 @@ const proposalTargets = (p: ProposalResults): Array<TargetRow> => {
   return rows
 }
 
+const eventsTargets = (e: EventsResults): Array<TargetRow> => [
+  {
+    name: `key proposals with a webhook on every event / without, ${e.clients} clients`,
+    target: `>= ${pct(TARGET_WEBHOOK_SHARE)}`,
+    measured: `${pct(e.share)} (${fmt(e.withTps, 0)} / ${fmt(e.withoutTps, 0)} per s; rounds ${e.shares.map((s) => fmt(s * 100, 0)).join("/")} %; ` +
+      `acs CPU ${fmt(e.withCpuMs ?? Number.NaN)} / ${fmt(e.withoutCpuMs ?? Number.NaN)} ms per proposal)`,
+    value: e.share,
+    pass: e.share >= TARGET_WEBHOOK_SHARE
+  },
+  {
+    name: `commit → webhook delivery p95 (local receiver, under ${e.clients} clients)`,
+    target: `< ${fmt(TARGET_DELIVERY_P95_MS, 0)} ms`,
+    measured: `${fmt(e.delivery.p95Ms, 0)} ms (p50 ${fmt(e.delivery.p50Ms, 0)} ms, ${e.delivery.samples} events; ` +
+      `one at a time p95 ${fmt(e.deliveryOneAtATime.p95Ms, 0)} ms, p50 ${fmt(e.deliveryOneAtATime.p50Ms, 0)} ms)`,
+    value: e.delivery.p95Ms,
+    pass: e.delivery.samples > 0 && e.delivery.p95Ms < TARGET_DELIVERY_P95_MS
+  }
+]
+
 // ---------------------------------------------------------------------------------------------------------
 // Details printed under the table.
+
+const eventsDetails = (e: EventsResults): Array<string> => [
+  table(
+    ["window", "round", "proposals /s", "acs CPU ms / proposal", "statements / proposal", "commit → delivery p50 / p95 ms", "drain ms", "load"],
+    e.windows.map((w) => [
+      `${w.subject} webhook`,
+      String(w.round + 1),
+      fmt(w.tps, 0),
+      fmt(w.cpuMsPerProposal ?? Number.NaN),
+      fmt(w.statementsPerProposal, 1),
+      w.delivery === null ? "" : `${fmt(w.delivery.p50Ms, 0)} / ${fmt(w.delivery.p95Ms, 0)}`,
+      w.drainMs === null ? "" : fmt(w.drainMs, 0),
+      String(w.loadAverage)
+    ])
+  ),
+  `events delivered more than once: ${e.duplicates} (at least once; receivers dedupe on Acs-Event-Id)`,
+  ""
+]
 
 const proposalDetails = (p: ProposalResults): Array<string> => [
   table(
@@ -321,10 +360,12 @@ const full = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
   const pipeline = await pipelineWorld(cluster)
   const ledger = await ledgerReads(pipeline)
   const proposals = await benchProposals(pipeline, log, proposalOptions())
+  const events = await benchEvents(pipeline, log, eventsOptions())
   await pipeline.stop()
   const loginFlood: LoginFloodResult = await benchLoginFlood(log)
   const targets = [
     ...proposalTargets(proposals),
+    ...eventsTargets(events),
     ...ledgerTargets(ledger),
     ...surfaceTargets(surfaces),
     ...keywordReadTargets(reads),
@@ -337,6 +378,7 @@ const full = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
     targets,
     [
       ...proposalDetails(proposals),
+      ...eventsDetails(events),
       latencyTable(reads),
       "",
       ...syncDetails(warehouse),
@@ -345,7 +387,7 @@ const full = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
       plansTable(reads),
       ""
     ],
-    { sync: { shipped: warehouse.shipped ?? null, stall: warehouse.stall ?? null, workaround: warehouse.workaround ?? null, metricRows: warehouse.metricRows, versions }, reads, surfaces, ledger, proposals, loginFlood },
+    { sync: { shipped: warehouse.shipped ?? null, stall: warehouse.stall ?? null, workaround: warehouse.workaround ?? null, metricRows: warehouse.metricRows, versions }, reads, surfaces, ledger, proposals, events, loginFlood },
     load,
     startedAt
   )
@@ -356,6 +398,27 @@ const proposalsOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Da
   const pipeline = await pipelineWorld(cluster)
   const proposals = await benchProposals(pipeline, log, proposalOptions())
   finish("results-proposals", "acs proposals against pgbench, ledger of 1,000,000 rows", proposalTargets(proposals), proposalDetails(proposals), { only: "proposals", proposals }, load, startedAt)
+}
+
+const eventsOptions = () => ({
+  rounds: envNumber("BENCH_EVENTS_ROUNDS", 5),
+  seconds: envNumber("BENCH_EVENTS_SECONDS", 4),
+  clients: 8
+})
+
+const eventsOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
+  const cluster = await startClusterForRun()
+  const pipeline = await pipelineWorld(cluster)
+  const events = await benchEvents(pipeline, log, eventsOptions())
+  finish(
+    "results-events",
+    "acs events: key proposals with and without a webhook endpoint, ledger of 1,000,000 rows",
+    eventsTargets(events),
+    eventsDetails(events),
+    { only: "events", events },
+    load,
+    startedAt
+  )
 }
 
 const readsOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
@@ -406,6 +469,7 @@ const surfacesOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Dat
 
 const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Date) => Promise<void>> = {
   proposals: proposalsOnly,
+  events: eventsOnly,
   reads: readsOnly,
   sync: syncOnly,
   surfaces: surfacesOnly,

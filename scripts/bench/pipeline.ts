@@ -158,6 +158,8 @@ export const startPipeline = async (cluster: BenchCluster, log: (message: string
       RATE_LIMIT_READ: "100000000",
       RATE_LIMIT_WRITE: "100000000",
       RATE_LIMIT_EXPENSIVE: "100000000",
+      // The events part's webhook receiver listens on 127.0.0.1 over http (scripts/bench/events.ts).
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
       LOG_LEVEL: "warn"
     }, BOOTSTRAP_KEY)
     stops.push(() => acs.stop())

@@ -1,0 +1,279 @@
+/**
+ * Events and webhooks under load (issue 13), on the pipeline's world (scripts/bench/pipeline.ts: 1,000,000
+ * ledger rows, acs as a real process with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true):
+ *
+ * - key proposals at `clients` clients (each queues, so each writes one `action.proposed` event) with one
+ *   webhook endpoint subscribed to every event type, against the same without any endpoint. The endpoint is
+ *   a real HTTP receiver in this process answering 204. Windows alternate (the order reversed every other
+ *   round) so load from elsewhere falls on both alike; the ratio is taken per round and the median reported.
+ *   A "with" window creates the endpoint, proposes for `seconds`, then waits until the receiver has every
+ *   event of the window (the drain) and deletes the endpoint: acs's CPU and statements are counted over
+ *   window and drain, so the deliveries' cost is in the per-proposal figures, and the drain is reported.
+ * - commit → delivery: for every event delivered in a "with" window, the receiver's clock at receipt minus
+ *   the event's `createdAt` (the database's clock_timestamp() at insert, in the proposal's transaction; the
+ *   same machine clock). The target's p95 is over these, under the full load of the window; the same taken
+ *   one proposal at a time is reported beside it.
+ */
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as Os from "node:os"
+import { performance } from "node:perf_hooks"
+import { eventTypes } from "../../packages/domain/src/Events.ts"
+import { processCpuSeconds } from "./cpu.ts"
+import { type HttpClient, makeHttpClient, summarize, type Summary } from "./measure.ts"
+import { makePool } from "./pg.ts"
+import type { Pipeline } from "./pipeline.ts"
+import { statementDelta, statementSnapshot } from "./statements.ts"
+
+/** Throughput with the webhook / without, at least (issue 13: within 10 %). */
+export const TARGET_WEBHOOK_SHARE = 0.9
+export const TARGET_DELIVERY_P95_MS = 1_000
+
+export type EventsSubject = "without" | "with"
+
+export interface EventsWindow {
+  readonly subject: EventsSubject
+  readonly round: number
+  readonly proposals: number
+  readonly seconds: number
+  readonly tps: number
+  /** With: from the window's end to the receiver's last event of it. */
+  readonly drainMs: number | null
+  /** acs's CPU ms per proposal over the window and its drain (the deliveries included). */
+  readonly cpuMsPerProposal: number | null
+  readonly statementsPerProposal: number
+  /** With: commit → received, every event of the window. */
+  readonly delivery: Summary | null
+  readonly loadAverage: number
+}
+
+export interface EventsResults {
+  readonly clients: number
+  readonly rounds: number
+  readonly seconds: number
+  readonly windows: ReadonlyArray<EventsWindow>
+  readonly withoutTps: number
+  readonly withTps: number
+  /** Median of the per-round ratios with / without. */
+  readonly share: number
+  readonly shares: ReadonlyArray<number>
+  readonly withoutCpuMs: number | null
+  readonly withCpuMs: number | null
+  readonly withoutStatements: number
+  readonly withStatements: number
+  /** Commit → delivery of every event of the "with" windows (the target's p95). */
+  readonly delivery: Summary
+  /** Commit → delivery, one proposal at a time. */
+  readonly deliveryOneAtATime: Summary
+  readonly drainMs: Summary
+  /** Deliveries the receiver got more than once (at least once allows it; reported). */
+  readonly duplicates: number
+}
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  if (sorted.length === 0) return Number.NaN
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+const round3 = (value: number) => Math.round(value * 1000) / 1000
+
+/** The local receiver: answers 204 at once and notes, per action, how long after its event's commit it arrived. */
+const startReceiver = async () => {
+  const latencyByAction = new Map<string, number>()
+  const seenEvents = new Set<string>()
+  const waiters = new Map<string, () => void>()
+  let duplicates = 0
+  const server = Http.createServer((request, response) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => chunks.push(chunk))
+    request.on("end", () => {
+      const receivedAt = Date.now()
+      response.writeHead(204).end()
+      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+        readonly eventId: string
+        readonly createdAt: string
+        readonly data?: { readonly action?: { readonly actionId?: string } }
+      }
+      if (seenEvents.has(body.eventId)) return void duplicates++
+      seenEvents.add(body.eventId)
+      const actionId = body.data?.action?.actionId
+      if (actionId === undefined) return
+      latencyByAction.set(actionId, receivedAt - Date.parse(body.createdAt))
+      waiters.get(actionId)?.()
+      waiters.delete(actionId)
+    })
+  })
+  server.keepAliveTimeout = 60_000
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/acs-events`,
+    duplicates: () => duplicates,
+    /** Commit → receipt of each action's event (ms), once all have arrived; throws after `timeoutMs`. */
+    awaitActions: async (actionIds: ReadonlyArray<string>, timeoutMs: number): Promise<Array<number>> => {
+      const arrived = Promise.all(
+        actionIds.filter((id) => !latencyByAction.has(id)).map((id) => new Promise<void>((resolve) => waiters.set(id, resolve)))
+      )
+      let timer: NodeJS.Timeout | undefined
+      const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timeoutMs)))
+      const outcome = await Promise.race([arrived, timedOut])
+      clearTimeout(timer)
+      if (outcome === "timeout") {
+        const missing = actionIds.filter((id) => !latencyByAction.has(id))
+        for (const id of missing) waiters.delete(id)
+        throw new Error(`events: ${missing.length} of ${actionIds.length} events not delivered within ${timeoutMs / 1000} s`)
+      }
+      return actionIds.map((id) => latencyByAction.get(id)!)
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
+
+export const benchEvents = async (pipeline: Pipeline, log: (message: string) => void, options: {
+  readonly rounds: number
+  readonly seconds: number
+  readonly clients: number
+}): Promise<EventsResults> => {
+  const { acs, large } = pipeline
+  const receiver = await startReceiver()
+  const stats = makePool({ connectionString: pipeline.cluster.benchUrl("postgres"), max: 1 })
+  const clients: Array<HttpClient> = Array.from({ length: options.clients }, () => makeHttpClient({ authorization: `Bearer ${pipeline.writeKey}` }))
+  const proposeUrl = `${acs.api}/accounts/${large.projectId}/actions/budget-change`
+  const budgets = await pipeline.budgets()
+  const campaigns = [...budgets.keys()]
+  let sequence = 0
+  // A cut of 1 to 20 cents from a campaign's budget: a key proposal queues (one action.proposed event).
+  const keyBody = () => {
+    const i = sequence++
+    const campaignId = campaigns[i % campaigns.length]!
+    return { campaignId, newDailyBudgetMicros: budgets.get(campaignId)! - 10_000 * (1 + (i % 20)), reason: "bench events" }
+  }
+  const acsCpu = () => {
+    const each = pipeline.pids.filter((pid) => pid !== undefined).map(processCpuSeconds)
+    return each.some((v) => v === null) ? null : each.reduce<number>((a, b) => a + (b ?? 0), 0)
+  }
+  const propose = async (client: HttpClient) => {
+    const answer = (await client.sendJson("POST", proposeUrl, keyBody())) as { actionId: string; mode: string }
+    if (answer.mode !== "queued") throw new Error(`events: expected a queued proposal, got ${JSON.stringify(answer).slice(0, 600)}`)
+    return answer.actionId
+  }
+  const drive = async (seconds: number) => {
+    const actionIds: Array<string> = []
+    const started = performance.now()
+    const deadline = started + seconds * 1000
+    await Promise.all(clients.map(async (client) => {
+      while (performance.now() < deadline) actionIds.push(await propose(client))
+    }))
+    return { actionIds, seconds: (performance.now() - started) / 1000, endedAt: performance.now() }
+  }
+  const createWebhook = async () =>
+    ((await acs.client.sendJson("POST", `${acs.api}/webhooks`, { url: receiver.url, events: eventTypes, description: "bench" })) as {
+      webhook: { webhookId: string }
+    }).webhook.webhookId
+  const deleteWebhook = async (webhookId: string) => {
+    const answer = await acs.client.request("DELETE", `${acs.api}/webhooks/${webhookId}`)
+    if (answer.status !== 204) throw new Error(`events: DELETE /webhooks/${webhookId} answered ${answer.status}: ${answer.body}`)
+  }
+
+  try {
+    const windows: Array<EventsWindow> = []
+    const withLatencies: Array<number> = []
+    const measure = async (subject: EventsSubject, round: number): Promise<EventsWindow> => {
+      const webhookId = subject === "with" ? await createWebhook() : undefined
+      const before = await statementSnapshot(stats, pipeline.database)
+      const cpuBefore = acsCpu()
+      const run = await drive(options.seconds)
+      let drainMs: number | null = null
+      let delivery: Summary | null = null
+      if (webhookId !== undefined) {
+        const latencies = await receiver.awaitActions(run.actionIds, 120_000)
+        drainMs = round3(Math.max(0, performance.now() - run.endedAt))
+        delivery = summarize(latencies)
+        withLatencies.push(...latencies)
+      }
+      const cpuAfter = acsCpu()
+      const delta = statementDelta(before, await statementSnapshot(stats, pipeline.database))
+      if (webhookId !== undefined) await deleteWebhook(webhookId)
+      const proposals = run.actionIds.length
+      const window: EventsWindow = {
+        subject,
+        round,
+        proposals,
+        seconds: round3(run.seconds),
+        tps: round3(proposals / run.seconds),
+        drainMs,
+        cpuMsPerProposal: cpuBefore === null || cpuAfter === null ? null : round3(((cpuAfter - cpuBefore) * 1000) / proposals),
+        statementsPerProposal: round3(delta.calls / proposals),
+        delivery,
+        loadAverage: Math.round((Os.loadavg()[0] ?? 0) * 100) / 100
+      }
+      log(
+        `  ${subject} webhook, round ${round + 1}: ${window.tps.toFixed(1)}/s (${proposals} in ${window.seconds.toFixed(2)} s)` +
+          (window.cpuMsPerProposal === null ? "" : `, acs CPU ${window.cpuMsPerProposal.toFixed(2)} ms`) +
+          `, ${window.statementsPerProposal.toFixed(1)} statements` +
+          (delivery === null ? "" : `; commit → delivery p50 ${delivery.p50Ms.toFixed(0)} ms p95 ${delivery.p95Ms.toFixed(0)} ms, drain ${drainMs?.toFixed(0)} ms`) +
+          `; load ${window.loadAverage}`
+      )
+      windows.push(window)
+      return window
+    }
+
+    log(`events: warming up (key proposals with and without the webhook)`)
+    await drive(2)
+    const warmup = await createWebhook()
+    const warm = await drive(2)
+    await receiver.awaitActions(warm.actionIds, 120_000)
+    await deleteWebhook(warmup)
+
+    log(`events: ${options.rounds} rounds of key proposals at ${options.clients} clients without and with a webhook, ${options.seconds} s each`)
+    const rounds: Array<Record<EventsSubject, EventsWindow>> = []
+    for (let round = 0; round < options.rounds; round++) {
+      const order: ReadonlyArray<EventsSubject> = round % 2 === 0 ? ["without", "with"] : ["with", "without"]
+      const got: Partial<Record<EventsSubject, EventsWindow>> = {}
+      for (const subject of order) got[subject] = await measure(subject, round)
+      rounds.push(got as Record<EventsSubject, EventsWindow>)
+    }
+
+    log("events: commit → delivery, one proposal at a time")
+    const oneAtATime: Array<number> = []
+    const single = await createWebhook()
+    for (let i = 0; i < 30; i++) {
+      const actionId = await propose(clients[0]!)
+      oneAtATime.push(...(await receiver.awaitActions([actionId], 30_000)))
+    }
+    await deleteWebhook(single)
+
+    const of = (subject: EventsSubject) => windows.filter((w) => w.subject === subject)
+    const medianOf = (subject: EventsSubject, pick: (w: EventsWindow) => number | null) => {
+      const values = of(subject).map(pick).filter((v): v is number => v !== null)
+      return values.length === 0 ? null : round3(median(values))
+    }
+    const shares = rounds.map((r) => round3(r.with.tps / r.without.tps))
+    return {
+      clients: options.clients,
+      rounds: options.rounds,
+      seconds: options.seconds,
+      windows,
+      withoutTps: medianOf("without", (w) => w.tps) ?? 0,
+      withTps: medianOf("with", (w) => w.tps) ?? 0,
+      share: round3(median(shares)),
+      shares,
+      withoutCpuMs: medianOf("without", (w) => w.cpuMsPerProposal),
+      withCpuMs: medianOf("with", (w) => w.cpuMsPerProposal),
+      withoutStatements: medianOf("without", (w) => w.statementsPerProposal) ?? 0,
+      withStatements: medianOf("with", (w) => w.statementsPerProposal) ?? 0,
+      delivery: summarize(withLatencies),
+      deliveryOneAtATime: summarize(oneAtATime),
+      drainMs: summarize(of("with").map((w) => w.drainMs ?? 0)),
+      duplicates: receiver.duplicates()
+    }
+  } finally {
+    for (const client of clients) client.close()
+    await receiver.close()
+    await stats.end()
+  }
+}
