@@ -6,6 +6,9 @@ import { Effect, PubSub, Queue, type Scope } from "effect"
 
 /** Notified when events were sequenced or a delivery was queued, by whichever instance did it. */
 export const EVENTS_CHANNEL = "acs_events"
+/** Its payloads (never empty: @effect/sql-pg's `listen` drops a notification with an empty payload). */
+export const EVENTS_SEQUENCED = "sequenced"
+export const DELIVERY_QUEUED = "delivery"
 
 export class EventSignal extends Effect.Service<EventSignal>()("acs/EventSignal", {
   effect: Effect.gen(function*() {

@@ -13,7 +13,11 @@ import { Effect, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
-/** Notified (empty payload) when an event was written: a sequencer should give it its position. */
+/**
+ * Notified (payload: the org id) when an event was written: a sequencer should give it its position. Every
+ * notification of the events' channels carries a non-empty payload: @effect/sql-pg's `listen` drops a
+ * notification whose payload is empty, and the sequencer and the deliveries would then wait for their poll.
+ */
 export const EVENTS_WRITTEN_CHANNEL = "acs_events_written"
 
 export interface NewEvent {
@@ -34,7 +38,7 @@ export const writeEvent = (sql: SqlClient.SqlClient, event: NewEvent): Effect.Ef
       INSERT INTO events (event_id, org_id, project_id, type, data, trace_parent)
       VALUES (${newId("evt")}, ${event.orgId}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.data)}::jsonb, ${traceParent})
       RETURNING seq)
-    SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, '') FROM written`).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.write"))
+    SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, ${event.orgId}) FROM written`).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.write"))
 
 /** An action event: the action as the API shows it (GET …/actions/{actionId}), and what else the type carries. */
 export const writeActionEvent = (
@@ -80,6 +84,6 @@ export const proposedEventCte = (sql: SqlClient.SqlClient, recorded: string) => 
         'appliedAt', ${isoSql(sql, `${recorded}.applied_at`)}, 'revertOf', ${r("revert_of")},
         'revertedBy', ${r("reverted_by")}, 'supersededBy', ${r("superseded_by")}))
     FROM ${sql.unsafe(recorded)}
-    CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, '') WHERE ${r("status")} = 'proposed') AS woken
+    CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, ${r("org_id")}) WHERE ${r("status")} = 'proposed') AS woken
     RETURNING 1`
 }

@@ -12,7 +12,7 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
 import { DatabaseMode } from "../db/Database.ts"
-import { EVENTS_CHANNEL, EventSignal } from "./EventSignal.ts"
+import { EVENTS_CHANNEL, EVENTS_SEQUENCED, EventSignal } from "./EventSignal.ts"
 import { eventBodySql } from "./EventRows.ts"
 import { EVENTS_WRITTEN_CHANNEL } from "./Outbox.ts"
 
@@ -49,7 +49,7 @@ export class Sequencer extends Effect.Service<Sequencer>()("acs/Sequencer", {
         WHERE e.position > ${last}::bigint AND e.position <= ${last}::bigint + ${sequenced.length}
         ORDER BY e.position
         ON CONFLICT (webhook_id, event_id) DO NOTHING`
-      yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, '')`
+      yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${EVENTS_SEQUENCED})`
       return sequenced.length
     })).pipe(Effect.orDie, Effect.withSpan("Sequencer.batch"))
 

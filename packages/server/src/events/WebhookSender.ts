@@ -3,6 +3,10 @@
  * `Acs-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. Delivered means a 2xx
  * within the timeout (10 s); a redirect is not followed (it counts as a failure); at most 1 KiB of the
  * receiver's answer is read and kept. The connection goes through the SSRF guard's own DNS lookup.
+ *
+ * Connections are kept alive between deliveries (one pool per process): a burst of events to one endpoint
+ * costs one TLS handshake, not one each. A kept connection was checked by the guard when it was opened; one
+ * whose answer was cut short (a timeout, more than 1 KiB) is destroyed, never reused.
  */
 import * as Crypto from "node:crypto"
 import * as Http from "node:http"
@@ -10,6 +14,11 @@ import * as Https from "node:https"
 import { checkedLookup, urlRefusal } from "./WebhookTargets.ts"
 
 export const MAX_RESPONSE_BYTES = 1024
+
+const agents = {
+  "http:": new Http.Agent({ keepAlive: true, maxSockets: 32, maxFreeSockets: 8, timeout: 30_000 }),
+  "https:": new Https.Agent({ keepAlive: true, maxSockets: 32, maxFreeSockets: 8, timeout: 30_000 })
+}
 
 export interface AttemptResult {
   readonly delivered: boolean
@@ -43,15 +52,17 @@ export const send = (options: SendOptions): Promise<AttemptResult> =>
     const url = new URL(options.url)
     const transport = url.protocol === "https:" ? Https : Http
     let settled = false
-    const settle = (result: Omit<AttemptResult, "durationMs">) => {
+    /** `reusable`: the answer was read to its end, so the connection may serve the next delivery. */
+    const settle = (result: Omit<AttemptResult, "durationMs">, reusable = false) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
-      request.destroy()
+      if (!reusable) request.destroy()
       finish(result)
     }
     const request = transport.request(url, {
       method: "POST",
+      agent: url.protocol === "https:" ? agents["https:"] : agents["http:"],
       lookup: checkedLookup(options.allowPrivate),
       headers: {
         "content-type": "application/json",
@@ -63,7 +74,7 @@ export const send = (options: SendOptions): Promise<AttemptResult> =>
     }, (response) => {
       const chunks: Array<Buffer> = []
       let size = 0
-      const done = () => {
+      const done = (reusable: boolean) => {
         const status = response.statusCode ?? 0
         const body = Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString("utf8")
         const delivered = status >= 200 && status < 300
@@ -72,16 +83,16 @@ export const send = (options: SendOptions): Promise<AttemptResult> =>
           statusCode: status,
           error: delivered ? null : status >= 300 && status < 400 ? `redirect to ${response.headers.location ?? "?"} not followed` : `HTTP ${status}`,
           response: body.length > 0 ? body : null
-        })
+        }, reusable)
       }
       response.on("data", (chunk: Buffer) => {
         chunks.push(chunk)
         size += chunk.length
         // Enough to keep: the rest of the answer is not read.
-        if (size >= MAX_RESPONSE_BYTES) done()
+        if (size >= MAX_RESPONSE_BYTES) done(false)
       })
-      response.on("end", done)
-      response.on("error", done)
+      response.on("end", () => done(true))
+      response.on("error", () => done(false))
     })
     const timer = setTimeout(
       () => settle({ delivered: false, statusCode: null, error: `no answer within ${options.timeoutMs} ms`, response: null }),

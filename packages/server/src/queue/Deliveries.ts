@@ -28,14 +28,18 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const claim = (workerId: string, leaseMs: number) =>
+    /**
+     * Up to `limit` due deliveries, leased to `workerId` (oldest due first). A batch, not one: under a burst of
+     * events one statement leases many, so the queue's statements per delivery stay far below one.
+     */
+    const claim = (workerId: string, leaseMs: number, limit: number) =>
       sql<Omit<ClaimedDelivery, "body" | "windowLeftMs"> & { readonly bodyText: string; readonly windowLeftMs: string }>`
         WITH next AS (
           SELECT d.delivery_id FROM webhook_deliveries d
           JOIN webhooks w ON w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
           WHERE d.status = 'pending' AND d.run_at <= clock_timestamp() AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp())
           ORDER BY d.run_at, d.created_at
-          LIMIT 1
+          LIMIT ${limit}
           FOR UPDATE OF d SKIP LOCKED)
         UPDATE webhook_deliveries d SET locked_by = ${workerId}, attempts = d.attempts + 1,
           lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
@@ -45,12 +49,13 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms,
           (SELECT e.trace_parent FROM events e WHERE e.event_id = d.event_id) AS trace_parent`.pipe(
         // The body as text: the SQL client would rename the keys of a JSON value it decodes.
-        Effect.map((rows) => {
-          const row = rows[0]
-          if (row === undefined) return undefined
-          const { bodyText, ...rest } = row
-          return { ...rest, body: JSON.parse(bodyText) as Readonly<Record<string, unknown>>, windowLeftMs: Number(row.windowLeftMs) }
-        }),
+        Effect.map((rows) =>
+          rows.map(({ bodyText, ...rest }): ClaimedDelivery => ({
+            ...rest,
+            body: JSON.parse(bodyText) as Readonly<Record<string, unknown>>,
+            windowLeftMs: Number(rest.windowLeftMs)
+          }))
+        ),
         Effect.orDie,
         Effect.withSpan("Deliveries.claim")
       )
@@ -59,11 +64,24 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
       sql`last_status_code = ${result.statusCode}, last_duration_ms = ${result.durationMs}, last_error = ${result.error},
         last_response = ${result.response}, last_attempt_at = clock_timestamp(), locked_by = NULL, lease_until = NULL`
 
-    /** Delivered; false (and nothing recorded) when the delivery is no longer this worker's. */
-    const delivered = (deliveryId: string, workerId: string, result: AttemptResult) =>
-      sql`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = clock_timestamp(), ${attemptColumns(result)}
-          WHERE delivery_id = ${deliveryId} AND locked_by = ${workerId} RETURNING delivery_id`.pipe(
-        Effect.map((rows) => rows.length > 0),
+    /**
+     * Delivered, in one statement for a batch; answers the ids recorded (one missing is no longer this
+     * worker's: its new owner records it).
+     */
+    const delivered = (workerId: string, outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly result: AttemptResult }>) =>
+      outcomes.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`
+        UPDATE webhook_deliveries d SET status = 'delivered', delivered_at = clock_timestamp(), last_status_code = o.status_code,
+          last_duration_ms = o.duration_ms, last_error = NULL, last_response = o.response, last_attempt_at = clock_timestamp(),
+          locked_by = NULL, lease_until = NULL
+        FROM jsonb_to_recordset(${JSON.stringify(outcomes.map(({ deliveryId, result }) => ({
+        delivery_id: deliveryId,
+        status_code: result.statusCode,
+        duration_ms: result.durationMs,
+        response: result.response
+      })))}::jsonb) AS o (delivery_id text, status_code int, duration_ms int, response text)
+        WHERE d.delivery_id = o.delivery_id AND d.locked_by = ${workerId}
+        RETURNING d.delivery_id`.pipe(
+        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId))),
         Effect.orDie
       )
 

@@ -1,7 +1,7 @@
 /**
  * The webhook delivery workers of this instance: WEBHOOK_CONCURRENCY fibers claiming deliveries from Postgres
- * (queue/Deliveries.ts), woken when events are sequenced here or on another instance (EventSignal) and by a
- * short poll. Each attempt is signed at the moment it is sent; a failed one is retried with exponential
+ * (queue/Deliveries.ts) in batches of up to WEBHOOK_BATCH, attempted side by side; woken when events are
+ * sequenced here or on another instance (EventSignal) and by a short poll. Each attempt is signed at the moment it is sent; a failed one is retried with exponential
  * backoff (from WEBHOOK_RETRY_BASE_MS, doubling, at most an hour apart) until the retry window (24 h) ends,
  * when the delivery fails and its endpoint is disabled.
  */
@@ -18,6 +18,8 @@ import { linkTo } from "../telemetry/TraceContext.ts"
 
 export const WebhookConfig = Config.all({
   concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(4)),
+  // Deliveries one worker leases at once and attempts side by side (a burst costs a statement per batch).
+  batch: Config.integer("WEBHOOK_BATCH").pipe(Config.withDefault(20)),
   timeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
   leaseMs: Config.integer("WEBHOOK_LEASE_MS").pipe(Config.withDefault(60_000)),
   retryBaseMs: Config.integer("WEBHOOK_RETRY_BASE_MS").pipe(Config.withDefault(5_000)),
@@ -40,7 +42,8 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
     const publicUrl = Option.getOrElse(config.publicUrl, () => `http://127.0.0.1:${port}`)
     const instance = `${Os.hostname()}:${process.pid}:${newId("wh")}`
 
-    const attempt = (delivery: ClaimedDelivery, workerId: string) =>
+    /** One attempt, traced; answers its result and what becomes of the delivery. */
+    const attempt = (delivery: ClaimedDelivery) =>
       Effect.gen(function*() {
         const secret = box.open(delivery.secretSealed)
         const rawBody = JSON.stringify(delivery.format === "slack" ? slackMessage(delivery.body, publicUrl) : delivery.body)
@@ -59,20 +62,10 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
             })
           )
         const delayMs = backoffMs(delivery.attempts, config.retryBaseMs)
-        const outcome = result.delivered ? "delivered" : delayMs >= delivery.windowLeftMs ? "gave_up" : "failed"
+        const outcome = result.delivered ? "delivered" as const : delayMs >= delivery.windowLeftMs ? "gave_up" as const : "failed" as const
         yield* countWebhookDelivery(outcome)
-        const recorded = outcome === "delivered"
-          ? yield* deliveries.delivered(delivery.deliveryId, workerId, result)
-          : outcome === "gave_up"
-          ? yield* deliveries.giveUp(delivery, workerId, result)
-          : yield* deliveries.retryLater(delivery.deliveryId, workerId, result, delayMs)
-        if (!recorded) {
-          yield* Effect.logWarning("webhook delivery lease lost before its outcome was recorded; the new owner records it").pipe(
-            Effect.annotateLogs({ deliveryId: delivery.deliveryId })
-          )
-        }
+        return { delivery, result, outcome, delayMs }
       }).pipe(
-        Effect.uninterruptible,
         // A trace per attempt; polling an empty queue is not traced (telemetry/TraceSampler.ts).
         Effect.withSpan("webhook.deliver", {
           root: true,
@@ -83,12 +76,33 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         })
       )
 
+    /** A claimed batch: every attempt at once, then the outcomes (the delivered ones in one statement). */
+    const attemptAll = (batch: ReadonlyArray<ClaimedDelivery>, workerId: string) =>
+      Effect.gen(function*() {
+        const attempts = yield* Effect.forEach(batch, attempt, { concurrency: "unbounded" })
+        const deliveredOnes = attempts.filter((a) => a.outcome === "delivered")
+        const recorded = yield* deliveries.delivered(workerId, deliveredOnes.map((a) => ({ deliveryId: a.delivery.deliveryId, result: a.result })))
+        let lost = deliveredOnes.filter((a) => !recorded.has(a.delivery.deliveryId)).length
+        for (const a of attempts) {
+          if (a.outcome === "delivered") continue
+          const kept = a.outcome === "gave_up"
+            ? yield* deliveries.giveUp(a.delivery, workerId, a.result)
+            : yield* deliveries.retryLater(a.delivery.deliveryId, workerId, a.result, a.delayMs)
+          if (!kept) lost++
+        }
+        if (lost > 0) {
+          yield* Effect.logWarning("webhook delivery lease lost before its outcome was recorded; the new owner records it").pipe(
+            Effect.annotateLogs({ deliveries: lost })
+          )
+        }
+      }).pipe(Effect.uninterruptible)
+
     const loop = (workerId: string) =>
       Effect.gen(function*() {
         const wakes = yield* signal.subscribe
         yield* Effect.gen(function*() {
-          const delivery = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs), false)
-          if (delivery !== undefined) return yield* attempt(delivery, workerId)
+          const batch = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs, config.batch), false)
+          if (batch.length > 0) return yield* attemptAll(batch, workerId)
           const dueInMs = yield* Effect.withTracerEnabled(deliveries.nextDueInMs, false)
           yield* wakes.next(Math.max(10, Math.min(config.pollMs, dueInMs ?? config.pollMs)))
         }).pipe(
