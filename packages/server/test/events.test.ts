@@ -168,7 +168,7 @@ describe("approval expiry", () => {
     const actionId = await queue()
     const fresh = await queue()
     // Queued two hours ago (arranged): past the one-hour TTL; the fresh one is not.
-    await p.sql(`UPDATE actions SET updated_at = now() - interval '2 hours' WHERE action_id = $1`, [actionId])
+    await p.sql(`UPDATE actions SET created_at = now() - interval '2 hours' WHERE action_id = $1`, [actionId])
     const expired = await p.settle(actionId, ["expired"])
     expect(expired.status).toBe("expired")
     const event = await waitFor("the action.expired event", () => listEvents("?type=action.expired"), (page) =>

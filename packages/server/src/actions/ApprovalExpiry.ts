@@ -34,8 +34,8 @@ export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/Approv
       const now = new Date(yield* Clock.currentTimeMillis)
       const due = yield* sql<{ readonly actionId: string; readonly approvalTtlHours: number }>`
         SELECT a.action_id, o.approval_ttl_hours FROM actions a JOIN orgs o ON o.org_id = a.org_id
-        WHERE a.status = 'proposed' AND a.updated_at + make_interval(hours => o.approval_ttl_hours) <= ${now}
-        ORDER BY a.updated_at LIMIT 500`.pipe(Effect.orDie)
+        WHERE a.status = 'proposed' AND COALESCE(a.queued_at, a.created_at) + make_interval(hours => o.approval_ttl_hours) <= ${now}
+        ORDER BY COALESCE(a.queued_at, a.created_at) LIMIT 500`.pipe(Effect.orDie)
       let expired = 0
       for (const row of due) {
         if (yield* transitions.expire(row.actionId, reasonFor(row.approvalTtlHours), now)) expired++

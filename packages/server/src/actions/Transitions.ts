@@ -188,14 +188,15 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
 
     /**
      * proposed -> expired: nobody decided in time. With `dueAt`, only when its org's `approval_ttl_hours` have
-     * passed by then since it was queued (last `updated_at`: a demoted action waits afresh).
+     * passed by then since it was queued (`queued_at`, set by a demotion: a demoted action waits afresh; else
+     * `created_at`), whatever touched the row since.
      */
     const expire = (actionId: string, reason: string, dueAt?: Date) =>
       transition(
         sql<ChangedRow>`UPDATE actions SET status = 'expired', decided_at = clock_timestamp(), decision_reason = ${reason},
             updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status = 'proposed'
-            ${dueAt === undefined ? sql`` : sql`AND updated_at + make_interval(hours => (
+            ${dueAt === undefined ? sql`` : sql`AND COALESCE(queued_at, created_at) + make_interval(hours => (
               SELECT approval_ttl_hours FROM orgs WHERE orgs.org_id = actions.org_id)) <= ${dueAt}`}
           RETURNING org_id, ${columns}`,
         "action.expired"
@@ -229,7 +230,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     const demote = (actionId: string, reasons: ReadonlyArray<string>) =>
       transition(
         sql<ChangedRow>`UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
-            updated_at = clock_timestamp()
+            queued_at = clock_timestamp(), updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
         "action.demoted",
         { reasons }

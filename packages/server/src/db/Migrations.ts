@@ -21,6 +21,7 @@ import proposalStatement from "./migrations/0012_proposal_statement_and_invalida
 import traceContext from "./migrations/0013_trace_context.ts"
 import eventTraceContext from "./migrations/0014_event_trace_context.ts"
 import revertedByIndex from "./migrations/0015_reverted_by_index.ts"
+import queuedAt from "./migrations/0016_queued_at.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -41,7 +42,8 @@ const migrations = {
   "0012_proposal_statement_and_invalidation": proposalStatement,
   "0013_trace_context": traceContext,
   "0014_event_trace_context": eventTraceContext,
-  "0015_reverted_by_index": revertedByIndex
+  "0015_reverted_by_index": revertedByIndex,
+  "0016_queued_at": queuedAt
 }
 
 export const loader = Migrator.fromRecord(migrations)
