@@ -1,7 +1,7 @@
 /**
- * The key and account lookups are cached per instance (db/Invalidation.ts) and dropped on every instance
- * when the change commits: two server processes on one database. Each test first shows the cache is really
- * answering on instance B (a change made with the notification suppressed is not seen), so what follows
+ * The key, account, org settings and target band lookups are cached per instance (db/Invalidation.ts) and
+ * dropped on every instance when the change commits: two server processes on one database. Each test first
+ * shows the cache is really answering on instance B (a change made with the notification suppressed is not seen), so what follows
  * proves the invalidation, not an uncached lookup.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -111,5 +111,71 @@ describe("the account lookup cache", () => {
     expect((await ledgerPage(b, BOOTSTRAP_KEY, "prj_moved")).status).toBe(200)
     await query(database, `UPDATE accounts SET org_id = 'org_elsewhere' WHERE project_id = 'prj_moved'`)
     expect(errorCode(await ledgerPage(b, BOOTSTRAP_KEY, "prj_moved"))).toBe("account_mismatch")
+  })
+})
+
+describe("the org settings cache", () => {
+  const settingsOn = async (server: RunningServer) =>
+    ((await call(`${server.api}/settings`, { key: BOOTSTRAP_KEY })).body as { platformAutoApply: boolean }).platformAutoApply
+
+  it("answers from the cache on instance B (a change made without its notification is not seen)", async () => {
+    await waitFor("instance B to serve the org's settings from its cache", async () => {
+      expect(await settingsOn(b)).toBe(true)
+      await silently(`UPDATE orgs SET platform_auto_apply = false WHERE org_id = '${orgId}'`)
+      const seen = await settingsOn(b)
+      await silently(`UPDATE orgs SET platform_auto_apply = true WHERE org_id = '${orgId}'`)
+      return seen
+    }, (seen) => seen)
+  })
+
+  it("sees the kill switch turned off through instance A at once on instance B, and on again", async () => {
+    for (const enabled of [false, true]) {
+      expect(await settingsOn(b)).toBe(!enabled)
+      const changed = await call(`${a.api}/settings`, { method: "PUT", key: BOOTSTRAP_KEY, body: { platformAutoApply: enabled } })
+      expect(changed.status).toBe(200)
+      expect(await settingsOn(b)).toBe(enabled)
+    }
+  })
+})
+
+describe("the target band cache", () => {
+  const previewReasons = async (server: RunningServer) => {
+    const answer = await call(`${server.api}/accounts/prj_band/actions/budget-change?preview=true`, {
+      method: "POST",
+      key: BOOTSTRAP_KEY,
+      body: { campaignId: "77", newDailyBudgetMicros: 110_000_000, reason: "band" }
+    })
+    expect(answer.status).toBe(200)
+    return (answer.body as { policyReasons: ReadonlyArray<string> }).policyReasons.join(" | ")
+  }
+  const noBand = /none is set/
+
+  beforeAll(async () => {
+    await insertAccount(database, orgId, "prj_band")
+    await query(database, `INSERT INTO campaigns (project_id, campaign_id, name, adam_id, daily_budget_micros, status, bid_strategy)
+      VALUES ('prj_band', '77', 'Banded', '1', 100000000, 'ENABLED', 'MANUAL_CPC')`)
+  })
+
+  it("answers from the cache on instance B (a band set without its notification is not seen)", async () => {
+    await waitFor("instance B to serve the account's band from its cache", async () => {
+      expect(await previewReasons(b)).toMatch(noBand)
+      await silently(`INSERT INTO targets (project_id, cpa_band) VALUES ('prj_band', '{"minMicros": 1, "maxMicros": 9000000}')`)
+      const reasons = await previewReasons(b)
+      await silently(`DELETE FROM targets WHERE project_id = 'prj_band'`)
+      return reasons
+    }, (reasons) => noBand.test(reasons))
+  })
+
+  it("sees a band set through instance A at once in instance B's policy", async () => {
+    expect(await previewReasons(b)).toMatch(noBand)
+    const put = await call(`${a.api}/accounts/prj_band/targets`, {
+      method: "PUT",
+      key: BOOTSTRAP_KEY,
+      body: { cpaBand: { minMicros: 1, maxMicros: 9_000_000 }, campaigns: {} }
+    })
+    expect(put.status).toBe(200)
+    expect(await previewReasons(b)).toMatch(/needs a 30-day CPA inside/)
+    await query(database, `DELETE FROM targets WHERE project_id = 'prj_band'`)
+    expect(await previewReasons(b)).toMatch(noBand)
   })
 })

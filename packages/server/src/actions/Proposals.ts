@@ -14,9 +14,10 @@ import { type Conflict, ReadOnlyAccount, ValidationFailed } from "@acs/domain/Er
 import type { Principal } from "@acs/domain/Principal"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { Granted } from "../accounts/Granted.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
+import { Invalidation } from "../db/Invalidation.ts"
 import { newId } from "../db/Ids.ts"
 import { ACCOUNT_LOCK_NAMESPACE, autoAppliesLast24h, lockAccountShared } from "../policy/AutoApplyWindow.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, type Decision, dailyCapReason, decide } from "../policy/Policy.ts"
@@ -31,7 +32,7 @@ import { Ledger, toProposalResponse } from "./Ledger.ts"
 import { minorUnitReasons } from "./MinorUnits.ts"
 import { proposedEventCte } from "../events/Outbox.ts"
 import type { NewAction } from "./Transitions.ts"
-import { policyFacts, warehouseView } from "./WarehouseView.ts"
+import { policyFactsWith, readTargetBand, type TargetBand, warehouseView } from "./WarehouseView.ts"
 import { countAction, countProposal } from "../telemetry/Metrics.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
@@ -92,6 +93,14 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
     const settings = yield* OrgSettings
     const signal = yield* WorkerSignal
     const columns = actionColumns(sql)
+    // The account's target band, read by the policy on every proposal: cached, dropped on every instance when
+    // the band changes (db/Invalidation.ts, migration 0017). Wrapped, so that "no band" is cached too.
+    const bands = (yield* Invalidation).cache<{ readonly band: TargetBand | null }>("t")
+    const targetBand = (projectId: string) =>
+      Effect.map(
+        bands.get(projectId, Effect.map(readTargetBand(projectId), (band) => Option.some({ band }))),
+        (cached) => Option.isSome(cached) ? cached.value.band : null
+      )
 
     const validationFailure = (answer: Extract<StoredAnswer, { status: 422 }>) =>
       new ValidationFailed({ message: answer.message, validation_errors: answer.validationErrors, action_id: answer.actionId })
@@ -130,7 +139,8 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             Effect.map(({ payload, summary }) => ({
               payload,
               summary,
-              verdict: Effect.flatMap(policyFacts(account), (facts) => definition.autoApply(payload, facts))
+              verdict: Effect.flatMap(targetBand(account.projectId), (band) =>
+                Effect.flatMap(policyFactsWith(account, band), (facts) => definition.autoApply(payload, facts)))
             }))
           )
         ).pipe(Effect.either)
@@ -290,7 +300,8 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
       ).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Proposals.preview", HOT_SPAN))
 
     return { propose, preview } as const
-  })
+  }),
+  dependencies: [Invalidation.Default]
 }) {}
 
 export type ProposalError = Rejection | ReadOnlyAccount | Conflict

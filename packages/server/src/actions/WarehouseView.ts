@@ -174,8 +174,25 @@ interface Totals {
   readonly installs: string | null
 }
 
+/** An account's target band as the `targets` table holds it: null when the operator set none. */
+export interface TargetBand {
+  readonly cpaBand: Band | null
+  readonly campaigns: Record<string, Band>
+}
+
+/** The account's target band, read on the caller's connection. */
+export const readTargetBand = (projectId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<TargetBand>`/* prepared */ SELECT cpa_band, campaigns FROM targets WHERE project_id = ${projectId}`.pipe(
+      Effect.map((rows): TargetBand | null => rows[0] ?? null),
+      Effect.orDie
+    ))
+
 /** The policy's 30-day facts: complete days ending yesterday in the account's time zone. */
-export const policyFacts = (account: AccountRecord) =>
+export const policyFacts = (account: AccountRecord) => Effect.flatMap(readTargetBand(account.projectId), (band) => policyFactsWith(account, band))
+
+/** The policy's facts with the account's target band already read (the proposal path reads it from a cache). */
+export const policyFactsWith = (account: AccountRecord, band: TargetBand | null) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const now = yield* Clock.currentTimeMillis
@@ -193,12 +210,10 @@ export const policyFacts = (account: AccountRecord) =>
       numerator === null || denominator === null || Number(denominator) === 0
         ? null
         : Math.round(Number(numerator) / Number(denominator))
-    const targets = yield* sql<{ cpaBand: Band | null; campaigns: Record<string, Band> }>`/* prepared */
-      SELECT cpa_band, campaigns FROM targets WHERE project_id = ${account.projectId}`.pipe(Effect.orDie)
     const facts: PolicyFacts = {
       campaignCpa30d: (campaignId) => totals(campaignId).pipe(Effect.map((t) => ratio(t.spend, t.installs))),
       accountAvgCpt30d: totals(null).pipe(Effect.map((t) => ratio(t.spend, t.taps))),
-      cpaBand: (campaignId) => Effect.succeed(targets[0]?.campaigns[campaignId] ?? targets[0]?.cpaBand ?? null)
+      cpaBand: (campaignId) => Effect.succeed(band?.campaigns[campaignId] ?? band?.cpaBand ?? null)
     }
     return facts
   })

@@ -1,8 +1,8 @@
 /**
- * Short-lived caches of per-request lookups (the API key, the account), kept exact across instances by
- * PostgreSQL. Triggers NOTIFY `acs_invalidate` when a key or an account changes (migration 0012), inside the
- * changing transaction, so the notification is queued when the change commits. Every instance LISTENs on one
- * connection of its own and drops the entry named.
+ * Short-lived caches of per-request lookups (the API key, the account, the org's settings, the account's
+ * target band), kept exact across instances by PostgreSQL. Triggers NOTIFY `acs_invalidate` when one of them
+ * changes (migrations 0012 and 0017), inside the changing transaction, so the notification is queued when
+ * the change commits. Every instance LISTENs on one connection of its own and drops the entry named.
  *
  * A notification is delivered after its commit, not with it: a client that saw a revocation commit on
  * instance A may reach instance B before B has read the notification. So a cached entry is served only after
@@ -26,8 +26,11 @@ const IDLE_PING_MS = 1_000
 /** A ping not back within this is a broken listener: it is reconnected and nothing is cached meanwhile. */
 const PING_TIMEOUT_MS = 2_000
 
-/** The cache's key prefixes in a notification's payload (`k:<secret hash>`, `a:<project id>`). */
-export type CacheName = "k" | "a"
+/**
+ * The cache's key prefixes in a notification's payload: `k:<secret hash>`, `a:<project id>`, `o:<org id>`
+ * (the org's settings), `t:<project id>` (the account's target band).
+ */
+export type CacheName = "k" | "a" | "o" | "t"
 
 interface Entry {
   readonly value: unknown
@@ -157,7 +160,8 @@ export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidati
     }
 
     const cache = <V>(name: CacheName): LookupCache<V> => {
-      const entries = new Map<string, Entry>()
+      // One map per name, whoever asks: a second service on the same cache must not detach the first from its notifications.
+      const entries = caches.get(name) ?? new Map<string, Entry>()
       caches.set(name, entries)
       return {
         get: (key, load) =>

@@ -22,6 +22,7 @@ import traceContext from "./migrations/0013_trace_context.ts"
 import eventTraceContext from "./migrations/0014_event_trace_context.ts"
 import revertedByIndex from "./migrations/0015_reverted_by_index.ts"
 import queuedAt from "./migrations/0016_queued_at.ts"
+import settingsTargetsInvalidation from "./migrations/0017_settings_targets_invalidation.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -43,7 +44,8 @@ const migrations = {
   "0013_trace_context": traceContext,
   "0014_event_trace_context": eventTraceContext,
   "0015_reverted_by_index": revertedByIndex,
-  "0016_queued_at": queuedAt
+  "0016_queued_at": queuedAt,
+  "0017_settings_targets_invalidation": settingsTargetsInvalidation
 }
 
 export const loader = Migrator.fromRecord(migrations)

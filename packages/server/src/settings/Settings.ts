@@ -4,8 +4,9 @@
  */
 import type { Settings, UpdateSettingsRequest } from "@acs/domain/Settings"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { Granted } from "../auth/Access.ts"
+import { Invalidation } from "../db/Invalidation.ts"
 
 interface SettingsRow {
   readonly platformAutoApply: boolean
@@ -26,11 +27,23 @@ const toSettings = (row: SettingsRow): Settings => ({
 export class OrgSettings extends Effect.Service<OrgSettings>()("acs/OrgSettings", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Every proposal and apply reads the kill switch: cached, and dropped on every instance when the org's row
+    // changes (db/Invalidation.ts, migration 0017), so a switch turned off holds for the next request anywhere.
+    const cached = (yield* Invalidation).cache<Settings>("o")
+
+    const load = (orgId: string) =>
+      sql<SettingsRow>`/* prepared */
+        SELECT platform_auto_apply, require_second_approver, approval_ttl_hours, settings_updated_at, settings_updated_by
+        FROM orgs WHERE org_id = ${orgId}`.pipe(
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSettings)),
+        Effect.orDie
+      )
 
     const read = (orgId: string) =>
-      sql<SettingsRow>`
-        SELECT platform_auto_apply, require_second_approver, approval_ttl_hours, settings_updated_at, settings_updated_by
-        FROM orgs WHERE org_id = ${orgId}`.pipe(Effect.map((rows) => toSettings(rows[0]!)), Effect.orDie)
+      Effect.flatMap(cached.get(orgId, load(orgId)), Option.match({
+        onNone: () => Effect.dieMessage(`no org ${orgId}`),
+        onSome: Effect.succeed
+      }))
 
     const get = (grant: Granted<"getSettings">) => read(grant.orgId).pipe(Effect.withSpan("Settings.get"))
 
@@ -44,11 +57,14 @@ export class OrgSettings extends Effect.Service<OrgSettings>()("acs/OrgSettings"
         RETURNING platform_auto_apply, require_second_approver, approval_ttl_hours, settings_updated_at, settings_updated_by`.pipe(
         Effect.map((rows) => toSettings(rows[0]!)),
         Effect.orDie,
+        // This instance need not wait for its own notification.
+        Effect.ensuring(Effect.sync(() => cached.invalidate(grant.orgId))),
         // Recorded: who switched the kill switch or four eyes, and to what.
         Effect.tap((settings) => Effect.logInfo("settings changed").pipe(Effect.annotateLogs(settings))),
         Effect.withSpan("Settings.update")
       )
 
     return { read, get, update } as const
-  })
+  }),
+  dependencies: [Invalidation.Default]
 }) {}
