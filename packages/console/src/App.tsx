@@ -51,8 +51,14 @@ const SignIn = (props: { readonly onSignedIn: (principal: Principal) => void }) 
 
 const LiveIndicator = () => {
   const [mode, setMode] = useState(liveMode)
-  useEffect(() => onModeChange(() => setMode(liveMode)), [])
-  const label = mode === "stream" ? "Live" : mode === "polling" ? "Updating every few seconds" : "Connecting…"
+  useEffect(() => {
+    const unsubscribe = onModeChange(() => setMode(liveMode))
+    // The stream can open between the first render and this effect (effects run after the next frame, late on
+    // a busy machine): without reading the mode again here, that change is missed and "Connecting…" stays.
+    setMode(liveMode)
+    return unsubscribe
+  }, [])
+  const label = mode === "stream" ? "Live" : mode === "polling" ? "Updating every 15 seconds" : "Connecting…"
   return <span class={`live live-${mode}`} role="status" aria-live="polite">{label}</span>
 }
 

@@ -73,9 +73,10 @@ const openStream = () => {
   stream.onmessage = onMessage
   for (const type of eventTypes) stream.addEventListener(type, onMessage)
   stream.onerror = () => {
-    // CLOSED: the server refused the stream: poll meanwhile, and try the stream again later. Otherwise the
-    // browser reconnects by itself.
-    if (stream.readyState !== EventSource.CLOSED || source !== stream) return
+    if (source !== stream) return
+    // CONNECTING: the stream dropped and the browser reconnects by itself (onopen says when it is back); the
+    // slow re-read goes on meanwhile. CLOSED: the server refused the stream: poll, and try it again later.
+    if (stream.readyState !== EventSource.CLOSED) return setMode("connecting")
     poll()
     retry = setTimeout(openStream, STREAM_RETRY_MS)
   }
