@@ -4,9 +4,13 @@
  * EventSignal (a sequencer here or on another instance) and looks anyway every EVENTS_POLL_MS. Before each
  * event batch and each heartbeat it asks `stillAllowed` (the credential, looked up again): a revoked or
  * expired credential's stream ends there.
+ *
+ * Every stream ends, cleanly, when the process is asked to stop (SIGTERM, SIGINT): a stream never ends by
+ * itself, and the HTTP server's drain waits for its open responses, so one open stream would hold the
+ * process until its shutdown deadline. The client reconnects (SSE `retry`) and resumes with Last-Event-ID.
  */
 import type { Event } from "@acs/domain/Events"
-import { Chunk, Clock, Config, Effect, Option, Stream } from "effect"
+import { Chunk, Clock, Config, Deferred, Effect, Exit, Option, Stream } from "effect"
 import { EventLog, type EventFilter } from "./EventLog.ts"
 import { toEvent } from "../events/EventRows.ts"
 import { EventSignal } from "../events/EventSignal.ts"
@@ -20,11 +24,19 @@ export type StreamItem = { readonly _tag: "Event"; readonly event: Event } | { r
 
 const BATCH = 100
 
+const STOP_SIGNALS = ["SIGTERM", "SIGINT"] as const
+
 export class EventStream extends Effect.Service<EventStream>()("acs/EventStream", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const log = yield* EventLog
     const signal = yield* EventSignal
     const config = yield* StreamConfig
+    const stopping = yield* Deferred.make<void>()
+    const onStop = () => Deferred.unsafeDone(stopping, Exit.void)
+    yield* Effect.acquireRelease(
+      Effect.sync(() => STOP_SIGNALS.forEach((name) => process.once(name, onStop))),
+      () => Effect.sync(() => STOP_SIGNALS.forEach((name) => process.off(name, onStop)))
+    )
 
     const follow = (filter: EventFilter, from: string, stillAllowed: Effect.Effect<boolean>): Stream.Stream<StreamItem> =>
       Stream.unwrapScoped(Effect.gen(function*() {
@@ -48,7 +60,7 @@ export class EventStream extends Effect.Service<EventStream>()("acs/EventStream"
           yield* wakes.next(Math.max(10, Math.min(config.pollMs, config.heartbeatMs - (now - lastBeat))))
           return Chunk.empty<StreamItem>()
         })
-        return Stream.repeatEffectChunkOption(pull)
+        return Stream.repeatEffectChunkOption(pull).pipe(Stream.interruptWhen(Deferred.await(stopping)))
       }))
 
     return { follow } as const

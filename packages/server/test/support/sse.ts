@@ -13,9 +13,11 @@ export interface SseClient {
   readonly frames: Array<SseFrame>
   /** How many heartbeat comments arrived. */
   readonly heartbeats: () => number
-  /** Resolves when the server ended the stream. */
+  /** Resolves when the stream ended (the server ended it, it broke, or close()). */
   readonly ended: Promise<void>
   readonly isEnded: () => boolean
+  /** Why reading failed, when the stream broke instead of ending (a reset, a cut chunk); undefined otherwise. */
+  readonly failure: () => string | undefined
   readonly close: () => void
 }
 
@@ -25,6 +27,7 @@ export const openSse = async (url: string, headers: Record<string, string>): Pro
   const frames: Array<SseFrame> = []
   let heartbeats = 0
   let ended = false
+  let failure: string | undefined
   const parse = (block: string) => {
     let id: string | undefined
     let event: string | undefined
@@ -60,8 +63,9 @@ export const openSse = async (url: string, headers: Record<string, string>): Pro
           end = buffer.indexOf("\n\n")
         }
       }
-    } catch {
-      // Aborted by close().
+    } catch (error) {
+      // Aborted by close() is an end asked for; anything else broke the stream.
+      if (!abort.signal.aborted) failure = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}`.trim() : String(error)
     } finally {
       ended = true
     }
@@ -73,6 +77,7 @@ export const openSse = async (url: string, headers: Record<string, string>): Pro
     heartbeats: () => heartbeats,
     ended: done,
     isEnded: () => ended,
+    failure: () => failure,
     close: () => abort.abort()
   }
 }
