@@ -384,8 +384,17 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
   .add(HttpApiEndpoint.post("rejectAction")`/accounts/${projectId}/approvals/${actionId}/reject`
     .setPayload(RejectRequest).addSuccess(ActionRecord).addError(ConflictBody))
   .add(HttpApiEndpoint.post("revertAction")`/accounts/${projectId}/actions/${actionId}/revert`
+    .setUrlParams(PreviewParams)
+    // First the revert (201), then its preview (200): only the revert's answer has an `actionId`.
     .addSuccess(ProposalResponse, { status: 201 })
+    .addSuccess(ProposalPreview)
     .addError(NotRevertibleBody)
+    .annotate(
+      OpenApi.Description,
+      "Undo an applied action: its compensating change is recorded and applied at once (201 with `Location`), or queued for " +
+        "review when the entity changed since. With `?preview=true` it makes the same checks and answers 200 with " +
+        "`{kind, mode, riskTier, policyReasons, summary, payload}`: what the revert would write, nothing recorded."
+    )
     .addError(ConflictBody)
     .addError(ReadOnlyAccountBody)
     .addError(ConnectionErrorBody)

@@ -160,8 +160,8 @@ export const isProposalOperation = (operation: OperationName): operation is Prop
   proposalOperationNames.has(operation)
 
 /**
- * The bucket a call counts against: its operation's, except a proposal's dry run (`?preview=true`, API.md
- * "Preview"), which writes nothing and counts as a read. One operation either way: same scope, same grant.
+ * The bucket a call counts against: its operation's, except a proposal's or a revert's dry run (`?preview=true`,
+ * API.md "Preview"), which writes nothing and counts as a read. One operation either way: same scope, same grant.
  */
 export const bucketOf = (operation: OperationName, preview: boolean): Bucket =>
-  preview && isProposalOperation(operation) ? "read" : Operations[operation].bucket
+  preview && (isProposalOperation(operation) || operation === "revertAction") ? "read" : Operations[operation].bucket

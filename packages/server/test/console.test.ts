@@ -30,6 +30,8 @@ let campaigns: Array<Campaign>
 let password = ADMIN_PASSWORD
 /** The key proposal approved in the queue, reverted later from the ledger. */
 let approvedId = ""
+/** What the browser saw of /events/stream (requests, answers, failures), for a failure message. */
+const streamSeen: Array<string> = []
 
 const docs = (name: string) => Path.join(repoRoot, "docs", name)
 
@@ -71,13 +73,20 @@ const signIn = async (target: Page, secret: string) => {
 }
 
 beforeAll(async () => {
-  p = await startPipeline({ seed: 61, env: { CHANGE_HISTORY_POLL_SECONDS: "0" } })
+  p = await startPipeline({ seed: 61, env: { CHANGE_HISTORY_POLL_SECONDS: "0", LOG_LEVEL: "info" } })
   const listed = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?limit=100`)
   campaigns = (listed.body as { campaigns: Array<Campaign> }).campaigns
     .filter((c) => c.status === "ENABLED" && c.dailyBudgetMicros !== null && c.dailyBudgetMicros > 0)
   browser = await launchBrowser()
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
   page = await context.newPage()
+  const t0 = Date.now()
+  const at = () => `+${((Date.now() - t0) / 1000).toFixed(1)}s`
+  context.on("request", (r) => r.url().includes("/events/stream") && streamSeen.push(`${at()} request ${r.url()}`))
+  context.on("response", (r) => r.url().includes("/events/stream") && streamSeen.push(`${at()} response ${r.status()}`))
+  context.on("requestfailed", (r) => r.url().includes("/events/stream") && streamSeen.push(`${at()} failed ${r.failure()?.errorText}`))
+  context.on("requestfinished", (r) => r.url().includes("/events/stream") && streamSeen.push(`${at()} finished`))
+  page.on("console", (m) => streamSeen.push(`${at()} console ${m.type()} ${m.text()}`))
 })
 
 afterAll(async () => {
@@ -110,7 +119,13 @@ describe("the console", () => {
 
   it("shows a key's proposal arriving in the queue, with its diff in the account's currency and the policy's reasons", async () => {
     // The page follows /events/stream: the header says so once the stream is open.
-    await page.getByRole("status").filter({ hasText: /^Live$/ }).waitFor({ timeout: WAIT_MS })
+    await page.getByRole("status").filter({ hasText: /^Live$/ }).waitFor({ timeout: WAIT_MS }).catch((error: unknown) => {
+      const header = page.getByRole("status").first().innerText().catch(() => "?")
+      return header.then((shown) => {
+        const served = p.server.logs().split("\n").filter((line) => line.includes("/events/stream"))
+        throw new Error(`${String(error)}\nheader shows: ${shown}\nbrowser:\n${streamSeen.join("\n")}\nserver:\n${served.join("\n")}`)
+      })
+    })
     const { campaign, newDailyBudgetMicros, action } = await proposeBudget("key", "CPA below target: room to spend")
     expect(action.mode).toBe("queued")
     const entry = card(action.actionId)
@@ -150,10 +165,20 @@ describe("the console", () => {
     await row.getByText("Change details").click()
     await expectAccessible("ledger page")
     await page.screenshot({ path: docs("console-ledger.png"), fullPage: false })
+    const written = await p.sql<{ n: string }>("SELECT count(*) AS n FROM actions")
     await row.getByRole("button", { name: "Revert…" }).click()
     const dialog = page.getByRole("dialog", { name: "Revert this change?" })
+    // What the server's preview of the revert says it writes (?preview=true): its summary, the budget back to
+    // the prior one, and that it applies at once; opening the dialog records nothing.
+    const preview = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${approvedId}/revert?preview=true`)
+    expect(preview.status, preview.text).toBe(200)
+    const previewed = preview.body as { summary: string; mode: string }
+    await dialog.getByText(previewed.summary, { exact: true }).waitFor({ timeout: WAIT_MS })
     await dialog.getByRole("columnheader", { name: "Revert writes" }).waitFor({ timeout: WAIT_MS })
     await dialog.getByRole("cell", { name: usd(prior) }).waitFor({ timeout: WAIT_MS })
+    expect(previewed.mode).toBe("auto_applied")
+    await dialog.getByRole("note").filter({ hasText: "It applies at once." }).waitFor({ timeout: WAIT_MS })
+    expect(await p.sql<{ n: string }>("SELECT count(*) AS n FROM actions"), "the preview recorded nothing").toEqual(written)
     await expectAccessible("revert confirmation")
     await dialog.getByRole("button", { name: "Revert", exact: true }).click()
     await page.getByRole("status").filter({ hasText: "Revert of" }).waitFor({ timeout: WAIT_MS })
@@ -293,7 +318,7 @@ describe("the console", () => {
     }
   })
 
-  it("shows a change made outside acs in the ledger after a sync started from the console", async () => {
+  it("shows a sync started from the console running and then done, live, and the outside change it found in the ledger, filtered by who", async () => {
     const campaign = freshCampaign()
     const answer = p.simulator.webUiWrite({
       adAccountId: Number(p.account.upstreamAccountId),
@@ -304,10 +329,24 @@ describe("the console", () => {
     })
     expect(answer.status, JSON.stringify(answer.body)).toBe(200)
 
+    // The sync's first report is held a few seconds upstream, so it is seen running.
+    p.simulator.control.addFault({ kind: "timeout", delayMs: 8_000, path: "/reports/" })
     await goTo(`#/accounts/${p.account.projectId}`, "Accounts")
     await page.getByRole("heading", { name: "Plan" }).waitFor({ timeout: WAIT_MS })
     await expectAccessible("accounts page")
-    await page.getByRole("button", { name: "Sync now" }).click()
+    // A mark on the page's window: gone if the page reloads.
+    await page.evaluate("window.__sameDocument = true")
+    const sync = page.getByRole("region", { name: "Sync" })
+    await sync.getByRole("button", { name: "Sync now" }).click()
+    // Live progress: the running sync's step and progress bar, then its end state, without a reload.
+    await sync.getByRole("progressbar").waitFor({ timeout: WAIT_MS })
+    await sync.getByText("running", { exact: true }).waitFor({ timeout: WAIT_MS })
+    await sync.getByRole("button", { name: "Syncing…" }).waitFor({ timeout: WAIT_MS })
+    await expectAccessible("accounts page with a sync running")
+    await sync.getByText("succeeded", { exact: true }).waitFor({ timeout: WAIT_MS })
+    await sync.getByText(/manual sync started .*, [\d,]+ rows/).waitFor({ timeout: WAIT_MS })
+    expect(await sync.getByRole("progressbar").count()).toBe(0)
+    expect(await page.evaluate<boolean>("window.__sameDocument === true"), "no reload").toBe(true)
     await waitFor("the outside change recorded", async () => {
       const ledger = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?origin=external&limit=50`)
       return (ledger.body as { actions: Array<{ summary: string; payload: { entity?: { id?: string } } }> }).actions
@@ -320,6 +359,20 @@ describe("the console", () => {
     await outside.getByText("Change details").click()
     await outside.getByRole("cell", { name: "$77.70" }).waitFor({ timeout: WAIT_MS })
     await expectAccessible("ledger of outside changes")
+
+    // Who proposed, filtered on the server: the outside modifier's changes only, then the key's actions only.
+    await page.getByLabel("Origin").selectOption("")
+    await page.getByLabel("Proposed by").selectOption("web-ui-user@example.com")
+    await page.locator("ol.timeline > li").first().waitFor({ timeout: WAIT_MS })
+    await waitFor("only the outside modifier's changes", () => page.locator("ol.timeline > li").evaluateAll((items) =>
+      items.map((item) => item.className)), (classes) => classes.length > 0 && classes.every((c) => c === "external"))
+    const keyId = ((await p.as("key", "GET", "/auth/me")).body as { principal: { id: string; name: string } }).principal
+    const keyActions = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?proposedBy=${keyId.id}&limit=100`)
+    const expected = (keyActions.body as { actions: Array<{ actionId: string }> }).actions.map((a) => a.actionId)
+    await page.getByLabel("Proposed by").selectOption({ label: `key “${keyId.name}”` })
+    await waitFor("only the key's actions", () => page.locator("ol.timeline > li").evaluateAll((items) =>
+      items.map((item) => item.getAttribute("data-action-id"))), (ids) => JSON.stringify(ids) === JSON.stringify(expected.slice(0, 25)))
+    await expectAccessible("ledger filtered by who proposed")
   })
 
   it("fits a phone-width screen", async () => {

@@ -50,7 +50,7 @@ const renderProposal = (answer: ProposalResponse) =>
 /** A dry run: what the proposal would record, and that nothing was. */
 const renderPreview = (answer: ProposalPreview) =>
   [
-    "preview: nothing was recorded; propose without --preview to record it",
+    "preview: nothing was recorded; run it again without --preview to record it",
     renderRecord([
       ["kind", answer.kind],
       ["mode", answer.mode],
@@ -160,14 +160,25 @@ export const rejectCommand = Command.make("reject", {
     }))
 ).pipe(Command.withDescription("reject a pending action (write + canApprove)"))
 
-export const revertCommand = Command.make("revert", { projectId, actionId, ...clientOptions }, (input) =>
+export const revertCommand = Command.make("revert", {
+  projectId,
+  actionId,
+  preview: Options.boolean("preview").pipe(
+    Options.withDescription("a dry run: make the revert's checks, print what it would write, record nothing (read rate limit)")
+  ),
+  ...clientOptions
+}, (input) =>
   withClient(input, (client) =>
     Effect.gen(function*() {
-      const answer = yield* client.revertAction({ path: { projectId: input.projectId, actionId: input.actionId } })
-      yield* emit(input.json, answer, () => renderProposal(answer))
+      const answer = yield* client.revertAction({
+        path: { projectId: input.projectId, actionId: input.actionId },
+        urlParams: input.preview ? { preview: true } : {}
+      })
+      yield* emit(input.json, answer, () => isProposalResponse(answer) ? renderProposal(answer) : renderPreview(answer))
     }))
 ).pipe(Command.withDescription(
-  "undo an applied action: its compensating change is proposed and applied at once (write + canApprove)"
+  "undo an applied action: its compensating change is proposed and applied at once (write + canApprove); " +
+    "--preview shows what it would write and records nothing"
 ))
 
 export const ledgerCommand = Command.make("ledger", {
@@ -183,6 +194,10 @@ export const ledgerCommand = Command.make("ledger", {
     Options.withDescription("acs: changes proposed through acs; external: changes made outside acs"),
     Options.optional
   ),
+  proposedBy: Options.text("proposed-by").pipe(
+    Options.withDescription("only actions proposed by this key id, person id, or outside change's modifier (proposedBy.id)"),
+    Options.optional
+  ),
   ...clientOptions
 }, (input) =>
   withClient(input, (client) =>
@@ -195,7 +210,8 @@ export const ledgerCommand = Command.make("ledger", {
           status: input.status,
           // As `propose` takes it: budget-change names budget_change; `checked` refuses an unknown kind.
           kind: Option.map(input.kind, (kind) => kind.replaceAll("-", "_") as ActionKindName),
-          origin: input.origin
+          origin: input.origin,
+          proposedBy: input.proposedBy
         })
       })
       const answer = yield* client.listActions(request)

@@ -1,16 +1,16 @@
 /**
  * The ledger of one account: acs actions and changes made outside acs on one timeline, newest first, with
- * filters (status, kind, origin on the server; who on the page shown), cursor paging, warnings and the
- * failed step in plain words, links between an action and its revert, and a revert that first shows what
- * it will write.
+ * filters (status, kind, origin, who proposed: all on the server, so paging walks the filtered ledger),
+ * cursor paging, warnings and the failed step in plain words, links between an action and its revert, and a
+ * revert that first shows what it will write (the revert's own preview, `?preview=true`).
  */
-import type { ActionRecord } from "@acs/domain/Actions"
+import { type ActionRecord, type Actor, isProposalResponse, type ProposalPreview } from "@acs/domain/Actions"
 import { proposalKinds } from "@acs/domain/ProposalKinds"
 import { Either } from "effect"
-import { useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import { api, apiOrThrow } from "../api.ts"
 import { AccountPicker, Dialog, DiffTable, Notice, StatusBadge } from "../components.tsx"
-import { type DiffRow, diffOf } from "../diff.ts"
+import { diffOf } from "../diff.ts"
 import { dateTime, kindLabel } from "../format.ts"
 import { useLoad } from "../hooks.ts"
 import { accountOf, actorLabel, type Session } from "../session.ts"
@@ -27,15 +27,67 @@ interface Filters {
   readonly who: string
 }
 
-/** What a revert writes back: each field's prior value over what the action wrote. */
-const revertRows = (rows: ReadonlyArray<DiffRow>): ReadonlyArray<DiffRow> =>
-  rows.map((row) =>
-    row.change === "set"
-      ? { ...row, prior: row.proposed, proposed: row.prior }
-      : row.change === "add"
-      ? { ...row, prior: row.proposed, proposed: undefined, change: "remove" as const }
-      : { ...row, prior: undefined, proposed: row.prior, change: "add" as const }
+/** Who may be picked in the "who" filter: the person, the org's keys and people (for admins), and whoever the ledger showed. */
+const useProposers = (session: Session, seen: ReadonlyArray<ActionRecord> | undefined): ReadonlyArray<Actor> => {
+  const admin = session.me.scope === "admin"
+  const known = useLoad(async () => {
+    if (!admin) return []
+    const [keys, people] = await Promise.all([api((c) => c.keys.listKeys()), api((c) => c.people.listPeople())])
+    return [
+      ...(Either.isRight(people) ? people.right.people.map((p): Actor => ({ kind: "person", id: p.personId, name: p.name })) : []),
+      ...(Either.isRight(keys) ? keys.right.keys.map((k): Actor => ({ kind: "key", id: k.keyId, name: k.name })) : [])
+    ]
+  }, [admin])
+  const [remembered, setRemembered] = useState<ReadonlyMap<string, Actor>>(new Map())
+  useEffect(() => {
+    const fresh = (seen ?? []).map((a) => a.proposedBy).filter((actor) => !remembered.has(actor.id))
+    if (fresh.length > 0) setRemembered((m) => new Map([...m, ...fresh.map((actor) => [actor.id, actor] as const)]))
+  }, [seen])
+  const all = new Map<string, Actor>([[session.me.id, { kind: "person", id: session.me.id, name: session.me.name }]])
+  for (const actor of [...(known.data ?? []), ...remembered.values()]) if (!all.has(actor.id)) all.set(actor.id, actor)
+  return [...all.values()]
+}
+
+/** The revert's preview: what the compensating change writes, and whether it applies at once or queues. */
+const RevertConfirmation = (props: {
+  readonly action: ActionRecord
+  readonly currency: string
+  readonly onRevert: () => void
+  readonly onClose: () => void
+}) => {
+  const { action } = props
+  const [preview, setPreview] = useState<{ readonly answer?: ProposalPreview; readonly error?: string }>({})
+  useEffect(() => {
+    void api((c) => c.actions.revertAction({ path: { projectId: action.projectId, actionId: action.actionId }, urlParams: { preview: true } }))
+      .then((answer) => {
+        if (Either.isLeft(answer)) return setPreview({ error: `This change cannot be reverted: ${answer.left.message}` })
+        // A preview answers no actionId; anything else would mean the revert was recorded.
+        if (isProposalResponse(answer.right)) return setPreview({ error: "acs recorded a revert instead of previewing it; see the ledger" })
+        setPreview({ answer: answer.right })
+      })
+  }, [action.actionId])
+  const answer = preview.answer
+  return (
+    <Dialog title="Revert this change?" onClose={props.onClose}>
+      <p>{action.summary}</p>
+      {preview.error !== undefined ? <Notice error={preview.error} /> : answer === undefined ? <p role="status">Working out what the revert writes…</p> : (
+        <>
+          <p class="muted">The revert writes: <strong class="revert-summary">{answer.summary}</strong></p>
+          <DiffTable rows={diffOf(answer.kind, answer.payload)} currency={props.currency} caption="What the revert writes"
+            priorLabel="Now" proposedLabel="Revert writes" />
+          <div role="note">
+            <p>{answer.mode === "auto_applied" ? "It applies at once." : "It will wait for an approver:"}</p>
+            {answer.mode === "queued" && <ul>{answer.policyReasons.map((r) => <li key={r}>{r}</li>)}</ul>}
+          </div>
+        </>
+      )}
+      <div class="actions">
+        {answer !== undefined && <button type="button" class="danger" onClick={props.onRevert}>Revert</button>}
+        <button type="button" onClick={props.onClose}>Cancel</button>
+      </div>
+    </Dialog>
   )
+}
 
 export const LedgerPage = (props: { readonly session: Session; readonly projectId: string | undefined }) => {
   const { session } = props
@@ -59,23 +111,26 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
           ...(before === undefined ? {} : { before }),
           ...(filters.status === "" ? {} : { status: filters.status }),
           ...(filters.kind === "" ? {} : { kind: filters.kind as ActionRecord["kind"] }),
-          ...(filters.origin === "" ? {} : { origin: filters.origin })
+          ...(filters.origin === "" ? {} : { origin: filters.origin }),
+          ...(filters.who === "" ? {} : { proposedBy: filters.who })
         }
       })
     )
-  }, [projectId, before, filters.status, filters.kind, filters.origin], (event) =>
+  }, [projectId, before, filters.status, filters.kind, filters.origin, filters.who], (event) =>
     (event.type.startsWith("action.") || event.type === "poll") && (event.projectId === null || event.projectId === projectId))
 
   const setFilter = (change: Partial<Filters>) => {
     setFilters((f) => ({ ...f, ...change }))
-    if (!("who" in change)) setCursors([undefined])
+    setCursors([undefined])
   }
+  const proposers = useProposers(session, page.data?.actions)
 
   const revert = async (action: ActionRecord) => {
     setReverting(null)
-    const answer = await api((c) => c.actions.revertAction({ path: { projectId: action.projectId, actionId: action.actionId } }))
+    const answer = await api((c) => c.actions.revertAction({ path: { projectId: action.projectId, actionId: action.actionId }, urlParams: {} }))
     if (Either.isLeft(answer)) return setNotice({ error: `Revert refused: ${answer.left.message}` })
     const r = answer.right
+    if (!isProposalResponse(r)) return setNotice({ error: "acs answered a preview instead of recording the revert; try again" })
     setNotice({
       message: r.mode === "queued"
         ? `Revert of “${action.summary}” queued for approval (${r.policyReasons.join("; ") || "review"}).`
@@ -84,8 +139,7 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
     page.reload()
   }
 
-  const who = filters.who.trim().toLowerCase()
-  const actions = (page.data?.actions ?? []).filter((a) => who === "" || actorLabel(a.proposedBy).toLowerCase().includes(who))
+  const actions = page.data?.actions ?? []
 
   return (
     <section aria-labelledby="ledger-title">
@@ -111,8 +165,13 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
             <option value="external">outside acs</option>
           </select>
         </label>
-        <label class="field"><span>Who (this page)</span>
-          <input type="search" value={filters.who} onInput={(e) => setFilter({ who: e.currentTarget.value })} placeholder="key or person" />
+        <label class="field"><span>Proposed by</span>
+          <select value={filters.who} onChange={(e) => setFilter({ who: e.currentTarget.value })}>
+            <option value="">anyone</option>
+            {proposers.map((actor) => (
+              <option key={actor.id} value={actor.id}>{actor.id === session.me.id ? `you (${actor.name})` : actorLabel(actor)}</option>
+            ))}
+          </select>
         </label>
       </div>
       <Notice error={page.error ?? notice.error} message={notice.message} />
@@ -177,16 +236,7 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
         </button>
       </nav>
       {reverting !== null && (
-        <Dialog title="Revert this change?" onClose={() => setReverting(null)}>
-          <p>{reverting.summary}</p>
-          <p class="muted">The revert writes the state this action replaced:</p>
-          <DiffTable rows={revertRows(diffOf(reverting.kind, reverting.payload))} currency={currency} caption="What the revert writes"
-            priorLabel="Now" proposedLabel="Revert writes" />
-          <div class="actions">
-            <button type="button" class="danger" onClick={() => revert(reverting)}>Revert</button>
-            <button type="button" onClick={() => setReverting(null)}>Cancel</button>
-          </div>
-        </Dialog>
+        <RevertConfirmation action={reverting} currency={currency} onRevert={() => revert(reverting)} onClose={() => setReverting(null)} />
       )}
     </section>
   )

@@ -31,6 +31,8 @@ export interface LedgerQuery {
   readonly kind: ActionKindName | undefined
   /** acs: proposed through acs; external: changes made outside acs. */
   readonly origin: "acs" | "external" | undefined
+  /** Only this proposer's actions: `proposedBy.id` (a keyId, a personId, an outside change's modifier). */
+  readonly proposedBy: string | undefined
 }
 
 export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
@@ -75,6 +77,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
           ${query.before === undefined ? sql`` : sql`AND created_at < ${query.before}::timestamptz`}
           ${query.status === undefined ? sql`` : sql`AND status = ${query.status}`}
           ${query.kind === undefined ? sql`` : sql`AND kind = ${query.kind}`}
+          ${query.proposedBy === undefined ? sql`` : sql`AND proposed_by->>'id' = ${query.proposedBy}`}
           ${
   query.origin === undefined
     ? sql``

@@ -2,9 +2,10 @@
  * Revert (write + canApprove): the compensating change of an applied action is proposed and applied at once,
  * also with the kill switch off (undo must work during an incident). If the entity changed upstream since
  * the action applied, the compensating action queues for review instead, naming the drift, or the outside
- * change the ledger recorded (`supersededBy`), which it must not silently overwrite.
+ * change the ledger recorded (`supersededBy`), which it must not silently overwrite. Its preview makes the same
+ * checks and answers what the revert would record, writing nothing.
  */
-import { ExternalChangePayload } from "@acs/domain/Actions"
+import { ExternalChangePayload, type ProposalPreview } from "@acs/domain/Actions"
 import { NotFound, NotRevertible, ReadOnlyAccount } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -40,7 +41,11 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
           : `${describeOutsideChange(upstream.value.upstream)} (action ${externalActionId})`
       }))
 
-    const revert = (grant: Granted<"revertAction">, actionId: string) =>
+    /**
+     * The checks a revert makes and the compensating change it would record: the original applied and not yet
+     * reverted, its inverse, and whether it queues (drift upstream, or an outside change since). Writes nothing.
+     */
+    const plan = (grant: Granted<"revertAction">, actionId: string) =>
       Effect.gen(function*() {
         const account = grant.account
         if (account.readOnly) {
@@ -83,6 +88,37 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
           ...(drift === null ? [] : [`drift: ${drift}`, "a revert queues for review when the entity changed upstream since the action applied"])
         ]
         const queued = reasons.length > 0
+        return {
+          inverse,
+          refuse,
+          queued,
+          riskTier: compensation.reviewTier === "high" ? "high" as const : "review" as const,
+          policyReasons: queued ? reasons : [APPLIES_AT_ONCE]
+        }
+      })
+
+    /** `?preview=true`: what the revert would record (API.md "Preview"), nothing written. */
+    const preview = (grant: Granted<"revertAction">, actionId: string) =>
+      Effect.gen(function*() {
+        const { inverse, policyReasons, queued, riskTier } = yield* plan(grant, actionId)
+        const payload = inverse.payload
+        if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
+          return yield* Effect.dieMessage(`${inverse.kind}: a compensating payload is not an object`)
+        }
+        return {
+          kind: inverse.kind,
+          mode: queued ? "queued" : "auto_applied",
+          riskTier,
+          policyReasons,
+          summary: inverse.summary,
+          payload: payload as Readonly<Record<string, unknown>>
+        } satisfies ProposalPreview
+      }).pipe(Effect.withSpan("Revert.preview"))
+
+    const revert = (grant: Granted<"revertAction">, actionId: string) =>
+      Effect.gen(function*() {
+        const account = grant.account
+        const { inverse, policyReasons, queued, refuse, riskTier } = yield* plan(grant, actionId)
         const response = yield* sql.withTransaction(
           Effect.gen(function*() {
             yield* lockAccount(account.projectId)
@@ -96,8 +132,8 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
               kind: inverse.kind,
               mode: queued ? "queued" : "auto_applied",
               status: queued ? "proposed" : "approved",
-              riskTier: compensation.reviewTier === "high" ? "high" : "review",
-              policyReasons: queued ? reasons : [APPLIES_AT_ONCE],
+              riskTier,
+              policyReasons,
               summary: inverse.summary,
               reason: `revert of ${actionId}`,
               payload: inverse.payload,
@@ -117,7 +153,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
         return response
       }).pipe(Effect.withSpan("Revert.revert"))
 
-    return { revert } as const
+    return { preview, revert } as const
   }),
   // Connections (over the upstream port) and WorkerSignal (one per instance, shared with the workers) come
   // from the application layer.

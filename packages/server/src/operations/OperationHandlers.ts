@@ -193,7 +193,8 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
           before: urlParams?.before,
           status: urlParams?.status,
           kind: urlParams?.kind,
-          origin: urlParams?.origin
+          origin: urlParams?.origin,
+          proposedBy: urlParams?.proposedBy
         }),
       getAction: (grant, { path }) => ledger.get(grant, path.actionId),
       listApprovals: (grant, { urlParams }) =>
@@ -203,7 +204,8 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
         }),
       approveAction: (grant, { path }) => approvals.approve(grant, path.actionId),
       rejectAction: (grant, { path, payload }) => approvals.reject(grant, path.actionId, payload?.reason),
-      revertAction: (grant, { path }) => revert.revert(grant, path.actionId).pipe(withSql),
+      revertAction: (grant, { path, urlParams }) =>
+        urlParams?.preview === true ? revert.preview(grant, path.actionId).pipe(withSql) : revert.revert(grant, path.actionId).pipe(withSql),
       getPolicy: (grant) => policy.get(grant).pipe(withSql),
       getTargets: (grant) => targets.get(grant),
       updateTargets: (grant, { payload }) => targets.put(grant, payload),
