@@ -28,13 +28,26 @@ export type WireErrorItem = typeof WireErrorItem.Type
 
 export const WireError = Schema.Struct({ errors: Schema.Array(WireErrorItem) })
 
-/** Every answer: `{data, pagination, error}`. */
-export const WireEnvelope = <A, I, R>(data: Schema.Schema<A, I, R>) =>
+const makeWireEnvelope = <A, I, R>(data: Schema.Schema<A, I, R>) =>
   Schema.Struct({
     data: Schema.NullOr(data),
     pagination: Schema.optional(Schema.NullOr(WirePagination)),
     error: Schema.optional(Schema.NullOr(WireError))
   })
+
+const wireEnvelopes = new WeakMap<object, unknown>()
+
+/**
+ * Every answer: `{data, pagination, error}`. One envelope per data schema, so its decoder is compiled once
+ * (Schema caches decoders by schema) rather than on every answer.
+ */
+export const WireEnvelope = <A, I, R>(data: Schema.Schema<A, I, R>): ReturnType<typeof makeWireEnvelope<A, I, R>> => {
+  const known = wireEnvelopes.get(data)
+  if (known !== undefined) return known as ReturnType<typeof makeWireEnvelope<A, I, R>>
+  const made = makeWireEnvelope(data)
+  wireEnvelopes.set(data, made)
+  return made
+}
 
 export const WireAcl = Schema.Struct({
   orgId: Schema.Int,

@@ -7,7 +7,7 @@ import type { Account } from "@acs/domain/Accounts"
 import type { ConnectionRequest } from "@acs/domain/Connection"
 import { ConnectionError, InvalidRequest } from "@acs/domain/Errors"
 import { isP256PrivateKey } from "@acs/upstream/ClientSecret"
-import { Upstream, type UpstreamAccount, type UpstreamApiVersion, type UpstreamCredentials } from "@acs/upstream/Upstream"
+import { Upstream, type UpstreamAccount, type UpstreamApiVersion, type UpstreamClient, type UpstreamCredentials } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import * as Crypto from "node:crypto"
@@ -199,11 +199,24 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         }
       })).pipe(Effect.orDie)
 
+    /**
+     * The clients made for each org, by the saved credentials they were made from: a client keeps its access
+     * token (one token request an hour, not one per apply). The connection row is read on every call, so
+     * saving new credentials (sealed afresh, on any instance) makes the next call build a new client.
+     */
+    const clients = new Map<string, { readonly sealed: string; readonly apiVersion: UpstreamApiVersion; readonly client: UpstreamClient }>()
+    const MAX_CACHED_CLIENTS = 1_000
+
     const clientFor = (orgId: string) =>
       Effect.gen(function*() {
         const saved = yield* row(orgId)
         if (saved === undefined || saved.credentialsEncrypted === null) {
           return yield* new ConnectionError({ message: "no upstream connection: an admin must PUT /connection first" })
+        }
+        const cached = clients.get(orgId)
+        // A connection marked broken gets a fresh client (and heals below when it can be made).
+        if (cached !== undefined && saved.status === "ok" && cached.sealed === saved.credentialsEncrypted && cached.apiVersion === saved.apiVersion) {
+          return cached.client
         }
         const opened = box.open(saved.credentialsEncrypted)
         if (Option.isNone(opened)) {
@@ -216,10 +229,17 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
             onFailure: (error) =>
               error._tag === "ConnectionError" ? markBroken(orgId, error.message) : Effect.void,
             // Working again after a refusal: the connection heals without a new PUT.
-            onSuccess: () =>
-              saved.status === "error"
-                ? sql`UPDATE connections SET status = 'ok', error = NULL, checked_at = now() WHERE org_id = ${orgId}`.pipe(Effect.orDie)
-                : Effect.void
+            onSuccess: (client) =>
+              Effect.zipRight(
+                Effect.sync(() => {
+                  clients.delete(orgId)
+                  if (clients.size >= MAX_CACHED_CLIENTS) clients.delete(clients.keys().next().value!)
+                  clients.set(orgId, { sealed: saved.credentialsEncrypted!, apiVersion: saved.apiVersion, client })
+                }),
+                saved.status === "error"
+                  ? sql`UPDATE connections SET status = 'ok', error = NULL, checked_at = now() WHERE org_id = ${orgId}`.pipe(Effect.orDie)
+                  : Effect.void
+              )
           })
         )
       })

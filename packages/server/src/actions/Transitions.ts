@@ -19,9 +19,10 @@
 import type { ActionStatus, Actor, ExternalChangePayload, Failure, Mode, RiskTier } from "@acs/domain/Actions"
 import type { KindName } from "@acs/domain/ProposalKinds"
 import type { EventType } from "@acs/domain/Events"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { afterCommit } from "../db/AfterCommit.ts"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
 import { writeActionEvent } from "../events/Outbox.ts"
 import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
@@ -85,7 +86,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * Runs the guarded statement (which answers the changed row) and, when it changed one, writes `type`'s
      * event with the row as it is now; answers whether it happened.
      */
-    const transition = (
+    const changed = (
       statement: Effect.Effect<ReadonlyArray<ChangedRow>, unknown>,
       type: ActionEventType,
       extra: Readonly<Record<string, unknown>> = {}
@@ -93,12 +94,19 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       atomically(Effect.gen(function*() {
         const rows = yield* Effect.orDie(statement)
         const row = rows[0]
-        if (row === undefined) return false
+        if (row === undefined) return undefined
         yield* writeActionEvent(sql, row.orgId, type, toRecord(row), extra)
         // Counted once the change committed: a transition rolled back with its transaction never happened.
         yield* afterCommit(countAction(row.status))
-        return true
+        return row
       }))
+
+    /** As `changed`, answering whether it happened. */
+    const transition = (
+      statement: Effect.Effect<ReadonlyArray<ChangedRow>, unknown>,
+      type: ActionEventType,
+      extra: Readonly<Record<string, unknown>> = {}
+    ) => Effect.map(changed(statement, type, extra), (row) => row !== undefined)
 
     /** Appends a row; the caller holds the account's proposal lock (strictly increasing `created_at`). */
     const append = (action: NewAction) =>
@@ -168,6 +176,17 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     const thenSettle = (actionId: string, end: CompensationEnd) => (done: boolean) =>
       done ? Effect.as(settleOriginal(actionId, end), true) : Effect.succeed(false)
 
+    /**
+     * As `thenSettle`, from the changed row: only a compensating action (`revert_of` set) can be named by an
+     * original's `reverted_by`, so any other row skips the statement (the apply path's common case).
+     */
+    const thenSettleRow = (actionId: string, end: CompensationEnd) => (row: ChangedRow | undefined) =>
+      row === undefined
+        ? Effect.succeed(false)
+        : row.revertOf === null
+        ? Effect.succeed(true)
+        : Effect.as(settleOriginal(actionId, end), true)
+
     /** proposed -> approved; a new apply run begins. */
     const approve = (actionId: string, by: Actor) =>
       transition(
@@ -202,29 +221,38 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         "action.expired"
       ).pipe(Effect.flatMap(thenSettle(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.expire"))
 
-    /** approved -> applying (also applying -> applying: a retried run stays under way). No event: not a decision or an outcome. */
-    const markApplying = (actionId: string) =>
-      happened(sql`UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
-        WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`).pipe(
-        Effect.withSpan("Transitions.markApplying")
-      )
+    /**
+     * approved -> applying (also applying -> applying: a retried run stays under way). No event: not a decision or
+     * an outcome. With `guard` (a data-modifying statement that answers rows: the apply job's lease renewal) the
+     * change happens, in the same statement, only when the guard answers a row.
+     */
+    const markApplying = (actionId: string, guard?: Statement.Fragment) =>
+      happened(
+        guard === undefined
+          ? sql`UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
+              WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`
+          : sql`/* prepared */ WITH guard AS (${guard})
+              UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
+              WHERE action_id = ${actionId} AND status IN ('approved', 'applying') AND EXISTS (SELECT 1 FROM guard)
+              RETURNING action_id`
+      ).pipe(Effect.withSpan("Transitions.markApplying", HOT_SPAN))
 
     /** applying -> applied, with what the steps returned (warnings included); a compensation reverts its original with it. */
     const markApplied = (actionId: string, applied: AppliedResult) =>
-      transition(
-        sql<ChangedRow>`UPDATE actions SET status = 'applied', warnings = ${json(applied.warnings)}::jsonb,
+      changed(
+        sql<ChangedRow>`/* prepared */ UPDATE actions SET status = 'applied', warnings = ${json(applied.warnings)}::jsonb,
             result = ${json(applied.result)}::jsonb, applied_at = clock_timestamp(), updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status = 'applying' RETURNING org_id, ${columns}`,
         "action.applied"
-      ).pipe(Effect.flatMap(thenSettle(actionId, "applied")), atomically, Effect.withSpan("Transitions.markApplied"))
+      ).pipe(Effect.flatMap(thenSettleRow(actionId, "applied")), atomically, Effect.withSpan("Transitions.markApplied", HOT_SPAN))
 
     /** approved|applying -> failed (the failure names its step); a failed compensation frees its original. */
     const fail = (actionId: string, failure: Failure) =>
-      transition(
+      changed(
         sql<ChangedRow>`UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
         "action.failed"
-      ).pipe(Effect.flatMap(thenSettle(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.fail"))
+      ).pipe(Effect.flatMap(thenSettleRow(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.fail"))
 
     /** approved|applying -> proposed: the apply found a reason a person must decide; the reasons are added (and sent). */
     const demote = (actionId: string, reasons: ReadonlyArray<string>) =>

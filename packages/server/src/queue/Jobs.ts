@@ -6,6 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
@@ -38,7 +39,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
 
     const claim = (workerId: string, leaseMs: number) =>
-      sql<ClaimedJob>`
+      sql<ClaimedJob>`/* prepared */
         UPDATE jobs SET locked_by = ${workerId}, lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}),
           attempts = attempts + 1
         WHERE job_id = (
@@ -51,24 +52,31 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
           (SELECT a.trace_parent FROM actions a WHERE a.action_id = jobs.action_id) AS action_trace_parent`.pipe(
         Effect.map((rows) => rows[0]),
         Effect.orDie,
-        Effect.withSpan("Jobs.claim")
+        Effect.withSpan("Jobs.claim", HOT_SPAN)
       )
+
+    /**
+     * The renewal as a fragment for a data-modifying CTE (`WITH lease AS (...)`): a write that happens only
+     * `WHERE EXISTS (SELECT 1 FROM lease)` is fenced and renews the lease in one statement, holding the job's
+     * row lock until its transaction ends, as a `heartbeat` before it in the same transaction would.
+     */
+    const renewal = (jobId: string, workerId: string, leaseMs: number) =>
+      sql`UPDATE jobs SET lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
+        WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`
 
     /**
      * Extends the lease; false when the job is no longer ours (it was rescued by another worker). Also the
      * ownership check before a write: `locked_by` still ours means nobody claimed the job, even past its lease.
      */
     const heartbeat = (jobId: string, workerId: string, leaseMs: number) =>
-      sql<{ jobId: string }>`
-        UPDATE jobs SET lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
-        WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
+      sql<{ jobId: string }>`/* prepared */ ${renewal(jobId, workerId, leaseMs)}`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
 
     /** Removes the finished job; false (and nothing done) when it is no longer this worker's. */
     const complete = (jobId: string, workerId: string) =>
-      sql<{ jobId: string }>`DELETE FROM jobs WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
+      sql<{ jobId: string }>`/* prepared */ DELETE FROM jobs WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
@@ -86,13 +94,13 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
       )
 
     /** When the next job is due (ms from now), if any: how long an idle worker may sleep. */
-    const nextDueInMs = sql<{ dueInMs: string | null }>`
+    const nextDueInMs = sql<{ dueInMs: string | null }>`/* prepared */
       SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8
         AS due_in_ms FROM jobs`.pipe(
       Effect.map((rows) => rows[0]?.dueInMs === null || rows[0] === undefined ? null : Number(rows[0].dueInMs)),
       Effect.orDie
     )
 
-    return { enqueue, claim, heartbeat, complete, retryLater, nextDueInMs } as const
+    return { enqueue, claim, heartbeat, renewal, complete, retryLater, nextDueInMs } as const
   })
 }) {}

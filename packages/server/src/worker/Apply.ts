@@ -5,24 +5,27 @@
  * `upstream_unavailable` hands the job back for a later attempt, continuing after the last recorded step.
  * Every upstream write and every state write is fenced by the job's lease: a worker that lost its job (paused
  * past its lease, then claimed by another) stops before its next write and leaves the job to the new owner.
+ * A state write is one statement behind the lease renewal (`WITH lease AS (...)`); the write that ends the run
+ * (applied, failed, demoted) deletes the job in its own transaction, so the outcome and the job's end commit
+ * together (docs/decisions.md, "Apply path speed").
  */
 import type { ActionRecord, Failure } from "@acs/domain/Actions"
-import type { UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
-import { SqlClient } from "@effect/sql"
+import type { UpstreamCampaign, UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/Catalog.ts"
 import type { Ids, KindDefinition, Step, StepContext, StepFailure, Touched } from "../actions/Kind.ts"
-import { Ledger } from "../actions/Ledger.ts"
+import { actionColumns, type ActionRow, toRecord } from "../actions/ActionRow.ts"
 import { describeOutsideChange } from "../actions/OutsideChangeText.ts"
 import { outsideChangesTo } from "../actions/OutsideChanges.ts"
 import { touchedEntities } from "../actions/TouchedEntities.ts"
 import { Transitions } from "../actions/Transitions.ts"
-import { policyFacts, warehouseView } from "../actions/WarehouseView.ts"
+import { policyFacts, type WarehouseView, warehouseView } from "../actions/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
-import { OrgSettings } from "../settings/Settings.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 import { observeApplyLag } from "../telemetry/Metrics.ts"
 import { writeBack } from "./WarehouseWriteBack.ts"
 
@@ -31,12 +34,22 @@ import { writeBack } from "./WarehouseWriteBack.ts"
  * the lease was lost (another worker may own the job now and settles it).
  */
 export type ApplyOutcome =
-  | { readonly _tag: "Done" }
+  /** `settled`: the job was deleted with the outcome's state change; otherwise the worker completes it. */
+  | { readonly _tag: "Done"; readonly settled: boolean }
   | { readonly _tag: "Retry"; readonly error: string; readonly retryAfterMs: number | undefined }
   | { readonly _tag: "LeaseLost" }
 
-/** Re-verifies (and renews) the job's lease; fails when the job may belong to another worker now. */
-export type LeaseCheck = Effect.Effect<void, LeaseLost>
+/** The claimed job's lease as the apply uses it (made by the worker, Worker.ts). */
+export interface Lease {
+  /** Re-verifies (and renews) the lease in a statement of its own; fails when the job may be another worker's now. */
+  readonly check: Effect.Effect<void, LeaseLost>
+  /** The renewal for `WITH lease AS (...)`: a write that happens only while it answers a row is fenced in one statement. */
+  readonly renewal: Statement.Fragment
+  /** What a fenced write that found no lease answers: the job is no longer ours. */
+  readonly lost: Effect.Effect<never, LeaseLost>
+  /** Deletes the job while it is ours (`LeaseLost` otherwise): the first statement of the transaction that ends the run. */
+  readonly settle: Effect.Effect<void, LeaseLost>
+}
 
 interface RecordedStep {
   readonly step: number
@@ -64,8 +77,8 @@ const requestIdOf = (error: StepFailure): string | null =>
  * The client with the lease check in front of every write. The steps' error channel holds upstream failures
  * only, so a lost lease travels as a `LeaseLost` defect that `apply` turns back into an outcome.
  */
-const fenceWrites = (client: UpstreamClient, lease: LeaseCheck): UpstreamClient => {
-  const guard = Effect.orDie(lease)
+const fenceWrites = (client: UpstreamClient, lease: Lease): UpstreamClient => {
+  const guard = Effect.orDie(lease.check)
   const fence = <Args extends ReadonlyArray<unknown>, A>(write: (...args: Args) => Effect.Effect<A, UpstreamFailure>) =>
   (...args: Args): Effect.Effect<A, UpstreamFailure> => Effect.zipRight(guard, Effect.suspend(() => write(...args)))
   return {
@@ -89,22 +102,34 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const connections = yield* Connections
-    const ledger = yield* Ledger
     const transitions = yield* Transitions
     const accounts = yield* Accounts
-    const settings = yield* OrgSettings
+    const columns = actionColumns(sql)
 
     /**
      * Runs `write` in one transaction behind the lease check: the check renews the job's row and holds its lock
      * until the write commits, so no other worker can claim the job in between.
      */
-    const fenced = <A, E, R>(lease: LeaseCheck, write: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(Effect.zipRight(lease, write)).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
+    const fenced = <A, E, R>(lease: Lease, write: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.zipRight(lease.check, write)).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
 
-    /** `readOnly`: the upstream refused a write for the role, so the account is marked until a sync sees it back. */
-    const fail = (action: ActionRecord, failure: Failure, options: { readonly lease?: LeaseCheck; readonly readOnly?: boolean } = {}) =>
-      fenced(
-        options.lease ?? Effect.void,
+    /**
+     * Runs the write that ends the run in one transaction with the job's deletion (which fails first when the
+     * job is no longer ours): the outcome, its event and the job's end commit together or not at all.
+     */
+    const settled = <A, E, R>(lease: Lease, write: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.zipRight(lease.settle, write)).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
+
+    /** A one-statement write fenced by `lease.renewal` answered no row: the job is no longer ours. */
+    const requireRow = (lease: Lease) => (rows: ReadonlyArray<unknown>) => rows.length > 0 ? Effect.void : lease.lost
+
+    /**
+     * Fails the action and ends the job with it. `readOnly`: the upstream refused a write for the role, so the
+     * account is marked until a sync sees it back.
+     */
+    const fail = (action: ActionRecord, failure: Failure, lease: Lease, options: { readonly readOnly?: boolean } = {}) =>
+      settled(
+        lease,
         Effect.all([
           // A failed compensation frees its original (inside `fail`).
           transitions.fail(action.actionId, failure),
@@ -125,34 +150,77 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         Effect.catchAll(() => Effect.succeed(""))
       )
 
-    const demote = (action: ActionRecord, reasons: ReadonlyArray<string>, lease: LeaseCheck) =>
-      fenced(lease, transitions.demote(action.actionId, reasons)).pipe(
+    const demote = (action: ActionRecord, reasons: ReadonlyArray<string>, lease: Lease) =>
+      settled(lease, transitions.demote(action.actionId, reasons)).pipe(
         Effect.tap(() => Effect.logInfo("action demoted").pipe(Effect.annotateLogs({ actionId: action.actionId, reasons })))
       )
 
-    const recorded = (action: ActionRecord, run: number, phase: "apply" | "rollback") =>
-      sql<RecordedStep>`SELECT step, status, output FROM action_steps
-        WHERE action_id = ${action.actionId} AND run = ${run} AND phase = ${phase} ORDER BY step`.pipe(Effect.orDie)
+    /**
+     * What an apply starts from, in one statement: the action and its run, the org's kill switch, and the steps
+     * this run recorded already (empty for a run not yet begun).
+     */
+    const forApply = (projectId: string, actionId: string) =>
+      sql<ActionRow & { readonly applyRun: number; readonly platformAutoApply: boolean; readonly recordedSteps: ReadonlyArray<RecordedStep> }>`
+        /* prepared */ SELECT ${columns}, apply_run,
+          (SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = actions.org_id) AS platform_auto_apply,
+          (SELECT coalesce(json_agg(json_build_object('step', s.step, 'status', s.status, 'output', s.output) ORDER BY s.step), '[]'::json)
+            FROM action_steps s WHERE s.action_id = actions.action_id AND s.run = actions.apply_run AND s.phase = 'apply') AS recorded_steps
+        FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
+        Effect.map((rows) => {
+          const row = rows[0]
+          return row === undefined
+            ? undefined
+            : { action: toRecord(row), run: row.applyRun, killSwitchOn: row.platformAutoApply, before: row.recordedSteps }
+        }),
+        Effect.orDie
+      )
 
-    const recordStart = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, step: Step) =>
-      sql`INSERT INTO action_steps (action_id, run, phase, step, name, status)
-          VALUES (${action.actionId}, ${run}, ${phase}, ${index + 1}, ${step.name}, 'started')
-          ON CONFLICT (action_id, run, phase, step) DO UPDATE SET status = 'started', started_at = clock_timestamp()`
-        .pipe(Effect.asVoid, Effect.orDie)
+    /** The step is under way (recorded before its upstream call), fenced by the lease in the same statement. */
+    const recordStart = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, step: Step, lease: Lease) =>
+      sql`/* prepared */ WITH lease AS (${lease.renewal})
+          INSERT INTO action_steps (action_id, run, phase, step, name, status)
+          SELECT ${action.actionId}, ${run}::int, ${phase}, ${index + 1}::int, ${step.name}, 'started' WHERE EXISTS (SELECT 1 FROM lease)
+          ON CONFLICT (action_id, run, phase, step) DO UPDATE SET status = 'started', started_at = clock_timestamp()
+          RETURNING step`.pipe(Effect.orDie, Effect.flatMap(requireRow(lease)))
 
-    const recordEnd = (
-      action: ActionRecord,
-      run: number,
-      phase: "apply" | "rollback",
-      index: number,
-      outcome: { readonly output: unknown } | { readonly error: string }
-    ) =>
-      sql`UPDATE action_steps SET finished_at = clock_timestamp(),
+    type StepEnd = { readonly output: unknown } | { readonly error: string }
+
+    /** The step's outcome; fenced by `lease` in the same statement, or unfenced inside a `settled` transaction. */
+    const recordEnd = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, outcome: StepEnd, lease?: Lease) => {
+      const set = sql`finished_at = clock_timestamp(),
             status = ${"error" in outcome ? "failed" : "succeeded"},
             output = ${"output" in outcome ? JSON.stringify(outcome.output) : null}::jsonb,
-            error = ${"error" in outcome ? outcome.error : null}
-          WHERE action_id = ${action.actionId} AND run = ${run} AND phase = ${phase} AND step = ${index + 1}`
-        .pipe(Effect.asVoid, Effect.orDie)
+            error = ${"error" in outcome ? outcome.error : null}`
+      const where = sql`action_id = ${action.actionId} AND run = ${run} AND phase = ${phase} AND step = ${index + 1}`
+      return lease === undefined
+        ? sql`/* prepared */ UPDATE action_steps SET ${set} WHERE ${where}`.pipe(Effect.asVoid, Effect.orDie)
+        : sql`/* prepared */ WITH lease AS (${lease.renewal})
+            UPDATE action_steps SET ${set} WHERE ${where} AND EXISTS (SELECT 1 FROM lease) RETURNING step`.pipe(
+            Effect.orDie,
+            Effect.flatMap(requireRow(lease))
+          )
+    }
+
+    /** Marks the action applying behind the lease (one statement); a lost lease stops the apply. */
+    const markApplying = (action: ActionRecord, lease: Lease) =>
+      transitions.markApplying(action.actionId, lease.renewal).pipe(
+        // No row: the job is no longer ours, or (never on this path) the action left approved/applying.
+        Effect.flatMap((changed) => changed ? Effect.void : lease.check)
+      )
+
+    /** One read of the campaign per apply: the re-check and the hard cap ask for the same row. */
+    const withCampaignsRead = (view: WarehouseView): WarehouseView => {
+      const seen = new Map<string, UpstreamCampaign | undefined>()
+      return {
+        ...view,
+        campaign: (campaignId) =>
+          Effect.suspend(() =>
+            seen.has(campaignId)
+              ? Effect.succeed(seen.get(campaignId))
+              : view.campaign(campaignId).pipe(Effect.tap((campaign) => Effect.sync(() => seen.set(campaignId, campaign))))
+          )
+      }
+    }
 
     /** Undoes completed steps in reverse, best effort; returns what the undo touched. */
     const rollback = (
@@ -161,20 +229,17 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       steps: ReadonlyArray<Step>,
       done: number,
       context: StepContext,
-      lease: LeaseCheck
+      lease: Lease
     ) =>
       Effect.gen(function*() {
         const touched: Array<Touched> = []
         for (let index = done - 1; index >= 0; index--) {
           const step = steps[index]!
           if (step.undo === undefined) continue
-          yield* fenced(lease, recordStart(action, run, "rollback", index, step))
+          yield* recordStart(action, run, "rollback", index, step, lease)
           const undone = yield* step.undo(context).pipe(Effect.either)
           if (undone._tag === "Right") touched.push(undone.right)
-          yield* fenced(
-            lease,
-            recordEnd(action, run, "rollback", index, undone._tag === "Right" ? { output: {} } : { error: undone.left.message })
-          )
+          yield* recordEnd(action, run, "rollback", index, undone._tag === "Right" ? { output: {} } : { error: undone.left.message }, lease)
         }
         return touched
       })
@@ -187,7 +252,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       client: StepContext["client"],
       account: AccountRecord,
       before: ReadonlyArray<RecordedStep>,
-      lease: LeaseCheck
+      lease: Lease
     ) =>
       Effect.gen(function*() {
         const steps = definition.steps(payload)
@@ -196,6 +261,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         let ids: Ids = {}
         const touched: Array<Touched> = []
         const warnings: Array<string> = []
+        let last: { readonly index: number; readonly output: unknown } | undefined
         for (const [index, step] of steps.entries()) {
           const prior = before.find((r) => r.step === index + 1)
           if (prior?.status === "succeeded" && prior.output !== null) {
@@ -205,7 +271,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             continue
           }
           const context: StepContext = { client, accountId: account.upstreamAccountId, ids, acceptDrift }
-          yield* fenced(lease, recordStart(action, run, "apply", index, step))
+          yield* recordStart(action, run, "apply", index, step, lease)
           const outcome = yield* step.apply(context).pipe(Effect.either)
           if (outcome._tag === "Left") {
             const error = outcome.left
@@ -213,7 +279,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
               // Not processed upstream (or unknown): the next attempt reconciles this step by reading first.
               return { _tag: "Unavailable" as const, error }
             }
-            yield* fenced(lease, recordEnd(action, run, "apply", index, { error: messageOf(error) }))
+            yield* recordEnd(action, run, "apply", index, { error: messageOf(error) }, lease)
             const undone = yield* rollback(action, run, steps, index, context, lease)
             yield* fenced(lease, writeBack(account.projectId, mergeTouched([...touched, ...undone])))
             if (error._tag === "Drift") return { _tag: "Drift" as const, reason: error.reason }
@@ -227,27 +293,36 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             }
             return { _tag: "Failed" as const, failure, readOnly: error._tag === "ReadOnlyAccount" }
           }
-          yield* fenced(lease, recordEnd(action, run, "apply", index, { output: outcome.right }))
           ids = { ...ids, ...outcome.right.ids }
           touched.push(outcome.right.touched)
           warnings.push(...outcome.right.warnings)
+          // The last step's outcome is recorded with the action's (`Applied` below), in the transaction ending the run.
+          if (index < steps.length - 1) yield* recordEnd(action, run, "apply", index, { output: outcome.right }, lease)
+          else last = { index, output: outcome.right }
         }
-        return { _tag: "Applied" as const, ids, touched: mergeTouched(touched), warnings }
+        return { _tag: "Applied" as const, ids, touched: mergeTouched(touched), warnings, last }
       })
 
-    const runAction = <P>(definition: KindDefinition<P>, action: ActionRecord, run: number, account: AccountRecord, lease: LeaseCheck) =>
+    interface Claimed {
+      readonly action: ActionRecord
+      readonly run: number
+      readonly killSwitchOn: boolean
+      readonly before: ReadonlyArray<RecordedStep>
+    }
+
+    const runAction = <P>(definition: KindDefinition<P>, claimed: Claimed, account: AccountRecord, lease: Lease) =>
       Effect.gen(function*() {
+        const { action, before, run } = claimed
         const payload = yield* Schema.decodeUnknown(definition.payload)(action.payload).pipe(Effect.orDie)
-        const before = yield* recorded(action, run, "apply")
         // Checks run before the first upstream call of a run; a run already under way (a retry after
         // upstream_unavailable, or a crash) is only reconciled, since its writes may have landed and a sync
         // may already show them.
         const begun = before.length > 0
         const autoApplied = action.mode === "auto_applied" && action.decidedBy === null && action.revertOf === null
         if (autoApplied && !begun) {
-          const [switchState, facts] = yield* Effect.all([settings.read(account.orgId), policyFacts(account)])
+          const facts = yield* policyFacts(account)
           const demotions = stillClears({
-            killSwitchOn: switchState.platformAutoApply,
+            killSwitchOn: claimed.killSwitchOn,
             accountStatus: account.status,
             reviewTier: definition.reviewTier,
             verdict: yield* definition.autoApply(payload, facts)
@@ -260,16 +335,14 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             stepName: null,
             message: "read_only_account: the upstream credential cannot write to this account",
             upstreamRequestId: null
-          }, { lease })
+          }, lease)
         }
-        const view = yield* warehouseView(account)
+        const view = withCampaignsRead(yield* warehouseView(account))
         const recheck = begun ? Either.right(undefined) : yield* definition.recheck(payload, view).pipe(Effect.either)
         if (recheck._tag === "Left") {
           const error = recheck.left
           const message = error._tag === "ValidationFailed" ? error.validation_errors.join("; ") : error.message
-          return yield* fail(action, { step: null, stepName: null, message: `local validation at apply: ${message}`, upstreamRequestId: null }, {
-            lease
-          })
+          return yield* fail(action, { step: null, stepName: null, message: `local validation at apply: ${message}`, upstreamRequestId: null }, lease)
         }
         const budget = begun ? undefined : definition.budgetChange?.(payload)
         if (budget !== undefined) {
@@ -282,10 +355,10 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
               message: `hard cap: the new daily budget is more than ${BUDGET_HARD_CAP_MULTIPLE} times the warehouse value ` +
                 `(${warehouseBudget} micros); acs refuses it`,
               upstreamRequestId: null
-            }, { lease })
+            }, lease)
           }
         }
-        yield* fenced(lease, transitions.markApplying(action.actionId))
+        yield* markApplying(action, lease)
         const client = fenceWrites(yield* connections.clientFor(account.orgId), lease)
         const outcome = yield* runSteps(definition, action, run, payload, client, account, before, lease)
         switch (outcome._tag) {
@@ -294,11 +367,13 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           case "Drift":
             return yield* demote(action, [`drift: ${outcome.reason}${yield* whoChanged(client, account, action)}`], lease)
           case "Failed":
-            return yield* fail(action, outcome.failure, { lease, readOnly: outcome.readOnly })
-          case "Applied":
-            yield* fenced(
+            return yield* fail(action, outcome.failure, lease, { readOnly: outcome.readOnly })
+          case "Applied": {
+            const last = outcome.last
+            yield* settled(
               lease,
               Effect.all([
+                last === undefined ? Effect.void : recordEnd(action, run, "apply", last.index, { output: last.output }),
                 writeBack(account.projectId, outcome.touched),
                 // An applied compensation reverts its original (inside `markApplied`).
                 transitions.markApplied(action.actionId, { warnings: outcome.warnings, result: outcome.ids })
@@ -306,34 +381,37 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             )
             yield* Effect.logInfo("action applied").pipe(Effect.annotateLogs({ actionId: action.actionId, kind: action.kind }))
             yield* observeApplyLag(action.kind, ((yield* Clock.currentTimeMillis) - Date.parse(action.decidedAt ?? action.created_at)) / 1000)
+          }
         }
       })
 
+    const done = (settledJob: boolean): ApplyOutcome => ({ _tag: "Done", settled: settledJob })
+
     /**
-     * Runs one claimed action to a terminal or demoted state, or says to retry it later. `lease` guards every
-     * write: once it fails, the apply stops where it is and the outcome is `LeaseLost`.
+     * Runs one claimed action to a terminal or demoted state (ending its job in the same transaction), or says
+     * to retry it later. `lease` guards every write: once it fails, the apply stops where it is and the
+     * outcome is `LeaseLost`.
      */
-    const apply = (actionId: string, projectId: string, lease: LeaseCheck) =>
+    const apply = (actionId: string, projectId: string, lease: Lease) =>
       Effect.gen(function*() {
-        const found = yield* ledger.forApply(projectId, actionId)
+        const found = yield* forApply(projectId, actionId)
         // A job whose action was decided or applied meanwhile has nothing left to do.
         if (found === undefined || (found.action.status !== "approved" && found.action.status !== "applying")) {
-          return { _tag: "Done" } as ApplyOutcome
+          return done(false)
         }
-        const { action, run } = found
+        const { action } = found
         const account = yield* accounts.find(projectId)
-        if (Option.isNone(account)) return { _tag: "Done" } as ApplyOutcome
+        if (Option.isNone(account)) return done(false)
         const failed = (message: string, upstreamRequestId: string | null = null, readOnly = false) =>
-          fail(action, { step: null, stepName: null, message, upstreamRequestId }, { lease, readOnly }).pipe(
-            Effect.as({ _tag: "Done" } as ApplyOutcome)
-          )
+          fail(action, { step: null, stepName: null, message, upstreamRequestId }, lease, { readOnly }).pipe(Effect.as(done(true)))
         // Outside changes are recorded applied and never queued; nothing applies them.
-        if (action.kind === "external_change") return { _tag: "Done" } as ApplyOutcome
-        return yield* kindNamed(action.kind).use((definition) => runAction(definition, action, run, account.value, lease)).pipe(
-          Effect.as({ _tag: "Done" } as ApplyOutcome),
+        if (action.kind === "external_change") return done(false)
+        return yield* kindNamed(action.kind).use((definition) => runAction(definition, found, account.value, lease)).pipe(
+          // Every way through runAction ends the run with `settled` (or fails, below).
+          Effect.as(done(true)),
           Effect.catchTags({
             UpstreamUnavailable: (error) =>
-              fenced(lease, transitions.markApplying(action.actionId)).pipe(
+              markApplying(action, lease).pipe(
                 Effect.as({ _tag: "Retry", error: error.message, retryAfterMs: error.retry_after_ms } as ApplyOutcome)
               ),
             ConnectionError: (error) => failed(`connection_error: ${error.message}`),
@@ -349,11 +427,11 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             Effect.annotateLogs({ actionId, jobId: lost.jobId }),
             Effect.as({ _tag: "LeaseLost" } as ApplyOutcome)
           )),
-        Effect.withSpan("Apply.apply", { attributes: { actionId } })
+        Effect.withSpan("Apply.apply", { attributes: { actionId }, ...HOT_SPAN })
       )
 
     return { apply, fail } as const
   }),
   // Connections (over the upstream port) comes from the application layer.
-  dependencies: [Ledger.Default, Transitions.Default, Accounts.Default, OrgSettings.Default]
+  dependencies: [Transitions.Default, Accounts.Default]
 }) {}

@@ -5,6 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Touched } from "../actions/Kind.ts"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 
 export const writeBack = (projectId: string, touched: Touched) =>
   Effect.gen(function*() {
@@ -87,4 +88,4 @@ export const writeBack = (projectId: string, touched: Touched) =>
         yield* sql`DELETE FROM ${sql(table)} WHERE project_id = ${projectId} AND campaign_id = ${campaignId}`
       }
     }
-  }).pipe(Effect.orDie, Effect.withSpan("Warehouse.writeBack"))
+  }).pipe(Effect.orDie, Effect.withSpan("Warehouse.writeBack", HOT_SPAN))

@@ -12,8 +12,9 @@ import * as Os from "node:os"
 import { Idempotency } from "../actions/Idempotency.ts"
 import { Ledger } from "../actions/Ledger.ts"
 import { DatabaseMode } from "../db/Database.ts"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
-import { Apply } from "./Apply.ts"
+import { Apply, type Lease } from "./Apply.ts"
 import { type ClaimedJob, Jobs, JOBS_CHANNEL, LeaseLost } from "../queue/Jobs.ts"
 import { WorkerSignal } from "../queue/WorkerSignal.ts"
 import { linkTo } from "../telemetry/TraceContext.ts"
@@ -52,12 +53,20 @@ export const WorkerLive = Layer.scopedDiscard(
     const processJob = (job: ClaimedJob, workerId: string) =>
       Effect.gen(function*() {
         const lost = yield* Ref.make(false)
+        const loseLease = Ref.set(lost, true).pipe(Effect.zipRight(Effect.fail(new LeaseLost({ jobId: job.jobId }))))
         // Asked right before every write of the apply: a paused worker must not write after another took the job.
-        const lease = Effect.gen(function*() {
-          if (!(yield* Ref.get(lost)) && (yield* jobs.heartbeat(job.jobId, workerId, config.leaseMs))) return
-          yield* Ref.set(lost, true)
-          return yield* new LeaseLost({ jobId: job.jobId })
-        })
+        const lease: Lease = {
+          check: Effect.gen(function*() {
+            if (!(yield* Ref.get(lost)) && (yield* jobs.heartbeat(job.jobId, workerId, config.leaseMs))) return
+            return yield* loseLease
+          }),
+          renewal: jobs.renewal(job.jobId, workerId, config.leaseMs),
+          lost: loseLease,
+          settle: Effect.gen(function*() {
+            if (!(yield* Ref.get(lost)) && (yield* jobs.complete(job.jobId, workerId))) return
+            return yield* loseLease
+          })
+        }
         const beating = yield* Effect.fork(Effect.interruptible(heartbeat(job, workerId, lost)))
         const outcome = yield* apply.apply(job.actionId, job.projectId, lease).pipe(
           Effect.ensuring(Fiber.interrupt(beating)),
@@ -71,18 +80,19 @@ export const WorkerLive = Layer.scopedDiscard(
         // The worker that holds the job now settles it.
         if (outcome._tag === "LeaseLost") return
         const settled = yield* Effect.gen(function*() {
-          if (outcome._tag === "Done") return yield* jobs.complete(job.jobId, workerId)
+          // Most outcomes ended the job with their state change (Apply's `settled`).
+          if (outcome._tag === "Done") return outcome.settled || (yield* jobs.complete(job.jobId, workerId))
           if (job.attempts >= config.maxAttempts) {
             const action = yield* ledger.find(job.projectId, job.actionId)
-            if (action !== undefined) {
-              yield* apply.fail(action, {
-                step: null,
-                stepName: null,
-                message: `upstream_unavailable: gave up after ${job.attempts} attempts: ${outcome.error}`,
-                upstreamRequestId: null
-              }, { lease })
-            }
-            return yield* jobs.complete(job.jobId, workerId)
+            if (action === undefined) return yield* jobs.complete(job.jobId, workerId)
+            // Fails the action and ends the job in one transaction.
+            yield* apply.fail(action, {
+              step: null,
+              stepName: null,
+              message: `upstream_unavailable: gave up after ${job.attempts} attempts: ${outcome.error}`,
+              upstreamRequestId: null
+            }, lease)
+            return true
           }
           return yield* jobs.retryLater(job.jobId, workerId, retryDelayMs(job.attempts, outcome.retryAfterMs), outcome.error)
         }).pipe(Effect.catchTag("LeaseLost", () => Effect.succeed(false)))
@@ -98,6 +108,7 @@ export const WorkerLive = Layer.scopedDiscard(
         Effect.withSpan("worker.apply", {
           root: true,
           kind: "consumer",
+          ...HOT_SPAN,
           attributes: { actionId: job.actionId, projectId: job.projectId, attempt: job.attempts },
           links: [
             ...linkTo(job.actionTraceParent, { "acs.link": "proposal" }),

@@ -41,12 +41,26 @@ export type V1Error = typeof V1Error.Type
 
 export const V1ErrorBody = Schema.Struct({ error: V1Error })
 
-export const V1Envelope = <A, I, R>(result: Schema.Schema<A, I, R>) =>
+const makeV1Envelope = <A, I, R>(result: Schema.Schema<A, I, R>) =>
   Schema.Struct({
     result: Schema.NullOr(result),
     pagination: Schema.optional(Schema.NullOr(V1Pagination)),
     error: Schema.optional(Schema.NullOr(V1Error))
   })
+
+const v1Envelopes = new WeakMap<object, unknown>()
+
+/**
+ * Every answer: `{result, pagination, error}`. One envelope per result schema, so its decoder is compiled once
+ * (Schema caches decoders by schema) rather than on every answer.
+ */
+export const V1Envelope = <A, I, R>(result: Schema.Schema<A, I, R>): ReturnType<typeof makeV1Envelope<A, I, R>> => {
+  const known = v1Envelopes.get(result)
+  if (known !== undefined) return known as ReturnType<typeof makeV1Envelope<A, I, R>>
+  const made = makeV1Envelope(result)
+  v1Envelopes.set(result, made)
+  return made
+}
 
 export const V1Acl = Schema.Struct({
   adAccountId: Schema.Int,
