@@ -1,14 +1,18 @@
 /**
  * Webhooks (issue 13), against the real server and a real HTTP receiver: the signature verified with the
  * README's own snippet, each event received once per successful delivery, retries after 500s and timeouts,
- * nothing lost when the server is SIGKILLed mid-delivery or two instances deliver, the Slack format, the
+ * nothing lost when the server is SIGKILLed mid-delivery, when an event commits while no instance runs, or when
+ * two instances deliver; a commit waking the deliveries without their poll; the Slack format, the
  * endpoint disabled after its retry window and enabled again; and the SSRF guard refusing private,
  * loopback, link-local, redirecting and non-https targets.
  */
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { ConfigProvider, Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Transitions } from "../src/actions/Transitions.ts"
+import { databaseLayer } from "../src/db/Database.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { type Receiver, startReceiver } from "./support/receiver.ts"
 import { BOOTSTRAP_KEY, call, repoRoot, type RunningServer } from "./support/server.ts"
@@ -24,6 +28,10 @@ const documentedVerify = (): Verify => {
   const code = block[1]!.replace(/^import .*$/m, "")
   return new Function("crypto", `${code}\nreturn verifyAcsSignature`)(Crypto) as Verify
 }
+
+/** acs's own database layer in this process, on the pipeline's database. */
+const databaseAt = (url: string) =>
+  databaseLayer("webhooks test").pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url]])))))
 
 let p: Pipeline
 let receiver: Receiver
@@ -156,6 +164,38 @@ describe("deliveries", () => {
     for (const actionId of actions) await deliveredOnce(actionId)
     for (const actionId of actions) expect(requestsFor(actionId).length).toBe(1)
     await twin.stop()
+  })
+
+  it("an event committed while no instance runs is delivered, once, when one starts", async () => {
+    receiver.answer = () => ({ status: 200 })
+    const actionId = await queue()
+    await deliveredOnce(actionId)
+    await p.server.stop("SIGKILL")
+    // The change commits with no acs process alive: nothing has sequenced its event or queued its delivery.
+    const rejected = await Effect.runPromise(
+      Effect.flatMap(Transitions, (transitions) => transitions.reject(actionId, { kind: "person", id: "psn_test", name: "Pat" }, "withdrawn while acs was down")).pipe(
+        Effect.provide(Transitions.Default.pipe(Layer.provideMerge(databaseAt(p.database))))
+      )
+    )
+    expect(rejected).toBe(true)
+    const waiting = await p.sql<{ position: string | null }>(
+      "SELECT position::text FROM events WHERE type = 'action.rejected' AND data -> 'action' ->> 'actionId' = $1",
+      [actionId]
+    )
+    expect(waiting).toEqual([{ position: null }])
+    await p.restart(FAST)
+    const rejectedEvents = () => Promise.resolve(requestsFor(actionId).filter((r) => r.body["type"] === "action.rejected"))
+    await waitFor("the action.rejected delivery", rejectedEvents, (r) => r.length > 0)
+    expect((await rejectedEvents()).map((r) => r.answered)).toEqual([200])
+  })
+
+  it("a commit wakes the sequencer and the deliveries at once (LISTEN/NOTIFY), not at their poll", async () => {
+    // A poll of a day: only the notifications can deliver within the wait.
+    await p.restart({ ...FAST, EVENTS_POLL_MS: "86400000" })
+    const actionId = await queue()
+    await deliveredOnce(actionId)
+    expect(requestsFor(actionId).length).toBe(1)
+    await p.restart(FAST)
   })
 
   it("slack format: an incoming-webhook message with the summary, the reasons, the proposer and a console link", async () => {
