@@ -218,7 +218,8 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
           // Recorded at minute resolution and off the request path: no write on every call.
           key.lastUsedMs = now
           yield* Effect.forkDaemon(
-            sql`UPDATE api_keys SET last_used_at = now() WHERE key_id = ${key.principal.id}`.pipe(Effect.ignore)
+            // A read may be served from the cache before its barrier settles (db/Invalidation.ts): a key revoked meanwhile is not "used".
+            sql`UPDATE api_keys SET last_used_at = now() WHERE key_id = ${key.principal.id} AND revoked_at IS NULL`.pipe(Effect.ignore)
           )
         }
         return Option.some(key.principal)

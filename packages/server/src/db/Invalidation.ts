@@ -55,6 +55,33 @@ const barrierPassedBy = FiberRef.unsafeMake<number>(-1)
 
 const currentFiber = Effect.fiberIdWith((id) => Effect.succeed(FiberId.isRuntime(id) ? id.id : -2))
 
+/**
+ * A read request served from the cache before its barrier came back: its ping is in flight while the read
+ * runs, and every cached entry it used is checked once the ping is back (`speculatively`).
+ */
+interface Speculation {
+  barrier: Promise<boolean> | undefined
+  readonly checks: Array<() => boolean>
+}
+
+const currentSpeculation = FiberRef.unsafeMake<Speculation | undefined>(undefined)
+
+/**
+ * Runs a read with its cached lookups answered at once, the barrier's ping sent alongside instead of waited
+ * for first (a round trip off the read's latency). `settled` is true once the ping is back and no entry the
+ * read used was dropped meanwhile: only then may its answer be given. Otherwise the caller runs the read again
+ * without speculation (it then meets the change). Only for reads: nothing a speculative run does may outlive
+ * a refusal it should have met.
+ */
+export const speculatively = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const speculation: Speculation = { barrier: undefined, checks: [] }
+    const exit = yield* Effect.exit(Effect.locally(effect, currentSpeculation, speculation))
+    const barrier = speculation.barrier
+    const settled = barrier === undefined || ((yield* Effect.promise(() => barrier)) && speculation.checks.every((check) => check()))
+    return { exit, settled } as const
+  })
+
 export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidation", {
   scoped: Effect.gen(function*() {
     const url = yield* DatabaseMode
@@ -122,6 +149,13 @@ export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidati
       sendPing()
     })
 
+    const pingPromise = () =>
+      new Promise<boolean>((resolve) => {
+        if (!connected) return resolve(false)
+        waiting.push(resolve)
+        sendPing()
+      })
+
     /** True once this instance has read every notification committed before the request; false when it cannot tell. */
     const barrier = Effect.gen(function*() {
       const fiber = yield* currentFiber
@@ -169,9 +203,16 @@ export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidati
             if (!connected) return yield* load
             const now = yield* Clock.currentTimeMillis
             const hit = entries.get(key)
-            // Still there after the barrier: no change to it committed before this request.
-            if (hit !== undefined && now - hit.storedAt < ttlMs && (yield* barrier) && entries.get(key) === hit) {
-              return Option.some(hit.value as V)
+            if (hit !== undefined && now - hit.storedAt < ttlMs) {
+              const speculation = yield* FiberRef.get(currentSpeculation)
+              if (speculation !== undefined && (yield* FiberRef.get(barrierPassedBy)) !== (yield* currentFiber)) {
+                // Served now, checked when the request's ping is back (`speculatively`).
+                speculation.barrier ??= pingPromise()
+                speculation.checks.push(() => entries.get(key) === hit)
+                return Option.some(hit.value as V)
+              }
+              // Still there after the barrier: no change to it committed before this request.
+              if ((yield* barrier) && entries.get(key) === hit) return Option.some(hit.value as V)
             }
             const before = generation
             const loaded = yield* load

@@ -8,10 +8,11 @@
 import { type AcsError, InvalidRequest } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { CurrentPrincipal } from "@acs/domain/Principal"
-import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Either, Option } from "effect"
+import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Either, FiberRef, Option } from "effect"
 import { Access, callerRefusal } from "../auth/Access.ts"
 import { currentRequestAuthorization, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
+import { speculatively } from "../db/Invalidation.ts"
 import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { matchRoute } from "./ApiRoutes.ts"
 import { authenticate } from "./AuthenticationLive.ts"
@@ -88,13 +89,24 @@ const makeFrontDoor = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       // Unknown routes (404 from the API) and the pages outside it (the docs) hold their bodies to the same rules.
       const match = matchRoute(request.method, request.url.split("?")[0]!)
-      yield* noteRequest({ operation: match?.route.operation })
-      const passed = yield* Effect.either(pass(request, match?.route.operation, match?.params["projectId"]))
-      if (Either.isLeft(passed)) return passed.left
-      return yield* api.pipe(
-        Effect.provideService(HttpServerRequest.HttpServerRequest, passed.right.request),
-        Effect.locally(currentRequestAuthorization, passed.right.authorization)
-      )
+      const operation = match?.route.operation
+      yield* noteRequest({ operation })
+      const answer = Effect.gen(function*() {
+        const passed = yield* Effect.either(pass(request, operation, match?.params["projectId"]))
+        if (Either.isLeft(passed)) return passed.left
+        return yield* api.pipe(
+          Effect.provideService(HttpServerRequest.HttpServerRequest, passed.right.request),
+          Effect.locally(currentRequestAuthorization, passed.right.authorization)
+        )
+      })
+      if (request.method !== "GET" || operation === undefined || Operations[operation].bucket !== "read") return yield* answer
+      // A read runs while its cached lookups' barrier ping is in flight (db/Invalidation.ts); when a change
+      // to the key or the account committed before the request, it is answered again, meeting the change.
+      const handlers = yield* FiberRef.get(HttpApp.currentPreResponseHandlers)
+      const { exit, settled } = yield* speculatively(answer)
+      if (settled) return yield* exit
+      yield* FiberRef.set(HttpApp.currentPreResponseHandlers, handlers)
+      return yield* answer
     })
 })
 

@@ -8,9 +8,27 @@ import { Effect, Metric, MetricBoundaries, MetricLabel } from "effect"
 
 export { countUpstreamRequest, upstreamRequests }
 
+/**
+ * The tagged metrics made so far, by metric and labels. Effect finds a tagged metric's hook by the identity of
+ * its label array: a tagged metric made anew on every request would hash its labels and look them up in the
+ * registry each time. Label sets are bounded, so this stays small.
+ */
+const tagged = new Map<string, unknown>()
+/** A number per metric object, for the tagged metrics' keys. */
+const metricIds = new Map<unknown, number>()
+
 /** The metric with these labels (data-first: the piped form loses the metric's input type). */
-const labelled = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, labels: Readonly<Record<string, string>>) =>
-  Metric.taggedWithLabels(metric, Object.entries(labels).map(([key, value]) => MetricLabel.make(key, value)))
+const labelled = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, labels: Readonly<Record<string, string>>) => {
+  let key = ""
+  for (const name in labels) key += `${name}=${labels[name]};`
+  const made = metricIds.get(metric) ?? metricIds.set(metric, metricIds.size).get(metric)!
+  key = `${made}|${key}`
+  const found = tagged.get(key) as Metric.Metric<Type, In, Out> | undefined
+  if (found !== undefined) return found
+  const metricWithLabels = Metric.taggedWithLabels(metric, Object.entries(labels).map(([name, value]) => MetricLabel.make(name, value)))
+  tagged.set(key, metricWithLabels)
+  return metricWithLabels
+}
 
 const seconds = (bounds: ReadonlyArray<number>) => MetricBoundaries.fromIterable(bounds)
 
