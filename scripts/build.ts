@@ -20,6 +20,7 @@
  */
 import { build, type BuildResult, type Plugin } from "esbuild"
 import * as Fs from "node:fs"
+import * as Module from "node:module"
 import * as Path from "node:path"
 import { buildConsole, consoleDist } from "../packages/console/scripts/build.ts"
 
@@ -71,6 +72,59 @@ const noConfigFileParsers: Plugin = {
   }
 }
 
+/**
+ * Effect's packages (effect, @effect/*) re-export every module of theirs from one index (`export * as
+ * HttpClient from "./HttpClient.js"`). esbuild splits code by file: once any file reachable from an `acs` client command
+ * imports such an index, every module the index names that the bundle uses anywhere lands in the chunks that
+ * command loads; for @effect/platform that is the 3.3 MB Scalar page of the server's API reference. Our
+ * sources' `import { HttpClient } from "@effect/platform"` are read as `import * as HttpClient from
+ * "@effect/platform/HttpClient"`, the same namespace, so each file reaches only the modules it names.
+ */
+const barrelModules = new Map<string, ReadonlySet<string> | undefined>()
+
+/** The modules a package's index re-exports as namespaces; undefined when the index is anything else. */
+const barrelOf = (pkg: string, resolveDir: string): ReadonlySet<string> | undefined => {
+  if (barrelModules.has(pkg)) return barrelModules.get(pkg)
+  let names: ReadonlySet<string> | undefined
+  try {
+    const require = Module.createRequire(Path.join(resolveDir, "noop.js"))
+    const manifestPath = require.resolve(`${pkg}/package.json`)
+    const index = Fs.readFileSync(Path.join(Path.dirname(manifestPath), "dist", "esm", "index.js"), "utf8")
+    // effect's index also re-exports a few functions by name (`export { pipe, … } from "./Function.js"`):
+    // imports of those are left as they are.
+    const statements = index.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "").replace(/export \{[^}]*\} from "[^"]*";?/g, "").split("\n").map((line) => line.trim()).filter((line) => line !== "")
+    const found = statements.map((line) => /^export \* as (\w+) from "\.\/(\w+)\.js";?$/.exec(line))
+    names = found.every((match) => match !== null && match[1] === match[2]) ? new Set(found.map((match) => match![1]!)) : undefined
+  } catch {
+    names = undefined
+  }
+  barrelModules.set(pkg, names)
+  return names
+}
+
+const NAMED_IMPORT = /import\s+\{([^}]*)\}\s+from\s+"(effect|@effect\/[\w-]+)";?/g
+
+const deepEffectImports: Plugin = {
+  name: "deep-effect-imports",
+  setup(context) {
+    context.onLoad({ filter: /[\\/]packages[\\/][^\\/]+[\\/]src[\\/].*\.ts$/ }, (args) => {
+      const source = Fs.readFileSync(args.path, "utf8")
+      const resolveDir = Path.dirname(args.path)
+      const contents = source.replace(NAMED_IMPORT, (statement, list: string, pkg: string) => {
+        const modules = barrelOf(pkg, resolveDir)
+        if (modules === undefined) return statement
+        const specifiers = list.split(",").map((item) => item.trim()).filter((item) => item !== "" && !item.startsWith("type "))
+        const parsed = specifiers.map((item) => /^(\w+)(?:\s+as\s+(\w+))?$/.exec(item))
+        if (parsed.some((match) => match === null || !modules.has(match[1]!))) return statement
+        // The same number of lines, so the sourcemap's positions stay right.
+        const lines = "\n".repeat(statement.split("\n").length - 1)
+        return parsed.map((match) => `import * as ${match![2] ?? match![1]!} from "${pkg}/${match![1]!}";`).join(" ") + lines
+      })
+      return { contents, loader: "ts", resolveDir }
+    })
+  }
+}
+
 /** Builds both entry points into `outdir` (emptied first) and records what they were built from. */
 export const buildAll = async (outdir: string = DEFAULT_OUTDIR): Promise<BuildResult<{ metafile: true }>> => {
   Fs.rmSync(outdir, { recursive: true, force: true })
@@ -102,7 +156,7 @@ export const buildAll = async (outdir: string = DEFAULT_OUTDIR): Promise<BuildRe
     minifySyntax: true,
     metafile: true,
     logLevel: "warning",
-    plugins: [noConfigFileParsers]
+    plugins: [noConfigFileParsers, deepEffectImports]
   })
   // `acs` runs as a program too (package.json `bin`, /usr/local/bin/acs in the image).
   Fs.chmodSync(Path.join(outdir, "cli.mjs"), 0o755)
