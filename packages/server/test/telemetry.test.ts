@@ -167,9 +167,14 @@ const valueOf = (families: ReadonlyArray<MetricFamily>, name: string, labels: Re
 }
 
 describe("traces of webhook deliveries", () => {
-  it("links a delivery to the trace of the change its event describes", async () => {
-    // A receiver that takes every delivery.
-    const hooks = createServer((request, response) => request.resume().on("end", () => response.writeHead(204).end()))
+  it("links a delivery to the trace of the change its event describes, and sends the receiver its trace context", async () => {
+    // A receiver that takes every delivery, and keeps each one's traceparent by event id.
+    const traceparents = new Map<string, string | undefined>()
+    const hooks = createServer((request, response) => {
+      const traceparent = request.headers["traceparent"]
+      traceparents.set(String(request.headers["acs-event-id"]), Array.isArray(traceparent) ? traceparent[0] : traceparent)
+      request.resume().on("end", () => response.writeHead(204).end())
+    })
     await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", resolve))
     try {
       const created = await p.as("key", "POST", "/webhooks", {
@@ -191,6 +196,9 @@ describe("traces of webhook deliveries", () => {
         { show: () => JSON.stringify(spansNamed("webhook.deliver")).slice(0, 2000) }
       )
       expect(delivery[0]!.links[0]!.attributes["acs.link"]).toBe("event")
+      // The receiver got the attempt's own span as its parent (W3C traceparent).
+      const eventId = String(delivery[0]!.attributes["eventId"])
+      expect(traceparents.get(eventId)).toBe(`00-${delivery[0]!.traceId}-${delivery[0]!.spanId}-01`)
       const webhookId = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
       expect((await p.as("key", "DELETE", `/webhooks/${webhookId}`)).status).toBe(204)
     } finally {

@@ -2,7 +2,8 @@
  * One delivery attempt (API.md "Events"): a POST of the body with `Acs-Event-Id` and
  * `Acs-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. Delivered means a 2xx
  * within the timeout (10 s); a redirect is not followed (it counts as a failure); at most 1 KiB of the
- * receiver's answer is read and kept. The connection goes through the SSRF guard's own DNS lookup.
+ * receiver's answer is read and kept. The connection goes through the SSRF guard's own DNS lookup. The
+ * attempt's trace context goes along as `traceparent` (W3C Trace Context).
  *
  * Connections are kept alive between deliveries (one pool per process): a burst of events to one endpoint
  * costs one TLS handshake, not one each. A kept connection was checked by the guard when it was opened; one
@@ -40,6 +41,8 @@ export interface SendOptions {
   readonly unixSeconds: number
   readonly timeoutMs: number
   readonly allowPrivate: boolean
+  /** The delivery attempt's W3C trace context, sent as `traceparent` so the receiver's trace can continue it. */
+  readonly traceParent?: string | null
 }
 
 export const send = (options: SendOptions): Promise<AttemptResult> =>
@@ -69,7 +72,8 @@ export const send = (options: SendOptions): Promise<AttemptResult> =>
         "content-length": Buffer.byteLength(options.rawBody),
         "user-agent": "acs-webhooks/1",
         "acs-event-id": options.eventId,
-        "acs-signature": signature(options.secret, options.unixSeconds, options.rawBody)
+        "acs-signature": signature(options.secret, options.unixSeconds, options.rawBody),
+        ...(options.traceParent === undefined || options.traceParent === null ? {} : { traceparent: options.traceParent })
       }
     }, (response) => {
       const chunks: Array<Buffer> = []

@@ -14,7 +14,7 @@ import { slackMessage } from "../events/SlackMessage.ts"
 import { send } from "../events/WebhookSender.ts"
 import { type ClaimedDelivery, Deliveries } from "../queue/Deliveries.ts"
 import { countWebhookDelivery } from "../telemetry/Metrics.ts"
-import { linkTo } from "../telemetry/TraceContext.ts"
+import { currentTraceparent, linkTo } from "../telemetry/TraceContext.ts"
 
 export const WebhookConfig = Config.all({
   concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(4)),
@@ -48,6 +48,8 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         const secret = box.open(delivery.secretSealed)
         const rawBody = JSON.stringify(delivery.format === "slack" ? slackMessage(delivery.body, publicUrl) : delivery.body)
         const unixSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        // The webhook.deliver span's context: the receiver's trace continues from this attempt.
+        const traceParent = yield* currentTraceparent
         const result = Option.isNone(secret)
           ? { delivered: false, statusCode: null, durationMs: 0, error: "the signing secret cannot be opened with ACS_SECRETS_KEY", response: null }
           : yield* Effect.promise(() =>
@@ -58,7 +60,8 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
               rawBody,
               unixSeconds,
               timeoutMs: config.timeoutMs,
-              allowPrivate: config.allowPrivate
+              allowPrivate: config.allowPrivate,
+              traceParent
             })
           )
         const delayMs = backoffMs(delivery.attempts, config.retryBaseMs)
