@@ -26,7 +26,7 @@ const TestDatabase = Layer.unwrapEffect(Effect.promise(async () => {
 
 const TestLayer = Transitions.Default.pipe(Layer.provideMerge(TestDatabase))
 
-const queued = (transitions: Transitions) =>
+const queued = (transitions: Transitions, revertOf?: string) =>
   transitions.append({
     orgId: ORG,
     projectId: PROJECT,
@@ -39,7 +39,8 @@ const queued = (transitions: Transitions) =>
     reason: "outbox test",
     payload: { campaignId: "1", newDailyBudgetMicros: 1 },
     proposedBy: PERSON,
-    countsTowardCap: false
+    countsTowardCap: false,
+    ...(revertOf === undefined ? {} : { revertOf })
   })
 
 const eventsOf = (actionId: string) =>
@@ -111,7 +112,7 @@ layer(TestLayer, { timeout: 120_000 })("the outbox", (it) => {
       yield* transitions.approve(original.actionId, PERSON)
       yield* transitions.markApplying(original.actionId)
       yield* transitions.markApplied(original.actionId, { warnings: [], result: {} })
-      const compensation = yield* queued(transitions)
+      const compensation = yield* queued(transitions, original.actionId)
       yield* sql.withTransaction(transitions.linkRevert(original.actionId, compensation.actionId))
       yield* transitions.approve(compensation.actionId, PERSON)
       yield* transitions.markApplying(compensation.actionId)

@@ -116,6 +116,8 @@ layer(TestLayer, { excludeTestServices: true })("Transitions", (it) => {
       ]
       for (const [end, before, expected] of ends) {
         const original = yield* newAction("applied")
+        // Only a compensation of this original can be linked to it.
+        expect(yield* transitions.linkRevert(original, yield* newAction("proposed"))).toBe(false)
         const compensation = yield* newAction("proposed", original)
         expect(yield* transitions.linkRevert(original, compensation)).toBe(true)
         // A second revert of the same original loses.

@@ -200,20 +200,21 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
       })).pipe(Effect.orDie)
 
     /**
-     * The clients made for each org, by the saved credentials they were made from: a client keeps its access
-     * token (one token request an hour, not one per apply). The connection row is read on every call, so
-     * saving new credentials (sealed afresh, on any instance) makes the next call build a new client.
+     * The clients kept for the apply worker (`reuse`), per org, with the saved credentials they were made from: a
+     * client keeps its access token (one token request an hour, not one per apply). The connection row is read
+     * on every call, so saving new credentials (sealed afresh, on any instance) makes the next call build a new
+     * client. Other callers (a sync, discovery, import) make a client each time, which tests the credentials.
      */
     const clients = new Map<string, { readonly sealed: string; readonly apiVersion: UpstreamApiVersion; readonly client: UpstreamClient }>()
     const MAX_CACHED_CLIENTS = 1_000
 
-    const clientFor = (orgId: string) =>
+    const clientFor = (orgId: string, options: { readonly reuse?: boolean } = {}) =>
       Effect.gen(function*() {
         const saved = yield* row(orgId)
         if (saved === undefined || saved.credentialsEncrypted === null) {
           return yield* new ConnectionError({ message: "no upstream connection: an admin must PUT /connection first" })
         }
-        const cached = clients.get(orgId)
+        const cached = options.reuse === true ? clients.get(orgId) : undefined
         // A connection marked broken gets a fresh client (and heals below when it can be made).
         if (cached !== undefined && saved.status === "ok" && cached.sealed === saved.credentialsEncrypted && cached.apiVersion === saved.apiVersion) {
           return cached.client
@@ -232,6 +233,7 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
             onSuccess: (client) =>
               Effect.zipRight(
                 Effect.sync(() => {
+                  if (options.reuse !== true) return
                   clients.delete(orgId)
                   if (clients.size >= MAX_CACHED_CLIENTS) clients.delete(clients.keys().next().value!)
                   clients.set(orgId, { sealed: saved.credentialsEncrypted!, apiVersion: saved.apiVersion, client })
@@ -243,6 +245,13 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
           })
         )
       })
+
+    /**
+     * A kept client's call was refused for the credentials (a token refused on refresh): the client is dropped
+     * and the connection marked broken, as a refusal when making a client is.
+     */
+    const refused = (orgId: string, message: string) =>
+      Effect.sync(() => clients.delete(orgId)).pipe(Effect.zipRight(markBroken(orgId, message)))
 
     const importedIn = (orgId: string) =>
       sql<{ upstreamAccountId: string; projectId: string }>`
@@ -287,6 +296,6 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         return { accounts, created }
       }).pipe(Effect.withSpan("Connections.import"))
 
-    return { get, createKeyPair, update, save, clientFor, discover, importInto } as const
+    return { get, createKeyPair, update, save, clientFor, refused, discover, importInto } as const
   })
 }) {}

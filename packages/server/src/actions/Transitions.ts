@@ -264,10 +264,15 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         { reasons }
       ).pipe(Effect.withSpan("Transitions.demote"))
 
-    /** An applied, not yet reverted original names its compensating action; false if another revert was first. */
+    /**
+     * An applied, not yet reverted original names its compensating action; false if another revert was first.
+     * Only a compensation of this original (`revert_of` naming it) can be named, which `thenSettleRow` relies on.
+     */
     const linkRevert = (originalId: string, compensationId: string) =>
       happened(sql`UPDATE actions SET reverted_by = ${compensationId}, updated_at = clock_timestamp()
-        WHERE action_id = ${originalId} AND status = 'applied' AND reverted_by IS NULL RETURNING action_id`).pipe(
+        WHERE action_id = ${originalId} AND status = 'applied' AND reverted_by IS NULL
+          AND EXISTS (SELECT 1 FROM actions c WHERE c.action_id = ${compensationId} AND c.revert_of = ${originalId})
+        RETURNING action_id`).pipe(
         Effect.withSpan("Transitions.linkRevert")
       )
 

@@ -291,7 +291,12 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
                 : messageOf(error),
               upstreamRequestId: requestIdOf(error)
             }
-            return { _tag: "Failed" as const, failure, readOnly: error._tag === "ReadOnlyAccount" }
+            return {
+              _tag: "Failed" as const,
+              failure,
+              readOnly: error._tag === "ReadOnlyAccount",
+              refusedCredentials: error._tag === "ConnectionError" ? error.message : null
+            }
           }
           ids = { ...ids, ...outcome.right.ids }
           touched.push(outcome.right.touched)
@@ -359,7 +364,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           }
         }
         yield* markApplying(action, lease)
-        const client = fenceWrites(yield* connections.clientFor(account.orgId), lease)
+        const client = fenceWrites(yield* connections.clientFor(account.orgId, { reuse: true }), lease)
         const outcome = yield* runSteps(definition, action, run, payload, client, account, before, lease)
         switch (outcome._tag) {
           case "Unavailable":
@@ -367,6 +372,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           case "Drift":
             return yield* demote(action, [`drift: ${outcome.reason}${yield* whoChanged(client, account, action)}`], lease)
           case "Failed":
+            // The kept client's credentials were refused (a token refresh): a new client next time, the connection marked.
+            if (outcome.refusedCredentials !== null) yield* connections.refused(account.orgId, outcome.refusedCredentials)
             return yield* fail(action, outcome.failure, lease, { readOnly: outcome.readOnly })
           case "Applied": {
             const last = outcome.last
