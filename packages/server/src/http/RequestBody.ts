@@ -7,7 +7,7 @@
 import { InvalidRequest } from "@acs/domain/Errors"
 import { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Effect, Option } from "effect"
+import { Effect, Option, Stream } from "effect"
 import { IncomingMessage } from "node:http"
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -111,17 +111,21 @@ const readCapped = (request: HttpServerRequest.HttpServerRequest, limit: number)
 /** The methods whose bodies a route reads; any other method's body is read and checked, then dropped. */
 const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
-/** The same request with `text` as its body, read from memory. */
-const withText = (request: HttpServerRequest.HttpServerRequest, text: string) => {
-  // No route of another method reads a body (and a web Request cannot carry one for GET, nor exist for TRACE).
+/**
+ * The same request with `text` as its body, read from memory: the request itself underneath (its url,
+ * headers, address and response), with the body's readers answering the text. The platform's `json` and
+ * `urlParamsBody` read `text`. (A web Request rebuilt around the text cost ~0.1 ms per proposal: issue 12.)
+ */
+const withText = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest => {
+  // No route of another method reads a body.
   if (!BODY_METHODS.has(request.method)) return request
-  const headers = new Headers()
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (name !== "content-length" && name !== "transfer-encoding" && name !== "connection") headers.set(name, value)
+  const bytes = () => new TextEncoder().encode(text)
+  const read: PropertyDescriptorMap = {
+    text: { value: Effect.succeed(text) },
+    arrayBuffer: { value: Effect.sync(() => bytes().buffer) },
+    stream: { value: Stream.suspend(() => Stream.succeed(bytes())) }
   }
-  const web = new Request(new URL(request.url, "http://acs.internal"), { method: request.method, headers, body: text })
-  const remoteAddress = Option.getOrUndefined(request.remoteAddress)
-  return HttpServerRequest.fromWeb(web).modify(remoteAddress === undefined ? {} : { remoteAddress })
+  return Object.create(request, read) as HttpServerRequest.HttpServerRequest
 }
 
 /** Why a body was refused, and whether the connection must close (part of the body is still unread). */
