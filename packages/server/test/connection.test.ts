@@ -8,6 +8,7 @@ import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase, query } from "./support/database.ts"
 import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
 
 let simulator: Simulator
 let database: string
@@ -143,6 +144,12 @@ describe("connection", () => {
       expect(refused.status).toBe(409)
       expect(errorCode(refused)).toBe("connection_error")
       expect((await call(`${server.api}/connection`, { key: BOOTSTRAP_KEY })).body).toMatchObject({ connected: false, status: "error" })
+      // The moment it broke is an event (issue 13), org-level.
+      const broken = await waitFor("the connection.broken event", async () =>
+        ((await call(`${server.api}/events?type=connection.broken`, { key: BOOTSTRAP_KEY })).body as {
+          events: Array<{ projectId: string | null; data: { connection: { status: string } } }>
+        }).events, (events) => events.length > 0)
+      expect(broken[0]).toMatchObject({ projectId: null, data: { connection: { status: "error" } } })
     } finally {
       simulator.control.clearFaults()
     }

@@ -93,6 +93,16 @@ describe("GET /events", () => {
     expect(unknown.status).toBe(400)
   })
 
+  it("a finished sync is its event: sync.succeeded with the sync as GET …/syncs shows it", async () => {
+    const syncs = await p.as("key", "GET", `/accounts/${p.account.projectId}/syncs`)
+    const latest = (syncs.body as { syncs: Array<{ syncId: string; status: string }> }).syncs.find((s) => s.status === "succeeded")!
+    const page = await waitFor("the sync.succeeded event", () => listEvents(`?type=sync.succeeded&projectId=${p.account.projectId}&limit=50`), (page) =>
+      page.events.some((e) => (e.data as { sync?: { syncId: string } }).sync?.syncId === latest.syncId))
+    const event = page.events.find((e) => (e.data as { sync?: { syncId: string } }).sync?.syncId === latest.syncId)!
+    expect(event).toMatchObject({ type: "sync.succeeded", orgId: expect.any(String), projectId: p.account.projectId })
+    expect((event.data as { sync: unknown }).sync).toEqual(latest)
+  })
+
   it("an account-bound key sees only its account's events, and another account is 403 account_mismatch", async () => {
     const created = await p.as("key", "POST", `/accounts/${p.account.projectId}/keys`, { name: "bound reader", scope: "read" })
     const bound = (created.body as { secret: string }).secret

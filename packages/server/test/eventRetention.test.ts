@@ -1,0 +1,56 @@
+/**
+ * Events are kept 30 days (issue 13): the pruning pass (events/EventPruning.ts) takes its cutoff from Effect's
+ * Clock, moved here with TestClock against the real test PostgreSQL. An event and an ended delivery log are
+ * kept at 30 days less a minute and deleted past 30 days; a delivery still pending is never deleted.
+ */
+import { layer } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { ConfigProvider, Duration, Effect, Layer, TestClock, TestContext } from "effect"
+import { expect } from "vitest"
+import { databaseLayer } from "../src/db/Database.ts"
+import { pruneOnce, RETENTION_DAYS } from "../src/events/EventPruning.ts"
+import { writeEvent } from "../src/events/Outbox.ts"
+import { Sequencer } from "../src/events/Sequencer.ts"
+import { createDatabase, insertAccount, insertOrg } from "./support/database.ts"
+
+const ORG = "org_event_retention"
+const PROJECT = "prj_event_retention"
+const RETENTION = Duration.days(RETENTION_DAYS)
+
+const TestDatabase = Layer.unwrapEffect(Effect.promise(async () => {
+  const url = await createDatabase()
+  await insertOrg(url, ORG)
+  await insertAccount(url, ORG, PROJECT)
+  return databaseLayer("event retention test").pipe(
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url]]))))
+  )
+}))
+
+const TestLayer = Sequencer.Default.pipe(Layer.provideMerge(TestDatabase))
+
+layer(TestLayer, { excludeTestServices: true })("event retention", (it) => {
+  it.effect("an event and its ended delivery are kept 30 days and pruned after; a pending delivery stays", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO webhooks (webhook_id, org_id, url, events, format, secret_sealed, created_by)
+        VALUES ('whk_retention', ${ORG}, 'https://hooks.example.com/acs', '["sync.succeeded"]'::jsonb, 'json', 'sealed', 'test')`
+      yield* writeEvent(sql, { orgId: ORG, projectId: PROJECT, type: "sync.succeeded", data: { sync: { name: "kept a month" } } })
+      yield* writeEvent(sql, { orgId: ORG, projectId: PROJECT, type: "sync.succeeded", data: { sync: { name: "still pending" } } })
+      yield* (yield* Sequencer).sequence
+      yield* sql`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now()
+        WHERE body -> 'data' -> 'sync' ->> 'name' = 'kept a month'`
+      const createdAt = (yield* sql<{ readonly ms: number }>`SELECT (extract(epoch FROM max(created_at)) * 1000)::float8 AS ms FROM events`)[0]!.ms
+      const left = sql<{ readonly events: number; readonly deliveries: number; readonly pending: number }>`
+        SELECT (SELECT count(*)::int FROM events) AS events, (SELECT count(*)::int FROM webhook_deliveries) AS deliveries,
+          (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending`.pipe(Effect.map((rows) => rows[0]!))
+      expect(yield* left).toEqual({ events: 2, deliveries: 2, pending: 1 })
+
+      yield* TestClock.setTime(createdAt + Duration.toMillis(RETENTION) - 60_000)
+      yield* pruneOnce
+      expect(yield* left).toEqual({ events: 2, deliveries: 2, pending: 1 })
+
+      yield* TestClock.adjust(Duration.minutes(2))
+      yield* pruneOnce
+      expect(yield* left).toEqual({ events: 0, deliveries: 1, pending: 1 })
+    }).pipe(Effect.provide(TestContext.TestContext), Effect.orDie))
+})
