@@ -194,6 +194,9 @@ describe("docker-compose.yml", () => {
     }
     expect(services.get("acs")).toContain("/readyz")
     expect(services.get("acs")).toMatch(/condition: service_healthy/)
+    // Longer than the server's own shutdown deadline (SHUTDOWN_TIMEOUT_MS, 30 s by default).
+    const grace = /stop_grace_period: (\d+)s/.exec(services.get("acs") ?? "")
+    expect(Number(grace?.[1])).toBeGreaterThan(30)
   })
 
   it("publishes acs on the loopback interface unless told otherwise, and PostgreSQL not at all", () => {
