@@ -174,6 +174,22 @@ interface Totals {
   readonly installs: string | null
 }
 
+/**
+ * The policy's window, kept per time zone for the quarter hour: every proposal needs it, and a day starts on
+ * a quarter hour in every time zone, so the window cannot change within one.
+ */
+const windows = new Map<string, { readonly quarter: number; readonly window: ReturnType<typeof windowEndingYesterday> }>()
+const QUARTER_HOUR_MS = 15 * 60_000
+
+const policyWindow = (now: number, timeZone: string) => {
+  const quarter = Math.floor(now / QUARTER_HOUR_MS)
+  const kept = windows.get(timeZone)
+  if (kept !== undefined && kept.quarter === quarter) return kept.window
+  const window = windowEndingYesterday(now, timeZone, POLICY_DAYS)
+  windows.set(timeZone, { quarter, window })
+  return window
+}
+
 /** An account's target band as the `targets` table holds it: null when the operator set none. */
 export interface TargetBand {
   readonly cpaBand: Band | null
@@ -195,8 +211,7 @@ export const policyFacts = (account: AccountRecord) => Effect.flatMap(readTarget
 export const policyFactsWith = (account: AccountRecord, band: TargetBand | null) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const now = yield* Clock.currentTimeMillis
-    const window = windowEndingYesterday(now, account.timeZone, POLICY_DAYS)
+    const window = policyWindow(yield* Clock.currentTimeMillis, account.timeZone)
     const totals = (campaignId: string | null) =>
       sql<Totals>`/* prepared */
         SELECT sum(spend_micros) AS spend, sum(taps) AS taps, sum(installs) AS installs FROM daily_metrics
