@@ -136,6 +136,13 @@ describe("outside changes in the ledger", () => {
     expect(payload.changes).toContainEqual({ field: "dailyBudgetMicros", oldValue: cut, newValue: 123_450_000 })
     expect(payload.upstream).toMatchObject({ userType: "CUSTOMER", modifiedBy: "web-ui-user@example.com" })
     expect(external.appliedAt).not.toBeNull()
+    // It is announced like any change (issue 13): an action.external event carrying the ledger row.
+    const announced = await waitFor("the action.external event", async () =>
+      ((await p.as("key", "GET", "/events?type=action.external&limit=50")).body as {
+        events: Array<{ data: { action: { actionId: string } } }>
+      }).events.filter((e) => e.data.action.actionId === external.actionId), (events) => events.length > 0)
+    expect(announced).toHaveLength(1)
+    expect(announced[0]!.data.action).toMatchObject({ actionId: external.actionId, kind: "external_change", status: "applied" })
 
     // Nothing acs wrote through its own API client is an outside change.
     const everyOutside = await ledger("&origin=external")
