@@ -148,12 +148,10 @@ export const LedgerParams = Schema.Struct({
   before: Schema.optional(Timestamp),
   status: Schema.optional(ActionStatus),
   kind: Schema.optional(ActionKind),
-  origin: Schema.optional(Schema.Literal("acs", "external").annotations({
-    description: "acs: actions proposed through acs; external: changes made outside acs (kind external_change)"
-  })),
+  // No description: the two values say it (the MCP tool list's size is budgeted, issue 11).
+  origin: Schema.optional(Schema.Literal("acs", "external")),
   proposedBy: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(320)).annotations({
-    description: "Only actions proposed by this actor: `proposedBy.id` as the ledger shows it (a keyId, a personId, " +
-      "or an outside change's modifier)"
+    description: "keyId, personId or outside modifier"
   }))
 })
 

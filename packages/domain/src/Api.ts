@@ -391,9 +391,8 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
     .addError(NotRevertibleBody)
     .annotate(
       OpenApi.Description,
-      "Undo an applied action: its compensating change is recorded and applied at once (201 with `Location`), or queued for " +
-        "review when the entity changed since. With `?preview=true` it makes the same checks and answers 200 with " +
-        "`{kind, mode, riskTier, policyReasons, summary, payload}`: what the revert would write, nothing recorded."
+      "Applies the action's compensating change at once, or queues it for review when the entity changed since. " +
+        "`?preview=true`: the revert's checks and what it would write, nothing recorded."
     )
     .addError(ConflictBody)
     .addError(ReadOnlyAccountBody)

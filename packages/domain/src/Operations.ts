@@ -106,7 +106,7 @@ export const Operations = {
     grant: "approve",
     account: true,
     bucket: "write",
-    summary: "Undo an applied action: its compensating change is proposed and applied at once"
+    summary: "Undo an applied action"
   },
   getPolicy: { scope: "read", account: true, bucket: "read", summary: "The live safe-apply policy of the account" },
   getTargets: { scope: "read", account: true, bucket: "read", summary: "The operator's CPA target band" },

@@ -149,7 +149,9 @@ export const SAFE_SEQUENCE = "Safe automation sequence: 1. check data freshness 
 /** In place of the endpoint's own description, where that one speaks of REST (paths, POSTs). */
 const TOOL_NOTES: Partial<Record<OperationName, string>> = {
   getPlan: "Act on an item with platform_propose_<proposal.kind>, passing the projectId and the fields of `proposal.body`.",
-  runReport: "Rows and paging straight from the upstream report."
+  runReport: "Rows and paging straight from the upstream report.",
+  // The endpoint's description is REST's (`?preview=true`); the `preview` argument speaks for itself.
+  revertAction: ""
 }
 
 /**
