@@ -3,6 +3,7 @@
  * exporting its spans over OTLP/HTTP to a receiver in this test, `/metrics` read by a Prometheus text-format
  * parser, and the request log lines on the process's output.
  */
+import { spawn } from "node:child_process"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import parsePrometheus, { type MetricFamily } from "parse-prometheus-text-format"
@@ -11,7 +12,8 @@ import { toolName } from "../src/mcp/McpTools.ts"
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "./support/otlpReceiver.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { freePort } from "./support/postgres.ts"
-import { BOOTSTRAP_KEY, call } from "./support/server.ts"
+import { nodeArgs } from "./support/entries.ts"
+import { BOOTSTRAP_KEY, call, repoRoot, stopProcess } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
 let p: Pipeline
@@ -280,7 +282,7 @@ describe("/metrics", () => {
     for (const settled of [actionId, (proposed.body as { actionId: string }).actionId]) await p.settle(settled)
   })
 
-  it("moves the sync, rate-limit and queue metrics when a sync runs, a caller is refused, a job waits", async () => {
+  it("moves the sync, rate-limit and queue metrics when a sync runs, a caller is refused, a job waits for a worker process", async () => {
     const url = () => `${p.server.baseUrl}/metrics`
     const before = await scrape(url())
 
@@ -312,7 +314,7 @@ describe("/metrics", () => {
     expect(valueOf(limited, "acs_rate_limited_total", { bucket: "login" }) - valueOf(before, "acs_rate_limited_total", { bucket: "login" }))
       .toBe(1)
 
-    // A job waits while no worker runs on the instance, and is gone once one does.
+    // A job waits while no worker runs on the instance.
     await p.restart({ WORKER_CONCURRENCY: "0" })
     let working = false
     try {
@@ -325,10 +327,39 @@ describe("/metrics", () => {
       })
       expect(proposed.status, proposed.text).toBe(201)
       expect(valueOf(await scrape(url()), "acs_jobs_ready")).toBeGreaterThanOrEqual(1)
+
+      // A worker process of its own (`acs worker`) applies it and serves its own counters on METRICS_PORT.
+      const workerPort = await freePort()
+      const workerMetrics = `http://127.0.0.1:${workerPort}/metrics`
+      let workerLogs = ""
+      const worker = spawn(process.execPath, [...nodeArgs("cli"), "worker"], {
+        cwd: repoRoot,
+        env: {
+          PATH: process.env["PATH"] ?? "",
+          HOME: process.env["HOME"] ?? "",
+          ACS_SECRETS_KEY: Buffer.alloc(32, 7).toString("base64"),
+          DATABASE_URL: p.database,
+          SIMULATOR_URL: p.simulator.url,
+          WORKER_POLL_MS: "200",
+          METRICS_PORT: String(workerPort)
+        },
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      worker.stdout.on("data", (chunk: Buffer) => (workerLogs += chunk.toString()))
+      worker.stderr.on("data", (chunk: Buffer) => (workerLogs += chunk.toString()))
+      try {
+        expect((await p.settle((proposed.body as { actionId: string }).actionId)).status, workerLogs).toBe("applied")
+        const counted = await waitFor("the worker's apply lag", () => scrape(workerMetrics), (f) => valueOf(f, "acs_apply_lag_seconds") === 1, {
+          ignoreErrors: true
+        })
+        expect(valueOf(counted, "acs_actions_total", { status: "applied" })).toBe(1)
+        expect(valueOf(counted, "acs_upstream_requests_total", { endpoint: "PUT /campaigns/:id", status: "200" })).toBe(1)
+        expect(valueOf(counted, "acs_jobs_ready")).toBe(0)
+      } finally {
+        expect(await stopProcess(worker)).toBe(0)
+      }
       await p.restart()
       working = true
-      await p.settle((proposed.body as { actionId: string }).actionId)
-      expect(valueOf(await scrape(url()), "acs_jobs_ready")).toBe(0)
     } finally {
       // The later tests need the workers back.
       if (!working) await p.restart()
