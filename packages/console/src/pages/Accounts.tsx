@@ -10,7 +10,7 @@ import type { Effect } from "effect"
 import { Either } from "effect"
 import { useEffect, useState } from "preact/hooks"
 import { api, apiOrThrow, type Client } from "../api.ts"
-import { AccountPicker, DiffTable, Notice, StatusBadge } from "../components.tsx"
+import { AccountPicker, DiffTable, Notice, StatusBadge, TableWrap } from "../components.tsx"
 import { diffOf } from "../diff.ts"
 import { ago, count, kindLabel, money, percent } from "../format.ts"
 import { useLoad, useNow } from "../hooks.ts"
@@ -61,7 +61,7 @@ export const AccountsPage = (props: { readonly session: Session; readonly projec
   return (
     <section aria-labelledby="accounts-title">
       <h1 id="accounts-title">Accounts</h1>
-      <div class="table-wrap">
+      <TableWrap label="Accounts and the freshness of their data">
         <table>
           <caption class="visually-hidden">Accounts and the freshness of their data</caption>
           <thead><tr><th scope="col">Account</th><th scope="col">Currency</th><th scope="col">Last sync</th><th scope="col">Coverage</th><th scope="col">Warnings</th></tr></thead>
@@ -81,7 +81,7 @@ export const AccountsPage = (props: { readonly session: Session; readonly projec
             })}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {projectId !== undefined && account !== undefined && (
         <>
           <div class="filters"><AccountPicker accounts={session.accounts} value={projectId} route="accounts" /></div>
@@ -89,7 +89,7 @@ export const AccountsPage = (props: { readonly session: Session; readonly projec
           <section aria-labelledby="campaigns-title">
             <h2 id="campaigns-title">Campaigns, by spend over 30 days</h2>
             <Notice error={campaigns.error} />
-            <div class="table-wrap">
+            <TableWrap label={`Campaigns of ${account.name}`}>
               <table>
                 <caption class="visually-hidden">Campaigns of {account.name}</caption>
                 <thead><tr><th scope="col">Campaign</th><th scope="col">Status</th><th scope="col">Daily budget</th><th scope="col">Spend</th><th scope="col">Installs</th><th scope="col">CPA</th><th scope="col">Conversion</th></tr></thead>
@@ -102,12 +102,12 @@ export const AccountsPage = (props: { readonly session: Session; readonly projec
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           </section>
           <section aria-labelledby="keywords-title">
             <h2 id="keywords-title">Keywords, by spend over 30 days</h2>
             <Notice error={keywords.error} />
-            <div class="table-wrap">
+            <TableWrap label={`Keywords of ${account.name}`}>
               <table>
                 <caption class="visually-hidden">Keywords of {account.name}</caption>
                 <thead><tr><th scope="col">Keyword</th><th scope="col">Match</th><th scope="col">Status</th><th scope="col">Bid</th><th scope="col">Spend</th><th scope="col">Installs</th><th scope="col">CPA</th></tr></thead>
@@ -120,7 +120,7 @@ export const AccountsPage = (props: { readonly session: Session; readonly projec
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           </section>
           <section aria-labelledby="plan-title">
             <h2 id="plan-title">Plan</h2>

@@ -10,7 +10,7 @@ import type { Binding, Role } from "@acs/domain/Principal"
 import { Either } from "effect"
 import { useState } from "preact/hooks"
 import { api, apiOrThrow } from "../api.ts"
-import { Dialog, Notice } from "../components.tsx"
+import { Dialog, Notice, TableWrap } from "../components.tsx"
 import { dateTime } from "../format.ts"
 import { useLoad } from "../hooks.ts"
 import { accountOf, type Session } from "../session.ts"
@@ -66,7 +66,7 @@ const AdminKeys = (props: { readonly session: Session }) => {
         keys.reload()
       }} />
       <Notice error={keys.error ?? notice.error} message={notice.message} />
-      <div class="table-wrap">
+      <TableWrap label="API keys">
         <table>
           <caption>API keys</caption>
           <thead>
@@ -88,7 +88,7 @@ const AdminKeys = (props: { readonly session: Session }) => {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       <PeopleSection session={session} />
       {created !== null && (
         <Dialog title="Copy the key's secret now" onClose={() => setCreated(null)}>
@@ -251,7 +251,7 @@ const PeopleSection = (props: { readonly session: Session }) => {
         <button type="submit" class="primary">Add person</button>
       </form>
       <Notice error={people.error ?? notice.error} message={notice.message} />
-      <div class="table-wrap">
+      <TableWrap label="People of the workspace">
         <table>
           <caption class="visually-hidden">People of the workspace</caption>
           <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">State</th></tr></thead>
@@ -279,7 +279,7 @@ const PeopleSection = (props: { readonly session: Session }) => {
             })}
           </tbody>
         </table>
-      </div>
+      </TableWrap>
       {added !== null && (
         <Dialog title="Hand over the password" onClose={() => setAdded(null)}>
           <p>This is the only time acs shows the password of {added.email}. Hand it over; they change it on the Password page.</p>

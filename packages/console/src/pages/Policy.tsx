@@ -6,7 +6,7 @@ import type { Settings, UpdateSettingsRequest } from "@acs/domain/Settings"
 import { Either } from "effect"
 import { useState } from "preact/hooks"
 import { api, apiOrThrow } from "../api.ts"
-import { AccountPicker, Dialog, Notice } from "../components.tsx"
+import { AccountPicker, Dialog, Notice, TableWrap } from "../components.tsx"
 import { dateTime, kindLabel, money } from "../format.ts"
 import { useLoad } from "../hooks.ts"
 import { accountOf, type Session } from "../session.ts"
@@ -79,13 +79,13 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
             {" "}({policy.data.autoApplies.remaining} left)
           </p>
           <p>Account status: {policy.data.accountStatus}. Proposals made with API keys always wait for review.</p>
-          <div class="table-wrap">
+          <TableWrap label="What auto-applies, by kind">
             <table>
               <caption>What auto-applies, by kind</caption>
               <thead><tr><th scope="col">Kind</th><th scope="col">Auto-applies when</th></tr></thead>
               <tbody>{policy.data.rules.map((r) => <tr key={r.kind}><th scope="row">{kindLabel(r.kind)}</th><td>{r.autoApplies}</td></tr>)}</tbody>
             </table>
-          </div>
+          </TableWrap>
         </section>
       )}
       {projectId !== undefined && targets.data !== undefined && (
