@@ -38,9 +38,8 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
           sql`SELECT pg_notify(${JOBS_CHANNEL}, ${actionId})`
         ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
 
-    const claim = (workerId: string, leaseMs: number) =>
-      sql<ClaimedJob>`/* prepared */
-        UPDATE jobs SET locked_by = ${workerId}, lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}),
+    const claiming = (workerId: string, leaseMs: number) =>
+      sql`UPDATE jobs SET locked_by = ${workerId}, lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}),
           attempts = attempts + 1
         WHERE job_id = (
           SELECT job_id FROM jobs
@@ -49,10 +48,44 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
           LIMIT 1
           FOR UPDATE SKIP LOCKED)
         RETURNING job_id, action_id, project_id, attempts, trace_parent AS job_trace_parent,
-          (SELECT a.trace_parent FROM actions a WHERE a.action_id = jobs.action_id) AS action_trace_parent`.pipe(
+          (SELECT a.trace_parent FROM actions a WHERE a.action_id = jobs.action_id) AS action_trace_parent`
+
+    const claim = (workerId: string, leaseMs: number) =>
+      sql<ClaimedJob>`/* prepared */ ${claiming(workerId, leaseMs)}`.pipe(
         Effect.map((rows) => rows[0]),
         Effect.orDie,
         Effect.withSpan("Jobs.claim", HOT_SPAN)
+      )
+
+    /**
+     * `claim`, and when there is nothing to claim, when the next job is due (ms from now, null for none) in the
+     * same statement: an idle worker's round trip, not two.
+     */
+    const claimOrNextDue = (workerId: string, leaseMs: number) =>
+      sql<Omit<ClaimedJob, "attempts"> & { readonly attempts: number | null; readonly dueInMs: string | null }>`/* prepared */
+        WITH claimed AS (${claiming(workerId, leaseMs)})
+        SELECT job_id, action_id, project_id, attempts, job_trace_parent, action_trace_parent, NULL::int8 AS due_in_ms FROM claimed
+        UNION ALL
+        SELECT NULL, NULL, NULL, NULL, NULL, NULL,
+          (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8
+        FROM jobs HAVING NOT EXISTS (SELECT 1 FROM claimed)`.pipe(
+        Effect.map((rows): { readonly job: ClaimedJob } | { readonly job: undefined; readonly dueInMs: number | null } => {
+          const row = rows[0]
+          if (row !== undefined && row.attempts !== null) {
+            return {
+              job: {
+                jobId: row.jobId,
+                actionId: row.actionId,
+                projectId: row.projectId,
+                attempts: row.attempts,
+                jobTraceParent: row.jobTraceParent,
+                actionTraceParent: row.actionTraceParent
+              }
+            }
+          }
+          return { job: undefined, dueInMs: row?.dueInMs === null || row === undefined ? null : Number(row.dueInMs) }
+        }),
+        Effect.orDie
       )
 
     /**
@@ -101,6 +134,6 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
       Effect.orDie
     )
 
-    return { enqueue, claim, heartbeat, renewal, complete, retryLater, nextDueInMs } as const
+    return { enqueue, claim, claimOrNextDue, heartbeat, renewal, complete, retryLater, nextDueInMs } as const
   })
 }) {}

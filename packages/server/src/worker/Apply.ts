@@ -16,13 +16,13 @@ import { Clock, Effect, Either, Option, Schema } from "effect"
 import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/Catalog.ts"
-import type { Ids, KindDefinition, Step, StepContext, StepFailure, Touched } from "../actions/Kind.ts"
+import type { Ids, KindDefinition, PolicyFacts, Step, StepContext, StepFailure, Touched } from "../actions/Kind.ts"
 import { actionColumns, type ActionRow, toRecord } from "../actions/ActionRow.ts"
 import { describeOutsideChange } from "../actions/OutsideChangeText.ts"
 import { outsideChangesTo } from "../actions/OutsideChanges.ts"
 import { touchedEntities } from "../actions/TouchedEntities.ts"
 import { Transitions } from "../actions/Transitions.ts"
-import { policyFacts, type WarehouseView, warehouseView } from "../actions/WarehouseView.ts"
+import { policyFactsWith, readTargetBand, type WarehouseView, warehouseView } from "../actions/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
@@ -208,6 +208,21 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         Effect.flatMap((changed) => changed ? Effect.void : lease.check)
       )
 
+    /** The policy's facts, with the target band read only when a rule asks for it (a budget raise does, a cut does not). */
+    const factsFor = (account: AccountRecord) =>
+      Effect.gen(function*() {
+        const withBand = yield* Effect.cached(
+          Effect.flatMap(readTargetBand(account.projectId), (band) => policyFactsWith(account, band)).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
+        )
+        const facts: PolicyFacts = {
+          ...(yield* policyFactsWith(account, null)),
+          cpaBand: (campaignId) => Effect.flatMap(withBand, (facts) => facts.cpaBand(campaignId))
+        }
+        return facts
+      })
+
     /** One read of the campaign per apply: the re-check and the hard cap ask for the same row. */
     const withCampaignsRead = (view: WarehouseView): WarehouseView => {
       const seen = new Map<string, UpstreamCampaign | undefined>()
@@ -325,7 +340,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         const begun = before.length > 0
         const autoApplied = action.mode === "auto_applied" && action.decidedBy === null && action.revertOf === null
         if (autoApplied && !begun) {
-          const facts = yield* policyFacts(account)
+          const facts = yield* factsFor(account)
           const demotions = stillClears({
             killSwitchOn: claimed.killSwitchOn,
             accountStatus: account.status,

@@ -122,10 +122,9 @@ export const WorkerLive = Layer.scopedDiscard(
 
     const loop = (workerId: string) =>
       Effect.gen(function*() {
-        const job = yield* untraced(jobs.claim(workerId, config.leaseMs))
-        if (job !== undefined) return yield* processJob(job, workerId)
-        const dueInMs = yield* untraced(jobs.nextDueInMs)
-        yield* signal.sleep(Math.max(10, Math.min(config.pollMs, dueInMs ?? config.pollMs)))
+        const claimed = yield* untraced(jobs.claimOrNextDue(workerId, config.leaseMs))
+        if (claimed.job !== undefined) return yield* processJob(claimed.job, workerId)
+        yield* signal.sleep(Math.max(10, Math.min(config.pollMs, claimed.dueInMs ?? config.pollMs)))
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
