@@ -93,8 +93,11 @@ const barrelOf = (pkg: string, resolveDir: string): ReadonlySet<string> | undefi
     // effect's index also re-exports a few functions by name (`export { pipe, … } from "./Function.js"`):
     // imports of those are left as they are.
     const statements = index.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, "").replace(/export \{[^}]*\} from "[^"]*";?/g, "").split("\n").map((line) => line.trim()).filter((line) => line !== "")
-    const found = statements.map((line) => /^export \* as (\w+) from "\.\/(\w+)\.js";?$/.exec(line))
-    names = found.every((match) => match !== null && match[1] === match[2]) ? new Set(found.map((match) => match![1]!)) : undefined
+    const found = statements.map((line) => /^export \* as (\w+) from "\.\/([\w/]+)\.js";?$/.exec(line))
+    // A module re-exported from a subfolder (@effect/cli's `Span`, from HelpDoc/Span.js) keeps the index.
+    names = found.every((match) => match !== null)
+      ? new Set(found.filter((match) => match![1] === match![2]).map((match) => match![1]!))
+      : undefined
   } catch {
     names = undefined
   }
