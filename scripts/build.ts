@@ -65,8 +65,29 @@ const noConfigFileParsers: Plugin = {
     context.onResolve({ filter: /^(yaml|toml|ini)$/ }, (args) =>
       args.importer.includes(`${Path.sep}@effect${Path.sep}cli${Path.sep}`) ? { path: args.path, namespace: STUB_NAMESPACE } : undefined
     )
-    context.onLoad({ filter: /.*/, namespace: STUB_NAMESPACE }, (args) => ({
+    context.onLoad({ filter: /^(yaml|toml|ini)$/, namespace: STUB_NAMESPACE }, (args) => ({
       contents: `export const parse = () => { throw new Error("acs reads no ${args.path} files") }`,
+      loader: "js"
+    }))
+  }
+}
+
+/**
+ * @effect/rpc and @effect/platform import msgpackr for their MessagePack serialization, which acs never uses
+ * (RPC speaks NDJSON/JSON). Loading it costs every process ~70 KB of code and a search of the disk for its
+ * native addon (msgpackr-extract). A stub stands in: the names they import, which throw if ever constructed;
+ * an import of a name the stub lacks fails the build.
+ */
+const noMessagePack: Plugin = {
+  name: "no-message-pack",
+  setup(context) {
+    context.onResolve({ filter: /^msgpackr$/ }, (args) =>
+      args.importer.includes(`${Path.sep}@effect${Path.sep}`) ? { path: args.path, namespace: STUB_NAMESPACE } : undefined
+    )
+    context.onLoad({ filter: /^msgpackr$/, namespace: STUB_NAMESPACE }, () => ({
+      contents: ["Packr", "Unpackr", "Encoder", "Decoder"]
+        .map((name) => `export class ${name} { constructor() { throw new Error("acs uses no MessagePack") } }`)
+        .join("\n"),
       loader: "js"
     }))
   }
@@ -159,7 +180,7 @@ export const buildAll = async (outdir: string = DEFAULT_OUTDIR): Promise<BuildRe
     minifySyntax: true,
     metafile: true,
     logLevel: "warning",
-    plugins: [noConfigFileParsers, deepEffectImports]
+    plugins: [noConfigFileParsers, noMessagePack, deepEffectImports]
   })
   // `acs` runs as a program too (package.json `bin`, /usr/local/bin/acs in the image).
   Fs.chmodSync(Path.join(outdir, "cli.mjs"), 0o755)
