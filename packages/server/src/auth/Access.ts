@@ -72,17 +72,19 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
       })
 
     /** `options.preview`: the call is a proposal's dry run, counted in the read bucket (API.md "Preview"). */
-    const check = <Op extends OperationName>(operation: Op, projectId?: string, options?: { readonly preview?: boolean }) =>
+    const checkNow = <Op extends OperationName>(operation: Op, projectId: string | undefined, preview: boolean) =>
       Effect.gen(function*() {
-        const checked = yield* FiberRef.get(currentRequestAuthorization)
-        // The front door already checked this very operation on this account for the request.
-        if (Option.isSome(checked) && checked.value.operation === operation && checked.value.projectId === projectId) {
-          return checked.value.grant as Granted<Op>
-        }
         const principal = yield* CurrentPrincipal
-        const account = yield* authorize(principal, operation, projectId, options?.preview === true)
+        const account = yield* authorize(principal, operation, projectId, preview)
         return { operation, principal, orgId: principal.orgId, account } as unknown as Granted<Op>
       }).pipe(Effect.withSpan(`access.${operation}`, HOT_SPAN))
+
+    const check = <Op extends OperationName>(operation: Op, projectId?: string, options?: { readonly preview?: boolean }) =>
+      FiberRef.getWith(currentRequestAuthorization, (checked) =>
+        // The front door already checked this very operation on this account for the request (its span says so).
+        Option.isSome(checked) && checked.value.operation === operation && checked.value.projectId === projectId
+          ? Effect.succeed(checked.value.grant as Granted<Op>)
+          : checkNow(operation, projectId, options?.preview === true))
 
     return { check } as const
   })

@@ -5,7 +5,7 @@
  * and the trace id; and the request's HTTP metrics (`acs_http_requests_total`, `…_duration_seconds`).
  */
 import { HttpApp, HttpMiddleware, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Exit } from "effect"
+import { Clock, Effect, Exit, FiberRef, LogLevel } from "effect"
 import { newId } from "../db/Ids.ts"
 import { countHttpRequest } from "../telemetry/Metrics.ts"
 import { currentRequestFacts, factAnnotations, type RequestFacts } from "../telemetry/RequestFacts.ts"
@@ -19,7 +19,6 @@ export const requestLog = HttpMiddleware.make((app) =>
     const incoming = request.headers["x-request-id"]
     const requestId = incoming !== undefined && SANE_ID.test(incoming) ? incoming : newId("req")
     const started = yield* Clock.currentTimeMillis
-    const traceId = yield* currentTraceId
     // Filled in by whatever learns the caller and the operation further in (the front door, /rpc, /mcp).
     const facts: RequestFacts = {}
     // On the answers the API builds (errors included, via the pre-response handler) and on answers given
@@ -34,6 +33,9 @@ export const requestLog = HttpMiddleware.make((app) =>
           const status = Exit.isSuccess(exit) ? exit.value.status : 500
           const durationMs = (yield* Clock.currentTimeMillis) - started
           yield* countHttpRequest(facts.operation ?? "none", status, durationMs / 1000)
+          // Below the log level (LOG_LEVEL=warn in a busy deployment) the line is not even built.
+          if (LogLevel.lessThan(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))) return
+          const traceId = yield* currentTraceId
           yield* Effect.logInfo("request").pipe(Effect.annotateLogs({
             method: request.method,
             path: request.url.split("?")[0],

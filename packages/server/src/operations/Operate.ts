@@ -5,6 +5,7 @@
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { Effect } from "effect"
 import { Access, type Granted } from "../auth/Access.ts"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 import { OperationHandlers } from "./OperationHandlers.ts"
 import type { Failure, Input, OperationHandler, OperationHandlerMap, Success } from "./OperationTypes.ts"
 
@@ -49,7 +50,7 @@ export const makeOperate = Effect.gen(function*() {
 
   /** The operation's handler with a grant already made. */
   const run = <Op extends OperationName>(operation: Op, grant: Granted<Op>, input: Input<Op>): Effect.Effect<Success<Op>, Failure<Op>> =>
-    handlerOf(handlers, operation)(grant, input).pipe(Effect.withSpan(`operation.${operation}`))
+    handlerOf(handlers, operation)(grant, input).pipe(Effect.withSpan(`operation.${operation}`, HOT_SPAN))
 
   /** A REST handler: the operation's input in, its success out. */
   const handler = <Op extends OperationName>(operation: Op) => (input: Input<Op>) =>
