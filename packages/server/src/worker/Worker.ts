@@ -53,7 +53,8 @@ export const WorkerLive = Layer.scopedDiscard(
     const processJob = (job: ClaimedJob, workerId: string) =>
       Effect.gen(function*() {
         const lost = yield* Ref.make(false)
-        const loseLease = Ref.set(lost, true).pipe(Effect.zipRight(Effect.fail(new LeaseLost({ jobId: job.jobId }))))
+        // The error is made only when the lease is lost (an error captures a stack trace when made).
+        const loseLease = Ref.set(lost, true).pipe(Effect.zipRight(Effect.failSync(() => new LeaseLost({ jobId: job.jobId }))))
         // Asked right before every write of the apply: a paused worker must not write after another took the job.
         const lease: Lease = {
           check: Effect.gen(function*() {
