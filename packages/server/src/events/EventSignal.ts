@@ -1,25 +1,40 @@
 /**
- * Wakes this instance's event readers (live streams, webhook delivery workers) when events got their
- * positions: sequenced here, or announced by another instance's sequencer (`NOTIFY acs_events`).
+ * Wakes this instance's event readers when events got their positions, sequenced here or announced by another
+ * instance's sequencer (`NOTIFY acs_events`): every live stream (a broadcast), and one idle webhook delivery
+ * worker when deliveries were queued with them (a worker that leases a full batch wakes the next one). Waking
+ * one worker, not all, keeps the others from each running an empty claim per pass of the sequencer.
  */
 import { Effect, PubSub, Queue, type Scope } from "effect"
 
 /** Notified when events were sequenced or a delivery was queued, by whichever instance did it. */
 export const EVENTS_CHANNEL = "acs_events"
-/** Its payloads (never empty: @effect/sql-pg's `listen` drops a notification with an empty payload). */
-export const EVENTS_SEQUENCED = "sequenced"
-export const DELIVERY_QUEUED = "delivery"
+
+/**
+ * A notification's payload: `d:` when deliveries were queued, `e:` when only events were sequenced, then who
+ * sent it (an instance ignores its own: it woke its readers already). Never empty: @effect/sql-pg's `listen`
+ * drops a notification whose payload is empty.
+ */
+export const notification = (sender: string, deliveries: boolean) => `${deliveries ? "d" : "e"}:${sender}`
+
+/** What a notification asks of this instance's readers. */
+export const readNotification = (payload: string) => ({ deliveries: payload.startsWith("d:"), sender: payload.slice(2) })
 
 export class EventSignal extends Effect.Service<EventSignal>()("acs/EventSignal", {
   effect: Effect.gen(function*() {
     // Sliding: a reader that is busy misses nothing by skipping wakes; it reads from its cursor when it looks.
-    const hub = yield* PubSub.sliding<void>(4)
-    const wake = PubSub.publish(hub, undefined).pipe(Effect.asVoid)
-    /** A subscription; `next(ms)` waits for a wake or `ms`, whichever comes first. */
+    const streams = yield* PubSub.sliding<void>(4)
+    // One wake for one waiting delivery worker; wakes while all are busy collapse into one.
+    const deliveries = yield* Queue.sliding<void>(1)
+    const wakeDeliveries = Queue.offer(deliveries, undefined).pipe(Effect.asVoid)
+    const wake = (options: { readonly deliveries: boolean }) =>
+      PubSub.publish(streams, undefined).pipe(Effect.zipRight(options.deliveries ? wakeDeliveries : Effect.void))
+    /** A stream's subscription; `next(ms)` waits for a wake or `ms`, whichever comes first. */
     const subscribe: Effect.Effect<{ readonly next: (ms: number) => Effect.Effect<void> }, never, Scope.Scope> = Effect.map(
-      PubSub.subscribe(hub),
+      PubSub.subscribe(streams),
       (queue) => ({ next: (ms: number) => Effect.raceFirst(Queue.take(queue), Effect.sleep(ms)).pipe(Effect.asVoid) })
     )
-    return { wake, subscribe } as const
+    /** A delivery worker's wait: a wake meant for it, or `ms`. */
+    const nextDelivery = (ms: number) => Effect.raceFirst(Queue.take(deliveries), Effect.sleep(ms)).pipe(Effect.asVoid)
+    return { wake, wakeDeliveries, subscribe, nextDelivery } as const
   })
 }) {}

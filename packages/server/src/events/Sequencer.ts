@@ -12,7 +12,8 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
 import { DatabaseMode } from "../db/Database.ts"
-import { EVENTS_CHANNEL, EVENTS_SEQUENCED, EventSignal } from "./EventSignal.ts"
+import { newId } from "../db/Ids.ts"
+import { EVENTS_CHANNEL, EventSignal, notification, readNotification } from "./EventSignal.ts"
 import { eventBodySql } from "./EventRows.ts"
 import { EVENTS_WRITTEN_CHANNEL } from "./Outbox.ts"
 
@@ -23,13 +24,21 @@ export const EventsConfig = Config.all({
 
 const BATCH = 1_000
 
+/** What a pass did: events sequenced, webhook deliveries queued for them. */
+export interface Sequenced {
+  readonly events: number
+  readonly deliveries: number
+}
+
 export class Sequencer extends Effect.Service<Sequencer>()("acs/Sequencer", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const config = yield* EventsConfig
+    /** Who this sequencer is in its notifications (it ignores its own). */
+    const instance = newId("seq")
 
-    /** One batch: positions, webhook deliveries, the notification; answers how many events it sequenced. */
-    const sequenceBatch = sql.withTransaction(Effect.gen(function*() {
+    /** One batch: positions, webhook deliveries, the notification. */
+    const sequenceBatch: Effect.Effect<Sequenced> = sql.withTransaction(Effect.gen(function*() {
       const counter = yield* sql<{ readonly lastPosition: string }>`SELECT last_position FROM event_sequencer WHERE id = 1 FOR UPDATE`
       const last = counter[0]!.lastPosition
       const sequenced = yield* sql<{ readonly n: string }>`
@@ -37,10 +46,10 @@ export class Sequencer extends Effect.Service<Sequencer>()("acs/Sequencer", {
           SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM events WHERE position IS NULL ORDER BY seq LIMIT ${BATCH})
         UPDATE events e SET position = ${last}::bigint + pending.n FROM pending WHERE e.seq = pending.seq
         RETURNING pending.n`
-      if (sequenced.length === 0) return 0
+      if (sequenced.length === 0) return { events: 0, deliveries: 0 }
       yield* sql`UPDATE event_sequencer SET last_position = last_position + ${sequenced.length} WHERE id = 1`
       // One delivery per endpoint that wants the type; the unique index makes a repeated fan-out a no-op.
-      yield* sql`
+      const deliveries = yield* sql`
         INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
         SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), w.webhook_id, e.org_id, e.event_id, e.type, ${eventBodySql(sql)},
           clock_timestamp() + make_interval(secs => ${config.retryWindowSeconds})
@@ -48,17 +57,24 @@ export class Sequencer extends Effect.Service<Sequencer>()("acs/Sequencer", {
         JOIN webhooks w ON w.org_id = e.org_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND w.events ? e.type
         WHERE e.position > ${last}::bigint AND e.position <= ${last}::bigint + ${sequenced.length}
         ORDER BY e.position
-        ON CONFLICT (webhook_id, event_id) DO NOTHING`
-      yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${EVENTS_SEQUENCED})`
-      return sequenced.length
+        ON CONFLICT (webhook_id, event_id) DO NOTHING
+        RETURNING 1`
+      yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${notification(instance, deliveries.length > 0)})`
+      return { events: sequenced.length, deliveries: deliveries.length }
     })).pipe(Effect.orDie, Effect.withSpan("Sequencer.batch"))
 
     /** Sequences until nothing is left. */
-    const sequence = sequenceBatch.pipe(
-      Effect.repeat({ while: (count) => count === BATCH }),
-      Effect.map((count) => count > 0)
-    )
-    return { sequence } as const
+    const sequence: Effect.Effect<Sequenced> = Effect.gen(function*() {
+      let events = 0
+      let deliveries = 0
+      for (;;) {
+        const batch = yield* sequenceBatch
+        events += batch.events
+        deliveries += batch.deliveries
+        if (batch.events < BATCH) return { events, deliveries }
+      }
+    })
+    return { sequence, instance } as const
   })
 }) {}
 
@@ -73,7 +89,7 @@ export const SequencerLive = Layer.scopedDiscard(
 
     // Not traced: a trace per poll would bury the requests (telemetry/TraceSampler.ts).
     const pass = Effect.withTracerEnabled(sequencer.sequence, false).pipe(
-      Effect.flatMap((any) => any ? signal.wake : Effect.void),
+      Effect.flatMap((done) => done.events > 0 ? signal.wake({ deliveries: done.deliveries > 0 }) : Effect.void),
       Effect.catchAllCause((cause) => Effect.logWarning("event sequencing failed; it is retried", cause))
     )
     yield* pass.pipe(
@@ -92,7 +108,9 @@ export const SequencerLive = Layer.scopedDiscard(
       )
       // Another instance sequenced events or queued a delivery: this instance's readers look.
       yield* pg.listen(EVENTS_CHANNEL).pipe(
-        Stream.runForEach(() => signal.wake),
+        Stream.map(readNotification),
+        Stream.filter((notified) => notified.sender !== sequencer.instance),
+        Stream.runForEach((notified) => signal.wake({ deliveries: notified.deliveries })),
         Effect.retry(Schedule.spaced(Duration.seconds(1))),
         Effect.forkScoped
       )

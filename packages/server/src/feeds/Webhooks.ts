@@ -12,7 +12,7 @@ import * as Crypto from "node:crypto"
 import type { Granted } from "../auth/Access.ts"
 import { newId } from "../db/Ids.ts"
 import { SecretBox } from "../db/SecretBox.ts"
-import { DELIVERY_QUEUED, EVENTS_CHANNEL, EventSignal } from "../events/EventSignal.ts"
+import { EVENTS_CHANNEL, EventSignal, notification } from "../events/EventSignal.ts"
 import { EventsConfig } from "../events/Sequencer.ts"
 import { resolvePublic, urlRefusal } from "../events/WebhookTargets.ts"
 import { WebhookConfig } from "../worker/WebhookWorker.ts"
@@ -142,8 +142,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
           VALUES (${newId("dlv")}, ${webhookId}, ${grant.orgId}, ${eventId}, 'ping', ${JSON.stringify(body)}::jsonb,
             clock_timestamp() + make_interval(secs => ${retryWindowSeconds}))
           RETURNING ${sql.unsafe(deliveryColumns)}`.pipe(Effect.orDie)
-        yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${DELIVERY_QUEUED})`.pipe(Effect.orDie)
-        yield* signal.wake
+        yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${notification("webhooks", true)})`.pipe(Effect.orDie)
+        yield* signal.wake({ deliveries: true })
         return toDelivery(rows[0]!)
       }).pipe(Effect.withSpan("Webhooks.test"))
 
@@ -157,10 +157,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
         yield* sql`UPDATE webhook_deliveries SET run_at = clock_timestamp(),
             give_up_at = clock_timestamp() + make_interval(secs => ${retryWindowSeconds})
           WHERE webhook_id = ${webhookId} AND status = 'pending'`
-        yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${DELIVERY_QUEUED})`
+        yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${notification("webhooks", true)})`
         yield* Effect.logInfo("webhook enabled").pipe(Effect.annotateLogs({ webhookId, by: grant.principal.id }))
         return toWebhook(rows[0])
-      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(() => signal.wake), Effect.withSpan("Webhooks.enable"))
+      })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(() => signal.wake({ deliveries: true })), Effect.withSpan("Webhooks.enable"))
 
     const deliveries = (grant: Granted<"listWebhookDeliveries">, webhookId: string, limit: number) =>
       Effect.gen(function*() {

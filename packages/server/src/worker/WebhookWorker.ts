@@ -1,7 +1,7 @@
 /**
  * The webhook delivery workers of this instance: WEBHOOK_CONCURRENCY fibers claiming deliveries from Postgres
- * (queue/Deliveries.ts) in batches of up to WEBHOOK_BATCH, attempted side by side; woken when events are
- * sequenced here or on another instance (EventSignal) and by a short poll. Each attempt is signed at the moment it is sent; a failed one is retried with exponential
+ * (queue/Deliveries.ts) in batches of up to WEBHOOK_BATCH, attempted side by side; one waiting worker is woken
+ * when deliveries are queued here or on another instance (EventSignal), and each looks anyway at its poll. Each attempt is signed at the moment it is sent; a failed one is retried with exponential
  * backoff (from WEBHOOK_RETRY_BASE_MS, doubling, at most an hour apart) until the retry window (24 h) ends,
  * when the delivery fails and its endpoint is disabled.
  */
@@ -42,10 +42,21 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
     const publicUrl = Option.getOrElse(config.publicUrl, () => `http://127.0.0.1:${port}`)
     const instance = `${Os.hostname()}:${process.pid}:${newId("wh")}`
 
+    // Each endpoint's secret opened once, not at every attempt (a burst is many attempts to few endpoints).
+    const opened = new Map<string, Option.Option<string>>()
+    const secretOf = (sealed: string) => {
+      const known = opened.get(sealed)
+      if (known !== undefined) return known
+      if (opened.size >= 1_000) opened.clear()
+      const secret = box.open(sealed)
+      opened.set(sealed, secret)
+      return secret
+    }
+
     /** One attempt, traced; answers its result and what becomes of the delivery. */
     const attempt = (delivery: ClaimedDelivery) =>
       Effect.gen(function*() {
-        const secret = box.open(delivery.secretSealed)
+        const secret = secretOf(delivery.secretSealed)
         const rawBody = JSON.stringify(delivery.format === "slack" ? slackMessage(delivery.body, publicUrl) : delivery.body)
         const unixSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
         // The webhook.deliver span's context: the receiver's trace continues from this attempt.
@@ -102,21 +113,20 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
 
     const loop = (workerId: string) =>
       Effect.gen(function*() {
-        const wakes = yield* signal.subscribe
-        yield* Effect.gen(function*() {
-          const batch = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs, config.batch), false)
-          if (batch.length > 0) return yield* attemptAll(batch, workerId)
-          const dueInMs = yield* Effect.withTracerEnabled(deliveries.nextDueInMs, false)
-          yield* wakes.next(Math.max(10, Math.min(config.pollMs, dueInMs ?? config.pollMs)))
-        }).pipe(
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Effect.interrupt
-              : Effect.logError("webhook worker iteration failed", cause).pipe(Effect.zipRight(Effect.sleep(Duration.millis(config.pollMs))))
-          ),
-          Effect.forever
-        )
-      }).pipe(Effect.scoped)
+        const batch = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs, config.batch), false)
+        // A full batch: more may be due, so another waiting worker starts on them while this one sends.
+        if (batch.length === config.batch) yield* signal.wakeDeliveries
+        if (batch.length > 0) return yield* attemptAll(batch, workerId)
+        const dueInMs = yield* Effect.withTracerEnabled(deliveries.nextDueInMs, false)
+        yield* signal.nextDelivery(Math.max(10, Math.min(config.pollMs, dueInMs ?? config.pollMs)))
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.interrupt
+            : Effect.logError("webhook worker iteration failed", cause).pipe(Effect.zipRight(Effect.sleep(Duration.millis(config.pollMs))))
+        ),
+        Effect.forever
+      )
 
     for (let index = 0; index < config.concurrency; index++) yield* Effect.forkScoped(loop(`${instance}#${index}`))
   })
