@@ -66,9 +66,10 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         WITH claimed AS (${claiming(workerId, leaseMs)})
         SELECT job_id, action_id, project_id, attempts, job_trace_parent, action_trace_parent, NULL::int8 AS due_in_ms FROM claimed
         UNION ALL
+        -- The scan for the next due time runs only when nothing was claimed (an InitPlan runs when first used).
         SELECT NULL, NULL, NULL, NULL, NULL, NULL,
-          (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8
-        FROM jobs HAVING NOT EXISTS (SELECT 1 FROM claimed)`.pipe(
+          (SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8 FROM jobs)
+        WHERE NOT EXISTS (SELECT 1 FROM claimed)`.pipe(
         Effect.map((rows): { readonly job: ClaimedJob } | { readonly job: undefined; readonly dueInMs: number | null } => {
           const row = rows[0]
           if (row !== undefined && row.attempts !== null) {

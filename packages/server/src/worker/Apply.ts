@@ -13,7 +13,7 @@ import type { ActionRecord, Failure } from "@acs/domain/Actions"
 import type { UpstreamCampaign, UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Either, Option, Schema } from "effect"
-import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/Catalog.ts"
 import type { Ids, KindDefinition, PolicyFacts, Step, StepContext, StepFailure, Touched } from "../actions/Kind.ts"
@@ -56,6 +56,40 @@ interface RecordedStep {
   readonly status: "started" | "succeeded" | "failed"
   readonly output: { readonly ids: Ids; readonly touched: Touched; readonly warnings: ReadonlyArray<string> } | null
 }
+
+/** What an apply starts from (`forApply`): the action, its run, the kill switch, the run's steps, its account's columns. */
+type ForApplyRow = ActionRow & {
+  readonly applyRun: number
+  readonly platformAutoApply: boolean
+  readonly recordedSteps: ReadonlyArray<RecordedStep>
+  /** Null when the account is gone (the other account columns with it). */
+  readonly accountOrgId: string | null
+  readonly accountUpstreamAccountId: string
+  readonly accountName: string
+  readonly accountStatus: AccountRecord["status"]
+  readonly accountCurrency: string
+  readonly accountTimeZone: string
+  readonly accountReadOnly: boolean
+  readonly accountLastSyncedAt: string | null
+  readonly accountFirstSyncedDay: string | null
+  readonly accountLastSyncedDay: string | null
+}
+
+/** The account as `Accounts.find` reads it (the same columns, the same raw text for times and days). */
+const accountOf = (row: ForApplyRow): AccountRecord | undefined =>
+  row.accountOrgId === null ? undefined : {
+    projectId: row.projectId,
+    orgId: row.accountOrgId,
+    upstreamAccountId: row.accountUpstreamAccountId,
+    name: row.accountName,
+    status: row.accountStatus,
+    currency: row.accountCurrency,
+    timeZone: row.accountTimeZone,
+    readOnly: row.accountReadOnly,
+    lastSyncedAt: row.accountLastSyncedAt,
+    firstSyncedDay: row.accountFirstSyncedDay,
+    lastSyncedDay: row.accountLastSyncedDay
+  }
 
 const mergeTouched = (all: ReadonlyArray<Touched>): Touched => {
   const merged: Record<string, Array<unknown>> = {}
@@ -103,7 +137,6 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
     const sql = yield* SqlClient.SqlClient
     const connections = yield* Connections
     const transitions = yield* Transitions
-    const accounts = yield* Accounts
     const columns = actionColumns(sql)
 
     /**
@@ -160,17 +193,29 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
      * this run recorded already (empty for a run not yet begun).
      */
     const forApply = (projectId: string, actionId: string) =>
-      sql<ActionRow & { readonly applyRun: number; readonly platformAutoApply: boolean; readonly recordedSteps: ReadonlyArray<RecordedStep> }>`
-        /* prepared */ SELECT ${columns}, apply_run,
-          (SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = actions.org_id) AS platform_auto_apply,
-          (SELECT coalesce(json_agg(json_build_object('step', s.step, 'status', s.status, 'output', s.output) ORDER BY s.step), '[]'::json)
-            FROM action_steps s WHERE s.action_id = actions.action_id AND s.run = actions.apply_run AND s.phase = 'apply') AS recorded_steps
-        FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
+      sql<ForApplyRow>`
+        /* prepared */ SELECT a.*, acc.org_id AS account_org_id, acc.upstream_account_id AS account_upstream_account_id,
+          acc.name AS account_name, acc.status AS account_status, acc.currency AS account_currency,
+          acc.time_zone AS account_time_zone, acc.read_only AS account_read_only, acc.last_synced_at AS account_last_synced_at,
+          acc.first_synced_day AS account_first_synced_day, acc.last_synced_day AS account_last_synced_day
+        FROM (
+          SELECT ${columns}, apply_run,
+            (SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = actions.org_id) AS platform_auto_apply,
+            (SELECT coalesce(json_agg(json_build_object('step', s.step, 'status', s.status, 'output', s.output) ORDER BY s.step), '[]'::json)
+              FROM action_steps s WHERE s.action_id = actions.action_id AND s.run = actions.apply_run AND s.phase = 'apply') AS recorded_steps
+          FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}
+        ) a LEFT JOIN accounts acc ON acc.project_id = a.project_id`.pipe(
         Effect.map((rows) => {
           const row = rows[0]
           return row === undefined
             ? undefined
-            : { action: toRecord(row), run: row.applyRun, killSwitchOn: row.platformAutoApply, before: row.recordedSteps }
+            : {
+              action: toRecord(row),
+              run: row.applyRun,
+              killSwitchOn: row.platformAutoApply,
+              before: row.recordedSteps,
+              account: accountOf(row)
+            }
         }),
         Effect.orDie
       )
@@ -421,14 +466,13 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         if (found === undefined || (found.action.status !== "approved" && found.action.status !== "applying")) {
           return done(false)
         }
-        const { action } = found
-        const account = yield* accounts.find(projectId)
-        if (Option.isNone(account)) return done(false)
+        const { account, action } = found
+        if (account === undefined) return done(false)
         const failed = (message: string, upstreamRequestId: string | null = null, readOnly = false) =>
           fail(action, { step: null, stepName: null, message, upstreamRequestId }, lease, { readOnly }).pipe(Effect.as(done(true)))
         // Outside changes are recorded applied and never queued; nothing applies them.
         if (action.kind === "external_change") return done(false)
-        return yield* kindNamed(action.kind).use((definition) => runAction(definition, found, account.value, lease)).pipe(
+        return yield* kindNamed(action.kind).use((definition) => runAction(definition, found, account, lease)).pipe(
           // Every way through runAction ends the run with `settled` (or fails, below).
           Effect.as(done(true)),
           Effect.catchTags({
@@ -455,5 +499,5 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
     return { apply, fail } as const
   }),
   // Connections (over the upstream port) comes from the application layer.
-  dependencies: [Transitions.Default, Accounts.Default]
+  dependencies: [Transitions.Default]
 }) {}
