@@ -4,6 +4,8 @@
  * shows the cache is really answering on instance B (a change made with the notification suppressed is not seen), so what follows
  * proves the invalidation, not an uncached lookup.
  */
+import { AcsClient } from "@acs/domain/AcsClient"
+import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase, insertAccount, insertOrg, query } from "./support/database.ts"
 import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
@@ -177,5 +179,24 @@ describe("the target band cache", () => {
     expect(await previewReasons(b)).toMatch(/needs a 30-day CPA inside/)
     await query(database, `DELETE FROM targets WHERE project_id = 'prj_band'`)
     expect(await previewReasons(b)).toMatch(noBand)
+  })
+})
+
+describe("the lookups of an RPC procedure (run in the RPC server's fiber, on the request's barrier)", () => {
+  const listOverRpc = (server: RunningServer, projectId: string) =>
+    Effect.runPromise(
+      Effect.flatMap(AcsClient, (client) => Effect.either(client.listActions({ path: { projectId }, urlParams: { limit: 5 } }))).pipe(
+        Effect.provide(AcsClient.layer({ url: server.baseUrl, key: BOOTSTRAP_KEY })),
+        Effect.scoped
+      )
+    )
+
+  it("see an account moved to another org at once on the other instance", async () => {
+    await insertAccount(database, orgId, "prj_rpc")
+    expect(Either.isRight(await listOverRpc(b, "prj_rpc"))).toBe(true)
+    expect(Either.isRight(await listOverRpc(b, "prj_rpc"))).toBe(true)
+    await query(database, `UPDATE accounts SET org_id = 'org_elsewhere' WHERE project_id = 'prj_rpc'`)
+    const refused = await listOverRpc(b, "prj_rpc")
+    expect(Either.isLeft(refused) ? refused.left._tag : "answered").toBe("AccountMismatch")
   })
 })

@@ -55,6 +55,17 @@ const barrierPassedBy = FiberRef.unsafeMake<number>(-1)
 
 const currentFiber = Effect.fiberIdWith((id) => Effect.succeed(FiberId.isRuntime(id) ? id.id : -2))
 
+/** Whether the current fiber has passed the barrier (a lookup of its request was served after a ping). */
+export const barrierPassed: Effect.Effect<boolean> = Effect.flatMap(currentFiber, (fiber) =>
+  Effect.map(FiberRef.get(barrierPassedBy), (passed) => passed === fiber))
+
+/**
+ * Marks the current fiber as past the barrier: for a fiber that serves part of a request whose own fiber
+ * passed it (an RPC procedure runs in the RPC server's fiber, not the request's), so that its lookups need no
+ * second ping. Only with `barrierPassed` true for that request.
+ */
+export const assumeBarrierPassed: Effect.Effect<void> = Effect.flatMap(currentFiber, (fiber) => FiberRef.set(barrierPassedBy, fiber))
+
 /**
  * A read request served from the cache before its barrier came back: its ping is in flight while the read
  * runs, and every cached entry it used is checked once the ping is back (`speculatively`).

@@ -16,6 +16,7 @@ import { Cause, Context, Deferred, Effect, Exit, FiberId, Layer, Mailbox, Option
 import * as Crypto from "node:crypto"
 import { Access } from "../auth/Access.ts"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
+import { assumeBarrierPassed, barrierPassed } from "../db/Invalidation.ts"
 import type { KeyStore } from "../auth/KeyStore.ts"
 import { EventLog } from "../feeds/EventLog.ts"
 import { EventStream } from "../feeds/EventStream.ts"
@@ -37,22 +38,29 @@ export const CALLER_HEADER = "x-acs-rpc-caller"
  * rides on its request, so the middleware does not ask the key store a second time for the same request.
  * An entry lives while its request is answered, and counts only for the Authorization it was made from.
  */
+interface RpcCaller {
+  readonly principal: Principal
+  readonly barrierPassed: boolean
+}
+
 export class RpcCallers extends Context.Tag("acs/RpcCallers")<RpcCallers, {
   readonly during: <A, E, R>(
     authorization: string,
     principal: Principal,
     answer: (name: string) => Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E, R>
-  readonly find: (name: string | undefined, authorization: string | undefined) => Principal | undefined
+  /** The caller, and whether its request passed the lookup caches' barrier (db/Invalidation.ts). */
+  readonly find: (name: string | undefined, authorization: string | undefined) => RpcCaller | undefined
 }>() {
   static readonly Live = Layer.sync(RpcCallers, () => {
-    const inFlight = new Map<string, { readonly authorization: string; readonly principal: Principal }>()
+    const inFlight = new Map<string, RpcCaller & { readonly authorization: string }>()
     return {
       during: (authorization, principal, answer) =>
         Effect.acquireUseRelease(
-          Effect.sync(() => {
+          // Runs in the request's fiber, which authenticated the caller just before.
+          Effect.map(barrierPassed, (passed) => {
             const name = Crypto.randomUUID()
-            inFlight.set(name, { authorization, principal })
+            inFlight.set(name, { authorization, principal, barrierPassed: passed })
             return name
           }),
           answer,
@@ -60,7 +68,7 @@ export class RpcCallers extends Context.Tag("acs/RpcCallers")<RpcCallers, {
         ),
       find: (name, authorization) => {
         const held = name === undefined ? undefined : inFlight.get(name)
-        return held !== undefined && held.authorization === authorization ? held.principal : undefined
+        return held !== undefined && held.authorization === authorization ? held : undefined
       }
     }
   })
@@ -72,7 +80,9 @@ const makeAuthenticateCaller = Effect.gen(function*() {
   const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof authenticateKey>>>()
   return (headers: Headers.Headers): Effect.Effect<Principal, AcsError> => {
     const known = callers.find(headers[CALLER_HEADER], headers["authorization"])
-    return known !== undefined ? Effect.succeed(known) : authenticateKey(headers["authorization"]).pipe(Effect.provide(context))
+    if (known === undefined) return authenticateKey(headers["authorization"]).pipe(Effect.provide(context))
+    // The procedure runs in the RPC server's fiber: its lookups (the account) rely on the request's barrier.
+    return known.barrierPassed ? Effect.as(assumeBarrierPassed, known.principal) : Effect.succeed(known.principal)
   }
 })
 
