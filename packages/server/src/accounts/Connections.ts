@@ -18,6 +18,13 @@ import { newId } from "../db/Ids.ts"
 import { type ImportedAccount, mapImportedAccounts } from "./AccountMapping.ts"
 import { type AccountRecord, toAccount } from "./Accounts.ts"
 
+/** What making a client needs of the connection row. */
+export interface SavedConnection {
+  readonly apiVersion: UpstreamApiVersion
+  readonly credentialsEncrypted: string | null
+  readonly status: "ok" | "error"
+}
+
 interface ConnectionRow {
   readonly provider: "apple" | "simulator"
   readonly apiVersion: UpstreamApiVersion
@@ -208,9 +215,10 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
     const clients = new Map<string, { readonly sealed: string; readonly apiVersion: UpstreamApiVersion; readonly client: UpstreamClient }>()
     const MAX_CACHED_CLIENTS = 1_000
 
-    const clientFor = (orgId: string, options: { readonly reuse?: boolean } = {}) =>
+    /** `saved`: the org's connection row as the caller read it already (the apply reads it with the action). */
+    const clientFor = (orgId: string, options: { readonly reuse?: boolean; readonly saved?: SavedConnection | undefined } = {}) =>
       Effect.gen(function*() {
-        const saved = yield* row(orgId)
+        const saved = "saved" in options ? options.saved : yield* row(orgId)
         if (saved === undefined || saved.credentialsEncrypted === null) {
           return yield* new ConnectionError({ message: "no upstream connection: an admin must PUT /connection first" })
         }

@@ -14,7 +14,7 @@ import type { UpstreamCampaign, UpstreamClient, UpstreamFailure } from "@acs/ups
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import type { AccountRecord } from "../accounts/Accounts.ts"
-import { Connections } from "../accounts/Connections.ts"
+import { Connections, type SavedConnection } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/Catalog.ts"
 import type { Ids, KindDefinition, PolicyFacts, Step, StepContext, StepFailure, Touched } from "../actions/Kind.ts"
 import { actionColumns, type ActionRow, toRecord } from "../actions/ActionRow.ts"
@@ -73,6 +73,10 @@ type ForApplyRow = ActionRow & {
   readonly accountLastSyncedAt: string | null
   readonly accountFirstSyncedDay: string | null
   readonly accountLastSyncedDay: string | null
+  /** Null when the org has no connection (the other connection columns with it). */
+  readonly connectionStatus: SavedConnection["status"] | null
+  readonly connectionApiVersion: SavedConnection["apiVersion"]
+  readonly connectionCredentialsEncrypted: string | null
 }
 
 /** The account as `Accounts.find` reads it (the same columns, the same raw text for times and days). */
@@ -197,14 +201,17 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         /* prepared */ SELECT a.*, acc.org_id AS account_org_id, acc.upstream_account_id AS account_upstream_account_id,
           acc.name AS account_name, acc.status AS account_status, acc.currency AS account_currency,
           acc.time_zone AS account_time_zone, acc.read_only AS account_read_only, acc.last_synced_at AS account_last_synced_at,
-          acc.first_synced_day AS account_first_synced_day, acc.last_synced_day AS account_last_synced_day
+          acc.first_synced_day AS account_first_synced_day, acc.last_synced_day AS account_last_synced_day,
+          c.api_version AS connection_api_version, c.credentials_encrypted AS connection_credentials_encrypted,
+          c.status AS connection_status
         FROM (
           SELECT ${columns}, apply_run,
             (SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = actions.org_id) AS platform_auto_apply,
             (SELECT coalesce(json_agg(json_build_object('step', s.step, 'status', s.status, 'output', s.output) ORDER BY s.step), '[]'::json)
               FROM action_steps s WHERE s.action_id = actions.action_id AND s.run = actions.apply_run AND s.phase = 'apply') AS recorded_steps
           FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}
-        ) a LEFT JOIN accounts acc ON acc.project_id = a.project_id`.pipe(
+        ) a LEFT JOIN accounts acc ON acc.project_id = a.project_id
+        LEFT JOIN connections c ON c.org_id = acc.org_id`.pipe(
         Effect.map((rows) => {
           const row = rows[0]
           return row === undefined
@@ -214,7 +221,12 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
               run: row.applyRun,
               killSwitchOn: row.platformAutoApply,
               before: row.recordedSteps,
-              account: accountOf(row)
+              account: accountOf(row),
+              connection: row.connectionStatus === null ? undefined : {
+                apiVersion: row.connectionApiVersion,
+                credentialsEncrypted: row.connectionCredentialsEncrypted,
+                status: row.connectionStatus
+              }
             }
         }),
         Effect.orDie
@@ -373,6 +385,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       readonly run: number
       readonly killSwitchOn: boolean
       readonly before: ReadonlyArray<RecordedStep>
+      readonly connection: SavedConnection | undefined
     }
 
     const runAction = <P>(definition: KindDefinition<P>, claimed: Claimed, account: AccountRecord, lease: Lease) =>
@@ -424,7 +437,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           }
         }
         yield* markApplying(action, lease)
-        const client = fenceWrites(yield* connections.clientFor(account.orgId, { reuse: true }), lease)
+        const client = fenceWrites(yield* connections.clientFor(account.orgId, { reuse: true, saved: claimed.connection }), lease)
         const outcome = yield* runSteps(definition, action, run, payload, client, account, before, lease)
         switch (outcome._tag) {
           case "Unavailable":
