@@ -9,9 +9,9 @@
  * ones; a trigger in this throwaway database takes auto-applied rows out of the count as they are inserted
  * (`counts_toward_cap` false), so acs runs its auto-apply path, count included, for every one of them.
  *
- * BENCH_WORKER=process (the default) runs the apply worker in a process of its own (`acs worker`) beside an
- * API process with WORKER_CONCURRENCY=0, as issue 12 lets a deployment do; BENCH_WORKER=inline runs it inside
- * the API process (WORKER_CONCURRENCY's default).
+ * BENCH_WORKER=process (the default) runs the apply and webhook workers in a process of their own (`acs worker`)
+ * beside an API process with WORKER_CONCURRENCY=0 and WEBHOOK_CONCURRENCY=0, as issue 12 lets a deployment do;
+ * BENCH_WORKER=inline runs them inside the API process (the defaults).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { nodeArgs } from "../../packages/server/test/support/entries.ts"
@@ -146,7 +146,7 @@ export const startPipeline = async (cluster: BenchCluster, log: (message: string
     stops.push(() => simulator.close())
     const worker = workerMode()
     const acs = await startAcs({
-      ...(worker === "process" ? { WORKER_CONCURRENCY: "0" } : {}),
+      ...(worker === "process" ? { WORKER_CONCURRENCY: "0", WEBHOOK_CONCURRENCY: "0" } : {}),
       ACS_SECRETS_KEY: SECRETS_KEY,
       DATABASE_URL: cluster.url(PIPELINE_DATABASE),
       ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,

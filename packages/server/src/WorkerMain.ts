@@ -1,7 +1,8 @@
 /**
- * The apply worker as a process of its own (`acs worker`): the queue's workers and nothing else — no HTTP
- * server, no /readyz, no migrations run, no demo import, no change-history poll. API processes started with
- * `WORKER_CONCURRENCY=0` only enqueue, so proposals and applies do not share a thread. It needs PostgreSQL
+ * The background work as a process of its own (`acs worker`): the apply workers, the webhook delivery workers
+ * and the event sequencer, and nothing else — no HTTP server, no /readyz, no migrations run, no demo import, no
+ * change-history poll. API processes started with `WORKER_CONCURRENCY=0` and `WEBHOOK_CONCURRENCY=0` only
+ * enqueue, so proposals share their thread with neither applies nor deliveries. It needs PostgreSQL
  * (DATABASE_URL: the embedded database serves one process) at the migration this build expects, and the
  * same ACS_SECRETS_KEY as the API (the upstream credentials are stored encrypted). SIGTERM lets the job in
  * hand finish, within SHUTDOWN_TIMEOUT_MS.
@@ -15,6 +16,8 @@ import { logLevelConfig } from "./LogLevelConfig.ts"
 import { armShutdownDeadline } from "./ShutdownDeadline.ts"
 import { MetricsPortLive } from "./telemetry/MetricsExposition.ts"
 import { withTracing } from "./telemetry/Tracing.ts"
+import { SequencerLive } from "./events/Sequencer.ts"
+import { WebhookWorkerLive } from "./worker/WebhookWorker.ts"
 import { WorkerLive } from "./worker/Worker.ts"
 
 /** Refuses to start on a database the API has not migrated to this build's schema yet. */
@@ -41,10 +44,10 @@ const WorkerDatabaseLive = Layer.unwrapEffect(
 )
 
 /**
- * The worker process's layer: the apply workers over the services, on a migrated PostgreSQL database; traced
+ * The worker process's layer: the apply and webhook workers and the sequencer (which wakes them) over the services, on a migrated PostgreSQL database; traced
  * and with `/metrics` on METRICS_PORT as the API process is (telemetry/).
  */
-export const WorkerAppLive = Layer.merge(WorkerLive, MetricsPortLive).pipe(
+export const WorkerAppLive = Layer.mergeAll(WorkerLive, WebhookWorkerLive, SequencerLive, MetricsPortLive).pipe(
   Layer.provide(ServicesLive),
   Layer.provide(WorkerDatabaseLive),
   withTracing

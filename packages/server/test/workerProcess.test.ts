@@ -1,18 +1,23 @@
 /**
- * The apply worker in a process of its own (WorkerMain.ts, `acs worker`): the API process runs with
- * WORKER_CONCURRENCY=0 and only enqueues; a separate worker process, with no HTTP server, applies.
+ * The background work in a process of its own (WorkerMain.ts, `acs worker`): the API process runs with
+ * WORKER_CONCURRENCY=0 and WEBHOOK_CONCURRENCY=0 and only enqueues; a separate worker process, with no HTTP
+ * server, applies and delivers webhooks.
  */
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Receiver, startReceiver } from "./support/receiver.ts"
 import { repoRoot, stopProcess } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
 let p: Pipeline
 let worker: ChildProcess | undefined
 let workerLogs = ""
+let receiver: Receiver
+
+const BACKGROUND_OFF = { WORKER_CONCURRENCY: "0", WEBHOOK_CONCURRENCY: "0" }
 
 /** The same environment as the API processes of the pipeline (test/support/server.ts), for the worker. */
 const workerEnv = () => ({
@@ -22,7 +27,9 @@ const workerEnv = () => ({
   ACS_SECRETS_KEY: Buffer.alloc(32, 7).toString("base64"),
   DATABASE_URL: p.database,
   SIMULATOR_URL: p.simulator.url,
-  WORKER_POLL_MS: "200"
+  WORKER_POLL_MS: "200",
+  EVENTS_POLL_MS: "200",
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true"
 })
 
 const startWorker = () => {
@@ -37,16 +44,21 @@ const startWorker = () => {
 }
 
 beforeAll(async () => {
-  p = await startPipeline({ seed: 41, env: { WORKER_CONCURRENCY: "0" } })
+  receiver = await startReceiver()
+  p = await startPipeline({ seed: 41, env: { ...BACKGROUND_OFF, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" } })
 })
 
 afterAll(async () => {
   if (worker !== undefined) await stopProcess(worker)
   await p?.close()
+  await receiver?.close()
 })
 
-describe("a worker process beside an API process with WORKER_CONCURRENCY=0", () => {
-  it("leaves the API's auto-applied proposal queued until the worker process applies it", async () => {
+describe("a worker process beside an API process with WORKER_CONCURRENCY=0 and WEBHOOK_CONCURRENCY=0", () => {
+  it("leaves the API's auto-applied proposal and its webhook delivery waiting until the worker process does both", async () => {
+    const webhook = await p.as("key", "POST", "/webhooks", { url: receiver.url, events: ["action.applied"] })
+    expect(webhook.status, webhook.text).toBe(201)
+
     const campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId)))
       .filter((c: UpstreamCampaign) => !c.deleted && c.dailyBudgetMicros !== null)
     const campaign = campaigns[0]!
@@ -68,6 +80,15 @@ describe("a worker process beside an API process with WORKER_CONCURRENCY=0", () 
     expect(applied.status, workerLogs).toBe("applied")
     expect((await p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(target)
     expect(workerLogs).toContain("apply workers started")
+
+    // The applied event is delivered by the worker process: the API process delivers none.
+    const deliveries = await waitFor(
+      "the action.applied event at the receiver",
+      () => Promise.resolve(receiver.received.filter((r) => (r.body["data"] as { action?: { actionId?: string } }).action?.actionId === actionId)),
+      (got) => got.length > 0,
+      { show: () => workerLogs.slice(-2000) }
+    )
+    expect(deliveries[0]!.body["type"]).toBe("action.applied")
 
     // SIGTERM: the worker process ends cleanly.
     expect(await stopProcess(worker)).toBe(0)
