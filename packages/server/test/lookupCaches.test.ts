@@ -200,3 +200,24 @@ describe("the lookups of an RPC procedure (run in the RPC server's fiber, on the
     expect(Either.isLeft(refused) ? refused.left._tag : "answered").toBe("AccountMismatch")
   })
 })
+
+describe("the lookups of an MCP tool call (run in a fiber of its own, on the request's barrier)", () => {
+  const listOverMcp = async (server: RunningServer, projectId: string) => {
+    const answer = await call(`${server.baseUrl}/mcp`, {
+      method: "POST",
+      key: BOOTSTRAP_KEY,
+      headers: { accept: "application/json, text/event-stream" },
+      body: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "platform_list_actions", arguments: { projectId, limit: 5 } } }
+    })
+    expect(answer.status).toBe(200)
+    return answer.text
+  }
+
+  it("see an account moved to another org at once on the other instance", async () => {
+    await insertAccount(database, orgId, "prj_mcp")
+    expect(await listOverMcp(b, "prj_mcp")).not.toContain("account_mismatch")
+    expect(await listOverMcp(b, "prj_mcp")).not.toContain("account_mismatch")
+    await query(database, `UPDATE accounts SET org_id = 'org_elsewhere' WHERE project_id = 'prj_mcp'`)
+    expect(await listOverMcp(b, "prj_mcp")).toContain("account_mismatch")
+  })
+})

@@ -26,6 +26,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Either, Option, Runtime } from "effect"
 import { Access, callerRefusal } from "../auth/Access.ts"
+import { assumeBarrierPassed, barrierPassed } from "../db/Invalidation.ts"
 import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
 import { isPreviewInput, makeOperate, projectIdOf } from "../operations/Operate.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
@@ -309,9 +310,13 @@ const makeMcp = Effect.gen(function*() {
   ) =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
+    // A call runs in a fiber of its own: its lookups (the account) rely on the barrier its request passed
+    // when the route authenticated the key (db/Invalidation.ts), instead of pinging again.
+    const onBarrier = (yield* barrierPassed) ? assumeBarrierPassed : Effect.void
     const call: Call = (tool, prepared, args) =>
       Runtime.runPromise(runtime)(
-        noteRequest({ tool: tool.name, operation: tool.operation }).pipe(
+        onBarrier.pipe(
+          Effect.zipRight(noteRequest({ tool: tool.name, operation: tool.operation })),
           Effect.zipRight(operation(tool.operation, tool, prepared, args)),
           Effect.catchAllCause((cause) =>
             toDeclaredError(cause).pipe(
