@@ -252,7 +252,10 @@ export const makeUpstreamHttp = (
             return Effect.sleep(Duration.millis(delay)).pipe(Effect.zipRight(loop(attempt + 1, refreshed)))
           })
         )
-      return loop(0, false).pipe(Effect.withSpan(`Upstream.${call.method} ${call.path.replace(/\d+/g, ":id")}`))
+      // No call-site stack trace (Effect builds an Error per span for it): a span per upstream call is on every apply.
+      return loop(0, false).pipe(
+        Effect.withSpan(`Upstream.${call.method} ${call.path.replace(/\d+/g, ":id")}`, { captureStackTrace: false })
+      )
     }
 
     /** Runs a call and decodes `data` with `schema`; an unreadable answer is a 502 `upstream_error`. */
