@@ -127,14 +127,6 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         Effect.orDie
       )
 
-    /** When the next job is due (ms from now), if any: how long an idle worker may sleep. */
-    const nextDueInMs = sql<{ dueInMs: string | null }>`/* prepared */
-      SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8
-        AS due_in_ms FROM jobs`.pipe(
-      Effect.map((rows) => rows[0]?.dueInMs === null || rows[0] === undefined ? null : Number(rows[0].dueInMs)),
-      Effect.orDie
-    )
-
-    return { enqueue, claim, claimOrNextDue, heartbeat, renewal, complete, retryLater, nextDueInMs } as const
+    return { enqueue, claim, claimOrNextDue, heartbeat, renewal, complete, retryLater } as const
   })
 }) {}
