@@ -15,7 +15,6 @@ import { currentRequestAuthorization, type RequestAuthorization } from "../auth/
 import { speculatively } from "../db/Invalidation.ts"
 import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { matchRoute } from "./ApiRoutes.ts"
-import { makeLedgerPage } from "./LedgerPage.ts"
 import { authenticate } from "./AuthenticationLive.ts"
 import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
 import { type BodyRefusal, hasBody, isJsonContentType, readJsonBody } from "./RequestBody.ts"
@@ -52,7 +51,6 @@ const asksPreview = (url: string): boolean => {
 
 const makeFrontDoor = Effect.gen(function*() {
   const context = yield* Effect.context<Access | Effect.Effect.Context<ReturnType<typeof authenticate>>>()
-  const ledgerPage = yield* makeLedgerPage
 
   /**
    * The caller and the operation's grant. An operation that names its account in the body (keyword ideas)
@@ -96,11 +94,6 @@ const makeFrontDoor = Effect.gen(function*() {
       const answer = Effect.gen(function*() {
         const passed = yield* Effect.either(pass(request, operation, match?.params["projectId"]))
         if (Either.isLeft(passed)) return passed.left
-        const { authorization } = passed.right
-        if (operation === "listActions" && request.method === "GET" && Option.isSome(authorization)) {
-          const page = yield* ledgerPage(request, authorization.value)
-          if (Option.isSome(page)) return page.value
-        }
         return yield* api.pipe(
           Effect.provideService(HttpServerRequest.HttpServerRequest, passed.right.request),
           Effect.locally(currentRequestAuthorization, passed.right.authorization)
