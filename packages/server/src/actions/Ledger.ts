@@ -53,14 +53,6 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
       Effect.flatMap(find(projectId, actionId), (action) =>
         action === undefined ? Effect.fail(new NotFound({ message: `no action ${actionId} in this account` })) : Effect.succeed(action))
 
-    /** The action with its apply run (how many times it was approved): what the worker starts from. */
-    const forApply = (projectId: string, actionId: string) =>
-      sql<ActionRow & { readonly applyRun: number }>`
-        SELECT ${columns}, apply_run FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
-        Effect.map((rows) => rows[0] === undefined ? undefined : { action: toRecord(rows[0]), run: rows[0].applyRun }),
-        Effect.orDie
-      )
-
     /** Locks the row for a status change in the caller's transaction. */
     const lock = (projectId: string, actionId: string) =>
       sql<ActionRow>`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId} FOR UPDATE`
@@ -128,6 +120,6 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
           AND applied_at < ${beforeIso}::timestamptz
         ORDER BY created_at`.pipe(Effect.map((rows) => rows.map(toRecord)), Effect.orDie)
 
-    return { find, get, forApply, lock, list, pending, recordedOutsideChanges, appliedBefore } as const
+    return { find, get, lock, list, pending, recordedOutsideChanges, appliedBefore } as const
   })
 }) {}
