@@ -23,6 +23,7 @@ import eventTraceContext from "./migrations/0014_event_trace_context.ts"
 import revertedByIndex from "./migrations/0015_reverted_by_index.ts"
 import queuedAt from "./migrations/0016_queued_at.ts"
 import settingsTargetsInvalidation from "./migrations/0017_settings_targets_invalidation.ts"
+import sequenceEventsFunction from "./migrations/0018_sequence_events_function.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -45,7 +46,8 @@ const migrations = {
   "0014_event_trace_context": eventTraceContext,
   "0015_reverted_by_index": revertedByIndex,
   "0016_queued_at": queuedAt,
-  "0017_settings_targets_invalidation": settingsTargetsInvalidation
+  "0017_settings_targets_invalidation": settingsTargetsInvalidation,
+  "0018_sequence_events_function": sequenceEventsFunction
 }
 
 export const loader = Migrator.fromRecord(migrations)

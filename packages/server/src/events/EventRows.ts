@@ -18,12 +18,6 @@ export const eventColumns = (sql: SqlClient.SqlClient) =>
   sql`e.position, e.event_id, e.type, e.org_id, e.project_id, e.data::text AS data_text,
     to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at_iso`
 
-/** The same body in SQL, for the deliveries the sequencer fans out (byte for byte what readers build). */
-export const eventBodySql = (sql: SqlClient.SqlClient) =>
-  sql`jsonb_build_object('eventId', e.event_id, 'type', e.type,
-    'createdAt', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'orgId', e.org_id, 'projectId', e.project_id, 'data', e.data)`
-
 export const toEvent = (row: EventRow): Event => ({
   eventId: row.eventId,
   type: row.type,

@@ -12,7 +12,7 @@ export const EVENTS_CHANNEL = "acs_events"
 /**
  * A notification's payload: `d:` when deliveries were queued, `e:` when only events were sequenced, then who
  * sent it (an instance ignores its own: it woke its readers already). Never empty: @effect/sql-pg's `listen`
- * drops a notification whose payload is empty.
+ * drops a notification whose payload is empty. The sequencing function (migration 0018) writes the same.
  */
 export const notification = (sender: string, deliveries: boolean) => `${deliveries ? "d" : "e"}:${sender}`
 

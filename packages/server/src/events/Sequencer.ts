@@ -13,8 +13,7 @@ import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
 import { DatabaseMode } from "../db/Database.ts"
 import { newId } from "../db/Ids.ts"
-import { EVENTS_CHANNEL, EventSignal, notification, readNotification } from "./EventSignal.ts"
-import { eventBodySql } from "./EventRows.ts"
+import { EVENTS_CHANNEL, EventSignal, readNotification } from "./EventSignal.ts"
 import { EVENTS_WRITTEN_CHANNEL } from "./Outbox.ts"
 
 export const EventsConfig = Config.all({
@@ -37,31 +36,16 @@ export class Sequencer extends Effect.Service<Sequencer>()("acs/Sequencer", {
     /** Who this sequencer is in its notifications (it ignores its own). */
     const instance = newId("seq")
 
-    /** One batch: positions, webhook deliveries, the notification. */
-    const sequenceBatch: Effect.Effect<Sequenced> = sql.withTransaction(Effect.gen(function*() {
-      const counter = yield* sql<{ readonly lastPosition: string }>`SELECT last_position FROM event_sequencer WHERE id = 1 FOR UPDATE`
-      const last = counter[0]!.lastPosition
-      const sequenced = yield* sql<{ readonly n: string }>`
-        WITH pending AS (
-          SELECT seq, row_number() OVER (ORDER BY seq) AS n FROM events WHERE position IS NULL ORDER BY seq LIMIT ${BATCH})
-        UPDATE events e SET position = ${last}::bigint + pending.n FROM pending WHERE e.seq = pending.seq
-        RETURNING pending.n`
-      if (sequenced.length === 0) return { events: 0, deliveries: 0 }
-      yield* sql`UPDATE event_sequencer SET last_position = last_position + ${sequenced.length} WHERE id = 1`
-      // One delivery per endpoint that wants the type; the unique index makes a repeated fan-out a no-op.
-      const deliveries = yield* sql`
-        INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
-        SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), w.webhook_id, e.org_id, e.event_id, e.type, ${eventBodySql(sql)},
-          clock_timestamp() + make_interval(secs => ${config.retryWindowSeconds})
-        FROM events e
-        JOIN webhooks w ON w.org_id = e.org_id AND w.deleted_at IS NULL AND w.disabled_at IS NULL AND w.events ? e.type
-        WHERE e.position > ${last}::bigint AND e.position <= ${last}::bigint + ${sequenced.length}
-        ORDER BY e.position
-        ON CONFLICT (webhook_id, event_id) DO NOTHING
-        RETURNING 1`
-      yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${notification(instance, deliveries.length > 0)})`
-      return { events: sequenced.length, deliveries: deliveries.length }
-    })).pipe(Effect.orDie, Effect.withSpan("Sequencer.batch"))
+    /**
+     * One batch: positions, webhook deliveries, the notification, in one statement (migration 0018);
+     * `events` is -1 when another instance holds the sequencer (it passes again for the same commits).
+     */
+    const sequenceBatch: Effect.Effect<Sequenced> = sql<{ readonly events: number; readonly deliveries: number }>`/* prepared */
+      SELECT events, deliveries FROM acs_sequence_events(${BATCH}, ${config.retryWindowSeconds}, ${EVENTS_CHANNEL}, ${instance})`.pipe(
+      Effect.map((rows) => rows[0] ?? { events: 0, deliveries: 0 }),
+      Effect.orDie,
+      Effect.withSpan("Sequencer.batch")
+    )
 
     /** Sequences until nothing is left. */
     const sequence: Effect.Effect<Sequenced> = Effect.gen(function*() {
@@ -69,6 +53,7 @@ export class Sequencer extends Effect.Service<Sequencer>()("acs/Sequencer", {
       let deliveries = 0
       for (;;) {
         const batch = yield* sequenceBatch
+        if (batch.events < 0) return { events, deliveries }
         events += batch.events
         deliveries += batch.deliveries
         if (batch.events < BATCH) return { events, deliveries }
