@@ -164,7 +164,13 @@ export const startPipeline = async (cluster: BenchCluster, log: (message: string
     }, BOOTSTRAP_KEY)
     stops.push(() => acs.stop())
     const workerProcess = worker === "process"
-      ? startWorker({ DATABASE_URL: cluster.url(PIPELINE_DATABASE), ACS_SECRETS_KEY: SECRETS_KEY, SIMULATOR_URL: simulator.url, LOG_LEVEL: "warn" })
+      ? startWorker({
+        DATABASE_URL: cluster.url(PIPELINE_DATABASE),
+        ACS_SECRETS_KEY: SECRETS_KEY,
+        SIMULATOR_URL: simulator.url,
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+        LOG_LEVEL: "warn"
+      })
       : undefined
     if (workerProcess !== undefined) stops.push(() => workerProcess.stop())
     const pool = makePool({ connectionString: cluster.benchUrl(PIPELINE_DATABASE), max: 2 })
@@ -226,7 +232,7 @@ export const startPipeline = async (cluster: BenchCluster, log: (message: string
       return new Map(rows.rows.map((row) => [row.campaign_id, Number(row.daily_budget_micros)]))
     }
     if (workerProcess !== undefined && !workerProcess.alive()) throw new Error(`pipeline: the worker process ended:\n${workerProcess.logs()}`)
-    log(`pipeline: the apply worker runs ${worker === "process" ? "in its own process (acs worker; the API has WORKER_CONCURRENCY=0)" : "inside the API process"}`)
+    log(`pipeline: the apply and webhook workers run ${worker === "process" ? "in their own process (acs worker; the API has WORKER_CONCURRENCY=0 and WEBHOOK_CONCURRENCY=0)" : "inside the API process"}`)
     return {
       cluster,
       database: PIPELINE_DATABASE,

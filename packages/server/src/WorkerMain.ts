@@ -1,6 +1,6 @@
 /**
- * The background work as a process of its own (`acs worker`): the apply workers, the webhook delivery workers
- * and the event sequencer, and nothing else — no HTTP server, no /readyz, no migrations run, no demo import, no
+ * The background work as a process of its own (`acs worker`): the apply workers and the webhook delivery
+ * workers (woken by the API's sequencer), and nothing else — no HTTP server, no /readyz, no migrations run, no demo import, no
  * change-history poll. API processes started with `WORKER_CONCURRENCY=0` and `WEBHOOK_CONCURRENCY=0` only
  * enqueue, so proposals share their thread with neither applies nor deliveries. It needs PostgreSQL
  * (DATABASE_URL: the embedded database serves one process) at the migration this build expects, and the
@@ -16,7 +16,7 @@ import { logLevelConfig } from "./LogLevelConfig.ts"
 import { armShutdownDeadline } from "./ShutdownDeadline.ts"
 import { MetricsPortLive } from "./telemetry/MetricsExposition.ts"
 import { withTracing } from "./telemetry/Tracing.ts"
-import { SequencerLive } from "./events/Sequencer.ts"
+import { EventWakeLive } from "./events/Sequencer.ts"
 import { WebhookWorkerLive } from "./worker/WebhookWorker.ts"
 import { WorkerLive } from "./worker/Worker.ts"
 
@@ -44,10 +44,10 @@ const WorkerDatabaseLive = Layer.unwrapEffect(
 )
 
 /**
- * The worker process's layer: the apply and webhook workers and the sequencer (which wakes them) over the services, on a migrated PostgreSQL database; traced
+ * The worker process's layer: the apply and webhook workers, woken by the sequencers' notifications, over the services, on a migrated PostgreSQL database; traced
  * and with `/metrics` on METRICS_PORT as the API process is (telemetry/).
  */
-export const WorkerAppLive = Layer.mergeAll(WorkerLive, WebhookWorkerLive, SequencerLive, MetricsPortLive).pipe(
+export const WorkerAppLive = Layer.mergeAll(WorkerLive, WebhookWorkerLive, EventWakeLive, MetricsPortLive).pipe(
   Layer.provide(ServicesLive),
   Layer.provide(WorkerDatabaseLive),
   withTracing
