@@ -33,8 +33,8 @@ export class EventSignal extends Effect.Service<EventSignal>()("acs/EventSignal"
       PubSub.subscribe(streams),
       (queue) => ({ next: (ms: number) => Effect.raceFirst(Queue.take(queue), Effect.sleep(ms)).pipe(Effect.asVoid) })
     )
-    /** A delivery worker's wait: a wake meant for it, or `ms`. */
-    const nextDelivery = (ms: number) => Effect.raceFirst(Queue.take(deliveries), Effect.sleep(ms)).pipe(Effect.asVoid)
+    /** A delivery worker's wait: a wake meant for it (answers true), or `ms` (false). */
+    const nextDelivery = (ms: number) => Effect.raceFirst(Queue.take(deliveries).pipe(Effect.as(true)), Effect.sleep(ms).pipe(Effect.as(false)))
     return { wake, wakeDeliveries, subscribe, nextDelivery } as const
   })
 }) {}

@@ -16,9 +16,12 @@ import { checkedLookup, urlRefusal } from "./WebhookTargets.ts"
 
 export const MAX_RESPONSE_BYTES = 1024
 
+// As many idle connections kept as may be open: a batch sent side by side would otherwise close the ones
+// beyond the idle limit and connect them again for the next batch.
+const SOCKETS = 32
 const agents = {
-  "http:": new Http.Agent({ keepAlive: true, maxSockets: 32, maxFreeSockets: 8, timeout: 30_000 }),
-  "https:": new Https.Agent({ keepAlive: true, maxSockets: 32, maxFreeSockets: 8, timeout: 30_000 })
+  "http:": new Http.Agent({ keepAlive: true, maxSockets: SOCKETS, maxFreeSockets: SOCKETS, timeout: 30_000 }),
+  "https:": new Https.Agent({ keepAlive: true, maxSockets: SOCKETS, maxFreeSockets: SOCKETS, timeout: 30_000 })
 }
 
 export interface AttemptResult {

@@ -24,38 +24,66 @@ export interface ClaimedDelivery {
   readonly traceParent: string | null
 }
 
+/** A claim's row: a claimed delivery's columns (all null when none was claimed) and the next due time. */
+type ClaimRow = { readonly [K in keyof Omit<ClaimedDelivery, "body" | "windowLeftMs">]: ClaimedDelivery[K] | null } & {
+  readonly bodyText: string | null
+  readonly windowLeftMs: string | null
+  readonly nextDueInMs: string | null
+}
+
+/** What one claim answers. */
+export interface Claimed {
+  readonly batch: ReadonlyArray<ClaimedDelivery>
+  /** When the next unclaimed delivery is due, in ms from the claim (≤ 0: already; null: none waits). */
+  readonly nextDueInMs: number | null
+}
+
 export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     /**
-     * Up to `limit` due deliveries, leased to `workerId` (oldest due first). A batch, not one: under a burst of
-     * events one statement leases many, so the queue's statements per delivery stay far below one.
+     * Up to `limit` due deliveries, leased to `workerId` (oldest due first), and when the next of the others
+     * is due (ms from now; null when none waits): a worker that found fewer than `limit` sleeps until then at
+     * most, with no second statement to ask. A batch, not one: under a burst of events one statement leases
+     * many, so the queue's statements per delivery stay far below one. Deliveries of disabled or deleted
+     * endpoints are neither claimed nor counted as due: they would wake the workers at once, again and again.
      */
     const claim = (workerId: string, leaseMs: number, limit: number) =>
-      sql<Omit<ClaimedDelivery, "body" | "windowLeftMs"> & { readonly bodyText: string; readonly windowLeftMs: string }>`
+      sql<ClaimRow>`
         WITH next AS (
           SELECT d.delivery_id FROM webhook_deliveries d
           JOIN webhooks w ON w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
           WHERE d.status = 'pending' AND d.run_at <= clock_timestamp() AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp())
           ORDER BY d.run_at, d.created_at
           LIMIT ${limit}
-          FOR UPDATE OF d SKIP LOCKED)
-        UPDATE webhook_deliveries d SET locked_by = ${workerId}, attempts = d.attempts + 1,
-          lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
-        FROM next, webhooks w
-        WHERE d.delivery_id = next.delivery_id AND w.webhook_id = d.webhook_id
-        RETURNING d.delivery_id, d.webhook_id, d.event_id, d.body::text AS body_text, d.attempts, w.url, w.format, w.secret_sealed,
-          (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms,
-          (SELECT e.trace_parent FROM events e WHERE e.event_id = d.event_id) AS trace_parent`.pipe(
-        // The body as text: the SQL client would rename the keys of a JSON value it decodes.
-        Effect.map((rows) =>
-          rows.map(({ bodyText, ...rest }): ClaimedDelivery => ({
-            ...rest,
-            body: JSON.parse(bodyText) as Readonly<Record<string, unknown>>,
-            windowLeftMs: Number(rest.windowLeftMs)
-          }))
-        ),
+          FOR UPDATE OF d SKIP LOCKED),
+        claimed AS (
+          UPDATE webhook_deliveries d SET locked_by = ${workerId}, attempts = d.attempts + 1,
+            lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
+          FROM next, webhooks w
+          WHERE d.delivery_id = next.delivery_id AND w.webhook_id = d.webhook_id
+          RETURNING d.delivery_id, d.webhook_id, d.event_id, d.body::text AS body_text, d.attempts, w.url, w.format, w.secret_sealed,
+            (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms,
+            (SELECT e.trace_parent FROM events e WHERE e.event_id = d.event_id) AS trace_parent),
+        due AS (
+          SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at))) - clock_timestamp()) * 1000)::int8 AS next_due_in_ms
+          FROM webhook_deliveries p
+          JOIN webhooks pw ON pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
+          WHERE p.status = 'pending' AND p.delivery_id NOT IN (SELECT delivery_id FROM claimed))
+        SELECT claimed.*, due.next_due_in_ms FROM due LEFT JOIN claimed ON true`.pipe(
+        Effect.map((rows): Claimed => ({
+          // One row even when nothing was claimed: it carries the next due time.
+          batch: rows.flatMap(({ bodyText, nextDueInMs: _, ...rest }): Array<ClaimedDelivery> =>
+            rest.deliveryId === null || bodyText === null ? [] : [{
+              ...(rest as Omit<ClaimedDelivery, "body" | "windowLeftMs">),
+              // The body as text: the SQL client would rename the keys of a JSON value it decodes.
+              body: JSON.parse(bodyText) as Readonly<Record<string, unknown>>,
+              windowLeftMs: Number(rest.windowLeftMs)
+            }]
+          ),
+          nextDueInMs: rows[0]?.nextDueInMs === null || rows[0] === undefined ? null : Number(rows[0].nextDueInMs)
+        })),
         Effect.orDie,
         Effect.withSpan("Deliveries.claim")
       )
@@ -108,14 +136,6 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         return true
       })).pipe(Effect.orDie)
 
-    /** When the next delivery is due (ms from now), if any: how long an idle worker may sleep. */
-    const nextDueInMs = sql<{ readonly dueInMs: string | null }>`
-      SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8 AS due_in_ms
-      FROM webhook_deliveries WHERE status = 'pending'`.pipe(
-      Effect.map((rows) => rows[0]?.dueInMs === null || rows[0] === undefined ? null : Number(rows[0].dueInMs)),
-      Effect.orDie
-    )
-
-    return { claim, delivered, retryLater, giveUp, nextDueInMs } as const
+    return { claim, delivered, retryLater, giveUp } as const
   })
 }) {}

@@ -1,7 +1,9 @@
 /**
  * The webhook delivery workers of this instance: WEBHOOK_CONCURRENCY fibers claiming deliveries from Postgres
  * (queue/Deliveries.ts) in batches of up to WEBHOOK_BATCH, attempted side by side; one waiting worker is woken
- * when deliveries are queued here or on another instance (EventSignal), and each looks anyway at its poll. Each attempt is signed at the moment it is sent; a failed one is retried with exponential
+ * when deliveries are queued here or on another instance (EventSignal), gathers for GATHER_MS and claims what
+ * came meanwhile; each looks anyway when the next retry is due, at most every EVENTS_POLL_MS. Each attempt is
+ * signed at the moment it is sent; a failed one is retried with exponential
  * backoff (from WEBHOOK_RETRY_BASE_MS, doubling, at most an hour apart) until the retry window (24 h) ends,
  * when the delivery fails and its endpoint is disabled.
  */
@@ -29,7 +31,7 @@ export const WebhookConfig = Config.all({
 })
 
 /** How long a woken delivery worker gathers before it claims (well inside the second a delivery may take). */
-const GATHER_MS = 20
+const GATHER_MS = 100
 
 /** The wait before attempt `attempts + 1`: base × 2^(attempts − 1), at most an hour. */
 export const backoffMs = (attempts: number, baseMs: number): number => Math.min(3_600_000, baseMs * 2 ** Math.max(0, attempts - 1))
@@ -114,17 +116,32 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         }
       }).pipe(Effect.uninterruptible)
 
+    // Whether a woken worker is gathering: the wakes that come meanwhile are for the deliveries its claim will
+    // take, so the worker that receives one goes back to waiting instead of claiming a few of them itself.
+    let gathering = false
+
     const loop = (workerId: string) =>
       Effect.gen(function*() {
-        const batch = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs, config.batch), false)
-        // A full batch: more may be due, so another waiting worker starts on them while this one sends.
-        if (batch.length === config.batch) yield* signal.wakeDeliveries
-        if (batch.length > 0) return yield* attemptAll(batch, workerId)
-        const dueInMs = yield* Effect.withTracerEnabled(deliveries.nextDueInMs, false)
-        yield* signal.nextDelivery(Math.max(10, Math.min(config.pollMs, dueInMs ?? config.pollMs)))
+        const claimedAt = yield* Clock.currentTimeMillis
+        const { batch, nextDueInMs } = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs, config.batch), false)
+        const full = batch.length === config.batch
+        // A full batch: more are due, so another waiting worker starts on them while this one sends.
+        if (full) yield* signal.wakeDeliveries
+        if (batch.length > 0) yield* attemptAll(batch, workerId)
+        if (full) return
+        // Nothing else was due at the claim: wait for a wake, or for the next one due (a retry, a lease running
+        // out), at most the poll.
+        const dueInMs = nextDueInMs === null ? config.pollMs : claimedAt + nextDueInMs - (yield* Clock.currentTimeMillis)
+        for (;;) {
+          const woken = yield* signal.nextDelivery(Math.max(10, Math.min(config.pollMs, dueInMs)))
+          if (!woken) return
+          if (gathering) continue
+          break
+        }
         // Woken, most often by one commit: the commits of the next few milliseconds join its batch, so a busy
         // org's deliveries share their claim and their record instead of paying both for each event.
-        yield* Effect.sleep(GATHER_MS)
+        gathering = true
+        yield* Effect.sleep(GATHER_MS).pipe(Effect.ensuring(Effect.sync(() => (gathering = false))))
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
