@@ -6,12 +6,12 @@
 import { AccountMismatch, ForbiddenScope, InvalidRequest } from "@acs/domain/Errors"
 import { bucketOf, type OperationName, Operations, satisfiesScope } from "@acs/domain/Operations"
 import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
-import { Effect, FiberRef, Option } from "effect"
+import { Effect, Option } from "effect"
 import { Accounts, reaches } from "../accounts/Accounts.ts"
 import type { Granted } from "../accounts/Granted.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
-import { currentRequestAuthorization } from "./RequestAuthorization.ts"
+import { CurrentRequestAuthorization } from "./RequestAuthorization.ts"
 
 export type { Granted }
 
@@ -71,21 +71,24 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
         return account.value
       })
 
-    /** `options.preview`: the call is a proposal's dry run, counted in the read bucket (API.md "Preview"). */
-    const checkNow = <Op extends OperationName>(operation: Op, projectId: string | undefined, preview: boolean) =>
-      Effect.gen(function*() {
-        const principal = yield* CurrentPrincipal
-        const account = yield* authorize(principal, operation, projectId, preview)
-        return { operation, principal, orgId: principal.orgId, account } as unknown as Granted<Op>
-      }).pipe(Effect.withSpan(`access.${operation}`, HOT_SPAN))
+    /**
+     * The check for a caller already in hand (the front door's, which provides no `CurrentPrincipal` for it).
+     * `preview`: the call is a proposal's dry run, counted in the read bucket (API.md "Preview").
+     */
+    const checkAs = <Op extends OperationName>(principal: Principal, operation: Op, projectId: string | undefined, preview: boolean) =>
+      Effect.map(
+        authorize(principal, operation, projectId, preview),
+        (account) => ({ operation, principal, orgId: principal.orgId, account }) as unknown as Granted<Op>
+      ).pipe(Effect.withSpan(`access.${operation}`, HOT_SPAN))
 
+    /** `options.preview`: the call is a proposal's dry run, counted in the read bucket (API.md "Preview"). */
     const check = <Op extends OperationName>(operation: Op, projectId?: string, options?: { readonly preview?: boolean }) =>
-      FiberRef.getWith(currentRequestAuthorization, (checked) =>
+      Effect.flatMap(CurrentRequestAuthorization, (checked) =>
         // The front door already checked this very operation on this account for the request (its span says so).
         Option.isSome(checked) && checked.value.operation === operation && checked.value.projectId === projectId
           ? Effect.succeed(checked.value.grant as Granted<Op>)
-          : checkNow(operation, projectId, options?.preview === true))
+          : Effect.flatMap(CurrentPrincipal, (principal) => checkAs(principal, operation, projectId, options?.preview === true)))
 
-    return { check } as const
+    return { check, checkAs } as const
   })
 }) {}

@@ -10,10 +10,7 @@ import { Access } from "../auth/Access.ts"
 import { EventLog } from "../feeds/EventLog.ts"
 import { EventStream, toSse } from "../feeds/EventStream.ts"
 import { makeOperate } from "../operations/Operate.ts"
-import { authenticate } from "./AuthenticationLive.ts"
-import type { AllowedOrigins } from "./SessionCookiePolicy.ts"
-import type { KeyStore } from "../auth/KeyStore.ts"
-import type { Sessions } from "../auth/Sessions.ts"
+import { makeAuthenticate } from "./AuthenticationLive.ts"
 
 const encoder = new TextEncoder()
 
@@ -23,7 +20,7 @@ export const EventsHandlers = HttpApiBuilder.group(Api, "events", (handlers) =>
     const access = yield* Access
     const log = yield* EventLog
     const live = yield* EventStream
-    const context = yield* Effect.context<KeyStore | Sessions | AllowedOrigins>()
+    const authenticate = yield* makeAuthenticate
     return handlers
       .handle("listEvents", operate.handler("listEvents"))
       .handle("streamEvents", ({ headers, urlParams }) =>
@@ -32,7 +29,7 @@ export const EventsHandlers = HttpApiBuilder.group(Api, "events", (handlers) =>
           const filter = yield* log.filterFor(grant.principal, urlParams)
           const from = yield* log.startOf(grant.orgId, headers["last-event-id"])
           const request = yield* HttpServerRequest.HttpServerRequest
-          const stillAllowed = authenticate(request).pipe(Effect.provide(context), Effect.isSuccess)
+          const stillAllowed = Effect.isSuccess(Effect.suspend(() => authenticate(request)))
           // A comment first: the client knows the stream is open before any event comes.
           const body = Stream.concat(
             Stream.make(": connected\nretry: 2000\n\n"),

@@ -7,17 +7,18 @@
  */
 import { type AcsError, InvalidRequest } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
-import { CurrentPrincipal } from "@acs/domain/Principal"
+import type { Principal } from "@acs/domain/Principal"
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Either, FiberRef, Option } from "effect"
+import { Cause, Context, Effect, FiberRef, Option } from "effect"
 import { Access, callerRefusal } from "../auth/Access.ts"
-import { currentRequestAuthorization, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
+import { CurrentRequestAuthorization, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
 import { speculatively } from "../db/Invalidation.ts"
 import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { matchRoute } from "./ApiRoutes.ts"
-import { authenticate } from "./AuthenticationLive.ts"
+import { makeAuthenticate } from "./AuthenticationLive.ts"
 import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
 import { type BodyRefusal, hasBody, isJsonContentType, readJsonBody } from "./RequestBody.ts"
+import { pathOf } from "./RequestPath.ts"
 
 const notJson = new InvalidRequest({
   message: "invalid request: Content-Type: REST bodies are JSON; send Content-Type: application/json"
@@ -34,12 +35,13 @@ export const refusal = (failure: AcsError | BodyRefusal): HttpServerResponse.Htt
     : envelopeResponse(failure)
 
 /** The request with its body read and checked, when it has one (whatever the method: a GET's too). */
-const checkedBody = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.gen(function*() {
-    if (!hasBody(request)) return request
-    if (!isJsonContentType(request.headers["content-type"])) return yield* Effect.fail<AcsError | BodyRefusal>(notJson)
-    return yield* readJsonBody(request)
-  })
+const checkedBody = (
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<HttpServerRequest.HttpServerRequest, AcsError | BodyRefusal> => {
+  if (!hasBody(request)) return Effect.succeed(request)
+  if (!isJsonContentType(request.headers["content-type"])) return Effect.fail(notJson)
+  return readJsonBody(request)
+}
 
 /** `?preview=true` once, as the proposal endpoints' url params decode it to true (a dry run: the read bucket). */
 const asksPreview = (url: string): boolean => {
@@ -49,34 +51,55 @@ const asksPreview = (url: string): boolean => {
   return values.length === 1 && values[0] === "true"
 }
 
+interface Passed {
+  readonly request: HttpServerRequest.HttpServerRequest
+  readonly authorization: Option.Option<RequestAuthorization>
+}
+
+/**
+ * What the API's routes see: the checked request (only when it differs from the one in hand: a body was read)
+ * and the authorization, in one context provided once.
+ */
+const contextFor = (original: HttpServerRequest.HttpServerRequest, passed: Passed) => {
+  const context = Context.make(CurrentRequestAuthorization, passed.authorization)
+  return passed.request === original ? context : Context.add(context, HttpServerRequest.HttpServerRequest, passed.request)
+}
+
+// Services are taken once here and requests run without a context provided for them (each provided context
+// copies the fiber's whole context); the steps are chained without generators on this path (issue 12).
 const makeFrontDoor = Effect.gen(function*() {
-  const context = yield* Effect.context<Access | Effect.Effect.Context<ReturnType<typeof authenticate>>>()
+  const access = yield* Access
+  const authenticate = yield* makeAuthenticate
+
+  /** The operation's grant for the caller, or none where its handler checks reach (below). */
+  const grantFor = (
+    principal: Principal,
+    request: HttpServerRequest.HttpServerRequest,
+    operation: OperationName,
+    projectId: string | undefined
+  ): Effect.Effect<Option.Option<RequestAuthorization>, AcsError> => {
+    if ("account" in Operations[operation] && projectId === undefined) {
+      const refused = callerRefusal(principal, operation)
+      return Option.isSome(refused) ? Effect.fail(refused.value) : Effect.succeed(Option.none())
+    }
+    return Effect.map(
+      access.checkAs(principal, operation, projectId, asksPreview(request.url)),
+      (grant) => Option.some<RequestAuthorization>({ principal, operation, projectId, grant })
+    )
+  }
 
   /**
    * The caller and the operation's grant. An operation that names its account in the body (keyword ideas)
    * has its caller checked here and its reach by its handler, once the body says which account.
    */
   const admit = (request: HttpServerRequest.HttpServerRequest, operation: OperationName, projectId: string | undefined) =>
-    Effect.gen(function*() {
-      const principal = yield* authenticate(request)
-      yield* noteRequest({ principal })
-      if ("account" in Operations[operation] && projectId === undefined) {
-        const refused = callerRefusal(principal, operation)
-        if (Option.isSome(refused)) return yield* refused.value
-        return Option.none<RequestAuthorization>()
-      }
-      const access = yield* Access
-      const grant = yield* access.check(operation, projectId, { preview: asksPreview(request.url) })
-        .pipe(Effect.provideService(CurrentPrincipal, principal))
-      return Option.some<RequestAuthorization>({ principal, operation, projectId, grant })
-    }).pipe(Effect.provide(context))
+    Effect.flatMap(authenticate(request), (principal) =>
+      Effect.zipRight(noteRequest({ principal }), grantFor(principal, request, operation, projectId)))
 
   /** The request as the API may see it, and what was established about its caller; or the refusal to answer. */
   const pass = (request: HttpServerRequest.HttpServerRequest, operation: OperationName | undefined, projectId: string | undefined) =>
-    Effect.gen(function*() {
-      const authorization = operation === undefined ? Option.none<RequestAuthorization>() : yield* admit(request, operation, projectId)
-      return { request: yield* checkedBody(request), authorization }
-    }).pipe(
+    (operation === undefined ? Effect.succeed(Option.none<RequestAuthorization>()) : admit(request, operation, projectId)).pipe(
+      Effect.flatMap((authorization) => Effect.map(checkedBody(request), (checked): Passed => ({ request: checked, authorization }))),
       Effect.mapError(refusal),
       // A defect, or text Postgres cannot store in a path param: the envelope the API would have answered.
       Effect.catchAllDefect((defect) =>
@@ -85,28 +108,26 @@ const makeFrontDoor = Effect.gen(function*() {
     )
 
   return <R>(api: HttpApp.Default<never, R>): HttpApp.Default<never, R> =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       // Unknown routes (404 from the API) and the pages outside it (the docs) hold their bodies to the same rules.
-      const match = matchRoute(request.method, request.url.split("?")[0]!)
+      const match = matchRoute(request.method, pathOf(request.url))
       const operation = match?.route.operation
-      yield* noteRequest({ operation })
-      const answer = Effect.gen(function*() {
-        const passed = yield* Effect.either(pass(request, operation, match?.params["projectId"]))
-        if (Either.isLeft(passed)) return passed.left
-        return yield* api.pipe(
-          Effect.provideService(HttpServerRequest.HttpServerRequest, passed.right.request),
-          Effect.locally(currentRequestAuthorization, passed.right.authorization)
-        )
-      })
-      if (request.method !== "GET" || operation === undefined || Operations[operation].bucket !== "read") return yield* answer
+      const answer = pass(request, operation, match?.params["projectId"]).pipe(
+        Effect.matchEffect({
+          onFailure: Effect.succeed,
+          onSuccess: (passed) => Effect.provide(api, contextFor(request, passed))
+        })
+      )
+      const noted = Effect.zipRight(noteRequest({ operation }), answer)
+      if (request.method !== "GET" || operation === undefined || Operations[operation].bucket !== "read") return noted
       // A read runs while its cached lookups' barrier ping is in flight (db/Invalidation.ts); when a change
       // to the key or the account committed before the request, it is answered again, meeting the change.
-      const handlers = yield* FiberRef.get(HttpApp.currentPreResponseHandlers)
-      const { exit, settled } = yield* speculatively(answer)
-      if (settled) return yield* exit
-      yield* FiberRef.set(HttpApp.currentPreResponseHandlers, handlers)
-      return yield* answer
+      return Effect.zipRight(
+        noteRequest({ operation }),
+        Effect.flatMap(FiberRef.get(HttpApp.currentPreResponseHandlers), (handlers) =>
+          Effect.flatMap(speculatively(answer), ({ exit, settled }) =>
+            settled ? exit : Effect.zipRight(FiberRef.set(HttpApp.currentPreResponseHandlers, handlers), answer)))
+      )
     })
 })
 
