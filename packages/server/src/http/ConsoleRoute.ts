@@ -9,6 +9,7 @@ import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/pla
 import { Config, Effect } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
+import { pathOf } from "./RequestPath.ts"
 
 export const CONSOLE_CSP = [
   "default-src 'self'",
@@ -66,8 +67,7 @@ const answerConsole = (file: string) =>
   })
 
 export const withConsole = <E, R>(app: HttpApp.Default<E, R>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const file = request.method === "GET" || request.method === "HEAD" ? fileOf(request.url.split("?")[0] ?? "") : undefined
-    return file === undefined ? yield* app : yield* answerConsole(file)
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> => {
+    const file = request.method === "GET" || request.method === "HEAD" ? fileOf(pathOf(request.url)) : undefined
+    return file === undefined ? app : answerConsole(file)
   })

@@ -14,6 +14,7 @@ import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
 import { refusal } from "./FrontDoor.ts"
 import { type BodyRefusal, readJsonText } from "./RequestBody.ts"
+import { pathOf } from "./RequestPath.ts"
 
 const methodNotAllowed = HttpServerResponse.unsafeJson(
   { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: this MCP server is stateless; POST only" }, id: null },
@@ -82,7 +83,8 @@ const answerMcp = Effect.gen(function*() {
 )
 
 export const withMcp = <E, R>(app: HttpApp.Default<E, R>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    return request.url.split("?")[0] === MCP_PATH ? yield* answerMcp : yield* app
-  })
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | Effect.Effect.Context<typeof answerMcp>> =>
+      pathOf(request.url) === MCP_PATH ? answerMcp : app
+  )

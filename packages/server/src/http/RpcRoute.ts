@@ -16,6 +16,7 @@ import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { envelopeResponse } from "./ErrorEnvelope.ts"
 import { refusal } from "./FrontDoor.ts"
 import { MAX_BODY_BYTES, readJsonText } from "./RequestBody.ts"
+import { pathOf } from "./RequestPath.ts"
 
 const UNAUTHENTICATED_RPC_BYTES = 64 * 1024
 
@@ -36,9 +37,14 @@ const procedureNames = (body: string): Array<string> =>
   })
 
 export const withRpc = <R>(api: HttpApp.Default<never, R>) =>
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request): Effect.Effect<HttpServerResponse.HttpServerResponse, Effect.Effect.Error<ReturnType<typeof answerRpcRequest>>, R | HttpServerRequest.HttpServerRequest | Effect.Effect.Context<ReturnType<typeof answerRpcRequest>>> =>
+      pathOf(request.url) === RPC_PATH ? answerRpcRequest(request) : api
+  )
+
+const answerRpcRequest = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    if (request.url.split("?")[0] !== RPC_PATH) return yield* api
     // The protocol is POST only; anything else is no route, answered as the API answers one.
     if (request.method !== "POST") {
       return envelopeResponse(new NotFound({ message: `no route ${request.method} ${RPC_PATH}: RPC takes POST` }))

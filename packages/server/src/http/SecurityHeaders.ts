@@ -12,10 +12,9 @@ const secure = (response: HttpServerResponse.HttpServerResponse) =>
     ...(response.status === 401 ? { "www-authenticate": "Bearer realm=\"acs\"" } : {})
   })
 
+const secureHandler = (_request: unknown, response: HttpServerResponse.HttpServerResponse) => Effect.succeed(secure(response))
+
 export const securityHeaders = HttpMiddleware.make((app) =>
-  Effect.gen(function*() {
-    // On every answer, the ones built from a failure included.
-    yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(secure(response)))
-    return yield* Effect.map(app, secure)
-  })
+  // On every answer, the ones built from a failure included.
+  Effect.zipRight(HttpApp.appendPreResponseHandler(secureHandler), Effect.map(app, secure))
 )

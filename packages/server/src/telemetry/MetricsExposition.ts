@@ -69,16 +69,15 @@ export class MetricsExposition extends Effect.Service<MetricsExposition>()("acs/
   })
 }) {}
 
-const isMetricsPath = (url: string) => url.split("?")[0] === METRICS_PATH
+const isMetricsPath = (url: string) => url.startsWith(METRICS_PATH) && (url.length === METRICS_PATH.length || url[METRICS_PATH.length] === "?")
 
 /** `/metrics` on the API's port when `METRICS_ENABLED=true`; every other request goes on to `app`. */
 export const withMetrics = <E, R>(app: HttpApp.Default<E, R>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    if (!isMetricsPath(request.url) || request.method !== "GET") return yield* app
-    const exposition = yield* MetricsExposition
-    return exposition.onApiPort ? yield* exposition.answer : yield* app
-  })
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest | MetricsExposition> =>
+    !isMetricsPath(request.url) || request.method !== "GET"
+      ? app
+      : Effect.flatMap(MetricsExposition, (exposition): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
+        exposition.onApiPort ? exposition.answer : app))
 
 /** `/metrics` alone on `METRICS_PORT`, when set (404 for any other path); nothing otherwise. */
 export const MetricsPortLive = Layer.unwrapEffect(
