@@ -25,7 +25,13 @@ export class EventSignal extends Effect.Service<EventSignal>()("acs/EventSignal"
     const streams = yield* PubSub.sliding<void>(4)
     // One wake for one waiting delivery worker; wakes while all are busy collapse into one.
     const deliveries = yield* Queue.sliding<void>(1)
-    const wakeDeliveries = Queue.offer(deliveries, undefined).pipe(Effect.asVoid)
+    // While a woken worker gathers, its claim at the end takes whatever later wakes announce: they wake nobody
+    // (a wake costs a worker a fiber's turn and a claim, even one that finds nothing).
+    let gathering = false
+    const wakeDeliveries = Effect.suspend(() => gathering ? Effect.void : Queue.offer(deliveries, undefined).pipe(Effect.asVoid))
+    /** A woken delivery worker's gather: `ms` during which the deliveries queued join its claim. */
+    const gatherDeliveries = (ms: number) =>
+      Effect.acquireUseRelease(Effect.sync(() => (gathering = true)), () => Effect.sleep(ms), () => Effect.sync(() => (gathering = false)))
     const wake = (options: { readonly deliveries: boolean }) =>
       PubSub.publish(streams, undefined).pipe(Effect.zipRight(options.deliveries ? wakeDeliveries : Effect.void))
     /** A stream's subscription; `next(ms)` waits for a wake or `ms`, whichever comes first. */
@@ -35,6 +41,6 @@ export class EventSignal extends Effect.Service<EventSignal>()("acs/EventSignal"
     )
     /** A delivery worker's wait: a wake meant for it (answers true), or `ms` (false). */
     const nextDelivery = (ms: number) => Effect.raceFirst(Queue.take(deliveries).pipe(Effect.as(true)), Effect.sleep(ms).pipe(Effect.as(false)))
-    return { wake, wakeDeliveries, subscribe, nextDelivery } as const
+    return { wake, wakeDeliveries, gatherDeliveries, subscribe, nextDelivery } as const
   })
 }) {}

@@ -116,10 +116,6 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         }
       }).pipe(Effect.uninterruptible)
 
-    // Whether a woken worker is gathering: the wakes that come meanwhile are for the deliveries its claim will
-    // take, so the worker that receives one goes back to waiting instead of claiming a few of them itself.
-    let gathering = false
-
     const loop = (workerId: string) =>
       Effect.gen(function*() {
         const claimedAt = yield* Clock.currentTimeMillis
@@ -132,16 +128,11 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         // Nothing else was due at the claim: wait for a wake, or for the next one due (a retry, a lease running
         // out), at most the poll.
         const dueInMs = nextDueInMs === null ? config.pollMs : claimedAt + nextDueInMs - (yield* Clock.currentTimeMillis)
-        for (;;) {
-          const woken = yield* signal.nextDelivery(Math.max(10, Math.min(config.pollMs, dueInMs)))
-          if (!woken) return
-          if (gathering) continue
-          break
-        }
-        // Woken, most often by one commit: the commits of the next few milliseconds join its batch, so a busy
-        // org's deliveries share their claim and their record instead of paying both for each event.
-        gathering = true
-        yield* Effect.sleep(GATHER_MS).pipe(Effect.ensuring(Effect.sync(() => (gathering = false))))
+        const woken = yield* signal.nextDelivery(Math.max(10, Math.min(config.pollMs, dueInMs)))
+        // Woken, most often by one commit: the commits of the next few milliseconds join its batch (and wake no
+        // other worker), so a busy org's deliveries share their claim and their record instead of paying both
+        // for each event.
+        if (woken) yield* signal.gatherDeliveries(GATHER_MS)
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
