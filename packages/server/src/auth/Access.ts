@@ -11,7 +11,7 @@ import { Accounts, reaches } from "../accounts/Accounts.ts"
 import type { Granted } from "../accounts/Granted.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
-import { CurrentRequestAuthorization } from "./RequestAuthorization.ts"
+import { currentRequestAuthorization } from "./RequestAuthorization.ts"
 
 export type { Granted }
 
@@ -83,7 +83,7 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
 
     /** `options.preview`: the call is a proposal's dry run, counted in the read bucket (API.md "Preview"). */
     const check = <Op extends OperationName>(operation: Op, projectId?: string, options?: { readonly preview?: boolean }) =>
-      Effect.flatMap(CurrentRequestAuthorization, (checked) =>
+      Effect.flatMap(currentRequestAuthorization, (checked) =>
         // The front door already checked this very operation on this account for the request (its span says so).
         Option.isSome(checked) && checked.value.operation === operation && checked.value.projectId === projectId
           ? Effect.succeed(checked.value.grant as Granted<Op>)

@@ -10,7 +10,7 @@ import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { keyAuthenticator, orUnauthorized, unauthorized } from "../auth/KeyAuthentication.ts"
 import { KeyStore } from "../auth/KeyStore.ts"
-import { CurrentRequestAuthorization } from "../auth/RequestAuthorization.ts"
+import { currentRequestAuthorization } from "../auth/RequestAuthorization.ts"
 import { Sessions } from "../auth/Sessions.ts"
 import { AllowedOrigins, sessionCookieAllowed } from "./SessionCookiePolicy.ts"
 
@@ -41,9 +41,9 @@ export const AuthenticationLive = Layer.effect(
   Authentication,
   Effect.gen(function*() {
     const authenticate = yield* makeAuthenticate
-    // The front door authenticated the request already (its authorization rides in the context); a request it
+    // The front door authenticated the request already (auth/RequestAuthorization.ts); a request it
     // let through unauthenticated is authenticated here.
-    const resolve = Effect.flatMap(CurrentRequestAuthorization, (checked) =>
+    const resolve = Effect.flatMap(currentRequestAuthorization, (checked) =>
       Option.isSome(checked)
         ? Effect.succeed(checked.value.principal)
         : Effect.flatMap(HttpServerRequest.HttpServerRequest, authenticate))

@@ -9,9 +9,9 @@ import { type AcsError, InvalidRequest } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import type { Principal } from "@acs/domain/Principal"
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Context, Effect, FiberRef, Option } from "effect"
+import { Cause, Effect, FiberRef, Option } from "effect"
 import { Access, callerRefusal } from "../auth/Access.ts"
-import { CurrentRequestAuthorization, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
+import { establish, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
 import { speculatively } from "../db/Invalidation.ts"
 import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { matchRoute } from "./ApiRoutes.ts"
@@ -57,13 +57,14 @@ interface Passed {
 }
 
 /**
- * What the API's routes see: the checked request (only when it differs from the one in hand: a body was read)
- * and the authorization, in one context provided once.
+ * The API run on the checked request, with what was established about its caller recorded beside it. The
+ * request is provided only when it differs from the one in hand (a body was read).
  */
-const contextFor = (original: HttpServerRequest.HttpServerRequest, passed: Passed) => {
-  const context = Context.make(CurrentRequestAuthorization, passed.authorization)
-  return passed.request === original ? context : Context.add(context, HttpServerRequest.HttpServerRequest, passed.request)
-}
+const handOn = <R>(api: HttpApp.Default<never, R>, original: HttpServerRequest.HttpServerRequest, passed: Passed) =>
+  Effect.suspend(() => {
+    establish(passed.request, passed.authorization)
+    return passed.request === original ? api : Effect.provideService(api, HttpServerRequest.HttpServerRequest, passed.request)
+  })
 
 // Services are taken once here and requests run without a context provided for them (each provided context
 // copies the fiber's whole context); the steps are chained without generators on this path (issue 12).
@@ -115,7 +116,7 @@ const makeFrontDoor = Effect.gen(function*() {
       const answer = pass(request, operation, match?.params["projectId"]).pipe(
         Effect.matchEffect({
           onFailure: Effect.succeed,
-          onSuccess: (passed) => Effect.provide(api, contextFor(request, passed))
+          onSuccess: (passed) => handOn(api, request, passed)
         })
       )
       const noted = Effect.zipRight(noteRequest({ operation }), answer)
