@@ -43,10 +43,13 @@ export const makeOperate = Effect.gen(function*() {
   const access = yield* Access
   const handlers: OperationHandlerMap = yield* OperationHandlers
 
+  /** The grant of the operation for the account its input names. */
+  const grantOf = <Op extends OperationName>(operation: Op, input: Input<Op>) =>
+    access.check(operation, stringOrUndefined(projectIdOf(operation, input)), { preview: isPreviewInput(input) })
+
   /** The operation run with its grant; the grant is answered too, for what a surface adds (a Location). */
   const withGrant = <Op extends OperationName>(operation: Op, input: Input<Op>) =>
-    Effect.flatMap(access.check(operation, stringOrUndefined(projectIdOf(operation, input)), { preview: isPreviewInput(input) }), (grant) =>
-      Effect.map(run(operation, grant, input), (success) => ({ grant, success })))
+    Effect.flatMap(grantOf(operation, input), (grant) => Effect.map(run(operation, grant, input), (success) => ({ grant, success })))
 
   /** The operation's handler with a grant already made. */
   const run = <Op extends OperationName>(operation: Op, grant: Granted<Op>, input: Input<Op>): Effect.Effect<Success<Op>, Failure<Op>> =>
@@ -54,7 +57,7 @@ export const makeOperate = Effect.gen(function*() {
 
   /** A REST handler: the operation's input in, its success out. */
   const handler = <Op extends OperationName>(operation: Op) => (input: Input<Op>) =>
-    Effect.map(withGrant(operation, input), ({ success }) => success)
+    Effect.flatMap(grantOf(operation, input), (grant) => run(operation, grant, input))
 
   return { withGrant, run, handler } as const
 })
