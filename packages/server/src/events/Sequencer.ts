@@ -4,9 +4,9 @@
  *
  * Positions are handed out after commit, by one sequencer at a time (the `event_sequencer` row lock, on every
  * instance), in insert order among what has committed: so positions only grow in commit order, and a reader
- * that has seen position n never gets an event below n later. It runs when an outbox write commits
- * (`NOTIFY acs_events_written`; PGlite has no LISTEN) and every EVENTS_POLL_MS as the fallback, which also
- * covers events committed while no instance ran.
+ * that has seen position n never gets an event below n later. It runs 25 ms after an outbox write commits
+ * (`NOTIFY acs_events_written`; PGlite has no LISTEN), with the commits of those milliseconds, and every
+ * EVENTS_POLL_MS as the fallback, which also covers events committed while no instance ran.
  */
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
@@ -22,6 +22,9 @@ export const EventsConfig = Config.all({
 })
 
 const BATCH = 1_000
+
+/** How long a pass woken by a commit waits for the commits right after it (well inside a delivery's second). */
+const GATHER_MS = 25
 
 /** What a pass did: events sequenced, webhook deliveries queued for them. */
 export interface Sequenced {
@@ -77,8 +80,12 @@ const SequencingLive = Layer.scopedDiscard(
       Effect.flatMap((done) => done.events > 0 ? signal.wake({ deliveries: done.deliveries > 0 }) : Effect.void),
       Effect.catchAllCause((cause) => Effect.logWarning("event sequencing failed; it is retried", cause))
     )
+    // Woken by a commit, the loop gathers the commits of the next GATHER_MS into the same pass: each pass costs
+    // this instance a statement and every instance a notification to wake on.
+    const woken = Effect.raceFirst(Queue.take(written).pipe(Effect.as(true)), Effect.sleep(config.pollMs).pipe(Effect.as(false)))
+    const gather = Effect.sleep(GATHER_MS).pipe(Effect.zipRight(Queue.takeAll(written)))
     yield* pass.pipe(
-      Effect.zipRight(Effect.raceFirst(Queue.take(written), Effect.sleep(config.pollMs))),
+      Effect.zipRight(Effect.flatMap(woken, (byCommit) => byCommit ? gather : Effect.void)),
       Effect.forever,
       Effect.forkScoped
     )
