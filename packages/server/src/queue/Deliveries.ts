@@ -7,6 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 import type { AttemptResult } from "../events/WebhookSender.ts"
 
 export interface ClaimedDelivery {
@@ -85,7 +86,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           nextDueInMs: rows[0]?.nextDueInMs === null || rows[0] === undefined ? null : Number(rows[0].nextDueInMs)
         })),
         Effect.orDie,
-        Effect.withSpan("Deliveries.claim")
+        Effect.withSpan("Deliveries.claim", HOT_SPAN)
       )
 
     const attemptColumns = (result: AttemptResult) =>

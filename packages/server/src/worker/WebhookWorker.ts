@@ -9,6 +9,7 @@
  */
 import { Cause, Clock, Config, Duration, Effect, Layer, Option } from "effect"
 import * as Os from "node:os"
+import { HOT_SPAN } from "../db/HotSpan.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
 import { EventSignal } from "../events/EventSignal.ts"
@@ -87,6 +88,7 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
       }).pipe(
         // A trace per attempt; polling an empty queue is not traced (telemetry/TraceSampler.ts).
         Effect.withSpan("webhook.deliver", {
+          ...HOT_SPAN,
           root: true,
           kind: "producer",
           attributes: { deliveryId: delivery.deliveryId, eventId: delivery.eventId, attempt: delivery.attempts },
