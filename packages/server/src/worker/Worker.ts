@@ -55,8 +55,8 @@ export const WorkerLive = Layer.scopedDiscard(
         const lost = yield* Ref.make(false)
         // The error is made only when the lease is lost (an error captures a stack trace when made).
         const loseLease = Ref.set(lost, true).pipe(Effect.zipRight(Effect.failSync(() => new LeaseLost({ jobId: job.jobId }))))
-        // When the lease was last renewed, by this process's clock once the database answered: `current` trusts it
-        // for a third of the lease, which leaves two thirds for the round trip and a pause.
+        // Asked before every write of the apply: a paused worker must not write after another took the job.
+        // When the lease was last renewed (this process's clock, taken after the database answered).
         let renewedAt = Number.NEGATIVE_INFINITY
         const renewed = Effect.map(Clock.currentTimeMillis, (now) => {
           renewedAt = now
@@ -65,7 +65,6 @@ export const WorkerLive = Layer.scopedDiscard(
           if (!(yield* Ref.get(lost)) && (yield* jobs.heartbeat(job.jobId, workerId, config.leaseMs))) return yield* renewed
           return yield* loseLease
         })
-        // Asked before every write of the apply: a paused worker must not write after another took the job.
         const lease: Lease = {
           check,
           current: Effect.gen(function*() {
