@@ -43,13 +43,6 @@ export type ApplyOutcome =
 export interface Lease {
   /** Re-verifies (and renews) the lease in a statement of its own; fails when the job may be another worker's now. */
   readonly check: Effect.Effect<void, LeaseLost>
-  /**
-   * What an upstream write asks first: nothing more when the lease was renewed within the last third of it (no
-   * other worker can claim the job before it runs out), else `check`.
-   */
-  readonly current: Effect.Effect<void, LeaseLost>
-  /** Notes that a fenced write just renewed the lease. */
-  readonly renewed: Effect.Effect<void>
   /** The renewal for `WITH lease AS (...)`: a write that happens only while it answers a row is fenced in one statement. */
   readonly renewal: Statement.Fragment
   /** What a fenced write that found no lease answers: the job is no longer ours. */
@@ -123,7 +116,7 @@ const requestIdOf = (error: StepFailure): string | null =>
  * only, so a lost lease travels as a `LeaseLost` defect that `apply` turns back into an outcome.
  */
 const fenceWrites = (client: UpstreamClient, lease: Lease): UpstreamClient => {
-  const guard = Effect.orDie(lease.current)
+  const guard = Effect.orDie(lease.check)
   const fence = <Args extends ReadonlyArray<unknown>, A>(write: (...args: Args) => Effect.Effect<A, UpstreamFailure>) =>
   (...args: Args): Effect.Effect<A, UpstreamFailure> => Effect.zipRight(guard, Effect.suspend(() => write(...args)))
   return {
@@ -165,7 +158,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       sql.withTransaction(Effect.zipRight(lease.settle, write)).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
 
     /** A one-statement write fenced by `lease.renewal` answered no row: the job is no longer ours. */
-    const requireRow = (lease: Lease) => (rows: ReadonlyArray<unknown>) => rows.length > 0 ? lease.renewed : lease.lost
+    const requireRow = (lease: Lease) => (rows: ReadonlyArray<unknown>) => rows.length > 0 ? Effect.void : lease.lost
 
     /**
      * Fails the action and ends the job with it. `readOnly`: the upstream refused a write for the role, so the
@@ -269,7 +262,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
     const markApplying = (action: ActionRecord, lease: Lease) =>
       transitions.markApplying(action.actionId, lease.renewal).pipe(
         // No row: the job is no longer ours, or (never on this path) the action left approved/applying.
-        Effect.flatMap((changed) => changed ? lease.renewed : lease.check)
+        Effect.flatMap((changed) => changed ? Effect.void : lease.check)
       )
 
     /** The policy's facts, with the target band read only when a rule asks for it (a budget raise does, a cut does not). */

@@ -7,7 +7,7 @@
  * lease (paused past it, and the job rescued by another) stops before its next write and leaves the job alone.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Clock, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
+import { Cause, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
 import * as Os from "node:os"
 import { Idempotency } from "../actions/Idempotency.ts"
 import { Ledger } from "../actions/Ledger.ts"
@@ -55,24 +55,12 @@ export const WorkerLive = Layer.scopedDiscard(
         const lost = yield* Ref.make(false)
         // The error is made only when the lease is lost (an error captures a stack trace when made).
         const loseLease = Ref.set(lost, true).pipe(Effect.zipRight(Effect.failSync(() => new LeaseLost({ jobId: job.jobId }))))
-        // Asked before every write of the apply: a paused worker must not write after another took the job.
-        // When the lease was last renewed (this process's clock, taken after the database answered).
-        let renewedAt = Number.NEGATIVE_INFINITY
-        const renewed = Effect.map(Clock.currentTimeMillis, (now) => {
-          renewedAt = now
-        })
-        const check = Effect.gen(function*() {
-          if (!(yield* Ref.get(lost)) && (yield* jobs.heartbeat(job.jobId, workerId, config.leaseMs))) return yield* renewed
-          return yield* loseLease
-        })
+        // Asked right before every write of the apply: a paused worker must not write after another took the job.
         const lease: Lease = {
-          check,
-          current: Effect.gen(function*() {
-            if (yield* Ref.get(lost)) return yield* loseLease
-            if ((yield* Clock.currentTimeMillis) - renewedAt < config.leaseMs / 3) return
-            return yield* check
+          check: Effect.gen(function*() {
+            if (!(yield* Ref.get(lost)) && (yield* jobs.heartbeat(job.jobId, workerId, config.leaseMs))) return
+            return yield* loseLease
           }),
-          renewed,
           renewal: jobs.renewal(job.jobId, workerId, config.leaseMs),
           lost: loseLease,
           settle: Effect.gen(function*() {
