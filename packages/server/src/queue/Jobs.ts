@@ -108,9 +108,13 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         Effect.orDie
       )
 
+    /** The finished job's removal as a fragment for a data-modifying CTE, as `renewal` is. */
+    const settlement = (jobId: string, workerId: string) =>
+      sql`DELETE FROM jobs WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`
+
     /** Removes the finished job; false (and nothing done) when it is no longer this worker's. */
     const complete = (jobId: string, workerId: string) =>
-      sql<{ jobId: string }>`/* prepared */ DELETE FROM jobs WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
+      sql<{ jobId: string }>`/* prepared */ ${settlement(jobId, workerId)}`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
@@ -127,6 +131,6 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         Effect.orDie
       )
 
-    return { enqueue, claim, claimOrNextDue, heartbeat, renewal, complete, retryLater } as const
+    return { enqueue, claim, claimOrNextDue, heartbeat, renewal, settlement, complete, retryLater } as const
   })
 }) {}

@@ -49,6 +49,8 @@ export interface Lease {
   readonly lost: Effect.Effect<never, LeaseLost>
   /** Deletes the job while it is ours (`LeaseLost` otherwise): the first statement of the transaction that ends the run. */
   readonly settle: Effect.Effect<void, LeaseLost>
+  /** The deletion for `WITH settled AS (...)`: a write that happens only while it answers a row ends the job in one statement. */
+  readonly settlement: Statement.Fragment
 }
 
 interface RecordedStep {
@@ -242,8 +244,19 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
 
     type StepEnd = { readonly output: unknown } | { readonly error: string }
 
-    /** The step's outcome; fenced by `lease` in the same statement, or unfenced inside a `settled` transaction. */
-    const recordEnd = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, outcome: StepEnd, lease?: Lease) => {
+    /**
+     * The step's outcome; fenced by `lease` in the same statement (its renewal, or with `settling` the job's
+     * deletion that begins the transaction ending the run), or unfenced inside a `settled` transaction.
+     */
+    const recordEnd = (
+      action: ActionRecord,
+      run: number,
+      phase: "apply" | "rollback",
+      index: number,
+      outcome: StepEnd,
+      lease?: Lease,
+      settling = false
+    ) => {
       const set = sql`finished_at = clock_timestamp(),
             status = ${"error" in outcome ? "failed" : "succeeded"},
             output = ${"output" in outcome ? JSON.stringify(outcome.output) : null}::jsonb,
@@ -251,7 +264,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       const where = sql`action_id = ${action.actionId} AND run = ${run} AND phase = ${phase} AND step = ${index + 1}`
       return lease === undefined
         ? sql`/* prepared */ UPDATE action_steps SET ${set} WHERE ${where}`.pipe(Effect.asVoid, Effect.orDie)
-        : sql`/* prepared */ WITH lease AS (${lease.renewal})
+        : sql`/* prepared */ WITH lease AS (${settling ? lease.settlement : lease.renewal})
             UPDATE action_steps SET ${set} WHERE ${where} AND EXISTS (SELECT 1 FROM lease) RETURNING step`.pipe(
             Effect.orDie,
             Effect.flatMap(requireRow(lease))
@@ -450,15 +463,13 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             return yield* fail(action, outcome.failure, lease, { readOnly: outcome.readOnly })
           case "Applied": {
             const last = outcome.last
-            yield* settled(
-              lease,
-              Effect.all([
-                last === undefined ? Effect.void : recordEnd(action, run, "apply", last.index, { output: last.output }),
-                writeBack(account.projectId, outcome.touched),
-                // An applied compensation reverts its original (inside `markApplied`).
-                transitions.markApplied(action.actionId, { warnings: outcome.warnings, result: outcome.ids })
-              ], { discard: true })
-            )
+            // The job's deletion rides in the last step's record, the transaction's first statement.
+            yield* sql.withTransaction(Effect.all([
+              last === undefined ? lease.settle : recordEnd(action, run, "apply", last.index, { output: last.output }, lease, true),
+              writeBack(account.projectId, outcome.touched),
+              // An applied compensation reverts its original (inside `markApplied`).
+              transitions.markApplied(action.actionId, { warnings: outcome.warnings, result: outcome.ids })
+            ], { discard: true })).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
             yield* Effect.logInfo("action applied").pipe(Effect.annotateLogs({ actionId: action.actionId, kind: action.kind }))
             yield* observeApplyLag(action.kind, ((yield* Clock.currentTimeMillis) - Date.parse(action.decidedAt ?? action.created_at)) / 1000)
           }

@@ -63,6 +63,7 @@ export const WorkerLive = Layer.scopedDiscard(
           }),
           renewal: jobs.renewal(job.jobId, workerId, config.leaseMs),
           lost: loseLease,
+          settlement: jobs.settlement(job.jobId, workerId),
           settle: Effect.gen(function*() {
             if (!(yield* Ref.get(lost)) && (yield* jobs.complete(job.jobId, workerId))) return
             return yield* loseLease
