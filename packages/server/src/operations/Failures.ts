@@ -8,7 +8,6 @@ import { type AcsError, Internal, InvalidRequest, isAcsError, NotFound } from "@
 import { HttpApiError, HttpServerError } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option, ParseResult } from "effect"
-import { pathOf } from "../http/RequestPath.ts"
 
 /** Messages quote what the client sent (a value, a path); past this many characters the quote is cut. */
 const MAX_QUOTE_CHARS = 200
@@ -47,7 +46,7 @@ export const toDeclaredError = (cause: Cause.Cause<unknown>) =>
       if (error instanceof HttpApiError.HttpApiDecodeError) return Option.some(fromDecodeError(error))
       if (ParseResult.isParseError(error)) return Option.some(fromParseError(error))
       if (error instanceof HttpServerError.RouteNotFound) {
-        return Option.some(new NotFound({ message: `no route ${error.request.method} ${clip(pathOf(error.request.url))}` }))
+        return Option.some(new NotFound({ message: `no route ${error.request.method} ${clip(error.request.url.split("?")[0] ?? "")}` }))
       }
     }
     const defect = Cause.dieOption(cause)

@@ -10,7 +10,6 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Config, ConfigError, Effect, Either, Layer, Metric, Option, Schema } from "effect"
 import { createServer } from "node:http"
-import { pathOf } from "../http/RequestPath.ts"
 import { jobsReady, syncRows } from "./Metrics.ts"
 
 export const METRICS_PATH = "/metrics"
@@ -70,7 +69,7 @@ export class MetricsExposition extends Effect.Service<MetricsExposition>()("acs/
   })
 }) {}
 
-const isMetricsPath = (url: string) => pathOf(url) === METRICS_PATH
+const isMetricsPath = (url: string) => url.startsWith(METRICS_PATH) && (url.length === METRICS_PATH.length || url[METRICS_PATH.length] === "?")
 
 /** `/metrics` on the API's port when `METRICS_ENABLED=true`; every other request goes on to `app`. */
 export const withMetrics = <E, R>(app: HttpApp.Default<E, R>) =>
