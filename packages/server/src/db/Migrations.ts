@@ -24,6 +24,8 @@ import revertedByIndex from "./migrations/0015_reverted_by_index.ts"
 import queuedAt from "./migrations/0016_queued_at.ts"
 import settingsTargetsInvalidation from "./migrations/0017_settings_targets_invalidation.ts"
 import sequenceEventsFunction from "./migrations/0018_sequence_events_function.ts"
+import sessionInvalidation from "./migrations/0019_session_invalidation.ts"
+import deliveryEventReference from "./migrations/0020_delivery_event_reference.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -47,7 +49,9 @@ const migrations = {
   "0015_reverted_by_index": revertedByIndex,
   "0016_queued_at": queuedAt,
   "0017_settings_targets_invalidation": settingsTargetsInvalidation,
-  "0018_sequence_events_function": sequenceEventsFunction
+  "0018_sequence_events_function": sequenceEventsFunction,
+  "0019_session_invalidation": sessionInvalidation,
+  "0020_delivery_event_reference": deliveryEventReference
 }
 
 export const loader = Migrator.fromRecord(migrations)
