@@ -143,6 +143,46 @@ layer(TestLayer, { excludeTestServices: true })("Transitions", (it) => {
       expect(yield* transitions.settleOriginal(compensation, "applied")).toBe(false)
     }).pipe(Effect.orDie))
 
+  it.effect("the statement ending an apply's run: its fence holding, the job ends with the writes beside it and the event; failing, nothing happens", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const transitions = yield* Transitions
+      const campaign = (name: string) => ({
+        campaigns: [{
+          campaignId: "c_end", name, adamId: "1", countriesOrRegions: ["US"], dailyBudgetMicros: 5_000_000, status: "ENABLED",
+          bidStrategy: "MAX_CPC", targetCpaMicros: null, deleted: false
+        }]
+      })
+      const endRun = (actionId: string, worker: string, name: string) =>
+        transitions.markAppliedEndingRun(actionId, { warnings: [], result: { campaignId: "c_end" } }, {
+          settlement: sql`DELETE FROM jobs WHERE action_id = ${actionId} AND locked_by = ${worker} RETURNING job_id`,
+          alongside: [(fence) => sql`SELECT acs_write_back(${PROJECT}, ${JSON.stringify(campaign(name))}::jsonb) WHERE ${fence}`]
+        })
+      const eventTypes = (actionId: string) =>
+        sql<{ readonly type: string }>`SELECT type FROM events WHERE data -> 'action' ->> 'actionId' = ${actionId} ORDER BY seq`.pipe(
+          Effect.map((rows) => rows.map((r) => r.type))
+        )
+      const campaignName = sql<{ readonly name: string }>`SELECT name FROM campaigns WHERE project_id = ${PROJECT} AND campaign_id = 'c_end'`.pipe(
+        Effect.map((rows) => rows[0]?.name)
+      )
+
+      const actionId = yield* newAction("applying")
+      yield* sql`INSERT INTO jobs (job_id, action_id, project_id, locked_by) VALUES ('job_end', ${actionId}, ${PROJECT}, 'worker 1')`
+      // Another worker holds the job now: the fence fails, and nothing of the statement happens.
+      expect(yield* endRun(actionId, "worker 2", "not written")).toEqual({ fenced: false, applied: false })
+      expect(yield* row(actionId)).toMatchObject({ status: "applying" })
+      expect(yield* campaignName).toBeUndefined()
+      // Its proposal's event only (the test arranged the status directly).
+      expect(yield* eventTypes(actionId)).toEqual(["action.proposed"])
+      expect(yield* sql`SELECT 1 FROM jobs WHERE job_id = 'job_end'`).toHaveLength(1)
+
+      expect(yield* endRun(actionId, "worker 1", "written")).toEqual({ fenced: true, applied: true })
+      expect(yield* row(actionId)).toMatchObject({ status: "applied" })
+      expect(yield* campaignName).toBe("written")
+      expect(yield* eventTypes(actionId)).toEqual(["action.proposed", "action.applied"])
+      expect(yield* sql`SELECT 1 FROM jobs WHERE job_id = 'job_end'`).toHaveLength(0)
+    }).pipe(Effect.orDie))
+
   it.effect("random transition sequences follow the model", () =>
     Effect.gen(function*() {
       const transitions = yield* Transitions

@@ -24,7 +24,8 @@ import { Effect, Option } from "effect"
 import { afterCommit } from "../db/AfterCommit.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
-import { writeActionEvent } from "../events/Outbox.ts"
+import { actionEventCte, writeActionEvent } from "../events/Outbox.ts"
+import { currentTraceparent } from "../telemetry/TraceContext.ts"
 import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
 import { countAction } from "../telemetry/Metrics.ts"
 
@@ -61,6 +62,16 @@ export interface NewOutsideChange {
 export interface AppliedResult {
   readonly warnings: ReadonlyArray<string>
   readonly result: Record<string, unknown>
+}
+
+/**
+ * What ends an apply's run with its applied outcome: `settlement`, the job's deletion as a data-modifying
+ * statement that answers a row while the job is ours, fences the statement; each of `alongside` is a
+ * statement answering rows that writes only where the fence it is given holds.
+ */
+export interface RunEnding {
+  readonly settlement: Statement.Fragment
+  readonly alongside: ReadonlyArray<(fence: Statement.Fragment) => Statement.Fragment>
 }
 
 /** How a compensating action ended: applied (its original is reverted) or not (its original is free again). */
@@ -237,14 +248,59 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
               RETURNING action_id`
       ).pipe(Effect.withSpan("Transitions.markApplying", HOT_SPAN))
 
-    /** applying -> applied, with what the steps returned (warnings included); a compensation reverts its original with it. */
-    const markApplied = (actionId: string, applied: AppliedResult) =>
-      changed(
-        sql<ChangedRow>`/* prepared */ UPDATE actions SET status = 'applied', warnings = ${json(applied.warnings)}::jsonb,
-            result = ${json(applied.result)}::jsonb, applied_at = clock_timestamp(), updated_at = clock_timestamp()
-          WHERE action_id = ${actionId} AND status = 'applying' RETURNING org_id, ${columns}`,
-        "action.applied"
-      ).pipe(Effect.flatMap(thenSettleRow(actionId, "applied")), atomically, Effect.withSpan("Transitions.markApplied", HOT_SPAN))
+    /**
+     * applying -> applied with what the steps returned (warnings included) and its event; a compensation reverts
+     * its original (`action.reverted`, after the applied event) in the same statement. With `ending` the
+     * statement also ends the apply's run (issue 12: one round trip where a transaction took six): the job's
+     * deletion fences it, and the writes that ride with it (the last step's record, the warehouse write-back)
+     * are each given the fence to check. Answers whether the fence held (always without `ending`) and whether
+     * the action changed.
+     */
+    const applied = (actionId: string, result: AppliedResult, ending?: RunEnding) =>
+      Effect.flatMap(currentTraceparent, (traceParent) => {
+        const fence = sql`EXISTS (SELECT 1 FROM fence)`
+        const alongside = (ending?.alongside ?? []).map((write) => write(fence))
+        return sql<{ readonly fenced: boolean; readonly orgId: string | null; readonly reverted: boolean }>`/* prepared */
+          WITH fence AS (${ending?.settlement ?? sql`SELECT 1`}),
+          ${sql.join("", false, "")(alongside.map((write, index) => sql`${sql.unsafe(`alongside_${index}`)} AS (${write}),`))}
+          changed AS (
+            UPDATE actions SET status = 'applied', warnings = ${json(result.warnings)}::jsonb, result = ${json(result.result)}::jsonb,
+              applied_at = clock_timestamp(), updated_at = clock_timestamp()
+            WHERE action_id = ${actionId} AND status = 'applying' AND ${fence}
+            RETURNING *),
+          applied_event AS (${actionEventCte(sql, "changed", "action.applied", { traceParent })}),
+          original AS (
+            UPDATE actions o SET status = 'reverted', updated_at = clock_timestamp() FROM changed
+            WHERE changed.revert_of IS NOT NULL AND o.reverted_by = changed.action_id AND o.status = 'applied'
+            RETURNING o.*),
+          reverted_event AS (${
+          actionEventCte(sql, "original", "action.reverted", {
+            traceParent,
+            extra: { revertedBy: actionId },
+            // After the applied event: its row is inserted before this one's (a scan of it runs the insert).
+            where: () => sql`EXISTS (SELECT 1 FROM applied_event)`
+          })
+        })
+          SELECT ${fence} AS fenced, (SELECT org_id FROM changed) AS org_id, EXISTS (SELECT 1 FROM original) AS reverted
+            ${sql.unsafe(alongside.map((_, index) => `, (SELECT count(*) FROM alongside_${index}) AS alongside_${index}`).join(""))}`
+      }).pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows[0]!),
+        Effect.tap((row) =>
+          // Counted once the change committed (the statement's own, or the caller's transaction).
+          row.orgId === null
+            ? Effect.void
+            : afterCommit(Effect.zipRight(countAction("applied"), row.reverted ? countAction("reverted") : Effect.void))
+        ),
+        Effect.map((row) => ({ fenced: row.fenced, applied: row.orgId !== null })),
+        Effect.withSpan("Transitions.markApplied", HOT_SPAN)
+      )
+
+    /** applying -> applied (see `applied`); answers whether it happened. */
+    const markApplied = (actionId: string, result: AppliedResult) => Effect.map(applied(actionId, result), (outcome) => outcome.applied)
+
+    /** applying -> applied as the statement that ends the apply's run (see `applied`). */
+    const markAppliedEndingRun = (actionId: string, result: AppliedResult, ending: RunEnding) => applied(actionId, result, ending)
 
     /** approved|applying -> failed (the failure names its step); a failed compensation frees its original. */
     const fail = (actionId: string, failure: Failure) =>
@@ -291,6 +347,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       expire,
       markApplying,
       markApplied,
+      markAppliedEndingRun,
       fail,
       demote,
       linkRevert,

@@ -26,6 +26,7 @@ import settingsTargetsInvalidation from "./migrations/0017_settings_targets_inva
 import sequenceEventsFunction from "./migrations/0018_sequence_events_function.ts"
 import sessionInvalidation from "./migrations/0019_session_invalidation.ts"
 import deliveryEventReference from "./migrations/0020_delivery_event_reference.ts"
+import writeBackFunction from "./migrations/0021_write_back_function.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -51,7 +52,8 @@ const migrations = {
   "0017_settings_targets_invalidation": settingsTargetsInvalidation,
   "0018_sequence_events_function": sequenceEventsFunction,
   "0019_session_invalidation": sessionInvalidation,
-  "0020_delivery_event_reference": deliveryEventReference
+  "0020_delivery_event_reference": deliveryEventReference,
+  "0021_write_back_function": writeBackFunction
 }
 
 export const loader = Migrator.fromRecord(migrations)

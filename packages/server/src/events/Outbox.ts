@@ -8,7 +8,7 @@
  */
 import { ActionRecord } from "@acs/domain/Actions"
 import type { EventType } from "@acs/domain/Events"
-import type { SqlClient } from "@effect/sql"
+import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
@@ -62,28 +62,47 @@ const isoSql = (sql: SqlClient.SqlClient, column: string) =>
   sql.unsafe(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
 
 /**
- * The same event as one more CTE of a statement that inserts actions (Proposals' one-statement proposal):
- * `proposed_event AS (${proposedEventCte(sql, "recorded")})`, where `recorded` is the CTE whose
- * `RETURNING *` holds the inserted rows. It writes `action.proposed` for each row queued for a human, with
- * the action as ActionRow.toRecord shows it (events.test.ts compares it with GET …/actions/{actionId}), and
- * wakes the sequencers (a data-modifying CTE runs whether or not the statement reads it); being part of the
- * statement, it commits exactly when the row does.
+ * An action event as one more CTE of a statement that changes actions: `name AS (${actionEventCte(sql, "changed",
+ * type)})`, where `changed` is the CTE whose `RETURNING *` holds the changed rows. It writes one `type` event
+ * per row (each row for which `where` holds: a fragment over the row, evaluated with it), with the action as
+ * ActionRow.toRecord shows it (events.test.ts compares it with GET …/actions/{actionId}) and `extra` beside it,
+ * and wakes the sequencers (a data-modifying CTE runs whether or not the statement reads it); being part of
+ * the statement, it commits exactly when the change does. The event carries `traceParent`, the writer's trace
+ * context, or by default the row's own.
  */
-export const proposedEventCte = (sql: SqlClient.SqlClient, recorded: string) => {
-  const r = (column: string) => sql.unsafe(`${recorded}.${column}`)
-  return sql`
-    INSERT INTO events (event_id, org_id, project_id, type, trace_parent, data)
-    SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), ${r("org_id")}, ${r("project_id")}, 'action.proposed', ${r("trace_parent")},
-      jsonb_build_object('action', jsonb_build_object(
+export const actionEventCte = (
+  sql: SqlClient.SqlClient,
+  changed: string,
+  type: Extract<EventType, `action.${string}`>,
+  options: {
+    readonly where?: (column: (name: string) => Statement.Fragment) => Statement.Fragment
+    readonly extra?: Readonly<Record<string, unknown>>
+    readonly traceParent?: string | null
+  } = {}
+) => {
+  const r = (column: string) => sql.unsafe(`${changed}.${column}`)
+  const action = sql`jsonb_build_object('action', jsonb_build_object(
         'actionId', ${r("action_id")}, 'projectId', ${r("project_id")}, 'kind', ${r("kind")}, 'mode', ${r("mode")},
         'status', ${r("status")}, 'riskTier', ${r("risk_tier")}, 'policyReasons', ${r("policy_reasons")},
         'summary', ${r("summary")}, 'reason', ${r("reason")}, 'payload', ${r("payload")}, 'result', ${r("result")},
         'warnings', coalesce(${r("warnings")}, '[]'::jsonb), 'failure', ${r("failure")}, 'proposedBy', ${r("proposed_by")},
         'decidedBy', ${r("decided_by")}, 'decisionReason', ${r("decision_reason")},
-        'created_at', ${isoSql(sql, `${recorded}.created_at`)}, 'decidedAt', ${isoSql(sql, `${recorded}.decided_at`)},
-        'appliedAt', ${isoSql(sql, `${recorded}.applied_at`)}, 'revertOf', ${r("revert_of")},
-        'revertedBy', ${r("reverted_by")}, 'supersededBy', ${r("superseded_by")}))
-    FROM ${sql.unsafe(recorded)}
-    CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, ${r("org_id")}) WHERE ${r("status")} = 'proposed') AS woken
+        'created_at', ${isoSql(sql, `${changed}.created_at`)}, 'decidedAt', ${isoSql(sql, `${changed}.decided_at`)},
+        'appliedAt', ${isoSql(sql, `${changed}.applied_at`)}, 'revertOf', ${r("revert_of")},
+        'revertedBy', ${r("reverted_by")}, 'supersededBy', ${r("superseded_by")}))`
+  return sql`
+    INSERT INTO events (event_id, org_id, project_id, type, trace_parent, data)
+    SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), ${r("org_id")}, ${r("project_id")}, ${type},
+      ${options.traceParent === undefined ? r("trace_parent") : sql`${options.traceParent}`},
+      ${options.extra === undefined ? action : sql`${action} || ${JSON.stringify(options.extra)}::jsonb`}
+    FROM ${sql.unsafe(changed)}
+    CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, ${r("org_id")}) WHERE ${options.where?.(r) ?? sql`true`}) AS woken
     RETURNING 1`
 }
+
+/**
+ * `action.proposed` for each row of `recorded` queued for a human (Proposals' one-statement proposal): a row
+ * that auto-applies speaks when it applies.
+ */
+export const proposedEventCte = (sql: SqlClient.SqlClient, recorded: string) =>
+  actionEventCte(sql, recorded, "action.proposed", { where: (r) => sql`${r("status")} = 'proposed'` })

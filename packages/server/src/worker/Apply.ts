@@ -27,7 +27,7 @@ import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { observeApplyLag } from "../telemetry/Metrics.ts"
-import { writeBack } from "./WarehouseWriteBack.ts"
+import { writeBackCall } from "./WarehouseWriteBack.ts"
 
 /**
  * What became of the job: done (any terminal or demoted state), to be tried again later, or abandoned because
@@ -146,13 +146,6 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
     const columns = actionColumns(sql)
 
     /**
-     * Runs `write` in one transaction behind the lease check: the check renews the job's row and holds its lock
-     * until the write commits, so no other worker can claim the job in between.
-     */
-    const fenced = <A, E, R>(lease: Lease, write: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(Effect.zipRight(lease.check, write)).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
-
-    /**
      * Runs the write that ends the run in one transaction with the job's deletion (which fails first when the
      * job is no longer ours): the outcome, its event and the job's end commit together or not at all.
      */
@@ -244,32 +237,19 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
 
     type StepEnd = { readonly output: unknown } | { readonly error: string }
 
-    /**
-     * The step's outcome; fenced by `lease` in the same statement (its renewal, or with `settling` the job's
-     * deletion that begins the transaction ending the run), or unfenced inside a `settled` transaction.
-     */
-    const recordEnd = (
-      action: ActionRecord,
-      run: number,
-      phase: "apply" | "rollback",
-      index: number,
-      outcome: StepEnd,
-      lease?: Lease,
-      settling = false
-    ) => {
-      const set = sql`finished_at = clock_timestamp(),
+    /** The step's outcome as a statement answering its row, written only where `fence` holds. */
+    const stepEnd = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, outcome: StepEnd, fence: Statement.Fragment) =>
+      sql`UPDATE action_steps SET finished_at = clock_timestamp(),
             status = ${"error" in outcome ? "failed" : "succeeded"},
             output = ${"output" in outcome ? JSON.stringify(outcome.output) : null}::jsonb,
-            error = ${"error" in outcome ? outcome.error : null}`
-      const where = sql`action_id = ${action.actionId} AND run = ${run} AND phase = ${phase} AND step = ${index + 1}`
-      return lease === undefined
-        ? sql`/* prepared */ UPDATE action_steps SET ${set} WHERE ${where}`.pipe(Effect.asVoid, Effect.orDie)
-        : sql`/* prepared */ WITH lease AS (${settling ? lease.settlement : lease.renewal})
-            UPDATE action_steps SET ${set} WHERE ${where} AND EXISTS (SELECT 1 FROM lease) RETURNING step`.pipe(
-            Effect.orDie,
-            Effect.flatMap(requireRow(lease))
-          )
-    }
+            error = ${"error" in outcome ? outcome.error : null}
+          WHERE action_id = ${action.actionId} AND run = ${run} AND phase = ${phase} AND step = ${index + 1} AND ${fence}
+          RETURNING step`
+
+    /** The step's outcome, fenced by the lease's renewal in the same statement. */
+    const recordEnd = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, outcome: StepEnd, lease: Lease) =>
+      sql`/* prepared */ WITH lease AS (${lease.renewal})
+        ${stepEnd(action, run, phase, index, outcome, sql`EXISTS (SELECT 1 FROM lease)`)}`.pipe(Effect.orDie, Effect.flatMap(requireRow(lease)))
 
     /** Marks the action applying behind the lease (one statement); a lost lease stops the apply. */
     const markApplying = (action: ActionRecord, lease: Lease) =>
@@ -366,7 +346,11 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             }
             yield* recordEnd(action, run, "apply", index, { error: messageOf(error) }, lease)
             const undone = yield* rollback(action, run, steps, index, context, lease)
-            yield* fenced(lease, writeBack(account.projectId, mergeTouched([...touched, ...undone])))
+            yield* sql`/* prepared */ WITH lease AS (${lease.renewal})
+              SELECT ${writeBackCall(sql, account.projectId, mergeTouched([...touched, ...undone]))} FROM lease`.pipe(
+              Effect.orDie,
+              Effect.flatMap(requireRow(lease))
+            )
             if (error._tag === "Drift") return { _tag: "Drift" as const, reason: error.reason }
             const failure: Failure = {
               step: definition.composite ? index + 1 : null,
@@ -463,13 +447,16 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             return yield* fail(action, outcome.failure, lease, { readOnly: outcome.readOnly })
           case "Applied": {
             const last = outcome.last
-            // The job's deletion rides in the last step's record, the transaction's first statement.
-            yield* sql.withTransaction(Effect.all([
-              last === undefined ? lease.settle : recordEnd(action, run, "apply", last.index, { output: last.output }, lease, true),
-              writeBack(account.projectId, outcome.touched),
-              // An applied compensation reverts its original (inside `markApplied`).
-              transitions.markApplied(action.actionId, { warnings: outcome.warnings, result: outcome.ids })
-            ], { discard: true })).pipe(Effect.catchTag("SqlError", (error) => Effect.die(error)))
+            // One statement ends the run: the job's deletion fences the last step's record, the write-back and
+            // the status change with its event (and, for a compensation, its original's reversal).
+            const ended = yield* transitions.markAppliedEndingRun(action.actionId, { warnings: outcome.warnings, result: outcome.ids }, {
+              settlement: lease.settlement,
+              alongside: [
+                ...(last === undefined ? [] : [(fence: Statement.Fragment) => stepEnd(action, run, "apply", last.index, { output: last.output }, fence)]),
+                (fence) => sql`SELECT ${writeBackCall(sql, account.projectId, outcome.touched)} WHERE ${fence}`
+              ]
+            })
+            if (!ended.fenced) return yield* lease.lost
             yield* Effect.logInfo("action applied").pipe(Effect.annotateLogs({ actionId: action.actionId, kind: action.kind }))
             yield* observeApplyLag(action.kind, ((yield* Clock.currentTimeMillis) - Date.parse(action.decidedAt ?? action.created_at)) / 1000)
           }

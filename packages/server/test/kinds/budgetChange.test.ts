@@ -7,6 +7,7 @@ import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, startPipeline } from "../support/pipeline.ts"
 import { errorCode } from "../support/server.ts"
+import { waitFor } from "../support/wait.ts"
 
 let p: Pipeline
 let campaigns: ReadonlyArray<UpstreamCampaign>
@@ -37,6 +38,14 @@ afterAll(async () => {
   await p?.close()
 })
 
+/** The event of `type` about an action, once the sequencer has given it its place. */
+const eventOf = (type: string, actionId: string) =>
+  waitFor(`the ${type} event of ${actionId}`, async () => {
+    const page = await p.as("key", "GET", `/events?type=${type}&limit=100`)
+    return (page.body as { events: Array<{ data: { action: { actionId: string }; revertedBy?: string } }> }).events
+      .find((e) => e.data.action.actionId === actionId)
+  }, (event) => event !== undefined).then((event) => event!.data)
+
 describe("budget_change", () => {
   it("auto-applies a person's 20% cut, changes the upstream and the warehouse, and reverts it", async () => {
     const campaign = freshCampaign()
@@ -61,7 +70,12 @@ describe("budget_change", () => {
     expect(compensation).toMatchObject({ status: "applied", revertOf: body.actionId, kind: "budget_change" })
     expect(await upstreamBudget(campaign.campaignId)).toBe(prior)
     expect(await warehouseBudget(campaign.campaignId)).toBe(prior)
-    expect(await p.action(body.actionId)).toMatchObject({ status: "reverted", revertedBy: compensation.actionId })
+    const reverted = await p.action(body.actionId)
+    expect(reverted).toMatchObject({ status: "reverted", revertedBy: compensation.actionId })
+    // Each outcome's event carries the action as the API showed it then (written in the apply's own statement).
+    expect((await eventOf("action.applied", body.actionId)).action).toEqual(applied)
+    expect((await eventOf("action.applied", compensation.actionId)).action).toEqual(compensation)
+    expect(await eventOf("action.reverted", body.actionId)).toEqual({ action: reverted, revertedBy: compensation.actionId })
 
     const again = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${body.actionId}/revert`)
     expect(again.status).toBe(422)
