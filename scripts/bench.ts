@@ -27,7 +27,7 @@
  *
  * A partial run writes bench/results-<part>.json (not committed). Every part states the machine's load
  * average over the run, so a reader can judge the noise. Settings: BENCH_PROPOSAL_ROUNDS (5),
- * BENCH_PROPOSAL_SECONDS (3), BENCH_VERSION_ORDER, BENCH_STALL_SECONDS, BENCH_NO_WORKAROUND (see the files).
+ * BENCH_PROPOSAL_SECONDS (3), BENCH_PROPOSAL_CLIENTS (1,8: a quick look at one count), BENCH_VERSION_ORDER, BENCH_STALL_SECONDS, BENCH_NO_WORKAROUND (see the files).
  */
 import { buildEntries } from "../packages/server/test/support/entries.ts"
 import { benchCliStart, cliStartMet, describeCliStart } from "./bench/cliStart.ts"
@@ -319,7 +319,7 @@ const finish = (name: string, title: string, targets: ReadonlyArray<TargetRow>, 
 const proposalOptions = () => ({
   rounds: envNumber("BENCH_PROPOSAL_ROUNDS", 5),
   seconds: envNumber("BENCH_PROPOSAL_SECONDS", 3),
-  clientCounts: [1, 8]
+  clientCounts: (process.env["BENCH_PROPOSAL_CLIENTS"] ?? "1,8").split(",").map(Number)
 })
 
 const pipelineWorld = async (cluster: BenchCluster): Promise<Pipeline> => {

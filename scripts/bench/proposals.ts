@@ -116,11 +116,12 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
   let keySequence = 0
   try {
     const snapshot = () => statementSnapshot(stats, pipeline.database)
-    /** CPU seconds of acs's processes (the API, and the worker when it runs apart). */
+    /** CPU seconds of each of acs's processes (the API, and the worker when it runs apart), or null off Linux. */
     const acsCpu = () => {
       const each = pipeline.pids.filter((pid) => pid !== undefined).map(processCpuSeconds)
-      return each.some((v) => v === null) ? null : each.reduce<number>((a, b) => a + (b ?? 0), 0)
+      return each.some((v) => v === null) ? null : each.map((v) => v ?? 0)
     }
+    const sum = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0)
 
     /** Resolves with an action's status once it has left approved/applying; one poller for all waiting clients. */
     const applied = (() => {
@@ -263,6 +264,9 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
         toApplied.set(clients, [...(toApplied.get(clients) ?? []), ...run.toApplied])
       }
       const cpuAfter = acsCpu()
+      const cpuMsByProcess = subject === "pgbench" || subject === "pgbenchPrepared" || cpuBefore === null || cpuAfter === null
+        ? null
+        : cpuAfter.map((after, i) => ((after - (cpuBefore[i] ?? 0)) * 1000) / proposals)
       const delta = statementDelta(before, await snapshot())
       if (subject === "pgbench" || subject === "pgbenchPrepared") await clearPgbenchJobs()
       if (clients === maxClients) lastDeltas = { ...lastDeltas, [subject]: { delta, proposals } }
@@ -274,7 +278,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
         seconds: round3(seconds),
         tps: round3(tps),
         latency,
-        cpuMsPerProposal: subject === "pgbench" || subject === "pgbenchPrepared" || cpuBefore === null || cpuAfter === null ? null : round3(((cpuAfter - cpuBefore) * 1000) / proposals),
+        cpuMsPerProposal: cpuMsByProcess === null ? null : round3(sum(cpuMsByProcess)),
         statementsPerProposal: round3(delta.calls / proposals),
         applyMs,
         failed,
@@ -282,7 +286,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       }
       log(
         `  ${subject} x${clients} round ${round + 1}: ${window.tps.toFixed(1)}/s (${proposals} in ${window.seconds.toFixed(2)} s)` +
-          (window.cpuMsPerProposal === null ? "" : `, acs CPU ${window.cpuMsPerProposal.toFixed(2)} ms`) +
+          (cpuMsByProcess === null ? "" : `, acs CPU ${sum(cpuMsByProcess).toFixed(2)} ms (${cpuMsByProcess.map((ms) => ms.toFixed(2)).join(" + ")})`) +
           `, ${window.statementsPerProposal.toFixed(1)} statements` + (failed > 0 ? `, ${failed} FAILED` : "") + `; load ${window.loadAverage}`
       )
       windows.push(window)
