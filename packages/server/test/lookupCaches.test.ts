@@ -1,24 +1,37 @@
 /**
- * The key, account, org settings and target band lookups are cached per instance (db/Invalidation.ts) and
- * dropped on every instance when the change commits: two server processes on one database. Each test first
+ * The key, account, org settings, target band and session lookups are cached per instance (db/Invalidation.ts)
+ * and dropped on every instance when the change commits: two server processes on one database. Each test first
  * shows the cache is really answering on instance B (a change made with the notification suppressed is not seen), so what follows
  * proves the invalidation, not an uncached lookup.
  */
 import { AcsClient } from "@acs/domain/AcsClient"
 import { Effect, Either } from "effect"
+import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase, insertAccount, insertOrg, query } from "./support/database.ts"
-import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+import { type Answer, BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
 let database: string
 let a: RunningServer
 let b: RunningServer
 let orgId: string
+const ADMIN_EMAIL = "admin@caches.example"
+const ADMIN_PASSWORD = "lookup caches admin password"
 
 beforeAll(async () => {
   database = await createDatabase()
-  const env = { DATABASE_URL: database, ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY, RATE_LIMIT_READ: "100000", RATE_LIMIT_WRITE: "100000" }
+  const env = {
+    DATABASE_URL: database,
+    ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+    ADMIN_EMAIL: ADMIN_EMAIL,
+    ADMIN_PASSWORD: ADMIN_PASSWORD,
+    RATE_LIMIT_READ: "100000",
+    RATE_LIMIT_WRITE: "100000",
+    RATE_LIMIT_LOGIN: "100000",
+    // Longer than any test's steps: within a test only a notification, or a session's own expiry, ends an entry.
+    LOOKUP_CACHE_TTL_MS: "120000"
+  }
   ;[a, b] = await Promise.all([startServer(env), startServer(env)])
   orgId = (await query<{ org_id: string }>(database, "SELECT org_id FROM orgs"))[0]!.org_id
   await insertAccount(database, orgId, "prj_cached")
@@ -219,5 +232,117 @@ describe("the lookups of an MCP tool call (run in a fiber of its own, on the req
     expect(await listOverMcp(b, "prj_mcp")).not.toContain("account_mismatch")
     await query(database, `UPDATE accounts SET org_id = 'org_elsewhere' WHERE project_id = 'prj_mcp'`)
     expect(await listOverMcp(b, "prj_mcp")).toContain("account_mismatch")
+  })
+})
+
+describe("the session lookup cache", () => {
+  const email = "sam@caches.example"
+  const password = "sam's password 0123"
+  let admin: string
+  let personId: string
+
+  const cookieOf = (answer: Answer) => {
+    expect(answer.status, answer.text).toBe(200)
+    return answer.headers.getSetCookie().find((line) => line.startsWith("acs_session="))!.split(";")[0]!
+  }
+  const signIn = async (who = email, secret = password) =>
+    cookieOf(await call(`${a.api}/auth/login`, { method: "POST", body: { email: who, password: secret } }))
+  const tokenHash = (cookie: string) => Crypto.createHash("sha256").update(cookie.slice("acs_session=".length)).digest("hex")
+  const me = (server: RunningServer, cookie: string) => call(`${server.api}/auth/me`, { headers: { cookie } })
+  const roleOn = async (server: RunningServer, cookie: string) => {
+    const answer = await me(server, cookie)
+    expect(answer.status, answer.text).toBe(200)
+    return (answer.body as { principal: { role: string } }).principal.role
+  }
+  const changePerson = async (change: { role?: string; disabled?: boolean }) => {
+    const answer = await call(`${a.api}/people/${personId}`, { method: "PUT", headers: { cookie: admin }, body: change })
+    expect(answer.status, answer.text).toBe(200)
+  }
+  /** A write on the session: an editor gets past the scope check (the campaign is unknown here), a viewer does not. */
+  const propose = (server: RunningServer, cookie: string) =>
+    call(`${server.api}/accounts/prj_cached/actions/budget-change`, {
+      method: "POST",
+      headers: { cookie },
+      body: { campaignId: "1", newDailyBudgetMicros: 1_000_000, reason: "session cache" }
+    })
+
+  beforeAll(async () => {
+    admin = await signIn(ADMIN_EMAIL, ADMIN_PASSWORD)
+    const added = await call(`${a.api}/people`, { method: "POST", headers: { cookie: admin }, body: { email, name: "Sam", role: "editor", password } })
+    expect(added.status, added.text).toBe(201)
+    personId = (added.body as { person: { personId: string } }).person.personId
+  })
+
+  it("answers from the cache on instance B (a sign-out made without its notification is not seen)", async () => {
+    await waitFor("instance B to serve a session from its cache", async () => {
+      const cookie = await signIn()
+      expect((await me(b, cookie)).status).toBe(200)
+      await silently(`UPDATE sessions SET ended_at = now() WHERE token_hash = '${tokenHash(cookie)}'`)
+      return (await me(b, cookie)).status
+    }, (status) => status === 200)
+  })
+
+  it("refuses a session signed out through instance A on its very next request on instance B", async () => {
+    for (let round = 0; round < 5; round++) {
+      const cookie = await signIn()
+      expect((await me(b, cookie)).status).toBe(200)
+      expect((await me(b, cookie)).status).toBe(200)
+      expect((await call(`${a.api}/auth/logout`, { method: "POST", headers: { cookie } })).status).toBe(204)
+      const onB = await me(b, cookie)
+      expect(onB.status).toBe(401)
+      expect(errorCode(onB)).toBe("unauthorized")
+      expect((await propose(b, cookie)).status).toBe(401)
+      expect((await me(a, cookie)).status).toBe(401)
+    }
+  })
+
+  it("refuses the session of a person disabled through instance A, or on the database, at once on instance B", async () => {
+    const cookie = await signIn()
+    expect((await me(b, cookie)).status).toBe(200)
+    expect((await me(b, cookie)).status).toBe(200)
+    await changePerson({ disabled: true })
+    expect((await me(b, cookie)).status).toBe(401)
+    await changePerson({ disabled: false })
+    expect((await me(b, cookie)).status, "disabling ended the session").toBe(401)
+
+    // The person's own notification, alone: disabled on the database, their session left as it was.
+    const again = await signIn()
+    expect((await me(b, again)).status).toBe(200)
+    expect((await me(b, again)).status).toBe(200)
+    await query(database, `UPDATE people SET disabled_at = now() WHERE person_id = $1`, [personId])
+    expect((await me(b, again)).status).toBe(401)
+    expect((await propose(b, again)).status).toBe(401)
+    await query(database, `UPDATE people SET disabled_at = NULL WHERE person_id = $1`, [personId])
+    expect((await me(b, again)).status).toBe(200)
+  })
+
+  it("sees a role changed through instance A at once on instance B", async () => {
+    const cookie = await signIn()
+    expect(await roleOn(b, cookie)).toBe("editor")
+    expect(errorCode(await propose(b, cookie))).not.toBe("forbidden_scope")
+    await changePerson({ role: "viewer" })
+    expect(await roleOn(b, cookie)).toBe("viewer")
+    const refused = await propose(b, cookie)
+    expect(refused.status).toBe(403)
+    expect(errorCode(refused)).toBe("forbidden_scope")
+    await changePerson({ role: "editor" })
+    expect(await roleOn(b, cookie)).toBe("editor")
+    expect(errorCode(await propose(b, cookie))).not.toBe("forbidden_scope")
+  })
+
+  it("refuses a cached session once it expires, though the database then extended it without a notification", async () => {
+    // B caches the session with a near expiry; the database then says it lasts an hour, telling nobody. Only the
+    // cached entry's own expiry can refuse it (a reload would find it live), and it must. Both changes are
+    // made without notifications: none may race B's load (a load that raced one is not stored).
+    const { cookie } = await waitFor("instance B to load a session before its near expiry", async () => {
+      const candidate = await signIn()
+      await silently(`UPDATE sessions SET expires_at = now() + interval '3 seconds' WHERE token_hash = '${tokenHash(candidate)}'`)
+      return { cookie: candidate, status: (await me(b, candidate)).status }
+    }, ({ status }) => status === 200)
+    await silently(`UPDATE sessions SET expires_at = now() + interval '1 hour' WHERE token_hash = '${tokenHash(cookie)}'`)
+    const refused = await waitFor("instance B to refuse the expired session", () => me(b, cookie), (answer) => answer.status !== 200)
+    expect(refused.status).toBe(401)
+    expect(errorCode(refused)).toBe("unauthorized")
+    expect((await me(a, cookie)).status, "the database says the session lasts").toBe(200)
   })
 })

@@ -1,21 +1,32 @@
 /**
- * Server-side sessions for people: the cookie carries a random token, the database its SHA-256. Ending a
- * session is seen by every instance on the next request, as for keys.
+ * Server-side sessions for people: the cookie carries a random token, the database its SHA-256. A request's
+ * session lookup is served from a short-lived cache that every instance drops on the change notification of
+ * the session or of its person (db/Invalidation.ts, migration 0019), so an ended session, a disabled person or
+ * a changed role is seen by every instance on the next request, as for keys.
  */
 import { Unauthorized, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Config, Effect, Option } from "effect"
+import { Clock, Config, Effect, Option } from "effect"
+import { HOT_SPAN } from "../db/HotSpan.ts"
+import { Invalidation } from "../db/Invalidation.ts"
 import { People, type PersonRow, personPrincipal } from "./People.ts"
 import { newSessionToken, sha256, verifyPassword } from "./Secrets.ts"
 
 export const badCredentials = new Unauthorized({ message: "email or password is wrong" })
+
+/** A live session as the cache holds it: its person's principal, and when it expires. */
+interface LiveSession {
+  readonly principal: Principal
+  readonly expiresAtMs: number
+}
 
 export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const people = yield* People
     const ttlHours = yield* Config.number("SESSION_TTL_HOURS").pipe(Config.withDefault(12))
+    const liveSessions = (yield* Invalidation).cache<LiveSession>("s")
 
     /** A new session of the person: the token for the cookie, and the principal it authenticates. */
     const start = (person: PersonRow) =>
@@ -63,29 +74,42 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
     const resume = (personId: string) =>
       Effect.flatMap(people.findById(personId), Option.match({ onNone: () => Effect.succeed(Option.none()), onSome: (person) => Effect.map(start(person), Option.some) }))
 
-    const authenticate = (token: string) =>
-      sql<PersonRow & { sessionExpiresAt: string }>`
+    const loadLiveSession = (tokenHash: string) =>
+      sql<PersonRow & { sessionExpiresAt: string }>`/* prepared */
         SELECT p.*, s.expires_at AS session_expires_at FROM sessions s JOIN people p USING (person_id)
-        WHERE s.token_hash = ${sha256(token)} AND s.ended_at IS NULL AND s.expires_at > now() AND p.disabled_at IS NULL`
-        .pipe(
-          Effect.map((rows) =>
-            Option.map(
-              Option.fromNullable(rows[0]),
-              (row): Principal => personPrincipal(row, new Date(row.sessionExpiresAt).toISOString())
-            )
-          ),
-          Effect.orDie,
-          Effect.withSpan("Sessions.authenticate")
-        )
+        WHERE s.token_hash = ${tokenHash} AND s.ended_at IS NULL AND s.expires_at > now() AND p.disabled_at IS NULL`.pipe(
+        Effect.map((rows) =>
+          Option.map(Option.fromNullable(rows[0]), (row): LiveSession => {
+            const expiresAt = new Date(row.sessionExpiresAt)
+            return { principal: personPrincipal(row, expiresAt.toISOString()), expiresAtMs: expiresAt.getTime() }
+          })
+        ),
+        Effect.withSpan("Sessions.load", HOT_SPAN)
+      )
 
-    const end = (token: string) =>
-      sql`UPDATE sessions SET ended_at = now() WHERE token_hash = ${sha256(token)} AND ended_at IS NULL`.pipe(
+    /** The principal of a session token, if the session is neither ended nor expired and its person is not disabled. */
+    const authenticate = (token: string) =>
+      Effect.gen(function*() {
+        const tokenHash = sha256(token)
+        const found = yield* liveSessions.get(tokenHash, loadLiveSession(tokenHash))
+        if (Option.isNone(found)) return Option.none<Principal>()
+        // A cached session can pass its expiry while cached.
+        if (found.value.expiresAtMs <= (yield* Clock.currentTimeMillis)) return Option.none<Principal>()
+        return Option.some(found.value.principal)
+      }).pipe(Effect.orDie, Effect.withSpan("Sessions.authenticate", HOT_SPAN))
+
+    const end = (token: string) => {
+      const tokenHash = sha256(token)
+      return sql`UPDATE sessions SET ended_at = now() WHERE token_hash = ${tokenHash} AND ended_at IS NULL`.pipe(
+        // Committed: this instance forgets the session now; the others on the trigger's notification.
+        Effect.tap(() => Effect.sync(() => liveSessions.invalidate(tokenHash))),
         Effect.asVoid,
         Effect.orDie,
         Effect.withSpan("Sessions.end")
       )
+    }
 
     return { login, changePassword, resume, authenticate, end } as const
   }),
-  dependencies: [People.Default]
+  dependencies: [People.Default, Invalidation.Default]
 }) {}
