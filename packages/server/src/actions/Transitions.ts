@@ -84,6 +84,14 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     const sql = yield* SqlClient.SqlClient
     const columns = actionColumns(sql)
 
+    /** Writes that ride in a transition's statement, as CTEs `alongside_<n> AS (...),` (each answering rows). */
+    const ctes = (alongside: ReadonlyArray<Statement.Fragment>) =>
+      sql.join("", false, "")(alongside.map((write, index) => sql`${sql.unsafe(`alongside_${index}`)} AS (${write}),`))
+
+    /** The select list's part that reads each of `ctes`: a CTE that only selects runs when it is read. */
+    const counted = (alongside: ReadonlyArray<unknown>) =>
+      sql.unsafe(alongside.map((_, index) => `, (SELECT count(*) FROM alongside_${index}) AS alongside_${index}`).join(""))
+
     /** Runs `effect` in the caller's transaction, or in its own when there is none: a change and its event commit together. */
     const atomically = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.flatMap(
@@ -235,17 +243,25 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /**
      * approved -> applying (also applying -> applying: a retried run stays under way). No event: not a decision or
      * an outcome. With `guard` (a data-modifying statement that answers rows: the apply job's lease renewal) the
-     * change happens, in the same statement, only when the guard answers a row.
+     * change happens, in the same statement, only when the guard answers a row, and so do the writes of
+     * `alongside` (statements answering rows, each given the guard to check: the run's first step record).
      */
-    const markApplying = (actionId: string, guard?: Statement.Fragment) =>
+    const markApplying = (
+      actionId: string,
+      guard?: Statement.Fragment,
+      alongside: ReadonlyArray<(fence: Statement.Fragment) => Statement.Fragment> = []
+    ) =>
       happened(
         guard === undefined
           ? sql`UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
               WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`
-          : sql`/* prepared */ WITH guard AS (${guard})
-              UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
-              WHERE action_id = ${actionId} AND status IN ('approved', 'applying') AND EXISTS (SELECT 1 FROM guard)
-              RETURNING action_id`
+          : sql`/* prepared */ WITH guard AS (${guard}),
+              ${ctes(alongside.map((write) => write(sql`EXISTS (SELECT 1 FROM guard)`)))}
+              changed AS (
+                UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
+                WHERE action_id = ${actionId} AND status IN ('approved', 'applying') AND EXISTS (SELECT 1 FROM guard)
+                RETURNING action_id)
+              SELECT action_id ${counted(alongside)} FROM changed`
       ).pipe(Effect.withSpan("Transitions.markApplying", HOT_SPAN))
 
     /**
@@ -262,7 +278,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         const alongside = (ending?.alongside ?? []).map((write) => write(fence))
         return sql<{ readonly fenced: boolean; readonly orgId: string | null; readonly reverted: boolean }>`/* prepared */
           WITH fence AS (${ending?.settlement ?? sql`SELECT 1`}),
-          ${sql.join("", false, "")(alongside.map((write, index) => sql`${sql.unsafe(`alongside_${index}`)} AS (${write}),`))}
+          ${ctes(alongside)}
           changed AS (
             UPDATE actions SET status = 'applied', warnings = ${json(result.warnings)}::jsonb, result = ${json(result.result)}::jsonb,
               applied_at = clock_timestamp(), updated_at = clock_timestamp()
@@ -282,7 +298,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
           })
         })
           SELECT ${fence} AS fenced, (SELECT org_id FROM changed) AS org_id, EXISTS (SELECT 1 FROM original) AS reverted
-            ${sql.unsafe(alongside.map((_, index) => `, (SELECT count(*) FROM alongside_${index}) AS alongside_${index}`).join(""))}`
+            ${counted(alongside)}`
       }).pipe(
         Effect.orDie,
         Effect.map((rows) => rows[0]!),

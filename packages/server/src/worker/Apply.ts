@@ -227,13 +227,17 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         Effect.orDie
       )
 
-    /** The step is under way (recorded before its upstream call), fenced by the lease in the same statement. */
+    /** The step is under way (recorded before its upstream call), as a statement answering its row, written only where `fence` holds. */
+    const stepStart = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, step: Step) => (fence: Statement.Fragment) =>
+      sql`INSERT INTO action_steps (action_id, run, phase, step, name, status)
+          SELECT ${action.actionId}, ${run}::int, ${phase}, ${index + 1}::int, ${step.name}, 'started' WHERE ${fence}
+          ON CONFLICT (action_id, run, phase, step) DO UPDATE SET status = 'started', started_at = clock_timestamp()
+          RETURNING step`
+
+    /** `stepStart`, fenced by the lease's renewal in the same statement. */
     const recordStart = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, step: Step, lease: Lease) =>
       sql`/* prepared */ WITH lease AS (${lease.renewal})
-          INSERT INTO action_steps (action_id, run, phase, step, name, status)
-          SELECT ${action.actionId}, ${run}::int, ${phase}, ${index + 1}::int, ${step.name}, 'started' WHERE EXISTS (SELECT 1 FROM lease)
-          ON CONFLICT (action_id, run, phase, step) DO UPDATE SET status = 'started', started_at = clock_timestamp()
-          RETURNING step`.pipe(Effect.orDie, Effect.flatMap(requireRow(lease)))
+        ${stepStart(action, run, phase, index, step)(sql`EXISTS (SELECT 1 FROM lease)`)}`.pipe(Effect.orDie, Effect.flatMap(requireRow(lease)))
 
     type StepEnd = { readonly output: unknown } | { readonly error: string }
 
@@ -251,9 +255,12 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       sql`/* prepared */ WITH lease AS (${lease.renewal})
         ${stepEnd(action, run, phase, index, outcome, sql`EXISTS (SELECT 1 FROM lease)`)}`.pipe(Effect.orDie, Effect.flatMap(requireRow(lease)))
 
-    /** Marks the action applying behind the lease (one statement); a lost lease stops the apply. */
-    const markApplying = (action: ActionRecord, lease: Lease) =>
-      transitions.markApplying(action.actionId, lease.renewal).pipe(
+    /**
+     * Marks the action applying behind the lease (one statement, with `alongside`: the run's first step record);
+     * a lost lease stops the apply.
+     */
+    const markApplying = (action: ActionRecord, lease: Lease, alongside: ReadonlyArray<(fence: Statement.Fragment) => Statement.Fragment> = []) =>
+      transitions.markApplying(action.actionId, lease.renewal, alongside).pipe(
         // No row: the job is no longer ours, or (never on this path) the action left approved/applying.
         Effect.flatMap((changed) => changed ? Effect.void : lease.check)
       )
@@ -327,6 +334,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         const touched: Array<Touched> = []
         const warnings: Array<string> = []
         let last: { readonly index: number; readonly output: unknown } | undefined
+        // The action is marked applying in the statement that records the first step this attempt starts.
+        let marked = false
         for (const [index, step] of steps.entries()) {
           const prior = before.find((r) => r.step === index + 1)
           if (prior?.status === "succeeded" && prior.output !== null) {
@@ -336,7 +345,9 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             continue
           }
           const context: StepContext = { client, accountId: account.upstreamAccountId, ids, acceptDrift }
-          yield* recordStart(action, run, "apply", index, step, lease)
+          if (marked) yield* recordStart(action, run, "apply", index, step, lease)
+          else yield* markApplying(action, lease, [stepStart(action, run, "apply", index, step)])
+          marked = true
           const outcome = yield* step.apply(context).pipe(Effect.either)
           if (outcome._tag === "Left") {
             const error = outcome.left
@@ -374,6 +385,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           if (index < steps.length - 1) yield* recordEnd(action, run, "apply", index, { output: outcome.right }, lease)
           else last = { index, output: outcome.right }
         }
+        // Every step had succeeded before this attempt (it ends a run a crash interrupted after its last step).
+        if (!marked) yield* markApplying(action, lease)
         return { _tag: "Applied" as const, ids, touched: mergeTouched(touched), warnings, last }
       })
 
@@ -433,7 +446,6 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             }, lease)
           }
         }
-        yield* markApplying(action, lease)
         const client = fenceWrites(yield* connections.clientFor(account.orgId, { reuse: true, saved: claimed.connection }), lease)
         const outcome = yield* runSteps(definition, action, run, payload, client, account, before, lease)
         switch (outcome._tag) {
