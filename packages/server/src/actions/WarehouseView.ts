@@ -32,7 +32,7 @@ export interface WarehouseView {
   readonly ad: (adId: string) => Effect.Effect<UpstreamAd | undefined>
 }
 
-interface CampaignRow {
+export interface CampaignRow {
   readonly campaignId: string
   readonly name: string
   readonly adamId: string
@@ -83,7 +83,7 @@ interface AdRow {
 
 const micros = (value: string | null): number | null => (value === null ? null : Number(value))
 
-const toCampaign = (r: CampaignRow): UpstreamCampaign => ({
+export const toCampaign = (r: CampaignRow): UpstreamCampaign => ({
   campaignId: r.campaignId,
   name: r.name,
   adamId: r.adamId,
@@ -119,6 +119,17 @@ const toKeyword = (r: KeywordRow): UpstreamKeyword => ({
 
 const toNegative = (r: NegativeRow): UpstreamNegativeKeyword => ({ ...r, deleted: false })
 const toAd = (r: AdRow): UpstreamAd => ({ ...r, deleted: false })
+
+/**
+ * A campaign row as one JSON value with CampaignRow's names (for a statement that reads it beside other
+ * things: the apply's first read); `alias` names the campaigns row, null when there is none.
+ */
+export const campaignJson = (sql: SqlClient.SqlClient, alias: string) => {
+  const c = (column: string) => sql.unsafe(`${alias}.${column}`)
+  return sql`CASE WHEN ${c("campaign_id")} IS NULL THEN NULL ELSE json_build_object('campaignId', ${c("campaign_id")}, 'name', ${c("name")},
+    'adamId', ${c("adam_id")}, 'countriesOrRegions', ${c("countries_or_regions")}, 'dailyBudgetMicros', ${c("daily_budget_micros")}::text,
+    'status', ${c("status")}, 'bidStrategy', ${c("bid_strategy")}, 'targetCpaMicros', ${c("target_cpa_micros")}::text) END`
+}
 
 export const warehouseView = (account: AccountRecord) =>
   Effect.gen(function*() {

@@ -22,7 +22,15 @@ import { describeOutsideChange } from "../actions/OutsideChangeText.ts"
 import { outsideChangesTo } from "../actions/OutsideChanges.ts"
 import { touchedEntities } from "../actions/TouchedEntities.ts"
 import { Transitions } from "../actions/Transitions.ts"
-import { policyFactsWith, readTargetBand, type WarehouseView, warehouseView } from "../actions/WarehouseView.ts"
+import {
+  campaignJson,
+  type CampaignRow,
+  policyFactsWith,
+  readTargetBand,
+  toCampaign,
+  type WarehouseView,
+  warehouseView
+} from "../actions/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
@@ -53,6 +61,12 @@ export interface Lease {
   readonly settlement: Statement.Fragment
 }
 
+/** The warehouse's row of the campaign an action's payload names, read with the action (undefined: no such row). */
+interface NamedCampaign {
+  readonly campaignId: string
+  readonly campaign: UpstreamCampaign | undefined
+}
+
 interface RecordedStep {
   readonly step: number
   readonly status: "started" | "succeeded" | "failed"
@@ -79,6 +93,9 @@ type ForApplyRow = ActionRow & {
   readonly connectionStatus: SavedConnection["status"] | null
   readonly connectionApiVersion: SavedConnection["apiVersion"]
   readonly connectionCredentialsEncrypted: string | null
+  /** The campaign the payload names (`campaignId`), null when it names none; `namedCampaign` null when there is no such row. */
+  readonly namedCampaignId: string | null
+  readonly namedCampaign: CampaignRow | null
 }
 
 /** The account as `Accounts.find` reads it (the same columns, the same raw text for times and days). */
@@ -198,7 +215,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           acc.time_zone AS account_time_zone, acc.read_only AS account_read_only, acc.last_synced_at AS account_last_synced_at,
           acc.first_synced_day AS account_first_synced_day, acc.last_synced_day AS account_last_synced_day,
           c.api_version AS connection_api_version, c.credentials_encrypted AS connection_credentials_encrypted,
-          c.status AS connection_status
+          c.status AS connection_status,
+          a.payload->>'campaignId' AS named_campaign_id, ${campaignJson(sql, "cmp")} AS named_campaign
         FROM (
           SELECT ${columns}, apply_run,
             (SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = actions.org_id) AS platform_auto_apply,
@@ -206,7 +224,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
               FROM action_steps s WHERE s.action_id = actions.action_id AND s.run = actions.apply_run AND s.phase = 'apply') AS recorded_steps
           FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}
         ) a LEFT JOIN accounts acc ON acc.project_id = a.project_id
-        LEFT JOIN connections c ON c.org_id = acc.org_id`.pipe(
+        LEFT JOIN connections c ON c.org_id = acc.org_id
+        LEFT JOIN campaigns cmp ON cmp.project_id = a.project_id AND cmp.campaign_id = a.payload->>'campaignId'`.pipe(
         Effect.map((rows) => {
           const row = rows[0]
           return row === undefined
@@ -217,6 +236,9 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
               killSwitchOn: row.platformAutoApply,
               before: row.recordedSteps,
               account: accountOf(row),
+              namedCampaign: row.namedCampaignId === null
+                ? undefined
+                : { campaignId: row.namedCampaignId, campaign: row.namedCampaign === null ? undefined : toCampaign(row.namedCampaign) },
               connection: row.connectionStatus === null ? undefined : {
                 apiVersion: row.connectionApiVersion,
                 credentialsEncrypted: row.connectionCredentialsEncrypted,
@@ -280,9 +302,13 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         return facts
       })
 
-    /** One read of the campaign per apply: the re-check and the hard cap ask for the same row. */
-    const withCampaignsRead = (view: WarehouseView): WarehouseView => {
+    /**
+     * One read of a campaign per apply: the re-check and the hard cap ask for the same row, and the one the
+     * payload names came with the action (`forApply`).
+     */
+    const withCampaignsRead = (view: WarehouseView, named: NamedCampaign | undefined): WarehouseView => {
       const seen = new Map<string, UpstreamCampaign | undefined>()
+      if (named !== undefined) seen.set(named.campaignId, named.campaign)
       return {
         ...view,
         campaign: (campaignId) =>
@@ -392,6 +418,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
 
     interface Claimed {
       readonly action: ActionRecord
+      readonly namedCampaign: NamedCampaign | undefined
       readonly run: number
       readonly killSwitchOn: boolean
       readonly before: ReadonlyArray<RecordedStep>
@@ -425,7 +452,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             upstreamRequestId: null
           }, lease)
         }
-        const view = withCampaignsRead(yield* warehouseView(account))
+        const view = withCampaignsRead(yield* warehouseView(account), claimed.namedCampaign)
         const recheck = begun ? Either.right(undefined) : yield* definition.recheck(payload, view).pipe(Effect.either)
         if (recheck._tag === "Left") {
           const error = recheck.left
