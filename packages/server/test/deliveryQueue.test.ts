@@ -87,4 +87,59 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       const enabled = yield* deliveries.claim("worker_c", LEASE_MS, 10)
       expect(enabled).toMatchObject({ batch: [{ deliveryId: "dlv_disabled_1" }, { deliveryId: "dlv_disabled_2" }], nextDueInMs: null })
     }))
+
+  it.effect("builds the body of an event's delivery from the event, the same bytes as a row's own copy", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* Deliveries
+      const org = "org_delivery_bytes"
+      const traceParent = "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01"
+      const data = {
+        action: {
+          actionId: "act_bytes",
+          created_at: "2026-11-26T22:00:00.123456Z",
+          summary: "Budget — 120.00 € → 119.80 € \"quoted\" \\ back\nslash\ttab \u0001 \u2028 😀",
+          payload: { newDailyBudgetMicros: 119_800_000, share: 0.125, cut: -1.5, flags: [true, false, null], nested: { b: 1, a: [1, "two"] } },
+          result: null,
+          warnings: []
+        }
+      }
+      yield* Effect.promise(async () => {
+        await insertOrg(url, org)
+        await query(
+          url,
+          `INSERT INTO webhooks (webhook_id, org_id, url, events, format, secret_sealed, created_by)
+           VALUES ('wh_reference', $1, 'https://hooks.example.com/acs', '["action.proposed"]', 'json', 'sealed', 'test'),
+             ('wh_copy', $1, 'https://hooks.example.com/acs', '[]', 'json', 'sealed', 'test')`,
+          [org]
+        )
+        await query(url, `INSERT INTO events (event_id, org_id, project_id, type, trace_parent, data) VALUES ('evt_bytes', $1, 'prj_bytes', 'action.proposed', $2, $3)`, [
+          org,
+          traceParent,
+          JSON.stringify(data)
+        ])
+        // The fan-out queues a delivery that refers to the event (wh_reference subscribes to the type) ...
+        await query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')")
+        // ... and a row as migration 0018's fan-out made them, the body copied in, for the other endpoint.
+        await query(
+          url,
+          `INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
+           SELECT 'dlv_copy', 'wh_copy', e.org_id, e.event_id, e.type,
+             jsonb_build_object('eventId', e.event_id, 'type', e.type,
+               'createdAt', to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+               'orgId', e.org_id, 'projectId', e.project_id, 'data', e.data),
+             now() + interval '1 day'
+           FROM events e WHERE e.event_id = 'evt_bytes'`
+        )
+      })
+      // The sequencer also fanned out the first test's events, never sequenced: this test's are the ones of evt_bytes.
+      const batch = (yield* deliveries.claim("worker_bytes", LEASE_MS, 20)).batch.filter((d) => d.eventId === "evt_bytes")
+      const reference = batch.find((d) => d.webhookId === "wh_reference")!
+      const copy = batch.find((d) => d.webhookId === "wh_copy")!
+      expect(batch).toHaveLength(2)
+      expect((yield* Effect.promise(() => query<{ body: unknown }>(url, "SELECT body FROM webhook_deliveries WHERE delivery_id = $1", [reference.deliveryId])))[0]!.body)
+        .toBeNull()
+      expect(JSON.stringify(reference.body)).toBe(JSON.stringify(copy.body))
+      expect(reference.body).toEqual({ eventId: "evt_bytes", type: "action.proposed", createdAt: expect.any(String), orgId: org, projectId: "prj_bytes", data })
+      expect(reference.traceParent).toBe(traceParent)
+    }))
 })

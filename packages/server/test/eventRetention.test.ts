@@ -1,7 +1,8 @@
 /**
  * Events are kept 30 days (issue 13): the pruning pass (events/EventPruning.ts) takes its cutoff from Effect's
  * Clock, moved here with TestClock against the real test PostgreSQL. An event and an ended delivery log are
- * kept at 30 days less a minute and deleted past 30 days; a delivery still pending is never deleted.
+ * kept at 30 days less a minute and deleted past 30 days; a delivery still pending is never deleted, and keeps
+ * the body its event had (a delivery row refers to its event: migration 0020).
  */
 import { layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
@@ -38,7 +39,9 @@ layer(TestLayer, { excludeTestServices: true })("event retention", (it) => {
       yield* writeEvent(sql, { orgId: ORG, projectId: PROJECT, type: "sync.succeeded", data: { sync: { name: "still pending" } } })
       yield* (yield* Sequencer).sequence
       yield* sql`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now()
-        WHERE body -> 'data' -> 'sync' ->> 'name' = 'kept a month'`
+        WHERE event_id IN (SELECT event_id FROM events WHERE data -> 'sync' ->> 'name' = 'kept a month')`
+      const pendingBody = (yield* sql<{ readonly body: string }>`SELECT acs_event_body(e)::text AS body FROM events e
+        WHERE data -> 'sync' ->> 'name' = 'still pending'`)[0]!.body
       const createdAt = (yield* sql<{ readonly ms: number }>`SELECT (extract(epoch FROM max(created_at)) * 1000)::float8 AS ms FROM events`)[0]!.ms
       const left = sql<{ readonly events: number; readonly deliveries: number; readonly pending: number }>`
         SELECT (SELECT count(*)::int FROM events) AS events, (SELECT count(*)::int FROM webhook_deliveries) AS deliveries,
@@ -52,5 +55,8 @@ layer(TestLayer, { excludeTestServices: true })("event retention", (it) => {
       yield* TestClock.adjust(Duration.minutes(2))
       yield* pruneOnce
       expect(yield* left).toEqual({ events: 0, deliveries: 1, pending: 1 })
+      const kept = yield* sql<{ readonly body: string | null }>`SELECT body::text AS body FROM webhook_deliveries WHERE status = 'pending'`
+      expect(kept[0]!.body).toBe(pendingBody)
+      expect(JSON.parse(pendingBody)).toMatchObject({ type: "sync.succeeded", orgId: ORG, projectId: PROJECT, data: { sync: { name: "still pending" } } })
     }).pipe(Effect.provide(TestContext.TestContext), Effect.orDie))
 })

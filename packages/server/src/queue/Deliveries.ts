@@ -64,15 +64,18 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
             lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
           FROM next, webhooks w
           WHERE d.delivery_id = next.delivery_id AND w.webhook_id = d.webhook_id
-          RETURNING d.delivery_id, d.webhook_id, d.event_id, d.body::text AS body_text, d.attempts, w.url, w.format, w.secret_sealed,
-            (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms,
-            (SELECT e.trace_parent FROM events e WHERE e.event_id = d.event_id) AS trace_parent),
+          RETURNING d.delivery_id, d.webhook_id, d.event_id, d.body, d.attempts, w.url, w.format, w.secret_sealed,
+            (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms),
         due AS (
           SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at))) - clock_timestamp()) * 1000)::int8 AS next_due_in_ms
           FROM webhook_deliveries p
           JOIN webhooks pw ON pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
           WHERE p.status = 'pending' AND p.delivery_id NOT IN (SELECT delivery_id FROM claimed))
-        SELECT claimed.*, due.next_due_in_ms FROM due LEFT JOIN claimed ON true`.pipe(
+        -- The body as the event's (migration 0020), unless the row carries its own (a ping, an older row).
+        SELECT c.delivery_id, c.webhook_id, c.event_id, c.attempts, c.url, c.format, c.secret_sealed, c.window_left_ms,
+          (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN acs_event_body(e) END)::text AS body_text,
+          e.trace_parent, due.next_due_in_ms
+        FROM due LEFT JOIN claimed c ON true LEFT JOIN events e ON e.event_id = c.event_id`.pipe(
         Effect.map((rows): Claimed => ({
           // One row even when nothing was claimed: it carries the next due time.
           batch: rows.flatMap(({ bodyText, nextDueInMs: _, ...rest }): Array<ClaimedDelivery> =>
@@ -95,19 +98,17 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
 
     /**
      * Delivered, in one statement for a batch; answers the ids recorded (one missing is no longer this
-     * worker's: its new owner records it).
+     * worker's: its new owner records it). Arrays, not a JSON document: the planner knows from an array how
+     * many rows it holds, and finds each by its key instead of scanning a table it takes to be small.
      */
     const delivered = (workerId: string, outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly result: AttemptResult }>) =>
       outcomes.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`
         UPDATE webhook_deliveries d SET status = 'delivered', delivered_at = clock_timestamp(), last_status_code = o.status_code,
           last_duration_ms = o.duration_ms, last_error = NULL, last_response = o.response, last_attempt_at = clock_timestamp(),
           locked_by = NULL, lease_until = NULL
-        FROM jsonb_to_recordset(${JSON.stringify(outcomes.map(({ deliveryId, result }) => ({
-        delivery_id: deliveryId,
-        status_code: result.statusCode,
-        duration_ms: result.durationMs,
-        response: result.response
-      })))}::jsonb) AS o (delivery_id text, status_code int, duration_ms int, response text)
+        FROM unnest(${outcomes.map((o) => o.deliveryId)}::text[], ${outcomes.map((o) => o.result.statusCode)}::int[],
+          ${outcomes.map((o) => o.result.durationMs)}::int[], ${outcomes.map((o) => o.result.response)}::text[])
+          AS o (delivery_id, status_code, duration_ms, response)
         WHERE d.delivery_id = o.delivery_id AND d.locked_by = ${workerId}
         RETURNING d.delivery_id`.pipe(
         Effect.map((rows) => new Set(rows.map((row) => row.deliveryId))),
