@@ -7,14 +7,14 @@
  * backoff (from WEBHOOK_RETRY_BASE_MS, doubling, at most an hour apart) until the retry window (24 h) ends,
  * when the delivery fails and its endpoint is disabled.
  */
-import { Cause, Clock, Config, Duration, Effect, Layer, Option } from "effect"
+import { Cause, Clock, Config, Duration, Effect, Exit, FiberRef, Layer, Option, type Tracer } from "effect"
 import * as Os from "node:os"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
 import { EventSignal } from "../events/EventSignal.ts"
 import { slackMessage } from "../events/SlackMessage.ts"
-import { send } from "../events/WebhookSender.ts"
+import { type AttemptResult, send } from "../events/WebhookSender.ts"
 import { type ClaimedDelivery, Deliveries } from "../queue/Deliveries.ts"
 import { countWebhookDelivery } from "../telemetry/Metrics.ts"
 import { currentTraceparent, linkTo } from "../telemetry/TraceContext.ts"
@@ -33,6 +33,14 @@ export const WebhookConfig = Config.all({
 
 /** How long a woken delivery worker gathers before it claims (well inside the second a delivery may take). */
 const GATHER_MS = 100
+
+/** An attempt made: its result, what becomes of the delivery, and the wait before the next one. */
+interface Attempt {
+  readonly delivery: ClaimedDelivery
+  readonly result: AttemptResult
+  readonly outcome: "delivered" | "failed" | "gave_up"
+  readonly delayMs: number
+}
 
 /** The wait before attempt `attempts + 1`: base × 2^(attempts − 1), at most an hour. */
 export const backoffMs = (attempts: number, baseMs: number): number => Math.min(3_600_000, baseMs * 2 ** Math.max(0, attempts - 1))
@@ -59,48 +67,66 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
       return secret
     }
 
-    /** One attempt, traced; answers its result and what becomes of the delivery. */
-    const attempt = (delivery: ClaimedDelivery) =>
-      Effect.gen(function*() {
-        const secret = secretOf(delivery.secretSealed)
-        const rawBody = JSON.stringify(delivery.format === "slack" ? slackMessage(delivery.body, publicUrl) : delivery.body)
-        const unixSeconds = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-        // The webhook.deliver span's context: the receiver's trace continues from this attempt.
-        const traceParent = yield* currentTraceparent
-        const result = Option.isNone(secret)
-          ? { delivered: false, statusCode: null, durationMs: 0, error: "the signing secret cannot be opened with ACS_SECRETS_KEY", response: null }
-          : yield* Effect.promise(() =>
-            send({
-              url: delivery.url,
-              secret: secret.value,
-              eventId: delivery.eventId,
-              rawBody,
-              unixSeconds,
-              timeoutMs: config.timeoutMs,
-              allowPrivate: config.allowPrivate,
-              traceParent
-            })
-          )
-        const delayMs = backoffMs(delivery.attempts, config.retryBaseMs)
-        const outcome = result.delivered ? "delivered" as const : delayMs >= delivery.windowLeftMs ? "gave_up" as const : "failed" as const
-        yield* countWebhookDelivery(outcome)
-        return { delivery, result, outcome, delayMs }
-      }).pipe(
-        // A trace per attempt; polling an empty queue is not traced (telemetry/TraceSampler.ts).
-        Effect.withSpan("webhook.deliver", {
-          ...HOT_SPAN,
-          root: true,
-          kind: "producer",
-          attributes: { deliveryId: delivery.deliveryId, eventId: delivery.eventId, attempt: delivery.attempts },
-          // The change the event describes (a request, an apply), which may be in another process, hours ago.
-          links: linkTo(delivery.traceParent, { "acs.link": "event" })
-        })
-      )
+    /** The body sent: the event as the claim built it, or the Slack message made from it. */
+    const rawBodyOf = (delivery: ClaimedDelivery) =>
+      JSON.stringify(delivery.format === "slack" ? slackMessage(delivery.body, publicUrl) : delivery.body)
 
-    /** A claimed batch: every attempt at once, then the outcomes (the delivered ones in one statement). */
+    /**
+     * One attempt under `span`, which ends when the answer is in (at the span clock's time, when the tracer
+     * keeps timing); resolves with the attempt's result.
+     */
+    const sendUnder = (delivery: ClaimedDelivery, span: Tracer.Span, traceParent: string | null, unixSeconds: number, timing: boolean, clock: Clock.Clock) => {
+      const secret = secretOf(delivery.secretSealed)
+      const sent: Promise<AttemptResult> = Option.isNone(secret)
+        ? Promise.resolve({ delivered: false, statusCode: null, durationMs: 0, error: "the signing secret cannot be opened with ACS_SECRETS_KEY", response: null })
+        : send({
+          url: delivery.url,
+          secret: secret.value,
+          eventId: delivery.eventId,
+          rawBody: rawBodyOf(delivery),
+          unixSeconds,
+          timeoutMs: config.timeoutMs,
+          allowPrivate: config.allowPrivate,
+          traceParent
+        })
+      return sent.then((result) => {
+        span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), Exit.succeed(result))
+        return { delivery, result }
+      })
+    }
+
+    /**
+     * A claimed batch, every attempt at once, each under a span of its own (a trace per attempt; polling an
+     * empty queue is not traced: telemetry/TraceSampler.ts), then the outcomes (the delivered ones in one
+     * statement). The attempts are promises awaited together, not a fiber each: forking a fiber per attempt,
+     * and joining it (its FiberRefs merged back), cost CPU per delivery for nothing an attempt needs.
+     */
     const attemptAll = (batch: ReadonlyArray<ClaimedDelivery>, workerId: string) =>
       Effect.gen(function*() {
-        const attempts = yield* Effect.forEach(batch, attempt, { concurrency: "unbounded" })
+        const clock = yield* Effect.clock
+        const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
+        const unixSeconds = Math.floor(clock.unsafeCurrentTimeMillis() / 1000)
+        const sending: Array<ReturnType<typeof sendUnder>> = []
+        for (const delivery of batch) {
+          const span = yield* Effect.makeSpan("webhook.deliver", {
+            ...HOT_SPAN,
+            root: true,
+            kind: "producer",
+            attributes: { deliveryId: delivery.deliveryId, eventId: delivery.eventId, attempt: delivery.attempts },
+            // The change the event describes (a request, an apply), which may be in another process, hours ago.
+            links: linkTo(delivery.traceParent, { "acs.link": "event" })
+          })
+          // The attempt's span context: the receiver's trace continues from this attempt.
+          const traceParent = yield* Effect.withParentSpan(currentTraceparent, span)
+          sending.push(sendUnder(delivery, span, traceParent, unixSeconds, timing, clock))
+        }
+        const attempts: Array<Attempt> = []
+        for (const { delivery, result } of yield* Effect.promise(() => Promise.all(sending))) {
+          const delayMs = backoffMs(delivery.attempts, config.retryBaseMs)
+          const outcome = result.delivered ? "delivered" as const : delayMs >= delivery.windowLeftMs ? "gave_up" as const : "failed" as const
+          yield* countWebhookDelivery(outcome)
+          attempts.push({ delivery, result, outcome, delayMs })
+        }
         const deliveredOnes = attempts.filter((a) => a.outcome === "delivered")
         const recorded = yield* deliveries.delivered(workerId, deliveredOnes.map((a) => ({ deliveryId: a.delivery.deliveryId, result: a.result })))
         let lost = deliveredOnes.filter((a) => !recorded.has(a.delivery.deliveryId)).length
