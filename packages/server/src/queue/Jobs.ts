@@ -4,7 +4,7 @@
  * claimable again, which is the rescue. `NOTIFY acs_jobs` on enqueue wakes idle workers on every instance.
  * `locked_by` is the fence: a worker whose job was rescued can no longer renew, complete or give it back.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Data, Effect } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
@@ -23,6 +23,17 @@ export interface ClaimedJob {
 }
 
 /** The job is no longer this worker's: its lease ran out and another worker claimed it (or it was re-enqueued). */
+/** A claim's row: the claimed job's columns (null when none was claimed) and, when none was, the next due time. */
+type ClaimRow = {
+  readonly jobId: string | null
+  readonly actionId: string | null
+  readonly projectId: string | null
+  readonly jobAttempts: number | null
+  readonly jobTraceParent: string | null
+  readonly actionTraceParent: string | null
+  readonly dueInMs: string | null
+}
+
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly jobId: string }> {}
 
 export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
@@ -59,29 +70,39 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
 
     /**
      * `claim`, and when there is nothing to claim, when the next job is due (ms from now, null for none) in the
-     * same statement: an idle worker's round trip, not two.
+     * same statement: an idle worker's round trip, not two. `carry` is a query the claim runs for the job it
+     * took (given the job's project and action ids as columns), whose one row comes back with the job: what the
+     * job needs to start (worker/Apply.ts `startingPoint`), so a claim is not followed by a read.
      */
-    const claimOrNextDue = (workerId: string, leaseMs: number) =>
-      sql<Omit<ClaimedJob, "attempts"> & { readonly attempts: number | null; readonly dueInMs: string | null }>`/* prepared */
+    const claimOrNextDue = <Carried>(
+      workerId: string,
+      leaseMs: number,
+      carry: (projectId: Statement.Fragment, actionId: Statement.Fragment) => Statement.Fragment
+    ) =>
+      sql<ClaimRow & Carried>`/* prepared */
         WITH claimed AS (${claiming(workerId, leaseMs)})
-        SELECT job_id, action_id, project_id, attempts, job_trace_parent, action_trace_parent, NULL::int8 AS due_in_ms FROM claimed
-        UNION ALL
-        -- The scan for the next due time runs only when nothing was claimed (an InitPlan runs when first used).
-        SELECT NULL, NULL, NULL, NULL, NULL, NULL,
-          (SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8 FROM jobs)
-        WHERE NOT EXISTS (SELECT 1 FROM claimed)`.pipe(
-        Effect.map((rows): { readonly job: ClaimedJob } | { readonly job: undefined; readonly dueInMs: number | null } => {
+        SELECT carried.*, claimed.job_id, claimed.action_id, claimed.project_id, claimed.attempts AS job_attempts,
+          claimed.job_trace_parent, claimed.action_trace_parent,
+          -- The scan for the next due time runs only when nothing was claimed (an InitPlan runs when first used).
+          CASE WHEN claimed.job_id IS NULL THEN
+            (SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8 FROM jobs)
+          END AS due_in_ms
+        FROM (SELECT) AS one
+        LEFT JOIN claimed ON true
+        LEFT JOIN LATERAL (${carry(sql`claimed.project_id`, sql`claimed.action_id`)}) AS carried ON true`.pipe(
+        Effect.map((rows): { readonly job: ClaimedJob; readonly carried: ClaimRow & Carried } | { readonly job: undefined; readonly dueInMs: number | null } => {
           const row = rows[0]
-          if (row !== undefined && row.attempts !== null) {
+          if (row !== undefined && row.jobId !== null && row.jobAttempts !== null) {
             return {
               job: {
                 jobId: row.jobId,
-                actionId: row.actionId,
-                projectId: row.projectId,
-                attempts: row.attempts,
+                actionId: row.actionId!,
+                projectId: row.projectId!,
+                attempts: row.jobAttempts,
                 jobTraceParent: row.jobTraceParent,
                 actionTraceParent: row.actionTraceParent
-              }
+              },
+              carried: row
             }
           }
           return { job: undefined, dueInMs: row?.dueInMs === null || row === undefined ? null : Number(row.dueInMs) }

@@ -73,8 +73,13 @@ interface RecordedStep {
   readonly output: { readonly ids: Ids; readonly touched: Touched; readonly warnings: ReadonlyArray<string> } | null
 }
 
-/** What an apply starts from (`forApply`): the action, its run, the kill switch, the run's steps, its account's columns. */
-type ForApplyRow = ActionRow & {
+/**
+ * What an apply starts from (`startingPoint`): the action, its run, the kill switch, the run's steps, its
+ * account's columns, its connection, the campaign its payload names.
+ */
+export type StartingRow = ActionRow & {
+  /** Always true: tells a row found from the nulls of a claim that carried none. */
+  readonly found: boolean
   readonly applyRun: number
   readonly platformAutoApply: boolean
   readonly recordedSteps: ReadonlyArray<RecordedStep>
@@ -99,7 +104,7 @@ type ForApplyRow = ActionRow & {
 }
 
 /** The account as `Accounts.find` reads it (the same columns, the same raw text for times and days). */
-const accountOf = (row: ForApplyRow): AccountRecord | undefined =>
+const accountOf = (row: StartingRow): AccountRecord | undefined =>
   row.accountOrgId === null ? undefined : {
     projectId: row.projectId,
     orgId: row.accountOrgId,
@@ -205,12 +210,12 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       )
 
     /**
-     * What an apply starts from, in one statement: the action and its run, the org's kill switch, and the steps
-     * this run recorded already (empty for a run not yet begun).
+     * What an apply starts from, as one query: the action and its run, the org's kill switch, and the steps this
+     * run recorded already (empty for a run not yet begun). The claim carries it (Worker.ts), so claiming a job
+     * and reading what it needs is one round trip; `projectId` and `actionId` are values or the claim's columns.
      */
-    const forApply = (projectId: string, actionId: string) =>
-      sql<ForApplyRow>`
-        /* prepared */ SELECT a.*, acc.org_id AS account_org_id, acc.upstream_account_id AS account_upstream_account_id,
+    const startingPoint = (projectId: string | Statement.Fragment, actionId: string | Statement.Fragment) =>
+      sql`SELECT true AS found, a.*, acc.org_id AS account_org_id, acc.upstream_account_id AS account_upstream_account_id,
           acc.name AS account_name, acc.status AS account_status, acc.currency AS account_currency,
           acc.time_zone AS account_time_zone, acc.read_only AS account_read_only, acc.last_synced_at AS account_last_synced_at,
           acc.first_synced_day AS account_first_synced_day, acc.last_synced_day AS account_last_synced_day,
@@ -225,29 +230,31 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}
         ) a LEFT JOIN accounts acc ON acc.project_id = a.project_id
         LEFT JOIN connections c ON c.org_id = acc.org_id
-        LEFT JOIN campaigns cmp ON cmp.project_id = a.project_id AND cmp.campaign_id = a.payload->>'campaignId'`.pipe(
-        Effect.map((rows) => {
-          const row = rows[0]
-          return row === undefined
+        LEFT JOIN campaigns cmp ON cmp.project_id = a.project_id AND cmp.campaign_id = a.payload->>'campaignId'`
+
+    /** `startingPoint` read on its own. */
+    const forApply = (projectId: string, actionId: string) =>
+      sql<StartingRow>`/* prepared */ ${startingPoint(projectId, actionId)}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+
+    /** The starting point as the apply uses it; undefined when there is no such action. */
+    const startFrom = (row: StartingRow | undefined) =>
+      row === undefined || !row.found
+        ? undefined
+        : {
+          action: toRecord(row),
+          run: row.applyRun,
+          killSwitchOn: row.platformAutoApply,
+          before: row.recordedSteps,
+          account: accountOf(row),
+          namedCampaign: row.namedCampaignId === null
             ? undefined
-            : {
-              action: toRecord(row),
-              run: row.applyRun,
-              killSwitchOn: row.platformAutoApply,
-              before: row.recordedSteps,
-              account: accountOf(row),
-              namedCampaign: row.namedCampaignId === null
-                ? undefined
-                : { campaignId: row.namedCampaignId, campaign: row.namedCampaign === null ? undefined : toCampaign(row.namedCampaign) },
-              connection: row.connectionStatus === null ? undefined : {
-                apiVersion: row.connectionApiVersion,
-                credentialsEncrypted: row.connectionCredentialsEncrypted,
-                status: row.connectionStatus
-              }
-            }
-        }),
-        Effect.orDie
-      )
+            : { campaignId: row.namedCampaignId, campaign: row.namedCampaign === null ? undefined : toCampaign(row.namedCampaign) },
+          connection: row.connectionStatus === null ? undefined : {
+            apiVersion: row.connectionApiVersion,
+            credentialsEncrypted: row.connectionCredentialsEncrypted,
+            status: row.connectionStatus
+          }
+        }
 
     /** The step is under way (recorded before its upstream call), as a statement answering its row, written only where `fence` holds. */
     const stepStart = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, step: Step) => (fence: Statement.Fragment) =>
@@ -509,13 +516,16 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
      * to retry it later. `lease` guards every write: once it fails, the apply stops where it is and the
      * outcome is `LeaseLost`.
      */
-    const apply = (actionId: string, projectId: string, lease: Lease) =>
+    const apply = (actionId: string, projectId: string, lease: Lease, carried: StartingRow | undefined) =>
       Effect.gen(function*() {
-        const found = yield* forApply(projectId, actionId)
+        const pending = (start: ReturnType<typeof startFrom>) =>
+          start !== undefined && (start.action.status === "approved" || start.action.status === "applying")
+        let found = startFrom(carried)
+        // The claim read the action with its statement's snapshot, which may predate a re-enqueue the claim
+        // saw (an approval committed meanwhile): "nothing to do" is confirmed by a read of its own.
+        if (!pending(found)) found = startFrom(yield* forApply(projectId, actionId))
         // A job whose action was decided or applied meanwhile has nothing left to do.
-        if (found === undefined || (found.action.status !== "approved" && found.action.status !== "applying")) {
-          return done(false)
-        }
+        if (found === undefined || !pending(found)) return done(false)
         const { account, action } = found
         if (account === undefined) return done(false)
         const failed = (message: string, upstreamRequestId: string | null = null, readOnly = false) =>
@@ -546,7 +556,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         Effect.withSpan("Apply.apply", { attributes: { actionId }, ...HOT_SPAN })
       )
 
-    return { apply, fail } as const
+    return { startingPoint, apply, fail } as const
   }),
   // Connections (over the upstream port) comes from the application layer.
   dependencies: [Transitions.Default]

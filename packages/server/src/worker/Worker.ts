@@ -14,7 +14,7 @@ import { Ledger } from "../actions/Ledger.ts"
 import { DatabaseMode } from "../db/Database.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
-import { Apply, type Lease } from "./Apply.ts"
+import { Apply, type Lease, type StartingRow } from "./Apply.ts"
 import { type ClaimedJob, Jobs, JOBS_CHANNEL, LeaseLost } from "../queue/Jobs.ts"
 import { WorkerSignal } from "../queue/WorkerSignal.ts"
 import { linkTo } from "../telemetry/TraceContext.ts"
@@ -50,7 +50,7 @@ export const WorkerLive = Layer.scopedDiscard(
         Effect.delay(Duration.millis(Math.floor(config.leaseMs / 3)))
       )
 
-    const processJob = (job: ClaimedJob, workerId: string) =>
+    const processJob = (job: ClaimedJob, carried: StartingRow, workerId: string) =>
       Effect.gen(function*() {
         const lost = yield* Ref.make(false)
         // The error is made only when the lease is lost (an error captures a stack trace when made).
@@ -70,7 +70,7 @@ export const WorkerLive = Layer.scopedDiscard(
           })
         }
         const beating = yield* Effect.fork(Effect.interruptible(heartbeat(job, workerId, lost)))
-        const outcome = yield* apply.apply(job.actionId, job.projectId, lease).pipe(
+        const outcome = yield* apply.apply(job.actionId, job.projectId, lease, carried).pipe(
           Effect.ensuring(Fiber.interrupt(beating)),
           Effect.catchAllDefect((defect) =>
             Effect.logError("apply crashed; the job will be retried").pipe(
@@ -124,8 +124,9 @@ export const WorkerLive = Layer.scopedDiscard(
 
     const loop = (workerId: string) =>
       Effect.gen(function*() {
-        const claimed = yield* untraced(jobs.claimOrNextDue(workerId, config.leaseMs))
-        if (claimed.job !== undefined) return yield* processJob(claimed.job, workerId)
+        // The claim carries what the apply starts from: one round trip for both.
+        const claimed = yield* untraced(jobs.claimOrNextDue<StartingRow>(workerId, config.leaseMs, apply.startingPoint))
+        if (claimed.job !== undefined) return yield* processJob(claimed.job, claimed.carried, workerId)
         yield* signal.sleep(Math.max(10, Math.min(config.pollMs, claimed.dueInMs ?? config.pollMs)))
       }).pipe(
         Effect.catchAllCause((cause) =>
