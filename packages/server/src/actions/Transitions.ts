@@ -71,8 +71,11 @@ export interface AppliedResult {
  */
 export interface RunEnding {
   readonly settlement: Statement.Fragment
-  readonly alongside: ReadonlyArray<(fence: Statement.Fragment) => Statement.Fragment>
+  readonly alongside: ReadonlyArray<FencedWrite>
 }
+
+/** A write that rides in a transition's statement: given the statement's fence (a condition), it writes only where the fence holds, answering rows. */
+export type FencedWrite = (fence: Statement.Fragment) => Statement.Fragment
 
 /** How a compensating action ended: applied (its original is reverted) or not (its original is free again). */
 export type CompensationEnd = "applied" | "abandoned"
@@ -249,7 +252,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     const markApplying = (
       actionId: string,
       guard?: Statement.Fragment,
-      alongside: ReadonlyArray<(fence: Statement.Fragment) => Statement.Fragment> = []
+      alongside: ReadonlyArray<FencedWrite> = []
     ) =>
       happened(
         guard === undefined

@@ -6,8 +6,8 @@
  * Every upstream write and every state write is fenced by the job's lease: a worker that lost its job (paused
  * past its lease, then claimed by another) stops before its next write and leaves the job to the new owner.
  * A state write is one statement behind the lease renewal (`WITH lease AS (...)`); the write that ends the run
- * (applied, failed, demoted) deletes the job in its own transaction, so the outcome and the job's end commit
- * together (docs/decisions.md, "Apply path speed").
+ * deletes the job with it (an applied run in one statement, a failed or demoted one in a transaction), so the
+ * outcome and the job's end commit together (docs/decisions.md, "Apply path speed").
  */
 import type { ActionRecord, Failure } from "@acs/domain/Actions"
 import type { UpstreamCampaign, UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
@@ -21,7 +21,7 @@ import { actionColumns, type ActionRow, toRecord } from "../actions/ActionRow.ts
 import { describeOutsideChange } from "../actions/OutsideChangeText.ts"
 import { outsideChangesTo } from "../actions/OutsideChanges.ts"
 import { touchedEntities } from "../actions/TouchedEntities.ts"
-import { Transitions } from "../actions/Transitions.ts"
+import { type FencedWrite, Transitions } from "../actions/Transitions.ts"
 import {
   campaignJson,
   type CampaignRow,
@@ -257,7 +257,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
         }
 
     /** The step is under way (recorded before its upstream call), as a statement answering its row, written only where `fence` holds. */
-    const stepStart = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, step: Step) => (fence: Statement.Fragment) =>
+    const stepStart = (action: ActionRecord, run: number, phase: "apply" | "rollback", index: number, step: Step): FencedWrite => (fence) =>
       sql`INSERT INTO action_steps (action_id, run, phase, step, name, status)
           SELECT ${action.actionId}, ${run}::int, ${phase}, ${index + 1}::int, ${step.name}, 'started' WHERE ${fence}
           ON CONFLICT (action_id, run, phase, step) DO UPDATE SET status = 'started', started_at = clock_timestamp()
@@ -288,7 +288,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
      * Marks the action applying behind the lease (one statement, with `alongside`: the run's first step record);
      * a lost lease stops the apply.
      */
-    const markApplying = (action: ActionRecord, lease: Lease, alongside: ReadonlyArray<(fence: Statement.Fragment) => Statement.Fragment> = []) =>
+    const markApplying = (action: ActionRecord, lease: Lease, alongside: ReadonlyArray<FencedWrite> = []) =>
       transitions.markApplying(action.actionId, lease.renewal, alongside).pipe(
         // No row: the job is no longer ours, or (never on this path) the action left approved/applying.
         Effect.flatMap((changed) => changed ? Effect.void : lease.check)
@@ -311,7 +311,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
 
     /**
      * One read of a campaign per apply: the re-check and the hard cap ask for the same row, and the one the
-     * payload names came with the action (`forApply`).
+     * payload names came with the action (`startingPoint`).
      */
     const withCampaignsRead = (view: WarehouseView, named: NamedCampaign | undefined): WarehouseView => {
       const seen = new Map<string, UpstreamCampaign | undefined>()
