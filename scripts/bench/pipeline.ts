@@ -9,9 +9,11 @@
  * ones; a trigger in this throwaway database takes auto-applied rows out of the count as they are inserted
  * (`counts_toward_cap` false), so acs runs its auto-apply path, count included, for every one of them.
  *
- * BENCH_WORKER=process (the default) runs the apply and webhook workers in a process of their own (`acs worker`)
- * beside an API process with WORKER_CONCURRENCY=0 and WEBHOOK_CONCURRENCY=0, as issue 12 lets a deployment do;
- * BENCH_WORKER=inline runs them inside the API process (the defaults).
+ * BENCH_WORKER=process (the default) runs the apply and webhook workers in a process of their own (`acs worker`,
+ * with WORKER_CONCURRENCY=8) beside an API process with WORKER_CONCURRENCY=0 and WEBHOOK_CONCURRENCY=0, as issue
+ * 12 lets a deployment do;
+ * BENCH_WORKER=inline runs them inside the API process (the defaults). BENCH_WORKER_NODE_ARGS adds node flags to
+ * the worker process (`--cpu-prof --cpu-prof-dir=/tmp/prof` to see where an apply's CPU goes).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { nodeArgs } from "../../packages/server/test/support/entries.ts"
@@ -69,7 +71,7 @@ export interface Pipeline {
 /** `acs worker` as its own process (the run's build when there is one), stopped with SIGTERM. */
 const startWorker = (env: Record<string, string>) => {
   let output = ""
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs("cli"), "worker"], {
+  const child: ChildProcess = spawn(process.execPath, [...(process.env["BENCH_WORKER_NODE_ARGS"]?.split(" ") ?? []), ...nodeArgs("cli"), "worker"], {
     cwd: repoRoot,
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"]
@@ -169,6 +171,9 @@ export const startPipeline = async (cluster: BenchCluster, log: (message: string
         ACS_SECRETS_KEY: SECRETS_KEY,
         SIMULATOR_URL: simulator.url,
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+        // One apply fiber per proposing client (the bench's most is 8): an apply waits on the upstream most of
+        // its time, and the default 4 left half the person windows' clients waiting for a free fiber.
+        WORKER_CONCURRENCY: "8",
         LOG_LEVEL: "warn"
       })
       : undefined
