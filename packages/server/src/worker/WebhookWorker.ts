@@ -17,7 +17,7 @@ import { slackMessage } from "../events/SlackMessage.ts"
 import { type AttemptResult, send } from "../events/WebhookSender.ts"
 import { type ClaimedDelivery, Deliveries } from "../queue/Deliveries.ts"
 import { countWebhookDelivery } from "../telemetry/Metrics.ts"
-import { currentTraceparent, linkTo } from "../telemetry/TraceContext.ts"
+import { linkTo } from "../telemetry/TraceContext.ts"
 
 export const WebhookConfig = Config.all({
   concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(4)),
@@ -41,6 +41,13 @@ interface Attempt {
   readonly outcome: "delivered" | "failed" | "gave_up"
   readonly delayMs: number
 }
+
+/**
+ * The attempt's span context, sent as `traceparent` so the receiver's trace continues from the attempt: what
+ * telemetry/TraceContext.ts `currentTraceparent` answers inside the span, without providing the span to an
+ * effect to ask (about 10 µs of CPU per delivery).
+ */
+const traceparentOf = (span: Tracer.Span): string => `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
 
 /** The wait before attempt `attempts + 1`: base × 2^(attempts − 1), at most an hour. */
 export const backoffMs = (attempts: number, baseMs: number): number => Math.min(3_600_000, baseMs * 2 ** Math.max(0, attempts - 1))
@@ -116,9 +123,7 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
             // The change the event describes (a request, an apply), which may be in another process, hours ago.
             links: linkTo(delivery.traceParent, { "acs.link": "event" })
           })
-          // The attempt's span context: the receiver's trace continues from this attempt.
-          const traceParent = yield* Effect.withParentSpan(currentTraceparent, span)
-          sending.push(sendUnder(delivery, span, traceParent, unixSeconds, timing, clock))
+          sending.push(sendUnder(delivery, span, traceparentOf(span), unixSeconds, timing, clock))
         }
         const attempts: Array<Attempt> = []
         for (const { delivery, result } of yield* Effect.promise(() => Promise.all(sending))) {
