@@ -20,7 +20,7 @@
  */
 import { performance } from "node:perf_hooks"
 import * as Os from "node:os"
-import { processCpuSeconds } from "./cpu.ts"
+import { cpuMeter, processCpuSeconds } from "./cpu.ts"
 import { type HttpClient, makeHttpClient, retrying, summarize, type Summary } from "./measure.ts"
 import { runPgbench, writeProposalScripts } from "./pgbench.ts"
 import type { Pipeline } from "./pipeline.ts"
@@ -122,6 +122,8 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       return each.some((v) => v === null) ? null : each.map((v) => v ?? 0)
     }
     const sum = (values: ReadonlyArray<number>) => values.reduce((a, b) => a + b, 0)
+    /** The cluster's CPU and this process's (the simulator, the clients, the apply poll): where the rest goes. */
+    const othersCpu = cpuMeter(undefined, pipeline.cluster.dataDirectory)
 
     /** Resolves with an action's status once it has left approved/applying; one poller for all waiting clients. */
     const applied = (() => {
@@ -227,6 +229,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
     const measure = async (subject: Subject, clients: number, round: number): Promise<Window> => {
       const before = await snapshot()
       const cpuBefore = acsCpu()
+      const othersBefore = othersCpu()
       let proposals: number
       let seconds: number
       let tps: number
@@ -264,6 +267,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
         toApplied.set(clients, [...(toApplied.get(clients) ?? []), ...run.toApplied])
       }
       const cpuAfter = acsCpu()
+      const othersAfter = othersCpu()
       const cpuMsByProcess = subject === "pgbench" || subject === "pgbenchPrepared" || cpuBefore === null || cpuAfter === null
         ? null
         : cpuAfter.map((after, i) => ((after - (cpuBefore[i] ?? 0)) * 1000) / proposals)
@@ -287,6 +291,11 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       log(
         `  ${subject} x${clients} round ${round + 1}: ${window.tps.toFixed(1)}/s (${proposals} in ${window.seconds.toFixed(2)} s)` +
           (cpuMsByProcess === null ? "" : `, acs CPU ${sum(cpuMsByProcess).toFixed(2)} ms (${cpuMsByProcess.map((ms) => ms.toFixed(2)).join(" + ")})`) +
+          (othersAfter.postgres === null || othersBefore.postgres === null || cpuMsByProcess === null
+            ? ""
+            : `, PostgreSQL ${(((othersAfter.postgres - othersBefore.postgres) * 1000) / proposals).toFixed(2)} ms, bench ${
+              (((othersAfter.bench - othersBefore.bench) * 1000) / proposals).toFixed(2)
+            } ms`) +
           `, ${window.statementsPerProposal.toFixed(1)} statements` + (failed > 0 ? `, ${failed} FAILED` : "") + `; load ${window.loadAverage}`
       )
       windows.push(window)
