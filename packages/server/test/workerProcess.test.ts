@@ -90,6 +90,13 @@ describe("a worker process beside an API process with WORKER_CONCURRENCY=0 and W
     )
     expect(deliveries[0]!.body["type"]).toBe("action.applied")
 
+    // The lookup caches' listening connection is the API's alone: the worker looks nothing up, and a listener
+    // of its own would be woken by every NOTIFY in the database.
+    const listeners = () =>
+      p.sql<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'acs invalidation'")
+        .then((rows) => rows[0]!.n)
+    expect(await waitFor("one lookup-cache listener (the API's)", listeners, (n) => n === 1)).toBe(1)
+
     // SIGTERM: the worker process ends cleanly.
     expect(await stopProcess(worker)).toBe(0)
     worker = undefined

@@ -108,6 +108,9 @@ export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidati
     let client: Pg.Client | undefined
     let connected = false
     let pings = 0
+    // Set by the first lookup: a process that never looks anything up (`acs worker`) holds no listening
+    // connection, which PostgreSQL would wake for every NOTIFY in the database.
+    let wanted = false
     let inFlight: { readonly seq: number; readonly sentAt: number; readonly waiters: Array<Waiter> } | undefined
     let waiting: Array<Waiter> = []
 
@@ -199,6 +202,7 @@ export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidati
       }).pipe(Effect.catchAll(() => Effect.sync(disconnect)))
       // Keeps the listener up, and proves an idle one still delivers; a ping stuck past its time breaks it.
       const tick = Effect.gen(function*() {
+        if (!wanted) return
         if (client === undefined) return yield* connect
         const now = yield* Clock.currentTimeMillis
         if (inFlight !== undefined && now - inFlight.sentAt > PING_TIMEOUT_MS) return disconnect()
@@ -218,6 +222,7 @@ export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidati
       return {
         get: (key, load) =>
           Effect.gen(function*() {
+            wanted = true
             if (!connected) return yield* load
             const now = yield* Clock.currentTimeMillis
             const hit = entries.get(key)
