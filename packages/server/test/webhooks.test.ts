@@ -137,6 +137,20 @@ describe("deliveries", () => {
     receiver.answer = () => ({ status: 200 })
   })
 
+  it("records a receiver's answer holding a NUL byte (shown as U+FFFD) instead of failing to record the delivery", async () => {
+    receiver.answer = () => ({ status: 200, body: "ok\u0000done" })
+    const actionId = await queue()
+    const eventId = (await deliveredOnce(actionId))[0]!.eventId
+    const delivery = await waitFor("the delivery recorded as delivered", async () => {
+      const log = await p.as("key", "GET", `/webhooks/${webhookId}/deliveries?limit=20`)
+      return (log.body as { deliveries: Array<{ eventId: string; status: string; attempts: number; lastResponse: string | null }> }).deliveries
+        .find((d) => d.eventId === eventId)
+    }, (d) => d?.status === "delivered")
+    expect(delivery).toMatchObject({ attempts: 1, lastResponse: "ok\uFFFDdone" })
+    expect(requestsFor(actionId)).toHaveLength(1)
+    receiver.answer = () => ({ status: 200 })
+  })
+
   it("a ping is delivered on request", async () => {
     const ping = await p.as("key", "POST", `/webhooks/${webhookId}/test`)
     expect(ping.status, ping.text).toBe(202)

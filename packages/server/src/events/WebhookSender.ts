@@ -83,7 +83,9 @@ export const send = (options: SendOptions): Promise<AttemptResult> =>
       let size = 0
       const done = (reusable: boolean) => {
         const status = response.statusCode ?? 0
-        const body = Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString("utf8")
+        // PostgreSQL's text holds no NUL: one in the answer made recording the attempt fail, and the delivery was
+        // sent again and again without ever being recorded.
+        const body = Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString("utf8").replaceAll("\u0000", "\uFFFD")
         const delivered = status >= 200 && status < 300
         settle({
           delivered,

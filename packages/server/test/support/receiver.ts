@@ -14,7 +14,8 @@ export interface Received {
   readonly answered: number | "hang"
 }
 
-export type Answer = { readonly status: number; readonly location?: string } | "hang"
+/** `body` replaces the default answer's body ("ok", or a long refusal from 400 up). */
+export type Answer = { readonly status: number; readonly location?: string; readonly body?: string } | "hang"
 
 export interface Receiver {
   readonly url: string
@@ -61,7 +62,7 @@ export const startReceiver = async (): Promise<Receiver> => {
       })
       if (answer === "hang") return void hung.push(response)
       response.writeHead(answer.status, answer.location === undefined ? {} : { location: answer.location })
-      response.end(answer.status >= 400 ? "receiver says no ".repeat(200) : "ok")
+      response.end(answer.body ?? (answer.status >= 400 ? "receiver says no ".repeat(200) : "ok"))
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()))
