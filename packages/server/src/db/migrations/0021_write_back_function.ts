@@ -91,18 +91,16 @@ export default Effect.gen(function*() {
       END IF;
 
       -- A removed ad group or campaign takes what lies under it.
-      IF touched ? 'removedAdGroups' THEN
-      DELETE FROM keywords WHERE project_id = project AND ad_group_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedAdGroups', '[]')));
-      DELETE FROM negative_keywords WHERE project_id = project AND ad_group_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedAdGroups', '[]')));
-      DELETE FROM ads WHERE project_id = project AND ad_group_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedAdGroups', '[]')));
-      DELETE FROM ad_groups WHERE project_id = project AND ad_group_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedAdGroups', '[]')));
-      END IF;
-      IF touched ? 'removedCampaigns' THEN
-      DELETE FROM keywords WHERE project_id = project AND campaign_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedCampaigns', '[]')));
-      DELETE FROM negative_keywords WHERE project_id = project AND campaign_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedCampaigns', '[]')));
-      DELETE FROM ads WHERE project_id = project AND campaign_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedCampaigns', '[]')));
-      DELETE FROM ad_groups WHERE project_id = project AND campaign_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedCampaigns', '[]')));
-      DELETE FROM campaigns WHERE project_id = project AND campaign_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedCampaigns', '[]')));
+      IF touched ? 'removedAdGroups' OR touched ? 'removedCampaigns' THEN
+        DELETE FROM keywords WHERE project_id = project AND (ad_group_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedAdGroups', '[]')))
+          OR campaign_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedCampaigns', '[]'))));
+        DELETE FROM negative_keywords WHERE project_id = project AND (ad_group_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedAdGroups', '[]')))
+          OR campaign_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedCampaigns', '[]'))));
+        DELETE FROM ads WHERE project_id = project AND (ad_group_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedAdGroups', '[]')))
+          OR campaign_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedCampaigns', '[]'))));
+        DELETE FROM ad_groups WHERE project_id = project AND (ad_group_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedAdGroups', '[]')))
+          OR campaign_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedCampaigns', '[]'))));
+        DELETE FROM campaigns WHERE project_id = project AND campaign_id IN (SELECT jsonb_array_elements_text(coalesce(touched->'removedCampaigns', '[]')));
       END IF;
     END $$`
 })
