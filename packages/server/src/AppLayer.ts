@@ -1,5 +1,5 @@
 /** The composition root's layers: database (migrated and seeded), upstream, services, the HTTP surface. */
-import { NodeHttpClient } from "@effect/platform-node"
+import { NodeUpstreamTransport } from "@acs/upstream/UpstreamTransport"
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Approvals } from "./actions/Approvals.ts"
@@ -52,15 +52,8 @@ import { WebhookWorkerLive } from "./worker/WebhookWorker.ts"
 import { MetricsPortLive } from "./telemetry/MetricsExposition.ts"
 import { withTracing } from "./telemetry/Tracing.ts"
 
-/**
- * The upstream port: the Apple Search Ads client over node's HTTP, and the simulator unless UPSTREAM=apple.
- * Connections are kept alive (as node's global agent does; NodeHttpClient.layer's own agent does not): an apply's
- * read and write and the next apply's reuse one socket instead of a TCP (and TLS) handshake per request.
- */
-export const UpstreamPortLive = UpstreamLive.pipe(
-  Layer.provide(SimulatorLive),
-  Layer.provide(NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true, timeout: 5_000 }))))
-)
+/** The upstream port: Apple's clients over node's HTTP (UpstreamTransport.ts), and the simulator unless UPSTREAM=apple. */
+export const UpstreamPortLive = UpstreamLive.pipe(Layer.provide(SimulatorLive), Layer.provide(NodeUpstreamTransport))
 
 /** Services over the database and the upstream port. */
 export const ServicesLive = Layer.mergeAll(

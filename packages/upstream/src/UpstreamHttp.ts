@@ -5,11 +5,12 @@
  * timeouts; writes only on 429 (the platform did not process the call), never blindly.
  */
 import { ConnectionError, NotFound, ReadOnlyAccount, UpstreamError, UpstreamUnavailable } from "@acs/domain/Errors"
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
 import { Clock, Data, Duration, Effect, Option, Ref, Schema } from "effect"
+import type { IncomingHttpHeaders } from "node:http"
 import { type AppleCredentials, signClientSecret } from "./ClientSecret.ts"
 import type { UpstreamFailure } from "./Upstream.ts"
 import { countUpstreamRequest, endpointLabel } from "./UpstreamMetrics.ts"
+import { type TransportResponse, UpstreamTransport } from "./UpstreamTransport.ts"
 import { V1ErrorBody } from "./v1/WireV1.ts"
 import { WireEnvelope, WireError, WireToken } from "./Wire.ts"
 
@@ -69,20 +70,35 @@ export interface Call {
   readonly write: boolean
 }
 
-const requestIdOf = (response: HttpClientResponse.HttpClientResponse): string | undefined =>
-  response.headers["x-request-id"] ?? response.headers["x-apple-request-uuid"] ?? undefined
+const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
 
-const retryAfterMsOf = (response: HttpClientResponse.HttpClientResponse): number | undefined => {
-  const header = response.headers["retry-after"]
-  if (header === undefined) {
+const requestIdOf = (response: TransportResponse): string | undefined =>
+  header(response.headers, "x-request-id") ?? header(response.headers, "x-apple-request-uuid")
+
+const retryAfterMsOf = (response: TransportResponse): number | undefined => {
+  const retryAfter = header(response.headers, "retry-after")
+  if (retryAfter === undefined) {
     // v1: an exhausted `RateLimit-Remaining` says how long until the window resets.
-    const reset = Number(response.headers["ratelimit-reset"])
-    return response.headers["ratelimit-remaining"] === "0" && Number.isFinite(reset) ? Math.max(0, reset * 1000) : undefined
+    const reset = Number(header(response.headers, "ratelimit-reset"))
+    return header(response.headers, "ratelimit-remaining") === "0" && Number.isFinite(reset) ? Math.max(0, reset * 1000) : undefined
   }
-  const seconds = Number(header)
+  const seconds = Number(retryAfter)
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
-  const date = Date.parse(header)
+  const date = Date.parse(retryAfter)
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}
+
+/** An answer's body as JSON; null when it is empty or not JSON (the status then speaks alone). */
+const parseJson = (text: string): unknown => {
+  if (text === "") return null
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
 }
 
 const decodeErrorBody = Schema.decodeUnknownOption(Schema.Struct({ error: Schema.NullOr(WireError) }))
@@ -112,33 +128,29 @@ export const makeUpstreamHttp = (
   contextKey: ContextKey = "orgId"
 ) =>
   Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
+    const transport = yield* UpstreamTransport
     /** Counts the request by its answer's status, or as `error` when none came (timeout, network). */
-    const counted = (endpoint: string) => <E, R>(sent: Effect.Effect<HttpClientResponse.HttpClientResponse, E, R>) =>
+    const counted = (endpoint: string) => <E, R>(sent: Effect.Effect<TransportResponse, E, R>) =>
       sent.pipe(Effect.onExit((exit) => countUpstreamRequest(endpoint, exit._tag === "Success" ? exit.value.status : "error")))
     const token = yield* Ref.make(Option.none<{ readonly value: string; readonly expiresAt: number }>())
 
     const fetchToken = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const request = HttpClientRequest.post(endpoints.tokenUrl).pipe(
-        HttpClientRequest.setUrlParams({
-          grant_type: "client_credentials",
-          client_id: credentials.clientId,
-          client_secret: signClientSecret(credentials, Math.floor(now / 1000)),
-          scope: "searchadsorg"
-        }),
-        HttpClientRequest.setHeader("content-type", "application/x-www-form-urlencoded")
-      )
-      // Untraced by the platform's client: its span would record the URL, and the URL carries the client secret.
-      const response = yield* HttpClient.withTracerDisabledWhen(client, () => true).execute(request).pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(policy.timeoutMs),
-          onTimeout: () => unavailable("the token endpoint timed out")
-        }),
-        Effect.catchTags({
-          RequestError: (error) => Effect.fail(unavailable(`the token endpoint is unreachable: ${error.message}`)),
-          ResponseError: (error) => Effect.fail(unavailable(`the token endpoint answered unreadably: ${error.message}`))
-        }),
+      const query = new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: credentials.clientId,
+        client_secret: signClientSecret(credentials, Math.floor(now / 1000)),
+        scope: "searchadsorg"
+      })
+      // Not traced: the URL carries the client secret.
+      const response = yield* transport.send({
+        method: "POST",
+        url: `${endpoints.tokenUrl}?${query.toString()}`,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        timeoutMs: policy.timeoutMs
+      }).pipe(
+        Effect.catchTag("TransportError", (error) =>
+          Effect.fail(unavailable(error.reason === "Timeout" ? "the token endpoint timed out" : `the token endpoint is unreachable: ${error.message}`))),
         counted("POST token")
       )
       if (response.status === 429 || response.status >= 500) {
@@ -149,8 +161,10 @@ export const makeUpstreamHttp = (
           message: `the upstream platform refused the API credentials (token endpoint answered ${response.status}); check clientId, teamId, keyId and the private key`
         })
       }
-      const body = yield* response.json.pipe(Effect.flatMap(Schema.decodeUnknown(WireToken)), Effect.mapError(() =>
-        new UpstreamError({ message: "the token endpoint answered an unreadable body" })))
+      const body = yield* Effect.try(() => JSON.parse(response.body) as unknown).pipe(
+        Effect.flatMap(Schema.decodeUnknown(WireToken)),
+        Effect.mapError(() => new UpstreamError({ message: "the token endpoint answered an unreadable body" }))
+      )
       const issued = { value: body.access_token, expiresAt: now + body.expires_in * 1000 }
       yield* Ref.set(token, Option.some(issued))
       return issued.value
@@ -176,28 +190,30 @@ export const makeUpstreamHttp = (
     const once = (call: Call) =>
       Effect.gen(function*() {
         const bearer = yield* currentToken
-        const url = `${endpoints.apiBaseUrl}${call.path}`
-        let request = HttpClientRequest.make(call.method)(url).pipe(
-          HttpClientRequest.bearerToken(bearer),
-          HttpClientRequest.setHeader("accept", "application/json")
-        )
-        if (call.orgId !== undefined) request = HttpClientRequest.setHeader(request, "x-ap-context", `${contextKey}=${call.orgId}`)
-        if (call.query !== undefined) request = HttpClientRequest.setUrlParams(request, call.query)
-        if (call.body !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, call.body)
-        const response = yield* client.execute(request).pipe(
-          Effect.timeoutFail({
-            duration: Duration.millis(policy.timeoutMs),
-            onTimeout: () => unavailable(`${call.method} ${call.path} timed out after ${policy.timeoutMs} ms`)
-          }),
-          Effect.catchTags({
-            RequestError: (error) => Effect.fail(unavailable(`${call.method} ${call.path} failed: ${error.message}`)),
-            ResponseError: (error) => Effect.fail(unavailable(`${call.method} ${call.path} answered unreadably: ${error.message}`))
-          }),
+        const query = call.query === undefined ? "" : `?${new URLSearchParams(call.query).toString()}`
+        const headers: Record<string, string> = { authorization: `Bearer ${bearer}`, accept: "application/json" }
+        if (call.orgId !== undefined) headers["x-ap-context"] = `${contextKey}=${call.orgId}`
+        const json = call.body === undefined ? undefined : JSON.stringify(call.body)
+        if (json !== undefined) headers["content-type"] = "application/json"
+        const response = yield* transport.send({
+          method: call.method,
+          url: `${endpoints.apiBaseUrl}${call.path}${query}`,
+          headers,
+          timeoutMs: policy.timeoutMs,
+          ...(json === undefined ? {} : { body: json })
+        }).pipe(
+          Effect.catchTag("TransportError", (error) =>
+            Effect.fail(unavailable(
+              error.reason === "Timeout"
+                ? `${call.method} ${call.path} timed out after ${policy.timeoutMs} ms`
+                : `${call.method} ${call.path} failed: ${error.message}`
+            ))),
           counted(endpointLabel(call.method, call.path))
         )
-        const body: unknown = yield* response.json.pipe(Effect.orElseSucceed(() => null))
+        const body = parseJson(response.body)
         const status = response.status
         const requestId = requestIdOf(response)
+        yield* Effect.annotateCurrentSpan("http.response.status_code", status)
         if (status >= 200 && status < 300) return { body, status }
         if (status === 401) return yield* new TokenRejected()
         if (status === 429) {

@@ -6,8 +6,6 @@
  * unit-level check of `signClientSecret`.
  */
 import { generateKeyPairSync, verify } from "node:crypto"
-import type { HttpClient } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, ManagedRuntime } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { makeAppleSearchAdsClient } from "../src/AppleSearchAdsClient.ts"
@@ -23,6 +21,7 @@ import type {
 } from "../src/Upstream.ts"
 import type { Endpoints, RetryPolicy } from "../src/UpstreamHttp.ts"
 import { type CallRecord, type FaultSpec, type Simulator, startSimulator } from "../src/simulator/Simulator.ts"
+import { NodeUpstreamTransport, type UpstreamTransport } from "../src/UpstreamTransport.ts"
 
 /** Fast enough that the whole file runs in a few seconds; 4 attempts per read (1 + 3 retries). */
 const POLICY: RetryPolicy = { maxRetries: 3, baseDelayMs: 20, maxDelayMs: 2000, timeoutMs: 500 }
@@ -50,7 +49,7 @@ const jsonPart = (part: string): Readonly<Record<string, unknown>> => {
 }
 
 describe("Apple Search Ads client against the simulator", () => {
-  const runtime = ManagedRuntime.make(NodeHttpClient.layer)
+  const runtime = ManagedRuntime.make(NodeUpstreamTransport)
   // A fixed simulated "now": report values do not move if the hour turns during the run.
   const now = Date.now()
   let simulator: Simulator
@@ -59,9 +58,9 @@ describe("Apple Search Ads client against the simulator", () => {
   let usOrg: string
   let readOnlyOrg: string
 
-  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>): Promise<A> => runtime.runPromise(effect)
+  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>): Promise<A> => runtime.runPromise(effect)
   /** The failure of an effect that must fail (the test fails if it succeeds). */
-  const failure = <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>): Promise<UpstreamFailure> =>
+  const failure = <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>): Promise<UpstreamFailure> =>
     runtime.runPromise(Effect.flip(effect))
   const connect = (credentials: AppleCredentials) => makeAppleSearchAdsClient(endpoints, credentials, POLICY)
 

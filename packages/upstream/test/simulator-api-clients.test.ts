@@ -4,19 +4,18 @@
  * so acs's generated key pair can be exercised end to end, and it attributes each write to the client
  * that made it, so a second API client's edits are told apart from acs's own.
  */
-import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, ManagedRuntime } from "effect"
 import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { UpstreamFailure } from "../src/Upstream.ts"
 import { type Simulator, startSimulator } from "../src/simulator/Simulator.ts"
 import { makeAppleAdsPlatformClient } from "../src/v1/AppleAdsPlatformClient.ts"
-import type { HttpClient } from "@effect/platform"
+import { NodeUpstreamTransport, type UpstreamTransport } from "../src/UpstreamTransport.ts"
 
 describe("simulator API clients created from a user-supplied public key", () => {
-  const runtime = ManagedRuntime.make(NodeHttpClient.layer)
+  const runtime = ManagedRuntime.make(NodeUpstreamTransport)
   let simulator: Simulator
-  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>): Promise<A> => runtime.runPromise(effect)
+  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>): Promise<A> => runtime.runPromise(effect)
 
   beforeAll(async () => {
     simulator = await startSimulator({ seed: 11, size: "demo" })

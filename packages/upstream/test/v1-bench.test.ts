@@ -2,21 +2,20 @@
  * The v1 face at benchmark size: every keyword of the 100,000-keyword account read through v1's paged
  * `keywords/query` equals what v5 reads, and v1 is not the slower path (the issue's benchmark bar).
  */
-import type { HttpClient } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
 import { type Effect, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeAppleSearchAdsClient } from "../src/AppleSearchAdsClient.ts"
 import type { UpstreamClient, UpstreamFailure, UpstreamKeyword } from "../src/Upstream.ts"
 import { type Simulator, startSimulator } from "../src/simulator/Simulator.ts"
 import { makeAppleAdsPlatformClient } from "../src/v1/AppleAdsPlatformClient.ts"
+import { NodeUpstreamTransport, type UpstreamTransport } from "../src/UpstreamTransport.ts"
 
 describe("v1 at benchmark size", () => {
-  const runtime = ManagedRuntime.make(NodeHttpClient.layer)
+  const runtime = ManagedRuntime.make(NodeUpstreamTransport)
   let simulator: Simulator
   let v1: UpstreamClient
   let v5: UpstreamClient
-  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>): Promise<A> => runtime.runPromise(effect)
+  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>): Promise<A> => runtime.runPromise(effect)
 
   beforeAll(async () => {
     simulator = await startSimulator({ seed: 3, size: "bench", port: 0 })

@@ -6,8 +6,6 @@
  * UI); Apple's published example bodies are checked against the simulator and the client's decoders.
  */
 import { readFileSync } from "node:fs"
-import type { HttpClient } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, ManagedRuntime, Schema } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { makeAppleSearchAdsClient } from "../src/AppleSearchAdsClient.ts"
@@ -27,6 +25,7 @@ import {
   V1Keyword,
   V1NegativeKeyword
 } from "../src/v1/WireV1.ts"
+import { NodeUpstreamTransport, type UpstreamTransport } from "../src/UpstreamTransport.ts"
 
 const POLICY: RetryPolicy = { maxRetries: 3, baseDelayMs: 20, maxDelayMs: 2000, timeoutMs: 500 }
 const ATTEMPTS = POLICY.maxRetries + 1
@@ -44,7 +43,7 @@ const keyPaths = (value: unknown, prefix = ""): Array<string> => {
 }
 
 describe("Apple Ads Platform API v1 client against the simulator", () => {
-  const runtime = ManagedRuntime.make(NodeHttpClient.layer)
+  const runtime = ManagedRuntime.make(NodeUpstreamTransport)
   const now = Date.now()
   let simulator: Simulator
   let client: UpstreamClient
@@ -52,8 +51,8 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
   let usOrg: string
   let readOnlyOrg: string
 
-  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>): Promise<A> => runtime.runPromise(effect)
-  const failure = <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>): Promise<UpstreamFailure> =>
+  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>): Promise<A> => runtime.runPromise(effect)
+  const failure = <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>): Promise<UpstreamFailure> =>
     runtime.runPromise(Effect.flip(effect))
   const calls = (method: string, path: RegExp): Array<CallRecord> => simulator.control.listCalls({ method, path })
   const addFaults = (...faults: ReadonlyArray<FaultSpec>) => simulator.control.addFaults(faults)

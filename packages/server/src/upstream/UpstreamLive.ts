@@ -8,7 +8,7 @@ import type { AppleCredentials } from "@acs/upstream/ClientSecret"
 import { makeUpstreamClient } from "@acs/upstream/MakeUpstreamClient"
 import { Upstream, type UpstreamApiVersion, type UpstreamCredentials } from "@acs/upstream/Upstream"
 import { appleEndpoints, appleV1Endpoints, defaultRetryPolicy, type Endpoints } from "@acs/upstream/UpstreamHttp"
-import { HttpClient } from "@effect/platform"
+import { UpstreamTransport } from "@acs/upstream/UpstreamTransport"
 import { Config, Context, Effect, Layer, Option } from "effect"
 
 /** Where the simulator answers and the demo credentials it accepts. */
@@ -33,7 +33,7 @@ const AppleConfig = Config.all({
 export const UpstreamLive = Layer.effect(
   Upstream,
   Effect.gen(function*() {
-    const client = yield* HttpClient.HttpClient
+    const transport = yield* UpstreamTransport
     const simulator = yield* Effect.serviceOption(SimulatorEndpoint)
     const policy = yield* PolicyConfig
     const apple = yield* AppleConfig
@@ -59,7 +59,7 @@ export const UpstreamLive = Layer.effect(
                 endpoint.credentials,
                 policy
               )
-          })).pipe(Effect.provideService(HttpClient.HttpClient, client))
+          })).pipe(Effect.provideService(UpstreamTransport, transport))
     }
   }).pipe(Effect.orDie)
 )

@@ -6,12 +6,11 @@
 import { makeAppleSearchAdsClient } from "@acs/upstream/AppleSearchAdsClient"
 import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
 import type { UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
-import type { HttpClient } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
 import { type Effect, ManagedRuntime } from "effect"
 import { createDatabase, query } from "./database.ts"
 import { type Answer, BOOTSTRAP_KEY, call, type RunningServer, startServer } from "./server.ts"
 import { waitFor } from "./wait.ts"
+import { NodeUpstreamTransport, type UpstreamTransport } from "@acs/upstream/UpstreamTransport"
 
 export const ADMIN_EMAIL = "admin@pipeline.example"
 export const ADMIN_PASSWORD = "pipeline-password-0123456789"
@@ -57,7 +56,7 @@ export interface Pipeline {
   readonly readOnlyAccount: AccountView
   /** The real client, connected to the simulator: the upstream as anyone else sees it. */
   readonly upstream: UpstreamClient
-  readonly run: <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>) => Promise<A>
+  readonly run: <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>) => Promise<A>
   /** Calls /api/v1 as the signed-in admin person or with the bootstrap key. */
   readonly as: (caller: Caller, method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Answer>
   /** POST /accounts/{account}/actions/{kindPath}. */
@@ -143,8 +142,8 @@ export const startPipeline = async (
   }
   await signIn()
 
-  const runtime = ManagedRuntime.make(NodeHttpClient.layer)
-  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, HttpClient.HttpClient>) => runtime.runPromise(effect)
+  const runtime = ManagedRuntime.make(NodeUpstreamTransport)
+  const run = <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>) => runtime.runPromise(effect)
   const upstream = await run(makeAppleSearchAdsClient(
     { apiBaseUrl: simulator.apiUrl, tokenUrl: simulator.tokenUrl },
     simulator.credentials,
