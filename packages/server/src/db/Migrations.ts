@@ -27,6 +27,7 @@ import sequenceEventsFunction from "./migrations/0018_sequence_events_function.t
 import sessionInvalidation from "./migrations/0019_session_invalidation.ts"
 import deliveryEventReference from "./migrations/0020_delivery_event_reference.ts"
 import writeBackFunction from "./migrations/0021_write_back_function.ts"
+import accountWindowPlpgsql from "./migrations/0022_account_window_plpgsql.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -53,7 +54,8 @@ const migrations = {
   "0018_sequence_events_function": sequenceEventsFunction,
   "0019_session_invalidation": sessionInvalidation,
   "0020_delivery_event_reference": deliveryEventReference,
-  "0021_write_back_function": writeBackFunction
+  "0021_write_back_function": writeBackFunction,
+  "0022_account_window_plpgsql": accountWindowPlpgsql
 }
 
 export const loader = Migrator.fromRecord(migrations)
