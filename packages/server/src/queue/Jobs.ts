@@ -32,6 +32,7 @@ type ClaimRow = {
   readonly jobTraceParent: string | null
   readonly actionTraceParent: string | null
   readonly dueInMs: string | null
+  readonly moreDue: boolean | null
 }
 
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly jobId: string }> {}
@@ -72,7 +73,9 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
      * `claim`, and when there is nothing to claim, when the next job is due (ms from now, null for none) in the
      * same statement: an idle worker's round trip, not two. `carry` is a query the claim runs for the job it
      * took (given the job's project and action ids as columns), whose one row comes back with the job: what the
-     * job needs to start (worker/Apply.ts `startingPoint`), so a claim is not followed by a read.
+     * job needs to start (worker/Apply.ts `startingPoint`), so a claim is not followed by a read. With a job,
+     * `moreDue` says whether another was claimable too (read before this claim's own update, hence the
+     * exclusion): without one, the worker waits for a wake before claiming again instead of finding nothing.
      */
     const claimOrNextDue = <Carried>(
       workerId: string,
@@ -86,11 +89,18 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
           -- The scan for the next due time runs only when nothing was claimed (an InitPlan runs when first used).
           CASE WHEN claimed.job_id IS NULL THEN
             (SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8 FROM jobs)
-          END AS due_in_ms
+          END AS due_in_ms,
+          CASE WHEN claimed.job_id IS NOT NULL THEN
+            EXISTS (SELECT 1 FROM jobs other WHERE other.job_id <> claimed.job_id AND other.run_at <= clock_timestamp()
+              AND (other.lease_until IS NULL OR other.lease_until < clock_timestamp()))
+          END AS more_due
         FROM (SELECT) AS one
         LEFT JOIN claimed ON true
         LEFT JOIN LATERAL (${carry(sql`claimed.project_id`, sql`claimed.action_id`)}) AS carried ON true`.pipe(
-        Effect.map((rows): { readonly job: ClaimedJob; readonly carried: ClaimRow & Carried } | { readonly job: undefined; readonly dueInMs: number | null } => {
+        Effect.map((rows):
+          | { readonly job: ClaimedJob; readonly carried: ClaimRow & Carried; readonly moreDue: boolean }
+          | { readonly job: undefined; readonly dueInMs: number | null } =>
+        {
           const row = rows[0]
           if (row !== undefined && row.jobId !== null && row.jobAttempts !== null) {
             return {
@@ -102,7 +112,8 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
                 jobTraceParent: row.jobTraceParent,
                 actionTraceParent: row.actionTraceParent
               },
-              carried: row
+              carried: row,
+              moreDue: row.moreDue === true
             }
           }
           return { job: undefined, dueInMs: row?.dueInMs === null || row === undefined ? null : Number(row.dueInMs) }

@@ -122,23 +122,34 @@ export const WorkerLive = Layer.scopedDiscard(
     // Polling an empty queue is not traced (a trace a second per worker would bury the applies).
     const untraced = Effect.withTracerEnabled(false)
 
-    const loop = (workerId: string) =>
-      Effect.gen(function*() {
+    const loop = (workerId: string) => {
+      // How long to wait for a wake before the next claim (undefined: claim at once). After a job the claim
+      // comes at once only when the last one saw another job waiting; otherwise it would find nothing (every
+      // enqueue sends a wake, and the poll stays the safety net).
+      let waitMs: number | undefined
+      return Effect.gen(function*() {
+        if (waitMs !== undefined) yield* signal.sleep(waitMs)
         // The claim carries what the apply starts from: one round trip for both.
         const claimed = yield* untraced(jobs.claimOrNextDue<StartingRow>(workerId, config.leaseMs, apply.startingPoint))
-        if (claimed.job !== undefined) return yield* processJob(claimed.job, claimed.carried, workerId)
-        yield* signal.sleep(Math.max(10, Math.min(config.pollMs, claimed.dueInMs ?? config.pollMs)))
+        if (claimed.job !== undefined) {
+          waitMs = claimed.moreDue ? undefined : config.pollMs
+          return yield* processJob(claimed.job, claimed.carried, workerId)
+        }
+        waitMs = Math.max(10, Math.min(config.pollMs, claimed.dueInMs ?? config.pollMs))
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.interrupt
             : Effect.logError("apply worker iteration failed").pipe(
               Effect.annotateLogs({ cause: Cause.pretty(cause) }),
-              Effect.zipRight(Effect.sleep(Duration.millis(config.pollMs)))
+              Effect.zipRight(Effect.sync(() => {
+                waitMs = config.pollMs
+              }))
             )
         ),
         Effect.forever
       )
+    }
 
     for (let index = 0; index < config.concurrency; index++) {
       yield* Effect.forkScoped(loop(`${instance}#${index}`))
