@@ -28,6 +28,7 @@ import sessionInvalidation from "./migrations/0019_session_invalidation.ts"
 import deliveryEventReference from "./migrations/0020_delivery_event_reference.ts"
 import writeBackFunction from "./migrations/0021_write_back_function.ts"
 import accountWindowPlpgsql from "./migrations/0022_account_window_plpgsql.ts"
+import deliveryDueOrder from "./migrations/0023_delivery_due_order.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -55,7 +56,8 @@ const migrations = {
   "0019_session_invalidation": sessionInvalidation,
   "0020_delivery_event_reference": deliveryEventReference,
   "0021_write_back_function": writeBackFunction,
-  "0022_account_window_plpgsql": accountWindowPlpgsql
+  "0022_account_window_plpgsql": accountWindowPlpgsql,
+  "0023_delivery_due_order": deliveryDueOrder
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -35,7 +35,7 @@ type ClaimRow = { readonly [K in keyof Omit<ClaimedDelivery, "body" | "windowLef
 /** What one claim answers. */
 export interface Claimed {
   readonly batch: ReadonlyArray<ClaimedDelivery>
-  /** When the next unclaimed delivery is due, in ms from the claim (≤ 0: already; null: none waits). */
+  /** When the next unclaimed delivery is due, in ms from the claim (≤ 0: already, or maybe after a full batch; null: none waits). */
   readonly nextDueInMs: number | null
 }
 
@@ -66,11 +66,14 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           WHERE d.delivery_id = next.delivery_id AND w.webhook_id = d.webhook_id
           RETURNING d.delivery_id, d.webhook_id, d.event_id, d.body, d.attempts, w.url, w.format, w.secret_sealed,
             (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms),
+        -- A full batch says 0 (more may be due: the worker claims again at once) without the scan of every
+        -- pending row that the due time of a partial batch takes.
         due AS (
-          SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at))) - clock_timestamp()) * 1000)::int8 AS next_due_in_ms
-          FROM webhook_deliveries p
-          JOIN webhooks pw ON pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
-          WHERE p.status = 'pending' AND p.delivery_id NOT IN (SELECT delivery_id FROM claimed))
+          SELECT CASE WHEN (SELECT count(*) FROM claimed) >= ${limit} THEN 0 ELSE (
+            SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at))) - clock_timestamp()) * 1000)::int8
+            FROM webhook_deliveries p
+            JOIN webhooks pw ON pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
+            WHERE p.status = 'pending' AND p.delivery_id NOT IN (SELECT delivery_id FROM claimed)) END::int8 AS next_due_in_ms)
         -- The body as the event's (migration 0020), unless the row carries its own (a ping, an older row).
         SELECT c.delivery_id, c.webhook_id, c.event_id, c.attempts, c.url, c.format, c.secret_sealed, c.window_left_ms,
           (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN acs_event_body(e) END)::text AS body_text,
