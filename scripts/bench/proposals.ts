@@ -133,11 +133,13 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
         polling = true
         try {
           while (waiting.size > 0) {
+            // Prepared: the poll runs every 5 ms, and its planning was PostgreSQL CPU charged to the window.
             const rows = await retrying("the apply poll", () =>
-              pool.query<{ action_id: string; status: string }>(
-                "SELECT action_id, status FROM actions WHERE action_id = ANY($1) AND status NOT IN ('approved', 'applying')",
-                [[...waiting.keys()]]
-              ))
+              pool.query<{ action_id: string; status: string }>({
+                name: "bench_apply_poll",
+                text: "SELECT action_id, status FROM actions WHERE action_id = ANY($1) AND status NOT IN ('approved', 'applying')",
+                values: [[...waiting.keys()]]
+              }))
             for (const row of rows.rows) {
               waiting.get(row.action_id)?.resolve(row.status)
               waiting.delete(row.action_id)
