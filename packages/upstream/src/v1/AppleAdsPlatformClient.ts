@@ -41,6 +41,7 @@ import {
   V1Acl,
   V1Ad,
   V1AdGroup,
+  V1Array,
   V1BulkItem,
   V1Campaign,
   V1ChangeDetail,
@@ -163,7 +164,7 @@ export const makeAppleAdsPlatformClient = (
       ...(body !== undefined ? { body } : {})
     })
 
-    const accounts = result(read("/acls"), Schema.Array(V1Acl)).pipe(
+    const accounts = result(read("/acls"), V1Array(V1Acl)).pipe(
       Effect.map(({ result: list }) => (list ?? []).map(accountFromV1)),
       Effect.tap((list) => Ref.set(currencies, new Map(list.map((a) => [a.upstreamAccountId, a.currency]))))
     )
@@ -190,7 +191,7 @@ export const makeAppleAdsPlatformClient = (
             orgId: account,
             write: false,
             body: { filters, sorting: [{ field: "id", order: "ASC" }], pagination: { offset, pageSize: PAGE } }
-          }, Schema.Array(schema))
+          }, V1Array(schema))
           const rows = page.result ?? []
           out.push(...rows)
           if (rows.length < PAGE) return out
@@ -223,7 +224,7 @@ export const makeAppleAdsPlatformClient = (
           const chunk = rows.slice(start, start + V1_BULK_LIMIT)
           const answer = yield* saved(
             write("POST", path, account, { allowPartialSuccess: true, items: chunk.map((data, i) => ({ correlationId: start + i, data })) }),
-            Schema.Array(V1BulkItem(schema))
+            V1Array(V1BulkItem(schema))
           )
           answer.forEach((item, i) => {
             const index = typeof item.correlationId === "number" ? item.correlationId : Number(item.correlationId)
@@ -456,7 +457,7 @@ export const makeAppleAdsPlatformClient = (
       searchApps: (query, limit) =>
         firstAccount.pipe(
           Effect.flatMap((account) =>
-            result({ ...read("/search/apps", account), query: { query, returnOwnedApps: "false", limit: String(limit) } }, Schema.Array(AppRow))
+            result({ ...read("/search/apps", account), query: { query, returnOwnedApps: "false", limit: String(limit) } }, V1Array(AppRow))
           ),
           Effect.map(({ result: apps }) => (apps ?? []).map((app) => ({ ...app, adamId: String(app.adamId) })))
         ),
@@ -465,7 +466,7 @@ export const makeAppleAdsPlatformClient = (
           Effect.flatMap((account) =>
             result(
               { ...read("/search/geo", account), query: { query, entity: "Locality", ...(countryCode !== null ? { countrycode: countryCode } : {}) } },
-              Schema.Array(GeoRow)
+              V1Array(GeoRow)
             )
           ),
           Effect.map(({ result: rows }) => rows ?? [])

@@ -49,6 +49,16 @@ const makeV1Envelope = <A, I, R>(result: Schema.Schema<A, I, R>) =>
   })
 
 const v1Envelopes = new WeakMap<object, unknown>()
+const v1Arrays = new WeakMap<object, unknown>()
+
+/** `Schema.Array(item)`, one per item schema: a new array schema per call would miss the envelope's cache below. */
+export const V1Array = <A, I, R>(item: Schema.Schema<A, I, R>): Schema.Array$<Schema.Schema<A, I, R>> => {
+  const known = v1Arrays.get(item)
+  if (known !== undefined) return known as Schema.Array$<Schema.Schema<A, I, R>>
+  const made = Schema.Array(item)
+  v1Arrays.set(item, made)
+  return made
+}
 
 /**
  * Every answer: `{result, pagination, error}`. One envelope per result schema, so its decoder is compiled once
@@ -164,7 +174,7 @@ export const V1Query = Schema.Struct({
 export type V1Query = typeof V1Query.Type
 
 /** One item of a bulk answer, in request order; `operation` as Apple's examples show it. */
-export const V1BulkItem = <A, I>(result: Schema.Schema<A, I>) =>
+const makeV1BulkItem = <A, I>(result: Schema.Schema<A, I>) =>
   Schema.Struct({
     correlationId: Schema.Union(Schema.Int, Schema.String),
     operation: Schema.optional(Schema.String),
@@ -172,6 +182,17 @@ export const V1BulkItem = <A, I>(result: Schema.Schema<A, I>) =>
     result: Schema.optional(Schema.NullOr(result)),
     error: Schema.optional(Schema.NullOr(V1Error))
   })
+
+const v1BulkItems = new WeakMap<object, unknown>()
+
+/** A bulk answer's item, one per result schema (as `V1Envelope`). */
+export const V1BulkItem = <A, I>(result: Schema.Schema<A, I>): ReturnType<typeof makeV1BulkItem<A, I>> => {
+  const known = v1BulkItems.get(result)
+  if (known !== undefined) return known as ReturnType<typeof makeV1BulkItem<A, I>>
+  const made = makeV1BulkItem(result)
+  v1BulkItems.set(result, made)
+  return made
+}
 
 /** v1 report metric names (`cpt`/`cpm` instead of v5's `avgCPT`/`avgCPM`). */
 export const V1Metrics = Schema.Struct({
