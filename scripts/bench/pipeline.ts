@@ -13,7 +13,9 @@
  * with WORKER_CONCURRENCY=8) beside an API process with WORKER_CONCURRENCY=0 and WEBHOOK_CONCURRENCY=0, as issue
  * 12 lets a deployment do;
  * BENCH_WORKER=inline runs them inside the API process (the defaults). BENCH_WORKER_NODE_ARGS adds node flags to
- * the worker process (`--cpu-prof --cpu-prof-dir=/tmp/prof` to see where an apply's CPU goes).
+ * the worker process (`--cpu-prof --cpu-prof-dir=/tmp/prof` to see where an apply's CPU goes), and
+ * BENCH_API_NODE_OPTIONS sets NODE_OPTIONS for the API process (`--cpu-prof` is not allowed there: `--require` a
+ * script that runs node:inspector's profiler).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { nodeArgs } from "../../packages/server/test/support/entries.ts"
@@ -162,7 +164,8 @@ export const startPipeline = async (cluster: BenchCluster, log: (message: string
       RATE_LIMIT_EXPENSIVE: "100000000",
       // The events part's webhook receiver listens on 127.0.0.1 over http (scripts/bench/events.ts).
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-      LOG_LEVEL: "warn"
+      LOG_LEVEL: "warn",
+      ...(process.env["BENCH_API_NODE_OPTIONS"] === undefined ? {} : { NODE_OPTIONS: process.env["BENCH_API_NODE_OPTIONS"] })
     }, BOOTSTRAP_KEY)
     stops.push(() => acs.stop())
     const workerProcess = worker === "process"
