@@ -48,29 +48,30 @@ const makeV1Envelope = <A, I, R>(result: Schema.Schema<A, I, R>) =>
     error: Schema.optional(Schema.NullOr(V1Error))
   })
 
-const v1Envelopes = new WeakMap<object, unknown>()
-const v1Arrays = new WeakMap<object, unknown>()
+/**
+ * `make(schema)`, made once per schema: a schema built per call compiles its decoder per call (Schema caches
+ * decoders by schema), once per answer or page.
+ */
+const onePerSchema = <T>(make: (schema: Schema.Schema.Any) => T) => {
+  const made = new WeakMap<object, T>()
+  return (schema: Schema.Schema.Any): T => {
+    let value = made.get(schema)
+    if (value === undefined) {
+      value = make(schema)
+      made.set(schema, value)
+    }
+    return value
+  }
+}
+
+const arrayOf = onePerSchema((item) => Schema.Array(item))
+const envelopeOf = onePerSchema(makeV1Envelope)
 
 /** `Schema.Array(item)`, one per item schema: a new array schema per call would miss the envelope's cache below. */
-export const V1Array = <A, I, R>(item: Schema.Schema<A, I, R>): Schema.Array$<Schema.Schema<A, I, R>> => {
-  const known = v1Arrays.get(item)
-  if (known !== undefined) return known as Schema.Array$<Schema.Schema<A, I, R>>
-  const made = Schema.Array(item)
-  v1Arrays.set(item, made)
-  return made
-}
+export const V1Array = <A, I, R>(item: Schema.Schema<A, I, R>) => arrayOf(item) as Schema.Array$<Schema.Schema<A, I, R>>
 
-/**
- * Every answer: `{result, pagination, error}`. One envelope per result schema, so its decoder is compiled once
- * (Schema caches decoders by schema) rather than on every answer.
- */
-export const V1Envelope = <A, I, R>(result: Schema.Schema<A, I, R>): ReturnType<typeof makeV1Envelope<A, I, R>> => {
-  const known = v1Envelopes.get(result)
-  if (known !== undefined) return known as ReturnType<typeof makeV1Envelope<A, I, R>>
-  const made = makeV1Envelope(result)
-  v1Envelopes.set(result, made)
-  return made
-}
+/** Every answer: `{result, pagination, error}`, one envelope per result schema. */
+export const V1Envelope = <A, I, R>(result: Schema.Schema<A, I, R>) => envelopeOf(result) as ReturnType<typeof makeV1Envelope<A, I, R>>
 
 export const V1Acl = Schema.Struct({
   adAccountId: Schema.Int,
@@ -174,7 +175,7 @@ export const V1Query = Schema.Struct({
 export type V1Query = typeof V1Query.Type
 
 /** One item of a bulk answer, in request order; `operation` as Apple's examples show it. */
-const makeV1BulkItem = <A, I>(result: Schema.Schema<A, I>) =>
+const makeV1BulkItem = <A, I, R>(result: Schema.Schema<A, I, R>) =>
   Schema.Struct({
     correlationId: Schema.Union(Schema.Int, Schema.String),
     operation: Schema.optional(Schema.String),
@@ -183,16 +184,10 @@ const makeV1BulkItem = <A, I>(result: Schema.Schema<A, I>) =>
     error: Schema.optional(Schema.NullOr(V1Error))
   })
 
-const v1BulkItems = new WeakMap<object, unknown>()
+const bulkItemOf = onePerSchema(makeV1BulkItem)
 
 /** A bulk answer's item, one per result schema (as `V1Envelope`). */
-export const V1BulkItem = <A, I>(result: Schema.Schema<A, I>): ReturnType<typeof makeV1BulkItem<A, I>> => {
-  const known = v1BulkItems.get(result)
-  if (known !== undefined) return known as ReturnType<typeof makeV1BulkItem<A, I>>
-  const made = makeV1BulkItem(result)
-  v1BulkItems.set(result, made)
-  return made
-}
+export const V1BulkItem = <A, I, R>(result: Schema.Schema<A, I, R>) => bulkItemOf(result) as ReturnType<typeof makeV1BulkItem<A, I, R>>
 
 /** v1 report metric names (`cpt`/`cpm` instead of v5's `avgCPT`/`avgCPM`). */
 export const V1Metrics = Schema.Struct({
