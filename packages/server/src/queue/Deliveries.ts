@@ -73,7 +73,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
             SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at))) - clock_timestamp()) * 1000)::int8
             FROM webhook_deliveries p
             JOIN webhooks pw ON pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
-            WHERE p.status = 'pending' AND p.delivery_id NOT IN (SELECT delivery_id FROM claimed)) END::int8 AS next_due_in_ms)
+            WHERE p.status = 'pending' AND p.delivery_id NOT IN (SELECT delivery_id FROM claimed)) END AS next_due_in_ms)
         -- The body as the event's (migration 0020), unless the row carries its own (a ping, an older row).
         SELECT c.delivery_id, c.webhook_id, c.event_id, c.attempts, c.url, c.format, c.secret_sealed, c.window_left_ms,
           (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN acs_event_body(e) END)::text AS body_text,

@@ -22,7 +22,6 @@ export interface ClaimedJob {
   readonly actionTraceParent: string | null
 }
 
-/** The job is no longer this worker's: its lease ran out and another worker claimed it (or it was re-enqueued). */
 /** A claim's row: the claimed job's columns (null when none was claimed) and, when none was, the next due time. */
 type ClaimRow = {
   readonly jobId: string | null
@@ -35,6 +34,7 @@ type ClaimRow = {
   readonly moreDue: boolean | null
 }
 
+/** The job is no longer this worker's: its lease ran out and another worker claimed it (or it was re-enqueued). */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly jobId: string }> {}
 
 export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
