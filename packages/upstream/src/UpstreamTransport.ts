@@ -53,7 +53,13 @@ const send = (agents: { readonly http: Http.Agent; readonly https: Https.Agent }
       answer.on("end", () => finish(Effect.succeed({ status: answer.statusCode ?? 0, headers: answer.headers, body: Buffer.concat(chunks).toString("utf8") })))
       answer.on("error", (error) => finish(Effect.fail(new TransportError({ reason: "Network", message: error.message }))))
     }
-    const outgoing = secure ? Https.request(request.url, options, onAnswer) : Http.request(request.url, options, onAnswer)
+    let outgoing: Http.ClientRequest
+    try {
+      outgoing = secure ? Https.request(request.url, options, onAnswer) : Http.request(request.url, options, onAnswer)
+    } catch (error) {
+      // A URL node cannot send to (a misconfigured base URL) is the call's failure, not the process's.
+      return resume(Effect.fail(new TransportError({ reason: "Network", message: error instanceof Error ? error.message : String(error) })))
+    }
     const deadline = setTimeout(() => {
       finish(Effect.fail(new TransportError({ reason: "Timeout", message: `no answer within ${request.timeoutMs} ms` })))
       outgoing.destroy()
