@@ -1,7 +1,7 @@
 /**
  * Applies one claimed action (SPEC 3, "The apply worker"): re-runs the policy for auto-applied actions
  * (demotion), local validation and the budget hard cap, then runs the kind's steps, each recorded before
- * and after its upstream call. A drift demotes; a failure rolls a composite back in reverse, best effort;
+ * its first upstream write (by that write's fence: worker/WriteFence.ts) and after it. A drift demotes; a failure rolls a composite back in reverse, best effort;
  * `upstream_unavailable` hands the job back for a later attempt, continuing after the last recorded step.
  * Every upstream write and every state write is fenced by the job's lease: a worker that lost its job (paused
  * past its lease, then claimed by another) stops before its next write and leaves the job to the new owner.
@@ -10,7 +10,7 @@
  * outcome and the job's end commit together (docs/decisions.md, "Apply path speed").
  */
 import type { ActionRecord, Failure } from "@acs/domain/Actions"
-import type { UpstreamCampaign, UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
+import type { UpstreamCampaign, UpstreamClient } from "@acs/upstream/Upstream"
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import type { AccountRecord } from "../accounts/Accounts.ts"
@@ -36,6 +36,7 @@ import { LeaseLost } from "../queue/Jobs.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { observeApplyLag } from "../telemetry/Metrics.ts"
 import { writeBackCall } from "./WarehouseWriteBack.ts"
+import { makeWriteFence, type WriteFence } from "./WriteFence.ts"
 
 /**
  * What became of the job: done (any terminal or demoted state), to be tried again later, or abandoned because
@@ -134,31 +135,6 @@ const messageOf = (error: StepFailure): string =>
 
 const requestIdOf = (error: StepFailure): string | null =>
   error._tag === "UpstreamError" ? error.request_id ?? null : null
-
-/**
- * The client with the lease check in front of every write. The steps' error channel holds upstream failures
- * only, so a lost lease travels as a `LeaseLost` defect that `apply` turns back into an outcome.
- */
-const fenceWrites = (client: UpstreamClient, lease: Lease): UpstreamClient => {
-  const guard = Effect.orDie(lease.check)
-  const fence = <Args extends ReadonlyArray<unknown>, A>(write: (...args: Args) => Effect.Effect<A, UpstreamFailure>) =>
-  (...args: Args): Effect.Effect<A, UpstreamFailure> => Effect.zipRight(guard, Effect.suspend(() => write(...args)))
-  return {
-    ...client,
-    createCampaign: fence(client.createCampaign),
-    updateCampaign: fence(client.updateCampaign),
-    deleteCampaign: fence(client.deleteCampaign),
-    createAdGroup: fence(client.createAdGroup),
-    updateAdGroup: fence(client.updateAdGroup),
-    deleteAdGroup: fence(client.deleteAdGroup),
-    createKeywords: fence(client.createKeywords),
-    updateKeywords: fence(client.updateKeywords),
-    deleteKeywords: fence(client.deleteKeywords),
-    createNegativeKeywords: fence(client.createNegativeKeywords),
-    deleteNegativeKeywords: fence(client.deleteNegativeKeywords),
-    updateAd: fence(client.updateAd)
-  }
-}
 
 export class Apply extends Effect.Service<Apply>()("acs/Apply", {
   effect: Effect.gen(function*() {
@@ -334,15 +310,17 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       steps: ReadonlyArray<Step>,
       done: number,
       context: StepContext,
-      lease: Lease
+      lease: Lease,
+      fence: WriteFence
     ) =>
       Effect.gen(function*() {
         const touched: Array<Touched> = []
         for (let index = done - 1; index >= 0; index--) {
           const step = steps[index]!
           if (step.undo === undefined) continue
-          yield* recordStart(action, run, "rollback", index, step, lease)
+          yield* fence.startOnWrite(recordStart(action, run, "rollback", index, step, lease))
           const undone = yield* step.undo(context).pipe(Effect.either)
+          yield* fence.started
           if (undone._tag === "Right") touched.push(undone.right)
           yield* recordEnd(action, run, "rollback", index, undone._tag === "Right" ? { output: {} } : { error: undone.left.message }, lease)
         }
@@ -357,7 +335,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
       client: StepContext["client"],
       account: AccountRecord,
       before: ReadonlyArray<RecordedStep>,
-      lease: Lease
+      lease: Lease,
+      fence: WriteFence
     ) =>
       Effect.gen(function*() {
         const steps = definition.steps(payload)
@@ -378,18 +357,23 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             continue
           }
           const context: StepContext = { client, accountId: account.upstreamAccountId, ids, acceptDrift }
-          if (marked) yield* recordStart(action, run, "apply", index, step, lease)
-          else yield* markApplying(action, lease, [stepStart(action, run, "apply", index, step)])
+          // Recorded by the fence of the step's first write (WriteFence.ts), which is then its lease check too.
+          yield* fence.startOnWrite(
+            marked ? recordStart(action, run, "apply", index, step, lease) : markApplying(action, lease, [stepStart(action, run, "apply", index, step)])
+          )
           marked = true
           const outcome = yield* step.apply(context).pipe(Effect.either)
+          if (outcome._tag === "Left" && outcome.left._tag === "UpstreamUnavailable") {
+            // Not processed upstream (or unknown): the next attempt reconciles this step by reading first. A step
+            // that had not written yet has nothing to reconcile: its start is not recorded.
+            yield* fence.dropStart
+            return { _tag: "Unavailable" as const, error: outcome.left }
+          }
+          yield* fence.started
           if (outcome._tag === "Left") {
             const error = outcome.left
-            if (error._tag === "UpstreamUnavailable") {
-              // Not processed upstream (or unknown): the next attempt reconciles this step by reading first.
-              return { _tag: "Unavailable" as const, error }
-            }
             yield* recordEnd(action, run, "apply", index, { error: messageOf(error) }, lease)
-            const undone = yield* rollback(action, run, steps, index, context, lease)
+            const undone = yield* rollback(action, run, steps, index, context, lease, fence)
             yield* sql`/* prepared */ WITH lease AS (${lease.renewal})
               SELECT ${writeBackCall(sql, account.projectId, mergeTouched([...touched, ...undone]))} FROM lease`.pipe(
               Effect.orDie,
@@ -480,8 +464,9 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             }, lease)
           }
         }
-        const client = fenceWrites(yield* connections.clientFor(account.orgId, { reuse: true, saved: claimed.connection }), lease)
-        const outcome = yield* runSteps(definition, action, run, payload, client, account, before, lease)
+        const fence = makeWriteFence(lease.check)
+        const client = fence.fenced(yield* connections.clientFor(account.orgId, { reuse: true, saved: claimed.connection }))
+        const outcome = yield* runSteps(definition, action, run, payload, client, account, before, lease, fence)
         switch (outcome._tag) {
           case "Unavailable":
             return yield* outcome.error
