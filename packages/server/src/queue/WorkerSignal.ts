@@ -8,6 +8,11 @@ export class WorkerSignal extends Effect.Service<WorkerSignal>()("acs/WorkerSign
     const wake = Queue.offer(queue, undefined).pipe(Effect.asVoid)
     /** Waits for a wake or until `ms` pass, whichever comes first. */
     const sleep = (ms: number) => Effect.raceFirst(Queue.take(queue), Effect.sleep(ms)).pipe(Effect.asVoid)
-    return { wake, sleep } as const
+    /**
+     * Takes one wake if any is waiting: a worker that claimed a job without being woken (at once after its last
+     * one) takes that job's wake, which would otherwise send an idle worker to claim nothing.
+     */
+    const consume = Queue.poll(queue).pipe(Effect.asVoid)
+    return { wake, sleep, consume } as const
   })
 }) {}

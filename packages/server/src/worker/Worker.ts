@@ -132,6 +132,7 @@ export const WorkerLive = Layer.scopedDiscard(
         // The claim carries what the apply starts from: one round trip for both.
         const claimed = yield* untraced(jobs.claimOrNextDue<StartingRow>(workerId, config.leaseMs, apply.startingPoint))
         if (claimed.job !== undefined) {
+          if (waitMs === undefined) yield* signal.consume
           waitMs = claimed.moreDue ? undefined : config.pollMs
           return yield* processJob(claimed.job, claimed.carried, workerId)
         }
