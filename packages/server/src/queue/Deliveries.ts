@@ -49,9 +49,11 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * most, with no second statement to ask. A batch, not one: under a burst of events one statement leases
      * many, so the queue's statements per delivery stay far below one. Deliveries of disabled or deleted
      * endpoints are neither claimed nor counted as due: they would wake the workers at once, again and again.
+     * Prepared (its text never varies): planning this statement cost PostgreSQL about 0.7 ms per claim, as much
+     * as running it for a batch of twenty.
      */
     const claim = (workerId: string, leaseMs: number, limit: number) =>
-      sql<ClaimRow>`
+      sql<ClaimRow>`/* prepared */
         WITH next AS (
           SELECT d.delivery_id FROM webhook_deliveries d
           JOIN webhooks w ON w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
@@ -102,10 +104,11 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
     /**
      * Delivered, in one statement for a batch; answers the ids recorded (one missing is no longer this
      * worker's: its new owner records it). Arrays, not a JSON document: the planner knows from an array how
-     * many rows it holds, and finds each by its key instead of scanning a table it takes to be small.
+     * many rows it holds, and finds each by its key instead of scanning a table it takes to be small. Prepared,
+     * as the claim is (the arrays are parameters: one text whatever the batch's size).
      */
     const delivered = (workerId: string, outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly result: AttemptResult }>) =>
-      outcomes.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`
+      outcomes.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`/* prepared */
         UPDATE webhook_deliveries d SET status = 'delivered', delivered_at = clock_timestamp(), last_status_code = o.status_code,
           last_duration_ms = o.duration_ms, last_error = NULL, last_response = o.response, last_attempt_at = clock_timestamp(),
           locked_by = NULL, lease_until = NULL
