@@ -32,8 +32,8 @@ export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/Approv
     /** One pass: every queued action past its org's TTL (a bounded batch; the next pass takes the rest). */
     const sweep = Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
-      // Per account through the queue's partial index (actions_pending: project_id, created_at), bounded by the
-      // shortest TTL of any org: queued_at is never before created_at, so nothing created later can be due. A
+      // Per account through the queue's partial index (actions_pending: project_id, created_at WHERE pending), bounded
+      // by the shortest TTL of any org: queued_at is never before created_at, so nothing created later can be due. A
       // scan of the whole ledger (a 1,000,000-row account took 0.85 s) is never needed.
       const due = yield* sql<{ readonly actionId: string; readonly approvalTtlHours: number }>`
         WITH bound AS (SELECT ${now}::timestamptz - make_interval(hours => min(approval_ttl_hours)) AS created_by FROM orgs)
@@ -41,7 +41,7 @@ export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/Approv
         FROM accounts p, bound
         CROSS JOIN LATERAL (
           SELECT action_id, org_id, queued_at, created_at FROM actions
-          WHERE project_id = p.project_id AND status = 'proposed' AND created_at <= bound.created_by
+          WHERE project_id = p.project_id AND pending AND created_at <= bound.created_by
           ORDER BY created_at LIMIT 500) a
         JOIN orgs o ON o.org_id = a.org_id
         WHERE COALESCE(a.queued_at, a.created_at) + make_interval(hours => o.approval_ttl_hours) <= ${now}

@@ -67,7 +67,14 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         SELECT ${columns} FROM actions
         WHERE project_id = ${projectId}
           ${query.before === undefined ? sql`` : sql`AND created_at < ${query.before}::timestamptz`}
-          ${query.status === undefined ? sql`` : sql`AND status = ${query.status}`}
+          ${
+  query.status === undefined
+    ? sql``
+    // The queue through its own index (`pending`, migration 0024), not a walk of the whole ledger.
+    : query.status === "proposed"
+    ? sql`AND pending`
+    : sql`AND status = ${query.status}`
+}
           ${query.kind === undefined ? sql`` : sql`AND kind = ${query.kind}`}
           ${query.proposedBy === undefined ? sql`` : sql`AND proposed_by->>'id' = ${query.proposedBy}`}
           ${
@@ -87,12 +94,12 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         Effect.withSpan("Ledger.list", HOT_SPAN)
       )
 
-    /** Actions waiting for a human, oldest first, with their count. */
+    /** Actions waiting for a human, oldest first, with their count (`pending`: status proposed, migration 0024). */
     const pending = ({ account: { projectId } }: Granted<"listApprovals">, limit: number) =>
       Effect.all([
-        sql<ActionRow>`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND status = 'proposed'
+        sql<ActionRow>`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND pending
           ORDER BY created_at LIMIT ${limit}`,
-        sql<{ total: string }>`SELECT count(*) AS total FROM actions WHERE project_id = ${projectId} AND status = 'proposed'`
+        sql<{ total: string }>`SELECT count(*) AS total FROM actions WHERE project_id = ${projectId} AND pending`
       ]).pipe(
         Effect.map(([rows, count]) => ({ rows: rows.map(toRecord), total: Number(count[0]?.total ?? 0) })),
         Effect.orDie,

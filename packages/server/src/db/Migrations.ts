@@ -29,6 +29,7 @@ import deliveryEventReference from "./migrations/0020_delivery_event_reference.t
 import writeBackFunction from "./migrations/0021_write_back_function.ts"
 import accountWindowPlpgsql from "./migrations/0022_account_window_plpgsql.ts"
 import deliveryDueOrder from "./migrations/0023_delivery_due_order.ts"
+import hotActionUpdates from "./migrations/0024_hot_action_updates.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -57,7 +58,8 @@ const migrations = {
   "0020_delivery_event_reference": deliveryEventReference,
   "0021_write_back_function": writeBackFunction,
   "0022_account_window_plpgsql": accountWindowPlpgsql,
-  "0023_delivery_due_order": deliveryDueOrder
+  "0023_delivery_due_order": deliveryDueOrder,
+  "0024_hot_action_updates": hotActionUpdates
 }
 
 export const loader = Migrator.fromRecord(migrations)
