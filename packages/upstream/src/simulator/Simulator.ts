@@ -19,6 +19,7 @@ import { ApiClients, registerDemoClient, type SimulatorCredentials, TokenStore }
 import { CallLog } from "./SimulatorCallLog.ts"
 import { SimulatorControl } from "./SimulatorControl.ts"
 import { type FaultSpec, FaultRegistry } from "./SimulatorFaults.ts"
+import { JsonText } from "./SimulatorHttp.ts"
 import { computeTotals, type SimulatorTotals } from "./SimulatorReports.ts"
 import { API_PREFIX, SimulatorServer, TOKEN_PATH } from "./SimulatorServer.ts"
 import { isReadOnly, resolveSize, type SimulatorSizeOption } from "./SimulatorSize.ts"
@@ -146,7 +147,7 @@ export const startSimulator = async (options: SimulatorOptions = {}): Promise<Si
     control,
     webUiWrite: (input) => {
       const answer = server.webUi(input, "web-ui")
-      return { status: answer.status, body: answer.body }
+      return { status: answer.status, body: answer.body instanceof JsonText ? answer.body.toJSON() : answer.body }
     },
     today: (accountId) => isoFromDay(state.now(accountOf(accountId)).day),
     totals: (accountId, level, startDate, endDate, campaignId) =>

@@ -7,11 +7,27 @@ import type { WireErrorItem } from "../Wire.ts"
 
 export interface Answer {
   readonly status: number
+  /** A JSON value, or a JsonText already written (sent as it is). */
   readonly body: unknown
   readonly headers?: Readonly<Record<string, string>>
   /** Why the simulator refused: kept in the call log, never sent. */
   readonly reason?: string
 }
+
+/**
+ * A body already written as JSON (report pages: see SimulatorReportJson), sent as these UTF-8 bytes.
+ * Anything that still needs it as a value (or stringifies it inside another) gets the parsed value.
+ */
+export class JsonText {
+  constructor(readonly bytes: Buffer) {}
+
+  toJSON(): unknown {
+    return JSON.parse(this.bytes.toString("utf8"))
+  }
+}
+
+/** The JSON bytes of an answer's body. */
+export const bodyBytes = (body: unknown): Buffer => body instanceof JsonText ? body.bytes : Buffer.from(JSON.stringify(body))
 
 /** A refused request: thrown by handlers, answered as `{data:null,pagination:null,error:{errors}}`. */
 export class WireFailure extends Error {

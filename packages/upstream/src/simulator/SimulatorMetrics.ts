@@ -172,7 +172,7 @@ class Splitter {
   private capacity = 0
   private weights = new Float64Array(0)
   private basis = new Float64Array(0)
-  private parts = new Float64Array(0)
+  private parts: Float64Array = new Float64Array(0)
   private remainders = new Float64Array(0)
   /** parts × METRIC_COUNT: the result of the last split. */
   result = new Float64Array(0)
@@ -239,7 +239,21 @@ export const newDailyBuffer = (range: DayRange): Float64Array => new Float64Arra
 export interface SearchTerm {
   readonly text: string | null
   readonly index: number
+  /** How many terms the source has (the split's part count). */
+  readonly of: number
 }
+
+/** What a split was computed for: the source (or ad group), its part count and the range. */
+interface SplitKey {
+  readonly kind: number
+  readonly id: number
+  readonly parts: number
+  readonly from: number
+  readonly to: number
+}
+
+const SPLIT_TERMS = 1
+const SPLIT_ADS = 2
 
 /**
  * Metrics of one account's entities. All `add*` methods add daily vectors for the days of `range`
@@ -253,18 +267,29 @@ export class AccountMetrics {
    * The last split computed: a source's search terms or an ad group's ads, all parts at once. The
    * rows of one source come one after another, so each source is computed and split only once.
    */
-  private lastSplit: { readonly key: string; readonly parts: Float64Array } | null = null
+  private lastSplit: { readonly key: SplitKey; readonly parts: Float64Array } | null = null
+  // Buffers of the last split (reused: only the last split is ever read).
+  private whole: Float64Array = new Float64Array(0)
+  private parts: Float64Array = new Float64Array(0)
+  /**
+   * The last parent mask: rows of one ad group come one after another. The world cannot change while
+   * one instance computes (a report is computed synchronously), so the ad group's mask stays valid.
+   */
+  private lastMask: { readonly campaign: SimCampaign; readonly adGroup: SimAdGroup; readonly from: number; readonly to: number; readonly mask: Uint8Array } | null = null
 
   constructor(readonly context: MetricsContext) {}
 
   /** 1 for each day of the range on which the campaign and the ad group both served. */
   private parentMask(campaign: SimCampaign, adGroup: SimAdGroup, range: DayRange): Uint8Array {
+    const last = this.lastMask
+    if (last !== null && last.campaign === campaign && last.adGroup === adGroup && last.from === range.from && last.to === range.to) return last.mask
     const mask = new Uint8Array(dayCount(range))
     const simple = campaign.offPeriods === null && adGroup.offPeriods === null &&
       campaign.createdDay <= range.from && adGroup.createdDay <= range.from
     for (let day = range.from; day <= range.to; day++) {
       mask[day - range.from] = simple || (servesOn(campaign, day) && servesOn(adGroup, day)) ? 1 : 0
     }
+    this.lastMask = { campaign, adGroup, from: range.from, to: range.to, mask }
     return mask
   }
 
@@ -319,19 +344,26 @@ export class AccountMetrics {
    * `weigh` sets each part's weight for a day (returning false skips the day).
    */
   private splitParts(
-    key: string,
+    kind: number,
+    id: number,
     range: DayRange,
     n: number,
     splitter: Splitter,
     source: (out: Float64Array) => void,
     weigh: (day: number, weights: Float64Array) => boolean
   ): Float64Array {
-    const fullKey = `${key}@${range.from}-${range.to}`
-    if (this.lastSplit?.key === fullKey) return this.lastSplit.parts
-    const whole = newDailyBuffer(range)
-    source(whole)
+    const last = this.lastSplit?.key
+    if (last !== undefined && last.kind === kind && last.id === id && last.parts === n && last.from === range.from && last.to === range.to) {
+      return this.lastSplit!.parts
+    }
     const days = dayCount(range)
-    const parts = new Float64Array(n * days * METRIC_COUNT)
+    if (this.whole.length !== days * METRIC_COUNT) this.whole = newDailyBuffer(range)
+    const whole = this.whole
+    whole.fill(0)
+    source(whole)
+    if (this.parts.length < n * days * METRIC_COUNT) this.parts = new Float64Array(n * days * METRIC_COUNT)
+    const parts = this.parts
+    parts.fill(0, 0, n * days * METRIC_COUNT)
     const weights = splitter.ensure(n)
     for (let d = range.from; d <= range.to; d++) {
       const offset = (d - range.from) * METRIC_COUNT
@@ -342,7 +374,7 @@ export class AccountMetrics {
         for (let m = 0; m < METRIC_COUNT; m++) parts[target + m] = splitter.result[i * METRIC_COUNT + m]!
       }
     }
-    this.lastSplit = { key: fullKey, parts }
+    this.lastSplit = { key: { kind, id, parts: n, from: range.from, to: range.to }, parts }
     return parts
   }
 
@@ -359,7 +391,7 @@ export class AccountMetrics {
       const cores = THEMES[adGroup.theme % THEMES.length]!.cores
       const count = 1 + (h % 3)
       const texts: Array<string | null> = [cores[(h >>> 4) % cores.length]!, `${cores[(h >>> 12) % cores.length]!} app`, null]
-      return texts.slice(0, count).map((text, index) => ({ text, index }))
+      return texts.slice(0, count).map((text, index, all) => ({ text, index, of: all.length }))
     }
     const h = hash32(seed, keyword.id, 0x7e, KEYWORD_SOURCE)
     const text = keyword.text
@@ -367,7 +399,7 @@ export class AccountMetrics {
       ? [text, text.endsWith("s") ? text.slice(0, -1) : `${text}s`]
       : [text, `${text} app`, `best ${text}`, `free ${text}`].filter((term, i, all) => all.indexOf(term) === i)
     const count = keyword.matchType === "EXACT" ? (h % 4 === 0 ? 2 : 1) : 1 + (h % 3)
-    return candidates.slice(0, count).map((term, index) => ({ text: term, index }))
+    return candidates.slice(0, count).map((term, index, all) => ({ text: term, index, of: all.length }))
   }
 
   /** One search term's share of its source, split exactly from the source's day. */
@@ -380,10 +412,12 @@ export class AccountMetrics {
     out: Float64Array
   ): void {
     const sourceId = keyword === null ? adGroup.id : keyword.id
-    const terms = this.searchTerms(adGroup, keyword).length
+    const terms = term.of
     const seed = this.context.seed
+    // Ids are unique across entity kinds, so the source's id names it.
     const parts = this.splitParts(
-      keyword === null ? `match:${adGroup.id}` : `keyword:${keyword.id}`,
+      SPLIT_TERMS,
+      sourceId,
       range,
       terms,
       this.termSplitter,
@@ -410,7 +444,8 @@ export class AccountMetrics {
     if (position < 0) return
     const seed = this.context.seed
     const parts = this.splitParts(
-      `ads:${adGroup.id}:${ads.length}`,
+      SPLIT_ADS,
+      adGroup.id,
       range,
       ads.length,
       this.adSplitter,
@@ -429,15 +464,6 @@ export class AccountMetrics {
     )
     this.addPart(parts, position, range, out)
   }
-}
-
-/** Sums a daily buffer into one vector. */
-export const totalOf = (daily: Float64Array): Float64Array => {
-  const total = new Float64Array(METRIC_COUNT)
-  for (let offset = 0; offset < daily.length; offset += METRIC_COUNT) {
-    for (let m = 0; m < METRIC_COUNT; m++) total[m]! += daily[offset + m]!
-  }
-  return total
 }
 
 export const isEmpty = (vector: Float64Array, offset = 0): boolean =>

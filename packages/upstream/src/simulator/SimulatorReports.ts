@@ -1,6 +1,7 @@
 /**
  * Reports: rows per level (campaigns, ad groups, keywords, search terms, ads), the platform's request
- * rules, sorting, paging and the v5 answer. Also the in-process totals tests compare a warehouse with.
+ * rules, sorting and paging; SimulatorReportJson renders a page (v5) and v1/SimulatorV1ReportJson (v1).
+ * Also the in-process totals tests compare a warehouse with.
  *
  * Levels relate exactly: campaign = Σ its ad groups; ad group = Σ its keywords + its Search Match;
  * search terms = every keyword's terms plus Search Match terms (keywordId null); ads = Σ ad group.
@@ -16,9 +17,9 @@
  * - Deleted entities keep their rows: their history still adds up to the parents' totals.
  */
 import type { Metrics, ReportLevel } from "../Upstream.ts"
-import type { WireMetrics, WireReport, WireReportMetadata, WireReportRequest, WireReportRow } from "../Wire.ts"
-import { dayFromIso, isoFromDay, monthStartOf, weekStartOf } from "./SimulatorCalendar.ts"
-import { invalid } from "./SimulatorHttp.ts"
+import type { WireReportMetadata, WireReportRequest } from "../Wire.ts"
+import { dayFromIso } from "./SimulatorCalendar.ts"
+import { invalid, type PageRequest } from "./SimulatorHttp.ts"
 import {
   type AccountMetrics,
   type DayRange,
@@ -30,21 +31,19 @@ import {
   NEW_DOWNLOADS,
   SPEND_MICROS,
   TAPS,
-  totalOf,
   VIEW_INSTALLS
 } from "./SimulatorMetrics.ts"
 import type { SimAccount, SimCampaign } from "./SimulatorModel.ts"
+import { ratio } from "./SimulatorReportJson.ts"
 import { checkConditions, compareBy, matchesConditions, selectorPage } from "./SimulatorSelector.ts"
 import type { SimulatorState } from "./SimulatorState.ts"
-import { money } from "./SimulatorWire.ts"
 
 /** The path segment of each report: /reports/campaigns, /reports/campaigns/{c}/<level>. */
 export type ReportPathLevel = "campaigns" | "adgroups" | "keywords" | "searchterms" | "ads"
 
 type Metadata = typeof WireReportMetadata.Type
-type MetricsEncoded = typeof WireMetrics.Encoded
 
-interface RowSource {
+export interface RowSource {
   readonly metadata: Metadata
   /** Adds the row's daily vectors over the range into `out`. */
   readonly fill: (range: DayRange, out: Float64Array) => void
@@ -60,16 +59,22 @@ const rowSources = (metrics: AccountMetrics, account: SimAccount, level: ReportP
   }
   if (campaign === null) throw new Error(`the ${level} report needs a campaign`)
   const rows: Array<RowSource> = []
+  // Metadata as plain literals (no spread of a shared part): a search-term report has ~10,000 rows.
+  const campaignId = campaign.id
   for (const adGroup of campaign.adGroups) {
-    const group = { campaignId: campaign.id, adGroupId: adGroup.id, adGroupName: adGroup.name }
+    const adGroupId = adGroup.id
+    const adGroupName = adGroup.name
     switch (level) {
       case "adgroups":
-        rows.push({ metadata: { ...group, campaignName: campaign.name }, fill: (range, out) => metrics.addAdGroup(campaign, adGroup, range, out) })
+        rows.push({
+          metadata: { campaignId, adGroupId, adGroupName, campaignName: campaign.name },
+          fill: (range, out) => metrics.addAdGroup(campaign, adGroup, range, out)
+        })
         break
       case "keywords":
         for (const keyword of adGroup.keywords) {
           rows.push({
-            metadata: { ...group, keywordId: keyword.id, keyword: keyword.text, matchType: keyword.matchType },
+            metadata: { campaignId, adGroupId, adGroupName, keywordId: keyword.id, keyword: keyword.text, matchType: keyword.matchType },
             fill: (range, out) => metrics.addKeyword(campaign, adGroup, keyword, range, out)
           })
         }
@@ -79,7 +84,9 @@ const rowSources = (metrics: AccountMetrics, account: SimAccount, level: ReportP
           for (const term of metrics.searchTerms(adGroup, keyword)) {
             rows.push({
               metadata: {
-                ...group,
+                campaignId,
+                adGroupId,
+                adGroupName,
                 keywordId: keyword.id,
                 keyword: keyword.text,
                 matchType: keyword.matchType,
@@ -92,7 +99,16 @@ const rowSources = (metrics: AccountMetrics, account: SimAccount, level: ReportP
         }
         for (const term of metrics.searchTerms(adGroup, null)) {
           rows.push({
-            metadata: { ...group, keywordId: null, keyword: null, matchType: "AUTO", searchTermText: term.text, searchTermSource: "AUTO" },
+            metadata: {
+              campaignId,
+              adGroupId,
+              adGroupName,
+              keywordId: null,
+              keyword: null,
+              matchType: "AUTO",
+              searchTermText: term.text,
+              searchTermSource: "AUTO"
+            },
             fill: (range, out) => metrics.addSearchTerm(campaign, adGroup, null, term, range, out)
           })
         }
@@ -100,7 +116,7 @@ const rowSources = (metrics: AccountMetrics, account: SimAccount, level: ReportP
       case "ads":
         for (const ad of adGroup.ads) {
           rows.push({
-            metadata: { ...group, adId: ad.id, adName: ad.name },
+            metadata: { campaignId, adGroupId, adGroupName, adId: ad.id, adName: ad.name },
             fill: (range, out) => metrics.addAd(campaign, adGroup, ad, range, out)
           })
         }
@@ -108,38 +124,6 @@ const rowSources = (metrics: AccountMetrics, account: SimAccount, level: ReportP
     }
   }
   return rows
-}
-
-const ratio = (numerator: number, denominator: number): number =>
-  denominator === 0 ? 0 : Math.round((numerator / denominator) * 10_000) / 10_000
-
-/** An average money amount, rounded to the currency's smallest unit. */
-const average = (micros: number, count: number, unitMicros: number): number =>
-  count === 0 ? 0 : Math.round(micros / count / unitMicros) * unitMicros
-
-/** A metrics vector in v5 names; money rendered exactly from integer micros. */
-export const metricsToWire = (vector: Float64Array, offset: number, account: SimAccount): MetricsEncoded => {
-  const impressions = vector[offset + IMPRESSIONS]!
-  const taps = vector[offset + TAPS]!
-  const installs = vector[offset + INSTALLS]!
-  const newDownloads = vector[offset + NEW_DOWNLOADS]!
-  const spend = vector[offset + SPEND_MICROS]!
-  const unit = account.minorUnitMicros
-  const currency = account.currency
-  return {
-    impressions,
-    taps,
-    ttr: ratio(taps, impressions),
-    localSpend: money(spend, currency),
-    avgCPT: money(average(spend, taps, unit), currency),
-    avgCPM: money(impressions === 0 ? 0 : Math.round(((spend / impressions) * 1000) / unit) * unit, currency),
-    tapInstalls: installs,
-    tapNewDownloads: newDownloads,
-    tapRedownloads: installs - newDownloads,
-    tapInstallCPI: money(average(spend, installs, unit), currency),
-    tapInstallRate: ratio(installs, taps),
-    totalInstalls: installs + vector[offset + VIEW_INSTALLS]!
-  }
 }
 
 /** Sort keys of a row: metadata fields and v5 metric names (ratios and averages from the totals). */
@@ -187,27 +171,68 @@ const METADATA_FIELDS: Record<ReportPathLevel, ReadonlySet<string>> = {
   ads: new Set(["campaignId", "adGroupId", "adGroupName", "adId", "adName"])
 }
 
-interface ComputedRow {
+/**
+ * The days with metrics of a report's rows, one run per row: day offsets from the range's first day
+ * (ascending) and their vectors, METRIC_COUNT each. Most keywords and search terms have metrics on a
+ * few days only, so every row's days are kept between the totals pass and the pages, and a page is
+ * written without computing its rows again.
+ */
+export class DayStore {
+  days = new Int32Array(1024)
+  values = new Float64Array(1024 * METRIC_COUNT)
+  size = 0
+
+  /** Appends the vector at `daily[offset..]` as day `day`. */
+  add(day: number, daily: Float64Array, offset: number): void {
+    if (this.size === this.days.length) {
+      const days = new Int32Array(this.size * 2)
+      days.set(this.days)
+      const values = new Float64Array(this.size * 2 * METRIC_COUNT)
+      values.set(this.values)
+      this.days = days
+      this.values = values
+    }
+    this.days[this.size] = day
+    const at = this.size * METRIC_COUNT
+    for (let m = 0; m < METRIC_COUNT; m++) this.values[at + m] = daily[offset + m]!
+    this.size++
+  }
+}
+
+export interface ComputedRow {
   readonly source: RowSource
   readonly position: number
   readonly total: Float64Array
-  /** Kept from the totals pass when cheap enough; recomputed for the page otherwise. */
-  daily: Float64Array | null
+  /** The row's days with metrics: `store` entries [first, first + count). */
+  readonly store: DayStore
+  readonly first: number
+  readonly count: number
 }
 
-// Above this many rows the daily vectors are not kept between the totals pass and the page.
-const KEEP_DAILY_ROWS = 2_000
-
 const computeRows = (sources: ReadonlyArray<RowSource>, range: DayRange, keepEmpty: boolean): Array<ComputedRow> => {
-  const keep = sources.length <= KEEP_DAILY_ROWS
-  const scratch = newDailyBuffer(range)
+  const daily = newDailyBuffer(range)
+  const store = new DayStore()
   const rows: Array<ComputedRow> = []
   sources.forEach((source, position) => {
-    const daily = keep ? newDailyBuffer(range) : scratch
-    if (!keep) scratch.fill(0)
+    daily.fill(0)
     source.fill(range, daily)
-    const total = totalOf(daily)
-    if (keepEmpty || !isEmpty(total)) rows.push({ source, position, total, daily: keep ? daily : null })
+    const total = new Float64Array(METRIC_COUNT)
+    const first = store.size
+    for (let offset = 0, day = 0; offset < daily.length; offset += METRIC_COUNT, day++) {
+      let any = false
+      for (let m = 0; m < METRIC_COUNT; m++) {
+        const value = daily[offset + m]!
+        if (value === 0) continue
+        total[m]! += value
+        any = true
+      }
+      if (any) store.add(day, daily, offset)
+    }
+    if (!keepEmpty && isEmpty(total)) {
+      store.size = first
+      return
+    }
+    rows.push({ source, position, total, store, first, count: store.size - first })
   })
   return rows
 }
@@ -228,36 +253,6 @@ const reportRange = (request: WireReportRequest, today: number): DayRange => {
     if (from < today - 90) throw invalid("DAILY reports start within the last 90 days", "startTime")
   }
   return { from, to: Math.min(to, today) }
-}
-
-const periodStart = (granularity: "DAILY" | "WEEKLY" | "MONTHLY", day: number): number =>
-  granularity === "DAILY" ? day : granularity === "WEEKLY" ? weekStartOf(day) : monthStartOf(day)
-
-const granularityOf = (
-  daily: Float64Array,
-  range: DayRange,
-  granularity: "DAILY" | "WEEKLY" | "MONTHLY",
-  keepEmpty: boolean,
-  account: SimAccount
-): NonNullable<typeof WireReportRow.Encoded["granularity"]> => {
-  const entries: Array<MetricsEncoded & { readonly date: string }> = []
-  const period = new Float64Array(METRIC_COUNT)
-  let current = periodStart(granularity, range.from)
-  const flush = () => {
-    if (keepEmpty || !isEmpty(period)) entries.push({ date: isoFromDay(current), ...metricsToWire(period, 0, account) })
-    period.fill(0)
-  }
-  for (let day = range.from; day <= range.to; day++) {
-    const start = periodStart(granularity, day)
-    if (start !== current) {
-      flush()
-      current = start
-    }
-    const offset = (day - range.from) * METRIC_COUNT
-    for (let m = 0; m < METRIC_COUNT; m++) period[m]! += daily[offset + m]!
-  }
-  flush()
-  return entries
 }
 
 /** The last few reports' computed rows, by request (page excluded); oldest dropped first. */
@@ -287,23 +282,30 @@ const reportRowsCacheOf = (state: SimulatorState): ReportRowsCache => {
   return created
 }
 
-export interface ReportAnswer {
-  readonly data: typeof WireReport.Encoded
-  readonly pagination: { readonly totalResults: number; readonly startIndex: number; readonly itemsPerPage: number }
+/** A report request checked and its rows computed: what both API versions render a page from. */
+export interface PreparedReport {
+  readonly account: SimAccount
+  readonly range: DayRange
+  readonly granularity: "DAILY" | "WEEKLY" | "MONTHLY" | undefined
+  readonly keepEmpty: boolean
+  /** Every row of the report, in answer order; a page is a slice of them. */
+  readonly rows: ReadonlyArray<ComputedRow>
+  /** The selector's page, checked. */
+  readonly page: PageRequest
 }
 
 /**
- * Answers one report request. Built as the encoded type of Wire.ts's WireReport directly rather than
- * through Schema.encode: a 1,000-row page of 90 days is ~90,000 entries and must stay well under a
- * second; the tests decode answers with WireReport to keep the two in step.
+ * Checks a report request (in the platform's order: dates, page, conditions, orderBy) and computes or
+ * reuses its rows. A client pages through one report with the same request, so the rows are computed
+ * once and each page is a slice.
  */
-export const runReport = (
+export const prepareReport = (
   state: SimulatorState,
   account: SimAccount,
   level: ReportPathLevel,
   campaign: SimCampaign | null,
   request: WireReportRequest
-): ReportAnswer => {
+): PreparedReport => {
   const metrics = state.metrics(account)
   const range = reportRange(request, metrics.context.today)
   const selector = request.selector
@@ -318,7 +320,6 @@ export const runReport = (
     }
   })
   const keepEmpty = request.returnRecordsWithNoMetrics === true
-  // A client pages through one report with the same request: compute its rows once, serve pages as slices.
   const key = JSON.stringify([
     state.version,
     metrics.context.restatement,
@@ -341,31 +342,7 @@ export const runReport = (
     cache.set(key, computed)
     return computed
   })()
-  const pageRows = rows.slice(page.offset, page.offset + page.limit)
-  const granularity = request.granularity
-  const withTotals = request.returnRowTotals === true || granularity === undefined
-  const wireRows = pageRows.map((row): typeof WireReportRow.Encoded => {
-    let daily = row.daily
-    if (granularity !== undefined && daily === null) {
-      daily = newDailyBuffer(range)
-      row.source.fill(range, daily)
-    }
-    return {
-      metadata: row.source.metadata,
-      ...(withTotals ? { total: metricsToWire(row.total, 0, account) } : {}),
-      ...(granularity !== undefined && daily !== null ? { granularity: granularityOf(daily, range, granularity, keepEmpty, account) } : {})
-    }
-  })
-  let grandTotals: { readonly total: MetricsEncoded } | null = null
-  if (request.returnGrandTotals === true) {
-    const sum = new Float64Array(METRIC_COUNT)
-    for (const row of rows) for (let m = 0; m < METRIC_COUNT; m++) sum[m]! += row.total[m]!
-    grandTotals = { total: metricsToWire(sum, 0, account) }
-  }
-  return {
-    data: { reportingDataResponse: { row: wireRows, grandTotals } },
-    pagination: { totalResults: rows.length, startIndex: page.offset, itemsPerPage: wireRows.length }
-  }
+  return { account, range, granularity: request.granularity, keepEmpty, rows, page }
 }
 
 /** One row of `SimulatorTotals`, in acs's terms (string ids, integer micros). */

@@ -26,7 +26,7 @@ import type { CallLog } from "./SimulatorCallLog.ts"
 import { campaignRoutes } from "./SimulatorCampaignRoutes.ts"
 import type { SimulatorControl } from "./SimulatorControl.ts"
 import { DEFAULT_TIMEOUT_MS, type FaultRegistry, type FiredFaults, type StatusFault } from "./SimulatorFaults.ts"
-import { type Answer, errorEnvelope, WireFailure } from "./SimulatorHttp.ts"
+import { type Answer, bodyBytes, errorEnvelope, WireFailure } from "./SimulatorHttp.ts"
 import { keywordRoutes } from "./SimulatorKeywordRoutes.ts"
 import { reportRoutes } from "./SimulatorReportRoutes.ts"
 import type { HttpMethod, Route } from "./SimulatorRouter.ts"
@@ -164,7 +164,7 @@ export class SimulatorServer {
 
   private send(response: ServerResponse, answer: Answer): void {
     if (response.destroyed || response.writableEnded) return
-    const payload = Buffer.from(JSON.stringify(answer.body))
+    const payload = bodyBytes(answer.body)
     response.writeHead(answer.status, {
       ...answer.headers,
       "content-type": "application/json; charset=utf-8",

@@ -11,15 +11,16 @@ import type { WireErrorItem } from "../../Wire.ts"
 import { accountRoutes } from "../SimulatorAccountRoutes.ts"
 import { campaignRoutes } from "../SimulatorCampaignRoutes.ts"
 import { detailIdOf } from "../SimulatorChangeHistory.ts"
-import { type Answer, decodeInput, failure, invalid, notFound, WireFailure } from "../SimulatorHttp.ts"
+import { type Answer, decodeInput, failure, invalid, JsonText, notFound, WireFailure } from "../SimulatorHttp.ts"
 import { keywordRoutes } from "../SimulatorKeywordRoutes.ts"
 import type { SimAccount, SimCampaign } from "../SimulatorModel.ts"
-import { type ReportPathLevel, runReport } from "../SimulatorReports.ts"
+import { prepareReport, type ReportPathLevel } from "../SimulatorReports.ts"
 import type { HttpMethod, OrgRequest, Route, UserRequest } from "../SimulatorRouter.ts"
 import type { SimEntity, SimulatorState } from "../SimulatorState.ts"
 import type { WireObject } from "../SimulatorWire.ts"
 import { recordingWrite } from "../SimulatorWriteRecorder.ts"
 import { v1ErrorBody, v1Ok, v1Path } from "./SimulatorV1Http.ts"
+import { v1ReportBytes } from "./SimulatorV1ReportJson.ts"
 import { aclToV1, entityToV1 } from "./SimulatorV1Wire.ts"
 
 const V5_ROUTES: ReadonlyArray<Route> = [...accountRoutes, ...campaignRoutes, ...keywordRoutes]
@@ -461,36 +462,6 @@ const REPORT_LEVELS: Readonly<Record<string, ReportPathLevel>> = {
   ads: "ads"
 }
 
-const metricsToV1 = (m: Readonly<Record<string, unknown>>) => ({
-  impressions: m["impressions"],
-  taps: m["taps"],
-  tapInstalls: m["tapInstalls"],
-  localSpend: m["localSpend"],
-  cpt: m["avgCPT"] ?? null,
-  cpm: m["avgCPM"] ?? null,
-  ttr: m["ttr"] ?? null
-})
-
-/**
- * Report metadata as Apple's v1 examples show it: the row's own entity as `id` with its `name` (a
- * keyword's `text`), its parents by id, and the ad account; search-term rows keep their term fields.
- */
-const metadataToV1 = (level: ReportPathLevel, meta: Readonly<Record<string, unknown>>, adAccountId: number) => {
-  const parents = { adAccountId, campaignId: meta["campaignId"] }
-  switch (level) {
-    case "campaigns":
-      return { id: meta["campaignId"], name: meta["campaignName"], adAccountId }
-    case "adgroups":
-      return { id: meta["adGroupId"], name: meta["adGroupName"], ...parents }
-    case "keywords":
-      return { id: meta["keywordId"], text: meta["keyword"], matchType: meta["matchType"], ...parents, adGroupId: meta["adGroupId"] }
-    case "ads":
-      return { id: meta["adId"], name: meta["adName"], ...parents, adGroupId: meta["adGroupId"] }
-    case "searchterms":
-      return { ...meta, adAccountId }
-  }
-}
-
 /**
  * The campaigns a report's `campaignId` filter names, each checked to be the caller's. Apple requires the
  * filter on every apps report, campaign level included; `EQUALS` names one campaign, `IN` several (at
@@ -524,37 +495,21 @@ const report = (level: ReportPathLevel) => (request: OrgRequest): Answer => {
   const pageSize = body.pagination?.pageSize ?? 1000
   if (pageSize < 1 || pageSize > MAX_REPORT_PAGE) throw invalid(`pageSize must be between 1 and ${MAX_REPORT_PAGE}`, "pagination.pageSize")
   const granularity = body.timeRange.granularity
-  const rows: Array<unknown> = []
-  let total = 0
-  // v5's report engine pages by 1,000; a v1 page of up to 5,000 is served as consecutive slices of it.
-  for (let at = offset; at < offset + pageSize; at += 1000) {
-    const limit = Math.min(1000, offset + pageSize - at)
-    const answer = runReport(request.state, request.account, level, level === "campaigns" ? null : campaign, {
-      startTime: body.timeRange.start,
-      endTime: body.timeRange.end,
-      timeZone: body.timeRange.timeZone === "UTC" ? "UTC" : "ORTZ",
-      ...(granularity !== undefined ? { granularity } : {}),
-      selector: {
-        ...(level === "campaigns" ? { conditions: [{ field: "campaignId", operator: "IN", values: campaigns.map((c) => String(c.id)) }] } : {}),
-        pagination: { offset: at, limit }
-      },
-      returnRowTotals: true,
-      returnGrandTotals: false,
-      returnRecordsWithNoMetrics: false
-    })
-    total = answer.pagination.totalResults
-    for (const row of answer.data.reportingDataResponse.row) {
-      const v5 = row as unknown as Readonly<Record<string, unknown>>
-      const granular = Array.isArray(v5["granularity"]) ? (v5["granularity"] as ReadonlyArray<Readonly<Record<string, unknown>>>) : null
-      rows.push({
-        metadata: metadataToV1(level, isObject(v5["metadata"]) ? v5["metadata"] : {}, request.account.orgId),
-        totalMetrics: metricsToV1(isObject(v5["total"]) ? v5["total"] : {}),
-        ...(granular !== null ? { granularMetrics: granular.map((g) => ({ date: g["date"], ...metricsToV1(g) })) } : {})
-      })
-    }
-    if (answer.data.reportingDataResponse.row.length < limit) break
-  }
-  return v1Ok({ rows }, { offset, pageSize, totalCount: total })
+  // v5's report engine checks pages of up to 1,000; a v1 page of up to 5,000 is the rows from `offset` on.
+  const report = prepareReport(request.state, request.account, level, level === "campaigns" ? null : campaign, {
+    startTime: body.timeRange.start,
+    endTime: body.timeRange.end,
+    timeZone: body.timeRange.timeZone === "UTC" ? "UTC" : "ORTZ",
+    ...(granularity !== undefined ? { granularity } : {}),
+    selector: {
+      ...(level === "campaigns" ? { conditions: [{ field: "campaignId", operator: "IN", values: campaigns.map((c) => String(c.id)) }] } : {}),
+      pagination: { offset, limit: Math.min(1000, pageSize) }
+    },
+    returnRowTotals: true,
+    returnGrandTotals: false,
+    returnRecordsWithNoMetrics: false
+  })
+  return { status: 200, body: new JsonText(v1ReportBytes(report, level, offset, pageSize)) }
 }
 
 // ---- change history -----------------------------------------------------------------------------------
