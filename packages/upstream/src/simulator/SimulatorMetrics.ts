@@ -172,7 +172,7 @@ class Splitter {
   private capacity = 0
   private weights = new Float64Array(0)
   private basis = new Float64Array(0)
-  private parts: Float64Array = new Float64Array(0)
+  private parts = new Float64Array(0)
   private remainders = new Float64Array(0)
   /** parts × METRIC_COUNT: the result of the last split. */
   result = new Float64Array(0)
