@@ -62,28 +62,22 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
      * Newest first; `nextBefore` is the last row's `created_at` when more rows may follow. The rows are read
      * without the client's name transform and answered in their encoded form (`toEncodedRecord`).
      */
-    const list = ({ account: { projectId } }: Granted<"listActions">, query: LedgerQuery) =>
-      raw<RawActionRow>`/* prepared */
+    const list = ({ account: { projectId } }: Granted<"listActions">, query: LedgerQuery) => {
+      // The queue through its own index (`pending`, migration 0024), not a walk of the whole ledger.
+      const status = query.status === undefined ? sql`` : query.status === "proposed" ? sql`AND pending` : sql`AND status = ${query.status}`
+      const origin = query.origin === undefined
+        ? sql``
+        : query.origin === "external"
+        ? sql`AND kind = 'external_change'`
+        : sql`AND kind <> 'external_change'`
+      return raw<RawActionRow>`/* prepared */
         SELECT ${columns} FROM actions
         WHERE project_id = ${projectId}
           ${query.before === undefined ? sql`` : sql`AND created_at < ${query.before}::timestamptz`}
-          ${
-  query.status === undefined
-    ? sql``
-    // The queue through its own index (`pending`, migration 0024), not a walk of the whole ledger.
-    : query.status === "proposed"
-    ? sql`AND pending`
-    : sql`AND status = ${query.status}`
-}
+          ${status}
           ${query.kind === undefined ? sql`` : sql`AND kind = ${query.kind}`}
           ${query.proposedBy === undefined ? sql`` : sql`AND proposed_by->>'id' = ${query.proposedBy}`}
-          ${
-  query.origin === undefined
-    ? sql``
-    : query.origin === "external"
-    ? sql`AND kind = 'external_change'`
-    : sql`AND kind <> 'external_change'`
-}
+          ${origin}
         ORDER BY created_at DESC
         LIMIT ${query.limit + 1}`.pipe(
         Effect.map((rows) => {
@@ -93,6 +87,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         Effect.orDie,
         Effect.withSpan("Ledger.list", HOT_SPAN)
       )
+    }
 
     /** Actions waiting for a human, oldest first, with their count (`pending`: status proposed, migration 0024). */
     const pending = ({ account: { projectId } }: Granted<"listApprovals">, limit: number) =>

@@ -1,8 +1,9 @@
 /**
  * Applies one claimed action (SPEC 3, "The apply worker"): re-runs the policy for auto-applied actions
- * (demotion), local validation and the budget hard cap, then runs the kind's steps, each recorded before
- * its first upstream write (by that write's fence: worker/WriteFence.ts) and after it. A drift demotes; a failure rolls a composite back in reverse, best effort;
- * `upstream_unavailable` hands the job back for a later attempt, continuing after the last recorded step.
+ * (demotion), local validation and the budget hard cap, then runs the kind's steps, each recorded before its
+ * first upstream write (by that write's fence: worker/WriteFence.ts) and after it. A drift demotes; a failure
+ * rolls a composite back in reverse, best effort; `upstream_unavailable` hands the job back for a later
+ * attempt, continuing after the last recorded step.
  * Every upstream write and every state write is fenced by the job's lease: a worker that lost its job (paused
  * past its lease, then claimed by another) stops before its next write and leaves the job to the new owner.
  * A state write is one statement behind the lease renewal (`WITH lease AS (...)`); the write that ends the run
