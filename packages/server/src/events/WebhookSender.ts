@@ -5,9 +5,11 @@
  * receiver's answer is read and kept. The connection goes through the SSRF guard's own DNS lookup. The
  * attempt's trace context goes along as `traceparent` (W3C Trace Context).
  *
- * Connections are kept alive between deliveries (one pool per process): a burst of events to one endpoint
- * costs one TLS handshake, not one each. A kept connection was checked by the guard when it was opened; one
- * whose answer was cut short (a timeout, more than 1 KiB) is destroyed, never reused.
+ * Connections are kept alive between deliveries (one pool per process, at most `SOCKETS` to an endpoint): a
+ * burst of events to one endpoint costs one TLS handshake, not one each. A kept connection was checked by the
+ * guard when it was opened; one whose answer was cut short (a timeout, more than 1 KiB) is destroyed, never
+ * reused. An attempt's timeout and duration run from the moment it has a connection: one waiting for a free
+ * connection to a slow endpoint (a backlog of several batches) is not timed out for the endpoint's other answers.
  */
 import * as Crypto from "node:crypto"
 import * as Http from "node:http"
@@ -18,7 +20,8 @@ export const MAX_RESPONSE_BYTES = 1024
 
 // As many idle connections kept as may be open: a batch sent side by side would otherwise close the ones
 // beyond the idle limit and connect them again for the next batch.
-const SOCKETS = 32
+/** Connections kept to one endpoint (WEBHOOK_BATCH's default: a batch never waits for one). */
+export const SOCKETS = 32
 const agents = {
   "http:": new Http.Agent({ keepAlive: true, maxSockets: SOCKETS, maxFreeSockets: SOCKETS, timeout: 30_000 }),
   "https:": new Https.Agent({ keepAlive: true, maxSockets: SOCKETS, maxFreeSockets: SOCKETS, timeout: 30_000 })
@@ -50,19 +53,21 @@ export interface SendOptions {
 
 export const send = (options: SendOptions): Promise<AttemptResult> =>
   new Promise((resolve) => {
-    const started = performance.now()
+    // Set when the attempt gets its connection (below); an attempt that never got one took no time.
+    let started: number | undefined
     const finish = (result: Omit<AttemptResult, "durationMs">) =>
-      resolve({ ...result, durationMs: Math.round(performance.now() - started) })
+      resolve({ ...result, durationMs: started === undefined ? 0 : Math.round(performance.now() - started) })
     const refused = urlRefusal(options.url, options.allowPrivate)
     if (refused !== undefined) return finish({ delivered: false, statusCode: null, error: refused, response: null })
     const url = new URL(options.url)
     const transport = url.protocol === "https:" ? Https : Http
     let settled = false
+    let timer: ReturnType<typeof setTimeout> | undefined
     /** `reusable`: the answer was read to its end, so the connection may serve the next delivery. */
     const settle = (result: Omit<AttemptResult, "durationMs">, reusable = false) => {
       if (settled) return
       settled = true
-      clearTimeout(timer)
+      if (timer !== undefined) clearTimeout(timer)
       if (!reusable) request.destroy()
       finish(result)
     }
@@ -103,10 +108,15 @@ export const send = (options: SendOptions): Promise<AttemptResult> =>
       response.on("end", () => done(true))
       response.on("error", () => done(false))
     })
-    const timer = setTimeout(
-      () => settle({ delivered: false, statusCode: null, error: `no answer within ${options.timeoutMs} ms`, response: null }),
-      options.timeoutMs
-    )
+    // A kept connection is handed over at once; a new one is made (the guard's lookup, the connect, TLS) within the timeout.
+    request.once("socket", () => {
+      if (settled) return
+      started = performance.now()
+      timer = setTimeout(
+        () => settle({ delivered: false, statusCode: null, error: `no answer within ${options.timeoutMs} ms`, response: null }),
+        options.timeoutMs
+      )
+    })
     request.on("error", (error) => settle({ delivered: false, statusCode: null, error: error.message, response: null }))
     request.end(options.rawBody)
   })

@@ -1,0 +1,71 @@
+/**
+ * One delivery attempt against a real local receiver: a backlog larger than the connections acs keeps to one
+ * endpoint waits for a free connection, and that wait is not counted against the attempt's timeout (nor in its
+ * duration); an endpoint that does not answer within the timeout still fails the attempt.
+ */
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import { afterEach, describe, expect, it } from "vitest"
+import { send, SOCKETS } from "../src/events/WebhookSender.ts"
+
+/** Answers every request `holdMs` after it arrives (never, when `holdMs` is undefined), counting them. */
+const startReceiver = async (holdMs: number | undefined) => {
+  let received = 0
+  const server = Http.createServer((request, response) => {
+    request.resume()
+    request.on("end", () => {
+      received++
+      if (holdMs !== undefined) setTimeout(() => response.writeHead(204).end(), holdMs)
+    })
+  })
+  server.keepAliveTimeout = 60_000
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received: () => received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
+
+const attempt = (url: string, index: number, timeoutMs: number) =>
+  send({
+    url,
+    secret: "whsec_test",
+    eventId: `evt_${index}`,
+    rawBody: JSON.stringify({ eventId: `evt_${index}` }),
+    unixSeconds: 1_800_000_000,
+    timeoutMs,
+    allowPrivate: true
+  })
+
+describe("a webhook delivery attempt", () => {
+  const closing: Array<() => Promise<void>> = []
+  afterEach(async () => {
+    for (const close of closing.splice(0)) await close()
+  })
+
+  it("a backlog beyond the endpoint's connections waits for one without being timed out for it", async () => {
+    // Each answer takes 2 s and the timeout is 5 s. Three waves of SOCKETS attempts: the third gets its
+    // connections after about 4 s and its answers about 2 s later, in time only if the wait is not counted.
+    const receiver = await startReceiver(2_000)
+    closing.push(receiver.close)
+    const attempts = 3 * SOCKETS
+    const results = await Promise.all(Array.from({ length: attempts }, (_, index) => attempt(receiver.url, index, 5_000)))
+    expect(results.filter((result) => !result.delivered).map((result) => result.error)).toEqual([])
+    expect(receiver.received()).toBe(attempts)
+    // The duration is the endpoint's time to answer, not the wait for a connection.
+    for (const result of results) expect(result.durationMs).toBeLessThan(5_000)
+  }, 60_000)
+
+  it("an endpoint that does not answer within the timeout fails the attempt", async () => {
+    const receiver = await startReceiver(undefined)
+    closing.push(receiver.close)
+    const result = await attempt(receiver.url, 0, 1_000)
+    expect(result).toMatchObject({ delivered: false, statusCode: null, error: "no answer within 1000 ms" })
+    expect(result.durationMs).toBeGreaterThanOrEqual(1_000)
+  }, 30_000)
+})
