@@ -1,6 +1,7 @@
 /**
- * Entities to the v5 wire format and money from it. Every entity answer is encoded with the schemas of
- * Wire.ts, the ones the real client decodes with, so a drift between the two fails here first.
+ * Entities to the v5 wire format and money from it. Every entity answer is typed by the schemas of
+ * Wire.ts, the ones the real client decodes with, so a drift between the two fails to compile here first
+ * (and test/simulator-wire.test.ts encodes every entity of a world with them).
  */
 import { Schema } from "effect"
 import { decimalFromMicros, MoneyFormatError, microsFromDecimal } from "../Money.ts"
@@ -33,14 +34,23 @@ export type WireObject = Readonly<Record<string, unknown>>
 
 export const money = (micros: number, currency: string): WireMoney => ({ amount: decimalFromMicros(micros), currency })
 
-const encodeAcl = Schema.encodeSync(WireAcl)
-const encodeCampaign = Schema.encodeSync(WireCampaign)
-const encodeAdGroup = Schema.encodeSync(WireAdGroup)
-const encodeKeyword = Schema.encodeSync(WireKeyword)
-const encodeNegative = Schema.encodeSync(WireNegativeKeyword)
-const encodeAd = Schema.encodeSync(WireAd)
-const encodeApp = Schema.encodeSync(WireApp)
-const encodeGeo = Schema.encodeSync(WireGeo)
+/**
+ * A value as `schema` encodes it, without running the encoder. The wire schemas are plain structs (no
+ * transformations), so `Schema.encodeSync` only checks and copies; the literals passed here are typed by the
+ * schema's encoded side (a missing or unknown field does not compile), are written in the schema's field
+ * order and copy every array, so they are what it returned. Running it cost ~7 µs per entity, paid per
+ * answer, per change-history snapshot and per row of a v1 query.
+ */
+export const encodedAs = <A, I extends WireObject>(_schema: Schema.Schema<A, I>) => (value: I): WireObject => value
+
+const encodeAcl = encodedAs(WireAcl)
+const encodeCampaign = encodedAs(WireCampaign)
+const encodeAdGroup = encodedAs(WireAdGroup)
+const encodeKeyword = encodedAs(WireKeyword)
+const encodeNegative = encodedAs(WireNegativeKeyword)
+const encodeAd = encodedAs(WireAd)
+const encodeApp = encodedAs(WireApp)
+const encodeGeo = encodedAs(WireGeo)
 
 export const aclToWire = (world: SimWorld, account: SimAccount): WireObject =>
   encodeAcl({

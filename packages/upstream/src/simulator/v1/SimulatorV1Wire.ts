@@ -1,16 +1,16 @@
 /** The simulator's entities in the v1 wire format (one model, two encodings: see SimulatorWire for v5). */
-import { Schema } from "effect"
 import { V1Acl, V1Ad, V1AdGroup, V1Campaign, V1Keyword, V1NegativeKeyword } from "../../v1/WireV1.ts"
 import type { SimAccount, SimAd, SimAdGroup, SimCampaign, SimKeyword, SimNegativeKeyword, SimWorld } from "../SimulatorModel.ts"
 import type { SimEntity } from "../SimulatorState.ts"
-import { money, type WireObject } from "../SimulatorWire.ts"
+import { encodedAs, money, type WireObject } from "../SimulatorWire.ts"
 
-const encodeAcl = Schema.encodeSync(V1Acl)
-const encodeCampaign = Schema.encodeSync(V1Campaign)
-const encodeAdGroup = Schema.encodeSync(V1AdGroup)
-const encodeKeyword = Schema.encodeSync(V1Keyword)
-const encodeNegative = Schema.encodeSync(V1NegativeKeyword)
-const encodeAd = Schema.encodeSync(V1Ad)
+// Typed by the v1 schemas, not run through them: see `encodedAs`.
+const encodeAcl = encodedAs(V1Acl)
+const encodeCampaign = encodedAs(V1Campaign)
+const encodeAdGroup = encodedAs(V1AdGroup)
+const encodeKeyword = encodedAs(V1Keyword)
+const encodeNegative = encodedAs(V1NegativeKeyword)
+const encodeAd = encodedAs(V1Ad)
 
 /** v1 keywords and negatives use ENABLED where v5 says ACTIVE. */
 export const v1KeywordStatus = (status: "ACTIVE" | "PAUSED"): "ENABLED" | "PAUSED" => status === "ACTIVE" ? "ENABLED" : "PAUSED"
