@@ -47,7 +47,8 @@ export interface ChangeSummary {
 
 export const detailIdOf = (record: ChangeRecord): string => `${record.entityType}.${record.entityId}.${record.transactionId}`
 
-const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
+/** Equal as JSON; most fields of a change are strings and numbers, equal without writing them out. */
+const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)
 
 /** The fields that differ between two v1 encodings of an entity (all of them on create). */
 export const changedFields = (

@@ -9,6 +9,7 @@ import { changedFields } from "./SimulatorChangeHistory.ts"
 import type { SimEntity } from "./SimulatorState.ts"
 import type { Answer } from "./SimulatorHttp.ts"
 import type { OrgRequest } from "./SimulatorRouter.ts"
+import type { WireObject } from "./SimulatorWire.ts"
 import { entityToV1 } from "./v1/SimulatorV1Wire.ts"
 
 const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -44,21 +45,23 @@ const AUDIT_TYPES: Record<SimEntity["kind"], AuditEntityType> = {
   AD: "Ad"
 }
 
+/** The entity `id` and its v1 encoding, or null when there is none. */
+const snapshot = (request: OrgRequest, id: number): { readonly found: SimEntity; readonly wire: WireObject } | null => {
+  const found = request.state.entity(id)
+  return found === undefined ? null : { found, wire: entityToV1(request.account, found) }
+}
+
 export const recordingWrite = (request: OrgRequest, handle: (request: OrgRequest) => Answer): Answer => {
   const { state, account } = request
-  const snapshot = (id: number) => {
-    const found = state.entity(id)
-    if (found === undefined) return null
-    return { found, wire: entityToV1(account, found) }
-  }
-  const before = new Map(namedIds(request).map((id) => [id, snapshot(id)] as const))
+  const before = new Map<number, ReturnType<typeof snapshot>>()
+  for (const id of namedIds(request)) before.set(id, snapshot(request, id))
   const answer = handle(request)
   if (answer.status >= 300) return answer
   const ids = new Set([...before.keys(), ...answeredIds(answer)])
   const { eventTime, transactionId } = state.history.nextTransaction(state.clock())
   for (const id of ids) {
     const was = before.get(id) ?? null
-    const is = snapshot(id)
+    const is = snapshot(request, id)
     if (is === null) continue
     const wasLive = was !== null && was.wire["deleted"] !== true
     const eventType: ChangeRecord["eventType"] = was === null ? "CREATE" : wasLive && is.wire["deleted"] === true ? "DELETE" : "UPDATE"
