@@ -32,6 +32,8 @@ export interface OrgRequest extends UserRequest {
 interface RouteBase {
   readonly method: HttpMethod
   readonly pattern: RegExp
+  /** The full path template (`/api/v5/campaigns/:id`) the pattern was made from; null for a bare pattern. */
+  readonly template: string | null
 }
 
 export type Route =
@@ -50,6 +52,7 @@ export const apiPath = (template: string): RegExp =>
 export const userRoute = (method: HttpMethod, template: string, handle: (request: UserRequest) => Answer): Route => ({
   method,
   pattern: apiPath(template),
+  template: `/api/v5${template}`,
   scope: "user",
   handle
 })
@@ -57,6 +60,7 @@ export const userRoute = (method: HttpMethod, template: string, handle: (request
 export const readRoute = (method: HttpMethod, template: string, handle: (request: OrgRequest) => Answer): Route => ({
   method,
   pattern: apiPath(template),
+  template: `/api/v5${template}`,
   scope: "org",
   write: false,
   handle
@@ -65,6 +69,7 @@ export const readRoute = (method: HttpMethod, template: string, handle: (request
 export const writeRoute = (method: HttpMethod, template: string, handle: (request: OrgRequest) => Answer): Route => ({
   method,
   pattern: apiPath(template),
+  template: `/api/v5${template}`,
   scope: "org",
   write: true,
   handle

@@ -29,7 +29,8 @@ import { DEFAULT_TIMEOUT_MS, type FaultRegistry, type FiredFaults, type StatusFa
 import { type Answer, bodyBytes, errorEnvelope, WireFailure } from "./SimulatorHttp.ts"
 import { keywordRoutes } from "./SimulatorKeywordRoutes.ts"
 import { reportRoutes } from "./SimulatorReportRoutes.ts"
-import type { HttpMethod, Route } from "./SimulatorRouter.ts"
+import type { HttpMethod } from "./SimulatorRouter.ts"
+import { RouteTable } from "./SimulatorRouteTable.ts"
 import { isReadOnly } from "./SimulatorSize.ts"
 import { recordingWrite } from "./SimulatorWriteRecorder.ts"
 import type { Actor } from "./SimulatorChangeHistory.ts"
@@ -42,7 +43,7 @@ export const API_PREFIX = "/api/v5"
 const CONTROL_PREFIX = "/_control/"
 const MAX_BODY_BYTES = 32 * 1024 * 1024
 
-const ROUTES: ReadonlyArray<Route> = [...accountRoutes, ...campaignRoutes, ...keywordRoutes, ...reportRoutes, ...v1Routes]
+const ROUTES = new RouteTable([...accountRoutes, ...campaignRoutes, ...keywordRoutes, ...reportRoutes, ...v1Routes])
 
 /** What the simulator advertises per window on v1 answers (Apple publishes no numbers). */
 const RATE_LIMIT = 600
@@ -72,13 +73,25 @@ const isMethod = (method: string): method is HttpMethod =>
  * `orgId=123` on v5, `adAccountId=123` on v1 (other `key=value` pairs may follow, separated by `;` or
  * `,`). The v1 ad account id is the simulator's child org id: one model, two names.
  */
+const CONTEXT_PATTERNS = {
+  orgId: /(?:^|[;,\s])orgId=(\d{1,15})(?:$|[;,\s])/,
+  adAccountId: /(?:^|[;,\s])adAccountId=(\d{1,15})(?:$|[;,\s])/
+} as const
+
 const orgIdFrom = (header: string | Array<string> | undefined, key: "orgId" | "adAccountId" = "orgId"): number | null => {
   const value = Array.isArray(header) ? header[0] : header
-  const match = value === undefined ? null : new RegExp(`(?:^|[;,\\s])${key}=(\\d{1,15})(?:$|[;,\\s])`).exec(value)
+  const match = value === undefined ? null : CONTEXT_PATTERNS[key].exec(value)
   return match ? Number(match[1]) : null
 }
 
 const contextKeyOf = (path: string) => isV1(path) ? "adAccountId" : "orgId"
+
+/** A path of these characters alone (no dot segment, escape, backslash or query) is what `URL` makes of it. */
+const PLAIN_TARGET = /^\/(?!\/)[A-Za-z0-9_\-/]*$/
+
+/** The request target's path and query, as `new URL(target, base)` reads them (parsed only when it must be). */
+const targetOf = (target: string): Pick<URL, "pathname" | "search" | "searchParams"> =>
+  PLAIN_TARGET.test(target) ? { pathname: target, search: "", searchParams: new URLSearchParams() } : new URL(target, "http://simulator")
 
 const statusFaultAnswer = (fault: StatusFault, requestId: string): Answer => {
   const retryAfter = fault.retryAfterSeconds ?? (fault.status === 429 ? 1 : undefined)
@@ -178,7 +191,7 @@ export class SimulatorServer {
     const requestId = randomUUID()
     response.setHeader("x-request-id", requestId)
     const arrivedAt = Date.now()
-    const url = new URL(request.url ?? "/", "http://simulator")
+    const url = targetOf(request.url ?? "/")
     const method = (request.method ?? "GET").toUpperCase()
     const path = url.pathname
     // Anything but a read may change the world; reports and finds are POSTs that only read.
@@ -212,7 +225,7 @@ export class SimulatorServer {
     else if (timeout !== null && timeout.process === false) {
       if (!(await this.hold(timeout.delayMs ?? DEFAULT_TIMEOUT_MS))) return
       answer = apiError(504, "GATEWAY_TIMEOUT", "Gateway timeout")
-    } else answer = this.dispatch(method, path, url.searchParams, rawBody, request, requestId, fired)
+    } else answer = this.dispatch(method, path, url.searchParams, rawBody, request, requestId, fired, orgId)
 
     calls.record({
       time: new Date(arrivedAt).toISOString(),
@@ -265,7 +278,7 @@ export class SimulatorServer {
     }
     const account = this.parts.state.account(adAccountId)
     if (account === undefined) return apiError(404, "NOT_FOUND", `no account ${adAccountId}`)
-    const route = ROUTES.find((candidate) => candidate.method === method && candidate.pattern.test(path))
+    const route = ROUTES.find(method, path)
     if (route === undefined || route.scope !== "org") return apiError(404, "NOT_FOUND", `no org route ${method} ${path}`)
     const actor: Actor = { userType: "CUSTOMER", modifiedBy: typeof input["user"] === "string" ? input["user"] : "web-ui-user@example.com" }
     this.parts.state.version++
@@ -301,7 +314,9 @@ export class SimulatorServer {
     rawBody: Buffer,
     request: IncomingMessage,
     requestId: string,
-    fired: FiredFaults
+    fired: FiredFaults,
+    /** From X-AP-Context under the path's key (`orgIdFrom`), null when missing or malformed. */
+    orgId: number | null
   ): Answer {
     const { clients, state, tokens } = this.parts
     if (path === TOKEN_PATH) {
@@ -316,7 +331,7 @@ export class SimulatorServer {
       return answerTokenRequest(parameters, clients, tokens, Date.now())
     }
 
-    const candidates = ROUTES.filter((route) => route.pattern.test(path))
+    const candidates = ROUTES.matching(path)
     if (candidates.length === 0) return apiError(404, "NOT_FOUND", `no resource at ${path}`)
     const route = candidates.find((candidate) => candidate.method === method)
     if (route === undefined || !isMethod(method)) return apiError(405, "METHOD_NOT_ALLOWED", `${method} is not allowed on ${path}`)
@@ -340,7 +355,6 @@ export class SimulatorServer {
       if (route.scope === "user") return route.handle(base)
       const contextHeader = request.headers["x-ap-context"]
       const key = contextKeyOf(path)
-      const orgId = orgIdFrom(contextHeader, key)
       if (orgId === null) {
         return apiError(403, "FORBIDDEN", contextHeader === undefined ? "X-AP-Context header is missing" : `X-AP-Context must be ${key}=<id>`)
       }

@@ -16,14 +16,15 @@ import { keywordRoutes } from "../SimulatorKeywordRoutes.ts"
 import type { SimAccount, SimCampaign } from "../SimulatorModel.ts"
 import { prepareReport, type ReportPathLevel } from "../SimulatorReports.ts"
 import type { HttpMethod, OrgRequest, Route, UserRequest } from "../SimulatorRouter.ts"
+import { RouteTable } from "../SimulatorRouteTable.ts"
 import type { SimEntity, SimulatorState } from "../SimulatorState.ts"
 import type { WireObject } from "../SimulatorWire.ts"
 import { recordingWrite } from "../SimulatorWriteRecorder.ts"
-import { v1ErrorBody, v1Ok, v1Path } from "./SimulatorV1Http.ts"
+import { V1_PREFIX, v1ErrorBody, v1Ok, v1Path } from "./SimulatorV1Http.ts"
 import { v1ReportBytes } from "./SimulatorV1ReportJson.ts"
 import { aclToV1, entityToV1 } from "./SimulatorV1Wire.ts"
 
-const V5_ROUTES: ReadonlyArray<Route> = [...accountRoutes, ...campaignRoutes, ...keywordRoutes]
+const V5_ROUTES = new RouteTable([...accountRoutes, ...campaignRoutes, ...keywordRoutes])
 const MAX_PAGE = 1000
 const MAX_REPORT_PAGE = 5000
 const MAX_BULK_ITEMS = 1000
@@ -43,7 +44,7 @@ const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof 
 /** Calls the v5 handler for `path` (a concrete /api/v5 path) as the same caller, recording writes. */
 const delegate = (request: OrgRequest, method: HttpMethod, path: string, body: unknown): Answer => {
   const full = `/api/v5${path}`
-  const route = V5_ROUTES.find((candidate) => candidate.method === method && candidate.pattern.test(full))
+  const route = V5_ROUTES.find(method, full)
   if (route === undefined || route.scope !== "org") throw new Error(`no v5 route for ${method} ${full}`)
   const ids = (route.pattern.exec(full) ?? []).slice(1).map(Number)
   const inner: OrgRequest = { ...request, method, path: full, ids, body, failingRows: new Set(), failingRowMessage: "" }
@@ -586,12 +587,14 @@ const searchAnswer = (answer: Answer): Answer => {
 const user = (method: HttpMethod, template: string, handle: (request: UserRequest) => Answer): Route => ({
   method,
   pattern: v1Path(template),
+  template: `${V1_PREFIX}${template}`,
   scope: "user",
   handle
 })
 const read = (method: HttpMethod, pattern: string | RegExp, handle: (request: OrgRequest) => Answer): Route => ({
   method,
   pattern: typeof pattern === "string" ? v1Path(pattern) : pattern,
+  template: typeof pattern === "string" ? `${V1_PREFIX}${pattern}` : null,
   scope: "org",
   write: false,
   handle
@@ -599,6 +602,7 @@ const read = (method: HttpMethod, pattern: string | RegExp, handle: (request: Or
 const write = (method: HttpMethod, template: string, handle: (request: OrgRequest) => Answer): Route => ({
   method,
   pattern: v1Path(template),
+  template: `${V1_PREFIX}${template}`,
   scope: "org",
   write: true,
   handle
