@@ -5,12 +5,13 @@
  * timeouts; writes only on 429 (the platform did not process the call), never blindly.
  */
 import { ConnectionError, NotFound, ReadOnlyAccount, UpstreamError, UpstreamUnavailable } from "@acs/domain/Errors"
-import { Clock, Data, Duration, Effect, Option, Ref, Schema } from "effect"
+import { Cause, Clock, Data, Duration, Effect, Either, Option, Schema, type Tracer } from "effect"
 import type { IncomingHttpHeaders } from "node:http"
 import { type AppleCredentials, signClientSecret } from "./ClientSecret.ts"
 import type { UpstreamFailure } from "./Upstream.ts"
 import { countUpstreamRequest, endpointLabel } from "./UpstreamMetrics.ts"
 import { type TransportResponse, UpstreamTransport } from "./UpstreamTransport.ts"
+import type { ParseError } from "effect/ParseResult"
 import { V1ErrorBody } from "./v1/WireV1.ts"
 import { WireEnvelope, WireError, WireToken } from "./Wire.ts"
 
@@ -101,6 +102,29 @@ const parseJson = (text: string): unknown => {
   }
 }
 
+/**
+ * A schema's decoder to an Either, compiled once per schema: the answers' schemas are synchronous, so this is
+ * the decoder `Schema.decodeUnknown` runs, without an Effect per answer around it.
+ */
+export const eitherDecoderOf = <A, I>(schema: Schema.Schema<A, I>): (u: unknown) => Either.Either<A, ParseError> => {
+  let decode = eitherDecoders.get(schema)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknownEither(schema)
+    eitherDecoders.set(schema, decode)
+  }
+  return decode as (u: unknown) => Either.Either<A, ParseError>
+}
+const eitherDecoders = new WeakMap<object, (u: unknown) => Either.Either<unknown, ParseError>>()
+
+/**
+ * An answer in an unexpected shape, as the call's failure. `failCause`, not `fail`: the error carries no span, as
+ * when `Effect.mapError` turned the decoder's failure into it.
+ */
+export const unexpectedShape = (call: Call, error: ParseError) =>
+  Effect.failCause(Cause.fail(
+    new UpstreamError({ message: `the upstream platform answered ${call.method} ${call.path} in an unexpected shape: ${error.message.slice(0, 300)}` })
+  ))
+
 const decodeErrorBody = Schema.decodeUnknownOption(Schema.Struct({ error: Schema.NullOr(WireError) }))
 const decodeV1ErrorBody = Schema.decodeUnknownOption(V1ErrorBody)
 
@@ -118,6 +142,12 @@ export const messagesOf = (body: unknown): string => {
   return [...head, ...details, ...listed].join("; ")
 }
 
+/** A 2xx answer: its body as JSON (null when empty or not JSON) and its status. */
+interface Answer {
+  readonly body: unknown
+  readonly status: number
+}
+
 /** v5 scopes calls with `X-AP-Context: orgId=…`, v1 with `adAccountId=…`. */
 export type ContextKey = "orgId" | "adAccountId"
 
@@ -132,7 +162,8 @@ export const makeUpstreamHttp = (
     /** Counts the request by its answer's status, or as `error` when none came (timeout, network). */
     const counted = (endpoint: string) => <E, R>(sent: Effect.Effect<TransportResponse, E, R>) =>
       sent.pipe(Effect.onExit((exit) => countUpstreamRequest(endpoint, exit._tag === "Success" ? exit.value.status : "error")))
-    const token = yield* Ref.make(Option.none<{ readonly value: string; readonly expiresAt: number }>())
+    // The cached token: only this client reads and writes it, each time in one step.
+    let token: { readonly value: string; readonly expiresAt: number } | undefined
 
     const fetchToken = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
@@ -166,36 +197,82 @@ export const makeUpstreamHttp = (
         Effect.mapError(() => new UpstreamError({ message: "the token endpoint answered an unreadable body" }))
       )
       const issued = { value: body.access_token, expiresAt: now + body.expires_in * 1000 }
-      yield* Ref.set(token, Option.some(issued))
+      token = issued
       return issued.value
     })
 
-    const cachedToken = Effect.gen(function*() {
-      const cached = yield* Ref.get(token)
-      const now = yield* Clock.currentTimeMillis
-      return Option.filter(cached, (t) => t.expiresAt - now > TOKEN_REFRESH_MARGIN_MS)
-    })
+    /** The cached token while it has more than the margin left, else undefined. */
+    const freshToken = (clock: Clock.Clock): string | undefined =>
+      token !== undefined && token.expiresAt - clock.unsafeCurrentTimeMillis() > TOKEN_REFRESH_MARGIN_MS ? token.value : undefined
 
     // Concurrent calls that find the token stale wait for one refresh instead of each fetching their own.
     const refreshing = yield* Effect.makeSemaphore(1)
-    const currentToken = cachedToken.pipe(Effect.flatMap(Option.match({
-      onSome: (t) => Effect.succeed(t.value),
-      onNone: () =>
-        refreshing.withPermits(1)(cachedToken.pipe(Effect.flatMap(Option.match({
-          onSome: (t) => Effect.succeed(t.value),
-          onNone: () => fetchToken
-        }))))
-    })))
+    const currentToken = Effect.clockWith((clock) => {
+      const cached = freshToken(clock)
+      return cached !== undefined ? Effect.succeed(cached) : refreshing.withPermits(1)(Effect.clockWith((again) => {
+        const refreshed = freshToken(again)
+        return refreshed !== undefined ? Effect.succeed(refreshed) : fetchToken
+      }))
+    })
 
-    const once = (call: Call) =>
-      Effect.gen(function*() {
-        const bearer = yield* currentToken
+    /** What an answer means: its body on a 2xx, else the failure its status stands for. */
+    const answerOf = (
+      call: Call,
+      response: TransportResponse,
+      span: Tracer.Span
+    ): Effect.Effect<Answer, TokenRejected | Retryable | UpstreamError | ReadOnlyAccount | ConnectionError | NotFound> => {
+      const body = parseJson(response.body)
+      const status = response.status
+      const requestId = requestIdOf(response)
+      span.attribute("http.response.status_code", status)
+      if (status >= 200 && status < 300) return Effect.succeed({ body, status })
+      if (status === 401) return Effect.fail(new TokenRejected())
+      if (status === 429) {
+        return Effect.fail(
+          new Retryable({
+            reason: `${call.method} ${call.path} was rate limited by the upstream platform`,
+            retryAfterMs: retryAfterMsOf(response),
+            notProcessed: true
+          })
+        )
+      }
+      if (status === 503 || status === 502 || status === 504) {
+        return Effect.fail(unavailable(`the upstream platform is unavailable (${status})`, retryAfterMsOf(response)))
+      }
+      const detail = messagesOf(body)
+      const error = new UpstreamError({
+        message: `the upstream platform answered ${status} to ${call.method} ${call.path}${detail ? `: ${detail}` : ""}`,
+        ...(requestId !== undefined ? { request_id: requestId } : {})
+      })
+      // A read changes nothing, so a transient 500 is worth another try; a write's 500 may have half-landed.
+      if (status >= 500 && !call.write) {
+        return Effect.fail(new Retryable({ reason: error.message, retryAfterMs: retryAfterMsOf(response), notProcessed: false, exhausted: error }))
+      }
+      if (status === 403) {
+        return Effect.fail(
+          call.write
+            ? new ReadOnlyAccount({
+              message: `the upstream platform refused the write: the credential lacks the account-manager role (${detail || "403"})`
+            })
+            : new ConnectionError({ message: `the upstream credential cannot read this account (${detail || "403"})` })
+        )
+      }
+      if (status === 404) return Effect.fail(new NotFound({ message: `not found upstream: ${call.path}${detail ? ` (${detail})` : ""}` }))
+      return Effect.fail(error)
+    }
+
+    /**
+     * One attempt. A chain of steps rather than Effect.gen, the span annotated through its object rather than
+     * `annotateCurrentSpan`: every apply makes two calls, and the steps of a call were most of its CPU.
+     */
+    const once = (call: Call, endpoint: string, span: Tracer.Span) =>
+      Effect.flatMap(currentToken, (bearer) => {
         const query = call.query === undefined ? "" : `?${new URLSearchParams(call.query).toString()}`
         const headers: Record<string, string> = { authorization: `Bearer ${bearer}`, accept: "application/json" }
         if (call.orgId !== undefined) headers["x-ap-context"] = `${contextKey}=${call.orgId}`
         const json = call.body === undefined ? undefined : JSON.stringify(call.body)
         if (json !== undefined) headers["content-type"] = "application/json"
-        const response = yield* transport.send({
+        return transport.send({
           method: call.method,
           url: `${endpoints.apiBaseUrl}${call.path}${query}`,
           headers,
@@ -208,53 +285,29 @@ export const makeUpstreamHttp = (
                 ? `${call.method} ${call.path} timed out after ${policy.timeoutMs} ms`
                 : `${call.method} ${call.path} failed: ${error.message}`
             ))),
-          counted(endpointLabel(call.method, call.path))
+          counted(endpoint),
+          Effect.flatMap((response) => answerOf(call, response, span))
         )
-        const body = parseJson(response.body)
-        const status = response.status
-        const requestId = requestIdOf(response)
-        yield* Effect.annotateCurrentSpan("http.response.status_code", status)
-        if (status >= 200 && status < 300) return { body, status }
-        if (status === 401) return yield* new TokenRejected()
-        if (status === 429) {
-          return yield* new Retryable({
-            reason: `${call.method} ${call.path} was rate limited by the upstream platform`,
-            retryAfterMs: retryAfterMsOf(response),
-            notProcessed: true
-          })
-        }
-        if (status === 503 || status === 502 || status === 504) {
-          return yield* unavailable(`the upstream platform is unavailable (${status})`, retryAfterMsOf(response))
-        }
-        const detail = messagesOf(body)
-        const error = new UpstreamError({
-          message: `the upstream platform answered ${status} to ${call.method} ${call.path}${detail ? `: ${detail}` : ""}`,
-          ...(requestId !== undefined ? { request_id: requestId } : {})
-        })
-        // A read changes nothing, so a transient 500 is worth another try; a write's 500 may have half-landed.
-        if (status >= 500 && !call.write) {
-          return yield* new Retryable({ reason: error.message, retryAfterMs: retryAfterMsOf(response), notProcessed: false, exhausted: error })
-        }
-        if (status === 403) {
-          return yield* call.write
-            ? new ReadOnlyAccount({
-              message: `the upstream platform refused the write: the credential lacks the account-manager role (${detail || "403"})`
-            })
-            : new ConnectionError({ message: `the upstream credential cannot read this account (${detail || "403"})` })
-        }
-        if (status === 404) return yield* new NotFound({ message: `not found upstream: ${call.path}${detail ? ` (${detail})` : ""}` })
-        return yield* error
       })
 
     /** Runs a call with the token refreshed once on a 401 and retries within the policy. */
-    const run = (call: Call): Effect.Effect<{ readonly body: unknown; readonly status: number }, UpstreamFailure> => {
-      const loop = (attempt: number, refreshed: boolean): Effect.Effect<{ readonly body: unknown; readonly status: number }, UpstreamFailure> =>
-        once(call).pipe(
-          Effect.catchTag("TokenRejected", () =>
-            refreshed
-              ? Effect.fail(new ConnectionError({ message: "the upstream platform rejected a fresh access token; the credentials need repair" }))
-              : Ref.set(token, Option.none()).pipe(Effect.zipRight(loop(attempt, true)))),
-          Effect.catchTag("Retryable", (error) => {
+    const run = (call: Call): Effect.Effect<Answer, UpstreamFailure> => {
+      const endpoint = endpointLabel(call.method, call.path)
+      const loop = (
+        span: Tracer.Span,
+        attempt: number,
+        refreshed: boolean
+      ): Effect.Effect<Answer, UpstreamFailure> =>
+        once(call, endpoint, span).pipe(
+          Effect.catchTags({
+            TokenRejected: () =>
+              refreshed
+                ? Effect.fail(new ConnectionError({ message: "the upstream platform rejected a fresh access token; the credentials need repair" }))
+                : Effect.suspend(() => {
+                  token = undefined
+                  return loop(span, attempt, true)
+                }),
+            Retryable: (error) => {
             const mayRetry = !call.write || error.notProcessed
             const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt)
             const delay = Math.max(backoff, error.retryAfterMs ?? 0)
@@ -265,24 +318,27 @@ export const makeUpstreamHttp = (
                 retry_after_ms: Math.max(1, Math.ceil(error.retryAfterMs ?? backoff))
               }))
             }
-            return Effect.sleep(Duration.millis(delay)).pipe(Effect.zipRight(loop(attempt + 1, refreshed)))
+              return Effect.sleep(Duration.millis(delay)).pipe(Effect.zipRight(loop(span, attempt + 1, refreshed)))
+            }
           })
         )
-      // No call-site stack trace (Effect builds an Error per span for it): a span per upstream call is on every apply.
-      return loop(0, false).pipe(
-        Effect.withSpan(`Upstream.${call.method} ${call.path.replace(/\d+/g, ":id")}`, { captureStackTrace: false })
+      // `Effect.withSpan` spelled out to hand the attempts the span itself. No call-site stack trace (Effect builds
+      // an Error per span for it): a span per upstream call is on every apply.
+      return Effect.useSpan(
+        `Upstream.${call.method} ${call.path.replace(/\d+/g, ":id")}`,
+        { captureStackTrace: false },
+        (span) => Effect.withParentSpan(loop(span, 0, false), span)
       )
     }
 
     /** Runs a call and decodes `data` with `schema`; an unreadable answer is a 502 `upstream_error`. */
-    const data = <A, I>(call: Call, schema: Schema.Schema<A, I>) =>
-      run(call).pipe(Effect.flatMap(({ body }) =>
-        Schema.decodeUnknown(WireEnvelope(schema))(body).pipe(
-          Effect.mapError((error) =>
-            new UpstreamError({ message: `the upstream platform answered ${call.method} ${call.path} in an unexpected shape: ${error.message.slice(0, 300)}` })
-          )
-        )
-      ))
+    const data = <A, I>(call: Call, schema: Schema.Schema<A, I>) => {
+      const decode = eitherDecoderOf(WireEnvelope(schema))
+      return run(call).pipe(Effect.flatMap(({ body }) => {
+        const decoded = decode(body)
+        return Either.isRight(decoded) ? Effect.succeed(decoded.right) : unexpectedShape(call, decoded.left)
+      }))
+    }
 
     /** Tests the credentials: fetching a token fails with 409 `connection_error` when they are refused. */
     const checkCredentials = fetchToken.pipe(
