@@ -26,6 +26,23 @@ export class JsonText {
   }
 }
 
+/*
+ * On this V8 (node 20), an object literal that spreads an object with keys and then adds keys of its own,
+ * `{...headers, "content-length": n}`, takes a slow path costing microseconds each time; answers and requests
+ * made on every call are built key by key instead.
+ */
+
+/** A fresh copy of `headers` (none: empty), to add headers to. */
+export const copyHeaders = (headers: Readonly<Record<string, string>> | undefined): Record<string, string> => {
+  const copy: Record<string, string> = {}
+  if (headers !== undefined) for (const name of Object.keys(headers)) copy[name] = headers[name]!
+  return copy
+}
+
+/** `{...answer, headers}`. */
+export const withHeaders = (answer: Answer, headers: Readonly<Record<string, string>>): Answer =>
+  "reason" in answer ? { status: answer.status, body: answer.body, headers, reason: answer.reason } : { status: answer.status, body: answer.body, headers }
+
 /** The JSON bytes of an answer's body. */
 export const bodyBytes = (body: unknown): Buffer => body instanceof JsonText ? body.bytes : Buffer.from(JSON.stringify(body))
 

@@ -26,10 +26,10 @@ import type { CallLog } from "./SimulatorCallLog.ts"
 import { campaignRoutes } from "./SimulatorCampaignRoutes.ts"
 import type { SimulatorControl } from "./SimulatorControl.ts"
 import { DEFAULT_TIMEOUT_MS, type FaultRegistry, type FiredFaults, type StatusFault } from "./SimulatorFaults.ts"
-import { type Answer, bodyBytes, errorEnvelope, WireFailure } from "./SimulatorHttp.ts"
+import { type Answer, bodyBytes, copyHeaders, errorEnvelope, WireFailure, withHeaders } from "./SimulatorHttp.ts"
 import { keywordRoutes } from "./SimulatorKeywordRoutes.ts"
 import { reportRoutes } from "./SimulatorReportRoutes.ts"
-import type { HttpMethod } from "./SimulatorRouter.ts"
+import type { HttpMethod, OrgRequest } from "./SimulatorRouter.ts"
 import { RouteTable } from "./SimulatorRouteTable.ts"
 import { isReadOnly } from "./SimulatorSize.ts"
 import { recordingWrite } from "./SimulatorWriteRecorder.ts"
@@ -178,11 +178,10 @@ export class SimulatorServer {
   private send(response: ServerResponse, answer: Answer): void {
     if (response.destroyed || response.writableEnded) return
     const payload = bodyBytes(answer.body)
-    response.writeHead(answer.status, {
-      ...answer.headers,
-      "content-type": "application/json; charset=utf-8",
-      "content-length": String(payload.length)
-    })
+    const headers = copyHeaders(answer.headers)
+    headers["content-type"] = "application/json; charset=utf-8"
+    headers["content-length"] = String(payload.length)
+    response.writeHead(answer.status, headers)
     response.end(payload)
   }
 
@@ -254,13 +253,11 @@ export class SimulatorServer {
     const current = window === undefined || now - window.start >= RATE_WINDOW_SECONDS * 1000 ? { start: now, count: 0 } : window
     current.count++
     this.rateWindows.set(key, current)
-    const headers = {
-      ...answer.headers,
-      "ratelimit-limit": String(RATE_LIMIT),
-      "ratelimit-remaining": String(Math.max(0, RATE_LIMIT - current.count)),
-      "ratelimit-reset": String(Math.max(0, Math.ceil((current.start + RATE_WINDOW_SECONDS * 1000 - now) / 1000)))
-    }
-    return answer.status >= 400 ? { ...toV1Error(answer, path), headers } : { ...answer, headers }
+    const headers = copyHeaders(answer.headers)
+    headers["ratelimit-limit"] = String(RATE_LIMIT)
+    headers["ratelimit-remaining"] = String(Math.max(0, RATE_LIMIT - current.count))
+    headers["ratelimit-reset"] = String(Math.max(0, Math.ceil((current.start + RATE_WINDOW_SECONDS * 1000 - now) / 1000)))
+    return withHeaders(answer.status >= 400 ? toV1Error(answer, path) : answer, headers)
   }
 
   /**
@@ -364,7 +361,20 @@ export class SimulatorServer {
         return apiError(403, "FORBIDDEN", `read-only access to org ${orgId} (${account.roleNames.join(", ")})`)
       }
       const actor: Actor = { userType: "CUSTOMER_API", modifiedBy: caller }
-      const orgRequest = { ...base, account, failingRows: fired.failingRows, failingRowMessage: fired.failingRowMessage, actor }
+      // Spelled out, not `{...base, account, ...}`: see copyHeaders.
+      const orgRequest: OrgRequest = {
+        method,
+        path,
+        query,
+        body,
+        requestId,
+        ids,
+        state,
+        account,
+        failingRows: fired.failingRows,
+        failingRowMessage: fired.failingRowMessage,
+        actor
+      }
       // v1 writes delegate to the v5 handlers, which record there; v5 writes are recorded here.
       return route.write && !isV1(path) ? recordingWrite(orgRequest, route.handle) : route.handle(orgRequest)
     } catch (error) {
