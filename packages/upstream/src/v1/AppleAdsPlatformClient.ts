@@ -6,7 +6,7 @@
  * by one (v1 has no bulk delete yet), reports from `/reports/apps/{level}/query`.
  */
 import { NotFound, UpstreamError } from "@acs/domain/Errors"
-import { Effect, Ref, Schema } from "effect"
+import { Effect, Either, Ref, Schema } from "effect"
 import type { AppleCredentials } from "../ClientSecret.ts"
 import { reportPageOf } from "../ReportDecoding.ts"
 import type {
@@ -21,7 +21,15 @@ import type {
   UpstreamClient,
   UpstreamFailure
 } from "../Upstream.ts"
-import { type Call, defaultRetryPolicy, type Endpoints, makeUpstreamHttp, type RetryPolicy } from "../UpstreamHttp.ts"
+import {
+  type Call,
+  defaultRetryPolicy,
+  eitherDecoderOf,
+  type Endpoints,
+  makeUpstreamHttp,
+  type RetryPolicy,
+  unexpectedShape
+} from "../UpstreamHttp.ts"
 import { money } from "../WireMapping.ts"
 import {
   accountFromV1,
@@ -139,21 +147,31 @@ export const makeAppleAdsPlatformClient = (
     const currencies = yield* Ref.make(new Map<string, string>())
 
     /** Runs a call and decodes `result`; an unreadable answer is a 502 `upstream_error`. */
-    const result = <A, I>(call: Call, schema: Schema.Schema<A, I>) =>
-      http.run(call).pipe(Effect.flatMap(({ body }) =>
-        Schema.decodeUnknown(V1Envelope(schema))(body).pipe(Effect.mapError((error) =>
-          new UpstreamError({
-            message: `the upstream platform answered ${call.method} ${call.path} in an unexpected shape: ${error.message.slice(0, 300)}`
-          })
-        ))
-      ))
+    const result = <A, I>(call: Call, schema: Schema.Schema<A, I>) => {
+      const decode = eitherDecoderOf(V1Envelope(schema))
+      return http.run(call).pipe(Effect.flatMap(({ body }) => {
+        const decoded = decode(body)
+        return Either.isRight(decoded) ? Effect.succeed(decoded.right) : unexpectedShape(call, decoded.left)
+      }))
+    }
 
-    const saved = <A, I>(call: Call, schema: Schema.Schema<A, I>) =>
-      result(call, schema).pipe(Effect.flatMap(({ result: value }) =>
-        value === null
+    /**
+     * Runs a call, decodes its `result` (which must be there) and goes on with `then`, all in one step after the
+     * answer: an apply's read and write each come through here.
+     */
+    const savedThen = <A, I, B, E>(call: Call, schema: Schema.Schema<A, I>, then: (value: A) => Effect.Effect<B, E>) => {
+      const decode = eitherDecoderOf(V1Envelope(schema))
+      return http.run(call).pipe(Effect.flatMap(({ body }): Effect.Effect<B, E | UpstreamError> => {
+        const decoded = decode(body)
+        if (Either.isLeft(decoded)) return unexpectedShape(call, decoded.left)
+        const value = decoded.right.result
+        return value === null
           ? Effect.fail(new UpstreamError({ message: `${call.method} ${call.path} answered without a result` }))
-          : Effect.succeed(value)
-      ))
+          : then(value)
+      }))
+    }
+
+    const saved = <A, I>(call: Call, schema: Schema.Schema<A, I>) => savedThen(call, schema, (value) => Effect.succeed(value))
 
     const read = (path: string, account?: string): Call => ({ method: "GET", path, write: false, ...(account !== undefined ? { orgId: account } : {}) })
     const write = (method: Call["method"], path: string, account: string, body?: unknown): Call => ({
@@ -169,16 +187,19 @@ export const makeAppleAdsPlatformClient = (
       Effect.tap((list) => Ref.set(currencies, new Map(list.map((a) => [a.upstreamAccountId, a.currency]))))
     )
 
+    const currencyIn = (known: ReadonlyMap<string, string>, account: string) => {
+      const currency = known.get(account)
+      return currency !== undefined
+        ? Effect.succeed(currency)
+        : Effect.fail(new UpstreamError({ message: `ad account ${account} is not visible to these credentials` }))
+    }
+
+    /** The account's currency; the accounts are listed again when it is not known yet. */
     const currencyOf = (account: string) =>
-      Ref.get(currencies).pipe(
-        Effect.flatMap((known) => known.has(account) ? Effect.succeed(known) : accounts.pipe(Effect.zipRight(Ref.get(currencies)))),
-        Effect.flatMap((known) => {
-          const currency = known.get(account)
-          return currency !== undefined
-            ? Effect.succeed(currency)
-            : Effect.fail(new UpstreamError({ message: `ad account ${account} is not visible to these credentials` }))
-        })
-      )
+      Effect.flatMap(Ref.get(currencies), (known) =>
+        known.has(account)
+          ? currencyIn(known, account)
+          : accounts.pipe(Effect.zipRight(Ref.get(currencies)), Effect.flatMap((listed) => currencyIn(listed, account))))
 
     /** Every page of `POST /{resource}/query` (a short page ends it; `totalCount` is not relied on). */
     const queryAll = <A, I>(resource: string, account: string, filters: ReadonlyArray<V1Filter>, schema: Schema.Schema<A, I>) =>
@@ -200,11 +221,17 @@ export const makeAppleAdsPlatformClient = (
 
     const eq = (field: string, value: string): V1Filter => ({ field, operator: "EQUALS", value })
 
-    /** One entity by id, checked to belong where the port's caller says it does. */
-    const one = <A, I>(resource: string, id: string, account: string, schema: Schema.Schema<A, I>, belongs: (a: A) => boolean) =>
-      saved(read(`/${resource}/${id}`, account), schema).pipe(Effect.flatMap((value) =>
-        belongs(value) ? Effect.succeed(value) : Effect.fail(new NotFound({ message: `not found upstream: /${resource}/${id}` }))
-      ))
+    /** One entity by id, checked to belong where the port's caller says it does, as the port's `B`. */
+    const one = <A, I, B>(
+      resource: string,
+      id: string,
+      account: string,
+      schema: Schema.Schema<A, I>,
+      belongs: (a: A) => boolean,
+      as: (a: A) => B
+    ) =>
+      savedThen(read(`/${resource}/${id}`, account), schema, (value) =>
+        belongs(value) ? Effect.succeed(as(value)) : Effect.fail(new NotFound({ message: `not found upstream: /${resource}/${id}` })))
 
     /**
      * A bulk call in chunks of V1_BULK_LIMIT, always with `allowPartialSuccess` (acs reports the rows
@@ -294,15 +321,14 @@ export const makeAppleAdsPlatformClient = (
       accounts,
       campaigns: (account) =>
         queryAll("campaigns", account, [], V1Campaign).pipe(Effect.map((rows) => live(rows).map(campaignFromV1))),
-      campaign: (account, c) => one("campaigns", c, account, V1Campaign, () => true).pipe(Effect.map(campaignFromV1)),
+      campaign: (account, c) => one("campaigns", c, account, V1Campaign, () => true, campaignFromV1),
       findCampaigns: (account, conditions: ReadonlyArray<FindCondition>) =>
         queryAll("campaigns", account, conditions.map(filterFromCondition), V1Campaign).pipe(
           Effect.map((rows) => live(rows).map(campaignFromV1))
         ),
       adGroups: (account, c) =>
         queryAll("adgroups", account, [eq("campaignId", c)], V1AdGroup).pipe(Effect.map((rows) => live(rows).map(adGroupFromV1))),
-      adGroup: (account, c, a) =>
-        one("adgroups", a, account, V1AdGroup, (g) => String(g.campaignId) === c).pipe(Effect.map(adGroupFromV1)),
+      adGroup: (account, c, a) => one("adgroups", a, account, V1AdGroup, (g) => String(g.campaignId) === c, adGroupFromV1),
       findAdGroups: (account, c, conditions) =>
         queryAll("adgroups", account, [eq("campaignId", c), ...conditions.map(filterFromCondition)], V1AdGroup).pipe(
           Effect.map((rows) => live(rows).map(adGroupFromV1))
@@ -330,10 +356,12 @@ export const makeAppleAdsPlatformClient = (
           Effect.map(campaignFromV1)
         ),
       updateCampaign: (account, c, change) =>
-        currencyOf(account).pipe(
-          Effect.flatMap((currency) => saved(write("PUT", `/campaigns/${c}`, account, campaignChangeToV1(change, currency)), V1Campaign)),
-          Effect.map(campaignFromV1)
-        ),
+        Effect.flatMap(currencyOf(account), (currency) =>
+          savedThen(
+            write("PUT", `/campaigns/${c}`, account, campaignChangeToV1(change, currency)),
+            V1Campaign,
+            (saved) => Effect.succeed(campaignFromV1(saved))
+          )),
       deleteCampaign: (account, c) => http.run(write("DELETE", `/campaigns/${c}`, account)).pipe(Effect.asVoid),
       createAdGroup: (account, c, adGroup) =>
         currencyOf(account).pipe(
