@@ -47,8 +47,33 @@ export interface ChangeSummary {
 
 export const detailIdOf = (record: ChangeRecord): string => `${record.entityType}.${record.entityId}.${record.transactionId}`
 
-/** Equal as JSON; most fields of a change are strings and numbers, equal without writing them out. */
-const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)
+/**
+ * True only when `a` and `b` surely have the same JSON text: identical, or arrays / plain objects (no
+ * `toJSON`) with the same keys in the same order and such values. False means "not proven".
+ */
+const surelySame = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!surelySame(a[i], b[i])) return false
+    return true
+  }
+  if (Object.getPrototypeOf(a) !== Object.prototype || Object.getPrototypeOf(b) !== Object.prototype || "toJSON" in a || "toJSON" in b) {
+    return false
+  }
+  const aKeys = Object.keys(a)
+  const bKeys = Object.keys(b)
+  if (aKeys.length !== bKeys.length) return false
+  for (let i = 0; i < aKeys.length; i++) {
+    const key = aKeys[i]!
+    if (key !== bKeys[i] || !surelySame((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false
+  }
+  return true
+}
+
+/** Equal as JSON; an unchanged field is told without writing both out. */
+const same = (a: unknown, b: unknown): boolean => surelySame(a, b) || JSON.stringify(a) === JSON.stringify(b)
 
 /** The fields that differ between two v1 encodings of an entity (all of them on create). */
 export const changedFields = (
