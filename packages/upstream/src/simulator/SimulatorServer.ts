@@ -69,15 +69,15 @@ const apiError = (status: number, messageCode: string, message: string, headers:
 const isMethod = (method: string): method is HttpMethod =>
   method === "GET" || method === "POST" || method === "PUT" || method === "DELETE"
 
-/**
- * `orgId=123` on v5, `adAccountId=123` on v1 (other `key=value` pairs may follow, separated by `;` or
- * `,`). The v1 ad account id is the simulator's child org id: one model, two names.
- */
 const CONTEXT_PATTERNS = {
   orgId: /(?:^|[;,\s])orgId=(\d{1,15})(?:$|[;,\s])/,
   adAccountId: /(?:^|[;,\s])adAccountId=(\d{1,15})(?:$|[;,\s])/
 } as const
 
+/**
+ * `orgId=123` on v5, `adAccountId=123` on v1 (other `key=value` pairs may follow, separated by `;` or
+ * `,`). The v1 ad account id is the simulator's child org id: one model, two names.
+ */
 const orgIdFrom = (header: string | Array<string> | undefined, key: "orgId" | "adAccountId" = "orgId"): number | null => {
   const value = Array.isArray(header) ? header[0] : header
   const match = value === undefined ? null : CONTEXT_PATTERNS[key].exec(value)
