@@ -148,6 +148,9 @@ interface Answer {
   readonly status: number
 }
 
+/** A v5 answer's `{data, pagination, error}`, `data` decoded with the call's schema. */
+type Envelope<A, I> = Schema.Schema.Type<ReturnType<typeof WireEnvelope<A, I, never>>>
+
 /** v5 scopes calls with `X-AP-Context: orgId=…`, v1 with `adAccountId=…`. */
 export type ContextKey = "orgId" | "adAccountId"
 
@@ -332,11 +335,14 @@ export const makeUpstreamHttp = (
     }
 
     /** Runs a call and decodes `data` with `schema`; an unreadable answer is a 502 `upstream_error`. */
-    const data = <A, I>(call: Call, schema: Schema.Schema<A, I>) => {
+    const data = <A, I>(call: Call, schema: Schema.Schema<A, I>) => dataThen(call, schema, (envelope) => Effect.succeed(envelope))
+
+    /** `data`, going on with `then` in the same step after the answer (an apply's read and write each come through here). */
+    const dataThen = <A, I, B, E>(call: Call, schema: Schema.Schema<A, I>, then: (envelope: Envelope<A, I>) => Effect.Effect<B, E>) => {
       const decode = eitherDecoderOf(WireEnvelope(schema))
-      return run(call).pipe(Effect.flatMap(({ body }) => {
+      return run(call).pipe(Effect.flatMap(({ body }): Effect.Effect<B, E | UpstreamError> => {
         const decoded = decode(body)
-        return Either.isRight(decoded) ? Effect.succeed(decoded.right) : unexpectedShape(call, decoded.left)
+        return Either.isRight(decoded) ? then(decoded.right) : unexpectedShape(call, decoded.left)
       }))
     }
 
@@ -346,7 +352,7 @@ export const makeUpstreamHttp = (
         Effect.fail(new UpstreamUnavailable({ message: error.reason, retry_after_ms: Math.ceil(error.retryAfterMs ?? policy.baseDelayMs) })))
     )
 
-    return { run, data, checkCredentials } as const
+    return { run, data, dataThen, checkCredentials } as const
   })
 
 export type UpstreamHttp = Effect.Effect.Success<ReturnType<typeof makeUpstreamHttp>>
