@@ -146,30 +146,30 @@ export const makeAppleAdsPlatformClient = (
     yield* http.checkCredentials
     const currencies = yield* Ref.make(new Map<string, string>())
 
-    /** Runs a call and decodes `result`; an unreadable answer is a 502 `upstream_error`. */
-    const result = <A, I>(call: Call, schema: Schema.Schema<A, I>) => {
-      const decode = eitherDecoderOf(V1Envelope(schema))
-      return http.run(call).pipe(Effect.flatMap(({ body }) => {
-        const decoded = decode(body)
-        return Either.isRight(decoded) ? Effect.succeed(decoded.right) : unexpectedShape(call, decoded.left)
-      }))
-    }
-
     /**
-     * Runs a call, decodes its `result` (which must be there) and goes on with `then`, all in one step after the
-     * answer: an apply's read and write each come through here.
+     * Runs a call, decodes its envelope and goes on with `then`, in one step after the answer (an apply's read and
+     * write each come through here); an unreadable answer is a 502 `upstream_error`.
      */
-    const savedThen = <A, I, B, E>(call: Call, schema: Schema.Schema<A, I>, then: (value: A) => Effect.Effect<B, E>) => {
+    const decodedThen = <A, I, B, E>(
+      call: Call,
+      schema: Schema.Schema<A, I>,
+      then: (envelope: Schema.Schema.Type<ReturnType<typeof V1Envelope<A, I, never>>>) => Effect.Effect<B, E>
+    ) => {
       const decode = eitherDecoderOf(V1Envelope(schema))
       return http.run(call).pipe(Effect.flatMap(({ body }): Effect.Effect<B, E | UpstreamError> => {
         const decoded = decode(body)
-        if (Either.isLeft(decoded)) return unexpectedShape(call, decoded.left)
-        const value = decoded.right.result
-        return value === null
-          ? Effect.fail(new UpstreamError({ message: `${call.method} ${call.path} answered without a result` }))
-          : then(value)
+        return Either.isRight(decoded) ? then(decoded.right) : unexpectedShape(call, decoded.left)
       }))
     }
+
+    const result = <A, I>(call: Call, schema: Schema.Schema<A, I>) => decodedThen(call, schema, (envelope) => Effect.succeed(envelope))
+
+    /** `decodedThen` for a `result` that must be there. */
+    const savedThen = <A, I, B, E>(call: Call, schema: Schema.Schema<A, I>, then: (value: A) => Effect.Effect<B, E>) =>
+      decodedThen(call, schema, ({ result: value }): Effect.Effect<B, E | UpstreamError> =>
+        value === null
+          ? Effect.fail(new UpstreamError({ message: `${call.method} ${call.path} answered without a result` }))
+          : then(value))
 
     const saved = <A, I>(call: Call, schema: Schema.Schema<A, I>) => savedThen(call, schema, (value) => Effect.succeed(value))
 
