@@ -106,7 +106,7 @@ const parseJson = (text: string): unknown => {
  * A schema's decoder to an Either, compiled once per schema: the answers' schemas are synchronous, so this is
  * the decoder `Schema.decodeUnknown` runs, without an Effect per answer around it.
  */
-export const eitherDecoderOf = <A, I>(schema: Schema.Schema<A, I>): (u: unknown) => Either.Either<A, ParseError> => {
+const eitherDecoderOf = <A, I>(schema: Schema.Schema<A, I>): (u: unknown) => Either.Either<A, ParseError> => {
   let decode = eitherDecoders.get(schema)
   if (decode === undefined) {
     decode = Schema.decodeUnknownEither(schema)
@@ -120,7 +120,7 @@ const eitherDecoders = new WeakMap<object, (u: unknown) => Either.Either<unknown
  * An answer in an unexpected shape, as the call's failure. `failCause`, not `fail`: the error carries no span, as
  * when `Effect.mapError` turned the decoder's failure into it.
  */
-export const unexpectedShape = (call: Call, error: ParseError) =>
+const unexpectedShape = (call: Call, error: ParseError) =>
   Effect.failCause(Cause.fail(
     new UpstreamError({ message: `the upstream platform answered ${call.method} ${call.path} in an unexpected shape: ${error.message.slice(0, 300)}` })
   ))
@@ -311,16 +311,16 @@ export const makeUpstreamHttp = (
                   return loop(span, attempt, true)
                 }),
             Retryable: (error) => {
-            const mayRetry = !call.write || error.notProcessed
-            const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt)
-            const delay = Math.max(backoff, error.retryAfterMs ?? 0)
-            if (!mayRetry || attempt >= policy.maxRetries || delay > policy.maxDelayMs) {
-              if (error.exhausted !== undefined) return Effect.fail(error.exhausted)
-              return Effect.fail(new UpstreamUnavailable({
-                message: `${error.reason}; retry later`,
-                retry_after_ms: Math.max(1, Math.ceil(error.retryAfterMs ?? backoff))
-              }))
-            }
+              const mayRetry = !call.write || error.notProcessed
+              const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt)
+              const delay = Math.max(backoff, error.retryAfterMs ?? 0)
+              if (!mayRetry || attempt >= policy.maxRetries || delay > policy.maxDelayMs) {
+                if (error.exhausted !== undefined) return Effect.fail(error.exhausted)
+                return Effect.fail(new UpstreamUnavailable({
+                  message: `${error.reason}; retry later`,
+                  retry_after_ms: Math.max(1, Math.ceil(error.retryAfterMs ?? backoff))
+                }))
+              }
               return Effect.sleep(Duration.millis(delay)).pipe(Effect.zipRight(loop(span, attempt + 1, refreshed)))
             }
           })
@@ -334,17 +334,25 @@ export const makeUpstreamHttp = (
       )
     }
 
-    /** Runs a call and decodes `data` with `schema`; an unreadable answer is a 502 `upstream_error`. */
-    const data = <A, I>(call: Call, schema: Schema.Schema<A, I>) => dataThen(call, schema, (envelope) => Effect.succeed(envelope))
-
-    /** `data`, going on with `then` in the same step after the answer (an apply's read and write each come through here). */
-    const dataThen = <A, I, B, E>(call: Call, schema: Schema.Schema<A, I>, then: (envelope: Envelope<A, I>) => Effect.Effect<B, E>) => {
-      const decode = eitherDecoderOf(WireEnvelope(schema))
+    /**
+     * Runs a call, decodes its body with `schema` (the version's envelope) and goes on with `then`, in one step
+     * after the answer (an apply's read and write each come through here); an unreadable answer is a 502
+     * `upstream_error`.
+     */
+    const decodedThen = <A, I, B, E>(call: Call, schema: Schema.Schema<A, I>, then: (decoded: A) => Effect.Effect<B, E>) => {
+      const decode = eitherDecoderOf(schema)
       return run(call).pipe(Effect.flatMap(({ body }): Effect.Effect<B, E | UpstreamError> => {
         const decoded = decode(body)
         return Either.isRight(decoded) ? then(decoded.right) : unexpectedShape(call, decoded.left)
       }))
     }
+
+    /** v5: runs a call and goes on with its envelope, `data` decoded with `schema`. */
+    const dataThen = <A, I, B, E>(call: Call, schema: Schema.Schema<A, I>, then: (envelope: Envelope<A, I>) => Effect.Effect<B, E>) =>
+      decodedThen(call, WireEnvelope(schema), then)
+
+    /** `dataThen` answering the envelope. */
+    const data = <A, I>(call: Call, schema: Schema.Schema<A, I>) => dataThen(call, schema, (envelope) => Effect.succeed(envelope))
 
     /** Tests the credentials: fetching a token fails with 409 `connection_error` when they are refused. */
     const checkCredentials = fetchToken.pipe(
@@ -352,7 +360,7 @@ export const makeUpstreamHttp = (
         Effect.fail(new UpstreamUnavailable({ message: error.reason, retry_after_ms: Math.ceil(error.retryAfterMs ?? policy.baseDelayMs) })))
     )
 
-    return { run, data, dataThen, checkCredentials } as const
+    return { run, decodedThen, data, dataThen, checkCredentials } as const
   })
 
 export type UpstreamHttp = Effect.Effect.Success<ReturnType<typeof makeUpstreamHttp>>

@@ -6,7 +6,7 @@
  * by one (v1 has no bulk delete yet), reports from `/reports/apps/{level}/query`.
  */
 import { NotFound, UpstreamError } from "@acs/domain/Errors"
-import { Effect, Either, Ref, Schema } from "effect"
+import { Effect, Ref, Schema } from "effect"
 import type { AppleCredentials } from "../ClientSecret.ts"
 import { reportPageOf } from "../ReportDecoding.ts"
 import type {
@@ -21,15 +21,7 @@ import type {
   UpstreamClient,
   UpstreamFailure
 } from "../Upstream.ts"
-import {
-  type Call,
-  defaultRetryPolicy,
-  eitherDecoderOf,
-  type Endpoints,
-  makeUpstreamHttp,
-  type RetryPolicy,
-  unexpectedShape
-} from "../UpstreamHttp.ts"
+import { type Call, defaultRetryPolicy, type Endpoints, makeUpstreamHttp, type RetryPolicy } from "../UpstreamHttp.ts"
 import { money } from "../WireMapping.ts"
 import {
   accountFromV1,
@@ -146,27 +138,12 @@ export const makeAppleAdsPlatformClient = (
     yield* http.checkCredentials
     const currencies = yield* Ref.make(new Map<string, string>())
 
-    /**
-     * Runs a call, decodes its envelope and goes on with `then`, in one step after the answer (an apply's read and
-     * write each come through here); an unreadable answer is a 502 `upstream_error`.
-     */
-    const decodedThen = <A, I, B, E>(
-      call: Call,
-      schema: Schema.Schema<A, I>,
-      then: (envelope: Schema.Schema.Type<ReturnType<typeof V1Envelope<A, I, never>>>) => Effect.Effect<B, E>
-    ) => {
-      const decode = eitherDecoderOf(V1Envelope(schema))
-      return http.run(call).pipe(Effect.flatMap(({ body }): Effect.Effect<B, E | UpstreamError> => {
-        const decoded = decode(body)
-        return Either.isRight(decoded) ? then(decoded.right) : unexpectedShape(call, decoded.left)
-      }))
-    }
+    /** Runs a call and decodes its envelope (`result` and the rest); an unreadable answer is a 502 `upstream_error`. */
+    const result = <A, I>(call: Call, schema: Schema.Schema<A, I>) => http.decodedThen(call, V1Envelope(schema), (envelope) => Effect.succeed(envelope))
 
-    const result = <A, I>(call: Call, schema: Schema.Schema<A, I>) => decodedThen(call, schema, (envelope) => Effect.succeed(envelope))
-
-    /** `decodedThen` for a `result` that must be there. */
+    /** Runs a call and goes on with its `result`, which must be there (`http.decodedThen`). */
     const savedThen = <A, I, B, E>(call: Call, schema: Schema.Schema<A, I>, then: (value: A) => Effect.Effect<B, E>) =>
-      decodedThen(call, schema, ({ result: value }): Effect.Effect<B, E | UpstreamError> =>
+      http.decodedThen(call, V1Envelope(schema), ({ result: value }): Effect.Effect<B, E | UpstreamError> =>
         value === null
           ? Effect.fail(new UpstreamError({ message: `${call.method} ${call.path} answered without a result` }))
           : then(value))
