@@ -139,7 +139,9 @@ describe("the action state machine", () => {
         const autoApplies = (policy.body as { autoApplies: { usedLast24h: number } }).autoApplies.usedLast24h
         await fc.asyncModelRun(() => ({ model: { actions: [], autoApplies, killSwitchOn: true }, real: { p } }), sequence)
       }),
-      { numRuns: 12, endOnFailure: true }
+      // A fixed seed: twelve random runs leave one command kind nearly unexercised in ~2 % of seeds, and a
+      // suite must not fail by chance. FC_SEED explores others.
+      { numRuns: 12, endOnFailure: true, seed: Number(process.env["FC_SEED"] ?? 20261127) }
     )
     for (const name of ["propose", "approve", "reject", "revert"]) expect(executed[name] ?? 0, name).toBeGreaterThan(2)
   })
