@@ -174,7 +174,9 @@ export class Invalidation extends Effect.Service<Invalidation>()("acs/Invalidati
       new Promise<boolean>((resolve) => {
         if (!connected) return resolve(false)
         waiting.push(resolve)
-        sendPing()
+        // After the request's own statement is written (it is, synchronously, before the next tick): the
+        // ping's write then overlaps the statement instead of delaying it (paired A/B: ~4 % off a cheap read).
+        process.nextTick(sendPing)
       })
 
     /** True once this instance has read every notification committed before the request; false when it cannot tell. */
