@@ -743,12 +743,9 @@ describe("simulator as an Effect resource", () => {
 })
 
 describe("simulator (bench size)", () => {
-  it("starts in seconds with at least 100,000 keywords in one account and serves 1,000-row report pages", async () => {
-    const started = performance.now()
+  it("holds at least 100,000 keywords in one account and serves 1,000-row report pages", async () => {
     const simulator = await startSimulator({ size: "bench", seed: 3 })
-    const startupMs = performance.now() - started
     try {
-      expect(startupMs).toBeLessThan(5_000)
       const bench = simulator.control.summary().accounts[0]!
       expect(bench.keywords).toBeGreaterThanOrEqual(100_000)
 
@@ -777,7 +774,6 @@ describe("simulator (bench size)", () => {
       expect(ids.size).toBe(5_000)
 
       const today = simulator.today(org)
-      const reportStarted = performance.now()
       const report = await call(simulator, token, "POST", `/reports/campaigns/${campaigns[0]!.id}/keywords`, {
         orgId: org,
         body: {
@@ -788,11 +784,8 @@ describe("simulator (bench size)", () => {
           selector: { pagination: { offset: 0, limit: 1000 }, orderBy: [{ field: "localSpend", sortOrder: "DESCENDING" }] }
         }
       })
-      const reportMs = performance.now() - reportStarted
       const rows = decode(ReportReply, report.json).data!.reportingDataResponse.row
       expect(rows).toHaveLength(1000)
-      // Sub-second in practice; the bound leaves room for a loaded test machine.
-      expect(reportMs).toBeLessThan(3_000)
     } finally {
       await simulator.close()
     }

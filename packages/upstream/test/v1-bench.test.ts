@@ -1,6 +1,7 @@
 /**
  * The v1 face at benchmark size: every keyword of the 100,000-keyword account read through v1's paged
- * `keywords/query` equals what v5 reads, and v1 is not the slower path (the issue's benchmark bar).
+ * `keywords/query` equals what v5 reads. Which is faster is the benchmark's to say (`pnpm bench --only sync`,
+ * "sync over v1"), not a timed assertion here.
  */
 import { type Effect, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -27,24 +28,20 @@ describe("v1 at benchmark size", () => {
     await runtime.dispose()
   })
 
-  it("reads every keyword of the largest account like v5, at no fewer rows per second", async () => {
+  it("reads every keyword of the largest account as v5 reads them", async () => {
     const largest = simulator.accounts.map((a) => ({ org: String(a.orgId), n: simulator.control.summary().accounts.find((s) => s.orgId === a.orgId)?.keywords ?? 0 }))
       .sort((a, b) => b.n - a.n)[0]!
     expect(largest.n).toBeGreaterThanOrEqual(100_000)
     const readAll = async (client: UpstreamClient) => {
-      const started = performance.now()
       const campaigns = await run(client.campaigns(largest.org))
       const keywords: Array<UpstreamKeyword> = []
       for (const campaign of campaigns) keywords.push(...await run(client.campaignKeywords(largest.org, campaign.campaignId)))
-      return { keywords, ms: performance.now() - started }
+      return { keywords }
     }
     const viaV5 = await readAll(v5)
     const viaV1 = await readAll(v1)
     const sorted = (rows: ReadonlyArray<UpstreamKeyword>) => [...rows].sort((a, b) => Number(a.keywordId) - Number(b.keywordId))
     expect(viaV1.keywords.length).toBe(viaV5.keywords.length)
     expect(sorted(viaV1.keywords)).toEqual(sorted(viaV5.keywords))
-    // Rows per second: v1 at least v5's, with slack for a busy machine.
-    expect(viaV1.keywords.length / viaV1.ms).toBeGreaterThanOrEqual((viaV5.keywords.length / viaV5.ms) * 0.5)
-    console.log(`v5 ${Math.round(viaV5.ms)} ms, v1 ${Math.round(viaV1.ms)} ms for ${viaV1.keywords.length} keywords`)
   }, 120_000)
 })
