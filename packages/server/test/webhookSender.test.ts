@@ -1,12 +1,13 @@
 /**
  * One delivery attempt against a real local receiver: a backlog larger than the connections acs keeps to one
  * endpoint waits for a free connection, and that wait is not counted against the attempt's timeout (nor in its
- * duration); an endpoint that does not answer within the timeout still fails the attempt.
+ * duration); an endpoint that does not answer within the timeout still fails the attempt; an answer is kept to
+ * 1 KiB, and a connection whose answer was cut short is never used again, while one read to its end is.
  */
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
-import { send, SOCKETS } from "../src/events/WebhookSender.ts"
+import { MAX_RESPONSE_BYTES, send, SOCKETS } from "../src/events/WebhookSender.ts"
 
 /** Answers every request `holdMs` after it arrives (never, when `holdMs` is undefined), counting them. */
 const startReceiver = async (holdMs: number | undefined) => {
@@ -42,6 +43,30 @@ const attempt = (url: string, index: number, timeoutMs: number) =>
     allowPrivate: true
   })
 
+/** Answers 200 with `body`, counting the connections it is asked on. */
+const startAnswering = async (body: string) => {
+  let connections = 0
+  let requests = 0
+  const server = Http.createServer((request, response) => {
+    requests++
+    request.resume()
+    request.on("end", () => response.writeHead(200, { "content-type": "text/plain" }).end(body))
+  })
+  server.on("connection", () => connections++)
+  server.keepAliveTimeout = 60_000
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    connections: () => connections,
+    requests: () => requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
+  }
+}
+
 describe("a webhook delivery attempt", () => {
   const closing: Array<() => Promise<void>> = []
   afterEach(async () => {
@@ -67,5 +92,25 @@ describe("a webhook delivery attempt", () => {
     const result = await attempt(receiver.url, 0, 1_000)
     expect(result).toMatchObject({ delivered: false, statusCode: null, error: "no answer within 1000 ms" })
     expect(result.durationMs).toBeGreaterThanOrEqual(1_000)
+  }, 30_000)
+
+  it("keeps 1 KiB of a long answer and never reuses its connection; reuses one read to its end", async () => {
+    const long = await startAnswering("x".repeat(64 * 1024))
+    closing.push(long.close)
+    for (let index = 0; index < 4; index++) {
+      const result = await attempt(long.url, index, 5_000)
+      expect(result).toMatchObject({ delivered: true, statusCode: 200, error: null })
+      expect(result.response).toBe("x".repeat(MAX_RESPONSE_BYTES))
+    }
+    // Each request once, each on a connection of its own: a connection whose answer was cut short is destroyed.
+    expect(long.requests()).toBe(4)
+    expect(long.connections()).toBeGreaterThanOrEqual(4)
+
+    const short = await startAnswering("ok")
+    closing.push(short.close)
+    for (let index = 0; index < 6; index++) expect(await attempt(short.url, index, 5_000)).toMatchObject({ delivered: true, response: "ok" })
+    // Kept alive (a second may open while the first is being released).
+    expect(short.requests()).toBe(6)
+    expect(short.connections()).toBeLessThanOrEqual(2)
   }, 30_000)
 })
