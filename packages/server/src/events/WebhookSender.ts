@@ -60,7 +60,7 @@ export interface SendOptions {
 
 export const send = (options: SendOptions): Promise<AttemptResult> =>
   new Promise((resolve) => {
-    // Set when the attempt gets its connection (onConnect); an attempt that never got one took no time.
+    // Set when the attempt gets its connection (onRequestStart); an attempt that never got one took no time.
     let started: number | undefined
     const finish = (result: Omit<AttemptResult, "durationMs">) =>
       resolve({ ...result, durationMs: started === undefined ? 0 : Math.round(performance.now() - started) })
