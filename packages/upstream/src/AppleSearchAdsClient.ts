@@ -150,19 +150,14 @@ export const makeAppleSearchAdsClient = (
         }
       })
 
-    /** One entity, as the port's `B`: decoded, checked and mapped in one step after the answer. */
-    const one = <A, I, B>(path: string, orgId: string, schema: Schema.Schema<A, I>, as: (a: A) => B) =>
-      http.dataThen(read(path, orgId), schema, ({ data }) =>
-        data === null ? Effect.fail(new UpstreamError({ message: `GET ${path} answered without data` })) : Effect.succeed(as(data)))
-
-    /** A write's saved entity, as the port's `B` (as `one`). */
-    const savedAs = <A, I, B>(call: Call, schema: Schema.Schema<A, I>, as: (a: A) => B) =>
+    /** The entity a call answers (a read's, a write's saved one), as the port's `B`: decoded, checked and mapped in one step. */
+    const entity = <A, I, B>(call: Call, schema: Schema.Schema<A, I>, as: (a: A) => B) =>
       http.dataThen(call, schema, ({ data }) =>
         data === null
           ? Effect.fail(new UpstreamError({ message: `${call.method} ${call.path} answered without data` }))
           : Effect.succeed(as(data)))
 
-    const saved = <A, I>(call: Call, schema: Schema.Schema<A, I>) => savedAs(call, schema, (value) => value)
+    const saved = <A, I>(call: Call, schema: Schema.Schema<A, I>) => entity(call, schema, (value) => value)
 
     /** A bulk call: 200 with `data` for the rows that worked and `error.errors` naming each failing row. */
     const bulk = <A, I, B>(call: Call, rows: number, schema: Schema.Schema<A, I>, map: (a: A) => B) =>
@@ -196,7 +191,7 @@ export const makeAppleSearchAdsClient = (
       accounts,
       campaigns: (orgId) =>
         listAll("/campaigns", orgId, WireCampaign).pipe(Effect.map((rows) => rows.filter((c) => !c.deleted).map(campaignFromWire))),
-      campaign: (orgId, c) => one(`/campaigns/${c}`, orgId, WireCampaign, campaignFromWire),
+      campaign: (orgId, c) => entity(read(`/campaigns/${c}`, orgId), WireCampaign, campaignFromWire),
       findCampaigns: (orgId, conditions) =>
         findAll("/campaigns/find", orgId, conditions, WireCampaign).pipe(
           Effect.map((rows) => rows.filter((c) => !c.deleted).map(campaignFromWire))
@@ -205,7 +200,7 @@ export const makeAppleSearchAdsClient = (
         listAll(`/campaigns/${c}/adgroups`, orgId, WireAdGroup).pipe(
           Effect.map((rows) => rows.filter((a) => !a.deleted).map(adGroupFromWire))
         ),
-      adGroup: (orgId, c, a) => one(`/campaigns/${c}/adgroups/${a}`, orgId, WireAdGroup, adGroupFromWire),
+      adGroup: (orgId, c, a) => entity(read(`/campaigns/${c}/adgroups/${a}`, orgId), WireAdGroup, adGroupFromWire),
       findAdGroups: (orgId, c, conditions) =>
         findAll(`/campaigns/${c}/adgroups/find`, orgId, conditions, WireAdGroup).pipe(
           Effect.map((rows) => rows.filter((a) => !a.deleted).map(adGroupFromWire))
@@ -260,7 +255,7 @@ export const makeAppleSearchAdsClient = (
         ), Effect.map(campaignFromWire)),
       updateCampaign: (orgId, c, change) =>
         Effect.flatMap(currencyOf(orgId), (currency) =>
-          savedAs(write("PUT", `/campaigns/${c}`, orgId, { campaign: campaignChangeToWire(change, currency) }), WireCampaign, campaignFromWire)),
+          entity(write("PUT", `/campaigns/${c}`, orgId, { campaign: campaignChangeToWire(change, currency) }), WireCampaign, campaignFromWire)),
       deleteCampaign: (orgId, c) => http.run(write("DELETE", `/campaigns/${c}`, orgId)).pipe(Effect.asVoid),
       createAdGroup: (orgId, c, adGroup) =>
         currencyOf(orgId).pipe(Effect.flatMap((currency) =>
