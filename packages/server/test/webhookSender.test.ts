@@ -9,21 +9,27 @@ import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
 import { MAX_RESPONSE_BYTES, send, SOCKETS } from "../src/events/WebhookSender.ts"
 
-/** Answers every request `holdMs` after it arrives (never, when `holdMs` is undefined), counting them. */
-const startReceiver = async (holdMs: number | undefined) => {
+/**
+ * A local receiver that calls `answer` once a request's body is in, counting the requests (received whole) and
+ * the connections they came on.
+ */
+const startReceiving = async (answer: (response: Http.ServerResponse) => void) => {
   let received = 0
+  let connections = 0
   const server = Http.createServer((request, response) => {
     request.resume()
     request.on("end", () => {
       received++
-      if (holdMs !== undefined) setTimeout(() => response.writeHead(204).end(), holdMs)
+      answer(response)
     })
   })
+  server.on("connection", () => connections++)
   server.keepAliveTimeout = 60_000
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     received: () => received,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -31,6 +37,15 @@ const startReceiver = async (holdMs: number | undefined) => {
       })
   }
 }
+
+/** Answers every request `holdMs` after it arrives (never, when `holdMs` is undefined). */
+const startReceiver = (holdMs: number | undefined) =>
+  startReceiving((response) => {
+    if (holdMs !== undefined) setTimeout(() => response.writeHead(204).end(), holdMs)
+  })
+
+/** Answers 200 with `body`. */
+const startAnswering = (body: string) => startReceiving((response) => response.writeHead(200, { "content-type": "text/plain" }).end(body))
 
 const attempt = (url: string, index: number, timeoutMs: number) =>
   send({
@@ -42,30 +57,6 @@ const attempt = (url: string, index: number, timeoutMs: number) =>
     timeoutMs,
     allowPrivate: true
   })
-
-/** Answers 200 with `body`, counting the connections it is asked on. */
-const startAnswering = async (body: string) => {
-  let connections = 0
-  let requests = 0
-  const server = Http.createServer((request, response) => {
-    requests++
-    request.resume()
-    request.on("end", () => response.writeHead(200, { "content-type": "text/plain" }).end(body))
-  })
-  server.on("connection", () => connections++)
-  server.keepAliveTimeout = 60_000
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    connections: () => connections,
-    requests: () => requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
-  }
-}
 
 describe("a webhook delivery attempt", () => {
   const closing: Array<() => Promise<void>> = []
@@ -103,14 +94,14 @@ describe("a webhook delivery attempt", () => {
       expect(result.response).toBe("x".repeat(MAX_RESPONSE_BYTES))
     }
     // Each request once, each on a connection of its own: a connection whose answer was cut short is destroyed.
-    expect(long.requests()).toBe(4)
+    expect(long.received()).toBe(4)
     expect(long.connections()).toBeGreaterThanOrEqual(4)
 
     const short = await startAnswering("ok")
     closing.push(short.close)
     for (let index = 0; index < 6; index++) expect(await attempt(short.url, index, 5_000)).toMatchObject({ delivered: true, response: "ok" })
     // Kept alive (a second may open while the first is being released).
-    expect(short.requests()).toBe(6)
+    expect(short.received()).toBe(6)
     expect(short.connections()).toBeLessThanOrEqual(2)
   }, 30_000)
 })
