@@ -1,5 +1,5 @@
 /** The composition root's layers: database (migrated and seeded), upstream, services, the HTTP surface. */
-import { NodeUpstreamTransport } from "@acs/upstream/UpstreamTransport"
+import { UpstreamTransportLive } from "@acs/upstream/UpstreamTransport"
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Approvals } from "./actions/Approvals.ts"
@@ -52,8 +52,8 @@ import { WebhookWorkerLive } from "./worker/WebhookWorker.ts"
 import { MetricsPortLive } from "./telemetry/MetricsExposition.ts"
 import { withTracing } from "./telemetry/Tracing.ts"
 
-/** The upstream port: Apple's clients over node's HTTP (UpstreamTransport.ts), and the simulator unless UPSTREAM=apple. */
-export const UpstreamPortLive = UpstreamLive.pipe(Layer.provide(SimulatorLive), Layer.provide(NodeUpstreamTransport))
+/** The upstream port: Apple's clients over undici (UpstreamTransport.ts), and the simulator unless UPSTREAM=apple. */
+export const UpstreamPortLive = UpstreamLive.pipe(Layer.provide(SimulatorLive), Layer.provide(UpstreamTransportLive))
 
 /** Services over the database and the upstream port. */
 export const ServicesLive = Layer.mergeAll(

@@ -6,11 +6,10 @@
  */
 import { ConnectionError, NotFound, ReadOnlyAccount, UpstreamError, UpstreamUnavailable } from "@acs/domain/Errors"
 import { Cause, Clock, Data, Duration, Effect, Either, Option, Schema, type Tracer } from "effect"
-import type { IncomingHttpHeaders } from "node:http"
 import { type AppleCredentials, signClientSecret } from "./ClientSecret.ts"
 import type { UpstreamFailure } from "./Upstream.ts"
 import { countUpstreamRequest, endpointLabel } from "./UpstreamMetrics.ts"
-import { type TransportResponse, UpstreamTransport } from "./UpstreamTransport.ts"
+import { type ResponseHeaders, type TransportResponse, UpstreamTransport } from "./UpstreamTransport.ts"
 import type { ParseError } from "effect/ParseResult"
 import { V1ErrorBody } from "./v1/WireV1.ts"
 import { WireEnvelope, WireError, WireToken } from "./Wire.ts"
@@ -71,9 +70,9 @@ export interface Call {
   readonly write: boolean
 }
 
-const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+const header = (headers: ResponseHeaders, name: string): string | undefined => {
   const value = headers[name]
-  return Array.isArray(value) ? value[0] : value
+  return typeof value === "object" ? value[0] : value
 }
 
 const requestIdOf = (response: TransportResponse): string | undefined =>

@@ -21,7 +21,7 @@ import type {
 } from "../src/Upstream.ts"
 import type { Endpoints, RetryPolicy } from "../src/UpstreamHttp.ts"
 import { type CallRecord, type FaultSpec, type Simulator, startSimulator } from "../src/simulator/Simulator.ts"
-import { NodeUpstreamTransport, type UpstreamTransport } from "../src/UpstreamTransport.ts"
+import { UpstreamTransportLive, type UpstreamTransport } from "../src/UpstreamTransport.ts"
 
 /** Fast enough that the whole file runs in a few seconds; 4 attempts per read (1 + 3 retries). */
 const POLICY: RetryPolicy = { maxRetries: 3, baseDelayMs: 20, maxDelayMs: 2000, timeoutMs: 500 }
@@ -49,7 +49,7 @@ const jsonPart = (part: string): Readonly<Record<string, unknown>> => {
 }
 
 describe("Apple Search Ads client against the simulator", () => {
-  const runtime = ManagedRuntime.make(NodeUpstreamTransport)
+  const runtime = ManagedRuntime.make(UpstreamTransportLive)
   // A fixed simulated "now": report values do not move if the hour turns during the run.
   const now = Date.now()
   let simulator: Simulator

@@ -10,10 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { UpstreamFailure } from "../src/Upstream.ts"
 import { type Simulator, startSimulator } from "../src/simulator/Simulator.ts"
 import { makeAppleAdsPlatformClient } from "../src/v1/AppleAdsPlatformClient.ts"
-import { NodeUpstreamTransport, type UpstreamTransport } from "../src/UpstreamTransport.ts"
+import { UpstreamTransportLive, type UpstreamTransport } from "../src/UpstreamTransport.ts"
 
 describe("simulator API clients created from a user-supplied public key", () => {
-  const runtime = ManagedRuntime.make(NodeUpstreamTransport)
+  const runtime = ManagedRuntime.make(UpstreamTransportLive)
   let simulator: Simulator
   const run = <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>): Promise<A> => runtime.runPromise(effect)
 

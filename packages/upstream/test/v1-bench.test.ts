@@ -9,10 +9,10 @@ import { makeAppleSearchAdsClient } from "../src/AppleSearchAdsClient.ts"
 import type { UpstreamClient, UpstreamFailure, UpstreamKeyword } from "../src/Upstream.ts"
 import { type Simulator, startSimulator } from "../src/simulator/Simulator.ts"
 import { makeAppleAdsPlatformClient } from "../src/v1/AppleAdsPlatformClient.ts"
-import { NodeUpstreamTransport, type UpstreamTransport } from "../src/UpstreamTransport.ts"
+import { UpstreamTransportLive, type UpstreamTransport } from "../src/UpstreamTransport.ts"
 
 describe("v1 at benchmark size", () => {
-  const runtime = ManagedRuntime.make(NodeUpstreamTransport)
+  const runtime = ManagedRuntime.make(UpstreamTransportLive)
   let simulator: Simulator
   let v1: UpstreamClient
   let v5: UpstreamClient

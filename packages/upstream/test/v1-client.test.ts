@@ -25,7 +25,7 @@ import {
   V1Keyword,
   V1NegativeKeyword
 } from "../src/v1/WireV1.ts"
-import { NodeUpstreamTransport, type UpstreamTransport } from "../src/UpstreamTransport.ts"
+import { UpstreamTransportLive, type UpstreamTransport } from "../src/UpstreamTransport.ts"
 
 const POLICY: RetryPolicy = { maxRetries: 3, baseDelayMs: 20, maxDelayMs: 2000, timeoutMs: 500 }
 const ATTEMPTS = POLICY.maxRetries + 1
@@ -43,7 +43,7 @@ const keyPaths = (value: unknown, prefix = ""): Array<string> => {
 }
 
 describe("Apple Ads Platform API v1 client against the simulator", () => {
-  const runtime = ManagedRuntime.make(NodeUpstreamTransport)
+  const runtime = ManagedRuntime.make(UpstreamTransportLive)
   const now = Date.now()
   let simulator: Simulator
   let client: UpstreamClient

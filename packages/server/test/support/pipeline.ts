@@ -10,7 +10,7 @@ import { type Effect, ManagedRuntime } from "effect"
 import { createDatabase, query } from "./database.ts"
 import { type Answer, BOOTSTRAP_KEY, call, type RunningServer, startServer } from "./server.ts"
 import { waitFor } from "./wait.ts"
-import { NodeUpstreamTransport, type UpstreamTransport } from "@acs/upstream/UpstreamTransport"
+import { UpstreamTransportLive, type UpstreamTransport } from "@acs/upstream/UpstreamTransport"
 
 export const ADMIN_EMAIL = "admin@pipeline.example"
 export const ADMIN_PASSWORD = "pipeline-password-0123456789"
@@ -142,7 +142,7 @@ export const startPipeline = async (
   }
   await signIn()
 
-  const runtime = ManagedRuntime.make(NodeUpstreamTransport)
+  const runtime = ManagedRuntime.make(UpstreamTransportLive)
   const run = <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>) => runtime.runPromise(effect)
   const upstream = await run(makeAppleSearchAdsClient(
     { apiBaseUrl: simulator.apiUrl, tokenUrl: simulator.tokenUrl },

@@ -177,8 +177,14 @@ export class SimulatorServer {
 
   private send(response: ServerResponse, answer: Answer): void {
     if (response.destroyed || response.writableEnded) return
-    const payload = bodyBytes(answer.body)
     const headers = copyHeaders(answer.headers)
+    // A 204 has no body and no Content-Length (RFC 9110 §8.6): a client may refuse one that claims a length.
+    if (answer.status === 204) {
+      response.writeHead(204, headers)
+      response.end()
+      return
+    }
+    const payload = bodyBytes(answer.body)
     headers["content-type"] = "application/json; charset=utf-8"
     headers["content-length"] = String(payload.length)
     response.writeHead(answer.status, headers)
