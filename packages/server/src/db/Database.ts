@@ -70,12 +70,28 @@ const prepareMarked = (client: Pg.PoolClient) => {
   Object.assign(client, { query: named })
 }
 
-/** The pool @effect/sql-pg would make (its defaults), with the marked statements prepared. */
+/**
+ * An interrupted statement (its request gone, a stream closed, a timeout around it) is left to finish on its
+ * connection, never cancelled. @effect/sql-pg cancels one with `pg_cancel_backend` over another pooled
+ * connection and, when the statement ends before that cancel lands, has already handed its connection back:
+ * the cancel then ends whatever the connection runs next, another request's statement
+ * (interruptedStatements.test.ts). It cancels only a connection whose backend `processID` it knows; without one
+ * it releases the connection at once, pg runs the next statement there after the abandoned one, and a
+ * transaction's ROLLBACK waits for it the same way.
+ */
+const withoutCancel = (client: Pg.PoolClient) => {
+  Object.defineProperty(client, "processID", { value: undefined, writable: true })
+}
+
+/** The pool @effect/sql-pg would make (its defaults), with the marked statements prepared and no cancels. */
 const preparingPool = (url: Redacted.Redacted, maxConnections: number) =>
   Effect.acquireRelease(
     Effect.gen(function*() {
       const pool = new Pg.Pool({ connectionString: Redacted.value(url), max: maxConnections, application_name: "acs", types })
-      pool.on("connect", prepareMarked)
+      pool.on("connect", (client) => {
+        prepareMarked(client)
+        withoutCancel(client)
+      })
       // An idle connection that breaks is dropped by the pool; the next query opens another.
       pool.on("error", () => {})
       yield* Effect.tryPromise({
