@@ -38,9 +38,11 @@ export class UpstreamTransport extends Context.Tag("acs/UpstreamTransport")<Upst
   readonly send: (request: TransportRequest) => Effect.Effect<TransportResponse, TransportError>
 }>() {}
 
+/** No answer: the connection failed or broke, or the URL cannot be sent to. */
+const network = (message: string) => Effect.fail(new TransportError({ reason: "Network", message }))
+
 const send = (agent: Agent) => (request: TransportRequest) =>
   Effect.async<TransportResponse, TransportError>((resume) => {
-    const network = (message: string) => Effect.fail(new TransportError({ reason: "Network", message }))
     let url: URL
     try {
       url = new URL(request.url)
