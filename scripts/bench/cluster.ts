@@ -1,9 +1,8 @@
 /**
- * The bench's PostgreSQL: the test support's throwaway cluster, restarted once with pg_stat_statements loaded
- * (`shared_preload_libraries`), so a run can count the statements acs sends per proposal (utility statements
- * such as BEGIN and COMMIT count too: track_utility is on by default). A role `bench` is created for the
- * bench's own queries (monitoring, seeding, polling): statement counts keep only the `postgres` role's, which
- * acs and pgbench use.
+ * The bench's PostgreSQL: the test support's throwaway cluster, which loads pg_stat_statements, so a run can
+ * count the statements acs sends per proposal (utility statements such as BEGIN and COMMIT count too:
+ * track_utility is on by default). A role `bench` is created for the bench's own queries (monitoring, seeding,
+ * polling): statement counts keep only the `postgres` role's, which acs and pgbench use.
  */
 import { spawnSync } from "node:child_process"
 import * as Path from "node:path"
@@ -38,20 +37,10 @@ export const startBenchCluster = async (): Promise<BenchCluster> => {
     let dataDirectory: string
     try {
       dataDirectory = (await admin.query<{ d: string }>("SELECT current_setting('data_directory') AS d")).rows[0]?.d ?? ""
-      await admin.query("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
       await admin.query("CREATE ROLE bench LOGIN SUPERUSER")
+      await admin.query("CREATE EXTENSION pg_stat_statements")
     } finally {
       await admin.end()
-    }
-    // pg_ctl restart starts the server again with the options it was started with (postmaster.opts); its log
-    // goes to a file, or the server would hold this call's output pipes open and it would never return.
-    const restarted = run("pg_ctl", ["-D", dataDirectory, "-l", Path.join(Path.dirname(dataDirectory), "server.log"), "-w", "-t", "600", "-m", "fast", "restart"])
-    if (restarted.status !== 0) throw new Error(`pg_ctl restart failed: ${restarted.stderr || restarted.stdout}`)
-    const after = makePool({ connectionString: cluster.url("postgres"), max: 1 })
-    try {
-      await after.query("CREATE EXTENSION pg_stat_statements")
-    } finally {
-      await after.end()
     }
     const benchUrl = (database: string) => cluster.url(database).replace("postgres://postgres@", "postgres://bench@")
     return {

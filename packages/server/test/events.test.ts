@@ -168,6 +168,48 @@ describe("GET /events/stream", () => {
     expect(revoked.status).toBe(204)
     await waitFor("the revoked key's stream to end", () => Promise.resolve(client.isEnded()), (ended) => ended)
   })
+
+  it("idle streams cost one watch a second per instance, not a query each; the watch brings an event whose wake was lost", async () => {
+    // An instance whose streams never beat within the test: only a wake or the watch makes them look.
+    const twin = await p.startTwin({ EVENTS_HEARTBEAT_MS: "600000", EVENTS_POLL_MS: "200" })
+    await p.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    const calls = async () => {
+      const rows = await p.sql<{ watch: string; reads: string }>(`SELECT
+          coalesce(sum(calls) FILTER (WHERE query LIKE '%FROM event_sequencer WHERE id%'), 0)::text AS watch,
+          coalesce(sum(calls) FILTER (WHERE query LIKE '%FROM events e%e.position >%'), 0)::text AS reads
+        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`)
+      return { watch: Number(rows[0]!.watch), reads: Number(rows[0]!.reads) }
+    }
+    const streams = await Promise.all(
+      Array.from({ length: 20 }, () => openSse(`${twin.api}/events/stream?type=sync.failed`, { authorization: `Bearer ${BOOTSTRAP_KEY}` }))
+    )
+    expect(streams.map((s) => s.status)).toEqual(streams.map(() => 200))
+    try {
+      const opened = await calls()
+      const quiet = await waitFor("two readings of the watch", calls, (c) => c.watch >= opened.watch + 2)
+      const idle = await waitFor("five more readings of the watch", calls, (c) => c.watch >= quiet.watch + 5)
+      // A poll per stream would have read 100 times in five polls; one wake of all twenty (a stray one) is 20.
+      expect(idle.reads - quiet.reads).toBeLessThan(40)
+
+      // Sequenced as another instance would, whose NOTIFY this instance never heard (its LISTEN reconnecting).
+      const [account] = await p.sql<{ orgId: string }>("SELECT org_id AS \"orgId\" FROM accounts WHERE project_id = $1", [p.account.projectId])
+      await p.sql(`DO $$ DECLARE n int; BEGIN
+        INSERT INTO events (event_id, org_id, project_id, type, data)
+          VALUES ('evt_lost_wake', '${account!.orgId}', '${p.account.projectId}', 'sync.failed', '{"note": "sequenced elsewhere"}');
+        LOOP
+          SELECT events INTO n FROM acs_sequence_events(1000, 86400, 'acs_events_unheard', 'elsewhere');
+          EXIT WHEN n >= 0;
+          PERFORM pg_sleep(0.01);
+        END LOOP;
+      END $$`)
+      for (const stream of streams) {
+        await waitFor("the event on every idle stream", () => Promise.resolve(stream.frames.map((f) => f.id)), (ids) => ids.includes("evt_lost_wake"))
+      }
+    } finally {
+      streams.forEach((s) => s.close())
+      await twin.stop()
+    }
+  })
 })
 
 describe("approval expiry", () => {

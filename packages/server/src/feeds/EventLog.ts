@@ -77,13 +77,14 @@ export class EventLog extends Effect.Service<EventLog>()("acs/EventLog", {
       }).pipe(Effect.withSpan("EventLog.list"))
 
     /** Where a new stream starts: after `lastEventId`, or after everything sequenced so far. */
+    /** The last position handed out: where a stream that names no event starts, and what the streams' watch reads. */
+    const lastPosition = sql<{ readonly lastPosition: string }>`SELECT last_position FROM event_sequencer WHERE id = 1`.pipe(
+      Effect.orDie,
+      Effect.map((rows) => rows[0]!.lastPosition)
+    )
+
     const startOf = (orgId: string, lastEventId: string | undefined) =>
-      lastEventId === undefined
-        ? sql<{ readonly lastPosition: string }>`SELECT last_position FROM event_sequencer WHERE id = 1`.pipe(
-          Effect.orDie,
-          Effect.map((rows) => rows[0]!.lastPosition)
-        )
-        : positionOf(orgId, lastEventId, "Last-Event-ID")
+      lastEventId === undefined ? lastPosition : positionOf(orgId, lastEventId, "Last-Event-ID")
 
     /** Up to `limit` events after `position`, oldest first. */
     const after = (filter: EventFilter, position: string, limit: number) =>
@@ -92,7 +93,7 @@ export class EventLog extends Effect.Service<EventLog>()("acs/EventLog", {
         WHERE ${where(filter)} AND e.position > ${position}::bigint
         ORDER BY e.position LIMIT ${limit}`.pipe(Effect.orDie, Effect.withSpan("EventLog.after"))
 
-    return { filterFor, list, startOf, after } as const
+    return { filterFor, list, lastPosition, startOf, after } as const
   }),
   dependencies: [Accounts.Default]
 }) {}

@@ -73,7 +73,8 @@ export const startCluster = async (): Promise<Cluster> => {
     "-t",
     "600",
     "-o",
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
+    // pg_stat_statements: tests and the bench count the statements acs sends (it must be loaded at start).
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_preload_libraries=pg_stat_statements`,
     "start"
   ])
   return {
