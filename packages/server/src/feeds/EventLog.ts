@@ -76,13 +76,13 @@ export class EventLog extends Effect.Service<EventLog>()("acs/EventLog", {
         return { events, nextAfter: rows.length > limit ? events[events.length - 1]!.eventId : null }
       }).pipe(Effect.withSpan("EventLog.list"))
 
-    /** Where a new stream starts: after `lastEventId`, or after everything sequenced so far. */
     /** The last position handed out: where a stream that names no event starts, and what the streams' watch reads. */
     const lastPosition = sql<{ readonly lastPosition: string }>`SELECT last_position FROM event_sequencer WHERE id = 1`.pipe(
       Effect.orDie,
       Effect.map((rows) => rows[0]!.lastPosition)
     )
 
+    /** Where a new stream starts: after `lastEventId`, or after everything sequenced so far. */
     const startOf = (orgId: string, lastEventId: string | undefined) =>
       lastEventId === undefined ? lastPosition : positionOf(orgId, lastEventId, "Last-Event-ID")
 
