@@ -1,8 +1,10 @@
 /**
  * The webhook delivery queue's claim (queue/Deliveries.ts) in this process against the real test PostgreSQL:
- * it leases the oldest due deliveries of enabled endpoints, and answers in the same statement when the next
- * of the others is due, which is how long an idle worker sleeps. A disabled endpoint's backlog is neither
+ * it leases the oldest due queued deliveries of enabled endpoints, and answers in the same statement when the
+ * next of the others is due, which is how long an idle worker sleeps. A disabled endpoint's backlog is neither
  * claimed nor counted as due: it would wake the workers at once, again and again, until an admin enables it.
+ * First attempts are leased as batches of an endpoint's events in position order and recorded as rows once
+ * made; a batch whose lease ran out becomes queued deliveries, and its old owner records nothing.
  */
 import { layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
@@ -80,12 +82,12 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       // Delivered: only the disabled backlog is left, so nothing is due.
       yield* Effect.promise(() => query(url, "UPDATE webhook_deliveries SET status = 'delivered' WHERE webhook_id = 'wh_enabled'"))
       const none = yield* deliveries.claim("worker_c", LEASE_MS, 10)
-      expect(none).toEqual({ batch: [], nextDueInMs: null })
+      expect(none).toEqual({ batch: [], more: false, nextDueInMs: null })
 
       // Enabled again, its backlog is claimed, oldest first.
       yield* Effect.promise(() => query(url, "UPDATE webhooks SET disabled_at = NULL WHERE webhook_id = 'wh_disabled'"))
       const enabled = yield* deliveries.claim("worker_c", LEASE_MS, 10)
-      expect(enabled).toMatchObject({ batch: [{ deliveryId: "dlv_disabled_1" }, { deliveryId: "dlv_disabled_2" }], nextDueInMs: null })
+      expect(enabled).toMatchObject({ batch: [{ deliveryId: "dlv_disabled_1" }, { deliveryId: "dlv_disabled_2" }], more: false, nextDueInMs: null })
     }))
 
   it.effect("builds the body of an event's delivery from the event, the same bytes as a row's own copy", () =>
@@ -117,7 +119,8 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
           traceParent,
           JSON.stringify(data)
         ])
-        // The fan-out queues a delivery that refers to the event (wh_reference subscribes to the type) ...
+        // The sequencer marks the event for wh_reference (it subscribes to the type): a first attempt, built from
+        // the event ...
         await query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')")
         // ... and a row as migration 0018's fan-out made them, the body copied in, for the other endpoint.
         await query(
@@ -130,16 +133,115 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
              now() + interval '1 day'
            FROM events e WHERE e.event_id = 'evt_bytes'`
         )
+        // The first test's endpoints are out of the way (the sequencer marked wh_enabled for that test's events).
+        await query(url, "UPDATE webhooks SET deleted_at = now() WHERE webhook_id NOT IN ('wh_reference', 'wh_copy')")
       })
-      // The sequencer also fanned out the first test's events, never sequenced: this test's are the ones of evt_bytes.
-      const batch = (yield* deliveries.claim("worker_bytes", LEASE_MS, 20)).batch.filter((d) => d.eventId === "evt_bytes")
+      const batch = (yield* deliveries.claim("worker_bytes", LEASE_MS, 20)).batch
       const reference = batch.find((d) => d.webhookId === "wh_reference")!
       const copy = batch.find((d) => d.webhookId === "wh_copy")!
       expect(batch).toHaveLength(2)
-      expect((yield* Effect.promise(() => query<{ body: unknown }>(url, "SELECT body FROM webhook_deliveries WHERE delivery_id = $1", [reference.deliveryId])))[0]!.body)
-        .toBeNull()
+      expect(reference.batchId).not.toBeNull()
+      expect(copy.batchId).toBeNull()
       expect(JSON.stringify(reference.body)).toBe(JSON.stringify(copy.body))
       expect(reference.body).toEqual({ eventId: "evt_bytes", type: "action.proposed", createdAt: expect.any(String), orgId: org, projectId: "prj_bytes", data })
       expect(reference.traceParent).toBe(traceParent)
+    }))
+
+  it("leases first attempts as batches in position order, records them as rows, and rescues a batch whose lease ran out", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* Deliveries
+      const org = "org_delivery_batches"
+      const rows = () =>
+        query<{ eventId: string; status: string; attempts: number }>(
+          url,
+          `SELECT event_id AS "eventId", status, attempts FROM webhook_deliveries WHERE webhook_id = 'wh_batches' ORDER BY event_id`
+        )
+      yield* Effect.promise(async () => {
+        await query(url, "UPDATE webhooks SET deleted_at = now()")
+        await insertOrg(url, org)
+        await query(url, `INSERT INTO webhooks (webhook_id, org_id, url, events, format, secret_sealed, created_by)
+          VALUES ('wh_batches', $1, 'https://hooks.example.com/acs', '["sync.succeeded"]', 'json', 'sealed', 'test')`, [org])
+        await query(url, `INSERT INTO events (event_id, org_id, type, data)
+          SELECT 'evt_batch_' || n, $1, CASE WHEN n = 3 THEN 'sync.failed' ELSE 'sync.succeeded' END, '{}' FROM generate_series(1, 6) n ORDER BY n`, [org])
+        await query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')")
+      })
+
+      // Five events the endpoint wants (not the sync.failed), three a batch: a full batch says more waits.
+      const first = yield* deliveries.claim("worker_a", LEASE_MS, 3)
+      expect(first.batch.map((d) => d.eventId)).toEqual(["evt_batch_1", "evt_batch_2", "evt_batch_4"])
+      expect(first.more).toBe(true)
+      expect(new Set(first.batch.map((d) => d.batchId)).size).toBe(1)
+      const second = yield* deliveries.claim("worker_b", LEASE_MS, 3)
+      expect(second.batch.map((d) => d.eventId)).toEqual(["evt_batch_5", "evt_batch_6"])
+      expect(second.more).toBe(false)
+      expect(yield* deliveries.claim("worker_c", LEASE_MS, 3)).toEqual({ batch: [], more: false, nextDueInMs: null })
+
+      // worker_b's attempts: one delivered, one to retry in a minute.
+      const made = (delivered: boolean) => ({ delivered, statusCode: delivered ? 204 : 500, durationMs: 3, error: delivered ? null : "HTTP 500", response: null })
+      const recorded = yield* deliveries.firstAttempts(second.batch[0]!.batchId!, "worker_b", [
+        { delivery: second.batch[0]!, result: made(true), delayMs: 0 },
+        { delivery: second.batch[1]!, result: made(false), delayMs: 60_000 }
+      ])
+      expect(recorded.size).toBe(2)
+      expect(yield* Effect.promise(rows)).toEqual([
+        { eventId: "evt_batch_5", status: "delivered", attempts: 1 },
+        { eventId: "evt_batch_6", status: "pending", attempts: 1 }
+      ])
+
+      // worker_a's instance dies: once its lease has run out, the next claim turns its batch into queued
+      // deliveries, due at once, and the claim after leases them.
+      yield* Effect.promise(() => query(url, "UPDATE webhook_batches SET lease_until = now() - interval '1 second' WHERE locked_by = 'worker_a'"))
+      const rescuing = yield* deliveries.claim("worker_c", LEASE_MS, 3)
+      expect(rescuing.batch).toEqual([])
+      expect(rescuing.more).toBe(true)
+      const rescued = yield* deliveries.claim("worker_c", LEASE_MS, 3)
+      expect(rescued.batch.map((d) => [d.eventId, d.attempts, d.batchId])).toEqual([
+        ["evt_batch_1", 2, null],
+        ["evt_batch_2", 2, null],
+        ["evt_batch_4", 2, null]
+      ])
+      // worker_a, back from a long pause, records nothing: the deliveries are worker_c's now.
+      const late = yield* deliveries.firstAttempts(first.batch[0]!.batchId!, "worker_a", first.batch.map((delivery) => ({ delivery, result: made(true), delayMs: 0 })))
+      expect(late.size).toBe(0)
+      expect((yield* Effect.promise(rows)).map((r) => [r.eventId, r.status])).toEqual([
+        ["evt_batch_1", "pending"],
+        ["evt_batch_2", "pending"],
+        ["evt_batch_4", "pending"],
+        ["evt_batch_5", "delivered"],
+        ["evt_batch_6", "pending"]
+      ])
+    }))
+
+  it("an endpoint disabled after its retry window keeps its events not yet claimed as queued deliveries that wait for it", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* Deliveries
+      const org = "org_delivery_disabled"
+      const event = (id: string) =>
+        query(url, `INSERT INTO events (event_id, org_id, type, data) VALUES ($1, $2, 'sync.succeeded', '{}')`, [id, org])
+          .then(() => query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')"))
+      yield* Effect.promise(async () => {
+        await query(url, "UPDATE webhooks SET deleted_at = now()")
+        await insertOrg(url, org)
+        await query(url, `INSERT INTO webhooks (webhook_id, org_id, url, events, format, secret_sealed, created_by)
+          VALUES ('wh_failing', $1, 'https://hooks.example.com/acs', '["sync.succeeded"]', 'json', 'sealed', 'test')`, [org])
+        await query(url, `INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
+          VALUES ('dlv_failing', 'wh_failing', $1, 'evt_failing', 'ping', '{"type": "ping"}', now() + interval '1 day')`, [org])
+      })
+      const failing = (yield* deliveries.claim("worker_d", LEASE_MS, 10)).batch
+      expect(failing.map((d) => d.deliveryId)).toEqual(["dlv_failing"])
+      // Two events for it arrive while its last attempt is out; the attempt fails for good.
+      yield* Effect.promise(() => event("evt_waiting_1").then(() => event("evt_waiting_2")))
+      const result = { delivered: false, statusCode: 503, durationMs: 2, error: "HTTP 503", response: null }
+      expect(yield* deliveries.giveUp(failing[0]!, "worker_d", result)).toBe(true)
+      const waiting = yield* Effect.promise(() =>
+        query<{ eventId: string; status: string }>(url, `SELECT event_id AS "eventId", status FROM webhook_deliveries WHERE webhook_id = 'wh_failing' ORDER BY event_id`)
+      )
+      expect(waiting).toEqual([
+        { eventId: "evt_failing", status: "failed" },
+        { eventId: "evt_waiting_1", status: "pending" },
+        { eventId: "evt_waiting_2", status: "pending" }
+      ])
+      // Disabled: nothing of it is claimed, its waiting deliveries included.
+      expect((yield* deliveries.claim("worker_d", LEASE_MS, 10)).batch).toEqual([])
     }))
 })

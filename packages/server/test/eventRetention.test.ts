@@ -38,8 +38,11 @@ layer(TestLayer, { excludeTestServices: true })("event retention", (it) => {
       yield* writeEvent(sql, { orgId: ORG, projectId: PROJECT, type: "sync.succeeded", data: { sync: { name: "kept a month" } } })
       yield* writeEvent(sql, { orgId: ORG, projectId: PROJECT, type: "sync.succeeded", data: { sync: { name: "still pending" } } })
       yield* (yield* Sequencer).sequence
-      yield* sql`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now()
-        WHERE event_id IN (SELECT event_id FROM events WHERE data -> 'sync' ->> 'name' = 'kept a month')`
+      // Their first attempts as a delivery worker records them (queue/Deliveries.ts): one delivered, one to retry.
+      yield* sql`INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, status, attempts, give_up_at, delivered_at)
+        SELECT 'dlv_' || e.seq, 'whk_retention', e.org_id, e.event_id, e.type, CASE WHEN e.data -> 'sync' ->> 'name' = 'kept a month' THEN 'delivered' ELSE 'pending' END,
+          1, now() + interval '1 day', CASE WHEN e.data -> 'sync' ->> 'name' = 'kept a month' THEN now() END
+        FROM events e`
       const pendingBody = (yield* sql<{ readonly body: string }>`SELECT acs_event_body(e)::text AS body FROM events e
         WHERE data -> 'sync' ->> 'name' = 'still pending'`)[0]!.body
       const createdAt = (yield* sql<{ readonly ms: number }>`SELECT (extract(epoch FROM max(created_at)) * 1000)::float8 AS ms FROM events`)[0]!.ms

@@ -176,7 +176,7 @@ describe("GET /events/stream", () => {
     const calls = async () => {
       const rows = await p.sql<{ watch: string; reads: string }>(`SELECT
           coalesce(sum(calls) FILTER (WHERE query LIKE '%FROM event_sequencer WHERE id%'), 0)::text AS watch,
-          coalesce(sum(calls) FILTER (WHERE query LIKE '%FROM events e%e.position >%'), 0)::text AS reads
+          coalesce(sum(calls) FILTER (WHERE query LIKE '%FROM events e%e.position > $%::bigint%'), 0)::text AS reads
         FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`)
       return { watch: Number(rows[0]!.watch), reads: Number(rows[0]!.reads) }
     }

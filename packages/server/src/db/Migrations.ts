@@ -30,6 +30,7 @@ import writeBackFunction from "./migrations/0021_write_back_function.ts"
 import accountWindowPlpgsql from "./migrations/0022_account_window_plpgsql.ts"
 import deliveryDueOrder from "./migrations/0023_delivery_due_order.ts"
 import hotActionUpdates from "./migrations/0024_hot_action_updates.ts"
+import deliveryCursors from "./migrations/0025_delivery_cursors.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -59,7 +60,8 @@ const migrations = {
   "0021_write_back_function": writeBackFunction,
   "0022_account_window_plpgsql": accountWindowPlpgsql,
   "0023_delivery_due_order": deliveryDueOrder,
-  "0024_hot_action_updates": hotActionUpdates
+  "0024_hot_action_updates": hotActionUpdates,
+  "0025_delivery_cursors": deliveryCursors
 }
 
 export const loader = Migrator.fromRecord(migrations)

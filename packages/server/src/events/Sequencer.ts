@@ -1,6 +1,7 @@
 /**
  * The sequencer: gives committed events their `position`, the order every reader sees (GET /events, the
- * stream, webhooks), and fans each one out to the org's webhook endpoints that asked for its type.
+ * stream, webhooks), and marks the org's webhook endpoints that asked for its type (their `queued_through`:
+ * delivery workers claim their first attempts by position, queue/Deliveries.ts).
  *
  * Positions are handed out after commit, by one sequencer at a time (the `event_sequencer` row lock, on every
  * instance), in insert order among what has committed: so positions only grow in commit order, and a reader
@@ -26,7 +27,7 @@ const BATCH = 1_000
 /** How long a pass woken by a commit waits for the commits right after it (well inside a delivery's second). */
 const GATHER_MS = 25
 
-/** What a pass did: events sequenced, webhook deliveries queued for them. */
+/** What a pass did: events sequenced, webhook deliveries due for them (an event for an endpoint that wants it). */
 export interface Sequenced {
   readonly events: number
   readonly deliveries: number
@@ -40,7 +41,7 @@ export class Sequencer extends Effect.Service<Sequencer>()("acs/Sequencer", {
     const instance = newId("seq")
 
     /**
-     * One batch: positions, webhook deliveries, the notification, in one statement (migration 0018);
+     * One batch: positions, the endpoints' marks, the notification, in one statement (migrations 0018, 0025);
      * `events` is -1 when another instance holds the sequencer (it passes again for the same commits).
      */
     const sequenceBatch: Effect.Effect<Sequenced> = sql<{ readonly events: number; readonly deliveries: number }>`/* prepared */

@@ -147,10 +147,15 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
         return toDelivery(rows[0]!)
       }).pipe(Effect.withSpan("Webhooks.test"))
 
-    /** Back on after it was disabled; deliveries waiting for it get a fresh retry window. */
+    /**
+     * Back on after it was disabled; deliveries waiting for it get a fresh retry window. It starts at the current
+     * position: the events of its disabled time are not sent (migration 0025).
+     */
     const enable = (grant: Granted<"enableWebhook">, webhookId: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<WebhookRow>`UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL
+        const rows = yield* sql<WebhookRow>`UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL,
+            claimed_through = CASE WHEN disabled_at IS NULL THEN claimed_through ELSE acs_last_position() END,
+            queued_through = CASE WHEN disabled_at IS NULL THEN queued_through ELSE acs_last_position() END
           WHERE org_id = ${grant.orgId} AND webhook_id = ${webhookId} AND deleted_at IS NULL
           RETURNING ${sql.unsafe(webhookColumns)}`
         if (rows[0] === undefined) return yield* notFound(webhookId)

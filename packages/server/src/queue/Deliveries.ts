@@ -1,19 +1,24 @@
 /**
- * The webhook delivery queue: the apply queue's machinery (queue/Jobs.ts) over `webhook_deliveries`. A
- * delivery is claimed with `FOR UPDATE SKIP LOCKED` under a lease longer than an attempt can take; a lease
- * that ran out (its instance died mid-delivery) makes it claimable again, so a delivery is made at least once
- * whatever stops. `locked_by` fences the outcome: a worker whose delivery was rescued records nothing.
- * Deliveries of disabled or deleted endpoints wait (disabled) or are dropped (deleted).
+ * The webhook delivery queue: the apply queue's machinery (queue/Jobs.ts) over `webhook_deliveries` and
+ * `webhook_batches` (migration 0025). A claim leases, in one statement, the due queued deliveries (retries,
+ * pings) and a batch of first attempts: the events an endpoint wants past its claimed position, the range
+ * leased as one batch row. Both are taken with `FOR UPDATE SKIP LOCKED` under a lease longer than an attempt
+ * can take; a lease that ran out (its instance died mid-delivery) makes a queued delivery claimable again and
+ * turns a batch into queued deliveries, so a delivery is made at least once whatever stops. `locked_by` fences
+ * the outcome: a worker whose delivery or batch was rescued records nothing. Deliveries of disabled or deleted
+ * endpoints wait (disabled) or are dropped (deleted).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
+import { EventsConfig } from "../events/Sequencer.ts"
 import type { AttemptResult } from "../events/WebhookSender.ts"
 
 export interface ClaimedDelivery {
   readonly deliveryId: string
   readonly webhookId: string
   readonly eventId: string
+  readonly eventType: string
   readonly body: Readonly<Record<string, unknown>>
   readonly attempts: number
   readonly url: string
@@ -23,38 +28,69 @@ export interface ClaimedDelivery {
   readonly windowLeftMs: number
   /** The traceparent of what wrote the event (telemetry: the delivery's span links to it). */
   readonly traceParent: string | null
+  /** A first attempt's batch (its row is inserted when the attempt ended); null for a queued delivery. */
+  readonly batchId: string | null
 }
 
-/** A claim's row: a claimed delivery's columns (all null when none was claimed) and the next due time. */
+/** A claim's row: a claimed delivery's columns (all null when none was claimed), whether more waits, the next due time. */
 type ClaimRow = { readonly [K in keyof Omit<ClaimedDelivery, "body" | "windowLeftMs">]: ClaimedDelivery[K] | null } & {
   readonly bodyText: string | null
   readonly windowLeftMs: string | null
+  readonly more: boolean
   readonly nextDueInMs: string | null
 }
 
 /** What one claim answers. */
 export interface Claimed {
   readonly batch: ReadonlyArray<ClaimedDelivery>
-  /** When the next unclaimed delivery is due, in ms from the claim (≤ 0: already, or maybe after a full batch; null: none waits). */
+  /** More is claimable now (a part of the claim was full, another endpoint has first attempts, a batch was rescued). */
+  readonly more: boolean
+  /** When the next queued delivery is due, in ms from the claim (≤ 0: already; null: none waits). */
   readonly nextDueInMs: number | null
+}
+
+/** A first attempt made: its delivery's row is inserted as it ended. */
+export interface FirstAttempt {
+  readonly delivery: ClaimedDelivery
+  readonly result: AttemptResult
+  /** Not delivered: the wait before the next attempt. */
+  readonly delayMs: number
 }
 
 export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
+    const { retryWindowSeconds } = yield* EventsConfig
+
     /**
-     * Up to `limit` due deliveries, leased to `workerId` (oldest due first), and when the next of the others
-     * is due (ms from now; null when none waits): a worker that found fewer than `limit` sleeps until then at
-     * most, with no second statement to ask. A batch, not one: under a burst of events one statement leases
-     * many, so the queue's statements per delivery stay far below one. Deliveries of disabled or deleted
-     * endpoints are neither claimed nor counted as due: they would wake the workers at once, again and again.
-     * Prepared (its text never varies): planning this statement cost PostgreSQL about 0.7 ms per claim, as much
-     * as running it for a batch of twenty.
+     * Up to `limit` due queued deliveries (oldest due first) and up to `limit` first attempts of the enabled
+     * endpoint furthest behind, leased to `workerId`, with whether more is claimable now and when the next
+     * queued delivery is due (ms from now; null when none waits): a worker that got all there was sleeps until
+     * then at most, with no second statement to ask. Batches, not one: under a burst of events one statement
+     * leases many, so the queue's statements per delivery stay far below one. Deliveries of disabled or
+     * deleted endpoints are neither claimed nor counted as due: they would wake the workers at once, again and
+     * again. A batch whose lease ran out becomes queued deliveries, claimable by the next claim. Prepared (its
+     * text never varies): planning it cost PostgreSQL about as much as running it for a batch of twenty.
      */
     const claim = (workerId: string, leaseMs: number, limit: number) =>
       sql<ClaimRow>`/* prepared */
-        WITH next AS (
+        WITH rescued AS (
+          DELETE FROM webhook_batches b WHERE b.batch_id IN (
+            SELECT batch_id FROM webhook_batches WHERE lease_until < clock_timestamp() ORDER BY lease_until LIMIT ${limit}
+            FOR UPDATE SKIP LOCKED)
+          RETURNING b.webhook_id, b.after_position, b.through_position),
+        -- Attempted or not, its instance died: counted as attempted once, due at once.
+        requeued AS (
+          INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, attempts, give_up_at)
+          SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), w.webhook_id, e.org_id, e.event_id, e.type, 1,
+            clock_timestamp() + make_interval(secs => ${retryWindowSeconds})
+          FROM rescued r
+          JOIN webhooks w ON w.webhook_id = r.webhook_id AND w.deleted_at IS NULL
+          JOIN events e ON e.org_id = w.org_id AND e.position > r.after_position AND e.position <= r.through_position AND w.events ? e.type
+          ON CONFLICT (webhook_id, event_id) DO NOTHING
+          RETURNING 1),
+        next AS (
           SELECT d.delivery_id FROM webhook_deliveries d
           JOIN webhooks w ON w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
           WHERE d.status = 'pending' AND d.run_at <= clock_timestamp() AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp())
@@ -66,24 +102,63 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
             lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
           FROM next, webhooks w
           WHERE d.delivery_id = next.delivery_id AND w.webhook_id = d.webhook_id
-          RETURNING d.delivery_id, d.webhook_id, d.event_id, d.body, d.attempts, w.url, w.format, w.secret_sealed,
+          RETURNING d.delivery_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, w.url, w.format, w.secret_sealed,
             (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms),
-        -- A full batch says 0 (more may be due: the worker claims again at once) without the scan of every
+        -- NO KEY UPDATE: a delivery row's insert holds its endpoint FOR KEY SHARE (the foreign key), which must
+        -- not hide the endpoint from this claim.
+        endpoint AS (
+          SELECT w.webhook_id, w.org_id, w.events, w.claimed_through, w.queued_through, w.url, w.format, w.secret_sealed
+          FROM webhooks w
+          WHERE w.claimed_through < w.queued_through AND w.disabled_at IS NULL AND w.deleted_at IS NULL
+          ORDER BY w.claimed_through
+          LIMIT 1
+          FOR NO KEY UPDATE SKIP LOCKED),
+        -- The endpoint's row is its latest version (a lock waits for none and reads the newest), which may count
+        -- events sequenced after this statement's snapshot: it reads and moves past only those it can see.
+        visible AS (SELECT LEAST(endpoint.queued_through, s.last_position) AS through FROM endpoint, event_sequencer s WHERE s.id = 1),
+        taken AS (
+          SELECT e.event_id, e.type, e.position, e.trace_parent, acs_event_body(e)::text AS body_text
+          FROM endpoint w CROSS JOIN visible CROSS JOIN LATERAL (
+            SELECT * FROM events e
+            WHERE e.org_id = w.org_id AND e.position > w.claimed_through AND e.position <= visible.through AND w.events ? e.type
+            ORDER BY e.position
+            LIMIT ${limit}) e),
+        advanced AS (
+          UPDATE webhooks w SET claimed_through = GREATEST(w.claimed_through, CASE WHEN (SELECT count(*) FROM taken) >= ${limit}
+            THEN (SELECT max(position) FROM taken) ELSE visible.through END)
+          FROM endpoint, visible WHERE w.webhook_id = endpoint.webhook_id
+          RETURNING endpoint.claimed_through AS after_position, w.claimed_through AS through_position),
+        leased AS (
+          INSERT INTO webhook_batches (batch_id, webhook_id, after_position, through_position, locked_by, lease_until)
+          SELECT 'bat_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, advanced.after_position,
+            advanced.through_position, ${workerId}, clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
+          FROM endpoint, advanced WHERE EXISTS (SELECT 1 FROM taken)
+          RETURNING batch_id),
+        -- A full part says 0 (more may be due: the worker claims again at once) without the scan of every
         -- pending row that the due time of a partial batch takes.
         due AS (
-          SELECT CASE WHEN (SELECT count(*) FROM claimed) >= ${limit} THEN 0 ELSE (
-            SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at))) - clock_timestamp()) * 1000)::int8
-            FROM webhook_deliveries p
-            JOIN webhooks pw ON pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
-            WHERE p.status = 'pending' AND p.delivery_id NOT IN (SELECT delivery_id FROM claimed)) END AS next_due_in_ms)
+          SELECT (SELECT count(*) FROM claimed) >= ${limit} OR (SELECT count(*) FROM taken) >= ${limit}
+              OR EXISTS (SELECT 1 FROM requeued)
+              OR EXISTS (SELECT 1 FROM webhooks o WHERE o.claimed_through < o.queued_through AND o.disabled_at IS NULL
+                AND o.deleted_at IS NULL AND o.webhook_id NOT IN (SELECT webhook_id FROM endpoint)) AS more,
+            CASE WHEN (SELECT count(*) FROM claimed) >= ${limit} THEN 0 ELSE (
+              SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at))) - clock_timestamp()) * 1000)::int8
+              FROM webhook_deliveries p
+              JOIN webhooks pw ON pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
+              WHERE p.status = 'pending' AND p.delivery_id NOT IN (SELECT delivery_id FROM claimed)) END AS next_due_in_ms)
         -- The body as the event's (migration 0020), unless the row carries its own (a ping, an older row).
-        SELECT c.delivery_id, c.webhook_id, c.event_id, c.attempts, c.url, c.format, c.secret_sealed, c.window_left_ms,
+        SELECT c.delivery_id, c.webhook_id, c.event_id, c.event_type, c.attempts, c.url, c.format, c.secret_sealed, c.window_left_ms,
           (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN acs_event_body(e) END)::text AS body_text,
-          e.trace_parent, due.next_due_in_ms
-        FROM due LEFT JOIN claimed c ON true LEFT JOIN events e ON e.event_id = c.event_id`.pipe(
+          e.trace_parent, NULL::text AS batch_id, due.more, due.next_due_in_ms
+        FROM due LEFT JOIN claimed c ON true LEFT JOIN events e ON e.event_id = c.event_id
+        UNION ALL
+        SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, t.event_id, t.type, 1, endpoint.url,
+          endpoint.format, endpoint.secret_sealed, ${retryWindowSeconds * 1000}::int8, t.body_text, t.trace_parent, leased.batch_id,
+          due.more, due.next_due_in_ms
+        FROM taken t, endpoint, leased, due`.pipe(
         Effect.map((rows): Claimed => ({
-          // One row even when nothing was claimed: it carries the next due time.
-          batch: rows.flatMap(({ bodyText, nextDueInMs: _, ...rest }): Array<ClaimedDelivery> =>
+          // One row even when nothing was claimed: it carries whether more waits and the next due time.
+          batch: rows.flatMap(({ bodyText, more: _, nextDueInMs: __, ...rest }): Array<ClaimedDelivery> =>
             rest.deliveryId === null || bodyText === null ? [] : [{
               ...(rest as Omit<ClaimedDelivery, "body" | "windowLeftMs">),
               // The body as text: the SQL client would rename the keys of a JSON value it decodes.
@@ -91,10 +166,37 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
               windowLeftMs: Number(rest.windowLeftMs)
             }]
           ),
+          more: rows[0]?.more === true,
           nextDueInMs: rows[0]?.nextDueInMs === null || rows[0] === undefined ? null : Number(rows[0].nextDueInMs)
         })),
         Effect.orDie,
         Effect.withSpan("Deliveries.claim", HOT_SPAN)
+      )
+
+    /**
+     * The first attempts of a batch: each delivery's row inserted as it ended (delivered, or pending until its
+     * next attempt) and the batch's lease ended, in one statement; answers the ids recorded (none when the
+     * lease ran out and the batch was rescued: its new owner records its deliveries). Arrays, as `delivered`.
+     */
+    const firstAttempts = (batchId: string, workerId: string, attempts: ReadonlyArray<FirstAttempt>) =>
+      attempts.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`/* prepared */
+        WITH ended AS (DELETE FROM webhook_batches WHERE batch_id = ${batchId} AND locked_by = ${workerId} RETURNING webhook_id)
+        INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, status, attempts, run_at, give_up_at,
+          last_status_code, last_duration_ms, last_error, last_response, last_attempt_at, delivered_at)
+        SELECT o.delivery_id, w.webhook_id, w.org_id, o.event_id, o.event_type, CASE WHEN o.delivered THEN 'delivered' ELSE 'pending' END, 1,
+          clock_timestamp() + make_interval(secs => o.delay_ms / 1000.0), clock_timestamp() + make_interval(secs => ${retryWindowSeconds}),
+          o.status_code, o.duration_ms, o.error, o.response, clock_timestamp(), CASE WHEN o.delivered THEN clock_timestamp() END
+        FROM ended JOIN webhooks w ON w.webhook_id = ended.webhook_id,
+          unnest(${attempts.map((a) => a.delivery.deliveryId)}::text[], ${attempts.map((a) => a.delivery.eventId)}::text[],
+            ${attempts.map((a) => a.delivery.eventType)}::text[], ${attempts.map((a) => a.result.delivered)}::bool[],
+            ${attempts.map((a) => a.delayMs)}::float8[], ${attempts.map((a) => a.result.statusCode)}::int[],
+            ${attempts.map((a) => a.result.durationMs)}::int[], ${attempts.map((a) => a.result.error)}::text[],
+            ${attempts.map((a) => a.result.response)}::text[])
+          AS o (delivery_id, event_id, event_type, delivered, delay_ms, status_code, duration_ms, error, response)
+        ON CONFLICT (webhook_id, event_id) DO NOTHING
+        RETURNING delivery_id`.pipe(
+        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId))),
+        Effect.orDie
       )
 
     const attemptColumns = (result: AttemptResult) =>
@@ -138,12 +240,24 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         const failed = yield* sql`UPDATE webhook_deliveries SET status = 'failed', ${attemptColumns(result)}
           WHERE delivery_id = ${delivery.deliveryId} AND locked_by = ${workerId} RETURNING delivery_id`
         if (failed.length === 0) return false
-        yield* sql`UPDATE webhooks SET disabled_at = clock_timestamp(),
-            disabled_reason = ${`delivery of ${delivery.eventId} kept failing for the whole retry window (last: ${result.error ?? "?"})`}
-          WHERE webhook_id = ${delivery.webhookId} AND disabled_at IS NULL`
+        // Its events not yet claimed become queued deliveries that wait for it, as the ones queued already do.
+        yield* sql`
+          WITH disabled AS (
+            UPDATE webhooks w SET disabled_at = clock_timestamp(),
+              claimed_through = GREATEST(w.claimed_through, LEAST(w.queued_through, (SELECT last_position FROM event_sequencer WHERE id = 1))),
+              disabled_reason = ${`delivery of ${delivery.eventId} kept failing for the whole retry window (last: ${result.error ?? "?"})`}
+            FROM (SELECT webhook_id, claimed_through FROM webhooks WHERE webhook_id = ${delivery.webhookId} FOR NO KEY UPDATE) before
+            WHERE w.webhook_id = before.webhook_id AND w.disabled_at IS NULL
+            RETURNING w.webhook_id, w.org_id, w.events, before.claimed_through AS after_position, w.claimed_through AS through_position)
+          INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, give_up_at)
+          SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), d.webhook_id, e.org_id, e.event_id, e.type,
+            clock_timestamp() + make_interval(secs => ${retryWindowSeconds})
+          FROM disabled d
+          JOIN events e ON e.org_id = d.org_id AND e.position > d.after_position AND e.position <= d.through_position AND d.events ? e.type
+          ON CONFLICT (webhook_id, event_id) DO NOTHING`
         return true
       })).pipe(Effect.orDie)
 
-    return { claim, delivered, retryLater, giveUp } as const
+    return { claim, firstAttempts, delivered, retryLater, giveUp } as const
   })
 }) {}

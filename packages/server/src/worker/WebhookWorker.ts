@@ -134,10 +134,19 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
           yield* countWebhookDelivery(outcome)
           attempts.push({ delivery, result, outcome, delayMs })
         }
-        const deliveredOnes = attempts.filter((a) => a.outcome === "delivered")
+        // First attempts (a claim leases one batch of them) end as inserted rows; a first attempt that would give
+        // up (a retry window shorter than the first wait) is queued, and given up at its next attempt.
+        const first = attempts.filter((a) => a.delivery.batchId !== null)
+        const queued = attempts.filter((a) => a.delivery.batchId === null)
+        let lost = 0
+        if (first.length > 0) {
+          const recorded = yield* deliveries.firstAttempts(first[0]!.delivery.batchId!, workerId, first)
+          lost += first.length - recorded.size
+        }
+        const deliveredOnes = queued.filter((a) => a.outcome === "delivered")
         const recorded = yield* deliveries.delivered(workerId, deliveredOnes.map((a) => ({ deliveryId: a.delivery.deliveryId, result: a.result })))
-        let lost = deliveredOnes.filter((a) => !recorded.has(a.delivery.deliveryId)).length
-        for (const a of attempts) {
+        lost += deliveredOnes.filter((a) => !recorded.has(a.delivery.deliveryId)).length
+        for (const a of queued) {
           if (a.outcome === "delivered") continue
           const kept = a.outcome === "gave_up"
             ? yield* deliveries.giveUp(a.delivery, workerId, a.result)
@@ -154,12 +163,11 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
     const loop = (workerId: string) =>
       Effect.gen(function*() {
         const claimedAt = yield* Clock.currentTimeMillis
-        const { batch, nextDueInMs } = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs, config.batch), false)
-        const full = batch.length === config.batch
-        // A full batch: more are due, so another waiting worker starts on them while this one sends.
-        if (full) yield* signal.wakeDeliveries
+        const { batch, more, nextDueInMs } = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs, config.batch), false)
+        // More is due: another waiting worker starts on it while this one sends.
+        if (more) yield* signal.wakeDeliveries
         if (batch.length > 0) yield* attemptAll(batch, workerId)
-        if (full) return
+        if (more) return
         // Nothing else was due at the claim: wait for a wake, or for the next one due (a retry, a lease running
         // out), at most the poll.
         const dueInMs = nextDueInMs === null ? config.pollMs : claimedAt + nextDueInMs - (yield* Clock.currentTimeMillis)
