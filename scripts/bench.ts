@@ -408,8 +408,8 @@ const proposalsOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Da
 
 const eventsOptions = () => ({
   // Short windows, many rounds: the ratio's median holds up against bursts of load from elsewhere.
-  rounds: envNumber("BENCH_EVENTS_ROUNDS", 8),
-  seconds: envNumber("BENCH_EVENTS_SECONDS", 3),
+  rounds: envNumber("BENCH_EVENTS_ROUNDS", 12),
+  seconds: envNumber("BENCH_EVENTS_SECONDS", 4),
   clients: 8
 })
 

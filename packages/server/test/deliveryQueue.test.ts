@@ -210,6 +210,18 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
         ["evt_batch_5", "delivered"],
         ["evt_batch_6", "pending"]
       ])
+
+      // An endpoint deleted while its first attempt was out: a failed attempt ends the delivery, with no retry
+      // left waiting for an endpoint that will never be claimed again.
+      yield* Effect.promise(() =>
+        query(url, `INSERT INTO events (event_id, org_id, type, data) VALUES ('evt_batch_7', $1, 'sync.succeeded', '{}')`, [org])
+          .then(() => query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')"))
+      )
+      const last = (yield* deliveries.claim("worker_c", LEASE_MS, 3)).batch.filter((d) => d.batchId !== null)
+      expect(last.map((d) => d.eventId)).toEqual(["evt_batch_7"])
+      yield* Effect.promise(() => query(url, "UPDATE webhooks SET deleted_at = now() WHERE webhook_id = 'wh_batches'"))
+      yield* deliveries.firstAttempts(last[0]!.batchId!, "worker_c", [{ delivery: last[0]!, result: made(false), delayMs: 60_000 }])
+      expect((yield* Effect.promise(rows)).find((r) => r.eventId === "evt_batch_7")).toMatchObject({ status: "failed", attempts: 1 })
     }))
 
   it("an endpoint disabled after its retry window keeps its events not yet claimed as queued deliveries that wait for it", () =>

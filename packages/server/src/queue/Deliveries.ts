@@ -175,7 +175,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
 
     /**
      * The first attempts of a batch: each delivery's row inserted as it ended (delivered, or pending until its
-     * next attempt) and the batch's lease ended, in one statement; answers the ids recorded (none when the
+     * next attempt; failed when its endpoint was deleted meanwhile) and the batch's lease ended, in one statement; answers the ids recorded (none when the
      * lease ran out and the batch was rescued: its new owner records its deliveries). Arrays, as `delivered`.
      */
     const firstAttempts = (batchId: string, workerId: string, attempts: ReadonlyArray<FirstAttempt>) =>
@@ -183,7 +183,8 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         WITH ended AS (DELETE FROM webhook_batches WHERE batch_id = ${batchId} AND locked_by = ${workerId} RETURNING webhook_id)
         INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, status, attempts, run_at, give_up_at,
           last_status_code, last_duration_ms, last_error, last_response, last_attempt_at, delivered_at)
-        SELECT o.delivery_id, w.webhook_id, w.org_id, o.event_id, o.event_type, CASE WHEN o.delivered THEN 'delivered' ELSE 'pending' END, 1,
+        SELECT o.delivery_id, w.webhook_id, w.org_id, o.event_id, o.event_type,
+          CASE WHEN o.delivered THEN 'delivered' WHEN w.deleted_at IS NOT NULL THEN 'failed' ELSE 'pending' END, 1,
           clock_timestamp() + make_interval(secs => o.delay_ms / 1000.0), clock_timestamp() + make_interval(secs => ${retryWindowSeconds}),
           o.status_code, o.duration_ms, o.error, o.response, clock_timestamp(), CASE WHEN o.delivered THEN clock_timestamp() END
         FROM ended JOIN webhooks w ON w.webhook_id = ended.webhook_id,
