@@ -1,13 +1,16 @@
 /**
  * The embedded default (no DATABASE_URL): data lives under ACS_DATA_DIR and survives a restart; the
  * first start prints a generated admin password once, as a plain notice on stderr and in a log line, and
- * connects the demo org to the in-process simulator over the Apple Ads Platform API v1.
+ * connects the demo org to the in-process simulator over the Apple Ads Platform API v1. Webhooks are delivered
+ * there too: the embedded database runs the delivery queue's statements as PostgreSQL does.
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { startReceiver } from "./support/receiver.ts"
 import { BOOTSTRAP_KEY, call, startServer } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
 
 const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "acs-embedded-"))
 
@@ -56,6 +59,32 @@ describe("embedded default database", () => {
       expect(login.status).toBe(200)
     } finally {
       await second.stop()
+    }
+  })
+
+  it("delivers a webhook of a sync's event, once, on the embedded database", async () => {
+    const receiver = await startReceiver()
+    const server = await startServer({ ACS_DATA_DIR: dataDir, ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", EVENTS_POLL_MS: "200" })
+    try {
+      const created = await call(`${server.api}/webhooks`, { method: "POST", key: BOOTSTRAP_KEY, body: { url: `${receiver.url}/embedded`, events: ["sync.succeeded"] } })
+      expect(created.status, JSON.stringify(created.body)).toBe(201)
+      const accounts = await call(`${server.api}/accounts`, { key: BOOTSTRAP_KEY })
+      const projectId = (accounts.body as { accounts: Array<{ projectId: string }> }).accounts[0]!.projectId
+      const started = await call(`${server.api}/accounts/${projectId}/syncs`, { method: "POST", key: BOOTSTRAP_KEY })
+      expect(started.status).toBe(202)
+      const syncId = (started.body as { syncId: string }).syncId
+      const ofSync = () => receiver.received.filter((r) => JSON.stringify(r.body["data"]).includes(syncId))
+      await waitFor("the sync.succeeded delivery", () => Promise.resolve(ofSync()), (r) => r.length > 0)
+      expect(ofSync().map((r) => r.body["type"])).toEqual(["sync.succeeded"])
+      const webhookId = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
+      const log = await waitFor("the delivery in the log", async () => {
+        const answer = await call(`${server.api}/webhooks/${webhookId}/deliveries`, { key: BOOTSTRAP_KEY })
+        return (answer.body as { deliveries: Array<{ eventId: string; status: string; attempts: number }> }).deliveries
+      }, (d) => d.some((x) => x.eventId === ofSync()[0]!.eventId))
+      expect(log.find((x) => x.eventId === ofSync()[0]!.eventId)).toMatchObject({ status: "delivered", attempts: 1 })
+    } finally {
+      await server.stop()
+      await receiver.close()
     }
   })
 })
