@@ -147,7 +147,7 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       expect(reference.traceParent).toBe(traceParent)
     }))
 
-  it("leases first attempts as batches in position order, records them as rows, and rescues a batch whose lease ran out", () =>
+  it.effect("leases first attempts as batches in position order, records them as rows, and rescues a batch whose lease ran out", () =>
     Effect.gen(function*() {
       const deliveries = yield* Deliveries
       const org = "org_delivery_batches"
@@ -224,7 +224,7 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       expect((yield* Effect.promise(rows)).find((r) => r.eventId === "evt_batch_7")).toMatchObject({ status: "failed", attempts: 1 })
     }))
 
-  it("an endpoint disabled after its retry window keeps its events not yet claimed as queued deliveries that wait for it", () =>
+  it.effect("an endpoint disabled after its retry window keeps its events not yet claimed as queued deliveries that wait for it", () =>
     Effect.gen(function*() {
       const deliveries = yield* Deliveries
       const org = "org_delivery_disabled"
@@ -256,4 +256,42 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       // Disabled: nothing of it is claimed, its waiting deliveries included.
       expect((yield* deliveries.claim("worker_d", LEASE_MS, 10)).batch).toEqual([])
     }))
+
+  it.effect("three workers claiming while events are sequenced lease every event once: none skipped, none twice", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* Deliveries
+      const org = "org_delivery_race"
+      const total = 300
+      yield* Effect.promise(async () => {
+        await query(url, "UPDATE webhooks SET deleted_at = now()")
+        await insertOrg(url, org)
+        await query(url, `INSERT INTO webhooks (webhook_id, org_id, url, events, format, secret_sealed, created_by)
+          VALUES ('wh_race', $1, 'https://hooks.example.com/acs', '["sync.succeeded"]', 'json', 'sealed', 'test')`, [org])
+      })
+      // Ten events at a time, each ten sequenced in a pass of their own, while the workers claim.
+      const produce = Effect.forEach(Array.from({ length: total / 10 }, (_, i) => i), (i) =>
+        Effect.promise(() =>
+          query(url, `INSERT INTO events (event_id, org_id, type, data) SELECT 'evt_race_' || ($2 * 10 + n), $1, 'sync.succeeded', '{}' FROM generate_series(1, 10) n`, [org, i])
+            .then(() => query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')"))
+        ), { discard: true })
+      const leased: Array<string> = []
+      const delivered = { delivered: true, statusCode: 204, durationMs: 1, error: null, response: null }
+      const work = (workerId: string) =>
+        Effect.gen(function*() {
+          for (let claims = 0; leased.length < total && claims < 5_000; claims++) {
+            const { batch } = yield* deliveries.claim(workerId, LEASE_MS, 7)
+            const first = batch.filter((d) => d.batchId !== null)
+            leased.push(...first.map((d) => d.eventId))
+            if (first.length > 0) yield* deliveries.firstAttempts(first[0]!.batchId!, workerId, first.map((delivery) => ({ delivery, result: delivered, delayMs: 0 })))
+            else yield* Effect.yieldNow()
+          }
+        })
+      yield* Effect.all([produce, work("worker_x"), work("worker_y"), work("worker_z")], { concurrency: "unbounded", discard: true })
+      expect(leased).toHaveLength(total)
+      expect(new Set(leased).size).toBe(total)
+      const recorded = yield* Effect.promise(() =>
+        query<{ n: number }>(url, "SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = 'wh_race' AND status = 'delivered'")
+      )
+      expect(recorded[0]!.n).toBe(total)
+    }), 60_000)
 })
