@@ -3,8 +3,9 @@
  * it leases the oldest due queued deliveries of enabled endpoints, and answers in the same statement when the
  * next of the others is due, which is how long an idle worker sleeps. A disabled endpoint's backlog is neither
  * claimed nor counted as due: it would wake the workers at once, again and again, until an admin enables it.
- * First attempts are leased as batches of an endpoint's events in position order and recorded as rows once
- * made; a batch whose lease ran out becomes queued deliveries, and its old owner records nothing.
+ * First attempts are leased as batches of an endpoint's events in position order, one batch out per endpoint,
+ * and recorded as rows once made; a batch whose lease ran out becomes queued deliveries, and its old owner
+ * records nothing.
  */
 import { layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
@@ -147,7 +148,7 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       expect(reference.traceParent).toBe(traceParent)
     }))
 
-  it.effect("leases first attempts as batches in position order, records them as rows, and rescues a batch whose lease ran out", () =>
+  it.effect("leases first attempts as batches in position order, one out per endpoint, records them as rows, and rescues a batch whose lease ran out", () =>
     Effect.gen(function*() {
       const deliveries = yield* Deliveries
       const org = "org_delivery_batches"
@@ -171,10 +172,22 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       expect(first.batch.map((d) => d.eventId)).toEqual(["evt_batch_1", "evt_batch_2", "evt_batch_4"])
       expect(first.more).toBe(true)
       expect(new Set(first.batch.map((d) => d.batchId)).size).toBe(1)
+      // One batch out per endpoint: the rest waits for it, and nothing else is claimable.
+      expect(yield* deliveries.claim("worker_b", LEASE_MS, 3)).toEqual({ batch: [], more: false, nextDueInMs: null })
+
+      // worker_a's instance dies: once its lease has run out, the next claim turns its batch into queued
+      // deliveries, due at once, and takes the endpoint's next batch; the claim after leases the queued ones.
+      yield* Effect.promise(() => query(url, "UPDATE webhook_batches SET lease_until = now() - interval '1 second' WHERE locked_by = 'worker_a'"))
       const second = yield* deliveries.claim("worker_b", LEASE_MS, 3)
       expect(second.batch.map((d) => d.eventId)).toEqual(["evt_batch_5", "evt_batch_6"])
-      expect(second.more).toBe(false)
-      expect(yield* deliveries.claim("worker_c", LEASE_MS, 3)).toEqual({ batch: [], more: false, nextDueInMs: null })
+      expect(second.more).toBe(true)
+      const rescued = yield* deliveries.claim("worker_c", LEASE_MS, 3)
+      expect(rescued.batch.map((d) => [d.eventId, d.attempts, d.batchId])).toEqual([
+        ["evt_batch_1", 2, null],
+        ["evt_batch_2", 2, null],
+        ["evt_batch_4", 2, null]
+      ])
+      expect(yield* deliveries.claim("worker_c", LEASE_MS, 3)).toMatchObject({ batch: [], more: false })
 
       // worker_b's attempts: one delivered, one to retry in a minute.
       const made = (delivered: boolean) => ({ delivered, statusCode: delivered ? 204 : 500, durationMs: 3, error: delivered ? null : "HTTP 500", response: null })
@@ -183,32 +196,15 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
         { delivery: second.batch[1]!, result: made(false), delayMs: 60_000 }
       ])
       expect(recorded.size).toBe(2)
-      expect(yield* Effect.promise(rows)).toEqual([
-        { eventId: "evt_batch_5", status: "delivered", attempts: 1 },
-        { eventId: "evt_batch_6", status: "pending", attempts: 1 }
-      ])
-
-      // worker_a's instance dies: once its lease has run out, the next claim turns its batch into queued
-      // deliveries, due at once, and the claim after leases them.
-      yield* Effect.promise(() => query(url, "UPDATE webhook_batches SET lease_until = now() - interval '1 second' WHERE locked_by = 'worker_a'"))
-      const rescuing = yield* deliveries.claim("worker_c", LEASE_MS, 3)
-      expect(rescuing.batch).toEqual([])
-      expect(rescuing.more).toBe(true)
-      const rescued = yield* deliveries.claim("worker_c", LEASE_MS, 3)
-      expect(rescued.batch.map((d) => [d.eventId, d.attempts, d.batchId])).toEqual([
-        ["evt_batch_1", 2, null],
-        ["evt_batch_2", 2, null],
-        ["evt_batch_4", 2, null]
-      ])
-      // worker_a, back from a long pause, records nothing: the deliveries are worker_c's now.
+      // worker_a, back from a long pause, records nothing: its deliveries are worker_c's now.
       const late = yield* deliveries.firstAttempts(first.batch[0]!.batchId!, "worker_a", first.batch.map((delivery) => ({ delivery, result: made(true), delayMs: 0 })))
       expect(late.size).toBe(0)
-      expect((yield* Effect.promise(rows)).map((r) => [r.eventId, r.status])).toEqual([
-        ["evt_batch_1", "pending"],
-        ["evt_batch_2", "pending"],
-        ["evt_batch_4", "pending"],
-        ["evt_batch_5", "delivered"],
-        ["evt_batch_6", "pending"]
+      expect(yield* Effect.promise(rows)).toEqual([
+        { eventId: "evt_batch_1", status: "pending", attempts: 2 },
+        { eventId: "evt_batch_2", status: "pending", attempts: 2 },
+        { eventId: "evt_batch_4", status: "pending", attempts: 2 },
+        { eventId: "evt_batch_5", status: "delivered", attempts: 1 },
+        { eventId: "evt_batch_6", status: "pending", attempts: 1 }
       ])
 
       // An endpoint deleted while its first attempt was out: a failed attempt ends the delivery, with no retry

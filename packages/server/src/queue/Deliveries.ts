@@ -65,7 +65,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
 
     /**
      * Up to `limit` due queued deliveries (oldest due first) and up to `limit` first attempts of the enabled
-     * endpoint furthest behind, leased to `workerId`, with whether more is claimable now and when the next
+     * endpoint furthest behind that has no batch out, leased to `workerId`, with whether more is claimable now and when the next
      * queued delivery is due (ms from now; null when none waits): a worker that got all there was sleeps until
      * then at most, with no second statement to ask. Batches, not one: under a burst of events one statement
      * leases many, so the queue's statements per delivery stay far below one. Deliveries of disabled or
@@ -104,12 +104,16 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           WHERE d.delivery_id = next.delivery_id AND w.webhook_id = d.webhook_id
           RETURNING d.delivery_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, w.url, w.format, w.secret_sealed,
             (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms),
+        -- Endpoints with a batch out: one at a time each, so a slow receiver's queue of attempts waiting for one
+        -- of its connections stays within a lease (three waves of WebhookSender's SOCKETS for a batch of 96).
+        sending AS (SELECT webhook_id FROM webhook_batches WHERE lease_until >= clock_timestamp()),
         -- NO KEY UPDATE: a delivery row's insert holds its endpoint FOR KEY SHARE (the foreign key), which must
         -- not hide the endpoint from this claim.
         endpoint AS (
           SELECT w.webhook_id, w.org_id, w.events, w.claimed_through, w.queued_through, w.url, w.format, w.secret_sealed
           FROM webhooks w
           WHERE w.claimed_through < w.queued_through AND w.disabled_at IS NULL AND w.deleted_at IS NULL
+            AND w.webhook_id NOT IN (SELECT webhook_id FROM sending)
           ORDER BY w.claimed_through
           LIMIT 1
           FOR NO KEY UPDATE SKIP LOCKED),
@@ -140,7 +144,8 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           SELECT (SELECT count(*) FROM claimed) >= ${limit} OR (SELECT count(*) FROM taken) >= ${limit}
               OR EXISTS (SELECT 1 FROM requeued)
               OR EXISTS (SELECT 1 FROM webhooks o WHERE o.claimed_through < o.queued_through AND o.disabled_at IS NULL
-                AND o.deleted_at IS NULL AND o.webhook_id NOT IN (SELECT webhook_id FROM endpoint)) AS more,
+                AND o.deleted_at IS NULL AND o.webhook_id NOT IN (SELECT webhook_id FROM endpoint)
+                AND o.webhook_id NOT IN (SELECT webhook_id FROM sending)) AS more,
             CASE WHEN (SELECT count(*) FROM claimed) >= ${limit} THEN 0 ELSE (
               SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at))) - clock_timestamp()) * 1000)::int8
               FROM webhook_deliveries p

@@ -1,11 +1,11 @@
 /**
  * The webhook delivery workers of this instance: WEBHOOK_CONCURRENCY fibers claiming deliveries from Postgres
  * (queue/Deliveries.ts) in batches of up to WEBHOOK_BATCH, attempted side by side; one waiting worker is woken
- * when deliveries are queued here or on another instance (EventSignal), gathers for GATHER_MS and claims what
- * came meanwhile; each looks anyway when the next retry is due, at most every EVENTS_POLL_MS. Each attempt is
- * signed at the moment it is sent; a failed one is retried with exponential
- * backoff (from WEBHOOK_RETRY_BASE_MS, doubling, at most an hour apart) until the retry window (24 h) ends,
- * when the delivery fails and its endpoint is disabled.
+ * when deliveries are queued here or on another instance (EventSignal), gathers for a time that grows with the
+ * rate of deliveries (DeliveryGather.ts) and claims what came meanwhile; each looks anyway when the next retry
+ * is due, at most every EVENTS_POLL_MS. Each attempt is signed at the moment it is sent; a failed one is
+ * retried with exponential backoff (from WEBHOOK_RETRY_BASE_MS, doubling, at most an hour apart) until the
+ * retry window (24 h) ends, when the delivery fails and its endpoint is disabled.
  */
 import { Cause, Clock, Config, Duration, Effect, Exit, FiberRef, Layer, Option, type Tracer } from "effect"
 import * as Os from "node:os"
@@ -18,13 +18,14 @@ import { type AttemptResult, send } from "../events/WebhookSender.ts"
 import { type ClaimedDelivery, Deliveries } from "../queue/Deliveries.ts"
 import { countWebhookDelivery } from "../telemetry/Metrics.ts"
 import { linkTo } from "../telemetry/TraceContext.ts"
+import { gatherMs, nextRate } from "./DeliveryGather.ts"
 
 export const WebhookConfig = Config.all({
   concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(4)),
-  // Deliveries one worker leases at once and attempts side by side (a burst costs a statement per batch). As
-  // many as the sender keeps connections to one endpoint (WebhookSender.ts), so a batch never waits for a
-  // socket of its own; with 20, a 100 ms gather at 400 events a second took two or three claims and records.
-  batch: Config.integer("WEBHOOK_BATCH").pipe(Config.withDefault(32)),
+  // Deliveries one worker leases at once and attempts side by side (a batch costs a claim and a record whatever
+  // its size): what a 300 ms gather takes at about 320 events a second. Three waves of the connections the
+  // sender keeps to one endpoint (WebhookSender.ts), well inside the lease even when every answer times out.
+  batch: Config.integer("WEBHOOK_BATCH").pipe(Config.withDefault(96)),
   timeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
   leaseMs: Config.integer("WEBHOOK_LEASE_MS").pipe(Config.withDefault(60_000)),
   retryBaseMs: Config.integer("WEBHOOK_RETRY_BASE_MS").pipe(Config.withDefault(5_000)),
@@ -32,9 +33,6 @@ export const WebhookConfig = Config.all({
   allowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE_NETWORKS").pipe(Config.withDefault(false)),
   publicUrl: Config.string("PUBLIC_URL").pipe(Config.option)
 })
-
-/** How long a woken delivery worker gathers before it claims (well inside the second a delivery may take). */
-const GATHER_MS = 100
 
 /** An attempt made: its result, what becomes of the delivery, and the wait before the next one. */
 interface Attempt {
@@ -160,10 +158,16 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         }
       }).pipe(Effect.uninterruptible)
 
+    // Deliveries a second this instance's workers claim (worker/DeliveryGather.ts), as of `rateAt`.
+    let rate = 0
+    let rateAt = 0
+
     const loop = (workerId: string) =>
       Effect.gen(function*() {
         const claimedAt = yield* Clock.currentTimeMillis
         const { batch, more, nextDueInMs } = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs, config.batch), false)
+        rate = nextRate(rate, claimedAt - rateAt, batch.length)
+        rateAt = claimedAt
         // More is due: another waiting worker starts on it while this one sends.
         if (more) yield* signal.wakeDeliveries
         if (batch.length > 0) yield* attemptAll(batch, workerId)
@@ -172,10 +176,9 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         // out), at most the poll.
         const dueInMs = nextDueInMs === null ? config.pollMs : claimedAt + nextDueInMs - (yield* Clock.currentTimeMillis)
         const woken = yield* signal.nextDelivery(Math.max(10, Math.min(config.pollMs, dueInMs)))
-        // Woken, most often by one commit: the commits of the next few milliseconds join its batch (and wake no
-        // other worker), so a busy org's deliveries share their claim and their record instead of paying both
-        // for each event.
-        if (woken) yield* signal.gatherDeliveries(GATHER_MS)
+        // Woken, most often by one commit: the commits of the gather join its batch (and wake no other worker), so
+        // a busy org's deliveries share their claim and their record instead of paying both for each event.
+        if (woken) yield* signal.gatherDeliveries(gatherMs(nextRate(rate, (yield* Clock.currentTimeMillis) - rateAt, 0), config.batch))
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
