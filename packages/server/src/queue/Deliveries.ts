@@ -65,9 +65,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
 
     /**
      * Up to `limit` due queued deliveries (oldest due first) and up to `limit` first attempts of the enabled
-     * endpoint furthest behind that has no batch out, leased to `workerId`, with whether more is claimable now and when the next
-     * queued delivery is due (ms from now; null when none waits): a worker that got all there was sleeps until
-     * then at most, with no second statement to ask. Batches, not one: under a burst of events one statement
+     * endpoint furthest behind that has no batch out, leased to `workerId`, with whether more is claimable now
+     * and when the next queued delivery is due (ms from now; null when none waits): a worker that got all there
+     * was sleeps until then at most, with no second statement to ask. Batches, not one: under a burst of events one statement
      * leases many, so the queue's statements per delivery stay far below one. Deliveries of disabled or
      * deleted endpoints are neither claimed nor counted as due: they would wake the workers at once, again and
      * again. A batch whose lease ran out becomes queued deliveries, claimable by the next claim. Prepared (its

@@ -23,7 +23,7 @@ import { gatherMs, nextRate } from "./DeliveryGather.ts"
 export const WebhookConfig = Config.all({
   concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(4)),
   // Deliveries one worker leases at once and attempts side by side (a batch costs a claim and a record whatever
-  // its size): what a 300 ms gather takes at about 320 events a second. Three waves of the connections the
+  // its size): about what a 300 ms gather takes at 300 events a second. Three waves of the connections the
   // sender keeps to one endpoint (WebhookSender.ts), well inside the lease even when every answer times out.
   batch: Config.integer("WEBHOOK_BATCH").pipe(Config.withDefault(96)),
   timeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
@@ -166,8 +166,9 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
       Effect.gen(function*() {
         const claimedAt = yield* Clock.currentTimeMillis
         const { batch, more, nextDueInMs } = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs, config.batch), false)
+        // Workers' claims may end out of order: the estimate stays as of the latest.
         rate = nextRate(rate, claimedAt - rateAt, batch.length)
-        rateAt = claimedAt
+        rateAt = Math.max(rateAt, claimedAt)
         // More is due: another waiting worker starts on it while this one sends.
         if (more) yield* signal.wakeDeliveries
         if (batch.length > 0) yield* attemptAll(batch, workerId)
