@@ -33,7 +33,7 @@
 import { buildEntries } from "../packages/server/test/support/entries.ts"
 import { benchCliStart, cliStartMet, describeCliStart } from "./bench/cliStart.ts"
 import { type BenchCluster, startBenchCluster } from "./bench/cluster.ts"
-import { benchEvents, type EventsResults, TARGET_DELIVERY_P95_MS, TARGET_WEBHOOK_SHARE } from "./bench/events.ts"
+import { benchEvents, type CpuSplit, type EventsResults, TARGET_DELIVERY_P95_MS, TARGET_WEBHOOK_SHARE } from "./bench/events.ts"
 import { benchKeywordReads, type KeywordReads, keywordReadTargets } from "./bench/keywordReads.ts"
 import { benchLedgerReads, type LedgerResults, TARGET_CHEAP_READ_RATIO, TARGET_LEDGER_PAGE_RATIO } from "./bench/ledger.ts"
 import { benchLoginFlood, describeLoginFlood, type LoginFloodResult } from "./bench/loginFlood.ts"
@@ -208,20 +208,28 @@ const eventsTargets = (e: EventsResults): Array<TargetRow> => [
 // ---------------------------------------------------------------------------------------------------------
 // Details printed under the table.
 
+/** An events window's CPU split: the API + the worker, then PostgreSQL and the bench process (its receiver included). */
+const cpuSplitText = (split: CpuSplit) =>
+  `${fmt(split.api)} + ${fmt(split.worker)}, PostgreSQL ${fmt(split.postgres)}, bench ${fmt(split.bench)}`
+
 const eventsDetails = (e: EventsResults): Array<string> => [
   table(
-    ["window", "round", "proposals /s", "acs CPU ms / proposal", "statements / proposal", "commit → delivery p50 / p95 ms", "drain ms", "load"],
+    ["window", "round", "proposals /s", "CPU ms / proposal: API + worker, PostgreSQL, bench", "statements / proposal", "commit → delivery p50 / p95 ms", "drain ms", "load"],
     e.windows.map((w) => [
       `${w.subject} webhook`,
       String(w.round + 1),
       fmt(w.tps, 0),
-      fmt(w.cpuMsPerProposal ?? Number.NaN),
+      w.cpuSplit === null ? "" : cpuSplitText(w.cpuSplit),
       fmt(w.statementsPerProposal, 1),
       w.delivery === null ? "" : `${fmt(w.delivery.p50Ms, 0)} / ${fmt(w.delivery.p95Ms, 0)}`,
       w.drainMs === null ? "" : fmt(w.drainMs, 0),
       String(w.loadAverage)
     ])
   ),
+  ...(["with", "without"] as const).map((subject) => {
+    const split = e.cpuSplit[subject]
+    return `CPU ms per proposal ${subject} the webhook (median of the windows): ${split === null ? "not measured" : cpuSplitText(split)}`
+  }),
   `events delivered more than once: ${e.duplicates} (at least once; receivers dedupe on Acs-Event-Id)`,
   "",
   ...(["with", "without"] as const).flatMap((subject) => [

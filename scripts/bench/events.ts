@@ -19,7 +19,7 @@ import * as Os from "node:os"
 import { performance } from "node:perf_hooks"
 import { Worker } from "node:worker_threads"
 import { eventTypes } from "../../packages/domain/src/Events.ts"
-import { processCpuSeconds } from "./cpu.ts"
+import { cpuMeter, processCpuSeconds } from "./cpu.ts"
 import { type HttpClient, makeHttpClient, summarize, type Summary } from "./measure.ts"
 import { makePool } from "./pg.ts"
 import type { Pipeline } from "./pipeline.ts"
@@ -42,10 +42,27 @@ export interface EventsWindow {
   readonly drainMs: number | null
   /** acs's CPU ms per proposal over the window and its drain (the deliveries included). */
   readonly cpuMsPerProposal: number | null
+  /** Where the machine's CPU went, ms per proposal over the same span (null off Linux). */
+  readonly cpuSplit: CpuSplit | null
   readonly statementsPerProposal: number
   /** With: commit → received, every event of the window. */
   readonly delivery: Summary | null
   readonly loadAverage: number
+}
+
+/** CPU ms per proposal of each process the window ran: acs's two, the cluster, and the bench's own (clients and receiver). */
+export interface CpuSplit {
+  readonly api: number
+  readonly worker: number
+  readonly postgres: number
+  readonly bench: number
+}
+
+/** Milliseconds per proposal between two readings of CPU seconds (null when either is missing). */
+const cpuPerProposal = (before: CpuSplit | null, after: CpuSplit | null, proposals: number): CpuSplit | null => {
+  if (before === null || after === null) return null
+  const ms = (key: keyof CpuSplit) => round3(((after[key] - before[key]) * 1000) / proposals)
+  return { api: ms("api"), worker: ms("worker"), postgres: ms("postgres"), bench: ms("bench") }
 }
 
 export interface EventsResults {
@@ -60,6 +77,8 @@ export interface EventsResults {
   readonly shares: ReadonlyArray<number>
   readonly withoutCpuMs: number | null
   readonly withCpuMs: number | null
+  /** Medians of the windows' splits, with and without the webhook. */
+  readonly cpuSplit: Record<EventsSubject, CpuSplit | null>
   readonly withoutStatements: number
   readonly withStatements: number
   /** Commit → delivery of every event of the "with" windows (the target's p95). */
@@ -177,9 +196,14 @@ export const benchEvents = async (pipeline: Pipeline, log: (message: string) => 
     const campaignId = campaigns[i % campaigns.length]!
     return { campaignId, newDailyBudgetMicros: budgets.get(campaignId)! - 10_000 * (1 + (i % 20)), reason: "bench events" }
   }
-  const acsCpu = () => {
-    const each = pipeline.pids.filter((pid) => pid !== undefined).map(processCpuSeconds)
-    return each.some((v) => v === null) ? null : each.reduce<number>((a, b) => a + (b ?? 0), 0)
+  /** CPU seconds of the API process, the worker process (0 when the worker runs inside the API), the cluster and this process. */
+  const othersCpu = cpuMeter(undefined, pipeline.cluster.dataDirectory)
+  const cpuNow = (): CpuSplit | null => {
+    const [api, worker] = pipeline.pids.map((pid) => pid === undefined ? 0 : processCpuSeconds(pid))
+    const others = othersCpu()
+    return api === undefined || api === null || worker === null || others.postgres === null
+      ? null
+      : { api, worker: worker ?? 0, postgres: others.postgres, bench: others.bench }
   }
   const propose = async (client: HttpClient) => {
     const answer = (await client.sendJson("POST", proposeUrl, keyBody())) as { actionId: string; mode: string }
@@ -211,7 +235,7 @@ export const benchEvents = async (pipeline: Pipeline, log: (message: string) => 
     const measure = async (subject: EventsSubject, round: number): Promise<EventsWindow> => {
       const webhookId = subject === "with" ? await createWebhook() : undefined
       const before = await statementSnapshot(stats, pipeline.database)
-      const cpuBefore = acsCpu()
+      const cpuBefore = cpuNow()
       const run = await drive(options.seconds)
       let drainMs: number | null = null
       let delivery: Summary | null = null
@@ -221,10 +245,11 @@ export const benchEvents = async (pipeline: Pipeline, log: (message: string) => 
         delivery = summarize(latencies)
         withLatencies.push(...latencies)
       }
-      const cpuAfter = acsCpu()
+      const cpuAfter = cpuNow()
       const delta = statementDelta(before, await statementSnapshot(stats, pipeline.database))
       if (webhookId !== undefined) await deleteWebhook(webhookId)
       const proposals = run.actionIds.length
+      const cpuSplit = cpuPerProposal(cpuBefore, cpuAfter, proposals)
       statements[subject] = delta.top.slice(0, 12).map((t) => ({ query: t.query, perProposal: round3(t.calls / proposals), meanMs: t.meanMs }))
       const window: EventsWindow = {
         subject,
@@ -233,14 +258,18 @@ export const benchEvents = async (pipeline: Pipeline, log: (message: string) => 
         seconds: round3(run.seconds),
         tps: round3(proposals / run.seconds),
         drainMs,
-        cpuMsPerProposal: cpuBefore === null || cpuAfter === null ? null : round3(((cpuAfter - cpuBefore) * 1000) / proposals),
+        cpuMsPerProposal: cpuSplit === null ? null : round3(cpuSplit.api + cpuSplit.worker),
+        cpuSplit,
         statementsPerProposal: round3(delta.calls / proposals),
         delivery,
         loadAverage: Math.round((Os.loadavg()[0] ?? 0) * 100) / 100
       }
       log(
         `  ${subject} webhook, round ${round + 1}: ${window.tps.toFixed(1)}/s (${proposals} in ${window.seconds.toFixed(2)} s)` +
-          (window.cpuMsPerProposal === null ? "" : `, acs CPU ${window.cpuMsPerProposal.toFixed(2)} ms`) +
+          (cpuSplit === null
+            ? ""
+            : `, acs CPU ${(cpuSplit.api + cpuSplit.worker).toFixed(2)} ms (${cpuSplit.api.toFixed(2)} + ${cpuSplit.worker.toFixed(2)}), ` +
+              `PostgreSQL ${cpuSplit.postgres.toFixed(2)} ms, bench ${cpuSplit.bench.toFixed(2)} ms`) +
           `, ${window.statementsPerProposal.toFixed(1)} statements` +
           (delivery === null ? "" : `; commit → delivery p50 ${delivery.p50Ms.toFixed(0)} ms p95 ${delivery.p95Ms.toFixed(0)} ms, drain ${drainMs?.toFixed(0)} ms`) +
           `; load ${window.loadAverage}`
@@ -283,6 +312,11 @@ export const benchEvents = async (pipeline: Pipeline, log: (message: string) => 
       return values.length === 0 ? null : round3(median(values))
     }
     const shares = rounds.map((r) => round3(r.with.tps / r.without.tps))
+    const splitOf = (subject: EventsSubject): CpuSplit | null => {
+      const part = (key: keyof CpuSplit) => medianOf(subject, (w) => w.cpuSplit?.[key] ?? null)
+      const [api, worker, postgres, bench] = [part("api"), part("worker"), part("postgres"), part("bench")]
+      return api === null || worker === null || postgres === null || bench === null ? null : { api, worker, postgres, bench }
+    }
     return {
       clients: options.clients,
       rounds: options.rounds,
@@ -294,6 +328,7 @@ export const benchEvents = async (pipeline: Pipeline, log: (message: string) => 
       shares,
       withoutCpuMs: medianOf("without", (w) => w.cpuMsPerProposal),
       withCpuMs: medianOf("with", (w) => w.cpuMsPerProposal),
+      cpuSplit: { with: splitOf("with"), without: splitOf("without") },
       withoutStatements: medianOf("without", (w) => w.statementsPerProposal) ?? 0,
       withStatements: medianOf("with", (w) => w.statementsPerProposal) ?? 0,
       delivery: summarize(withLatencies),
