@@ -50,7 +50,7 @@ export interface EventsWindow {
   readonly loadAverage: number
 }
 
-/** CPU ms per proposal of each process the window ran: acs's two, the cluster, and the bench's own (clients and receiver). */
+/** CPU per proposal of each process a window ran: acs's two, the cluster, the bench's own (clients, receiver). */
 export interface CpuSplit {
   readonly api: number
   readonly worker: number
@@ -196,8 +196,8 @@ export const benchEvents = async (pipeline: Pipeline, log: (message: string) => 
     const campaignId = campaigns[i % campaigns.length]!
     return { campaignId, newDailyBudgetMicros: budgets.get(campaignId)! - 10_000 * (1 + (i % 20)), reason: "bench events" }
   }
-  /** CPU seconds of the API process, the worker process (0 when the worker runs inside the API), the cluster and this process. */
   const othersCpu = cpuMeter(undefined, pipeline.cluster.dataDirectory)
+  /** CPU seconds of the API process, the worker process (0 when it runs inside the API), the cluster and this process. */
   const cpuNow = (): CpuSplit | null => {
     const [api, worker] = pipeline.pids.map((pid) => pid === undefined ? 0 : processCpuSeconds(pid))
     const others = othersCpu()
