@@ -425,6 +425,15 @@ describe("malformed input", () => {
     expect(errorCodeOf(reply)).toBe("invalid_request")
   })
 
+  it("refuses a body over 1 MiB sent to the console's page too, never answering the page past it", async () => {
+    for (const chunked of [false, true]) {
+      const reply = await send({ method: "GET", path: "/?", headers: [], body: { kind: "huge", bytes: MiB + 1, json: false }, chunked })
+      expect({ chunked, status: reply.status, code: errorCodeOf(reply) }).toEqual({ chunked, status: 400, code: "invalid_request" })
+    }
+    // Without a body the page is served.
+    expect((await send({ method: "GET", path: "/", headers: [], body: undefined, chunked: false })).status).toBe(200)
+  })
+
   const post = (path: string, body: Body, headers: ReadonlyArray<readonly [string, string]> = []) =>
     send({
       method: "POST",

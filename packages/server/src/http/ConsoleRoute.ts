@@ -9,6 +9,7 @@ import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/pla
 import { Config, Effect } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
+import { hasBody } from "./RequestBody.ts"
 import { pathOf } from "./RequestPath.ts"
 
 export const CONSOLE_CSP = [
@@ -66,8 +67,12 @@ const answerConsole = (file: string) =>
     })
   })
 
+/**
+ * A request that says a body follows is never answered a page past its unread body: it goes to the API, whose
+ * front door applies its body rules (over 1 MiB refused, whatever the framing) before anything else.
+ */
 export const withConsole = <E, R>(app: HttpApp.Default<E, R>) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> => {
-    const file = request.method === "GET" || request.method === "HEAD" ? fileOf(pathOf(request.url)) : undefined
+    const file = (request.method === "GET" || request.method === "HEAD") && !hasBody(request) ? fileOf(pathOf(request.url)) : undefined
     return file === undefined ? app : answerConsole(file)
   })
