@@ -67,11 +67,12 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * Up to `limit` due queued deliveries (oldest due first) and up to `limit` first attempts of the enabled
      * endpoint furthest behind that has no batch out, leased to `workerId`, with whether more is claimable now
      * and when the next queued delivery is due (ms from now; null when none waits): a worker that got all there
-     * was sleeps until then at most, with no second statement to ask. Batches, not one: under a burst of events one statement
-     * leases many, so the queue's statements per delivery stay far below one. Deliveries of disabled or
-     * deleted endpoints are neither claimed nor counted as due: they would wake the workers at once, again and
-     * again. A batch whose lease ran out becomes queued deliveries, claimable by the next claim. Prepared (its
-     * text never varies): planning it cost PostgreSQL about as much as running it for a batch of twenty.
+     * was sleeps until then at most, with no second statement to ask. Batches, not one: under a burst of events
+     * one statement leases many, so the queue's statements per delivery stay far below one. Deliveries of
+     * disabled or deleted endpoints are neither claimed nor counted as due: they would wake the workers at once,
+     * again and again. A batch whose lease ran out becomes queued deliveries, claimable by the next claim.
+     * Prepared (its text never varies): planning it cost PostgreSQL about as much as running it for a batch of
+     * twenty.
      */
     const claim = (workerId: string, leaseMs: number, limit: number) =>
       sql<ClaimRow>`/* prepared */
@@ -180,8 +181,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
 
     /**
      * The first attempts of a batch: each delivery's row inserted as it ended (delivered, or pending until its
-     * next attempt; failed when its endpoint was deleted meanwhile) and the batch's lease ended, in one statement; answers the ids recorded (none when the
-     * lease ran out and the batch was rescued: its new owner records its deliveries). Arrays, as `delivered`.
+     * next attempt; failed when its endpoint was deleted meanwhile) and the batch's lease ended, in one
+     * statement; answers the ids recorded (none when the lease ran out and the batch was rescued: its new owner
+     * records its deliveries). Arrays, as `delivered`.
      */
     const firstAttempts = (batchId: string, workerId: string, attempts: ReadonlyArray<FirstAttempt>) =>
       attempts.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`/* prepared */
