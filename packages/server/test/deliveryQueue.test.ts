@@ -4,7 +4,7 @@
  * next of the others is due, which is how long an idle worker sleeps. A disabled endpoint's backlog is neither
  * claimed nor counted as due: it would wake the workers at once, again and again, until an admin enables it.
  * First attempts are leased as batches of an endpoint's events in position order, one batch out per endpoint,
- * and recorded as rows once made; a batch whose lease ran out becomes queued deliveries, and its old owner
+ * and recorded once made (the delivered ones as one row for the batch); a batch whose lease ran out becomes queued deliveries, and its old owner
  * records nothing.
  */
 import { layer } from "@effect/vitest"
@@ -148,14 +148,14 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       expect(reference.traceParent).toBe(traceParent)
     }))
 
-  it.effect("leases first attempts as batches in position order, one out per endpoint, records them as rows, and rescues a batch whose lease ran out", () =>
+  it.effect("leases first attempts as batches in position order, one out per endpoint, records them, and rescues a batch whose lease ran out", () =>
     Effect.gen(function*() {
       const deliveries = yield* Deliveries
       const org = "org_delivery_batches"
       const rows = () =>
         query<{ eventId: string; status: string; attempts: number }>(
           url,
-          `SELECT event_id AS "eventId", status, attempts FROM webhook_deliveries WHERE webhook_id = 'wh_batches' ORDER BY event_id`
+          `SELECT event_id AS "eventId", status, attempts FROM webhook_delivery_log WHERE webhook_id = 'wh_batches' ORDER BY event_id`
         )
       yield* Effect.promise(async () => {
         await query(url, "UPDATE webhooks SET deleted_at = now()")
@@ -206,6 +206,13 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
         { eventId: "evt_batch_5", status: "delivered", attempts: 1 },
         { eventId: "evt_batch_6", status: "pending", attempts: 1 }
       ])
+      // The delivered first attempt is its batch's row; only the one to retry is a row of the queue.
+      expect(yield* Effect.promise(() =>
+        query(url, `SELECT event_ids AS "eventIds", status_codes AS "statusCodes" FROM webhook_delivered_batches WHERE webhook_id = 'wh_batches'`)
+      )).toEqual([{ eventIds: ["evt_batch_5"], statusCodes: [204] }])
+      expect(yield* Effect.promise(() =>
+        query(url, `SELECT event_id AS "eventId" FROM webhook_deliveries WHERE webhook_id = 'wh_batches' AND attempts = 1`)
+      )).toEqual([{ eventId: "evt_batch_6" }])
 
       // An endpoint deleted while its first attempt was out: a failed attempt ends the delivery, with no retry
       // left waiting for an endpoint that will never be claimed again.
@@ -286,7 +293,7 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       expect(leased).toHaveLength(total)
       expect(new Set(leased).size).toBe(total)
       const recorded = yield* Effect.promise(() =>
-        query<{ n: number }>(url, "SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = 'wh_race' AND status = 'delivered'")
+        query<{ n: number }>(url, "SELECT count(*)::int AS n FROM webhook_delivery_log WHERE webhook_id = 'wh_race' AND status = 'delivered'")
       )
       expect(recorded[0]!.n).toBe(total)
     }), 60_000)

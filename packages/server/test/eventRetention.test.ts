@@ -30,30 +30,35 @@ const TestDatabase = Layer.unwrapEffect(Effect.promise(async () => {
 const TestLayer = Sequencer.Default.pipe(Layer.provideMerge(TestDatabase))
 
 layer(TestLayer, { excludeTestServices: true })("event retention", (it) => {
-  it.effect("an event and its ended delivery are kept 30 days and pruned after; a pending delivery stays", () =>
+  it.effect("an event and its ended deliveries are kept 30 days and pruned after; a pending delivery stays", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql`INSERT INTO webhooks (webhook_id, org_id, url, events, format, secret_sealed, created_by)
         VALUES ('whk_retention', ${ORG}, 'https://hooks.example.com/acs', '["sync.succeeded"]'::jsonb, 'json', 'sealed', 'test')`
-      yield* writeEvent(sql, { orgId: ORG, projectId: PROJECT, type: "sync.succeeded", data: { sync: { name: "kept a month" } } })
-      yield* writeEvent(sql, { orgId: ORG, projectId: PROJECT, type: "sync.succeeded", data: { sync: { name: "still pending" } } })
+      for (const name of ["kept a month", "delivered on retry", "still pending"]) {
+        yield* writeEvent(sql, { orgId: ORG, projectId: PROJECT, type: "sync.succeeded", data: { sync: { name } } })
+      }
       yield* (yield* Sequencer).sequence
-      // Their first attempts as a delivery worker records them (queue/Deliveries.ts): one delivered, one to retry.
+      // As a delivery worker records them (queue/Deliveries.ts): a first attempt delivered, in its batch's row; a
+      // delivery delivered on its second attempt and one to retry, as rows of the queue.
+      yield* sql`INSERT INTO webhook_delivered_batches (batch_id, webhook_id, org_id, delivery_ids, event_ids, event_types, status_codes, durations_ms, responses)
+        SELECT 'bat_retention', 'whk_retention', e.org_id, ARRAY['dlv_' || e.seq], ARRAY[e.event_id], ARRAY[e.type], ARRAY[204], ARRAY[3], ARRAY[NULL::text]
+        FROM events e WHERE e.data -> 'sync' ->> 'name' = 'kept a month'`
       yield* sql`INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, status, attempts, give_up_at, delivered_at)
-        SELECT 'dlv_' || e.seq, 'whk_retention', e.org_id, e.event_id, e.type, CASE WHEN e.data -> 'sync' ->> 'name' = 'kept a month' THEN 'delivered' ELSE 'pending' END,
-          1, now() + interval '1 day', CASE WHEN e.data -> 'sync' ->> 'name' = 'kept a month' THEN now() END
-        FROM events e`
+        SELECT 'dlv_' || e.seq, 'whk_retention', e.org_id, e.event_id, e.type, CASE WHEN e.data -> 'sync' ->> 'name' = 'delivered on retry' THEN 'delivered' ELSE 'pending' END,
+          2, now() + interval '1 day', CASE WHEN e.data -> 'sync' ->> 'name' = 'delivered on retry' THEN now() END
+        FROM events e WHERE e.data -> 'sync' ->> 'name' <> 'kept a month'`
       const pendingBody = (yield* sql<{ readonly body: string }>`SELECT acs_event_body(e)::text AS body FROM events e
         WHERE data -> 'sync' ->> 'name' = 'still pending'`)[0]!.body
       const createdAt = (yield* sql<{ readonly ms: number }>`SELECT (extract(epoch FROM max(created_at)) * 1000)::float8 AS ms FROM events`)[0]!.ms
       const left = sql<{ readonly events: number; readonly deliveries: number; readonly pending: number }>`
-        SELECT (SELECT count(*)::int FROM events) AS events, (SELECT count(*)::int FROM webhook_deliveries) AS deliveries,
-          (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending') AS pending`.pipe(Effect.map((rows) => rows[0]!))
-      expect(yield* left).toEqual({ events: 2, deliveries: 2, pending: 1 })
+        SELECT (SELECT count(*)::int FROM events) AS events, (SELECT count(*)::int FROM webhook_delivery_log) AS deliveries,
+          (SELECT count(*)::int FROM webhook_delivery_log WHERE status = 'pending') AS pending`.pipe(Effect.map((rows) => rows[0]!))
+      expect(yield* left).toEqual({ events: 3, deliveries: 3, pending: 1 })
 
       yield* TestClock.setTime(createdAt + Duration.toMillis(RETENTION) - 60_000)
       yield* pruneOnce
-      expect(yield* left).toEqual({ events: 2, deliveries: 2, pending: 1 })
+      expect(yield* left).toEqual({ events: 3, deliveries: 3, pending: 1 })
 
       yield* TestClock.adjust(Duration.minutes(2))
       yield* pruneOnce

@@ -151,6 +151,20 @@ describe("deliveries", () => {
     receiver.answer = () => ({ status: 200 })
   })
 
+  it("the delivery log holds first attempts and retried deliveries alike, newest first, cut at its limit", async () => {
+    type Logged = { eventId: string; status: string; attempts: number; createdAt: string }
+    const logOf = async (limit: number) =>
+      ((await p.as("key", "GET", `/webhooks/${webhookId}/deliveries?limit=${limit}`)).body as { deliveries: Array<Logged> }).deliveries
+    const all = await logOf(200)
+    // The earlier tests' first attempts (recorded with their batch) and the delivery retried three times (a queue row).
+    expect(all.filter((d) => d.status === "delivered" && d.attempts === 1).length).toBeGreaterThanOrEqual(4)
+    expect(all.some((d) => d.status === "delivered" && d.attempts === 3)).toBe(true)
+    const times = all.map((d) => Date.parse(d.createdAt))
+    expect(times).toEqual([...times].sort((a, b) => b - a))
+    expect(new Set(all.map((d) => d.eventId)).size).toBe(all.length)
+    for (const limit of [1, 2, 4]) expect((await logOf(limit)).map((d) => d.eventId)).toEqual(all.slice(0, limit).map((d) => d.eventId))
+  })
+
   it("a ping is delivered on request", async () => {
     const ping = await p.as("key", "POST", `/webhooks/${webhookId}/test`)
     expect(ping.status, ping.text).toBe(202)

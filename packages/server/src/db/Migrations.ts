@@ -31,6 +31,7 @@ import accountWindowPlpgsql from "./migrations/0022_account_window_plpgsql.ts"
 import deliveryDueOrder from "./migrations/0023_delivery_due_order.ts"
 import hotActionUpdates from "./migrations/0024_hot_action_updates.ts"
 import deliveryCursors from "./migrations/0025_delivery_cursors.ts"
+import deliveredBatches from "./migrations/0026_delivered_batches.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -61,7 +62,8 @@ const migrations = {
   "0022_account_window_plpgsql": accountWindowPlpgsql,
   "0023_delivery_due_order": deliveryDueOrder,
   "0024_hot_action_updates": hotActionUpdates,
-  "0025_delivery_cursors": deliveryCursors
+  "0025_delivery_cursors": deliveryCursors,
+  "0026_delivered_batches": deliveredBatches
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -18,6 +18,8 @@ export const pruneOnce = Effect.gen(function*() {
     SELECT seq FROM events WHERE created_at < ${cutoff} AND position IS NOT NULL ORDER BY created_at LIMIT ${BATCH}) RETURNING seq`)
   yield* batch(sql`DELETE FROM webhook_deliveries WHERE delivery_id IN (
     SELECT delivery_id FROM webhook_deliveries WHERE created_at < ${cutoff} AND status <> 'pending' LIMIT ${BATCH}) RETURNING delivery_id`)
+  yield* batch(sql`DELETE FROM webhook_delivered_batches WHERE batch_id IN (
+    SELECT batch_id FROM webhook_delivered_batches WHERE delivered_at < ${cutoff} LIMIT ${BATCH}) RETURNING batch_id`)
 }).pipe(Effect.withSpan("EventPruning.prune"))
 
 export const EventPruningLive = Layer.scopedDiscard(

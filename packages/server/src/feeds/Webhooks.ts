@@ -167,11 +167,23 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
         return toWebhook(rows[0])
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(() => signal.wake({ deliveries: true })), Effect.withSpan("Webhooks.enable"))
 
+    /**
+     * The newest `limit` attempts: the queue's rows and the delivered first attempts of recorded batches (migration
+     * 0026), of which only the newest `limit` batches are expanded (each holds at least one).
+     */
     const deliveries = (grant: Granted<"listWebhookDeliveries">, webhookId: string, limit: number) =>
       Effect.gen(function*() {
         yield* find(grant.orgId, webhookId)
-        const rows = yield* sql<DeliveryRow>`SELECT ${sql.unsafe(deliveryColumns)} FROM webhook_deliveries
-          WHERE webhook_id = ${webhookId} ORDER BY created_at DESC, delivery_id LIMIT ${Math.min(200, Math.max(1, limit))}`.pipe(Effect.orDie)
+        const n = Math.min(200, Math.max(1, limit))
+        const rows = yield* sql<DeliveryRow>`
+          (SELECT ${sql.unsafe(deliveryColumns)} FROM webhook_deliveries WHERE webhook_id = ${webhookId} ORDER BY created_at DESC, delivery_id LIMIT ${n})
+          UNION ALL
+          (SELECT o.delivery_id, o.event_id, o.event_type, 'delivered', 1, o.status_code, o.duration_ms, NULL, o.response,
+            b.delivered_at, b.delivered_at, b.delivered_at, b.delivered_at
+          FROM (SELECT * FROM webhook_delivered_batches WHERE webhook_id = ${webhookId} ORDER BY delivered_at DESC LIMIT ${n}) b
+          CROSS JOIN LATERAL unnest(b.delivery_ids, b.event_ids, b.event_types, b.status_codes, b.durations_ms, b.responses)
+            AS o (delivery_id, event_id, event_type, status_code, duration_ms, response))
+          ORDER BY created_at DESC, delivery_id LIMIT ${n}`.pipe(Effect.orDie)
         return { deliveries: rows.map(toDelivery) }
       })
 

@@ -180,29 +180,44 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
       )
 
     /**
-     * The first attempts of a batch: each delivery's row inserted as it ended (delivered, or pending until its
-     * next attempt; failed when its endpoint was deleted meanwhile) and the batch's lease ended, in one
-     * statement; answers the ids recorded (none when the lease ran out and the batch was rescued: its new owner
-     * records its deliveries). Arrays, as `delivered`.
+     * The first attempts of a batch, and the batch's lease ended, in one statement: the delivered ones as one row
+     * of `webhook_delivered_batches` (migration 0026), each other one inserted as a pending row of the queue,
+     * due after its wait (failed when its endpoint was deleted meanwhile). Answers the ids recorded: none when the
+     * lease ran out and the batch was rescued (its new owner records its deliveries). Arrays, as `delivered`.
      */
     const firstAttempts = (batchId: string, workerId: string, attempts: ReadonlyArray<FirstAttempt>) =>
       attempts.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`/* prepared */
-        WITH ended AS (DELETE FROM webhook_batches WHERE batch_id = ${batchId} AND locked_by = ${workerId} RETURNING webhook_id)
-        INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, status, attempts, run_at, give_up_at,
-          last_status_code, last_duration_ms, last_error, last_response, last_attempt_at, delivered_at)
-        SELECT o.delivery_id, w.webhook_id, w.org_id, o.event_id, o.event_type,
-          CASE WHEN o.delivered THEN 'delivered' WHEN w.deleted_at IS NOT NULL THEN 'failed' ELSE 'pending' END, 1,
-          clock_timestamp() + make_interval(secs => o.delay_ms / 1000.0), clock_timestamp() + make_interval(secs => ${retryWindowSeconds}),
-          o.status_code, o.duration_ms, o.error, o.response, clock_timestamp(), CASE WHEN o.delivered THEN clock_timestamp() END
-        FROM ended JOIN webhooks w ON w.webhook_id = ended.webhook_id,
-          unnest(${attempts.map((a) => a.delivery.deliveryId)}::text[], ${attempts.map((a) => a.delivery.eventId)}::text[],
+        WITH ended AS (
+          DELETE FROM webhook_batches b WHERE b.batch_id = ${batchId} AND b.locked_by = ${workerId}
+          RETURNING b.webhook_id),
+        endpoint AS (SELECT w.webhook_id, w.org_id, w.deleted_at FROM ended JOIN webhooks w ON w.webhook_id = ended.webhook_id),
+        made AS (
+          SELECT * FROM unnest(${attempts.map((a) => a.delivery.deliveryId)}::text[], ${attempts.map((a) => a.delivery.eventId)}::text[],
             ${attempts.map((a) => a.delivery.eventType)}::text[], ${attempts.map((a) => a.result.delivered)}::bool[],
             ${attempts.map((a) => a.delayMs)}::float8[], ${attempts.map((a) => a.result.statusCode)}::int[],
             ${attempts.map((a) => a.result.durationMs)}::int[], ${attempts.map((a) => a.result.error)}::text[],
             ${attempts.map((a) => a.result.response)}::text[])
-          AS o (delivery_id, event_id, event_type, delivered, delay_ms, status_code, duration_ms, error, response)
-        ON CONFLICT (webhook_id, event_id) DO NOTHING
-        RETURNING delivery_id`.pipe(
+            AS o (delivery_id, event_id, event_type, delivered, delay_ms, status_code, duration_ms, error, response)),
+        delivered AS (
+          INSERT INTO webhook_delivered_batches (batch_id, webhook_id, org_id, delivery_ids, event_ids, event_types, status_codes,
+            durations_ms, responses)
+          SELECT ${batchId}, e.webhook_id, e.org_id, array_agg(o.delivery_id), array_agg(o.event_id), array_agg(o.event_type),
+            array_agg(o.status_code), array_agg(o.duration_ms), array_agg(o.response)
+          FROM endpoint e, made o WHERE o.delivered
+          GROUP BY e.webhook_id, e.org_id
+          RETURNING delivery_ids),
+        queued AS (
+          INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, status, attempts, run_at, give_up_at,
+            last_status_code, last_duration_ms, last_error, last_response, last_attempt_at)
+          SELECT o.delivery_id, e.webhook_id, e.org_id, o.event_id, o.event_type, CASE WHEN e.deleted_at IS NOT NULL THEN 'failed' ELSE 'pending' END,
+            1, clock_timestamp() + make_interval(secs => o.delay_ms / 1000.0), clock_timestamp() + make_interval(secs => ${retryWindowSeconds}),
+            o.status_code, o.duration_ms, o.error, o.response, clock_timestamp()
+          FROM endpoint e, made o WHERE NOT o.delivered
+          ON CONFLICT (webhook_id, event_id) DO NOTHING
+          RETURNING delivery_id)
+        SELECT unnest(delivery_ids) AS delivery_id FROM delivered
+        UNION ALL
+        SELECT delivery_id FROM queued`.pipe(
         Effect.map((rows) => new Set(rows.map((row) => row.deliveryId))),
         Effect.orDie
       )
