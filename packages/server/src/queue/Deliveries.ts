@@ -106,7 +106,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           RETURNING d.delivery_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, w.url, w.format, w.secret_sealed,
             (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms),
         -- Endpoints with a batch out: one at a time each, so a slow receiver's queue of attempts waiting for one
-        -- of its connections stays within a lease (three waves of WebhookSender's SOCKETS for a batch of 96).
+        -- of its connections stays within a lease (six waves of WebhookSender's SOCKETS for a batch of 192).
         sending AS (SELECT webhook_id FROM webhook_batches WHERE lease_until >= clock_timestamp()),
         -- NO KEY UPDATE: a delivery row's insert holds its endpoint FOR KEY SHARE (the foreign key), which must
         -- not hide the endpoint from this claim.
