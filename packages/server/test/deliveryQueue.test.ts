@@ -189,16 +189,24 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       ])
       expect(yield* deliveries.claim("worker_c", LEASE_MS, 3)).toMatchObject({ batch: [], more: false })
 
-      // worker_b's attempts: one delivered, one to retry in a minute.
+      // An event comes while worker_b's batch is out: the claim it wakes skips the endpoint.
+      const sequenced = (eventId: string) =>
+        query(url, `INSERT INTO events (event_id, org_id, type, data) VALUES ($2, $1, 'sync.succeeded', '{}')`, [org, eventId])
+          .then(() => query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')"))
+      yield* Effect.promise(() => sequenced("evt_batch_7"))
+      expect(yield* deliveries.claim("worker_c", LEASE_MS, 3)).toMatchObject({ batch: [], more: false })
+
+      // worker_b's attempts: one delivered, one to retry in a minute. Its record says the endpoint has more.
       const made = (delivered: boolean) => ({ delivered, statusCode: delivered ? 204 : 500, durationMs: 3, error: delivered ? null : "HTTP 500", response: null })
       const recorded = yield* deliveries.firstAttempts(second.batch[0]!.batchId!, "worker_b", [
         { delivery: second.batch[0]!, result: made(true), delayMs: 0 },
         { delivery: second.batch[1]!, result: made(false), delayMs: 60_000 }
       ])
-      expect(recorded.size).toBe(2)
+      expect(recorded.recorded.size).toBe(2)
+      expect(recorded.more).toBe(true)
       // worker_a, back from a long pause, records nothing: its deliveries are worker_c's now.
       const late = yield* deliveries.firstAttempts(first.batch[0]!.batchId!, "worker_a", first.batch.map((delivery) => ({ delivery, result: made(true), delayMs: 0 })))
-      expect(late.size).toBe(0)
+      expect(late).toEqual({ recorded: new Set(), more: false })
       expect(yield* Effect.promise(rows)).toEqual([
         { eventId: "evt_batch_1", status: "pending", attempts: 2 },
         { eventId: "evt_batch_2", status: "pending", attempts: 2 },
@@ -216,14 +224,13 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
 
       // An endpoint deleted while its first attempt was out: a failed attempt ends the delivery, with no retry
       // left waiting for an endpoint that will never be claimed again.
-      yield* Effect.promise(() =>
-        query(url, `INSERT INTO events (event_id, org_id, type, data) VALUES ('evt_batch_7', $1, 'sync.succeeded', '{}')`, [org])
-          .then(() => query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')"))
-      )
-      const last = (yield* deliveries.claim("worker_c", LEASE_MS, 3)).batch.filter((d) => d.batchId !== null)
+      // (evt_batch_7, claimed now that worker_b's batch is recorded, and evt_batch_8 behind it.)
+      yield* Effect.promise(() => sequenced("evt_batch_8"))
+      const last = (yield* deliveries.claim("worker_c", LEASE_MS, 1)).batch.filter((d) => d.batchId !== null)
       expect(last.map((d) => d.eventId)).toEqual(["evt_batch_7"])
       yield* Effect.promise(() => query(url, "UPDATE webhooks SET deleted_at = now() WHERE webhook_id = 'wh_batches'"))
-      yield* deliveries.firstAttempts(last[0]!.batchId!, "worker_c", [{ delivery: last[0]!, result: made(false), delayMs: 60_000 }])
+      const ended = yield* deliveries.firstAttempts(last[0]!.batchId!, "worker_c", [{ delivery: last[0]!, result: made(false), delayMs: 60_000 }])
+      expect(ended.more).toBe(false)
       expect((yield* Effect.promise(rows)).find((r) => r.eventId === "evt_batch_7")).toMatchObject({ status: "failed", attempts: 1 })
     }))
 

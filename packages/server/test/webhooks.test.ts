@@ -226,6 +226,25 @@ describe("deliveries", () => {
     await p.restart(FAST)
   })
 
+  it("an event committed while its endpoint's batch is out is delivered once that batch is recorded, not at the poll", async () => {
+    await p.restart({ ...FAST, EVENTS_POLL_MS: "86400000" })
+    let held = false
+    receiver.answer = () => held ? { status: 200 } : ((held = true), "hang")
+    const first = await queue()
+    await waitFor("the first event's attempt, held", () => Promise.resolve(requestsFor(first)), (r) => r.length > 0)
+    // Sequenced while the first's batch is out: the claim it wakes skips the endpoint (one batch out at a time).
+    const second = await queue()
+    await waitFor("the second event sequenced", async () => {
+      const answer = await p.as("key", "GET", `/events?type=action.proposed&limit=200`)
+      return (answer.body as { events: Array<{ data: { action?: { actionId?: string } } }> }).events
+    }, (events) => events.some((e) => e.data.action?.actionId === second))
+    receiver.releaseHung(200)
+    await deliveredOnce(second)
+    expect(requestsFor(second)).toHaveLength(1)
+    receiver.answer = () => ({ status: 200 })
+    await p.restart(FAST)
+  })
+
   it("slack format: an incoming-webhook message with the summary, the reasons, the proposer and a console link", async () => {
     const created = await createWebhook({ url: `${receiver.url}/slack`, events: ["action.proposed"], format: "slack" })
     expect(created.status, created.text).toBe(201)

@@ -182,15 +182,20 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
     /**
      * The first attempts of a batch, and the batch's lease ended, in one statement: the delivered ones as one row
      * of `webhook_delivered_batches` (migration 0026), each other one inserted as a pending row of the queue,
-     * due after its wait (failed when its endpoint was deleted meanwhile). Answers the ids recorded: none when the
-     * lease ran out and the batch was rescued (its new owner records its deliveries). Arrays, as `delivered`.
+     * due after its wait (failed when its endpoint was deleted meanwhile). Answers the ids recorded (none when the
+     * lease ran out and the batch was rescued: its new owner records its deliveries) and whether the endpoint has
+     * events past the batch: a claim skipped them while the batch was out, so nothing else may be coming to
+     * claim them before the poll. Arrays, as `delivered`.
      */
     const firstAttempts = (batchId: string, workerId: string, attempts: ReadonlyArray<FirstAttempt>) =>
-      attempts.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`/* prepared */
+      attempts.length === 0 ? Effect.succeed({ recorded: new Set<string>(), more: false }) : sql<{ readonly deliveryId: string; readonly more: boolean }>`/* prepared */
         WITH ended AS (
           DELETE FROM webhook_batches b WHERE b.batch_id = ${batchId} AND b.locked_by = ${workerId}
           RETURNING b.webhook_id),
-        endpoint AS (SELECT w.webhook_id, w.org_id, w.deleted_at FROM ended JOIN webhooks w ON w.webhook_id = ended.webhook_id),
+        endpoint AS (
+          SELECT w.webhook_id, w.org_id, w.deleted_at,
+            w.claimed_through < w.queued_through AND w.disabled_at IS NULL AND w.deleted_at IS NULL AS more
+          FROM ended JOIN webhooks w ON w.webhook_id = ended.webhook_id),
         made AS (
           SELECT * FROM unnest(${attempts.map((a) => a.delivery.deliveryId)}::text[], ${attempts.map((a) => a.delivery.eventId)}::text[],
             ${attempts.map((a) => a.delivery.eventType)}::text[], ${attempts.map((a) => a.result.delivered)}::bool[],
@@ -215,10 +220,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           FROM endpoint e, made o WHERE NOT o.delivered
           ON CONFLICT (webhook_id, event_id) DO NOTHING
           RETURNING delivery_id)
-        SELECT unnest(delivery_ids) AS delivery_id FROM delivered
-        UNION ALL
-        SELECT delivery_id FROM queued`.pipe(
-        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId))),
+        SELECT recorded.delivery_id, endpoint.more
+        FROM (SELECT unnest(delivery_ids) AS delivery_id FROM delivered UNION ALL SELECT delivery_id FROM queued) recorded, endpoint`.pipe(
+        Effect.map((rows) => ({ recorded: new Set(rows.map((row) => row.deliveryId)), more: rows[0]?.more === true })),
         Effect.orDie
       )
 

@@ -138,8 +138,10 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         const queued = attempts.filter((a) => a.delivery.batchId === null)
         let lost = 0
         if (first.length > 0) {
-          const recorded = yield* deliveries.firstAttempts(first[0]!.delivery.batchId!, workerId, first)
+          const { recorded, more } = yield* deliveries.firstAttempts(first[0]!.delivery.batchId!, workerId, first)
           lost += first.length - recorded.size
+          // Its events that came while the batch was out were skipped by the claims they woke: wake one for them.
+          if (more) yield* signal.wakeDeliveries
         }
         const deliveredOnes = queued.filter((a) => a.outcome === "delivered")
         const recorded = yield* deliveries.delivered(workerId, deliveredOnes.map((a) => ({ deliveryId: a.delivery.deliveryId, result: a.result })))

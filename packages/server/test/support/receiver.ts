@@ -22,7 +22,8 @@ export interface Receiver {
   readonly received: Array<Received>
   /** What to answer the n-th request (0-based) of an event; 200 unless said. */
   answer: (eventId: string | undefined, attempt: number) => Answer
-  readonly releaseHung: () => void
+  /** Ends the hung requests: cut off, or answered `status` when given. */
+  readonly releaseHung: (status?: number) => void
   readonly close: () => Promise<void>
 }
 
@@ -34,8 +35,11 @@ export const startReceiver = async (): Promise<Receiver> => {
     url: "",
     received,
     answer: () => ({ status: 200 }),
-    releaseHung: () => {
-      for (const response of hung.splice(0)) response.destroy()
+    releaseHung: (status) => {
+      for (const response of hung.splice(0)) {
+        if (status === undefined) response.destroy()
+        else response.writeHead(status).end("ok")
+      }
     },
     close: () =>
       new Promise((resolve) => {
