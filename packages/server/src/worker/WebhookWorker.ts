@@ -19,6 +19,7 @@ import { type ClaimedDelivery, Deliveries } from "../queue/Deliveries.ts"
 import { countWebhookDelivery } from "../telemetry/Metrics.ts"
 import { linkTo } from "../telemetry/TraceContext.ts"
 import { gatherMs, nextRate } from "./DeliveryGather.ts"
+import { backoffMs, deliveryOutcome, type DeliveryOutcome } from "./DeliveryOutcome.ts"
 
 export const WebhookConfig = Config.all({
   concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(4)),
@@ -38,7 +39,7 @@ export const WebhookConfig = Config.all({
 interface Attempt {
   readonly delivery: ClaimedDelivery
   readonly result: AttemptResult
-  readonly outcome: "delivered" | "failed" | "gave_up"
+  readonly outcome: DeliveryOutcome
   readonly delayMs: number
 }
 
@@ -48,9 +49,6 @@ interface Attempt {
  * effect to ask (about 10 µs of CPU per delivery).
  */
 const traceparentOf = (span: Tracer.Span): string => `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
-
-/** The wait before attempt `attempts + 1`: base × 2^(attempts − 1), at most an hour. */
-export const backoffMs = (attempts: number, baseMs: number): number => Math.min(3_600_000, baseMs * 2 ** Math.max(0, attempts - 1))
 
 export const WebhookWorkerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
@@ -128,12 +126,11 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         const attempts: Array<Attempt> = []
         for (const { delivery, result } of yield* Effect.promise(() => Promise.all(sending))) {
           const delayMs = backoffMs(delivery.attempts, config.retryBaseMs)
-          const outcome = result.delivered ? "delivered" as const : delayMs >= delivery.windowLeftMs ? "gave_up" as const : "failed" as const
+          const outcome = deliveryOutcome({ delivered: result.delivered, firstOfBatch: delivery.batchId !== null, delayMs, windowLeftMs: delivery.windowLeftMs })
           yield* countWebhookDelivery(outcome)
           attempts.push({ delivery, result, outcome, delayMs })
         }
-        // First attempts (a claim leases one batch of them) end as inserted rows; a first attempt that would give
-        // up (a retry window shorter than the first wait) is queued, and given up at its next attempt.
+        // First attempts (a claim leases one batch of them) are recorded with their batch; the others one by one.
         const first = attempts.filter((a) => a.delivery.batchId !== null)
         const queued = attempts.filter((a) => a.delivery.batchId === null)
         let lost = 0
