@@ -1,6 +1,7 @@
 /** The action ledger's records, the proposal answer, approvals, the policy document and the target band. */
 import { Schema } from "effect"
 import { DataFreshness } from "./Accounts.ts"
+import { CallerMay, Root } from "./FourEyes.ts"
 import { Timestamp } from "./Dates.ts"
 import { jsonObject } from "./Json.ts"
 import { ActionKind } from "./ProposalKinds.ts"
@@ -19,7 +20,10 @@ export type RiskTier = typeof RiskTier.Type
 export const Actor = Schema.Struct({
   kind: Schema.Literal("key", "person", "system", "external"),
   id: Schema.String,
-  name: Schema.String
+  name: Schema.String,
+  root: Schema.optional(Root.annotations({
+    description: "Who stands behind the key or person (four eyes compares roots); absent for the system and outside changes"
+  }))
 }).annotations({ identifier: "Actor" })
 export type Actor = typeof Actor.Type
 
@@ -162,8 +166,14 @@ export const ActionList = Schema.Struct({
   })
 }).annotations({ identifier: "ActionList" })
 
+/** A pending action as the approvals listing shows it to one caller: the record, and what that caller may do with it. */
+export const PendingAction = Schema.extend(ActionRecord, Schema.Struct({ callerMay: CallerMay })).annotations({
+  identifier: "PendingAction"
+})
+export type PendingAction = typeof PendingAction.Type
+
 export const ApprovalList = Schema.Struct({
-  approvals: Schema.Array(ActionRecord),
+  approvals: Schema.Array(PendingAction),
   total: Schema.Int,
   truncated: Schema.Boolean,
   dataFreshness: DataFreshness

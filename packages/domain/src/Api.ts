@@ -18,7 +18,7 @@ import {
   RejectRequest,
   Targets
 } from "./Actions.ts"
-import { ApiKey, CreateAccountKeyRequest, CreatedKey, CreateKeyRequest } from "./ApiKeys.ts"
+import { ApiKey, CreateAccountKeyRequest, CreatedKey, CreateKeyRequest, RevokedKeys } from "./ApiKeys.ts"
 import { Audit } from "./Audits.ts"
 import { Brief, UpdateBriefRequest } from "./Brief.ts"
 import { Connection, ConnectionKeyPair, ConnectionRequest, Discovery, ImportRequest } from "./Connection.ts"
@@ -199,14 +199,26 @@ export class PeopleGroup extends HttpApiGroup.make("people")
       .annotate(
         OpenApi.Description,
         "Sets a person's role, or disables (`disabled: true`, which ends their sessions at once) or enables them. 409 for one's own " +
-          "role or account, and for the workspace's last active admin."
+          "role or account, and for the workspace's last active admin. A person's keys act with at most their current role, " +
+          "and not at all while they are disabled."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("revokePersonKeys")`/people/${HttpApiSchema.param("personId", Schema.String)}/keys/revoke`
+      .addSuccess(RevokedKeys)
+      .addError(NotFoundBody)
+      .annotate(OpenApi.Summary, "Revoke every key of a person")
+      .annotate(
+        OpenApi.Description,
+        "Revokes every live API key rooted at the person: made by them, or by a key of theirs at any depth. Every " +
+          "instance refuses them from the next request. Org keys (the bootstrap key, `acs keys create`) are nobody's."
       )
   )
   .middleware(Authentication)
   .addError(ForbiddenScopeBody)
   .addError(AccountMismatchBody)
   .addError(RateLimitedBody)
-  .annotate(OpenApi.Description, "The people who sign in to the console, their roles, and disabling them; admins only.")
+  .annotate(OpenApi.Description, "The people who sign in to the console, their roles, disabling them, and revoking their keys; admins only.")
   .prefix("/api/v1")
 {}
 

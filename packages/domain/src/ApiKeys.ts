@@ -1,6 +1,7 @@
 /** API key records and the create request (SPEC 2.4, API.md "Auth and admin endpoints"). */
 import { Schema } from "effect"
 import { Timestamp } from "./Dates.ts"
+import { Root } from "./FourEyes.ts"
 import { Binding, ScopeSchema } from "./Principal.ts"
 
 export const ApiKey = Schema.Struct({
@@ -15,7 +16,15 @@ export const ApiKey = Schema.Struct({
   revokedAt: Schema.NullOr(Schema.String),
   createdBy: Schema.NullOr(Schema.String).annotations({
     description: "Who created the key: `person:<personId>` or `key:<keyId>`; null for keys made by an operator " +
-      "on the database (the bootstrap key, `acs keys create`). Four eyes follows it to the person behind a key."
+      "on the database (the bootstrap key, `acs keys create`): org keys, which depend on nobody."
+  }),
+  root: Root.annotations({
+    description: "Who the key answers to: the person at the end of its creator chain, or the org key it descends from " +
+      "(itself for an org key). Four eyes treats principals with one root as one actor."
+  }),
+  effective: Schema.NullOr(Schema.Struct({ scope: ScopeSchema, canApprove: Schema.Boolean })).annotations({
+    description: "What the key may do now: its own scope and grant, at most its person's current role's; null while " +
+      "its person is disabled (every request with it is then 401)"
   })
 }).annotations({ identifier: "ApiKey" })
 export type ApiKey = typeof ApiKey.Type
@@ -48,3 +57,8 @@ export const CreatedKey = Schema.Struct({
   key: ApiKey,
   secret: Schema.String.annotations({ description: "The key's secret. Shown once: store it now." })
 }).annotations({ identifier: "CreatedKey" })
+
+/** `POST /people/{personId}/keys/revoke`: the keys it revoked (those rooted at the person and still live). */
+export const RevokedKeys = Schema.Struct({
+  revokedKeyIds: Schema.Array(Schema.String)
+}).annotations({ identifier: "RevokedKeys" })

@@ -56,6 +56,12 @@ export const Operations = {
   listPeople: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the workspace's people and their roles" },
   createPerson: { scope: "admin", orgLevel: true, bucket: "write", summary: "Add a person who signs in to the console" },
   updatePerson: { scope: "admin", orgLevel: true, bucket: "write", summary: "Set a person's role, or disable or enable them" },
+  revokePersonKeys: {
+    scope: "admin",
+    orgLevel: true,
+    bucket: "write",
+    summary: "Revoke every API key of one person (made by them or by their keys)"
+  },
   getSettings: { scope: "read", orgLevel: true, bucket: "read", summary: "Read the org settings (the kill switch)" },
   updateSettings: { scope: "admin", orgLevel: true, bucket: "write", summary: "Change the org settings" },
   listAccounts: { scope: "read", orgLevel: true, bucket: "read", summary: "List the workspace's accounts" },

@@ -1,5 +1,6 @@
 /** The caller, resolved once per request from a Bearer key or a session cookie. */
 import { Context, Schema } from "effect"
+import { Root } from "./FourEyes.ts"
 
 export const ScopeSchema = Schema.Literal("read", "write", "admin")
 
@@ -23,7 +24,8 @@ export const Principal = Schema.Struct({
   canApprove: Schema.Boolean,
   binding: Binding,
   role: Schema.NullOr(RoleSchema),
-  expiresAt: Schema.NullOr(Schema.String)
+  expiresAt: Schema.NullOr(Schema.String),
+  root: Root
 }).annotations({ identifier: "Principal" })
 export type Principal = typeof Principal.Type
 

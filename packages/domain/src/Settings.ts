@@ -1,13 +1,14 @@
-/** Org settings: the `platformAutoApply` kill switch (SPEC 2.5) and the four-eyes rule (API.md "Four eyes"). */
+/** Org settings: the `platformAutoApply` kill switch (SPEC 2.5) and who may approve (docs/contract.md "Who may approve"). */
 import { Schema } from "effect"
+import { FourEyesRule } from "./FourEyes.ts"
 
 export const Settings = Schema.Struct({
   platformAutoApply: Schema.Boolean.annotations({
     description: "The kill switch: when false nothing auto-applies; every proposal queues for review."
   }),
+  fourEyes: FourEyesRule,
   requireSecondApprover: Schema.Boolean.annotations({
-    description: "Four eyes: whoever proposed an action (the same key, the same person, or a key that person " +
-      "created) cannot approve it. On by default; a one-person org may turn it off."
+    description: "Deprecated, read-only in meaning: `fourEyes` is not \"off\"."
   }),
   approvalTtlHours: Schema.Int.annotations({
     description: "Hours an action queued for a human waits before it expires (status `expired`); default 72"
@@ -20,7 +21,11 @@ export type Settings = typeof Settings.Type
 /** The settings to change; those left out keep their value. */
 export const UpdateSettingsRequest = Schema.Struct({
   platformAutoApply: Schema.optional(Schema.Boolean),
-  requireSecondApprover: Schema.optional(Schema.Boolean),
+  fourEyes: Schema.optional(FourEyesRule),
+  requireSecondApprover: Schema.optional(Schema.Boolean.annotations({
+    description: "Deprecated: `true` sets `fourEyes` to \"distinct_person\", `false` to \"off\"; send `fourEyes` instead " +
+      "(both at once must agree)"
+  })),
   approvalTtlHours: Schema.optional(Schema.Int.pipe(Schema.between(1, 8760, {
     message: () => "approvalTtlHours must be an integer from 1 to 8760 (a year)"
   })))

@@ -79,6 +79,8 @@ interface Holder {
 
 type Setup =
   | { readonly type: "key"; readonly state: "valid" | "expired" | "revoked" }
+  /** A key its admin person made, after an admin disabled that person or demoted them to viewer. */
+  | { readonly type: "personKey"; readonly creator: "disabled" | "demoted" }
   | { readonly type: "person"; readonly role: Role }
   | { readonly type: "session"; readonly state: "ended" | "expired" }
   | { readonly type: "unknownKey" }
@@ -143,6 +145,15 @@ const PRINCIPALS: ReadonlyArray<PrincipalSpec> = [
   keyPrincipal("key admin+canApprove org-wide of ANOTHER org", "other", "admin", true, { kind: "org" }),
   badKey("key expired", "expired"),
   badKey("key revoked", "revoked"),
+  // A key never holds more than its person holds now (docs/contract.md "Who may approve").
+  { ...badKey("admin key of a disabled admin", "revoked"), setup: { type: "personKey", creator: "disabled" } },
+  {
+    name: "admin+canApprove key of an admin demoted to viewer",
+    holder: { kind: "key", scope: "read", canApprove: false, binding: { kind: "org" }, org: "main", role: null },
+    org: "main",
+    setup: { type: "personKey", creator: "demoted" },
+    row: { scope: "admin", canApprove: true, binding: { kind: "org" } }
+  },
   { name: "key unknown", holder: undefined, org: "main", setup: { type: "unknownKey" } },
   { name: "no credentials", holder: undefined, org: "main", setup: { type: "none" } },
   { name: "session ended", holder: undefined, org: "main", setup: { type: "session", state: "ended" } },
@@ -223,18 +234,22 @@ let keyCounter = 0
 const insertKey = async (
   org: OrgName,
   spec: { readonly scope: Scope; readonly canApprove: boolean; readonly binding: Binding },
-  state: "valid" | "expired" | "revoked" = "valid"
+  state: "valid" | "expired" | "revoked" = "valid",
+  /** The person the key answers to (made by them); none: an org key. */
+  rootPersonId: string | null = null
 ): Promise<{ readonly keyId: string; readonly secret: string }> => {
   const keyId = `key_matrix_${++keyCounter}_${Crypto.randomBytes(4).toString("hex")}`
   const secret = `acs_${randomToken()}`
   const projectIds = spec.binding.kind === "org" ? [] : spec.binding.kind === "subset" ? spec.binding.projectIds : [spec.binding.projectId]
   await query(
     database,
-    `INSERT INTO api_keys (key_id, org_id, name, secret_hash, scope, can_approve, binding_kind, project_ids, expires_at, revoked_at)
+    `INSERT INTO api_keys (key_id, org_id, name, secret_hash, scope, can_approve, binding_kind, project_ids, expires_at, revoked_at,
+                           created_by, root_person_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb,
              CASE WHEN $9 = 'expired' THEN now() - interval '1 hour' ELSE now() + interval '1 day' END,
-             CASE WHEN $9 = 'revoked' THEN now() ELSE NULL END)`,
-    [keyId, orgIds[org], `matrix ${keyId}`, sha256(secret), spec.scope, spec.canApprove, spec.binding.kind, JSON.stringify(projectIds), state]
+             CASE WHEN $9 = 'revoked' THEN now() ELSE NULL END,
+             CASE WHEN $10::text IS NULL THEN 'operator' ELSE 'person:' || $10 END, $10)`,
+    [keyId, orgIds[org], `matrix ${keyId}`, sha256(secret), spec.scope, spec.canApprove, spec.binding.kind, JSON.stringify(projectIds), state, rootPersonId]
   )
   keysOfOrg[org].push(keyId)
   return { keyId, secret }
@@ -491,6 +506,23 @@ const samples: Record<OperationName, Sample> = {
     granted: () => ({ status: 200 }),
     verify: (answer) => {
       expect(record(answer.body)).toMatchObject({ role: "editor", disabledAt: null })
+    }
+  },
+  revokePersonKeys: {
+    method: "POST",
+    path: "/people/:personId/keys/revoke",
+    // A fresh person of the principal's own org, with a key of theirs.
+    prepare: async (principal) => {
+      const personId = await insertPerson(principal.org)
+      await insertKey(principal.org, { scope: "read", canApprove: false, binding: { kind: "org" } }, "valid", personId)
+      return { params: { personId } }
+    },
+    granted: () => ({ status: 200 }),
+    verify: async (answer) => {
+      const revoked = record(answer.body)["revokedKeyIds"] as Array<string>
+      expect(revoked).toHaveLength(1)
+      const rows = await query<{ revoked: boolean }>(database, "SELECT revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_id = $1", [revoked[0]])
+      expect(rows[0]?.revoked).toBe(true)
     }
   },
   createKey: {
@@ -905,7 +937,8 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "changePassword",
   "listPeople",
   "createPerson",
-  "updatePerson"
+  "updatePerson",
+  "revokePersonKeys"
 ])
 
 /** README: `platform_<snake_case operation>`. */
@@ -1218,6 +1251,16 @@ beforeAll(async () => {
         credentials.set(principal.name, { authorization: `Bearer ${secret}` })
         break
       }
+      case "personKey": {
+        const personId = await insertPerson(principal.org)
+        await query(database, "UPDATE people SET role = 'admin' WHERE person_id = $1", [personId])
+        const { keyId, secret } = await insertKey(principal.org, principal.row!, "valid", personId)
+        const change = setup.creator === "disabled" ? "disabled_at = now()" : "role = 'viewer'"
+        await query(database, `UPDATE people SET ${change} WHERE person_id = $1`, [personId])
+        keyIds.set(principal.name, keyId)
+        credentials.set(principal.name, { authorization: `Bearer ${secret}` })
+        break
+      }
       case "person":
         credentials.set(principal.name, await login(setup.role))
         break
@@ -1347,6 +1390,7 @@ const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
   "listPeople",
   "createPerson",
   "updatePerson",
+  "revokePersonKeys",
   "getSettings",
   "updateSettings",
   "updateTargets",
@@ -1465,36 +1509,46 @@ describe("bad bodies: authentication, scope, grant and reach answer before the b
   })
 })
 
-describe("four eyes on every surface: whoever proposed an action cannot approve it", () => {
+describe("who may approve, on every surface: principals with one root are one actor", () => {
   type Credential = { readonly secret: string } | { readonly cookie: Record<string, string> }
   interface Made {
     readonly keyId: string
     readonly secret: string
   }
-  /** A key the admin person made (a script), a key that key made, and a key an operator made. */
+  interface Root {
+    readonly kind: "person" | "key"
+    readonly id: string
+    readonly name: string
+  }
+  /** A key the admin person made (their agent), a key that key made, and a key an operator made. */
   let personKey: Made
   let mintedKey: Made
   let independentKey: Made
+  const roots = new Map<string, Root>()
   let actionCounter = 0
 
   const createKey = async (headers: Record<string, string>, name: string, scope: Scope): Promise<Made> => {
     const answer = await call(`${server.api}/keys`, { method: "POST", headers, body: { name, scope, canApprove: true } })
     expect(answer.status, answer.text).toBe(201)
-    const created = answer.body as { key: { keyId: string }; secret: string }
+    const created = answer.body as { key: { keyId: string; root: Root }; secret: string }
+    roots.set(created.key.keyId, created.key.root)
     return { keyId: created.key.keyId, secret: created.secret }
   }
 
-  /** A pending action on account A, proposed by `proposedBy`. */
-  const FOUR_EYES_PAYLOAD = { campaignId: "four_eyes_1", campaignName: "four eyes", status: "PAUSED", priorStatus: "ENABLED" }
+  const adminRoot = (): Root => ({ kind: "person", id: personIds.get("admin")!, name: "Matrix admin" })
 
-  const pendingAction = async (proposedBy: { readonly kind: string; readonly id: string }) => {
+  /** A pending action on account A, proposed by `proposedBy`, recorded with its root as a proposal records it. */
+  const FOUR_EYES_PAYLOAD = { campaignId: "four_eyes_1", campaignName: "four eyes", status: "PAUSED", priorStatus: "ENABLED" }
+  const pendingAction = async (proposedBy: { readonly kind: "key" | "person"; readonly id: string }) => {
     const actionId = `act_matrix_four_eyes_${++actionCounter}`
+    const root = proposedBy.kind === "person" ? { kind: "person", id: proposedBy.id, name: "matrix proposer" } : roots.get(proposedBy.id)
+    if (root === undefined) throw new Error(`no root known for ${proposedBy.id}`)
     await query(
       database,
       `INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, summary, reason, payload, proposed_by, created_at)
        VALUES ($1, $2, $3, 'campaign_status', 'queued', 'proposed', 'review', 'pause campaign 1', 'four eyes', $5::jsonb, $4::jsonb,
                clock_timestamp())`,
-      [actionId, orgIds.main, A, JSON.stringify({ ...proposedBy, name: "matrix proposer" }), JSON.stringify(FOUR_EYES_PAYLOAD)]
+      [actionId, orgIds.main, A, JSON.stringify({ ...proposedBy, name: "matrix proposer", root }), JSON.stringify(FOUR_EYES_PAYLOAD)]
     )
     return actionId
   }
@@ -1528,16 +1582,38 @@ describe("four eyes on every surface: whoever proposed an action cannot approve 
     }
   }
 
-  const expectSecondApproverRefusal = (answer: SurfaceAnswer) => {
+  const expectSecondApproverRefusal = (answer: SurfaceAnswer, says: RegExp) => {
     expect(answer.ok, answer.text).toBe(false)
     if (answer.status !== undefined) expect(answer.status, answer.text).toBe(403)
     expect(errorOf(answer), answer.text).toMatchObject({ code: "forbidden_scope", required_grant: "second_approver" })
+    expect(errorOf(answer)["message"], answer.text).toMatch(says)
+  }
+
+  const expectApproved = (answer: SurfaceAnswer, actionId: string) => {
+    expect(answer.ok, answer.text).toBe(true)
+    expect(record(answer.body)).toMatchObject({ actionId, status: "approved" })
+  }
+
+  const setFourEyes = async (fourEyes: string) => {
+    const answer = await call(`${server.api}/settings`, { method: "PUT", key: BOOTSTRAP_KEY, body: { fourEyes } })
+    expect(answer.status, answer.text).toBe(200)
+  }
+
+  /** Runs `body` under the rule, then restores the org's default. */
+  const under = async (fourEyes: string, body: () => Promise<void>) => {
+    await setFourEyes(fourEyes)
+    try {
+      await body()
+    } finally {
+      await setFourEyes("distinct_actor")
+    }
   }
 
   beforeAll(async () => {
-    personKey = await createKey(credentials.get("person admin")!, "four eyes: the admin's script", "admin")
-    mintedKey = await createKey({ authorization: `Bearer ${personKey.secret}` }, "four eyes: minted by the script", "write")
+    personKey = await createKey(credentials.get("person admin")!, "four eyes: the admin's agent", "admin")
+    mintedKey = await createKey({ authorization: `Bearer ${personKey.secret}` }, "four eyes: minted by the agent", "write")
     independentKey = await insertKey("main", { scope: "write", canApprove: true, binding: { kind: "org" } })
+    roots.set(independentKey.keyId, { kind: "key", id: independentKey.keyId, name: `matrix ${independentKey.keyId}` })
     // An approval re-runs the kind's local validation (issue 13): the paused campaign is in the warehouse.
     await query(
       database,
@@ -1546,38 +1622,83 @@ describe("four eyes on every surface: whoever proposed an action cannot approve 
     )
   })
 
-  it("records who created each key: a person, a key, or nobody for an operator's key", async () => {
+  it("records who created each key and who it answers to: a person, or an org key that depends on nobody", async () => {
     const listed = await call(`${server.api}/keys`, { key: BOOTSTRAP_KEY })
-    const keys = (listed.body as { keys: Array<{ keyId: string; createdBy: string | null }> }).keys
-    expect(keys.find((k) => k.keyId === personKey.keyId)?.createdBy).toBe(`person:${personIds.get("admin")}`)
-    expect(keys.find((k) => k.keyId === mintedKey.keyId)?.createdBy).toBe(`key:${personKey.keyId}`)
-    expect(keys.find((k) => k.keyId === independentKey.keyId)?.createdBy).toBeNull()
+    const keys = (listed.body as { keys: Array<{ keyId: string; createdBy: string | null; root: Root }> }).keys
+    const byId = (keyId: string) => keys.find((k) => k.keyId === keyId)
+    expect(byId(personKey.keyId)).toMatchObject({ createdBy: `person:${personIds.get("admin")}`, root: adminRoot() })
+    expect(byId(mintedKey.keyId)).toMatchObject({ createdBy: `key:${personKey.keyId}`, root: adminRoot() })
+    expect(byId(independentKey.keyId)).toMatchObject({ createdBy: null, root: { kind: "key", id: independentKey.keyId } })
   })
 
-  it.each(SURFACES)("%s: refuses the proposing key, and any key minted from it", async (surface) => {
+  it("starts a new org on distinct_actor, and says so in the deprecated boolean too", async () => {
+    const settings = await call(`${server.api}/settings`, { key: BOOTSTRAP_KEY })
+    expect(settings.body).toMatchObject({ fourEyes: "distinct_actor", requireSecondApprover: true })
+  })
+
+  it.each(SURFACES)("%s: refuses the proposing key, and any key of the same root", async (surface) => {
     const actionId = await pendingAction({ kind: "key", id: personKey.keyId })
-    expectSecondApproverRefusal(await approveOn(surface, personKey, actionId))
-    expectSecondApproverRefusal(await approveOn(surface, mintedKey, actionId))
+    expectSecondApproverRefusal(await approveOn(surface, personKey, actionId), /you proposed this change yourself/)
+    expectSecondApproverRefusal(await approveOn(surface, mintedKey, actionId), /both answer to Matrix admin/)
     expect((await query<{ status: string }>(database, "SELECT status FROM actions WHERE action_id = $1", [actionId]))[0]?.status)
       .toBe("proposed")
   })
 
-  it.each(SURFACES)("%s: refuses a person's own action to the keys that person made", async (surface) => {
+  it.each(SURFACES)("%s: refuses a person's own action to the keys that person made, at any depth", async (surface) => {
     const actionId = await pendingAction({ kind: "person", id: personIds.get("admin")! })
-    expectSecondApproverRefusal(await approveOn(surface, personKey, actionId))
+    expectSecondApproverRefusal(await approveOn(surface, personKey, actionId), /a key never approves its own person's proposals/)
+    expectSecondApproverRefusal(await approveOn(surface, mintedKey, actionId), /a key never approves its own person's proposals/)
   })
 
-  it("rest: refuses the person behind the proposing key, and that person's own action", async () => {
+  it("rest: lets the person's session approve what their agent's keys proposed, never their own action", async () => {
     const cookie = credentials.get("person admin")!
-    expectSecondApproverRefusal(await approveOn("rest", { cookie }, await pendingAction({ kind: "key", id: personKey.keyId })))
-    expectSecondApproverRefusal(await approveOn("rest", { cookie }, await pendingAction({ kind: "person", id: personIds.get("admin")! })))
+    const byAgent = await pendingAction({ kind: "key", id: personKey.keyId })
+    expectApproved(await approveOn("rest", { cookie }, byAgent), byAgent)
+    const byMinted = await pendingAction({ kind: "key", id: mintedKey.keyId })
+    expectApproved(await approveOn("rest", { cookie }, byMinted), byMinted)
+    expectSecondApproverRefusal(
+      await approveOn("rest", { cookie }, await pendingAction({ kind: "person", id: personIds.get("admin")! })),
+      /you proposed this change yourself/
+    )
   })
 
-  it.each(SURFACES)("%s: lets another approver decide", async (surface) => {
+  it("rest: under distinct_person, the person behind the proposing key is refused too", async () => {
+    await under("distinct_person", async () => {
+      const cookie = credentials.get("person admin")!
+      const actionId = await pendingAction({ kind: "key", id: personKey.keyId })
+      expectSecondApproverRefusal(await approveOn("rest", { cookie }, actionId), /\(distinct_person\) needs another person/)
+      expectApproved(await approveOn("rest", independentKey, actionId), actionId)
+    })
+  })
+
+  it.each(SURFACES)("%s: lets another actor decide", async (surface) => {
     const actionId = await pendingAction({ kind: "key", id: personKey.keyId })
-    const answer = await approveOn(surface, independentKey, actionId)
-    expect(answer.ok, answer.text).toBe(true)
-    expect(record(answer.body)).toMatchObject({ actionId, status: "approved" })
+    expectApproved(await approveOn(surface, independentKey, actionId), actionId)
+  })
+
+  it.each(SURFACES)("%s: lets a proposer approve its own action when the rule is off", async (surface) => {
+    await under("off", async () => {
+      const actionId = await pendingAction({ kind: "key", id: personKey.keyId })
+      expectApproved(await approveOn(surface, personKey, actionId), actionId)
+    })
+  })
+
+  it("tells each caller what it may do with each pending action, in the approvals listing", async () => {
+    const byAgent = await pendingAction({ kind: "key", id: personKey.keyId })
+    const mayOf = async (headers: Record<string, string>) => {
+      const answer = await call(`${server.api}/accounts/${A}/approvals?limit=1000`, { headers })
+      expect(answer.status, answer.text).toBe(200)
+      return (answer.body as { approvals: Array<{ actionId: string; callerMay: unknown }> }).approvals.find((a) => a.actionId === byAgent)?.callerMay
+    }
+    expect(await mayOf(credentials.get("person admin")!)).toEqual({
+      approve: true,
+      reject: true,
+      yours: true,
+      reason: `your key "matrix proposer" proposed this change: you review it as its person`
+    })
+    expect(await mayOf({ authorization: `Bearer ${mintedKey.secret}` })).toMatchObject({ approve: false, reject: true, yours: true })
+    expect(await mayOf({ authorization: `Bearer ${independentKey.secret}` })).toMatchObject({ approve: true, reject: true, yours: false })
+    expect(await mayOf(credentials.get("person viewer")!)).toMatchObject({ approve: false, reject: false, yours: false })
   })
 
   it("lets the proposer withdraw its own action: reject needs no second approver", async () => {
@@ -1587,19 +1708,19 @@ describe("four eyes on every surface: whoever proposed an action cannot approve 
     expect(answer.body).toMatchObject({ actionId, status: "rejected" })
   })
 
-  it("lets a one-person org turn the rule off (admin only), and on again", async () => {
-    const off = await call(`${server.api}/settings`, { method: "PUT", key: BOOTSTRAP_KEY, body: { requireSecondApprover: false } })
-    expect(off.body).toMatchObject({ requireSecondApprover: false, platformAutoApply: true })
+  it("maps the deprecated boolean onto the rule, refuses a contradiction, and lets only an admin change it", async () => {
+    const put = (body: unknown, key = BOOTSTRAP_KEY) => call(`${server.api}/settings`, { method: "PUT", key, body })
     try {
-      const actionId = await pendingAction({ kind: "key", id: personKey.keyId })
-      const answer = await approveOn("rest", personKey, actionId)
-      expect(answer.status, answer.text).toBe(200)
+      expect((await put({ requireSecondApprover: false })).body).toMatchObject({ fourEyes: "off", requireSecondApprover: false })
+      expect((await put({ requireSecondApprover: true })).body).toMatchObject({ fourEyes: "distinct_person", requireSecondApprover: true })
+      const contradiction = await put({ fourEyes: "off", requireSecondApprover: true })
+      expect(contradiction.status, contradiction.text).toBe(400)
+      expect(errorOf({ ok: false, status: 400, body: contradiction.body, text: contradiction.text })).toMatchObject({ code: "invalid_request" })
+      expect(errorCode(await put({ fourEyes: "sometimes" }))).toBe("invalid_request")
     } finally {
-      const on = await call(`${server.api}/settings`, { method: "PUT", key: BOOTSTRAP_KEY, body: { requireSecondApprover: true } })
-      expect(on.body).toMatchObject({ requireSecondApprover: true })
+      await setFourEyes("distinct_actor")
     }
-    const refused = await call(`${server.api}/settings`, { method: "PUT", key: mintedKey.secret, body: { requireSecondApprover: false } })
-    expect(errorCode(refused)).toBe("forbidden_scope")
+    expect(errorCode(await put({ fourEyes: "off" }, mintedKey.secret))).toBe("forbidden_scope")
   })
 })
 

@@ -127,13 +127,18 @@ export const approvalsCommand = Command.make("approvals", { projectId, limit, ..
             { header: "RISK", cell: (a) => a.riskTier },
             { header: "PROPOSED BY", cell: (a) => `${a.proposedBy.kind} ${a.proposedBy.name}` },
             { header: "CREATED AT", cell: (a) => a.created_at },
+            { header: "YOU MAY", cell: (a) => a.callerMay.approve ? "approve" : a.callerMay.reject ? "reject" : "read" },
             { header: "SUMMARY", cell: (a) => a.summary }
           ], answer.approvals),
+          // Who may decide, in words, for each change this caller may not simply approve.
+          ...answer.approvals.filter((a) => !a.callerMay.approve || a.callerMay.yours).map((a) => `${a.actionId}: ${a.callerMay.reason}`),
           "",
           `${answer.approvals.length} of ${answer.total} waiting${answer.truncated ? " (truncated: raise --limit for more)" : ""}`
         ].join("\n"))
     }))
-).pipe(Command.withDescription("actions waiting for a human decision, oldest first (scope read)"))
+).pipe(Command.withDescription(
+  "actions waiting for a human decision, oldest first, and what you may do with each (scope read)"
+))
 
 export const approveCommand = Command.make("approve", { projectId, actionId, ...clientOptions }, (input) =>
   withClient(input, (client) =>

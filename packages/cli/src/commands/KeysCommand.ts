@@ -127,8 +127,10 @@ const list = Command.make("list", { org, json }, (input) =>
       renderTable([
         { header: "KEY ID", cell: (k) => k.keyId },
         { header: "NAME", cell: (k) => k.name },
-        { header: "SCOPE", cell: (k) => k.scope },
-        { header: "APPROVE", cell: (k) => k.canApprove ? "yes" : "" },
+        { header: "ANSWERS TO", cell: (k) => k.root.kind === "person" ? `person ${k.root.name}` : k.root.id === k.keyId ? "org key" : `org key ${k.root.id}` },
+        // What the key may do now: its person's current role caps it, and a disabled person suspends it.
+        { header: "SCOPE", cell: (k) => k.effective === null ? "suspended" : k.effective.scope === k.scope ? k.scope : `${k.effective.scope} (of ${k.scope})` },
+        { header: "APPROVE", cell: (k) => k.effective?.canApprove === true ? "yes" : "" },
         { header: "BINDING", cell: (k) => showBinding(k.binding) },
         { header: "EXPIRES AT", cell: (k) => k.expiresAt },
         { header: "LAST USED AT", cell: (k) => k.lastUsedAt },

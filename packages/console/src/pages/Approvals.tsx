@@ -1,9 +1,10 @@
 /**
  * Approvals: every action waiting for a human, across every account the person reaches, oldest first. Each
  * shows its diff, the policy's reasons, who proposed it, its age and expiry; approve, reject with a reason,
- * or select several and decide at once. What four eyes forbids this person is shown as such, not hidden.
+ * or select several and decide at once. Who may approve each change is the server's answer for this person
+ * (`callerMay`), said in plain words, not hidden: their own proposal, their agent's, or another actor's.
  */
-import type { ActionRecord } from "@acs/domain/Actions"
+import type { ActionRecord, PendingAction } from "@acs/domain/Actions"
 import type { Settings } from "@acs/domain/Settings"
 import { Either } from "effect"
 import { useState } from "preact/hooks"
@@ -18,10 +19,8 @@ import { accountOf, actorLabel, type Session } from "../session.ts"
 const ttlHours = (settings: Settings): number => settings.approvalTtlHours
 
 interface Queue {
-  readonly actions: ReadonlyArray<ActionRecord>
+  readonly actions: ReadonlyArray<PendingAction>
   readonly settings: Settings
-  /** Keys this person created: four eyes counts their proposals as the person's own. */
-  readonly myKeys: ReadonlySet<string>
   readonly failures: ReadonlyArray<string>
 }
 
@@ -42,17 +41,13 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
   const [busy, setBusy] = useState(false)
 
   const queue = useLoad<Queue>(async () => {
-    const [settings, keys, ...lists] = await Promise.all([
+    const [settings, ...lists] = await Promise.all([
       apiOrThrow((c) => c.settings.getSettings()),
-      session.me.scope === "admin" ? api((c) => c.keys.listKeys()) : Promise.resolve(undefined),
       ...session.accounts.map((a) => api((c) => c.actions.listApprovals({ path: { projectId: a.projectId }, urlParams: {} })))
     ])
-    const myKeys = new Set(
-      keys !== undefined && Either.isRight(keys) ? keys.right.keys.filter((k) => k.createdBy === `person:${session.me.id}`).map((k) => k.keyId) : []
-    )
     const actions = lists.flatMap((l) => (Either.isRight(l) ? l.right.approvals : []))
     const failures = lists.flatMap((l) => (Either.isLeft(l) ? [l.left.message] : []))
-    return { actions: [...actions].sort((a, b) => a.created_at.localeCompare(b.created_at)), settings, myKeys, failures }
+    return { actions: [...actions].sort((a, b) => a.created_at.localeCompare(b.created_at)), settings, failures }
   }, [], (event) => event.type.startsWith("action.") || event.type === "poll")
 
   const recent = useLoad<ReadonlyArray<ActionRecord>>(
@@ -60,11 +55,6 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
     [decided],
     (event) => event.type.startsWith("action.") || event.type === "poll"
   )
-
-  const ownProposal = (action: ActionRecord, q: Queue): boolean =>
-    q.settings.requireSecondApprover &&
-    ((action.proposedBy.kind === "person" && action.proposedBy.id === session.me.id) ||
-      (action.proposedBy.kind === "key" && q.myKeys.has(action.proposedBy.id)))
 
   const decide = async (actions: ReadonlyArray<ActionRecord>, decision: "approved" | "rejected", reason?: string) => {
     setBusy(true)
@@ -116,12 +106,12 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
       {q !== undefined && q.actions.length > 0 && canApprove && (
         <div class="bulk" role="group" aria-label="Decide on the selected actions">
           <span>{chosen.length} selected</span>
-          <button type="button" class="primary" disabled={busy || chosen.length === 0 || chosen.some((a) => ownProposal(a, q))}
+          <button type="button" class="primary" disabled={busy || chosen.length === 0 || chosen.some((a) => !a.callerMay.approve)}
             onClick={() => decide(chosen, "approved")}>
             Approve selected
           </button>
           <button type="button" disabled={busy || chosen.length === 0} onClick={() => setRejecting(chosen)}>Reject selected…</button>
-          {chosen.some((a) => ownProposal(a, q)) && <span class="muted">Your own proposals are selected: another approver must approve them.</span>}
+          {chosen.some((a) => !a.callerMay.approve) && <span class="muted">Some selected changes need another approver: you may reject them, not approve them.</span>}
         </div>
       )}
       {q === undefined ? <p>Loading the queue…</p> : q.actions.length === 0 ? <p class="empty">Nothing waits for a decision.</p> : (
@@ -129,7 +119,7 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
           {q.actions.map((action) => {
             const account = accountOf(session, action.projectId)
             const currency = account?.currency ?? "USD"
-            const own = ownProposal(action, q)
+            const may = action.callerMay
             const expiresAt = Date.parse(action.created_at) + ttlHours(q.settings) * 3_600_000
             const titleId = `title-${action.actionId}`
             return (
@@ -160,12 +150,11 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
                       <ul>{action.policyReasons.map((r) => <li key={r}>{r}</li>)}</ul>
                     </div>
                   )}
-                  {canApprove && (
+                  {may.yours && <p class={may.approve ? "yours" : "own"} role="note">{sentence(may.reason)}</p>}
+                  {may.reject && (
                     <div class="actions">
-                      {own
-                        ? <p class="own" role="note">Your own proposal: another approver must approve it (four eyes). You may still withdraw it.</p>
-                        : <button type="button" class="primary" disabled={busy} onClick={() => decide([action], "approved")}>Approve</button>}
-                      <button type="button" disabled={busy} onClick={() => setRejecting([action])}>{own ? "Withdraw…" : "Reject…"}</button>
+                      {may.approve && <button type="button" class="primary" disabled={busy} onClick={() => decide([action], "approved")}>Approve</button>}
+                      <button type="button" disabled={busy} onClick={() => setRejecting([action])}>{may.yours && !may.approve ? "Withdraw…" : "Reject…"}</button>
                     </div>
                   )}
                 </article>
@@ -202,6 +191,9 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
     </section>
   )
 }
+
+/** The server's reason as a sentence: capitalised, with a full stop. */
+const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}.`
 
 const RejectDialog = (props: {
   readonly actions: ReadonlyArray<ActionRecord>

@@ -1,8 +1,9 @@
 /**
  * Keys and people. Admins create API keys (scope, the approve grant, the accounts it reaches, an expiry),
  * see the secret once with a copy button, and revoke keys; they add people (a generated password shown
- * once), set their roles, and disable or enable them. Every person changes their own password on the
- * Password page.
+ * once), set their roles, disable or enable them, and revoke all of a person's keys. A key acts with at most
+ * its person's current role, and not at all while they are disabled: the table says what each key may do now.
+ * Every person changes their own password on the Password page.
  */
 import type { ApiKey, CreatedKey as CreatedKeySchema } from "@acs/domain/ApiKeys"
 import type { Person } from "@acs/domain/People"
@@ -30,6 +31,9 @@ const bindingLabel = (session: Session, binding: Binding): string => {
       return `${name(binding.projectId)} only`
   }
 }
+
+/** A key's own value, and what its person's current role lets it use when that is less. */
+const capped = (own: string, now: string): string => own === now ? own : `${now} (its own: ${own}; capped by its person's role)`
 
 export const KeysPage = (props: { readonly session: Session }) => {
   const { session } = props
@@ -70,14 +74,15 @@ const AdminKeys = (props: { readonly session: Session }) => {
         <table>
           <caption>API keys</caption>
           <thead>
-            <tr><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Approves</th><th scope="col">Reaches</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Revoke</span></th></tr>
+            <tr><th scope="col">Name</th><th scope="col">Answers to</th><th scope="col">Scope</th><th scope="col">Approves</th><th scope="col">Reaches</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Revoke</span></th></tr>
           </thead>
           <tbody>
             {(keys.data?.keys ?? []).map((k) => (
               <tr key={k.keyId} class={k.revokedAt === null ? "" : "revoked"}>
                 <th scope="row">{k.name}</th>
-                <td>{k.scope}</td>
-                <td>{k.canApprove ? "yes" : "no"}</td>
+                <td>{k.root.kind === "person" ? k.root.name : k.root.id === k.keyId ? "the workspace (org key)" : `org key “${k.root.name}”`}</td>
+                <td>{k.effective === null ? `${k.scope}; suspended while ${k.root.name} is disabled` : capped(k.scope, k.effective.scope)}</td>
+                <td>{k.effective === null ? "no" : capped(k.canApprove ? "yes" : "no", k.effective.canApprove ? "yes" : "no")}</td>
                 <td>{bindingLabel(session, k.binding)}</td>
                 <td>{k.expiresAt === null ? "never" : dateTime(k.expiresAt)}</td>
                 <td>{k.lastUsedAt === null ? "never" : dateTime(k.lastUsedAt)}</td>
@@ -89,7 +94,7 @@ const AdminKeys = (props: { readonly session: Session }) => {
           </tbody>
         </table>
       </TableWrap>
-      <PeopleSection session={session} />
+      <PeopleSection session={session} onKeysChanged={keys.reload} />
       {created !== null && (
         <Dialog title="Copy the key's secret now" onClose={() => setCreated(null)}>
           <p>This is the only time acs shows the secret of “{created.key.name}”. Store it where the script or agent reads it.</p>
@@ -210,7 +215,7 @@ const ROLES: ReadonlyArray<{ readonly role: Role; readonly label: string }> = [
   { role: "admin", label: "admin (everything)" }
 ]
 
-const PeopleSection = (props: { readonly session: Session }) => {
+const PeopleSection = (props: { readonly session: Session; readonly onKeysChanged: () => void }) => {
   const people = useLoad(() => apiOrThrow((c) => c.people.listPeople()), [])
   const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
   const [email, setEmail] = useState("")
@@ -218,6 +223,7 @@ const PeopleSection = (props: { readonly session: Session }) => {
   const [role, setRole] = useState<Role>("viewer")
   const [added, setAdded] = useState<{ readonly email: string; readonly password: string } | null>(null)
   const [disabling, setDisabling] = useState<Person | null>(null)
+  const [revokingKeysOf, setRevokingKeysOf] = useState<Person | null>(null)
 
   const add = async (event: Event) => {
     event.preventDefault()
@@ -230,11 +236,22 @@ const PeopleSection = (props: { readonly session: Session }) => {
     people.reload()
   }
 
+  const revokeKeys = async (person: Person) => {
+    setRevokingKeysOf(null)
+    const answer = await api((c) => c.people.revokePersonKeys({ path: { personId: person.personId } }))
+    if (Either.isLeft(answer)) return setNotice({ error: answer.left.message })
+    const n = answer.right.revokedKeyIds.length
+    setNotice({ message: `${n} key${n === 1 ? "" : "s"} of ${person.name} revoked: refused from their next request.` })
+    props.onKeysChanged()
+  }
+
   const change = async (person: Person, payload: { readonly role?: Role; readonly disabled?: boolean }) => {
     setDisabling(null)
     const answer = await api((c) => c.people.updatePerson({ path: { personId: person.personId }, payload }))
     setNotice(Either.isLeft(answer) ? { error: answer.left.message } : { message: `${person.name} updated.` })
     people.reload()
+    // Their keys act with at most their role now.
+    props.onKeysChanged()
   }
 
   return (
@@ -273,6 +290,7 @@ const PeopleSection = (props: { readonly session: Session }) => {
                     {!self && (person.disabledAt === null
                       ? <button type="button" class="danger" aria-label={`Disable ${person.name}`} onClick={() => setDisabling(person)}>Disable…</button>
                       : <button type="button" aria-label={`Enable ${person.name}`} onClick={() => change(person, { disabled: false })}>Enable</button>)}
+                    {" "}<button type="button" aria-label={`Revoke every key of ${person.name}`} onClick={() => setRevokingKeysOf(person)}>Revoke keys…</button>
                   </td>
                 </tr>
               )
@@ -287,9 +305,19 @@ const PeopleSection = (props: { readonly session: Session }) => {
           <div class="actions"><button type="button" class="primary" onClick={() => setAdded(null)}>Done</button></div>
         </Dialog>
       )}
+      {revokingKeysOf !== null && (
+        <Dialog title={`Revoke every key of ${revokingKeysOf.name}?`} onClose={() => setRevokingKeysOf(null)}>
+          <p>Every key they made, and every key those keys made, is refused from its next request, on every instance. Org keys are not theirs.</p>
+          <div class="actions">
+            <button type="button" class="danger" onClick={() => revokeKeys(revokingKeysOf)}>Revoke their keys</button>
+            <button type="button" onClick={() => setRevokingKeysOf(null)}>Cancel</button>
+          </div>
+        </Dialog>
+      )}
       {disabling !== null && (
         <Dialog title={`Disable ${disabling.name}?`} onClose={() => setDisabling(null)}>
-          <p>They are signed out at once and cannot sign in until an admin enables them again. Their keys keep working until revoked.</p>
+          <p>They are signed out at once and cannot sign in until an admin enables them again. Their keys, and the keys those keys made, are refused
+            while they are disabled; revoke them to end them for good.</p>
           <div class="actions">
             <button type="button" class="danger" onClick={() => change(disabling, { disabled: true })}>Disable</button>
             <button type="button" onClick={() => setDisabling(null)}>Cancel</button>

@@ -2,6 +2,7 @@
  * Policy and settings: the org's kill switch (with a confirmation) and four-eyes rule, the approval expiry;
  * per account the live policy with its 24-hour auto-apply counter, the CPA target band and the brief.
  */
+import type { FourEyesRule } from "@acs/domain/FourEyes"
 import type { Settings, UpdateSettingsRequest } from "@acs/domain/Settings"
 import { Either } from "effect"
 import { useState } from "preact/hooks"
@@ -58,14 +59,7 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
               </button>
             )}
           </div>
-          <p>
-            Four eyes: {s.requireSecondApprover ? "on — whoever proposed a change cannot approve it." : "off — a proposer may approve their own change."}{" "}
-            {admin && (
-              <button type="button" onClick={() => setConfirming({ requireSecondApprover: !s.requireSecondApprover })}>
-                {s.requireSecondApprover ? "Turn off…" : "Turn on…"}
-              </button>
-            )}
-          </p>
+          <FourEyesForm key={s.fourEyes} rule={s.fourEyes} admin={admin} onChoose={(fourEyes) => setConfirming({ fourEyes })} />
           <ExpiryForm key={s.approvalTtlHours} hours={s.approvalTtlHours} admin={admin} onSave={(approvalTtlHours) => update({ approvalTtlHours })} />
           {s.updatedAt !== null && <p class="muted">Last changed {dateTime(s.updatedAt)}{s.updatedBy === null ? "" : ` by ${s.updatedBy}`}.</p>}
         </section>
@@ -100,8 +94,7 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
           <p>
             {confirming.platformAutoApply === false && "Nothing will auto-apply in any account: every proposal waits for a human until auto-apply is resumed."}
             {confirming.platformAutoApply === true && "Small, safe changes will auto-apply again, within each account's policy."}
-            {confirming.requireSecondApprover === false && "Whoever proposes a change will be able to approve it themselves."}
-            {confirming.requireSecondApprover === true && "Whoever proposes a change will need another approver."}
+            {confirming.fourEyes !== undefined && `Who may approve: ${FOUR_EYES[confirming.fourEyes]}`}
           </p>
           <div class="actions">
             <button type="button" class="danger" onClick={() => update(confirming)}>Confirm</button>
@@ -110,6 +103,35 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
         </Dialog>
       )}
     </section>
+  )
+}
+
+/** Each four-eyes rule in the words a person chooses by. */
+const FOUR_EYES: Readonly<Record<FourEyesRule, string>> = {
+  distinct_actor: "anyone but the proposer; you may approve what your own agents' keys propose, never your own changes.",
+  distinct_person: "another person than the one behind the proposal, for a change made by a key of yours too.",
+  off: "anyone with the grant, the proposer too (a one-person workspace)."
+}
+
+const FourEyesForm = (props: { readonly rule: FourEyesRule; readonly admin: boolean; readonly onChoose: (rule: FourEyesRule) => void }) => {
+  const [rule, setRule] = useState(props.rule)
+  if (!props.admin) return <p>Who may approve: {FOUR_EYES[props.rule]}</p>
+  return (
+    <form class="inline-form" onSubmit={(event) => {
+      event.preventDefault()
+      if (rule !== props.rule) props.onChoose(rule)
+    }}>
+      <label class="field">
+        <span>Who may approve a change (four eyes)</span>
+        <select value={rule} onChange={(event) => setRule(event.currentTarget.value as FourEyesRule)}>
+          <option value="distinct_actor">Anyone but the proposer; a person may approve their agents' changes</option>
+          <option value="distinct_person">Another person than the one behind the change</option>
+          <option value="off">Anyone with the grant, the proposer too</option>
+        </select>
+      </label>
+      <button type="submit" disabled={rule === props.rule}>Save rule…</button>
+      <p class="muted">Now: {FOUR_EYES[props.rule]}</p>
+    </form>
   )
 }
 

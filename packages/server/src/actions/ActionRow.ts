@@ -148,7 +148,9 @@ const camelArray = (array: ReadonlyArray<unknown>): ReadonlyArray<unknown> => {
 
 const actor = (value: unknown): Actor => {
   const a = camelJson(value) as Actor
-  return { kind: a.kind, id: a.id, name: a.name }
+  return a.root === undefined
+    ? { kind: a.kind, id: a.id, name: a.name }
+    : { kind: a.kind, id: a.id, name: a.name, root: { kind: a.root.kind, id: a.root.id, name: a.root.name } }
 }
 
 /**

@@ -1,19 +1,20 @@
 /**
  * Human decisions on pending actions (write + canApprove): approve enqueues the apply job, reject ends the
  * action. Only `proposed` actions can be decided; anything else is 409 `conflict` — an expired one too, and
- * one whose approval TTL has passed is expired first (ApprovalExpiry). Four eyes: whoever proposed an action
- * may withdraw it (reject) but not approve it, unless the org turned the rule off. An approval re-runs the
+ * one whose approval TTL has passed is expired first (ApprovalExpiry). Who may approve is the org's `fourEyes`
+ * rule over the approver's and the proposer's roots (@acs/domain/FourEyes); a proposer may always withdraw
+ * (reject) their own action. An approval re-runs the
  * kind's local validation against the warehouse at once: 422 `validation_failed` (and the action stays
  * queued) when the account changed so that it no longer holds, instead of failing later at apply.
  */
 import type { ActionRecord } from "@acs/domain/Actions"
 import { Conflict, ForbiddenScope, NotFound, ValidationFailed } from "@acs/domain/Errors"
+import { type Party, mayApprove } from "@acs/domain/FourEyes"
 import type { Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { AccountRecord } from "../accounts/Accounts.ts"
 import type { Granted } from "../auth/Access.ts"
-import { KeyStore } from "../auth/KeyStore.ts"
 import { OrgSettings } from "../settings/Settings.ts"
 import { Jobs } from "../queue/Jobs.ts"
 import { WorkerSignal } from "../queue/WorkerSignal.ts"
@@ -32,7 +33,6 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
     const transitions = yield* Transitions
     const jobs = yield* Jobs
     const signal = yield* WorkerSignal
-    const keys = yield* KeyStore
     const settings = yield* OrgSettings
     const expiry = yield* ApprovalExpiry
 
@@ -56,24 +56,10 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
         })
       )
 
-    /** Who an actor is: itself, and for a key every key and the person it was minted by. */
-    const identities = (actor: { readonly kind: string; readonly id: string }) =>
-      actor.kind !== "key"
-        ? Effect.succeed([`${actor.kind}:${actor.id}`])
-        : Effect.map(keys.creatorsOf(actor.id), (creators) => [`key:${actor.id}`, ...creators])
-
-    const requireSecondApprover = (approver: Principal, proposer: { readonly kind: string; readonly id: string }) =>
+    const requireMayApprove = (approver: Principal, proposer: Party) =>
       Effect.gen(function*() {
-        if (!(yield* settings.read(approver.orgId)).requireSecondApprover) return
-        const theirs = new Set(yield* identities(proposer))
-        const mine = yield* identities(approver)
-        if (mine.some((identity) => theirs.has(identity))) {
-          return yield* new ForbiddenScope({
-            message: "four eyes: whoever proposed this action cannot approve it; another approver must decide " +
-              "(the proposer may still reject it)",
-            required_grant: "second_approver"
-          })
-        }
+        const verdict = mayApprove((yield* settings.read(approver.orgId)).fourEyes, approver, proposer)
+        if (!verdict.allowed) return yield* new ForbiddenScope({ message: `four eyes: ${verdict.reason}`, required_grant: "second_approver" })
       })
 
     const pendingAction = (projectId: string, actionId: string) =>
@@ -92,7 +78,7 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
         Effect.gen(function*() {
           const projectId = grant.account.projectId
           const action = yield* pendingAction(projectId, actionId)
-          yield* requireSecondApprover(grant.principal, action.proposedBy)
+          yield* requireMayApprove(grant.principal, action.proposedBy)
           yield* revalidate(grant.account, action)
           // The row is locked and proposed, so the guarded transition happens.
           yield* transitions.approve(actionId, actorOf(grant.principal))
@@ -123,5 +109,5 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
     return { approve, reject } as const
   }),
   // WorkerSignal (one per instance, shared with the workers) comes from the application layer.
-  dependencies: [KeyStore.Default, OrgSettings.Default, Ledger.Default, Transitions.Default, Jobs.Default, ApprovalExpiry.Default]
+  dependencies: [OrgSettings.Default, Ledger.Default, Transitions.Default, Jobs.Default, ApprovalExpiry.Default]
 }) {}

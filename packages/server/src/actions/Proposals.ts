@@ -49,7 +49,7 @@ export interface ProposalOutcome {
   readonly replayed: boolean
 }
 
-export const actorOf = (principal: Principal) => ({ kind: principal.kind, id: principal.id, name: principal.name })
+export const actorOf = (principal: Principal) => ({ kind: principal.kind, id: principal.id, name: principal.name, root: principal.root })
 
 const principalKey = (principal: Principal) => `${principal.kind}:${principal.id}`
 

@@ -2,11 +2,18 @@
  * API keys (SPEC 2.4): the secret is returned once and only its SHA-256 is stored. A request's key lookup is
  * served from a short-lived cache that every instance drops on the key's change notification
  * (db/Invalidation.ts), so a revocation is seen by every instance on its next request.
+ *
+ * A key is bounded by its person (docs/contract.md "Who may approve"): each key records its root as it is
+ * created (the person at the end of its creator chain, or the org key it descends from), acts with at most that
+ * person's current role and grant, and not at all while that person is disabled. A person's change drops every
+ * cached key on every instance (migration 0027). Org keys (the bootstrap key, `acs keys create`) and the keys
+ * they make depend on nobody.
  */
 import type { ApiKey, CreateKeyRequest } from "@acs/domain/ApiKeys"
 import { AccountMismatch, ForbiddenScope, InvalidRequest, NotFound } from "@acs/domain/Errors"
 import { satisfiesScope } from "@acs/domain/Operations"
-import type { Binding, Principal } from "@acs/domain/Principal"
+import type { Root } from "@acs/domain/FourEyes"
+import { type Binding, type Principal, type Role, roleAccess } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { Accounts, boundProjects, covers } from "../accounts/Accounts.ts"
@@ -29,6 +36,37 @@ interface KeyRow {
   readonly lastUsedAt: string | null
   readonly revokedAt: string | null
   readonly createdBy: string | null
+  /** The person at the root of the key's creator chain; null for an org key and the keys it made. */
+  readonly rootPersonId: string | null
+  /** The org key the key descends from; null for an org key itself and for person-rooted keys. */
+  readonly rootKeyId: string | null
+}
+
+/** A key row with what its root is now: the person's name, role and whether they are disabled, or the org key's name. */
+interface RootedKeyRow extends KeyRow {
+  readonly rootName: string
+  readonly rootRole: Role | null
+  readonly rootDisabledAt: string | null
+}
+
+/** The joins that find a key's root; `k` is the key. */
+const ROOT_COLUMNS = `k.*, coalesce(p.name, rk.name, k.name) AS root_name, p.role AS root_role, p.disabled_at AS root_disabled_at`
+const ROOT_JOINS = `LEFT JOIN people p ON p.person_id = k.root_person_id LEFT JOIN api_keys rk ON rk.key_id = k.root_key_id`
+
+const rootOf = (row: RootedKeyRow): Root =>
+  row.rootPersonId !== null
+    ? { kind: "person", id: row.rootPersonId, name: row.rootName }
+    : { kind: "key", id: row.rootKeyId ?? row.keyId, name: row.rootName }
+
+/** What the key may do now: its own scope and grant, at most its person's current role's; null while that person is disabled. */
+const effectiveOf = (row: RootedKeyRow): { readonly scope: ApiKey["scope"]; readonly canApprove: boolean } | null => {
+  if (row.rootPersonId === null || row.rootRole === null) return { scope: row.scope, canApprove: row.canApprove }
+  if (row.rootDisabledAt !== null) return null
+  const person = roleAccess[row.rootRole]
+  return {
+    scope: satisfiesScope(person.scope, row.scope) ? row.scope : person.scope,
+    canApprove: row.canApprove && person.canApprove
+  }
 }
 
 const iso = (timestamp: string | null): string | null => timestamp === null ? null : new Date(timestamp).toISOString()
@@ -40,7 +78,7 @@ const bindingOf = (row: KeyRow): Binding =>
     ? { kind: "subset", projectIds: row.projectIds }
     : { kind: "account", projectId: row.projectIds[0] ?? "" }
 
-const toApiKey = (row: KeyRow): ApiKey => ({
+const toApiKey = (row: RootedKeyRow): ApiKey => ({
   keyId: row.keyId,
   name: row.name,
   scope: row.scope,
@@ -50,7 +88,9 @@ const toApiKey = (row: KeyRow): ApiKey => ({
   createdAt: iso(row.createdAt) ?? "",
   lastUsedAt: iso(row.lastUsedAt),
   revokedAt: iso(row.revokedAt),
-  createdBy: row.createdBy === OPERATOR ? null : row.createdBy
+  createdBy: row.createdBy === OPERATOR ? null : row.createdBy,
+  root: rootOf(row),
+  effective: effectiveOf(row)
 })
 
 /** What a new key asks for: the creator may hand out at most what it holds itself. */
@@ -120,31 +160,46 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         return projectIds
       })
 
-    const insert = (orgId: string, spec: KeySpec, projectIds: ReadonlyArray<string>, secret: string, createdBy: string | null) =>
+    /**
+     * The new key inherits its creator's root, which the creator's row fixed when it was made: a chain is never
+     * walked, and never loops (a creator exists before what it creates). No creator: an org key, its own root.
+     */
+    const insert = (orgId: string, spec: KeySpec, projectIds: ReadonlyArray<string>, secret: string, creator: Principal | undefined) =>
       sql<KeyRow>`
-        INSERT INTO api_keys (key_id, org_id, name, secret_hash, scope, can_approve, binding_kind, project_ids, expires_at, created_by)
-        VALUES (${newId("key")}, ${orgId}, ${spec.name}, ${sha256(secret)}, ${spec.scope}, ${spec.canApprove},
-                ${spec.binding.kind}, ${JSON.stringify(projectIds)}::jsonb, ${spec.expiresAt}, ${createdBy})
-        RETURNING *`.pipe(Effect.map((rows) => toApiKey(rows[0]!)), Effect.orDie)
+        WITH k AS (
+          INSERT INTO api_keys (key_id, org_id, name, secret_hash, scope, can_approve, binding_kind, project_ids, expires_at, created_by,
+                                root_person_id, root_key_id)
+          VALUES (${newId("key")}, ${orgId}, ${spec.name}, ${sha256(secret)}, ${spec.scope}, ${spec.canApprove},
+                  ${spec.binding.kind}, ${JSON.stringify(projectIds)}::jsonb, ${spec.expiresAt},
+                  ${creator === undefined ? OPERATOR : `${creator.kind}:${creator.id}`},
+                  ${creator?.root.kind === "person" ? creator.root.id : null}, ${creator?.root.kind === "key" ? creator.root.id : null})
+          RETURNING *
+        )
+        SELECT ${sql.unsafe(ROOT_COLUMNS)} FROM k ${sql.unsafe(ROOT_JOINS)}`.pipe(
+        Effect.map((rows) => toApiKey(rows[0]! as RootedKeyRow)),
+        Effect.orDie
+      )
 
     const create = (grant: Granted<"createKey"> | Granted<"createAccountKey">, spec: KeySpec) =>
       Effect.gen(function*() {
         const projectIds = yield* checkSpec(grant.principal, grant.orgId, spec)
         const secret = newKeySecret()
-        const key = yield* insert(grant.orgId, spec, projectIds, secret, `${grant.principal.kind}:${grant.principal.id}`)
+        const key = yield* insert(grant.orgId, spec, projectIds, secret, grant.principal)
         yield* Effect.logInfo("api key created").pipe(Effect.annotateLogs({ keyId: key.keyId, scope: key.scope }))
         return { key, secret }
       }).pipe(Effect.withSpan("KeyStore.create"))
 
     /** For the CLI and first-start seeding: an operator on the database needs no principal. */
     const createAsOperator = (orgId: string, spec: KeySpec, secret = newKeySecret()) =>
-      insert(orgId, spec, boundProjects(spec.binding), secret, OPERATOR).pipe(
+      insert(orgId, spec, boundProjects(spec.binding), secret, undefined).pipe(
         Effect.map((key) => ({ key, secret })),
         Effect.withSpan("KeyStore.createAsOperator")
       )
 
     const listInOrg = (orgId: string) =>
-      sql<KeyRow>`SELECT * FROM api_keys WHERE org_id = ${orgId} ORDER BY created_at DESC, key_id`.pipe(
+      sql<RootedKeyRow>`
+        SELECT ${sql.unsafe(ROOT_COLUMNS)} FROM api_keys k ${sql.unsafe(ROOT_JOINS)}
+        WHERE k.org_id = ${orgId} ORDER BY k.created_at DESC, k.key_id`.pipe(
         Effect.map((rows) => rows.map(toApiKey)),
         Effect.orDie,
         Effect.withSpan("KeyStore.list")
@@ -180,26 +235,32 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         yield* revokeInOrg(grant.orgId, keyId)
       })
 
+    /** A key that is not revoked, not expired and whose person is not disabled, with what it may do now. */
     const loadLiveKey = (secretHash: string) =>
-      sql<KeyRow>`/* prepared */
-        SELECT * FROM api_keys
-        WHERE secret_hash = ${secretHash} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`.pipe(
+      sql<RootedKeyRow>`/* prepared */
+        SELECT ${sql.unsafe(ROOT_COLUMNS)} FROM api_keys k ${sql.unsafe(ROOT_JOINS)}
+        WHERE k.secret_hash = ${secretHash} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`.pipe(
         Effect.map((rows) =>
-          Option.map(Option.fromNullable(rows[0]), (row): LiveKey => ({
-            principal: {
-              kind: "key",
-              id: row.keyId,
-              name: row.name,
-              orgId: row.orgId,
-              scope: row.scope,
-              canApprove: row.canApprove,
-              binding: bindingOf(row),
-              role: null,
-              expiresAt: iso(row.expiresAt)
-            },
-            expiresAtMs: row.expiresAt === null ? null : Date.parse(row.expiresAt),
-            lastUsedMs: row.lastUsedAt === null ? 0 : Date.parse(row.lastUsedAt)
-          }))
+          Option.flatMap(Option.fromNullable(rows[0]), (row) => {
+            const effective = effectiveOf(row)
+            if (effective === null) return Option.none()
+            return Option.some<LiveKey>({
+              principal: {
+                kind: "key",
+                id: row.keyId,
+                name: row.name,
+                orgId: row.orgId,
+                scope: effective.scope,
+                canApprove: effective.canApprove,
+                binding: bindingOf(row),
+                role: null,
+                expiresAt: iso(row.expiresAt),
+                root: rootOf(row)
+              },
+              expiresAtMs: row.expiresAt === null ? null : Date.parse(row.expiresAt),
+              lastUsedMs: row.lastUsedAt === null ? 0 : Date.parse(row.lastUsedAt)
+            })
+          })
         ),
         Effect.withSpan("KeyStore.load", HOT_SPAN)
       )
@@ -226,28 +287,32 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
       }).pipe(Effect.orDie)
 
     /**
-     * Who stands behind a key: its creator, its creator's creator, and so on up to the person or operator
-     * (`key:<id>` and `person:<id>` values). A key minted by another key acts for the same authority.
+     * Revokes every live key rooted at the person (made by them, or by a key of theirs, at any depth): their
+     * agents stop on every instance from the next request, as for one key. Org keys are not theirs.
      */
-    const creatorsOf = (keyId: string) =>
-      sql<{ createdBy: string }>`
-        WITH RECURSIVE chain (created_by, depth) AS (
-          SELECT created_by, 0 FROM api_keys WHERE key_id = ${keyId}
-          UNION ALL
-          SELECT k.created_by, c.depth + 1 FROM chain c JOIN api_keys k ON c.created_by = 'key:' || k.key_id
-          WHERE c.depth < 16
+    const revokeRootedAt = (grant: Granted<"revokePersonKeys">, personId: string) =>
+      Effect.gen(function*() {
+        const people = yield* sql<{ personId: string }>`SELECT person_id FROM people WHERE person_id = ${personId} AND org_id = ${grant.orgId}`
+        if (people.length === 0) return yield* new NotFound({ message: `no person ${personId} in this workspace` })
+        const rows = yield* sql<{ keyId: string; secretHash: string }>`
+          UPDATE api_keys SET revoked_at = now()
+          WHERE root_person_id = ${personId} AND org_id = ${grant.orgId} AND revoked_at IS NULL
+          RETURNING key_id, secret_hash`
+        // Committed: this instance forgets the keys now; the others on the trigger's notifications.
+        for (const row of rows) liveKeys.invalidate(row.secretHash)
+        const revokedKeyIds = rows.map((row) => row.keyId).sort()
+        yield* Effect.logInfo("a person's api keys revoked").pipe(
+          Effect.annotateLogs({ personId, by: `${grant.principal.kind}:${grant.principal.id}`, keys: revokedKeyIds.length })
         )
-        SELECT created_by FROM chain WHERE created_by IS NOT NULL AND created_by <> ${OPERATOR}`.pipe(
-        Effect.map((rows) => rows.map((row) => row.createdBy)),
-        Effect.orDie
-      )
+        return { revokedKeyIds }
+      }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("KeyStore.revokeRootedAt"))
 
     const isEmpty = sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys`.pipe(
       Effect.map((rows) => (rows[0]?.n ?? 0) === 0),
       Effect.orDie
     )
 
-    return { create, createAsOperator, list, listInOrg, revoke, revokeInOrg, authenticate, creatorsOf, isEmpty } as const
+    return { create, createAsOperator, list, listInOrg, revoke, revokeInOrg, revokeRootedAt, authenticate, isEmpty } as const
   }),
   dependencies: [Invalidation.Default]
 }) {}

@@ -39,7 +39,8 @@ export const personPrincipal = (person: PersonRow, expiresAt: string | null) => 
   canApprove: roleAccess[person.role].canApprove,
   binding: { kind: "org" as const },
   role: person.role,
-  expiresAt
+  expiresAt,
+  root: { kind: "person" as const, id: person.personId, name: person.name }
 })
 
 export class People extends Effect.Service<People>()("acs/People", {

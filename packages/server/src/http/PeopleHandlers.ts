@@ -1,4 +1,4 @@
-/** The workspace's people over REST: list, add, set a role, disable or enable (admins). */
+/** The workspace's people over REST: list, add, set a role, disable or enable, revoke their keys (admins). */
 import { Api } from "@acs/domain/Api"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
@@ -11,4 +11,5 @@ export const PeopleHandlers = HttpApiBuilder.group(Api, "people", (handlers) =>
       .handle("listPeople", operate.handler("listPeople"))
       .handle("createPerson", operate.handler("createPerson"))
       .handle("updatePerson", operate.handler("updatePerson"))
+      .handle("revokePersonKeys", operate.handler("revokePersonKeys"))
   }))

@@ -42,7 +42,8 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "changePassword",
   "listPeople",
   "createPerson",
-  "updatePerson"
+  "updatePerson",
+  "revokePersonKeys"
 ])
 
 export const TOOL_PREFIX = "platform_"

@@ -6,6 +6,7 @@
  * with the surface, and the filtering and orchestration an operation needs lives in the services.
  */
 import { InvalidRequest, NotFound } from "@acs/domain/Errors"
+import { callerMay } from "@acs/domain/FourEyes"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { clampLimit, DEFAULT_DAYS } from "@acs/domain/Warehouse"
 import { SqlClient } from "@effect/sql"
@@ -132,6 +133,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
         Effect.map(people.list(grant.principal.orgId), (rows) => ({ people: rows.map(toPerson), total: rows.length, truncated: false })),
       createPerson: (grant, { payload }) => people.add(grant.principal.orgId, payload),
       updatePerson: (grant, { path, payload }) => people.update(grant.principal.orgId, grant.principal.id, path.personId, payload ?? {}),
+      revokePersonKeys: (grant, { path }) => keys.revokeRootedAt(grant, path.personId),
       // keys
       createKey: (grant, { payload }) => keys.create(grant, specFromRequest(payload)),
       listKeys: (grant) => Effect.map(keys.list(grant), (list) => ({ keys: list, total: list.length, truncated: false })),
@@ -200,7 +202,9 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       listApprovals: (grant, { urlParams }) =>
         Effect.gen(function*() {
           const { rows, total } = yield* ledger.pending(grant, clampLimit(urlParams?.limit))
-          return { approvals: rows, total, truncated: rows.length < total, dataFreshness: yield* freshnessNow(grant.account) }
+          const { fourEyes } = yield* settings.read(grant.orgId)
+          const approvals = rows.map((row) => ({ ...row, callerMay: callerMay(fourEyes, grant.principal, row.proposedBy) }))
+          return { approvals, total, truncated: rows.length < total, dataFreshness: yield* freshnessNow(grant.account) }
         }),
       approveAction: (grant, { path }) => approvals.approve(grant, path.actionId),
       rejectAction: (grant, { path, payload }) => approvals.reject(grant, path.actionId, payload?.reason),

@@ -1,7 +1,10 @@
 /**
- * Org settings: the `platformAutoApply` kill switch (SPEC 2.5), default on, four eyes, default on, and how
- * long a queued action waits for a human before it expires (`approvalTtlHours`, default 72).
+ * Org settings: the `platformAutoApply` kill switch (SPEC 2.5), default on, who may approve (`fourEyes`,
+ * default `distinct_actor`), and how long a queued action waits for a human before it expires
+ * (`approvalTtlHours`, default 72).
  */
+import { InvalidRequest } from "@acs/domain/Errors"
+import { type FourEyesRule, fromRequireSecondApprover } from "@acs/domain/FourEyes"
 import type { Settings, UpdateSettingsRequest } from "@acs/domain/Settings"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
@@ -10,7 +13,7 @@ import { Invalidation } from "../db/Invalidation.ts"
 
 interface SettingsRow {
   readonly platformAutoApply: boolean
-  readonly requireSecondApprover: boolean
+  readonly fourEyes: FourEyesRule
   readonly approvalTtlHours: number
   readonly settingsUpdatedAt: string | null
   readonly settingsUpdatedBy: string | null
@@ -18,7 +21,8 @@ interface SettingsRow {
 
 const toSettings = (row: SettingsRow): Settings => ({
   platformAutoApply: row.platformAutoApply,
-  requireSecondApprover: row.requireSecondApprover,
+  fourEyes: row.fourEyes,
+  requireSecondApprover: row.fourEyes !== "off",
   approvalTtlHours: row.approvalTtlHours,
   updatedAt: row.settingsUpdatedAt === null ? null : new Date(row.settingsUpdatedAt).toISOString(),
   updatedBy: row.settingsUpdatedBy
@@ -33,7 +37,7 @@ export class OrgSettings extends Effect.Service<OrgSettings>()("acs/OrgSettings"
 
     const load = (orgId: string) =>
       sql<SettingsRow>`/* prepared */
-        SELECT platform_auto_apply, require_second_approver, approval_ttl_hours, settings_updated_at, settings_updated_by
+        SELECT platform_auto_apply, four_eyes, approval_ttl_hours, settings_updated_at, settings_updated_by
         FROM orgs WHERE org_id = ${orgId}`.pipe(
         Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSettings)),
         Effect.orDie
@@ -47,16 +51,28 @@ export class OrgSettings extends Effect.Service<OrgSettings>()("acs/OrgSettings"
 
     const get = (grant: Granted<"getSettings">) => read(grant.orgId).pipe(Effect.withSpan("Settings.get"))
 
+    /** The rule asked for: `fourEyes`, or the deprecated boolean's meaning; both must agree. */
+    const fourEyesOf = (change: UpdateSettingsRequest) => {
+      const legacy = change.requireSecondApprover === undefined ? undefined : fromRequireSecondApprover(change.requireSecondApprover)
+      if (change.fourEyes !== undefined && legacy !== undefined && (change.fourEyes !== "off") !== change.requireSecondApprover) {
+        return Effect.fail(new InvalidRequest({
+          message: `requireSecondApprover: ${change.requireSecondApprover} contradicts fourEyes: "${change.fourEyes}"; send fourEyes alone`
+        }))
+      }
+      return Effect.succeed(change.fourEyes ?? legacy ?? null)
+    }
+
     const update = (grant: Granted<"updateSettings">, change: UpdateSettingsRequest) =>
-      sql<SettingsRow>`
+      Effect.flatMap(fourEyesOf(change), (fourEyes) => sql<SettingsRow>`
         UPDATE orgs SET platform_auto_apply = coalesce(${change.platformAutoApply ?? null}::boolean, platform_auto_apply),
-          require_second_approver = coalesce(${change.requireSecondApprover ?? null}::boolean, require_second_approver),
+          four_eyes = coalesce(${fourEyes}::text, four_eyes),
           approval_ttl_hours = coalesce(${change.approvalTtlHours ?? null}::int, approval_ttl_hours),
           settings_updated_at = now(), settings_updated_by = ${`${grant.principal.kind}:${grant.principal.id}`}
         WHERE org_id = ${grant.orgId}
-        RETURNING platform_auto_apply, require_second_approver, approval_ttl_hours, settings_updated_at, settings_updated_by`.pipe(
+        RETURNING platform_auto_apply, four_eyes, approval_ttl_hours, settings_updated_at, settings_updated_by`.pipe(
         Effect.map((rows) => toSettings(rows[0]!)),
-        Effect.orDie,
+        Effect.orDie
+      )).pipe(
         // This instance need not wait for its own notification.
         Effect.ensuring(Effect.sync(() => cached.invalidate(grant.orgId))),
         // Recorded: who switched the kill switch or four eyes, and to what.
