@@ -38,7 +38,7 @@ export const MIGRATION_LOCK = 4_242_001
 
 const migrate = Migrator.make({})
 
-const migrations = {
+export const migrations = {
   "0001_foundation": foundation,
   "0002_warehouse": warehouse,
   "0003_sync_generations": syncGenerations,
