@@ -30,6 +30,8 @@ let campaigns: Array<Campaign>
 let password = ADMIN_PASSWORD
 /** The key proposal approved in the queue, reverted later from the ledger. */
 let approvedId = ""
+/** The campaign of the person's own proposal, withdrawn: free for another proposal. */
+let withdrawnCampaign: Campaign | undefined
 /** What the browser saw of /events/stream (requests, answers, failures), for a failure message. */
 const streamSeen: Array<string> = []
 
@@ -240,6 +242,32 @@ describe("the console", () => {
     expect(me.status, "a disabled person's session ends").toBe(401)
   })
 
+  it("shows whom each key answers to and that a disabled admin's key is suspended, and revokes all of a person's keys", async () => {
+    const added = await p.as("person", "POST", "/people", { email: "erin@console.example", name: "Erin Admin", role: "admin" })
+    const erin = added.body as { person: { personId: string }; password: string }
+    const login = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email: "erin@console.example", password: erin.password } })
+    const cookie = login.headers.getSetCookie().find((l) => l.startsWith("acs_session="))!.split(";")[0]!
+    const key = await call(`${p.server.api}/keys`, { method: "POST", headers: { cookie }, body: { name: "erin's agent", scope: "admin", canApprove: true } })
+    expect(key.status, key.text).toBe(201)
+    expect((await p.as("person", "PUT", `/people/${erin.person.personId}`, { disabled: true })).status).toBe(200)
+
+    // The page shows keys and people as they were when it loaded: load it anew.
+    await goTo("#/approvals", "Approvals")
+    await goTo("#/keys", "Keys and people")
+    const row = page.getByRole("row").filter({ has: page.getByRole("rowheader", { name: "erin's agent" }) })
+    await row.getByRole("cell", { name: "Erin Admin", exact: true }).waitFor({ timeout: WAIT_MS })
+    await row.getByRole("cell", { name: "admin; suspended while Erin Admin is disabled" }).waitFor({ timeout: WAIT_MS })
+    await page.getByRole("button", { name: "Revoke keys of Erin Admin" }).click()
+    const dialog = page.getByRole("dialog", { name: "Revoke every key of Erin Admin?" })
+    await expectAccessible("the revoke-keys confirmation")
+    await dialog.getByRole("button", { name: "Revoke their keys" }).click()
+    await page.getByRole("status").filter({ hasText: "1 key of Erin Admin revoked" }).waitFor({ timeout: WAIT_MS })
+    await row.getByRole("cell", { name: /^revoked / }).waitFor({ timeout: WAIT_MS })
+    const listed = await p.as("key", "GET", "/keys")
+    const revoked = (listed.body as { keys: Array<{ name: string; revokedAt: string | null }> }).keys.find((k) => k.name === "erin's agent")
+    expect(revoked?.revokedAt).not.toBeNull()
+  })
+
   it("sets the CPA target band, then previews a plan item and proposes it", async () => {
     await goTo(`#/policy/${p.account.projectId}`, "Policy and settings")
     await page.getByLabel("Lowest CPA (USD)").fill("1")
@@ -288,14 +316,15 @@ describe("the console", () => {
     expect((await p.as("key", "GET", "/settings")).body).toMatchObject({ approvalTtlHours: 48, platformAutoApply: false })
   })
 
-  it("shows the person's own proposal as one they cannot approve (four eyes), and rejects it with a reason", async () => {
+  it("shows the person's own proposal as one they cannot approve (who may approve), and rejects it with a reason", async () => {
     // The kill switch is engaged: the person's own proposal queues.
-    const { action } = await proposeBudget("person", "my own idea")
+    const { action, campaign } = await proposeBudget("person", "my own idea")
+    withdrawnCampaign = campaign
     expect(action.mode).toBe("queued")
     await goTo("#/approvals", "Approvals")
     const entry = card(action.actionId)
     await entry.waitFor({ timeout: WAIT_MS })
-    await entry.getByRole("note").filter({ hasText: "Your own proposal: another approver must approve it" }).waitFor({ timeout: WAIT_MS })
+    await entry.getByRole("note").filter({ hasText: "You proposed this change yourself: another approver must approve it" }).waitFor({ timeout: WAIT_MS })
     expect(await entry.getByRole("button", { name: "Approve", exact: true }).count()).toBe(0)
     await expectAccessible("approvals page with an own proposal")
 
@@ -307,6 +336,51 @@ describe("the console", () => {
     await entry.waitFor({ state: "detached", timeout: WAIT_MS })
     const rejected = await p.action(action.actionId) as unknown as { status: string; decisionReason: string | null }
     expect(rejected).toMatchObject({ status: "rejected", decisionReason: "not this week" })
+  })
+
+  it("lets the person approve their own agent's change, says why, and follows the rule chosen on the Policy page", async () => {
+    const created = await p.as("person", "POST", "/keys", { name: "my bidding agent", scope: "write" })
+    expect(created.status, created.text).toBe(201)
+    const agent = (created.body as { secret: string }).secret
+    const propose = async (reason: string) => {
+      // The campaign of the change withdrawn above: the demo account has few campaigns to spare.
+      const campaign = withdrawnCampaign!
+      const answer = await call(`${p.server.api}/accounts/${p.account.projectId}/actions/budget-change`, {
+        method: "POST",
+        key: agent,
+        body: { campaignId: campaign.campaignId, newDailyBudgetMicros: Math.round((campaign.dailyBudgetMicros! * 0.9) / 10_000) * 10_000, reason }
+      })
+      expect(answer.status, answer.text).toBe(201)
+      return (answer.body as { actionId: string }).actionId
+    }
+
+    // Another person is needed under distinct_person: the admin chooses it on the Policy page.
+    await goTo("#/policy", "Policy and settings")
+    await page.getByLabel("Who may approve a change (four eyes)").selectOption("distinct_person")
+    await page.getByRole("button", { name: "Save rule…" }).click()
+    await page.getByRole("dialog", { name: "Change the workspace settings?" }).getByRole("button", { name: "Confirm" }).click()
+    await page.getByRole("status").filter({ hasText: "Settings saved." }).waitFor({ timeout: WAIT_MS })
+    expect((await p.as("key", "GET", "/settings")).body).toMatchObject({ fourEyes: "distinct_person" })
+    const held = await propose("my agent, under distinct_person")
+    await goTo("#/approvals", "Approvals")
+    await card(held).getByRole("note").filter({ hasText: /needs another person to approve it/ }).waitFor({ timeout: WAIT_MS })
+    expect(await card(held).getByRole("button", { name: "Approve", exact: true }).count()).toBe(0)
+
+    // Back to the default: the person reviews their agent's change and approves it.
+    await goTo("#/policy", "Policy and settings")
+    await page.getByLabel("Who may approve a change (four eyes)").selectOption("distinct_actor")
+    await page.getByRole("button", { name: "Save rule…" }).click()
+    await page.getByRole("dialog", { name: "Change the workspace settings?" }).getByRole("button", { name: "Confirm" }).click()
+    await page.getByRole("status").filter({ hasText: "Settings saved." }).waitFor({ timeout: WAIT_MS })
+    await goTo("#/approvals", "Approvals")
+    const entry = card(held)
+    await entry.getByRole("note").filter({ hasText: `Your key "my bidding agent" proposed this change: you review it as its person.` })
+      .waitFor({ timeout: WAIT_MS })
+    await expectAccessible("approvals page with an agent's proposal")
+    await entry.getByRole("button", { name: "Approve", exact: true }).click()
+    await entry.waitFor({ state: "detached", timeout: WAIT_MS })
+    expect(((await p.as("key", "GET", `/accounts/${p.account.projectId}/actions/${held}`)).body as { decidedBy: unknown }).decidedBy)
+      .toMatchObject({ kind: "person" })
   })
 
   it("rejects several selected proposals at once with one reason", async () => {

@@ -290,7 +290,7 @@ const PeopleSection = (props: { readonly session: Session; readonly onKeysChange
                     {!self && (person.disabledAt === null
                       ? <button type="button" class="danger" aria-label={`Disable ${person.name}`} onClick={() => setDisabling(person)}>Disable…</button>
                       : <button type="button" aria-label={`Enable ${person.name}`} onClick={() => change(person, { disabled: false })}>Enable</button>)}
-                    {" "}<button type="button" aria-label={`Revoke every key of ${person.name}`} onClick={() => setRevokingKeysOf(person)}>Revoke keys…</button>
+                    {" "}<button type="button" aria-label={`Revoke keys of ${person.name}`} onClick={() => setRevokingKeysOf(person)}>Revoke keys…</button>
                   </td>
                 </tr>
               )

@@ -124,9 +124,9 @@ const FourEyesForm = (props: { readonly rule: FourEyesRule; readonly admin: bool
       <label class="field">
         <span>Who may approve a change (four eyes)</span>
         <select value={rule} onChange={(event) => setRule(event.currentTarget.value as FourEyesRule)}>
-          <option value="distinct_actor">Anyone but the proposer; a person may approve their agents' changes</option>
-          <option value="distinct_person">Another person than the one behind the change</option>
-          <option value="off">Anyone with the grant, the proposer too</option>
+          <option value="distinct_actor">Another actor (default)</option>
+          <option value="distinct_person">Another person</option>
+          <option value="off">Anyone, the proposer too</option>
         </select>
       </label>
       <button type="submit" disabled={rule === props.rule}>Save rule…</button>
