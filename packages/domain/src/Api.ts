@@ -27,6 +27,7 @@ import {
   BidStrategyConflictBody,
   ConflictBody,
   ConnectionErrorBody,
+  DatabaseUnavailableBody,
   ForbiddenScopeBody,
   InternalBody,
   InvalidRequestBody,
@@ -514,7 +515,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
     .annotate(OpenApi.Description, "The process is up."))
   .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Readiness)
     .annotate(OpenApi.Summary, "Readiness")
-    .annotate(OpenApi.Description, "The database answers and migrations are applied; 500 `internal` otherwise."))
+    .annotate(OpenApi.Description, "The database answers and migrations are applied; 503 `database_unavailable` with `Retry-After` otherwise."))
   .add(HttpApiEndpoint.get("openapi", "/api/v1/openapi.json").addSuccess(jsonObject("An OpenAPI 3.1 document"))
     .annotate(OpenApi.Summary, "This OpenAPI document")
     .annotate(OpenApi.Description, "This document: OpenAPI 3.1, derived from the API's declaration."))
@@ -544,6 +545,7 @@ export class Api extends HttpApi.make("acs")
   .addError(NotFoundBody)
   .addError(RateLimitedBody)
   .addError(InternalBody)
+  .addError(DatabaseUnavailableBody)
   .annotate(OpenApi.Title, "acs — Ad-Account Change Service")
   .annotate(OpenApi.Version, "1.0.0")
   // The paths are absolute (`/healthz`, `/api/v1/…`) and a deployment's host is not known here: the server
