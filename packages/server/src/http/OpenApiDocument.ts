@@ -46,8 +46,10 @@ const accessOf = (operation: Operation): string => {
     : operation.account === true
     ? " The account must be within the caller's reach."
     : ""
-  return `**Access:** scope \`${operation.scope}\`${grant}.${reach} Counts against the \`${operation.bucket}\` ` +
-    "rate-limit bucket."
+  const charge = operation.bucket === "none"
+    ? " Counts against no rate-limit bucket: it is never refused for volume."
+    : ` Counts against the \`${operation.bucket}\` rate-limit bucket.`
+  return `**Access:** scope \`${operation.scope}\`${grant}.${reach}${charge}`
 }
 
 /**
