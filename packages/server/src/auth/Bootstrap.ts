@@ -81,10 +81,11 @@ export const bootstrap = Effect.gen(function*() {
       const password = generatePassword()
       yield* people.create({ orgId, email, name: "Administrator", role: "admin", password })
       // Printed once, on the first start only: the hash is all that is kept. The notice goes to stderr
-      // whatever the log level; the log line stays for log collectors.
+      // whatever the log level; the log line tells log collectors where it is, never the password itself,
+      // which would then sit in every log store the lines are shipped to (issue 32).
       yield* Console.error(firstStartNotice(email, password))
-      yield* Effect.logWarning("first start: sign in as the generated admin; this password is shown only now")
-        .pipe(Effect.annotateLogs({ email, password }))
+      yield* Effect.logWarning("first start: sign in as the generated admin with the password of the notice on stderr, shown only now")
+        .pipe(Effect.annotateLogs({ email }))
     } else {
       yield* Effect.logWarning("no person exists: set ADMIN_EMAIL and ADMIN_PASSWORD, or add one with `acs people add`")
     }
