@@ -3,9 +3,11 @@
  * Meanwhile each answer is 503 `database_unavailable` with `Retry-After` (REST by key and by session, typed RPC,
  * MCP, `/readyz`), none is 500 and none hangs; once PostgreSQL is back the same server answers again, without a
  * restart. The cluster is this file's own (support/postgres.ts), so stopping it stops no other test's database.
+ * A pool that cannot hand out a connection within DATABASE_CONNECT_TIMEOUT_MS answers the same, not a hang.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { query } from "./support/database.ts"
+import pg from "pg"
+import { createDatabase, query } from "./support/database.ts"
 import { type Cluster, startCluster } from "./support/postgres.ts"
 import { BOOTSTRAP_KEY, call, NO_RATE_LIMITS, type RunningServer, startServer } from "./support/server.ts"
 import { sleep, waitFor } from "./support/wait.ts"
@@ -210,5 +212,36 @@ describe("a database outage", () => {
     }
     const slowest = Math.max(...observations.map((o) => o.endedAt - o.startedAt))
     console.info(`database outage: ${observations.length} answers (${during.length} during the stop), slowest ${slowest} ms`)
+  })
+})
+
+describe("a pool with no connection to give", () => {
+  it("answers 503 database_unavailable after DATABASE_CONNECT_TIMEOUT_MS instead of waiting for one", async () => {
+    const database = await createDatabase()
+    const tight = await startServer({ DATABASE_URL: database, ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY, DATABASE_POOL_SIZE: "1", DATABASE_CONNECT_TIMEOUT_MS: "1000", ...NO_RATE_LIMITS })
+    const locker = new pg.Client({ connectionString: database })
+    await locker.connect()
+    try {
+      // A request blocked on a lock holds the pool's one connection...
+      await locker.query("BEGIN")
+      await locker.query("LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE")
+      const blocked = call(`${tight.api}/accounts`, { key: BOOTSTRAP_KEY })
+      await waitFor(
+        "acs's statement to wait on the lock",
+        () => query<{ n: number }>(database, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'acs' AND wait_event_type = 'Lock'"),
+        (rows) => rows[0]!.n > 0
+      )
+      // ...so the next one has none to get: it is answered while the first still waits, not after.
+      const refused = await call(`${tight.api}/accounts`, { key: BOOTSTRAP_KEY })
+      expect(refused.status, refused.text).toBe(503)
+      expect(refused.body).toMatchObject({ error: { code: "database_unavailable" }, retry_after_ms: 5000 })
+      expect(refused.headers.get("retry-after")).toBe("5")
+      await locker.query("COMMIT")
+      expect((await blocked).status).toBe(200)
+      expect((await call(`${tight.api}/accounts`, { key: BOOTSTRAP_KEY })).status).toBe(200)
+    } finally {
+      await locker.end()
+      await tight.stop()
+    }
   })
 })
