@@ -8,7 +8,7 @@
  * - 2 bad input or something not found: `invalid_request`, `not_found`, `account_not_found`,
  *   `validation_failed`, `no_op`, `bid_strategy_conflict`, `not_revertible`, `conflict`, a bad command line
  * - 3 refused: `unauthorized`, `forbidden_scope`, `account_mismatch`, `read_only_account`
- * - 4 retryable: `rate_limited`, `upstream_unavailable` (after `retry_after_ms`), `sync_in_progress`
+ * - 4 retryable: `rate_limited`, `upstream_unavailable` and `database_unavailable` (after `retry_after_ms`), `sync_in_progress`
  */
 import { ValidationError } from "@effect/cli"
 import { SqlError } from "@effect/sql/SqlError"
@@ -61,6 +61,7 @@ export const exitCodeOfErrorCode: Record<ErrorCode, number> = {
   read_only_account: EXIT_REFUSED,
   rate_limited: EXIT_RETRYABLE,
   upstream_unavailable: EXIT_RETRYABLE,
+  database_unavailable: EXIT_RETRYABLE,
   sync_in_progress: EXIT_RETRYABLE
 }
 

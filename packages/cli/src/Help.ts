@@ -14,7 +14,7 @@ const EXIT_CODES = [
   "0 ok; 1 unexpected failure or server/upstream trouble (internal, upstream_error, connection_error, unreachable, sync_failed);",
   "2 bad input or not found (invalid_request, not_found, account_not_found, validation_failed, no_op, bid_strategy_conflict, not_revertible, conflict);",
   "3 refused (unauthorized, forbidden_scope, account_mismatch, read_only_account);",
-  "4 retry later (rate_limited, upstream_unavailable, sync_in_progress). Errors go to stderr as `acs: <code>: <message>`."
+  "4 retry later (rate_limited, upstream_unavailable, database_unavailable, sync_in_progress). Errors go to stderr as `acs: <code>: <message>`."
 ].join(" ")
 
 export const topHelp = (version: string): string => {

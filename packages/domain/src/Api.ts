@@ -27,6 +27,7 @@ import {
   BidStrategyConflictBody,
   ConflictBody,
   ConnectionErrorBody,
+  DatabaseUnavailableBody,
   ForbiddenScopeBody,
   InternalBody,
   InvalidRequestBody,
@@ -43,7 +44,7 @@ import {
 } from "./Errors.ts"
 import { EventList, EventsParams, EventStreamHeaders, EventStreamParams } from "./Events.ts"
 import { jsonObject } from "./Json.ts"
-import { CreatedPerson, CreatePersonRequest, Person, PersonList, UpdatePersonRequest } from "./People.ts"
+import { CreatedPerson, CreatePersonRequest, NewPassword, Person, PersonList, UpdatePersonRequest } from "./People.ts"
 import { Plan, PlanParams } from "./Plan.ts"
 import { type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
 import { CurrentPrincipal, Principal } from "./Principal.ts"
@@ -116,10 +117,10 @@ export class PublicAuthGroup extends HttpApiGroup.make("publicAuth")
   )
 {}
 
-/** A person's new password: 8 to 1024 characters, as `acs people add` takes it. */
+/** A person's new password: the password rule (People.ts `NewPassword`) is the server's, answered 422. */
 export const ChangePasswordRequest = Schema.Struct({
   currentPassword: Schema.String.pipe(Schema.maxLength(1024)),
-  newPassword: Schema.String.pipe(Schema.minLength(8), Schema.maxLength(1024))
+  newPassword: NewPassword
 }).annotations({ identifier: "ChangePasswordRequest" })
 
 export class AuthGroup extends HttpApiGroup.make("auth")
@@ -134,7 +135,9 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .annotate(
         OpenApi.Description,
         "A person changes their own password: 204; every other session of that person ends, and this one " +
-          "continues with a new cookie. A wrong `currentPassword` is 422 `validation_failed`; an API key is 400."
+          "continues with a new cookie. A `newPassword` shorter than 12 characters or among the common passwords is 422 " +
+          "`validation_failed` naming it; a wrong `currentPassword` is 422 `validation_failed`, and after 5 attempts in 15 " +
+          "minutes for the person (whatever the session) 429 `rate_limited` with `Retry-After`; an API key is 400."
       )
   )
   .middleware(Authentication)
@@ -188,7 +191,12 @@ export class PeopleGroup extends HttpApiGroup.make("people")
       .setPayload(CreatePersonRequest)
       .addSuccess(CreatedPerson, { status: 201 })
       .addError(ConflictBody)
-      .annotate(OpenApi.Description, "Adds a person who signs in with email and password; without `password` one is generated and answered once. 409 when the email is taken.")
+      .addError(ValidationFailedBody)
+      .annotate(
+        OpenApi.Description,
+        "Adds a person who signs in with email and password; without `password` one is generated and answered once. 409 when the " +
+          "email is taken; 422 `validation_failed` naming `password` when it is shorter than 12 characters or a common password."
+      )
   )
   .add(
     HttpApiEndpoint.put("updatePerson")`/people/${HttpApiSchema.param("personId", Schema.String)}`
@@ -526,7 +534,7 @@ export class SystemGroup extends HttpApiGroup.make("system")
     .annotate(OpenApi.Description, "The process is up."))
   .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Readiness)
     .annotate(OpenApi.Summary, "Readiness")
-    .annotate(OpenApi.Description, "The database answers and migrations are applied; 500 `internal` otherwise."))
+    .annotate(OpenApi.Description, "The database answers and migrations are applied; 503 `database_unavailable` with `Retry-After` otherwise."))
   .add(HttpApiEndpoint.get("openapi", "/api/v1/openapi.json").addSuccess(jsonObject("An OpenAPI 3.1 document"))
     .annotate(OpenApi.Summary, "This OpenAPI document")
     .annotate(OpenApi.Description, "This document: OpenAPI 3.1, derived from the API's declaration."))
@@ -556,6 +564,7 @@ export class Api extends HttpApi.make("acs")
   .addError(NotFoundBody)
   .addError(RateLimitedBody)
   .addError(InternalBody)
+  .addError(DatabaseUnavailableBody)
   .annotate(OpenApi.Title, "acs — Ad-Account Change Service")
   .annotate(OpenApi.Version, "1.0.0")
   // The paths are absolute (`/healthz`, `/api/v1/…`) and a deployment's host is not known here: the server

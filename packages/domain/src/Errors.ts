@@ -86,6 +86,12 @@ export class UpstreamUnavailable extends Schema.TaggedError<UpstreamUnavailable>
   retry_after_ms: Schema.Int
 }) {}
 
+/** The database cannot be reached (an outage, a restart, a pool that cannot get a connection): retry later. */
+export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>()("DatabaseUnavailable", {
+  message: Schema.String,
+  retry_after_ms: Schema.Int
+}) {}
+
 /**
  * The one table of errors: each class with its SPEC 7 code and HTTP status. The union type, the envelope
  * bodies, the code -> status map and the RPC error schema all derive from it, so adding an error is a
@@ -109,7 +115,8 @@ export const AcsErrorTable = {
   RateLimited: { error: RateLimited, code: "rate_limited", status: 429 },
   Internal: { error: Internal, code: "internal", status: 500 },
   UpstreamError: { error: UpstreamError, code: "upstream_error", status: 502 },
-  UpstreamUnavailable: { error: UpstreamUnavailable, code: "upstream_unavailable", status: 503 }
+  UpstreamUnavailable: { error: UpstreamUnavailable, code: "upstream_unavailable", status: 503 },
+  DatabaseUnavailable: { error: DatabaseUnavailable, code: "database_unavailable", status: 503 }
 } as const
 
 type Table = typeof AcsErrorTable
@@ -135,7 +142,7 @@ type ErrorClass<A> = Schema.Schema<A, { readonly _tag: string; readonly message:
 
 /**
  * The SPEC 7 envelope for one error class: `{"error": {"code", "message", ...extras}}`, plus a top-level
- * `retry_after_ms` for the two retryable codes (SPEC 7 lists it as a body field, outside `error`). The
+ * `retry_after_ms` for the retryable codes (SPEC 7 lists it as a body field, outside `error`). The
  * extras are the class's own fields, in their order.
  */
 const envelope = <A extends { readonly _tag: string; readonly message: string }>(
@@ -208,6 +215,7 @@ export const RateLimitedBody = ErrorBodies.RateLimited
 export const InternalBody = ErrorBodies.Internal
 export const UpstreamErrorBody = ErrorBodies.UpstreamError
 export const UpstreamUnavailableBody = ErrorBodies.UpstreamUnavailable
+export const DatabaseUnavailableBody = ErrorBodies.DatabaseUnavailable
 
 export const isAcsError = (u: unknown): u is AcsError =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in AcsErrorTable

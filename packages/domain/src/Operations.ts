@@ -6,6 +6,8 @@ import { proposalKinds, type ProposalOperationName } from "./ProposalKinds.ts"
 
 export type Scope = "read" | "write" | "admin"
 export type Bucket = "read" | "write" | "expensive"
+/** `none`: never refused for volume (logout: ending a session must always work). */
+export type Charge = Bucket | "none"
 
 export interface Operation {
   readonly scope: Scope
@@ -15,8 +17,8 @@ export interface Operation {
   readonly orgLevel?: true
   /** True when the operation names an account through `{projectId}` (or `current`). */
   readonly account?: true
-  /** The SPEC 8 rate-limit bucket the call counts against. */
-  readonly bucket: Bucket
+  /** The SPEC 8 rate-limit bucket the call counts against; `none` for a call never refused for volume. */
+  readonly bucket: Charge
   readonly summary: string
 }
 
@@ -38,7 +40,8 @@ const proposalOperations = Object.fromEntries(
 
 export const Operations = {
   getMe: { scope: "read", bucket: "read", summary: "Who the caller is: key or person, scope, grant, binding" },
-  logout: { scope: "read", bucket: "write", summary: "End the caller's session" },
+  // Never rate-limited: a person whose write bucket is empty must still be able to end their session (issue 32).
+  logout: { scope: "read", bucket: "none", summary: "End the caller's session" },
   changePassword: {
     scope: "read",
     bucket: "write",
@@ -169,5 +172,5 @@ export const isProposalOperation = (operation: OperationName): operation is Prop
  * The bucket a call counts against: its operation's, except a proposal's or a revert's dry run (`?preview=true`,
  * API.md "Preview"), which writes nothing and counts as a read. One operation either way: same scope, same grant.
  */
-export const bucketOf = (operation: OperationName, preview: boolean): Bucket =>
+export const bucketOf = (operation: OperationName, preview: boolean): Charge =>
   preview && (isProposalOperation(operation) || operation === "revertAction") ? "read" : Operations[operation].bucket

@@ -18,8 +18,14 @@ export const PersonList = Schema.Struct({
   truncated: Schema.Boolean
 }).annotations({ identifier: "PersonList" })
 
-/** A password chosen for someone: 8 to 1024 characters, as `acs people add` takes it. */
-export const NewPassword = Schema.String.pipe(Schema.minLength(8), Schema.maxLength(1024))
+/**
+ * A password chosen for someone, at most 1024 characters. The rule (at least 12 characters, not a common
+ * password) is the server's, applied wherever a password is set and answered 422 `validation_failed` naming
+ * the field, not a decode failure.
+ */
+export const NewPassword = Schema.String.pipe(Schema.maxLength(1024)).annotations({
+  description: "At least 12 characters and not a common password (422 `validation_failed` otherwise); at most 1024"
+})
 
 export const CreatePersonRequest = Schema.Struct({
   email: Schema.Trim.pipe(
@@ -28,7 +34,10 @@ export const CreatePersonRequest = Schema.Struct({
   ),
   name: Schema.Trim.pipe(Schema.minLength(1, { message: () => "name must not be empty" }), Schema.maxLength(200)),
   role: RoleSchema,
-  password: Schema.optional(NewPassword.annotations({ description: "Left out: acs generates one and answers it once" }))
+  password: Schema.optional(NewPassword.annotations({
+    description: "Left out: acs generates one and answers it once. Given: at least 12 characters and not a common password " +
+      "(422 `validation_failed` otherwise); at most 1024"
+  }))
 }).annotations({ identifier: "CreatePersonRequest" })
 
 export const CreatedPerson = Schema.Struct({

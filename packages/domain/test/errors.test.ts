@@ -27,7 +27,8 @@ const samples: ReadonlyArray<readonly [Errors.AcsError, Errors.ErrorCode, Record
   [new Errors.RateLimited({ message: "m", retry_after_ms: 1500 }), "rate_limited", { retry_after_ms: 1500 }],
   [new Errors.Internal({ message: "m" }), "internal", {}],
   [new Errors.UpstreamError({ message: "m", request_id: "r-1" }), "upstream_error", { request_id: "r-1" }],
-  [new Errors.UpstreamUnavailable({ message: "m", retry_after_ms: 2000 }), "upstream_unavailable", { retry_after_ms: 2000 }]
+  [new Errors.UpstreamUnavailable({ message: "m", retry_after_ms: 2000 }), "upstream_unavailable", { retry_after_ms: 2000 }],
+  [new Errors.DatabaseUnavailable({ message: "m", retry_after_ms: 5000 }), "database_unavailable", { retry_after_ms: 5000 }]
 ]
 
 describe("error envelope", () => {

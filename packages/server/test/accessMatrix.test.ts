@@ -1221,6 +1221,8 @@ beforeAll(async () => {
     RATE_LIMIT_WRITE: "100000",
     RATE_LIMIT_EXPENSIVE: "100000",
     RATE_LIMIT_LOGIN: "100000",
+    // Each person's wrong current password is asked on every case of changePassword.
+    RATE_LIMIT_PASSWORD_CHECK: "100000",
     // Webhook samples point at a public address: nothing is sent from a test.
     WEBHOOK_CONCURRENCY: "0",
     EVENTS_POLL_MS: "200"

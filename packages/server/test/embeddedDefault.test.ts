@@ -1,6 +1,6 @@
 /**
  * The embedded default (no DATABASE_URL): data lives under ACS_DATA_DIR and survives a restart; the
- * first start prints a generated admin password once, as a plain notice on stderr and in a log line, and
+ * first start prints a generated admin password once, as a plain notice on stderr and in no log line, and
  * connects the demo org to the in-process simulator over the Apple Ads Platform API v1. Webhooks are delivered
  * there too: the embedded database runs the delivery queue's statements as PostgreSQL does.
  */
@@ -22,15 +22,10 @@ const noticedPassword = (output: string): string | undefined => {
   return notice?.[1]
 }
 
-/** The password of the first-start JSON log line, when the log level lets it through. */
-const loggedPassword = (output: string): string | undefined => {
-  for (const line of output.split("\n")) {
-    if (!line.startsWith("{") || !line.includes("first start")) continue
-    const parsed = JSON.parse(line) as { annotations: { password?: string } }
-    return parsed.annotations.password
-  }
-  return undefined
-}
+/** The JSON log lines of a process's output (stdout and stderr). */
+const logLines = (output: string): Array<string> => output.split("\n").filter((line) => line.startsWith("{"))
+
+const occurrences = (text: string, part: string): number => text.split(part).length - 1
 
 describe("embedded default database", () => {
   it("keeps keys and people across a restart and prints the generated admin password only once", async () => {
@@ -54,11 +49,34 @@ describe("embedded default database", () => {
       expect(me.status).toBe(200)
       expect(me.body).toMatchObject({ principal: { kind: "key", name: "survivor" } })
       expect(second.logs()).not.toContain("First start")
-      expect(loggedPassword(second.logs())).toBeUndefined()
+      expect(second.logs()).not.toContain(password)
       const login = await call(`${second.api}/auth/login`, { method: "POST", body: { email: "admin@acs.local", password } })
       expect(login.status).toBe(200)
     } finally {
       await second.stop()
+    }
+  })
+
+  it("prints the generated password once, in the notice, and in no log line, even at LOG_LEVEL=trace", async () => {
+    const fresh = Fs.mkdtempSync(Path.join(Os.tmpdir(), "acs-embedded-fresh-"))
+    try {
+      const server = await startServer({ ACS_DATA_DIR: fresh, LOG_LEVEL: "trace" })
+      try {
+        const output = server.logs()
+        const password = noticedPassword(output)
+        expect(password).toMatch(/^[\w-]{20,}$/)
+        // stdout and stderr together: the notice is the only place the password is written.
+        expect(occurrences(output, password!)).toBe(1)
+        const lines = logLines(output)
+        expect(lines.some((line) => line.includes("first start")), "the log line pointing at the notice").toBe(true)
+        expect(lines.filter((line) => line.includes(password!))).toEqual([])
+        const login = await call(`${server.api}/auth/login`, { method: "POST", body: { email: "admin@acs.local", password } })
+        expect(login.status).toBe(200)
+      } finally {
+        await server.stop()
+      }
+    } finally {
+      Fs.rmSync(fresh, { recursive: true, force: true })
     }
   })
 

@@ -5,6 +5,7 @@
  */
 import SwaggerParser from "@apidevtools/swagger-parser"
 import { Api } from "@acs/domain/Api"
+import { type OperationName, Operations } from "@acs/domain/Operations"
 import Ajv2020 from "ajv/dist/2020"
 import addFormats from "ajv-formats"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -130,10 +131,13 @@ describe("GET /api/v1/openapi.json", () => {
     expect(offenders).toEqual([])
   })
 
-  it("documents the rate-limit headers on authenticated successes, Retry-After on 429 and Location on 201", () => {
+  it("documents the rate-limit headers on rate-limited successes, Retry-After on 429 and 503 and Location on 201", () => {
     const offenders: Array<string> = []
     for (const operation of operations(doc)) {
       const security = operation.operation["security"]
+      const id = operation.operation["operationId"]
+      // Logout counts against no bucket (issue 32): its answer has no RateLimit-* headers, and says so.
+      const unlimited = typeof id === "string" && Object.hasOwn(Operations, id) && Operations[id as OperationName].bucket === "none"
       const authenticated = Array.isArray(security) && security.length > 0
       const name = `${operation.method.toUpperCase()} ${operation.path}`
       for (const [status, response] of responsesOf(operation)) {
@@ -141,10 +145,12 @@ describe("GET /api/v1/openapi.json", () => {
         const missing = (header: string) => {
           if (!headers.includes(header.toLowerCase())) offenders.push(`${name} ${status} lacks ${header}`)
         }
-        if (status.startsWith("2") && authenticated) {
-          for (const header of ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Policy"]) missing(header)
+        const rateLimitHeaders = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Policy"]
+        if (status.startsWith("2") && authenticated && !unlimited) for (const header of rateLimitHeaders) missing(header)
+        if (status.startsWith("2") && unlimited && rateLimitHeaders.some((h) => headers.includes(h.toLowerCase()))) {
+          offenders.push(`${name} ${status} documents RateLimit-* headers it never sends`)
         }
-        if (status === "429") missing("Retry-After")
+        if (status === "429" || status === "503") missing("Retry-After")
         if (status === "201") missing("Location")
       }
     }

@@ -1,6 +1,8 @@
 /**
  * A person changes their own password (`POST /auth/password`, API.md "The console"): the old password stops
- * working, every other session of theirs ends, and the browser that asked carries on with a new cookie.
+ * working, every other session of theirs ends, and the browser that asked carries on with a new cookie. The new
+ * password must pass the rule (12 characters, not a common password), and the current-password check is
+ * limited like a sign-in, per person whatever the session (issue 32).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase } from "./support/database.ts"
@@ -37,8 +39,8 @@ describe("changing one's own password", () => {
     expect(wrong.status).toBe(422)
     expect(errorCode(wrong)).toBe("validation_failed")
     const short = await call(`${server.api}/auth/password`, { method: "POST", headers: { cookie }, body: { currentPassword: password, newPassword: "short" } })
-    expect(short.status).toBe(400)
-    expect(errorCode(short)).toBe("invalid_request")
+    expect(short.status).toBe(422)
+    expect(errorCode(short)).toBe("validation_failed")
     expect(await me(cookie)).toBe(200)
   })
 
@@ -68,5 +70,75 @@ describe("changing one's own password", () => {
     const old = await call(`${server.api}/auth/login`, { method: "POST", body: { email, password } })
     expect(old.status).toBe(401)
     expect(await me(await signIn(next))).toBe(200)
+  })
+})
+
+/** A person added over REST with `secret` (the bootstrap key is an admin's), and a session of theirs. */
+const addPerson = async (who: string, secret: string) => {
+  const added = await call(`${server.api}/people`, { method: "POST", key: BOOTSTRAP_KEY, body: { email: who, name: who, role: "viewer", password: secret } })
+  expect(added.status, added.text).toBe(201)
+}
+
+const sessionOf = async (who: string, secret: string) => {
+  const login = await call(`${server.api}/auth/login`, { method: "POST", body: { email: who, password: secret } })
+  expect(login.status, login.text).toBe(200)
+  return login.headers.get("set-cookie")!.split(";")[0]!
+}
+
+describe("the password rule on a new password", () => {
+  it("refuses `password`, 11 characters and a common password of 12, naming newPassword and why; takes a good one", async () => {
+    const who = "rule@password.example"
+    const secret = "rule person password 0123"
+    await addPerson(who, secret)
+    const cookie = await sessionOf(who, secret)
+    const change = (newPassword: string) =>
+      call(`${server.api}/auth/password`, { method: "POST", headers: { cookie }, body: { currentPassword: secret, newPassword } })
+    for (
+      const [weak, reason] of [
+        ["password", "newPassword: must be at least 12 characters"],
+        ["Tr0ub4dor&3", "newPassword: must be at least 12 characters"],
+        ["qwerty123456", "newPassword: is one of the most common passwords; choose another"],
+        ["QWERTY123456", "newPassword: is one of the most common passwords; choose another"]
+      ] as const
+    ) {
+      const refused = await change(weak)
+      expect(refused.status, weak).toBe(422)
+      expect(refused.body, weak).toMatchObject({ error: { code: "validation_failed", validation_errors: [reason] } })
+    }
+    expect(await me(cookie), "nothing changed").toBe(200)
+
+    const good = "a long and uncommon passphrase"
+    const changed = await change(good)
+    expect(changed.status, changed.text).toBe(204)
+    expect(await me(await sessionOf(who, good))).toBe(200)
+  })
+})
+
+describe("the current-password check", () => {
+  it("answers the 6th attempt in 15 minutes with 429 and Retry-After, from a new session too, and changes nothing", async () => {
+    const who = "guessed@password.example"
+    const secret = "guessed person password 0123"
+    await addPerson(who, secret)
+    const guess = (cookie: string, currentPassword: string) =>
+      call(`${server.api}/auth/password`, { method: "POST", headers: { cookie }, body: { currentPassword, newPassword: "the thief's new password 0123" } })
+
+    const stolen = await sessionOf(who, secret)
+    for (let i = 1; i <= 5; i++) {
+      const wrong = await guess(stolen, `guess number ${i}`)
+      expect(wrong.status, `guess ${i}`).toBe(422)
+      expect(errorCode(wrong)).toBe("validation_failed")
+    }
+    // A new session is the same person: the count goes on.
+    const fresh = await sessionOf(who, secret)
+    const limited = await guess(fresh, "guess number 6")
+    expect(limited.status, limited.text).toBe(429)
+    expect(errorCode(limited)).toBe("rate_limited")
+    const retryAfter = Number(limited.headers.get("retry-after"))
+    expect(retryAfter).toBeGreaterThan(0)
+    expect(retryAfter).toBeLessThanOrEqual(15 * 60)
+    // Even the right password waits now; the password and the sessions are as they were.
+    expect((await guess(fresh, secret)).status).toBe(429)
+    expect(await me(stolen)).toBe(200)
+    expect(await me(await sessionOf(who, secret))).toBe(200)
   })
 })

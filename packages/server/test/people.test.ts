@@ -3,9 +3,11 @@
  * generated password signs in with it; a role change takes effect on their next request; disabling ends their
  * sessions at once and enabling lets them back; nobody locks the workspace's admins out.
  */
+import { AcsClient } from "@acs/domain/AcsClient"
+import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase } from "./support/database.ts"
-import { type Answer, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+import { type Answer, BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
 
 let server: RunningServer
 let admin: string
@@ -19,7 +21,7 @@ const signIn = async (email: string, password: string) => call(`${server.api}/au
 const as = (cookie: string, method: string, path: string, body?: unknown) => call(`${server.api}${path}`, { method, body, headers: { cookie } })
 
 beforeAll(async () => {
-  server = await startServer({ DATABASE_URL: await createDatabase(), ADMIN_EMAIL: adminEmail, ADMIN_PASSWORD: adminPassword })
+  server = await startServer({ DATABASE_URL: await createDatabase(), ADMIN_EMAIL: adminEmail, ADMIN_PASSWORD: adminPassword, ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY })
   admin = cookieOf(await signIn(adminEmail, adminPassword))
 })
 
@@ -78,5 +80,42 @@ describe("people", () => {
     }
     const unknown = await as(admin, "PUT", "/people/psn_nobody", { role: "viewer" })
     expect(unknown.status).toBe(404)
+  })
+})
+
+/** The password rule (issue 32) where an admin sets someone's password: 422 naming `password` and why. */
+const WEAK: ReadonlyArray<readonly [string, string]> = [
+  ["password", "password: must be at least 12 characters"],
+  ["Tr0ub4dor&3", "password: must be at least 12 characters"],
+  ["qwerty123456", "password: is one of the most common passwords; choose another"]
+]
+
+describe("a given password", () => {
+  it("is refused over REST when short or common, and a good one is taken", async () => {
+    for (const [weak, reason] of WEAK) {
+      const refused = await as(admin, "POST", "/people", { email: "weak@people.example", name: "Weak", role: "viewer", password: weak })
+      expect(refused.status, weak).toBe(422)
+      expect(refused.body, weak).toMatchObject({ error: { code: "validation_failed", validation_errors: [reason] } })
+    }
+    const added = await as(admin, "POST", "/people", { email: "strong@people.example", name: "Strong", role: "viewer", password: "strong person password" })
+    expect(added.status, added.text).toBe(201)
+    expect((await signIn("strong@people.example", "strong person password")).status).toBe(200)
+    expect((await signIn("weak@people.example", "qwerty123456")).status, "no weak person was added").toBe(401)
+  })
+
+  it("is refused over RPC alike", async () => {
+    const createPerson = (password: string) =>
+      Effect.runPromise(
+        Effect.flatMap(AcsClient, (client) => Effect.either(client.createPerson({ payload: { email: "rpc@people.example", name: "Rpc", role: "viewer", password } }))).pipe(
+          Effect.provide(AcsClient.layer({ url: server.baseUrl, key: BOOTSTRAP_KEY })),
+          Effect.scoped
+        )
+      )
+    for (const [weak, reason] of WEAK) {
+      const refused = await createPerson(weak)
+      expect(Either.isLeft(refused) && refused.left, weak).toMatchObject({ _tag: "ValidationFailed", validation_errors: [reason] })
+    }
+    const added = await createPerson("rpc person password 0123")
+    expect(Either.isRight(added) && added.right.person.email).toBe("rpc@people.example")
   })
 })

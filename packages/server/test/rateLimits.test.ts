@@ -17,13 +17,15 @@ let proxied: RunningServer
 // One sign-in per email per minute, so ten per address.
 const LOGIN_LIMIT = "1"
 const ADDRESS_LIMIT = 10
+const PERSON_EMAIL = "owner@limits.example"
+const PERSON_PASSWORD = "rate limits owner password 0123"
 
 beforeAll(async () => {
   const start = async (env: Record<string, string>) =>
     startServer({ DATABASE_URL: await createDatabase(), ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY, RATE_LIMIT_LOGIN: LOGIN_LIMIT, ...env })
   ;[server, proxied] = await Promise.all([
     start({ RATE_LIMIT_READ: "5", RATE_LIMIT_WRITE: "3" }),
-    start({ TRUST_PROXY: "true" })
+    start({ TRUST_PROXY: "true", RATE_LIMIT_WRITE: "3", ADMIN_EMAIL: PERSON_EMAIL, ADMIN_PASSWORD: PERSON_PASSWORD })
   ])
 })
 
@@ -168,5 +170,28 @@ describe("sign-in address bucket", () => {
     expect(first.status).toBe(401)
     expect(first.headers.get("ratelimit-remaining")).toBe("0")
     expect((await login(proxied, "victim@example.com", "198.51.100.5")).status).toBe(429)
+  })
+})
+
+describe("logout", () => {
+  it("ends the session with the write bucket empty: logout is never rate-limited", async () => {
+    const signedIn = await call(`${proxied.api}/auth/login`, {
+      method: "POST",
+      body: { email: PERSON_EMAIL, password: PERSON_PASSWORD },
+      headers: { "x-forwarded-for": "198.51.100.9" }
+    })
+    expect(signedIn.status).toBe(200)
+    const cookie = signedIn.headers.getSetCookie().find((line) => line.startsWith("acs_session="))!.split(";")[0]!
+    const write = () => call(`${proxied.api}/settings`, { method: "PUT", headers: { cookie }, body: { platformAutoApply: true } })
+    for (let i = 0; i < 3; i++) expect((await write()).status).toBe(200)
+    const refused = await write()
+    expect(refused.status).toBe(429)
+    expect(errorCode(refused)).toBe("rate_limited")
+
+    const out = await call(`${proxied.api}/auth/logout`, { method: "POST", headers: { cookie } })
+    expect(out.status, out.text).toBe(204)
+    expect(out.headers.get("set-cookie")).toMatch(/^acs_session=;/)
+    const me = await call(`${proxied.api}/auth/me`, { headers: { cookie } })
+    expect(me.status, "the session ended").toBe(401)
   })
 })

@@ -1,4 +1,7 @@
-/** Two instances starting at once on an empty database migrate and seed it exactly once. */
+/**
+ * Two instances starting at once on an empty database migrate and seed it exactly once; a weak ADMIN_PASSWORD
+ * stops the first start, saying why (issue 32).
+ */
 import { describe, expect, it } from "vitest"
 import { migrationCount } from "../src/db/Migrations.ts"
 import { createBlankDatabase, query } from "./support/database.ts"
@@ -7,7 +10,7 @@ import { BOOTSTRAP_KEY, call, startServer } from "./support/server.ts"
 describe("startup", () => {
   it("lets two instances race on a blank database without double migration or double seeding", async () => {
     const database = await createBlankDatabase()
-    const env = { DATABASE_URL: database, ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY, ADMIN_EMAIL: "a@example.com", ADMIN_PASSWORD: "pw-123456" }
+    const env = { DATABASE_URL: database, ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY, ADMIN_EMAIL: "a@example.com", ADMIN_PASSWORD: "startup race password 0123" }
     const [one, two] = await Promise.all([startServer(env), startServer(env)])
     try {
       const migrations = await query<{ n: number }>(database, "SELECT count(*)::int AS n FROM effect_sql_migrations")
@@ -21,5 +24,13 @@ describe("startup", () => {
     } finally {
       await Promise.all([one.stop(), two.stop()])
     }
+  })
+
+  it("refuses to start with an ADMIN_PASSWORD the password rule refuses, naming the variable and the reason", async () => {
+    const env = { DATABASE_URL: await createBlankDatabase(), ADMIN_EMAIL: "a@example.com" }
+    await expect(startServer({ ...env, ADMIN_PASSWORD: "password" }))
+      .rejects.toThrow(/acs cannot start: ADMIN_PASSWORD: the password must be at least 12 characters/)
+    await expect(startServer({ ...env, ADMIN_PASSWORD: "qwerty123456" }))
+      .rejects.toThrow(/acs cannot start: ADMIN_PASSWORD: the password is one of the most common passwords/)
   })
 })

@@ -28,11 +28,11 @@ export const PasswordPage = () => {
         <label class="field"><span>Current password</span>
           <input type="password" autocomplete="current-password" required value={current} onInput={(e) => setCurrent(e.currentTarget.value)} />
         </label>
-        <label class="field"><span>New password (at least 8 characters)</span>
-          <input type="password" autocomplete="new-password" required minLength={8} maxLength={1024} value={next} onInput={(e) => setNext(e.currentTarget.value)} />
+        <label class="field"><span>New password (at least 12 characters, not a common one)</span>
+          <input type="password" autocomplete="new-password" required minLength={12} maxLength={1024} value={next} onInput={(e) => setNext(e.currentTarget.value)} />
         </label>
         <label class="field"><span>New password again</span>
-          <input type="password" autocomplete="new-password" required minLength={8} maxLength={1024} value={repeat} onInput={(e) => setRepeat(e.currentTarget.value)} />
+          <input type="password" autocomplete="new-password" required minLength={12} maxLength={1024} value={repeat} onInput={(e) => setRepeat(e.currentTarget.value)} />
         </label>
         <button type="submit" class="primary">Change password</button>
         <Notice {...notice} />

@@ -53,7 +53,8 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
     const authorize = (principal: Principal, operation: OperationName, projectId: string | undefined, preview: boolean) =>
       Effect.gen(function*() {
         const op: (typeof Operations)[OperationName] = Operations[operation]
-        yield* rateLimits.consumeWithHeaders(`${principal.kind}:${principal.id}`, bucketOf(operation, preview))
+        const bucket = bucketOf(operation, preview)
+        if (bucket !== "none") yield* rateLimits.consumeWithHeaders(`${principal.kind}:${principal.id}`, bucket)
         const refused = callerRefusal(principal, operation)
         if (Option.isSome(refused)) return yield* refused.value
         if (!("account" in op)) return undefined

@@ -9,7 +9,7 @@ import { DatabaseMode } from "../db/Database.ts"
 import { newId } from "../db/Ids.ts"
 import { KeyStore } from "./KeyStore.ts"
 import { People } from "./People.ts"
-import { generatePassword } from "./Secrets.ts"
+import { acceptPassword, generatedPassword } from "./PasswordRule.ts"
 
 export const BootstrapConfig = Config.all({
   orgName: Config.string("ORG_NAME").pipe(Config.withDefault("Default workspace")),
@@ -68,23 +68,26 @@ export const bootstrap = Effect.gen(function*() {
 
   if ((yield* people.count) === 0) {
     if (Option.isSome(config.adminEmail) && Option.isSome(config.adminPassword)) {
-      yield* people.create({
-        orgId,
-        email: config.adminEmail.value,
-        name: "Administrator",
-        role: "admin",
-        password: Redacted.value(config.adminPassword.value)
-      })
+      // A weak first admin password fails the start, saying why (the seeding transaction, org included, rolls
+      // back), rather than leave an admin account guessable (issue 32). Read at first start only, so an
+      // existing install's old value never stops a restart.
+      const password = yield* acceptPassword("ADMIN_PASSWORD", Redacted.value(config.adminPassword.value)).pipe(
+        Effect.catchAll((refused) =>
+          Effect.dieMessage(`acs cannot start: ${refused.message}. Set a stronger ADMIN_PASSWORD (it seeds the first admin) and start again.`)
+        )
+      )
+      yield* people.create({ orgId, email: config.adminEmail.value, name: "Administrator", role: "admin", password })
       yield* Effect.logInfo("seeded the first admin").pipe(Effect.annotateLogs({ email: config.adminEmail.value }))
     } else if (embedded) {
       const email = Option.getOrElse(config.adminEmail, () => DEFAULT_ADMIN_EMAIL)
-      const password = generatePassword()
+      const password = generatedPassword()
       yield* people.create({ orgId, email, name: "Administrator", role: "admin", password })
       // Printed once, on the first start only: the hash is all that is kept. The notice goes to stderr
-      // whatever the log level; the log line stays for log collectors.
+      // whatever the log level; the log line tells log collectors where it is, never the password itself,
+      // which would then sit in every log store the lines are shipped to (issue 32).
       yield* Console.error(firstStartNotice(email, password))
-      yield* Effect.logWarning("first start: sign in as the generated admin; this password is shown only now")
-        .pipe(Effect.annotateLogs({ email, password }))
+      yield* Effect.logWarning("first start: sign in as the generated admin with the password of the notice on stderr, shown only now")
+        .pipe(Effect.annotateLogs({ email }))
     } else {
       yield* Effect.logWarning("no person exists: set ADMIN_EMAIL and ADMIN_PASSWORD, or add one with `acs people add`")
     }

@@ -5,7 +5,8 @@ import { type Role, roleAccess } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { newId } from "../db/Ids.ts"
-import { generatePassword, hashPassword } from "./Secrets.ts"
+import { type AcceptedPassword, acceptPassword, generatedPassword } from "./PasswordRule.ts"
+import { hashPassword } from "./Secrets.ts"
 
 export interface PersonRow {
   readonly personId: string
@@ -53,7 +54,7 @@ export class People extends Effect.Service<People>()("acs/People", {
         Effect.orDie
       )
 
-    const create = (input: { orgId: string; email: string; name: string; role: Role; password: string }) =>
+    const create = (input: { orgId: string; email: string; name: string; role: Role; password: AcceptedPassword }) =>
       Effect.gen(function*() {
         const passwordHash = yield* hashPassword(input.password)
         const rows = yield* sql<PersonRow>`
@@ -69,7 +70,7 @@ export class People extends Effect.Service<People>()("acs/People", {
         Effect.orDie
       )
 
-    const setPassword = (personId: string, password: string) =>
+    const setPassword = (personId: string, password: AcceptedPassword) =>
       Effect.gen(function*() {
         const passwordHash = yield* hashPassword(password)
         yield* sql`UPDATE people SET password_hash = ${passwordHash} WHERE person_id = ${personId}`.pipe(Effect.orDie)
@@ -83,13 +84,17 @@ export class People extends Effect.Service<People>()("acs/People", {
       Effect.orDie
     )
 
-    /** An admin adds a person to their org; without a password one is generated and answered once. */
+    /**
+     * An admin adds a person to their org; without a password one is generated and answered once. A given
+     * password must pass the rule (auth/PasswordRule.ts): 422 `validation_failed` naming `password` otherwise.
+     */
     const add = (orgId: string, input: { email: string; name: string; role: Role; password?: string | undefined }) =>
       Effect.gen(function*() {
+        const given = input.password === undefined ? undefined : yield* acceptPassword("password", input.password)
         const taken = yield* sql<{ personId: string }>`SELECT person_id FROM people WHERE lower(email) = lower(${input.email})`.pipe(Effect.orDie)
         if (taken.length > 0) return yield* new Conflict({ message: `a person with the email ${input.email} exists already` })
-        const generated = input.password === undefined ? generatePassword() : undefined
-        const row = yield* create({ orgId, email: input.email, name: input.name, role: input.role, password: input.password ?? generated! })
+        const generated = given === undefined ? generatedPassword() : undefined
+        const row = yield* create({ orgId, email: input.email, name: input.name, role: input.role, password: given ?? generated! })
         yield* Effect.logInfo("person added").pipe(Effect.annotateLogs({ personId: row.personId, role: row.role }))
         return { person: toPerson(row), ...(generated === undefined ? {} : { password: generated }) }
       }).pipe(Effect.withSpan("People.add"))

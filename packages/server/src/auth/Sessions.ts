@@ -10,6 +10,8 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Config, Effect, Option } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { Invalidation } from "../db/Invalidation.ts"
+import { PasswordAttempts } from "../limits/PasswordAttempts.ts"
+import { acceptPassword } from "./PasswordRule.ts"
 import { People, type PersonRow, personPrincipal } from "./People.ts"
 import { newSessionToken, sha256, verifyPassword } from "./Secrets.ts"
 
@@ -27,6 +29,7 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
     const people = yield* People
     const ttlHours = yield* Config.number("SESSION_TTL_HOURS").pipe(Config.withDefault(12))
     const liveSessions = (yield* Invalidation).cache<LiveSession>("s")
+    const passwordAttempts = yield* PasswordAttempts
 
     /** A new session of the person: the token for the cookie, and the principal it authenticates. */
     const start = (person: PersonRow) =>
@@ -54,9 +57,13 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
     /**
      * A person changes their own password knowing the current one; every session of theirs ends, so a stolen
      * cookie stops working. The browser that asked continues on a new session (`resume`), which REST sets.
+     * The new password is checked first (a refusal tells nothing about the current one), then the attempt is
+     * counted against the person's limit (limits/PasswordAttempts.ts), then the current password is verified.
      */
     const changePassword = (personId: string, currentPassword: string, newPassword: string) =>
       Effect.gen(function*() {
+        const accepted = yield* acceptPassword("newPassword", newPassword)
+        yield* passwordAttempts.consume(personId)
         const person = yield* people.findById(personId)
         const ok = yield* verifyPassword(currentPassword, Option.getOrUndefined(person)?.passwordHash)
         if (!ok || Option.isNone(person)) {
@@ -65,7 +72,7 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
             validation_errors: ["currentPassword: does not match the signed-in person's password"]
           })
         }
-        yield* people.setPassword(personId, newPassword)
+        yield* people.setPassword(personId, accepted)
         yield* sql`UPDATE sessions SET ended_at = now() WHERE person_id = ${personId} AND ended_at IS NULL`.pipe(Effect.orDie)
         yield* Effect.logInfo("person changed their password; their sessions ended").pipe(Effect.annotateLogs({ personId }))
       }).pipe(Effect.withSpan("Sessions.changePassword"))
@@ -111,5 +118,5 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
 
     return { login, changePassword, resume, authenticate, end } as const
   }),
-  dependencies: [People.Default, Invalidation.Default]
+  dependencies: [People.Default, Invalidation.Default, PasswordAttempts.Default]
 }) {}

@@ -83,11 +83,22 @@ const withoutCancel = (client: Pg.PoolClient) => {
   Object.defineProperty(client, "processID", { value: undefined, writable: true })
 }
 
-/** The pool @effect/sql-pg would make (its defaults), with the marked statements prepared and no cancels. */
-const preparingPool = (url: Redacted.Redacted, maxConnections: number) =>
+/**
+ * The pool @effect/sql-pg would make (its defaults), with the marked statements prepared and no cancels, and a
+ * bound on waiting for a connection (opening one, or a free one from a full pool): past it the statement fails
+ * and the request is answered 503 `database_unavailable` (db/DatabaseOutage.ts) instead of hanging while the
+ * database is unreachable.
+ */
+const preparingPool = (url: Redacted.Redacted, maxConnections: number, connectTimeoutMs: number) =>
   Effect.acquireRelease(
     Effect.gen(function*() {
-      const pool = new Pg.Pool({ connectionString: Redacted.value(url), max: maxConnections, application_name: "acs", types })
+      const pool = new Pg.Pool({
+        connectionString: Redacted.value(url),
+        max: maxConnections,
+        connectionTimeoutMillis: connectTimeoutMs,
+        application_name: "acs",
+        types
+      })
       pool.on("connect", (client) => {
         prepareMarked(client)
         withoutCancel(client)
@@ -155,7 +166,8 @@ export const databaseLayer = (owner: string) => Layer.unwrapScoped(
     const url = yield* DatabaseMode
     if (Option.isSome(url)) {
       const maxConnections = yield* Config.integer("DATABASE_POOL_SIZE").pipe(Config.withDefault(10))
-      return PgClient.layerFromPool({ acquire: preparingPool(url.value, maxConnections), ...clientNames })
+      const connectTimeoutMs = yield* Config.integer("DATABASE_CONNECT_TIMEOUT_MS").pipe(Config.withDefault(10_000))
+      return PgClient.layerFromPool({ acquire: preparingPool(url.value, maxConnections, connectTimeoutMs), ...clientNames })
     }
     const dataDir = yield* Config.string("ACS_DATA_DIR").pipe(Config.withDefault("./.acs"))
     const port = yield* embeddedPostgres(dataDir, owner)

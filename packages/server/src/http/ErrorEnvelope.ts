@@ -11,12 +11,15 @@ import { toDeclaredError } from "../operations/Failures.ts"
 
 export { fromDecodeError, fromParseError, toDeclaredError } from "../operations/Failures.ts"
 
-/** The envelope response for a declared error, with `Retry-After` on the two retryable codes. */
+/** Seconds for `Retry-After`: a retryable error's `retry_after_ms`, rounded up, at least 1. */
+export const retryAfterSeconds = (retryAfterMs: number): string => String(Math.max(1, Math.ceil(retryAfterMs / 1000)))
+
+/** The envelope response for a declared error, with `Retry-After` on the retryable codes (those with `retry_after_ms`). */
 export const envelopeResponse = (error: AcsError) => {
   const { body, status } = toEnvelope(error)
   const response = HttpServerResponse.unsafeJson(body, { status })
-  return error._tag === "RateLimited" || error._tag === "UpstreamUnavailable"
-    ? HttpServerResponse.setHeader(response, "retry-after", String(Math.max(1, Math.ceil(error.retry_after_ms / 1000))))
+  return "retry_after_ms" in error
+    ? HttpServerResponse.setHeader(response, "retry-after", retryAfterSeconds(error.retry_after_ms))
     : response
 }
 

@@ -46,8 +46,10 @@ const accessOf = (operation: Operation): string => {
     : operation.account === true
     ? " The account must be within the caller's reach."
     : ""
-  return `**Access:** scope \`${operation.scope}\`${grant}.${reach} Counts against the \`${operation.bucket}\` ` +
-    "rate-limit bucket."
+  const charge = operation.bucket === "none"
+    ? " Counts against no rate-limit bucket: it is never refused for volume."
+    : ` Counts against the \`${operation.bucket}\` rate-limit bucket.`
+  return `**Access:** scope \`${operation.scope}\`${grant}.${reach}${charge}`
 }
 
 /**
@@ -74,7 +76,10 @@ const describeOperation = (operation: Json, seen: Set<string>) => {
 
 const polishOperation = (operation: Json) => {
   const responses = isRecord(operation["responses"]) ? operation["responses"] : {}
-  const authenticated = Array.isArray(operation["security"]) && operation["security"].length > 0
+  const id = operation["operationId"]
+  // An operation charged to no bucket (logout) sends no RateLimit-* headers.
+  const charged = !(typeof id === "string" && isOperationName(id) && Operations[id].bucket === "none")
+  const limited = charged && Array.isArray(operation["security"]) && operation["security"].length > 0
   for (const [status, response] of Object.entries(responses)) {
     if (!isRecord(response)) continue
     const content = response["content"]
@@ -82,7 +87,7 @@ const polishOperation = (operation: Json) => {
       content["application/json"] = { schema: envelopeRef("invalid_request_error") }
     }
     const headers: Json = { ...requestIdHeader }
-    if (status.startsWith("2") && authenticated) Object.assign(headers, rateLimitHeaders)
+    if (status.startsWith("2") && limited) Object.assign(headers, rateLimitHeaders)
     if (status === "201") headers["Location"] = header("The created resource")
     if (status === "429" || status === "503") {
       headers["Retry-After"] = header("Seconds to wait before retrying", { type: "integer" })

@@ -13,7 +13,7 @@ import { Effect, Option, Stream } from "effect"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
 import { answerRpc, CALLER_HEADER, callsStreamingProcedure, RpcAnswers } from "../rpc/RpcServerLive.ts"
 import { noteRequest } from "../telemetry/RequestFacts.ts"
-import { envelopeResponse } from "./ErrorEnvelope.ts"
+import { envelopeResponse, retryAfterSeconds } from "./ErrorEnvelope.ts"
 import { refusal } from "./FrontDoor.ts"
 import { MAX_BODY_BYTES, readJsonText } from "./RequestBody.ts"
 import { pathOf } from "./RequestPath.ts"
@@ -50,7 +50,8 @@ const answerRpcRequest = (request: HttpServerRequest.HttpServerRequest) =>
       return envelopeResponse(new NotFound({ message: `no route ${request.method} ${RPC_PATH}: RPC takes POST` }))
     }
     const authorization = request.headers["authorization"]
-    const principal = yield* Effect.option(authenticateKey(authorization))
+    // A key that cannot be checked now (the database is down) counts as none here; the procedure's own check answers.
+    const principal = yield* Effect.option(Effect.sandbox(authenticateKey(authorization)))
     const body = yield* Effect.either(readJsonText(request, Option.isSome(principal) ? MAX_BODY_BYTES : UNAUTHENTICATED_RPC_BYTES))
     if (body._tag === "Left") return refusal(body.left)
     const procedures = procedureNames(body.right)
@@ -70,5 +71,37 @@ const answerRpcRequest = (request: HttpServerRequest.HttpServerRequest) =>
       )
     }
     const caller = authorization === undefined ? Option.none() : Option.map(principal, (p) => ({ authorization, principal: p }))
-    return HttpServerResponse.text(yield* answerRpc(body.right, request.headers, caller), { contentType: RpcSerialization.ndjson.contentType })
+    const answered = yield* answerRpc(body.right, request.headers, caller)
+    const response = HttpServerResponse.text(answered, { contentType: RpcSerialization.ndjson.contentType })
+    const outage = outageOf(answered)
+    // Every procedure met the outage: the HTTP answer says so too, for proxies and plain HTTP clients.
+    return outage === undefined
+      ? response
+      : HttpServerResponse.setHeader(HttpServerResponse.setStatus(response, 503), "retry-after", retryAfterSeconds(outage))
   })
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+/** The `retry_after_ms` of an answer that is an Exit failing with `DatabaseUnavailable`; undefined for any other. */
+const unavailableRetry = (line: string): number | undefined => {
+  const message: unknown = JSON.parse(line)
+  if (!isRecord(message) || message["_tag"] !== "Exit" || !isRecord(message["exit"])) return undefined
+  const cause = message["exit"]["cause"]
+  if (!isRecord(cause) || cause["_tag"] !== "Fail" || !isRecord(cause["error"])) return undefined
+  const error = cause["error"]
+  return error["_tag"] === "DatabaseUnavailable" && typeof error["retry_after_ms"] === "number" ? error["retry_after_ms"] : undefined
+}
+
+/** When every answer of an RPC body is `DatabaseUnavailable`, its `retry_after_ms`; otherwise undefined. */
+const outageOf = (answered: string): number | undefined => {
+  // Answers are read only when one may be the outage's (the common answer never is).
+  if (!answered.includes("\"DatabaseUnavailable\"")) return undefined
+  let longest: number | undefined
+  for (const line of answered.split("\n")) {
+    if (line.length === 0) continue
+    const retry = unavailableRetry(line)
+    if (retry === undefined) return undefined
+    longest = Math.max(longest ?? 0, retry)
+  }
+  return longest
+}

@@ -1,13 +1,12 @@
 /**
- * The in-memory store behind the rate limits: one fixed one-minute window per key, counted from the key's
- * first call. Unlike @effect/experimental's memory store, which keeps every key it has ever seen, a window
- * is dropped once it has ended, so memory holds only the windows still open (issue 9: a flood of unique
- * login emails grew the heap without bound). Time comes from `Clock`, so TestClock drives it.
+ * The in-memory store behind the rate limits: one fixed window per key (one minute for the SPEC 8 buckets),
+ * counted from the key's first call. Unlike @effect/experimental's memory store, which keeps every key it has
+ * ever seen, a window is dropped once it has ended, so memory holds only the windows still open (issue 9: a
+ * flood of unique login emails grew the heap without bound). Time comes from `Clock`, so TestClock drives it.
  */
 import { Clock, Duration, Effect, Schedule } from "effect"
 
 export const WINDOW = Duration.minutes(1)
-const WINDOW_MS = Duration.toMillis(WINDOW)
 
 export type WindowResult =
   | { readonly _tag: "Allowed"; readonly remaining: number; readonly resetAfterMs: number }
@@ -18,8 +17,10 @@ interface Window {
   readonly resetAt: number
 }
 
-export class FixedWindows extends Effect.Service<FixedWindows>()("acs/FixedWindows", {
-  scoped: Effect.gen(function*() {
+/** A store whose windows all last `length`; its sweep runs for the life of the scope. */
+export const makeFixedWindows = (length: Duration.Duration) =>
+  Effect.gen(function*() {
+    const WINDOW_MS = Duration.toMillis(length)
     const windows = new Map<string, Window>()
 
     // Every window has the same length and a Map iterates in insertion order, so the windows opened
@@ -38,7 +39,7 @@ export class FixedWindows extends Effect.Service<FixedWindows>()("acs/FixedWindo
     // An idle instance frees the windows of its last burst too, not only on the next call.
     yield* Clock.currentTimeMillis.pipe(
       Effect.map(dropAllEnded),
-      Effect.repeat(Schedule.spaced(WINDOW)),
+      Effect.repeat(Schedule.spaced(length)),
       Effect.forkScoped
     )
 
@@ -71,4 +72,8 @@ export class FixedWindows extends Effect.Service<FixedWindows>()("acs/FixedWindo
 
     return { consume, size } as const
   })
+
+/** The one-minute windows of the SPEC 8 buckets and sign-in. */
+export class FixedWindows extends Effect.Service<FixedWindows>()("acs/FixedWindows", {
+  scoped: makeFixedWindows(WINDOW)
 }) {}

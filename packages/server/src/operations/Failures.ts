@@ -1,13 +1,15 @@
 /**
  * Every failure of an operation as a declared SPEC error, whatever the surface: declared errors as they are;
  * decode failures, malformed JSON and text Postgres cannot store as 400 `invalid_request` naming the problem;
- * an unknown route as 404 `not_found`; anything else a defect, logged with its cause, and 500 `internal` with a
- * generic message. REST's envelope middleware, the RPC procedures and the MCP tools answer with it.
+ * an unknown route as 404 `not_found`; the database out of reach (however the service met it) as 503
+ * `database_unavailable`; anything else a defect, logged with its cause, and 500 `internal` with a generic
+ * message. REST's envelope middleware, the RPC procedures and the MCP tools answer with it.
  */
 import { type AcsError, Internal, InvalidRequest, isAcsError, NotFound } from "@acs/domain/Errors"
 import { HttpApiError, HttpServerError } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option, ParseResult } from "effect"
+import { databaseUnavailable, isDatabaseUnreachable } from "../db/DatabaseOutage.ts"
 
 /** Messages quote what the client sent (a value, a path); past this many characters the quote is cut. */
 const MAX_QUOTE_CHARS = 200
@@ -48,6 +50,12 @@ export const toDeclaredError = (cause: Cause.Cause<unknown>) =>
       if (error instanceof HttpServerError.RouteNotFound) {
         return Option.some(new NotFound({ message: `no route ${error.request.method} ${clip(error.request.url.split("?")[0] ?? "")}` }))
       }
+    }
+    // Most services make an SqlError a defect: an outage is found among the failures and defects alike.
+    const unreachable = [...Cause.failures(cause), ...Cause.defects(cause)].find(isDatabaseUnreachable)
+    if (unreachable !== undefined) {
+      yield* Effect.logWarning("the database is unavailable", unreachable)
+      return Option.some<AcsError>(databaseUnavailable)
     }
     const defect = Cause.dieOption(cause)
     if (isUnstorableText(Option.getOrUndefined(failure)) || isUnstorableText(Option.getOrUndefined(defect))) {

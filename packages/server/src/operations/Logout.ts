@@ -1,6 +1,7 @@
 /**
  * The operations of a person's session: logout ends it (what ends it, the cookie, is REST's) and a person
- * changes their own password; a key is refused as a malformed request.
+ * changes their own password; a key is refused as a malformed request. Logout counts against no rate-limit
+ * bucket (Operations.ts): a person whose writes are used up can still end their session.
  */
 import { InvalidRequest } from "@acs/domain/Errors"
 import { Effect } from "effect"

@@ -80,7 +80,13 @@ const makeAuthenticateCaller = Effect.gen(function*() {
   const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof authenticateKey>>>()
   return (headers: Headers.Headers): Effect.Effect<Principal, AcsError> => {
     const known = callers.find(headers[CALLER_HEADER], headers["authorization"])
-    if (known === undefined) return authenticateKey(headers["authorization"]).pipe(Effect.provide(context))
+    if (known === undefined) {
+      return authenticateKey(headers["authorization"]).pipe(
+        Effect.provide(context),
+        // A key that cannot be looked up (the database is down) is refused as the procedures refuse: a SPEC error.
+        Effect.catchAllDefect((defect) => Effect.flatMap(toDeclaredError(Cause.die(defect)), (error) => Effect.fail(Option.getOrThrow(error))))
+      )
+    }
     // The procedure runs in the RPC server's fiber: its lookups (the account) rely on the request's barrier.
     return known.barrierPassed ? Effect.as(assumeBarrierPassed, known.principal) : Effect.succeed(known.principal)
   }

@@ -3,7 +3,7 @@
  * apt-get when missing and we are root), initialised in a temp directory, started on a free port with
  * fsync off, and removed at the end. As root, the server runs as the `postgres` user.
  */
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFile, execFileSync, spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
@@ -49,9 +49,20 @@ const asPostgres = (command: string, args: ReadonlyArray<string>) => {
   return result.stdout
 }
 
+/** As asPostgres, without blocking the event loop: requests a test sends meanwhile keep going. */
+const asPostgresAsync = (command: string, args: ReadonlyArray<string>): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const [file, argv] = isRoot ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, [...args]]
+    execFile(file, argv, (error, stdout, stderr) => error ? reject(new Error(`${command} failed: ${stderr || stdout}`)) : resolve())
+  })
+
 export interface Cluster {
   readonly port: number
   readonly url: (database: string) => string
+  /** Stops the server as an administrator would (`pg_ctl stop -m fast`: sessions end with 57P01), keeping the data. */
+  readonly halt: () => Promise<void>
+  /** Starts the halted server again on the same port and data. */
+  readonly resume: () => Promise<void>
   readonly stop: () => void
 }
 
@@ -63,7 +74,7 @@ export const startCluster = async (): Promise<Cluster> => {
   if (isRoot) execFileSync("chown", ["postgres", dir])
   asPostgres(Path.join(bin, "initdb"), ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
   const port = await freePort()
-  asPostgres(Path.join(bin, "pg_ctl"), [
+  const startArgs = [
     "-D",
     data,
     "-l",
@@ -76,10 +87,13 @@ export const startCluster = async (): Promise<Cluster> => {
     // pg_stat_statements: tests and the bench count the statements acs sends (it must be loaded at start).
     `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_preload_libraries=pg_stat_statements`,
     "start"
-  ])
+  ]
+  asPostgres(Path.join(bin, "pg_ctl"), startArgs)
   return {
     port,
     url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    halt: () => asPostgresAsync(Path.join(bin, "pg_ctl"), ["-D", data, "-m", "fast", "-w", "-t", "600", "stop"]),
+    resume: () => asPostgresAsync(Path.join(bin, "pg_ctl"), startArgs),
     stop: () => {
       try {
         asPostgres(Path.join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "stop"])

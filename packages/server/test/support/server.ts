@@ -26,7 +26,8 @@ export const NO_RATE_LIMITS = {
   RATE_LIMIT_READ: "1000000",
   RATE_LIMIT_WRITE: "1000000",
   RATE_LIMIT_EXPENSIVE: "1000000",
-  RATE_LIMIT_LOGIN: "1000000"
+  RATE_LIMIT_LOGIN: "1000000",
+  RATE_LIMIT_PASSWORD_CHECK: "1000000"
 } as const
 
 /** Waits (minutes, on a busy machine: wait.ts) for /readyz to answer 200; fails at once if the process ends. */

@@ -13,6 +13,8 @@ describe("the error table", () => {
       const body = ErrorBodies[tag as keyof typeof ErrorBodies]
       expect(HttpApiSchema.getStatusError(body as Schema.Schema.Any)).toBe(entry.status)
     }
+    // A database outage is a retryable 503 of its own (issue 32), not 500 `internal`.
+    expect(ErrorCodes.database_unavailable).toBe(503)
   })
 
   it.effect("encodes the SPEC envelope with the class's own fields, retry_after_ms also at the top", () =>
