@@ -189,6 +189,23 @@ describe("acs client commands", () => {
     expect((await p.settle(revert.actionId, ["applied", "failed"])).status).toBe("applied")
   })
 
+  it("tells each caller what it may do with each pending change, and why, in words", async () => {
+    const proposed = jsonOf<Proposal>(await acs(keys.write, "propose", "budget-change", project, "--body", JSON.stringify(await budgetCut("who may decide")), "--json"))
+    const rowOf = (stdout: string) => stdout.split("\n").find((line) => line.startsWith(proposed.actionId) && !line.includes(": "))
+    // The bootstrap key made the script's key: both answer to it, so it may withdraw the change, not approve it.
+    const byCreator = await acs(BOOTSTRAP_KEY, "approvals", project, "--limit", "1000")
+    expect(byCreator.code, byCreator.stderr).toBe(0)
+    expect(rowOf(byCreator.stdout)).toMatch(/ reject /)
+    expect(byCreator.stdout).toMatch(new RegExp(`^${proposed.actionId}: this key and the key that proposed the change \\("cli script"\\) both answer to the org key`, "m"))
+    const byApprover = await acs(keys.approver, "approvals", project, "--limit", "1000")
+    expect(rowOf(byApprover.stdout)).toMatch(/ approve /)
+    expect(byApprover.stdout).not.toContain(`${proposed.actionId}: `)
+    const byScript = await acs(keys.write, "approvals", project, "--limit", "1000")
+    expect(rowOf(byScript.stdout)).toMatch(/ read /)
+    expect(byScript.stdout).toMatch(new RegExp(`^${proposed.actionId}: deciding a change needs the canApprove grant`, "m"))
+    expect((await acs(keys.approver, "reject", project, proposed.actionId)).code).toBe(0)
+  })
+
   it("rejects with a reason, and pages the ledger with the printed nextBefore cursor", async () => {
     const proposed = jsonOf<Proposal>(await acs(keys.write, "propose", "budget-change", project, "--body", JSON.stringify(await budgetCut("to reject")), "--json"))
     const table = await acs(keys.approver, "reject", project, proposed.actionId, "--reason", "not this week")
