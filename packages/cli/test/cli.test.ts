@@ -75,8 +75,9 @@ describe("acs admin commands on PostgreSQL", () => {
 
     const table = await runAcs(["keys", "list"], env)
     expect(table.code).toBe(0)
-    expect(table.stdout.split("\n")[0]).toMatch(/^KEY ID\s+NAME\s+SCOPE/)
-    expect(table.stdout).toContain(created.key.keyId)
+    expect(table.stdout.split("\n")[0]).toMatch(/^KEY ID\s+NAME\s+ANSWERS TO\s+SCOPE/)
+    // An operator's key is an org key: it answers to nobody but the org.
+    expect(table.stdout.split("\n").find((line) => line.startsWith(created.key.keyId))).toMatch(/\s+org key\s+admin\s/)
 
     const revoked = jsonOf<{ keyId: string; revoked: boolean }>(await runAcs(["keys", "revoke", created.key.keyId, "--json"], env))
     expect(revoked).toEqual({ keyId: created.key.keyId, revoked: true })
