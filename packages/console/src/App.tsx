@@ -12,7 +12,8 @@ import { KeysPage } from "./pages/Keys.tsx"
 import { LedgerPage } from "./pages/Ledger.tsx"
 import { PasswordPage } from "./pages/Password.tsx"
 import { PolicyPage } from "./pages/Policy.tsx"
-import type { Session } from "./session.ts"
+import { NOT_FOUND } from "./routes.ts"
+import { accountOf, type Session } from "./session.ts"
 
 const PAGES = [
   { route: "approvals", label: "Approvals" },
@@ -49,6 +50,15 @@ const SignIn = (props: { readonly onSignedIn: (principal: Principal) => void }) 
   )
 }
 
+/** A link that names no page of the console, or an account the person does not reach. */
+const NotFound = () => (
+  <section aria-labelledby="not-found-title">
+    <h1 id="not-found-title">Page not found</h1>
+    <p>Nothing in the console is at this address: the link may be mistyped, or name an account you do not reach.</p>
+    <p><a href="#/approvals">Go to the approvals</a></p>
+  </section>
+)
+
 const LiveIndicator = () => {
   const [mode, setMode] = useState(liveMode)
   useEffect(() => {
@@ -63,27 +73,32 @@ const LiveIndicator = () => {
 }
 
 const Shell = (props: { readonly session: Session; readonly onSignOut: () => void }) => {
-  const route = useRoute()
-  const page = route[0] ?? "approvals"
-  const param = route[1]
+  const parsed = useRoute()
+  // An account the person does not reach is no page either: its id never reaches an API path.
+  const route = parsed.page !== "not-found" && parsed.projectId !== undefined && accountOf(props.session, parsed.projectId) === undefined
+    ? NOT_FOUND
+    : parsed
+  const page = route.page
   const [menuOpen, setMenuOpen] = useState(false)
   const signOut = async () => {
     await api((c) => c.auth.logout())
     props.onSignOut()
   }
   const content = (() => {
-    switch (page) {
+    switch (route.page) {
+      case "not-found":
+        return <NotFound />
       case "ledger":
-        return <LedgerPage session={props.session} projectId={param} />
+        return <LedgerPage session={props.session} projectId={route.projectId} />
       case "accounts":
-        return <AccountsPage session={props.session} projectId={param} />
+        return <AccountsPage session={props.session} projectId={route.projectId} />
       case "policy":
-        return <PolicyPage session={props.session} projectId={param} />
+        return <PolicyPage session={props.session} projectId={route.projectId} />
       case "keys":
         return <KeysPage session={props.session} />
       case "password":
         return <PasswordPage />
-      default:
+      case "approvals":
         return <ApprovalsPage session={props.session} />
     }
   })()
@@ -99,7 +114,7 @@ const Shell = (props: { readonly session: Session; readonly onSignOut: () => voi
           <ul>
             {PAGES.map((p) => (
               <li key={p.route}>
-                <a href={`#/${p.route}`} aria-current={page === p.route || (p.route === "approvals" && route.length === 0) ? "page" : undefined}
+                <a href={`#/${p.route}`} aria-current={page === p.route ? "page" : undefined}
                   onClick={() => setMenuOpen(false)}>
                   {p.label}
                 </a>

@@ -2,7 +2,8 @@
  * The console's only way to the API: the typed client derived from the HttpApi declaration the server
  * implements (`HttpApiClient.make(Api)`), over fetch with the person's session cookie. The session cookie
  * counts on an unsafe method only with `Content-Type: application/json`, body or not (the CSRF rule every
- * browser client meets), so every POST, PUT and DELETE says it.
+ * browser client meets), so every POST, PUT and DELETE says it. Every path parameter is encoded on its way in
+ * (`encodingPaths`).
  */
 import { Api } from "@acs/domain/Api"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
@@ -20,7 +21,41 @@ const makeClient = HttpApiClient.make(Api, { baseUrl: window.location.origin, tr
 
 export type Client = Effect.Effect.Success<typeof makeClient>
 
-const client: Promise<Client> = Effect.runPromise(makeClient.pipe(Effect.provide(FetchHttpClient.layer)))
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+/** A path parameter as it goes into the URL: encoded, and never empty or a dot segment (the URL would resolve it). */
+const pathSegment = (value: unknown): string | undefined =>
+  typeof value !== "string" || value === "" || value === "." || value === ".." ? undefined : encodeURIComponent(value)
+
+/**
+ * The typed client with every path parameter encoded. HttpApiClient puts parameters into the path as they are,
+ * so an id holding `/`, `?`, `#` or `..` would send the request to another endpoint; one that cannot be a
+ * segment at all is refused here, and nothing is sent.
+ */
+const encodingPaths = (typed: Client): Client =>
+  new Proxy(typed, {
+    get: (groups, group) => {
+      const endpoints: unknown = Reflect.get(groups, group)
+      if (!isRecord(endpoints)) return endpoints
+      return new Proxy(endpoints, {
+        get: (target, name) => {
+          const endpoint: unknown = Reflect.get(target, name)
+          if (typeof endpoint !== "function") return endpoint
+          return (request: unknown) => {
+            if (!isRecord(request) || !isRecord(request["path"])) return endpoint(request)
+            const path = Object.entries(request["path"]).map(([key, value]) => [key, pathSegment(value)] as const)
+            const refused = path.find(([, value]) => value === undefined)
+            if (refused !== undefined) {
+              return Effect.fail({ error: { code: "not_found", message: `${refused[0]}: not an id of acs` } })
+            }
+            return endpoint({ ...request, path: Object.fromEntries(path) })
+          }
+        }
+      })
+    }
+  })
+
+const client: Promise<Client> = Effect.runPromise(makeClient.pipe(Effect.provide(FetchHttpClient.layer), Effect.map(encodingPaths)))
 
 /** What a refusal says: the SPEC envelope's code and message, or the failure's own message. */
 export interface ApiFailure {
@@ -28,8 +63,6 @@ export interface ApiFailure {
   readonly message: string
   readonly requiredGrant?: string
 }
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
 export const toFailure = (error: unknown): ApiFailure => {
   if (isRecord(error) && isRecord(error["error"])) {

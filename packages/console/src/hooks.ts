@@ -1,6 +1,7 @@
 /** Loading through the typed client, reading again on live events, and the clock the pages show ages with. */
 import { useEffect, useState } from "preact/hooks"
 import { type LiveEvent, subscribe } from "./live.ts"
+import { parseRoute, type Route } from "./routes.ts"
 
 export interface Loaded<A> {
   readonly data: A | undefined
@@ -65,12 +66,11 @@ export const useNow = (): number => {
   return now
 }
 
-/** The hash route: `#/ledger/prj_1` → ["ledger", "prj_1"]. */
-export const useRoute = (): ReadonlyArray<string> => {
-  const parse = () => window.location.hash.replace(/^#\/?/, "").split("/").filter((part) => part.length > 0).map(decodeURIComponent)
-  const [route, setRoute] = useState(parse)
+/** The hash route (routes.ts), followed as the hash changes. */
+export const useRoute = (): Route => {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash))
   useEffect(() => {
-    const onChange = () => setRoute(parse())
+    const onChange = () => setRoute(parseRoute(window.location.hash))
     window.addEventListener("hashchange", onChange)
     return () => window.removeEventListener("hashchange", onChange)
   }, [])

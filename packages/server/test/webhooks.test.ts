@@ -3,30 +3,51 @@
  * README's own snippet, each event received once per successful delivery, retries after 500s and timeouts,
  * nothing lost when the server is SIGKILLed mid-delivery, when an event commits while no instance runs, or when
  * two instances deliver; a commit waking the deliveries without their poll; the Slack format, the
- * endpoint disabled after its retry window and enabled again; and the SSRF guard refusing private,
- * loopback, link-local, redirecting and non-https targets.
+ * endpoint disabled after its retry window and enabled again; and the SSRF guard refusing non-public addresses in
+ * every form (issue 32), at save and at connect, without saying what a name resolved to, and redirecting and
+ * non-https targets.
  */
 import * as Crypto from "node:crypto"
+import * as Dns from "node:dns"
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Transitions } from "../src/actions/Transitions.ts"
 import { databaseLayer } from "../src/db/Database.ts"
+import { nonPublicRange } from "../src/events/PublicAddress.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { type Receiver, startReceiver } from "./support/receiver.ts"
 import { BOOTSTRAP_KEY, call, repoRoot, type RunningServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
 type Verify = (rawBody: string, header: string, secret: string, toleranceSeconds?: number) => boolean
+type VerifiedEvent = (rawBody: string, header: string, secret: string) => { readonly eventId: string } | null
 
 /** The README's verification snippet itself, run as a receiver would run it. */
-const documentedVerify = (): Verify => {
+const documentedSnippet = (): { readonly verify: Verify; readonly verifiedEvent: VerifiedEvent } => {
   const readme = Fs.readFileSync(Path.join(repoRoot, "README.md"), "utf8")
   const block = /```js\n([\s\S]*?\/\/ acs-verify-signature[\s\S]*?)```/.exec(readme)
   if (block === null) throw new Error("README has no acs-verify-signature snippet")
   const code = block[1]!.replace(/^import .*$/m, "")
-  return new Function("crypto", `${code}\nreturn verifyAcsSignature`)(Crypto) as Verify
+  return new Function("crypto", `${code}\nreturn { verify: verifyAcsSignature, verifiedEvent: verifiedAcsEvent }`)(Crypto) as {
+    verify: Verify
+    verifiedEvent: VerifiedEvent
+  }
+}
+
+/**
+ * A name this machine resolves to non-public addresses only (its own name — loopback or the container's private
+ * address — or Debian's ip6-localhost), with what it resolves to. `localhost` is refused by its name already.
+ */
+const privateName = async () => {
+  for (const name of [Os.hostname(), "ip6-localhost", "ip6-loopback"]) {
+    if (name === "localhost" || name.endsWith(".localhost")) continue
+    const addresses = await Dns.promises.lookup(name, { all: true }).catch(() => [])
+    if (addresses.length > 0 && addresses.every((a) => nonPublicRange(a.address) !== undefined)) return { name, addresses: addresses.map((a) => a.address) }
+  }
+  throw new Error("no name of this machine resolves to non-public addresses only: the connect-time check cannot be shown")
 }
 
 /** acs's own database layer in this process, on the pipeline's database. */
@@ -35,7 +56,7 @@ const databaseAt = (url: string) =>
 
 let p: Pipeline
 let receiver: Receiver
-const verify = documentedVerify()
+const { verify, verifiedEvent } = documentedSnippet()
 let campaign: { readonly campaignId: string; readonly dailyBudgetMicros: number }
 let step = 0
 
@@ -122,6 +143,32 @@ describe("deliveries", () => {
     const deliveries = (log.body as { deliveries: Array<{ eventType: string; status: string; attempts: number; lastStatusCode: number }> }).deliveries
     expect(deliveries.filter((d) => d.eventType === "action.proposed").slice(0, 3).every((d) => d.status === "delivered" && d.lastStatusCode === 200))
       .toBe(true)
+  })
+
+  it("the README's snippet gives the event id from the signed body: dedupe on it, whatever the Acs-Event-Id header says", async () => {
+    receiver.answer = () => ({ status: 200 })
+    const actionId = await queue()
+    await deliveredOnce(actionId)
+    const request = requestsFor(actionId)[0]!
+    const events = await p.as("key", "GET", "/events?type=action.proposed&limit=50")
+    const event = (events.body as { events: Array<{ eventId: string; data: { action?: { actionId?: string } } }> }).events
+      .find((e) => e.data.action?.actionId === actionId)!
+    expect(verifiedEvent(request.rawBody, request.signature!, secret)?.eventId).toBe(event.eventId)
+    // A receiver deduping as the README says: a replay of the delivery under another Acs-Event-Id header (which
+    // the signature does not cover, and the snippet does not read) is the same event; a body whose eventId was
+    // changed is no delivery at all.
+    const seen = new Set<string>()
+    const receive = (rawBody: string, _acsEventIdHeader: string) => {
+      const verified = verifiedEvent(rawBody, request.signature!, secret)
+      if (verified === null) return "refused"
+      if (seen.has(verified.eventId)) return "duplicate"
+      seen.add(verified.eventId)
+      return "processed"
+    }
+    expect(receive(request.rawBody, request.eventId!)).toBe("processed")
+    expect(receive(request.rawBody, "evt_forged")).toBe("duplicate")
+    expect(receive(request.rawBody.replace(event.eventId, "evt_forged000000000000"), "evt_forged000000000000")).toBe("refused")
+    expect([...seen]).toEqual([event.eventId])
   })
 
   it("retries after 500s and after a timeout, with backoff, until a 2xx", async () => {
@@ -260,6 +307,49 @@ describe("deliveries", () => {
     await p.as("key", "DELETE", `/webhooks/${(created.body as { webhook: { webhookId: string } }).webhook.webhookId}`)
   })
 
+  it("slack format: a campaign name with Slack markup arrives as text, escaped in every field (the exact body)", async () => {
+    await deleteAll()
+    const created = await createWebhook({ url: `${receiver.url}/slack-escaped`, events: ["action.proposed"], format: "slack" })
+    expect(created.status, created.text).toBe(201)
+    const listed = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?limit=5`)
+    const target = (listed.body as { campaigns: Array<{ campaignId: string; name: string }> }).campaigns.find((c) => c.campaignId !== campaign.campaignId)!
+    const name = `<!channel> <https://evil.example/?a=1&b=2|click> & co ${step}`
+    const proposed = await p.propose("rename", { entity: "campaign", id: target.campaignId, name, reason: "<@U024BE7LH> please & thanks" }, { as: "key" })
+    expect(proposed.status, proposed.text).toBe(201)
+    const actionId = (proposed.body as { actionId: string }).actionId
+    const action = (await p.as("key", "GET", `/accounts/${p.account.projectId}/actions/${actionId}`)).body as {
+      actionId: string
+      summary: string
+      policyReasons: Array<string>
+      proposedBy: { name: string }
+    }
+    const message = await waitFor("the Slack message", () =>
+      Promise.resolve(receiver.received.find((r) => r.rawBody.includes(action.actionId) && "blocks" in r.body)), (r) => r !== undefined)
+    const escaped = (value: string) => value.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
+    const summary = `Rename campaign "${escaped(target.name)}" to "&lt;!channel&gt; &lt;https://evil.example/?a=1&amp;b=2|click&gt; &amp; co ${step}"`
+    expect(escaped(action.summary)).toBe(summary)
+    expect(JSON.parse(message!.rawBody)).toEqual({
+      text: `A change waits for approval: ${summary}`,
+      blocks: [
+        { type: "header", text: { type: "plain_text", text: "A change waits for approval" } },
+        {
+          type: "section",
+          text: {
+            type: "mrkdwn",
+            text: [
+              `*${summary}*`,
+              `Proposed by ${escaped(action.proposedBy.name)}: “&lt;@U024BE7LH&gt; please &amp; thanks”`,
+              ...action.policyReasons.map((reason) => `• ${escaped(reason)}`),
+              `<${p.server.baseUrl}/#/approvals/${p.account.projectId}|Open ${action.actionId} in acs>`
+            ].join("\n")
+          }
+        },
+        { type: "context", elements: [{ type: "mrkdwn", text: `action.proposed · ${message!.eventId}` }] }
+      ]
+    })
+    await p.as("key", "DELETE", `/webhooks/${(created.body as { webhook: { webhookId: string } }).webhook.webhookId}`)
+  })
+
   it("an endpoint failing for its whole retry window is disabled, and an admin enables it again", async () => {
     await deleteAll()
     await p.restart({ ...FAST, WEBHOOK_RETRY_WINDOW_SECONDS: "2" })
@@ -285,26 +375,89 @@ describe("deliveries", () => {
 })
 
 describe("the SSRF guard", () => {
-  it("refuses non-https, loopback, private and link-local targets by default", async () => {
+  /** Runs `body` against the server with the guard's default (private networks refused), then back to FAST. */
+  const privateRefused = async (body: () => Promise<void>) => {
     await p.restart({ ...FAST, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" })
+    try {
+      await body()
+    } finally {
+      await p.restart(FAST)
+    }
+  }
+
+  it("refuses non-https targets and every form of a non-public address (issue 32: IPv6 forms embedding an IPv4)", () => privateRefused(async () => {
     for (const url of [
       "http://hooks.example.com/acs",
-      "https://127.0.0.1/hook",
       "https://localhost/hook",
-      "https://10.1.2.3/hook",
-      "https://192.168.1.1/hook",
-      "https://172.16.0.1/hook",
-      "https://169.254.169.254/latest/meta-data",
-      "https://[::1]/hook",
-      "https://[fe80::1]/hook",
-      "https://[::ffff:127.0.0.1]/hook",
+      "https://localhost./hook",
       "ftp://hooks.example.com/"
     ]) {
       const refused = await createWebhook({ url, events: ["action.proposed"] })
       expect(refused.status, `${url}: ${refused.text}`).toBe(422)
       expect((refused.body as { error: { code: string } }).error.code).toBe("validation_failed")
     }
-    await p.restart(FAST)
+    for (const [url, range] of [
+      ["https://127.0.0.1/hook", /loopback/],
+      ["https://2130706433/hook", /loopback/],
+      ["https://10.1.2.3/hook", /private/],
+      ["https://192.168.1.1/hook", /private/],
+      ["https://172.16.0.1/hook", /private/],
+      ["https://100.64.0.1/hook", /carrier-grade NAT/],
+      ["https://169.254.169.254/latest/meta-data", /link-local/],
+      ["https://0.0.0.0/hook", /unspecified/],
+      ["https://224.0.0.251/hook", /multicast/],
+      ["https://[::1]/hook", /loopback/],
+      ["https://[::]/hook", /unspecified/],
+      ["https://[fe80::1]/hook", /link-local/],
+      ["https://[::ffff:127.0.0.1]/hook", /IPv4-mapped loopback/],
+      ["https://[::127.0.0.1]/x", /IPv4-compatible/],
+      ["https://[64:ff9b::a9fe:a9fe]/hook", /NAT64 link-local/],
+      ["https://[64:ff9b:1::a00:1]/hook", /local-use NAT64/],
+      ["https://[2002:a00:1::1]/hook", /6to4/],
+      ["https://[2001:0:4136:e378:8000:63bf:f5ff:fefe]/hook", /Teredo/],
+      ["https://[fd12:3456::1]/hook", /unique local/],
+      ["https://[fec0::1]/hook", /site-local/],
+      ["https://[ff02::1]/hook", /multicast/]
+    ] as const) {
+      const refused = await createWebhook({ url, events: ["action.proposed"] })
+      expect(refused.status, `${url}: ${refused.text}`).toBe(422)
+      const error = (refused.body as { error: { code: string; message: string } }).error
+      expect(error.code).toBe("validation_failed")
+      expect(error.message, url).toMatch(/url: the host \S+ is not a public address/)
+      expect(error.message, url).toMatch(range)
+    }
+  }))
+
+  it("refuses a name that resolves to a non-public address without saying the address", async () => {
+    const { name, addresses } = await privateName()
+    await privateRefused(async () => {
+      const refused = await createWebhook({ url: `https://${name}/hook`, events: ["action.proposed"] })
+      expect(refused.status, refused.text).toBe(422)
+      const error = (refused.body as { error: { code: string; message: string } }).error
+      expect(error.message).toBe(`the webhook cannot be saved: url: the host ${name} does not resolve to a public address`)
+      for (const address of addresses) expect(refused.text).not.toContain(address)
+    })
+  })
+
+  it("refuses at connect time a saved name that now resolves to a non-public address (DNS rebinding), without saying the address", async () => {
+    await deleteAll()
+    const { name, addresses } = await privateName()
+    // Saved while private networks were allowed: as if the name had resolved to a public address then.
+    const created = await createWebhook({ url: `https://${name}:${new URL(receiver.url).port}/rebound`, events: ["action.proposed"] })
+    expect(created.status, created.text).toBe(201)
+    const id = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
+    await privateRefused(async () => {
+      const seen = receiver.received.length
+      expect((await p.as("key", "POST", `/webhooks/${id}/test`)).status).toBe(202)
+      const log = await waitFor("the refused attempt", async () => {
+        const answer = await p.as("key", "GET", `/webhooks/${id}/deliveries`)
+        return (answer.body as { deliveries: Array<{ status: string; lastError: string | null; lastStatusCode: number | null }> }).deliveries
+      }, (d) => d.length > 0 && d[0]!.lastError !== null, { show: (d) => JSON.stringify(d) })
+      expect(log[0]).toMatchObject({ status: "pending", lastStatusCode: null, lastError: `the host ${name} does not resolve to a public address` })
+      for (const address of addresses) expect(JSON.stringify(log)).not.toContain(address)
+      expect(receiver.received.length).toBe(seen)
+    })
+    await p.as("key", "DELETE", `/webhooks/${id}`)
   })
 
   it("does not follow a redirect: the delivery fails with the 3xx and the redirect's target sees nothing", async () => {

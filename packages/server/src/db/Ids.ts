@@ -1,9 +1,6 @@
-/** Opaque, URL-safe identifiers with a prefix that says what they name (`key_…`, `prj_…`). */
+/** Opaque, URL-safe identifiers with a prefix that says what they name (`key_…`, `prj_…`), of the form in domain/IdFormat.ts. */
+import { ID_ALPHABET as alphabet, ID_LENGTH as ID_BYTES } from "@acs/domain/IdFormat"
 import * as Crypto from "node:crypto"
-
-const alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
-
-const ID_BYTES = 16
 
 /**
  * Random bytes drawn 4 KiB at a time: every request makes ids (its request id, a proposal's action and job),

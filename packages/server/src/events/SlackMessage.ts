@@ -1,7 +1,10 @@
 /**
  * The `format: "slack"` body: a Slack incoming-webhook message (`text` for notifications, `blocks` for the
  * channel) made from an event, so a team sees a queued change — its summary, the policy's reasons, who
- * proposed it — with a link to it in the console, with no glue code.
+ * proposed it — with a link to it in the console, with no glue code. Every text from the event is escaped
+ * (`&`, `<`, `>`, Slack's control characters) in every field, the notification `text` and the header too: a
+ * campaign named `<!channel>` or `<https://evil|click>` arrives as those characters, not as a mention or a link.
+ * The only markup is acs's own (the bold summary and the console link).
  */
 
 const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -23,7 +26,7 @@ const headlines: Readonly<Record<string, string>> = {
   "ping": "Test ping from acs"
 }
 
-/** Escapes Slack's mrkdwn control characters. */
+/** Escapes Slack's control characters, which Slack decodes back in every text field (mrkdwn and plain_text alike). */
 const escape = (value: string) => value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 
 export const slackMessage = (body: Readonly<Record<string, unknown>>, publicUrl: string): Readonly<Record<string, unknown>> => {
@@ -47,7 +50,7 @@ export const slackMessage = (body: Readonly<Record<string, unknown>>, publicUrl:
     if (decisionReason !== "") lines.push(`Reason: ${escape(decisionReason)}`)
     const page = type === "action.proposed" || type === "action.demoted" ? "approvals" : "ledger"
     link = `${publicUrl.replace(/\/$/, "")}/#/${page}/${encodeURIComponent(projectId)}`
-    lines.push(`<${link}|Open ${actionId} in acs>`)
+    lines.push(`<${escape(link)}|Open ${escape(actionId)} in acs>`)
   }
   const sync = data["sync"]
   if (isObject(sync)) lines.push(`Account ${escape(projectId)}${text(sync["error"]) !== "" ? `: ${escape(text(sync["error"]))}` : ""}`)
@@ -55,9 +58,9 @@ export const slackMessage = (body: Readonly<Record<string, unknown>>, publicUrl:
   if (isObject(connection)) lines.push(escape(text(connection["error"])))
   const detail = lines.join("\n")
   return {
-    text: `${headline}${isObject(action) ? `: ${text(action["summary"])}` : ""}`,
+    text: escape(`${headline}${isObject(action) ? `: ${text(action["summary"])}` : ""}`),
     blocks: [
-      { type: "header", text: { type: "plain_text", text: headline } },
+      { type: "header", text: { type: "plain_text", text: escape(headline) } },
       ...(detail === "" ? [] : [{ type: "section", text: { type: "mrkdwn", text: detail } }]),
       { type: "context", elements: [{ type: "mrkdwn", text: `${escape(type)} · ${escape(text(body["eventId"]))}` }] }
     ]

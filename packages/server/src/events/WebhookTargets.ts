@@ -1,31 +1,14 @@
 /**
- * Where a webhook may point (no SSRF): https only, and only public addresses — every address a name resolves
- * to, checked again at each delivery by the connection's own DNS lookup (so a name that later resolves to a
- * private address is refused at that moment, not trusted from the day it was created). Loopback, private,
- * link-local, carrier-grade NAT, multicast and reserved ranges are refused unless
- * WEBHOOK_ALLOW_PRIVATE_NETWORKS=true, which also allows http (tests, intranets).
+ * Where a webhook may point (no SSRF): https only, and only public addresses (events/PublicAddress.ts, which
+ * judges the parsed address in every IPv6 form) — every address a name resolves to, checked again at each
+ * delivery by the connection's own DNS lookup (so a name that later resolves to a non-public address is refused
+ * at that moment, not trusted from the day it was created). WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lifts the rule
+ * and also allows http (tests, intranets). A refusal names the URL's host, never what a name resolved to: an
+ * admin must not learn the internal network's addresses from it.
  */
 import * as Dns from "node:dns"
 import * as Net from "node:net"
-
-const blocked = new Net.BlockList()
-for (const [network, prefix] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4]
-] as const) blocked.addSubnet(network, prefix, "ipv4")
-for (const [network, prefix] of [
-  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["2001:db8::", 32], ["64:ff9b::", 96], ["100::", 64]
-] as const) blocked.addSubnet(network, prefix, "ipv6")
-
-/** True for an address no webhook may reach by default (an IPv4-mapped IPv6 address counts as its IPv4). */
-export const isPrivateAddress = (address: string): boolean => {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  if (mapped !== null) return blocked.check(mapped[1]!, "ipv4")
-  const family = Net.isIP(address)
-  if (family === 0) return true
-  return blocked.check(address, family === 4 ? "ipv4" : "ipv6")
-}
+import { nonPublicRange } from "./PublicAddress.ts"
 
 /** Why `url` cannot be a webhook target, without resolving it; undefined when its form is acceptable. */
 export const urlRefusal = (url: string, allowPrivate: boolean): string | undefined => {
@@ -37,35 +20,50 @@ export const urlRefusal = (url: string, allowPrivate: boolean): string | undefin
   }
   if (parsed.protocol !== "https:" && !(allowPrivate && parsed.protocol === "http:")) return "url: must be https"
   if (parsed.username !== "" || parsed.password !== "") return "url: must not carry credentials"
+  if (allowPrivate) return undefined
+  // The URL parser has normalized the host: IPv4 in any notation is dotted, IPv6 is compressed hex in brackets.
   const host = parsed.hostname.replace(/^\[|\]$/g, "")
-  if (!allowPrivate && Net.isIP(host) !== 0 && isPrivateAddress(host)) {
-    return `url: ${host} is a private, loopback or link-local address`
+  if (Net.isIP(host) !== 0) {
+    const range = nonPublicRange(host)
+    return range === undefined ? undefined : `url: the host ${parsed.hostname} is not a public address (${range})`
   }
-  if (!allowPrivate && (host === "localhost" || host.endsWith(".localhost"))) return "url: localhost is not reachable from acs"
+  const name = host.replace(/\.$/, "")
+  if (name === "localhost" || name.endsWith(".localhost")) return `url: the host ${parsed.hostname} is not allowed (localhost)`
   return undefined
 }
 
-/** Resolves `hostname` and refuses it when any of its addresses is private (unless allowed). */
+/** Lookup failures that say nothing of the name (the resolver is down or slow): worth trying again. */
+const TEMPORARY = new Set(["EAI_AGAIN", "ETIMEOUT"])
+
+/**
+ * Resolves `hostname` and refuses it when any of its addresses is not public (unless allowed). A name that
+ * does not exist and one that resolves to a non-public address are refused alike, so the refusal tells nothing
+ * of the internal network's names either.
+ */
 export const resolvePublic = (hostname: string, allowPrivate: boolean): Promise<ReadonlyArray<Dns.LookupAddress>> =>
   new Promise((resolve, reject) => {
     const host = hostname.replace(/^\[|\]$/g, "")
     if (Net.isIP(host) !== 0) {
-      return !allowPrivate && isPrivateAddress(host)
-        ? reject(new Error(`${host} is a private, loopback or link-local address`))
+      const range = allowPrivate ? undefined : nonPublicRange(host)
+      return range !== undefined
+        ? reject(new Error(`the host ${hostname} is not a public address (${range})`))
         : resolve([{ address: host, family: Net.isIP(host) }])
     }
+    const notPublic = () => reject(new Error(`the host ${host} ${allowPrivate ? "cannot be resolved" : "does not resolve to a public address"}`))
     Dns.lookup(host, { all: true }, (error, addresses) => {
-      if (error !== null) return reject(new Error(`cannot resolve ${host}: ${error.code ?? error.message}`))
-      const refused = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address))
-      if (refused !== undefined) return reject(new Error(`${host} resolves to ${refused.address}, a private, loopback or link-local address`))
-      if (addresses.length === 0) return reject(new Error(`cannot resolve ${host}`))
+      if (error !== null) {
+        return TEMPORARY.has(error.code ?? "") ? reject(new Error(`the host ${host} cannot be resolved at the moment (${error.code})`)) : notPublic()
+      }
+      if (addresses.length === 0) return notPublic()
+      if (!allowPrivate && addresses.some((a) => nonPublicRange(a.address) !== undefined)) return notPublic()
       resolve(addresses)
     })
   })
 
 /**
- * A `lookup` for node's http(s) request that resolves with `resolvePublic`: the connection goes only to an
- * address that was checked, with no second resolution in between (no DNS rebinding).
+ * The `lookup` of the sender's connections (events/WebhookSender.ts), made with `resolvePublic`: a connection goes
+ * only to an address checked at that moment, with no second resolution in between (no DNS rebinding). An IP
+ * address in the URL is never looked up; the sender checks it with `urlRefusal` before each attempt.
  */
 export const checkedLookup = (allowPrivate: boolean): Net.LookupFunction => (hostname, options, callback) => {
   resolvePublic(hostname, allowPrivate).then(
