@@ -12,7 +12,7 @@
  *
  * One esbuild bundle per entry point, with the code of node_modules inlined and tree-shaken: Node then loads
  * a few files instead of the ~1,600 modules behind the entry points, which is most of the start-up time
- * (README, "Starting"). Only RUNTIME_PACKAGES stay outside, loaded by Node from node_modules: the root
+ * (README.md). Only RUNTIME_PACKAGES stay outside, loaded by Node from node_modules: the root
  * package.json depends on them so that `dist/` resolves them. Code splitting gives each `acs` command its own
  * chunk (packages/cli/src/Commands.ts imports them lazily), so `acs --help` loads none of them.
  *

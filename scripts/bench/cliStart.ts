@@ -2,7 +2,7 @@
  * How long `acs` takes to start: the CPU (user + system) of one `node dist/cli.mjs …` process, from start to
  * exit, for `--help`, `--version` and client commands. A client command here talks to a closed port, so what
  * is measured is loading the command and its RPC client and checking its input, not a server's answer. The
- * target is under 0.5 s of CPU each (issue 15); the median of RUNS runs is reported, and the worst.
+ * target is under 0.5 s of CPU each (bench/README.md); the median of RUNS runs is reported, and the worst.
  *
  *   node --import tsx scripts/bench/cliStart.ts     alone (builds dist/ first when stale)
  *   pnpm bench --only cli                           the same, from scripts/bench.ts

@@ -1,5 +1,5 @@
 /**
- * Events and webhooks under load (issue 13), on the pipeline's world (scripts/bench/pipeline.ts: 1,000,000
+ * Events and webhooks under load (bench/README.md), on the pipeline's world (scripts/bench/pipeline.ts: 1,000,000
  * ledger rows, acs as a real process with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true):
  *
  * - key proposals at `clients` clients (each queues, so each writes one `action.proposed` event) with one
@@ -25,7 +25,7 @@ import { makePool } from "./pg.ts"
 import type { Pipeline } from "./pipeline.ts"
 import { statementDelta, statementSnapshot } from "./statements.ts"
 
-/** Throughput with the webhook / without, at least (issue 13: within 10 %). */
+/** Throughput with the webhook / without, at least (bench/README.md: within 10 %). */
 export const TARGET_WEBHOOK_SHARE = 0.9
 export const TARGET_DELIVERY_P95_MS = 1_000
 const WARMUP_SECONDS = 30

@@ -1,5 +1,5 @@
 /**
- * What an unauthenticated sign-in flood costs in heap (issue 9): runs
+ * What an unauthenticated sign-in flood costs in heap (docs/decisions/access-and-keys.md): runs
  * packages/server/test/support/loginFloodHeap.ts in its own process (with --expose-gc, so the heap is read
  * after a full collection, undisturbed by the rest of the benchmark) and returns its scenarios.
  * `pnpm bench --only=login-flood` runs this section alone.

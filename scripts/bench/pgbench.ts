@@ -1,8 +1,8 @@
 /**
  * The proposal-shaped baseline: pgbench running, against acs's own database and tables, the transaction a key
- * proposal needs (issue 12): the account's advisory lock, the 24-hour count on the ledger, the ledger row,
+ * proposal needs (bench/README.md): the account's advisory lock, the 24-hour count on the ledger, the ledger row,
  * the apply job. Six statements with BEGIN and COMMIT, run both ways pgbench can send them: its default simple
- * protocol (how issue 12 measured the baseline its targets are set against) and `-M prepared` (what a lean
+ * protocol (the baseline the targets are set against: bench/README.md) and `-M prepared` (what a lean
  * client of this schema could send at best, reported beside it). Its ledger rows are queued proposals as a key's are (`counts_toward_cap` false); its
  * jobs are due at `infinity`, so acs's apply worker never claims them, and the bench deletes them after each
  * run (scripts/bench/proposals.ts).

@@ -1,9 +1,9 @@
 /**
- * Proposals against raw PostgreSQL (issue 12), in one run on the pipeline's database with 1,000,000 ledger
+ * Proposals against raw PostgreSQL (bench/README.md), in one run on the pipeline's database with 1,000,000 ledger
  * rows on the account:
  *
  * - pgbench running the proposal-shaped transaction (scripts/bench/pgbench.ts), with its default simple protocol
- *   (the baseline of the targets, as issue 12 measured it) and with `-M prepared` (reported beside it);
+ *   (the baseline of the targets: bench/README.md) and with `-M prepared` (reported beside it);
  * - key proposals (`POST .../actions/budget-change` with a write key: the queued path, one transaction);
  * - person proposals (the signed-in admin: the policy clears a 1-cent cut, so each auto-applies and the apply
  *   worker runs it against the simulator). A person window counts only what is applied: its rate is the

@@ -1,5 +1,5 @@
 /**
- * The same read over the three surfaces (issue 11): `GET campaigns?days=30&limit=50` over REST, the
+ * The same read over the three surfaces (bench/README.md): `GET campaigns?days=30&limit=50` over REST, the
  * `listCampaigns` procedure over RPC (`/rpc`, NDJSON) and the `platform_list_campaigns` tool over MCP
  * (`/mcp`, one stateless `tools/call`), each on its own keep-alive connection, sampled in alternating
  * blocks. The target: RPC and MCP each within 1.2x of REST at p50.

@@ -164,7 +164,7 @@ describe("acs admin commands on PostgreSQL", () => {
       [["people", "add", "--email", "ana@example.com", "--name", "Ana 2", "--role", "viewer"], /already exists/],
       [["people", "add", "--email", "not-an-email", "--name", "X", "--role", "viewer"], /not an email address/],
       [["people", "add", "--email", "cy@example.com", "--name", "Cy", "--role", "viewer", "--password", "short"], /--password: must be at least 12 characters/],
-      // The password rule of every surface (issue 32): 11 characters, and a common password of 12.
+      // The password rule of every surface (docs/contract.md 8): 11 characters, and a common password of 12.
       [["people", "add", "--email", "cy@example.com", "--name", "Cy", "--role", "viewer", "--password", "Tr0ub4dor&3"], /--password: must be at least 12 characters/],
       [["people", "add", "--email", "cy@example.com", "--name", "Cy", "--role", "viewer", "--password", "qwerty123456"], /--password: is one of the most common passwords/],
       [["orgs", "create", "second WORKSPACE"], /name: an org named "Second workspace" already exists/],

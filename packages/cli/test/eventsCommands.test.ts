@@ -1,5 +1,5 @@
 /**
- * `acs events` and `acs webhooks` as real processes against a started server (issue 13): the page as REST
+ * `acs events` and `acs webhooks` as real processes against a started server (docs/contract.md 6): the page as REST
  * answers it, `--follow` printing a proposal's event as it happens (the RPC streaming procedure), and the
  * webhook commands (the secret printed once).
  */

@@ -1,6 +1,6 @@
 /**
  * An action's change, field by field: prior → proposed. Every kind records the state it replaces in
- * `prior…` fields (SPEC 1) next to the value it writes (`newX`, or `x`), at the top of the payload or per
+ * `prior…` fields (docs/contract.md 1) next to the value it writes (`newX`, or `x`), at the top of the payload or per
  * entity in a list (keywords of a bid change); an outside change carries `{field, oldValue, newValue}`.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Live updates from `GET /api/v1/events/stream` (Server-Sent Events, API.md "Events"): every event tells the
+ * Live updates from `GET /api/v1/events/stream` (Server-Sent Events, docs/contract.md 6): every event tells the
  * pages that listen what changed (an action's status, a sync), and they read again through the typed client.
  * The browser's EventSource reconnects by itself with `Last-Event-ID`. Where the stream is refused (an
  * older acs, a restart, a rate limit), the console reads again every 15 s (each read of the approvals page costs one read per account, and a faster poll could keep the read bucket empty, so the stream itself would be refused), so pages still update without a

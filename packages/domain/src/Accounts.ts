@@ -1,4 +1,4 @@
-/** Accounts of a workspace and how fresh their warehouse copy is (SPEC 2.2, 2.3). */
+/** Accounts of a workspace and how fresh their warehouse copy is (docs/contract.md 2.2, 2.3). */
 import { Schema } from "effect"
 
 export const AccountStatus = Schema.Literal("active", "paused", "disconnected")

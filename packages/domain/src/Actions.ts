@@ -35,7 +35,7 @@ export const Failure = Schema.Struct({
 }).annotations({ identifier: "ActionFailure" })
 export type Failure = typeof Failure.Type
 
-/** What the proposal endpoints answer (SPEC 4), plus `replayed` on an idempotent replay. */
+/** What the proposal endpoints answer (docs/contract.md 4), plus `replayed` on an idempotent replay. */
 export const ProposalResponse = Schema.Struct({
   actionId: Schema.String,
   kind: ActionKind,
@@ -49,7 +49,7 @@ export const ProposalResponse = Schema.Struct({
 export type ProposalResponse = typeof ProposalResponse.Type
 
 /**
- * What a proposal endpoint answers with `?preview=true` (API.md "Preview (dry run)"): what the proposal
+ * What a proposal endpoint answers with `?preview=true` (docs/contract.md 4.1): what the proposal
  * would record — the mode and risk tier the policy gives it now, its reasons, summary and payload (prior
  * state included) — with nothing written. No `actionId`: there is no action.
  */
@@ -152,7 +152,7 @@ export const LedgerParams = Schema.Struct({
   before: Schema.optional(Timestamp),
   status: Schema.optional(ActionStatus),
   kind: Schema.optional(ActionKind),
-  // No description: the two values say it (the MCP tool list's size is budgeted, issue 11).
+  // No description: the two values say it (the MCP tool list's size is budgeted: docs/decisions/surfaces.md).
   origin: Schema.optional(Schema.Literal("acs", "external")),
   proposedBy: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(320)).annotations({
     description: "keyId, personId or outside modifier"

@@ -336,7 +336,7 @@ export class WarehouseGroup extends HttpApiGroup.make("warehouse")
   .prefix("/api/v1")
 {}
 
-/** `Idempotency-Key`: 1–255 printable ASCII characters (API.md "Actions"). */
+/** `Idempotency-Key`: 1–255 printable ASCII characters (docs/contract.md 4). */
 export const IdempotencyHeaders = Schema.Struct({
   "idempotency-key": Schema.optional(
     Schema.String.pipe(Schema.pattern(/^[\x20-\x7e]{1,255}$/, {
@@ -477,7 +477,7 @@ export class ResearchGroup extends HttpApiGroup.make("research")
   .prefix("/api/v1")
 {}
 
-/** What happened in the org (API.md "Events"): a page of events, and the same events live. */
+/** What happened in the org (docs/contract.md 6): a page of events, and the same events live. */
 export class EventsGroup extends HttpApiGroup.make("events")
   .add(HttpApiEndpoint.get("listEvents", "/events").setUrlParams(EventsParams).addSuccess(EventList))
   .add(

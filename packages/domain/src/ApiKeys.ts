@@ -1,4 +1,4 @@
-/** API key records and the create request (SPEC 2.4, API.md "Auth and admin endpoints"). */
+/** API key records and the create request (docs/contract.md 2.4). */
 import { Schema } from "effect"
 import { Timestamp } from "./Dates.ts"
 import { Root } from "./FourEyes.ts"

@@ -1,5 +1,5 @@
 /**
- * One tagged error per SPEC 7 `error.code`. Handlers fail with these classes; the HTTP layer encodes
+ * One tagged error per docs/contract.md 7 `error.code`. Handlers fail with these classes; the HTTP layer encodes
  * them through `envelope(...)` so every response body is exactly the SPEC envelope.
  */
 import { HttpApiSchema } from "@effect/platform"
@@ -93,7 +93,7 @@ export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>
 }) {}
 
 /**
- * The one table of errors: each class with its SPEC 7 code and HTTP status. The union type, the envelope
+ * The one table of errors: each class with its docs/contract.md 7 code and HTTP status. The union type, the envelope
  * bodies, the code -> status map and the RPC error schema all derive from it, so adding an error is a
  * class above and one entry here. Keys are the classes' tags (checked below).
  */
@@ -141,8 +141,8 @@ type ErrorClass<A> = Schema.Schema<A, { readonly _tag: string; readonly message:
 }
 
 /**
- * The SPEC 7 envelope for one error class: `{"error": {"code", "message", ...extras}}`, plus a top-level
- * `retry_after_ms` for the retryable codes (SPEC 7 lists it as a body field, outside `error`). The
+ * The docs/contract.md 7 envelope for one error class: `{"error": {"code", "message", ...extras}}`, plus a top-level
+ * `retry_after_ms` for the retryable codes (docs/contract.md 7 lists it as a body field, outside `error`). The
  * extras are the class's own fields, in their order.
  */
 const envelope = <A extends { readonly _tag: string; readonly message: string }>(
@@ -186,7 +186,7 @@ export const ErrorBodies = mapTable((_, entry) => envelope(entry.error as ErrorC
   readonly [K in Tag]: Schema.Schema<Schema.Schema.Type<Table[K]["error"]>, Envelope>
 }
 
-/** Every SPEC 7 code with its status: the table tests and the OpenAPI document agree with. */
+/** Every docs/contract.md 7 code with its status: the table tests and the OpenAPI document agree with. */
 export const ErrorCodes = Object.fromEntries(Object.values(AcsErrorTable).map((entry) => [entry.code, entry.status])) as {
   readonly [K in Tag as Table[K]["code"]]: Table[K]["status"]
 }

@@ -1,4 +1,4 @@
-/** Events (API.md "Events"): what happened in an org, as `GET /events`, the stream and webhooks carry it. */
+/** Events (docs/contract.md 6): what happened in an org, as `GET /events`, the stream and webhooks carry it. */
 import { Schema } from "effect"
 import { jsonObject } from "./Json.ts"
 import { IntegerParam } from "./Warehouse.ts"
@@ -36,7 +36,7 @@ export const EVENTS_DEFAULT_LIMIT = 50
 export const EVENTS_MAX_LIMIT = 500
 
 /**
- * An EventType, checked (400 otherwise) but documented as a string: the MCP tool list stays small (issue 11),
+ * An EventType, checked (400 otherwise) but documented as a string: the MCP tool list stays small (docs/decisions/surfaces.md),
  * and the types are listed once, in the Event documentation.
  */
 const typeParam = Schema.optional(

@@ -1,5 +1,5 @@
 /**
- * Who may approve a change (docs/contract.md "Who may approve"). Every principal has a root: a person's
+ * Who may approve a change (docs/contract.md 5.1). Every principal has a root: a person's
  * session is that person; a key's root is the end of its creator chain, a person or an org key (the bootstrap
  * key, a key made by `acs keys create`). Principals with the same root are one actor.
  *

@@ -11,13 +11,13 @@ export type Charge = Bucket | "none"
 
 export interface Operation {
   readonly scope: Scope
-  /** `approve`: the canApprove grant, needed on top of the scope (SPEC 5). */
+  /** `approve`: the canApprove grant, needed on top of the scope (docs/contract.md 5). */
   readonly grant?: "approve"
-  /** Org-level operations refuse account-scoped keys (SPEC 5). */
+  /** Org-level operations refuse account-scoped keys (docs/contract.md 5). */
   readonly orgLevel?: true
   /** True when the operation names an account through `{projectId}` (or `current`). */
   readonly account?: true
-  /** The SPEC 8 rate-limit bucket the call counts against; `none` for a call never refused for volume. */
+  /** The docs/contract.md 8 rate-limit bucket the call counts against; `none` for a call never refused for volume. */
   readonly bucket: Charge
   readonly summary: string
 }
@@ -40,7 +40,7 @@ const proposalOperations = Object.fromEntries(
 
 export const Operations = {
   getMe: { scope: "read", bucket: "read", summary: "Who the caller is: key or person, scope, grant, binding" },
-  // Never rate-limited: a person whose write bucket is empty must still be able to end their session (issue 32).
+  // Never rate-limited: a person whose write bucket is empty must still be able to end their session (docs/decisions/access-and-keys.md).
   logout: { scope: "read", bucket: "none", summary: "End the caller's session" },
   changePassword: {
     scope: "read",
@@ -131,7 +131,7 @@ export const Operations = {
     bucket: "expensive",
     summary: "A full-row report from the upstream, paginated by the upstream"
   },
-  // Events (issue 13): read, org or account reach (an account-bound key sees its account's events).
+  // Events (docs/contract.md 6): read, org or account reach (an account-bound key sees its account's events).
   listEvents: { scope: "read", bucket: "read", summary: "The org's events, newest first" },
   streamEvents: { scope: "read", bucket: "read", summary: "The org's events as they happen (Server-Sent Events)" },
   createWebhook: { scope: "admin", orgLevel: true, bucket: "write", summary: "Add a webhook endpoint (its secret shown once)" },
@@ -150,7 +150,7 @@ export const Operations = {
     bucket: "read",
     summary: "A webhook endpoint's deliveries: status code, duration, next retry"
   },
-  // Not org-level: SPEC 5 names the org-level endpoints, and these search the platform's public catalog only.
+  // Not org-level: docs/contract.md 5 names the org-level endpoints, and these search the platform's public catalog only.
   searchApps: { scope: "read", bucket: "expensive", summary: "Search apps on the upstream platform" },
   searchGeo: { scope: "read", bucket: "expensive", summary: "Search locations on the upstream platform" },
   keywordIdeas: {
@@ -170,7 +170,7 @@ export const isProposalOperation = (operation: OperationName): operation is Prop
 
 /**
  * The bucket a call counts against: its operation's, except a proposal's or a revert's dry run (`?preview=true`,
- * API.md "Preview"), which writes nothing and counts as a read. One operation either way: same scope, same grant.
+ * docs/contract.md 4.1), which writes nothing and counts as a read. One operation either way: same scope, same grant.
  */
 export const bucketOf = (operation: OperationName, preview: boolean): Charge =>
   preview && (isProposalOperation(operation) || operation === "revertAction") ? "read" : Operations[operation].bucket

@@ -1,4 +1,4 @@
-/** People of a workspace as admins manage them (API.md "The console": add, role, disable). */
+/** People of a workspace as admins manage them (docs/contract.md 5.4: add, role, disable). */
 import { Schema } from "effect"
 import { RoleSchema } from "./Principal.ts"
 

@@ -7,7 +7,7 @@ export const ScopeSchema = Schema.Literal("read", "write", "admin")
 export const RoleSchema = Schema.Literal("viewer", "editor", "approver", "admin")
 export type Role = typeof RoleSchema.Type
 
-/** Where a key reaches: every account of its org, a listed subset, or one account (SPEC 5). */
+/** Where a key reaches: every account of its org, a listed subset, or one account (docs/contract.md 5). */
 export const Binding = Schema.Union(
   Schema.Struct({ kind: Schema.Literal("org") }),
   Schema.Struct({ kind: Schema.Literal("subset"), projectIds: Schema.Array(Schema.String) }),
@@ -31,7 +31,7 @@ export type Principal = typeof Principal.Type
 
 export class CurrentPrincipal extends Context.Tag("acs/CurrentPrincipal")<CurrentPrincipal, Principal>() {}
 
-/** What each person role may do (API.md "Principals"). */
+/** What each person role may do (docs/contract.md 5.4). */
 export const roleAccess: Record<Role, { readonly scope: typeof ScopeSchema.Type; readonly canApprove: boolean }> = {
   viewer: { scope: "read", canApprove: false },
   editor: { scope: "write", canApprove: false },

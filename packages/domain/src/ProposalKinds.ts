@@ -1,5 +1,5 @@
 /**
- * The 21 proposal kinds of API.md as declarations: the kind, its path under `/actions/`, the operation it
+ * The 21 proposal kinds (docs/contract.md 2.1) as declarations: the kind, its path under `/actions/`, the operation it
  * is on every surface, and its request body. REST endpoints, OpenAPI entries, RPC procedures and MCP tools
  * are generated from `proposalKinds`; the server's behaviour for each kind lives in `actions/kinds/`.
  */
@@ -257,7 +257,7 @@ export const adStatus = declare({
   body: body("AdStatusRequest", { adId: Id("ad"), status: EntityStatus })
 })
 
-/** Every proposal kind, in API.md's order. */
+/** Every proposal kind, in the contract's order (docs/contract.md 2.1). */
 export const proposalKinds = [
   budgetChange,
   campaignStatus,

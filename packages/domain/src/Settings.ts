@@ -1,4 +1,4 @@
-/** Org settings: the `platformAutoApply` kill switch (SPEC 2.5) and who may approve (docs/contract.md "Who may approve"). */
+/** Org settings: the `platformAutoApply` kill switch (docs/contract.md 2.5) and who may approve (docs/contract.md 5.1). */
 import { Schema } from "effect"
 import { FourEyesRule } from "./FourEyes.ts"
 

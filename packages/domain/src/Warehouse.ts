@@ -1,4 +1,4 @@
-/** Rows of the spend-ranked account reads, syncs, and the read query (API.md "Account reads"). */
+/** Rows of the spend-ranked account reads, syncs, and the read query (docs/contract.md 2.2). */
 import { Schema } from "effect"
 import { DataFreshness } from "./Accounts.ts"
 
@@ -73,7 +73,7 @@ export const NegativeKeywordRow = Schema.Struct({
   matchType: Schema.String
 }).annotations({ identifier: "NegativeKeywordRow" })
 
-/** SPEC 2.2 collection envelope around `rows` under the collection's name. */
+/** docs/contract.md 2.2 collection envelope around `rows` under the collection's name. */
 export const collection = <K extends string, A, I>(name: K, row: Schema.Schema<A, I>) =>
   Schema.Struct({
     [name]: Schema.Array(row),
@@ -86,7 +86,7 @@ export const collection = <K extends string, A, I>(name: K, row: Schema.Schema<A
     dataFreshness: typeof DataFreshness
   })
 
-/** The window of a metric read when `days` is not given (SPEC 4). */
+/** The window of a metric read when `days` is not given (docs/contract.md 4). */
 export const DEFAULT_DAYS = 30
 export const DEFAULT_LIMIT = 50
 export const MAX_LIMIT = 1000

@@ -1,4 +1,4 @@
-/** Webhook endpoints and their deliveries (API.md "Events"). */
+/** Webhook endpoints and their deliveries (docs/contract.md 6). */
 import { Schema } from "effect"
 import { EventType } from "./Events.ts"
 import { IntegerParam } from "./Warehouse.ts"

@@ -1,4 +1,4 @@
-/** Every SPEC 7 code has one error class, and the one encoder gives its status and exact envelope. */
+/** Every docs/contract.md 7 code has one error class, and the one encoder gives its status and exact envelope. */
 import { describe, expect, it } from "vitest"
 import * as Errors from "../src/Errors.ts"
 
@@ -32,7 +32,7 @@ const samples: ReadonlyArray<readonly [Errors.AcsError, Errors.ErrorCode, Record
 ]
 
 describe("error envelope", () => {
-  it("covers every SPEC 7 code", () => {
+  it("covers every code of docs/contract.md 7", () => {
     expect(new Set(samples.map(([, code]) => code))).toEqual(new Set(Object.keys(Errors.ErrorCodes)))
   })
 

@@ -1,4 +1,4 @@
-/** LOG_LEVEL, by the names the README lists (trace, debug, info, warn, error, fatal, none). */
+/** LOG_LEVEL, by the names docs/configuration.md lists (trace, debug, info, warn, error, fatal, none). */
 import { Config, LogLevel } from "effect"
 
 const levels = {

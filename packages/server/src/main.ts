@@ -1,4 +1,4 @@
-/** Starts acs: `pnpm start`. Configuration comes from the environment (README, "Configuration"). */
+/** Starts acs: `pnpm start`. Configuration comes from the environment (docs/configuration.md). */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { AppLive } from "./AppLayer.ts"

@@ -1,5 +1,5 @@
 /**
- * The access matrix (SPEC 5 and 7, API.md "Principals"): every operation of the operation table × every
+ * The access matrix (docs/contract.md 5 and 7): every operation of the operation table × every
  * kind of principal (API keys of each scope, grant and binding, people of each role, bad credentials, a
  * key of another org) × every way of naming an account, against the real started server, on each of its
  * three surfaces: REST, typed RPC (`/rpc`, with AcsClient) and the MCP tool server (`/mcp`, with the SDK client).
@@ -7,10 +7,10 @@
  * The expected answer is derived from the operation table by `expectedAccess`, a small pure function
  * written here from the SPEC (not from the server's code); each operation has a sample request that
  * succeeds when access is granted. REST is held to `expectedAccess`; RPC and MCP are held to REST's answer
- * to the same case (one contract, docs/decisions.md): the same SPEC envelope on a refusal, a success that
+ * to the same case (one contract, docs/decisions/surfaces.md): the same SPEC envelope on a refusal, a success that
  * passes the same checks (and the same body where calls side by side cannot differ).
  *
- * The surfaces' own rules, from README and docs/decisions.md: RPC and MCP take the Authorization header
+ * The surfaces' own rules, from README.md and docs/decisions/surfaces.md: RPC and MCP take the Authorization header
  * only, so person principals (session cookies) are REST cases, and a valid session is checked to be refused
  * on both; a bad credential is RPC's `Unauthorized` and /mcp's HTTP 401 before MCP parses anything (a raw
  * tools/call per case, plus the SDK client's refused connection per principal); the human-only operations
@@ -97,7 +97,7 @@ interface PrincipalSpec {
   readonly row?: { readonly scope: Scope; readonly canApprove: boolean; readonly binding: Binding }
 }
 
-/** API.md "Principals", restated here so that the server's own table is under test too. */
+/** docs/contract.md 5.4, restated here so that the server's own table is under test too. */
 const ROLE_ACCESS: Readonly<Record<Role, { readonly scope: Scope; readonly canApprove: boolean }>> = {
   viewer: { scope: "read", canApprove: false },
   editor: { scope: "write", canApprove: false },
@@ -145,7 +145,7 @@ const PRINCIPALS: ReadonlyArray<PrincipalSpec> = [
   keyPrincipal("key admin+canApprove org-wide of ANOTHER org", "other", "admin", true, { kind: "org" }),
   badKey("key expired", "expired"),
   badKey("key revoked", "revoked"),
-  // A key never holds more than its person holds now (docs/contract.md "Who may approve").
+  // A key never holds more than its person holds now (docs/contract.md 5.2).
   { ...badKey("admin key of a disabled admin", "revoked"), setup: { type: "personKey", creator: "disabled" } },
   {
     name: "admin+canApprove key of an admin demoted to viewer",
@@ -161,7 +161,7 @@ const PRINCIPALS: ReadonlyArray<PrincipalSpec> = [
 ]
 
 // ---------------------------------------------------------------------------------------------------------
-// The expected answer, from the operation table and SPEC 5 alone
+// The expected answer, from the operation table and docs/contract.md 5 alone
 // ---------------------------------------------------------------------------------------------------------
 
 const RANK: Readonly<Record<Scope, number>> = { read: 1, write: 2, admin: 3 }
@@ -184,7 +184,7 @@ type Expected =
   }
 
 /**
- * SPEC 5, checked in this order: credentials (401), scope rank, the canApprove grant, org-level operations
+ * docs/contract.md 5, checked in this order: credentials (401), scope rank, the canApprove grant, org-level operations
  * refusing account-bound keys, `current` needing an account-bound key, then account reach (which includes
  * org isolation: another org's account is out of reach, never a 404).
  */
@@ -455,7 +455,7 @@ const samples: Record<OperationName, Sample> = {
     // A person signs in afresh, so the shared session stays usable for every other case.
     prepare: async (principal) =>
       principal.holder?.kind === "person" && principal.setup.type === "person" ? { headers: await login(principal.setup.role) } : {},
-    // Logout ends a person's session; an API key is refused as a malformed request (API.md).
+    // Logout ends a person's session; an API key is refused as a malformed request (docs/decisions/access-and-keys.md).
     granted: (holder) => holder.kind === "person" ? { status: 204 } : { status: 400, code: "invalid_request" },
     verify: async (_answer, { headers, holder }) => {
       if (holder.kind !== "person") return
@@ -868,7 +868,7 @@ interface Case {
   readonly operation: OperationName
   readonly principal: PrincipalSpec
   readonly target: string | undefined
-  /** The request carries a malformed body (API.md "Order of checks"): every refusal still comes first. */
+  /** The request carries a malformed body (docs/contract.md 5.3): every refusal still comes first. */
   readonly badBody?: true
 }
 
@@ -901,8 +901,8 @@ const BAD_BODY = [1, 2, 3]
 type Surface = "rest" | "rpc" | "mcp"
 
 /**
- * RPC and MCP authenticate the Authorization header only (README, docs/decisions.md "/mcp takes Bearer keys
- * only"): a person, signed in with a session cookie, is no client of theirs, so the person principals are
+ * RPC and MCP authenticate the Authorization header only (README.md, docs/decisions/surfaces.md
+ * "/mcp takes Bearer keys only"): a person, signed in with a session cookie, is no client of theirs, so the person principals are
  * REST cases only, and "a person's session cookie on RPC and MCP" below checks that a valid session is
  * refused on both. The ended and expired sessions stay: they are bad credentials everywhere (the cookie is
  * sent and ignored), and the surfaces must answer them as REST does (401).
@@ -912,7 +912,7 @@ const onSurface = (surface: Surface, principal: PrincipalSpec): boolean => surfa
 const caseId = (surface: Surface, testCase: Case): string => `${surface}: ${testCase.id}`
 
 /**
- * docs/decisions.md "Tools", restated: operations left out of the tool server, though a key may call them over
+ * docs/decisions/surfaces.md "MCP tools", restated: operations left out of the tool server, though a key may call them over
  * REST (keys, the upstream credentials, the guardrails people set for agents, sessions).
  */
 const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
@@ -1464,7 +1464,7 @@ describe("access matrix over MCP: operation × principal → account", () => {
     expect(mcpToolNames.size).toBe(PRINCIPALS.filter((p) => p.holder?.kind === "key").length)
     for (const [principal, names] of mcpToolNames) {
       const holder = PRINCIPALS.find((p) => p.name === principal)!.holder!
-      // What SPEC 5 refuses whatever the account: scope rank, the canApprove grant, org level for a bound key.
+      // What docs/contract.md 5 refuses whatever the account: scope rank, the canApprove grant, org level for a bound key.
       const allowed = (op: Operation) =>
         RANK[holder.scope] >= RANK[op.scope] && (op.grant !== "approve" || holder.canApprove) &&
         !(op.orgLevel === true && holder.binding.kind === "account")
@@ -1616,7 +1616,7 @@ describe("who may approve, on every surface: principals with one root are one ac
     mintedKey = await createKey({ authorization: `Bearer ${personKey.secret}` }, "four eyes: minted by the agent", "write")
     independentKey = await insertKey("main", { scope: "write", canApprove: true, binding: { kind: "org" } })
     roots.set(independentKey.keyId, { kind: "key", id: independentKey.keyId, name: `matrix ${independentKey.keyId}` })
-    // An approval re-runs the kind's local validation (issue 13): the paused campaign is in the warehouse.
+    // An approval re-runs the kind's local validation (docs/contract.md 3): the paused campaign is in the warehouse.
     await query(
       database,
       `INSERT INTO campaigns (project_id, campaign_id, name, adam_id, status, bid_strategy) VALUES ($1, $2, 'four eyes', '1', 'ENABLED', 'MANUAL_CPT')`,

@@ -1,5 +1,5 @@
 /**
- * The apply path's reuse and its lease (issue 12): the worker keeps one upstream client per connection (one
+ * The apply path's reuse and its lease (docs/decisions/pipeline.md): the worker keeps one upstream client per connection (one
  * token for many applies) and makes a new one once the connection is saved again; a long apply keeps its job,
  * since the heartbeat renews the lease while the upstream call runs.
  */

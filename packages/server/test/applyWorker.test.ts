@@ -139,7 +139,7 @@ describe("upstream faults during apply", () => {
     expect(await upstreamBudget(campaign.campaignId)).toBe(campaign.dailyBudgetMicros)
   })
 
-  it("refuses a budget above three times the warehouse value at apply (SPEC 8 hard cap)", async () => {
+  it("refuses a budget above three times the warehouse value at apply (docs/contract.md 8: the hard cap)", async () => {
     // Over the cap at proposal is refused there (422); here the warehouse value drops after the approval (as
     // a sync that saw the budget lowered would), so only the apply's re-check can catch it.
     await stopWorker()

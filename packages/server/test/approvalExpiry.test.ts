@@ -1,5 +1,5 @@
 /**
- * Approval expiry (issue 13) with the test clock: the sweep and the approval's own check
+ * Approval expiry (docs/contract.md 3.2) with the test clock: the sweep and the approval's own check
  * (actions/ApprovalExpiry.ts) run in this process against the real test PostgreSQL, their "now" taken from
  * Effect's Clock, which TestClock moves. The TTL counts from when the action was queued (created, or demoted
  * back to the queue), whatever touched the row since. Approving an expired action over HTTP (409) is in

@@ -144,7 +144,7 @@ describe("connection", () => {
       expect(refused.status).toBe(409)
       expect(errorCode(refused)).toBe("connection_error")
       expect((await call(`${server.api}/connection`, { key: BOOTSTRAP_KEY })).body).toMatchObject({ connected: false, status: "error" })
-      // The moment it broke is an event (issue 13), org-level.
+      // The moment it broke is an event (docs/contract.md 6), org-level.
       const broken = await waitFor("the connection.broken event", async () =>
         ((await call(`${server.api}/events?type=connection.broken`, { key: BOOTSTRAP_KEY })).body as {
           events: Array<{ projectId: string | null; data: { connection: { status: string } } }>

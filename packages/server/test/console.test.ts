@@ -1,5 +1,5 @@
 /**
- * The operator console in a real browser (issue 14): headless Chromium from Debian driven by playwright-core
+ * The operator console in a real browser (docs/decisions/console.md): headless Chromium from Debian driven by playwright-core
  * against the real server, the simulator and PostgreSQL. A person signs in, finds a key's proposal in the
  * queue with its diff and reasons, approves it and sees it applied without a reload, reverts it from the
  * ledger, creates a key whose secret is shown once, engages the kill switch, cannot approve their own
@@ -495,7 +495,7 @@ describe("the console", () => {
 
     await goTo("#/password", "Change your password")
     await expectAccessible("password page")
-    // A common password is refused by the server, and the page says why (issue 32).
+    // A common password is refused by the server, and the page says why (docs/contract.md 8).
     await page.getByLabel("Current password").fill(password)
     await page.getByLabel("New password (at least 12 characters, not a common one)").fill("qwerty123456")
     await page.getByLabel("New password again").fill("qwerty123456")

@@ -1,5 +1,5 @@
 /**
- * Crafted console links in a real browser (issue 32): headless Chromium (Debian's, through playwright-core)
+ * Crafted console links in a real browser (docs/decisions/console.md): headless Chromium (Debian's, through playwright-core)
  * signed in to the real server opens links whose account id is `..`, an encoded `/`, `?` or `#`, a malformed
  * escape, an extra segment or an account the person does not reach. Each shows the "Page not found" page, and
  * no request leaves the browser for an API path but the shell's own (who am I, the accounts, the live stream);

@@ -1,5 +1,5 @@
 /**
- * The container image (issue 15), on machines without a Docker engine or an image registry: the Dockerfile
+ * The container image (docs/operations.md), on machines without a Docker engine or an image registry: the Dockerfile
  * read and its final stage emulated in a temporary directory standing for the image's file system. The
  * production-dependency stage runs its own commands (pnpm, from the npm registry); the build stage is this
  * run's build (the same scripts/build.ts as `pnpm run build`, support/entries.ts) over the repository; the

@@ -1,5 +1,5 @@
 /**
- * A database outage (issue 32): PostgreSQL is stopped for 10 s while requests keep coming on every surface.
+ * A database outage (docs/contract.md 7): PostgreSQL is stopped for 10 s while requests keep coming on every surface.
  * Meanwhile each answer is 503 `database_unavailable` with `Retry-After` (REST by key and by session, typed RPC,
  * MCP, `/readyz`), none is 500 and none hangs; once PostgreSQL is back the same server answers again, without a
  * restart. The cluster is this file's own (support/postgres.ts), so stopping it stops no other test's database.

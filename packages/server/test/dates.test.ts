@@ -1,6 +1,6 @@
 /**
- * Impossible dates and times are 400 `invalid_request` naming the field, never 500 (API.md, second
- * round). The fields are found in the served OpenAPI document (every query, path, header and body field
+ * Impossible dates and times are 400 `invalid_request` naming the field, never 500 (docs/contract.md
+ * 5.3). The fields are found in the served OpenAPI document (every query, path, header and body field
  * documented with the `date` or `date-time` format), so a new date field is swept without touching this
  * file; a field whose name says it is a date but that lacks the format fails the first test instead.
  * Bodies around the bad value are generated valid from the endpoint's own payload schema, so the only
@@ -83,7 +83,7 @@ const GOOD: Record<Format, ReadonlyArray<string>> = {
 /** Input names that say they hold a date or time; each must be documented with a date format. */
 const LOOKS_LIKE_A_DATE = /(^|[a-z])(Date|Time|At)$|^(date|time|before|after|since|until|from|to)$/
 
-/** Inputs named like a date that hold an id: the events' cursor is the last event's id (API.md "Events"). */
+/** Inputs named like a date that hold an id: the events' cursor is the last event's id (docs/contract.md 6). */
 const ID_CURSORS: ReadonlySet<string> = new Set(["GET /api/v1/events query after"])
 
 let server: RunningServer

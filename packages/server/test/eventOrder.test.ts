@@ -1,5 +1,5 @@
 /**
- * The order readers see (issue 13), against a real Postgres: an event is read in the order it committed, not
+ * The order readers see (docs/contract.md 6), against a real Postgres: an event is read in the order it committed, not
  * the order it was inserted. A transaction that inserted its event first but commits last is sequenced after
  * the one that committed in between, so a reader (the stream, a client resuming with Last-Event-ID) already
  * past that one still gets it: nothing missed, nothing read twice.

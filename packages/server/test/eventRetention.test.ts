@@ -1,5 +1,5 @@
 /**
- * Events are kept 30 days (issue 13): the pruning pass (events/EventPruning.ts) takes its cutoff from Effect's
+ * Events are kept 30 days (docs/contract.md 6): the pruning pass (events/EventPruning.ts) takes its cutoff from Effect's
  * Clock, moved here with TestClock against the real test PostgreSQL. An event and an ended delivery log are
  * kept at 30 days less a minute and deleted past 30 days; a delivery still pending is never deleted, and keeps
  * the body its event had (a delivery row refers to its event: migration 0020).

@@ -1,5 +1,5 @@
 /**
- * SIGTERM with a live event stream open (issue 13): GET /events/stream never ends by itself, so a server that
+ * SIGTERM with a live event stream open (docs/decisions/events-and-webhooks.md): GET /events/stream never ends by itself, so a server that
  * waited for its open requests to finish would sit until its shutdown deadline. It must end the stream and
  * exit at once: exit code 0 (the deadline's exit is 1, with its log line), and the client sees the stream end
  * cleanly, not a reset and not a hang.

@@ -1,5 +1,5 @@
 /**
- * Events over HTTP (issue 13), against the real server: GET /events (newest first, cursor paging, filters),
+ * Events over HTTP (docs/contract.md 6), against the real server: GET /events (newest first, cursor paging, filters),
  * the SSE stream with a real client (resume with Last-Event-ID misses nothing and repeats nothing), the reach
  * of an account-bound key, and a revoked key's stream ending at its next heartbeat; approval expiry (the
  * sweep, its event and reason, 409 on approving it) and re-validation on approval (422).

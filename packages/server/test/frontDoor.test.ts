@@ -1,5 +1,5 @@
 /**
- * The front door (API.md "Order of checks, and the front door"), from outside as a hostile client meets it:
+ * The front door (docs/contract.md 5.3), from outside as a hostile client meets it:
  * content types other than JSON answered at once (they hung before), bodies cut at 1 MiB whatever the
  * framing and never read for a caller who is not signed in, session cookies that count only same-origin
  * (CSRF), and the headers every answer carries.

@@ -1,6 +1,6 @@
 /**
  * Malformed input against the started server: random methods, paths, headers and bodies, with and without
- * a valid key. Every answer is a 2xx or a SPEC 7 status, and every non-2xx body is exactly the SPEC
+ * a valid key. Every answer is a 2xx or a docs/contract.md 7 status, and every non-2xx body is exactly the SPEC
  * envelope whose `error.code` matches the status. Requests go through node:http so that raw paths (`%`
  * garbage, `..`, long segments) and odd headers reach the server as written.
  *
@@ -152,7 +152,7 @@ const SANE_REQUEST_ID = /^[\w.:-]{1,128}$/
 /** Longer error bodies than this would be echoing the request back. */
 const MAX_ERROR_BODY = 4096
 
-/** Why a reply breaks SPEC 7 (or the request-id contract), or undefined when it does not. */
+/** Why a reply breaks docs/contract.md 7 (or the request-id contract), or undefined when it does not. */
 const MCP_TRANSPORT_STATUSES: ReadonlySet<number> = new Set([400, 405, 406, 415])
 
 const violation = (request: Probe, reply: Reply): string | undefined => {
@@ -167,7 +167,7 @@ const violation = (request: Probe, reply: Reply): string | undefined => {
   if (request.path.split("?")[0] === "/mcp" && MCP_TRANSPORT_STATUSES.has(reply.status)) {
     return /"jsonrpc":"2\.0"/.test(reply.text) || request.method === "HEAD" ? undefined : `${reply.status} on /mcp without a JSON-RPC error`
   }
-  if (!ALLOWED_ERROR_STATUSES.has(reply.status)) return `status ${reply.status} is not in the SPEC 7 table`
+  if (!ALLOWED_ERROR_STATUSES.has(reply.status)) return `status ${reply.status} is not in the table of docs/contract.md 7`
   if (request.method === "HEAD") return undefined // no body to check
   if (!/^application\/json\b/.test(reply.headers["content-type"] ?? "")) {
     return `content-type ${reply.headers["content-type"]} is not JSON`
@@ -395,7 +395,7 @@ const request: fc.Arbitrary<Probe> = fc.record({
 // ---------------------------------------------------------------------------------------------------------
 
 describe("malformed input", () => {
-  it("always gets a 2xx or a SPEC 7 status with exactly the envelope", async () => {
+  it("always gets a 2xx or a docs/contract.md 7 status with exactly the envelope", async () => {
     await fc.assert(fc.asyncProperty(request, check), { numRuns: Number(process.env["FUZZ_RUNS"] ?? 300) })
   }, 120_000)
 

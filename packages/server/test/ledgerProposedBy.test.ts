@@ -1,5 +1,5 @@
 /**
- * The ledger filtered by who proposed (issue 14): `GET …/actions?proposedBy=<id>` answers only the actions
+ * The ledger filtered by who proposed (docs/contract.md 4.2): `GET …/actions?proposedBy=<id>` answers only the actions
  * whose `proposedBy.id` is that key, person or outside change's modifier, pages with the `before` cursor
  * like any other filter, combines with the others, and is taken by RPC, MCP and `acs ledger --proposed-by`.
  */

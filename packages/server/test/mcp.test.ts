@@ -125,7 +125,7 @@ describe("tools generated from the HttpApi", () => {
 const listSize = (tools: ReadonlyArray<Tool>) => JSON.stringify({ tools }).length
 
 /**
- * The serialized `tools/list` before issue 11, measured from that code (all 53 tools to every key, the shared
+ * The serialized `tools/list` before the tools were trimmed for models (docs/decisions/surfaces.md), measured from that code (all 53 tools to every key, the shared
  * boilerplate in every description, refinement titles, no outputSchema): 101,483 characters.
  */
 const TOOL_LIST_BEFORE = 101_483
@@ -136,7 +136,7 @@ describe("the tool list depends on the key, and reads well", () => {
   it("lists a write key's tools in about a third of the former list, each with outputSchema and four hints", async () => {
     const tools = await namesOf((await makeKey({ name: "mcp size", scope: "write" })).secret)
     const size = listSize(tools)
-    // Issue 11: under a third of the former list (33,280 characters, 32.8%, when this was written).
+    // Under a third of the former list (33,280 characters, 32.8%, when this was written).
     expect(size).toBeLessThan(TOOL_LIST_BEFORE / 3)
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe("object")

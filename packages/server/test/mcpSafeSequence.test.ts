@@ -1,6 +1,6 @@
 /**
- * The issue's "done when": an agent connected over MCP with a write key follows SPEC 4's safe automation
- * sequence end to end — freshness, policy, plan, a proposal with an idempotency key, mode and policyReasons,
+ * An agent connected over MCP with a write key follows the safe automation sequence (docs/contract.md 4) end to
+ * end — freshness, policy, plan, a proposal with an idempotency key, mode and policyReasons,
  * a person's approval, polling the ledger to `applied`, warnings — and the upstream changed.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"

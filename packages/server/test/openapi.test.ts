@@ -1,5 +1,5 @@
 /**
- * The OpenAPI document served by the started server: valid OpenAPI 3.1, the security schemes, the SPEC 7
+ * The OpenAPI document served by the started server: valid OpenAPI 3.1, the security schemes, the docs/contract.md 7
  * envelope on every error response, the documented headers, agreement in both directions with the routes
  * the server answers, and schemas that a strict JSON Schema 2020-12 validator accepts.
  */
@@ -136,7 +136,7 @@ describe("GET /api/v1/openapi.json", () => {
     for (const operation of operations(doc)) {
       const security = operation.operation["security"]
       const id = operation.operation["operationId"]
-      // Logout counts against no bucket (issue 32): its answer has no RateLimit-* headers, and says so.
+      // Logout counts against no bucket (docs/contract.md 8): its answer has no RateLimit-* headers, and says so.
       const unlimited = typeof id === "string" && Object.hasOwn(Operations, id) && Operations[id as OperationName].bucket === "none"
       const authenticated = Array.isArray(security) && security.length > 0
       const name = `${operation.method.toUpperCase()} ${operation.path}`

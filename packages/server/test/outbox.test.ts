@@ -1,5 +1,5 @@
 /**
- * The outbox (issue 13), against a real Postgres: a transition writes its event in the transaction of the
+ * The outbox (docs/contract.md 6), against a real Postgres: a transition writes its event in the transaction of the
  * change, so an event exists if and only if the change committed — a transition rolled back with its
  * transaction leaves neither the change nor the event; one that does not happen (its guard) writes none.
  */

@@ -1,5 +1,5 @@
 /**
- * Outside changes in the ledger (API.md): edits made "in the web UI" of the simulator show up as
+ * Outside changes in the ledger (docs/contract.md 4.2): edits made "in the web UI" of the simulator show up as
  * `external_change` rows after a sync and on the change-history schedule, once each; acs's own writes do
  * not; an acs action overwritten from outside is `supersededBy` the outside change and its revert queues
  * naming it; `?origin=` filters; the apply worker's drift demotion names who changed the entity.
@@ -136,7 +136,7 @@ describe("outside changes in the ledger", () => {
     expect(payload.changes).toContainEqual({ field: "dailyBudgetMicros", oldValue: cut, newValue: 123_450_000 })
     expect(payload.upstream).toMatchObject({ userType: "CUSTOMER", modifiedBy: "web-ui-user@example.com" })
     expect(external.appliedAt).not.toBeNull()
-    // It is announced like any change (issue 13): an action.external event carrying the ledger row.
+    // It is announced like any change (docs/contract.md 6): an action.external event carrying the ledger row.
     const announced = await waitFor("the action.external event", async () =>
       ((await p.as("key", "GET", "/events?type=action.external&limit=50")).body as {
         events: Array<{ data: { action: { actionId: string } } }>

@@ -1,8 +1,8 @@
 /**
- * A person changes their own password (`POST /auth/password`, API.md "The console"): the old password stops
+ * A person changes their own password (`POST /auth/password`, docs/contract.md 5.4): the old password stops
  * working, every other session of theirs ends, and the browser that asked carries on with a new cookie. The new
  * password must pass the rule (12 characters, not a common password), and the current-password check is
- * limited like a sign-in, per person whatever the session (issue 32).
+ * limited like a sign-in, per person whatever the session (docs/contract.md 8).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase } from "./support/database.ts"

@@ -1,5 +1,5 @@
 /**
- * Admins manage the people who sign in (API.md "The console": add, role, disable): a person added with a
+ * Admins manage the people who sign in (docs/contract.md 5.4: add, role, disable): a person added with a
  * generated password signs in with it; a role change takes effect on their next request; disabling ends their
  * sessions at once and enabling lets them back; nobody locks the workspace's admins out.
  */
@@ -83,7 +83,7 @@ describe("people", () => {
   })
 })
 
-/** The password rule (issue 32) where an admin sets someone's password: 422 naming `password` and why. */
+/** The password rule (docs/contract.md 8) where an admin sets someone's password: 422 naming `password` and why. */
 const WEAK: ReadonlyArray<readonly [string, string]> = [
   ["password", "password: must be at least 12 characters"],
   ["Tr0ub4dor&3", "password: must be at least 12 characters"],

@@ -1,5 +1,5 @@
 /**
- * Preview (API.md "Preview (dry run)", issue 11): `?preview=true` on a proposal endpoint answers 200 with what
+ * Preview (docs/contract.md 4.1): `?preview=true` on a proposal endpoint answers 200 with what
  * the proposal would record — mode, risk tier, reasons, summary, payload — and writes nothing (no ledger row,
  * job, idempotency row or auto-apply); 422 without `action_id`; the proposal's scope; the read bucket; over
  * REST, RPC, MCP and `acs propose --preview`.
@@ -43,7 +43,7 @@ interface Preview {
   readonly payload: Record<string, unknown>
 }
 
-/** A budget change local validation refuses: an amount finer than a cent, and far outside the SPEC 3.1 bounds. */
+/** A budget change local validation refuses: an amount finer than a cent, and far outside the docs/contract.md 3.1 bounds. */
 const invalidBody = () => ({ campaignId: campaigns[0]!.campaignId, newDailyBudgetMicros: 1_000_001, reason: "x" })
 
 /** Everything a proposal could write, counted. */

@@ -1,6 +1,6 @@
 /**
- * SPEC 8: per-principal buckets per instance, RateLimit-* headers on success, 429 with retry_after_ms.
- * Issue 9: the windows are forgotten once they end, sign-in charges the address before the email, and
+ * docs/contract.md 8: per-principal buckets per instance, RateLimit-* headers on success, 429 with retry_after_ms.
+ * docs/decisions/access-and-keys.md: the windows are forgotten once they end, sign-in charges the address before the email, and
  * the address comes from X-Forwarded-For only with TRUST_PROXY=true.
  */
 import { RateLimited } from "@acs/domain/Errors"

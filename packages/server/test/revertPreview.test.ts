@@ -1,5 +1,5 @@
 /**
- * A revert's preview (API.md "Preview (dry run)", issue 14): `POST …/actions/{id}/revert?preview=true` makes
+ * A revert's preview (docs/contract.md 4.1): `POST …/actions/{id}/revert?preview=true` makes
  * the revert's checks and answers 200 with what the revert would write — `{kind, mode, riskTier,
  * policyReasons, summary, payload}` — and records nothing (no ledger row, no job, no event, the original not
  * linked); refusals answer as the revert would; it needs the revert's grant and counts as a read; over REST,

@@ -1,6 +1,6 @@
 /**
  * Two instances starting at once on an empty database migrate and seed it exactly once; a weak ADMIN_PASSWORD
- * stops the first start, saying why (issue 32).
+ * stops the first start, saying why (docs/decisions/access-and-keys.md).
  */
 import { describe, expect, it } from "vitest"
 import { migrationCount } from "../src/db/Migrations.ts"

@@ -1,5 +1,5 @@
 /**
- * Traces, metrics and request logs as an operator sees them (issue 15, API.md "Operations"): the real server
+ * Traces, metrics and request logs as an operator sees them (docs/operations.md): the real server
  * exporting its spans over OTLP/HTTP to a receiver in this test, `/metrics` read by a Prometheus text-format
  * parser, and the request log lines on the process's output.
  */

@@ -1,10 +1,10 @@
 /**
- * Webhooks (issue 13), against the real server and a real HTTP receiver: the signature verified with the
+ * Webhooks (docs/contract.md 6), against the real server and a real HTTP receiver: the signature verified with the
  * README's own snippet, each event received once per successful delivery, retries after 500s and timeouts,
  * nothing lost when the server is SIGKILLed mid-delivery, when an event commits while no instance runs, or when
  * two instances deliver; a commit waking the deliveries without their poll; the Slack format, the
  * endpoint disabled after its retry window and enabled again; and the SSRF guard refusing non-public addresses in
- * every form (issue 32), at save and at connect, without saying what a name resolved to, and redirecting and
+ * every form, at save and at connect, without saying what a name resolved to, and redirecting and
  * non-https targets.
  */
 import * as Crypto from "node:crypto"
@@ -385,7 +385,7 @@ describe("the SSRF guard", () => {
     }
   }
 
-  it("refuses non-https targets and every form of a non-public address (issue 32: IPv6 forms embedding an IPv4)", () => privateRefused(async () => {
+  it("refuses non-https targets and every form of a non-public address (IPv6 forms embedding an IPv4 too)", () => privateRefused(async () => {
     for (const url of [
       "http://hooks.example.com/acs",
       "https://localhost/hook",

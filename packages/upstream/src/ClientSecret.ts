@@ -1,6 +1,6 @@
 /**
  * The OAuth `client_secret` Apple Search Ads expects: an ES256 JWT signed with the API key's EC P-256
- * private key (UPSTREAM.md "Auth"). JOSE wants the raw r||s signature, hence `ieee-p1363`.
+ * private key (Apple's OAuth guide). JOSE wants the raw r||s signature, hence `ieee-p1363`.
  */
 import * as Crypto from "node:crypto"
 

@@ -1,7 +1,7 @@
 /**
  * The `Upstream` port: what acs needs from an ads platform, in acs's terms (string ids, integer micros).
  * The Apple Search Ads v5 adapter (AppleSearchAdsClient) and the Apple Ads Platform API v1 adapter
- * (v1/AppleAdsPlatformClient) implement it over HTTP; MakeUpstreamClient picks one per API version. Failures are already SPEC 7 errors.
+ * (v1/AppleAdsPlatformClient) implement it over HTTP; MakeUpstreamClient picks one per API version. Failures are already docs/contract.md 7 errors.
  */
 import type { ConnectionError, NotFound, ReadOnlyAccount, UpstreamError, UpstreamUnavailable } from "@acs/domain/Errors"
 import { Context, type Effect } from "effect"

@@ -1,7 +1,7 @@
 /**
  * The HTTP side of the Apple Search Ads client: OAuth token (cached, refreshed before expiry and once on a
  * 401), the `X-AP-Context` header, timeouts, bounded exponential backoff that honours `Retry-After`, and
- * the mapping of every failure to a SPEC 7 error. Reads are idempotent and retried on 429, any 5xx and
+ * the mapping of every failure to a docs/contract.md 7 error. Reads are idempotent and retried on 429, any 5xx and
  * timeouts; writes only on 429 (the platform did not process the call), never blindly.
  */
 import { ConnectionError, NotFound, ReadOnlyAccount, UpstreamError, UpstreamUnavailable } from "@acs/domain/Errors"

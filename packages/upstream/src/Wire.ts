@@ -1,5 +1,5 @@
 /**
- * The Apple Search Ads Campaign Management API v5 wire format (UPSTREAM.md), as Effect Schemas. The
+ * The Apple Search Ads Campaign Management API v5 wire format (Apple's v5 reference), as Effect Schemas. The
  * client decodes with them and the simulator encodes with them, so both sides speak one format.
  * Fields not used by acs are allowed through (the real API sends many more).
  */

@@ -1,7 +1,7 @@
 /**
  * The real Apple Search Ads client (`makeAppleSearchAdsClient`) against the simulator over HTTP, no mocks:
  * auth (ES256 client secret, refused credentials, transparent token refresh), every fault kind mapped to
- * its SPEC 7 code with the retry policy (reads retried, writes only on 429), paged reads, reports to the
+ * its docs/contract.md 7 code with the retry policy (reads retried, writes only on 429), paged reads, reports to the
  * micro against the simulator's own totals, exact money on writes and bulk partial failures. Plus a
  * unit-level check of `signClientSecret`.
  */
@@ -207,7 +207,7 @@ describe("Apple Search Ads client against the simulator", () => {
     })
   })
 
-  describe("faults → SPEC 7 codes and the retry policy", () => {
+  describe("faults → docs/contract.md 7 codes and the retry policy", () => {
     const CAMPAIGNS = /^\/api\/v5\/campaigns$/
 
     it("429 with Retry-After on a read: retried after the announced wait, then succeeds", async () => {

@@ -1,6 +1,6 @@
 /**
  * The Apple Ads Platform API v1 client (`makeAppleAdsPlatformClient`) against the simulator's v1 face
- * over HTTP, mirroring client.test.ts: auth and discovery, faults mapped to SPEC 7 codes with the same
+ * over HTTP, mirroring client.test.ts: auth and discovery, faults mapped to docs/contract.md 7 codes with the same
  * retry policy, paged reads, writes, bulk partial failure, one-by-one deletes. Plus: the same reads
  * through v1 and v5 give identical results; the change history attributes writes (API client vs web
  * UI); Apple's published example bodies are checked against the simulator and the client's decoders.
@@ -149,7 +149,7 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
     })
   })
 
-  describe("faults → SPEC 7 codes and the retry policy", () => {
+  describe("faults → docs/contract.md 7 codes and the retry policy", () => {
     const QUERY = "^/v1/campaigns/query$"
     const QUERY_RE = /^\/v1\/campaigns\/query$/
     const PUT = "^/v1/campaigns/\\d+$"

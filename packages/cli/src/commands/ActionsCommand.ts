@@ -12,7 +12,7 @@ import { emit, renderRecord, renderTable } from "../Output.ts"
 
 const kindNames = proposalKinds.map((k) => k.kind).join(", ")
 
-/** A kind as API.md names it (`budget_change`) or by its path (`budget-change`). */
+/** A kind as the contract names it (docs/contract.md 2.1) (`budget_change`) or by its path (`budget-change`). */
 const kindOf = (name: string) =>
   Option.fromNullable(proposalKinds.find((k) => k.kind === name.replaceAll("-", "_") || k.path === name)).pipe(
     Effect.mapError(() => new InvalidRequest({ message: `kind: no proposal kind "${name}"; one of ${kindNames}` }))

@@ -15,7 +15,7 @@ import { ago, dateTime, duration, kindLabel } from "../format.ts"
 import { useLoad, useNow } from "../hooks.ts"
 import { accountOf, actorLabel, type Session } from "../session.ts"
 
-/** API.md "Approval expiry": a queued action expires this long after it was proposed. */
+/** docs/contract.md 3.2: a queued action expires this long after it was last queued. */
 const ttlHours = (settings: Settings): number => settings.approvalTtlHours
 
 interface Queue {

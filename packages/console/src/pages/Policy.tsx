@@ -195,7 +195,7 @@ const BriefForm = (props: { readonly projectId: string; readonly admin: boolean;
   )
 }
 
-/** How long a queued change waits for a decision before it expires (API.md "Approval expiry"). */
+/** How long a queued change waits for a decision before it expires (docs/contract.md 3.2). */
 const ExpiryForm = (props: { readonly hours: number; readonly admin: boolean; readonly onSave: (hours: number) => void }) => {
   const [hours, setHours] = useState(String(props.hours))
   if (!props.admin) return <p>Queued changes expire after {props.hours} hours without a decision.</p>

@@ -1,4 +1,4 @@
-/** SPEC 2.3 dataFreshness: when the warehouse copy was last synced and how much of a window it covers. */
+/** docs/contract.md 2.3 dataFreshness: when the warehouse copy was last synced and how much of a window it covers. */
 import type { DataFreshness } from "@acs/domain/Accounts"
 
 const STALE_AFTER_HOURS = 24

@@ -64,7 +64,7 @@ export const toRecord = (row: ActionRow): ActionRecord => ({
 
 /**
  * The ledger page's rows as the driver answers them, read without the client's name transform: a page of
- * 50 rows renamed key by key, their JSON columns included, cost more than the SQL (issue 12).
+ * 50 rows renamed key by key, their JSON columns included, cost more than the SQL (docs/decisions/pipeline.md).
  */
 export interface RawActionRow {
   readonly action_id: string

@@ -1,5 +1,5 @@
 /**
- * Approval expiry (API.md "Approval expiry"): an action queued for a human expires once its org's
+ * Approval expiry (docs/contract.md 3.2): an action queued for a human expires once its org's
  * `approvalTtlHours` (default 72) have passed since it was queued, with status `expired`, a reason, and its
  * `action.expired` event. A sweep every APPROVAL_EXPIRY_SWEEP_SECONDS expires what is due on every instance
  * (the guarded transition makes a second sweeper's attempt a no-op); an approval of an action that is due

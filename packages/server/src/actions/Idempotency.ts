@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` (API.md "Actions"): scoped to (principal, key), kept 24 hours. The key's row, with the
+ * `Idempotency-Key` (docs/contract.md 4): scoped to (principal, key), kept 24 hours. The key's row, with the
  * request's answer (the action's id is chosen before anything is written), is inserted first inside the
  * proposal transaction, so a concurrent twin blocks on the unique index until the first commits and then
  * replays the stored answer; if the first rolls back, the twin proceeds as the first.

@@ -1,5 +1,5 @@
 /**
- * What one action kind is to the pipeline (DESIGN "The kind catalog"): how a request becomes a payload with
+ * What one action kind is to the pipeline (one module per kind, docs/contract.md 2.1): how a request becomes a payload with
  * its prior* state, which policy rule clears it, the upstream steps that apply it, and its inverse.
  */
 import type { Band, RiskTier } from "@acs/domain/Actions"
@@ -106,7 +106,7 @@ export interface KindDefinition<P = unknown> {
   readonly kind: KindName
   /** The proposal endpoint's declaration; absent for kinds that exist only as a revert's compensation. */
   readonly declaration?: ProposalKind
-  /** The tier when the policy does not clear it; `high` kinds always need review (SPEC 3, reason 4). */
+  /** The tier when the policy does not clear it; `high` kinds always need review (docs/contract.md 3, reason 4). */
   readonly reviewTier: Exclude<RiskTier, "safe">
   /** The auto-apply rule in words, for the policy document. */
   readonly rule: string
@@ -123,7 +123,7 @@ export interface KindDefinition<P = unknown> {
   readonly drift: (payload: P, context: StepContext) => Effect.Effect<string | null, UpstreamFailure>
   /** Absent: the kind cannot be reverted (422 `not_revertible`). */
   readonly inverse?: (payload: P, ids: Ids) => Inverse
-  /** The campaign whose budget the apply must hard-cap (SPEC 8), with the new budget. */
+  /** The campaign whose budget the apply must hard-cap (docs/contract.md 8), with the new budget. */
   readonly budgetChange?: (payload: P) => { readonly campaignId: string; readonly newDailyBudgetMicros: number }
 }
 

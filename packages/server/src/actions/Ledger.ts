@@ -13,7 +13,7 @@ import type { Granted } from "../accounts/Granted.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { actionColumns, type ActionRow, type RawActionRow, toEncodedRecord, toRecord } from "./ActionRow.ts"
 
-/** The proposal endpoints' answer for a recorded action (SPEC 4). */
+/** The proposal endpoints' answer for a recorded action (docs/contract.md 4). */
 export const toProposalResponse = (record: ActionRecord): ProposalResponse => ({
   actionId: record.actionId,
   kind: record.kind,

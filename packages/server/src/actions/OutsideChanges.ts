@@ -1,5 +1,5 @@
 /**
- * Outside changes in the ledger (API.md): reads an account's change history since its mark, leaves out
+ * Outside changes in the ledger (docs/contract.md 4.2): reads an account's change history since its mark, leaves out
  * acs's own writes (userType CUSTOMER_API with acs's OAuth client id), fetches the detail of every other
  * change and records it once as an applied `external_change` row; an applied acs action whose entity it
  * changed afterwards is marked `supersededBy` it. The mark is re-read with an overlap (a change can show up

@@ -1,5 +1,5 @@
 /**
- * A proposal (DESIGN "Data and concurrency"): every read first, without a lock or a transaction — the
+ * A proposal (docs/decisions/pipeline.md): every read first, without a lock or a transaction — the
  * account's read-only refusal, the kind's validation against the warehouse, the policy's facts and the kill
  * switch — then the locked part as ONE statement (`recordStatement`): the account's lock, the 24-hour
  * auto-apply count, the ledger row and, when it auto-applies, the apply job and its NOTIFY. The count is the
@@ -115,7 +115,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
       })
 
     /**
-     * Local validation and the policy, the part a proposal and its preview share (API.md "Preview"): the
+     * Local validation and the policy, the part a proposal and its preview share (docs/contract.md 4.1): the
      * account's read-only refusal, the kind's validation against the warehouse (with prior state), then
      * the policy's facts and the kill switch. The decision is answered as a function of the 24-hour count,
      * which the caller reads under the account's lock. Writes nothing. A validation failure is returned, not failed.
@@ -265,7 +265,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
       }).pipe(Effect.withSpan("Proposals.propose", HOT_SPAN))
 
     /**
-     * A proposal's dry run (API.md "Preview"): the same validation and policy as `propose`, in a read-only
+     * A proposal's dry run (docs/contract.md 4.1): the same validation and policy as `propose`, in a read-only
      * transaction that holds the account's lock in its shared form — it waits for a proposal being
      * recorded, so it counts that proposal's auto-apply, but blocks no other preview and only as long as it
      * reads. No ledger row, job or idempotency row; a validation failure is a 422 without `action_id`.

@@ -97,7 +97,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
         }
       })
 
-    /** `?preview=true`: what the revert would record (API.md "Preview"), nothing written. */
+    /** `?preview=true`: what the revert would record (docs/contract.md 4.1), nothing written. */
     const preview = (grant: Granted<"revertAction">, actionId: string) =>
       Effect.gen(function*() {
         const { inverse, policyReasons, queued, riskTier } = yield* plan(grant, actionId)

@@ -12,7 +12,7 @@
  * A compensating action that ends without applying (rejected, expired, failed) frees its original for
  * another revert; one that applies marks its original reverted. That rule lives in `settleOriginal`, once.
  *
- * It is also the one place that emits action events (issue 13): every transition that happens writes its
+ * It is also the one place that emits action events (docs/contract.md 6): every transition that happens writes its
  * event (events/Outbox.ts) in the same transaction — the caller's, or one of its own when called outside
  * one — so an event exists exactly when its change committed.
  */
@@ -270,7 +270,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /**
      * applying -> applied with what the steps returned (warnings included) and its event; a compensation reverts
      * its original (`action.reverted`, after the applied event) in the same statement. With `ending` the
-     * statement also ends the apply's run (issue 12: one round trip where a transaction took six): the job's
+     * statement also ends the apply's run (one round trip where a transaction took six: docs/decisions/pipeline.md): the job's
      * deletion fences it, and the writes that ride with it (the last step's record, the warehouse write-back)
      * are each given the fence to check. Answers whether the fence held (always without `ending`) and whether
      * the action changed.

@@ -1,5 +1,5 @@
 /**
- * The one access check (DESIGN "One operation, every surface"). Every service method that needs authority
+ * The one access check (docs/decisions/architecture.md). Every service method that needs authority
  * takes a `Granted<Op>`, and only `Access.check` can make one: a surface that forgets the check does not
  * compile.
  */
@@ -18,7 +18,7 @@ export type { Granted }
 const unreachable = (projectId: string) =>
   new AccountMismatch({ message: `this credential cannot reach account ${projectId}` })
 
-/** Scope, grant and org-level refusal (SPEC 5): what the caller may do anywhere, whatever the account. */
+/** Scope, grant and org-level refusal (docs/contract.md 5): what the caller may do anywhere, whatever the account. */
 export const callerRefusal = (principal: Principal, operation: OperationName): Option.Option<ForbiddenScope> => {
   const op: (typeof Operations)[OperationName] = Operations[operation]
   if (!satisfiesScope(principal.scope, op.scope)) {
@@ -49,7 +49,7 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
     const accounts = yield* Accounts
     const rateLimits = yield* RateLimits
 
-    /** The rate-limit bucket, scope, grant, org-level refusal, then account reach: SPEC 5 and 8. */
+    /** The rate-limit bucket, scope, grant, org-level refusal, then account reach: docs/contract.md 5 and 8. */
     const authorize = (principal: Principal, operation: OperationName, projectId: string | undefined, preview: boolean) =>
       Effect.gen(function*() {
         const op: (typeof Operations)[OperationName] = Operations[operation]
@@ -74,7 +74,7 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
 
     /**
      * The check for a caller already in hand (the front door's, which provides no `CurrentPrincipal` for it).
-     * `preview`: the call is a proposal's dry run, counted in the read bucket (API.md "Preview").
+     * `preview`: the call is a proposal's dry run, counted in the read bucket (docs/contract.md 4.1).
      */
     const checkAs = <Op extends OperationName>(principal: Principal, operation: Op, projectId: string | undefined, preview: boolean) =>
       Effect.map(
@@ -82,7 +82,7 @@ export class Access extends Effect.Service<Access>()("acs/Access", {
         (account) => ({ operation, principal, orgId: principal.orgId, account }) as unknown as Granted<Op>
       ).pipe(Effect.withSpan(`access.${operation}`, HOT_SPAN))
 
-    /** `options.preview`: the call is a proposal's dry run, counted in the read bucket (API.md "Preview"). */
+    /** `options.preview`: the call is a proposal's dry run, counted in the read bucket (docs/contract.md 4.1). */
     const check = <Op extends OperationName>(operation: Op, projectId?: string, options?: { readonly preview?: boolean }) =>
       Effect.flatMap(currentRequestAuthorization, (checked) =>
         // The front door already checked this very operation on this account for the request (its span says so).

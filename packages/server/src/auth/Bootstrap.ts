@@ -69,7 +69,7 @@ export const bootstrap = Effect.gen(function*() {
   if ((yield* people.count) === 0) {
     if (Option.isSome(config.adminEmail) && Option.isSome(config.adminPassword)) {
       // A weak first admin password fails the start, saying why (the seeding transaction, org included, rolls
-      // back), rather than leave an admin account guessable (issue 32). Read at first start only, so an
+      // back), rather than leave an admin account guessable (docs/decisions/access-and-keys.md). Read at first start only, so an
       // existing install's old value never stops a restart.
       const password = yield* acceptPassword("ADMIN_PASSWORD", Redacted.value(config.adminPassword.value)).pipe(
         Effect.catchAll((refused) =>
@@ -84,7 +84,7 @@ export const bootstrap = Effect.gen(function*() {
       yield* people.create({ orgId, email, name: "Administrator", role: "admin", password })
       // Printed once, on the first start only: the hash is all that is kept. The notice goes to stderr
       // whatever the log level; the log line tells log collectors where it is, never the password itself,
-      // which would then sit in every log store the lines are shipped to (issue 32).
+      // which would then sit in every log store the lines are shipped to (docs/decisions/operations.md).
       yield* Console.error(firstStartNotice(email, password))
       yield* Effect.logWarning("first start: sign in as the generated admin with the password of the notice on stderr, shown only now")
         .pipe(Effect.annotateLogs({ email }))

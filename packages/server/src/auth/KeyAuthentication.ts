@@ -1,5 +1,5 @@
 /**
- * A caller by its API key: the Bearer scheme (in any case, API.md) and a key the key store knows, not
+ * A caller by its API key: the Bearer scheme (in any case, docs/contract.md 5.3) and a key the key store knows, not
  * revoked and not expired. Every failure is the same 401. REST (with sessions too), RPC and MCP all use it.
  */
 import type { Principal } from "@acs/domain/Principal"

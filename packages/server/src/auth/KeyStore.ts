@@ -1,9 +1,9 @@
 /**
- * API keys (SPEC 2.4): the secret is returned once and only its SHA-256 is stored. A request's key lookup is
+ * API keys (docs/contract.md 2.4): the secret is returned once and only its SHA-256 is stored. A request's key lookup is
  * served from a short-lived cache that every instance drops on the key's change notification
  * (db/Invalidation.ts), so a revocation is seen by every instance on its next request.
  *
- * A key is bounded by its person (docs/contract.md "Who may approve"): each key records its root as it is
+ * A key is bounded by its person (docs/contract.md 5.2): each key records its root as it is
  * created (the person at the end of its creator chain, or the org key it descends from), acts with at most that
  * person's current role and grant, and not at all while that person is disabled. A person's change drops every
  * cached key on every instance (migration 0027). Org keys (the bootstrap key, `acs keys create`) and the keys

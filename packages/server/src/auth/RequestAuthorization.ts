@@ -5,7 +5,7 @@
  *
  * It is kept beside the request the front door hands on (a weak map, by that request object), not provided
  * with it: a value provided in the context costs a copy of the fiber's whole context and an uninterruptible
- * restore on every request (issue 12). Only code with that very request in its context finds it: the API's
+ * restore on every request (docs/decisions/front-door.md). Only code with that very request in its context finds it: the API's
  * routes for it; not an RPC procedure or an MCP tool call (their requests are not the API's).
  */
 import type { OperationName } from "@acs/domain/Operations"

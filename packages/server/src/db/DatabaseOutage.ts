@@ -2,7 +2,7 @@
  * Which failures mean "the database cannot be reached now" rather than "this statement is wrong": the
  * connection-level ones, whatever the service that met them did with its `SqlError` (most make it a defect).
  * operations/Failures.ts answers them 503 `database_unavailable` with `Retry-After` on every surface, so an
- * outage or a restart of PostgreSQL is a retryable answer, not 500 `internal` (docs/decisions.md, issue 32).
+ * outage or a restart of PostgreSQL is a retryable answer, not 500 `internal` (docs/decisions/operations.md).
  */
 import { DatabaseUnavailable } from "@acs/domain/Errors"
 import { SqlError } from "@effect/sql/SqlError"

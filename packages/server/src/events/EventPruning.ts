@@ -1,5 +1,5 @@
 /**
- * Events are kept 30 days (API.md "Events"); so are webhook delivery logs that have ended. An hourly pass
+ * Events are kept 30 days (docs/contract.md 6); so are webhook delivery logs that have ended. An hourly pass
  * deletes what is older, in bounded batches so it never holds a long lock; the cutoff comes from Clock.
  */
 import { SqlClient } from "@effect/sql"

@@ -1,4 +1,4 @@
-/** An `events` row as readers select it, and the event body (API.md "Events") made from it. */
+/** An `events` row as readers select it, and the event body (docs/contract.md 6) made from it. */
 import type { Event } from "@acs/domain/Events"
 import type { SqlClient } from "@effect/sql"
 

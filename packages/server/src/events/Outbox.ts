@@ -1,5 +1,5 @@
 /**
- * The outbox (issue 13): one `events` row per change, written by the statement that follows the change in
+ * The outbox (docs/decisions/events-and-webhooks.md): one `events` row per change, written by the statement that follows the change in
  * the change's own transaction, so an event exists if and only if its change committed. `pg_notify` in the
  * same statement wakes the sequencer of every instance at commit (and is dropped with a rollback).
  *

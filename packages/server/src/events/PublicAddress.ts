@@ -7,7 +7,7 @@
  * are judged by the IPv4 they carry. The other forms that embed an IPv4 are refused whole, whatever that IPv4:
  * IPv4-compatible (deprecated), IPv4-translated, local-use NAT64 (64:ff9b:1::/48, where the IPv4 sits at an
  * operator-chosen place), 6to4 (2002::/16, deprecated) and Teredo (2001::/32, a NAT traversal for clients). See
- * docs/decisions.md, "Who may approve and the second review's holes (issue 32)".
+ * docs/decisions/events-and-webhooks.md.
  */
 import * as Net from "node:net"
 

@@ -1,5 +1,5 @@
 /**
- * One delivery attempt (docs/contract.md "Events"): a POST of the body with `Acs-Event-Id` and
+ * One delivery attempt (docs/contract.md 6): a POST of the body with `Acs-Event-Id` and
  * `Acs-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`. The signature covers the body
  * only, so receivers dedupe on the body's `eventId`; the header repeats it for their logs. Delivered means a 2xx
  * within the timeout (10 s); a redirect is not followed (it counts as a failure); at most 1 KiB of the

@@ -9,7 +9,7 @@ export const ActionsHandlers = HttpApiBuilder.group(Api, "actions", (handlers) =
     const operate = yield* makeOperate
     return handlers
       // The ledger answers its page already in the schema's encoded form (Ledger.list, toEncodedRecord): it is
-      // written as it is, not walked through the schema's encoder again (issue 12).
+      // written as it is, not walked through the schema's encoder again (docs/decisions/pipeline.md).
       .handle("listActions", (input) => Effect.map(operate.handler("listActions")(input), (page) => HttpServerResponse.unsafeJson(page)))
       .handle("getAction", operate.handler("getAction"))
       .handle("listApprovals", operate.handler("listApprovals"))

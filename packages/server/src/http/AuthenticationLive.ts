@@ -1,5 +1,5 @@
 /**
- * Who is calling: a Bearer key (the scheme in any case, API.md), else a person's session cookie where the
+ * Who is calling: a Bearer key (the scheme in any case, docs/contract.md 5.3), else a person's session cookie where the
  * session cookie policy lets it count. The platform's bearer decoder cuts seven characters off any header, so
  * the scheme is checked here. Every failure is the same 401.
  */
@@ -20,8 +20,8 @@ export type Authenticate = (request: HttpServerRequest.HttpServerRequest) => Eff
 
 /**
  * The caller of a request: its Bearer key when it has an Authorization header, else its usable session. The
- * services are taken once, so a request provides no context to authenticate (issue 12: each provided context
- * is a copy of the fiber's whole context, on every request).
+ * services are taken once, so a request provides no context to authenticate (each provided context is a copy of
+ * the fiber's whole context, on every request: docs/decisions/front-door.md).
  */
 export const makeAuthenticate: Effect.Effect<Authenticate, never, KeyStore | Sessions | AllowedOrigins> = Effect.gen(function*() {
   const byKey = keyAuthenticator(yield* KeyStore)

@@ -1,5 +1,5 @@
 /**
- * The front door of the REST API (API.md "Order of checks, and the front door"): every request is checked
+ * The front door of the REST API (docs/contract.md 5.3): every request is checked
  * in the order authentication → scope and grant → account reach → body → the operation, so a caller learns
  * nothing about a body it may not send, and no body is read for a caller who is not signed in. REST takes
  * `application/json` only, at most 1 MiB whatever the framing. What it establishes (the caller and the
@@ -67,7 +67,7 @@ const handOn = <R>(api: HttpApp.Default<never, R>, original: HttpServerRequest.H
   })
 
 // Services are taken once here and requests run without a context provided for them (each provided context
-// copies the fiber's whole context); the steps are chained without generators on this path (issue 12).
+// copies the fiber's whole context); the steps are chained without generators on this path (docs/decisions/front-door.md).
 const makeFrontDoor = Effect.gen(function*() {
   const access = yield* Access
   const authenticate = yield* makeAuthenticate

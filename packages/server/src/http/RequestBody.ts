@@ -114,7 +114,7 @@ const BODY_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELE
 /**
  * The same request with `text` as its body, read from memory: the request itself underneath (its url,
  * headers, address and response), with the body's readers answering the text. The platform's `json` and
- * `urlParamsBody` read `text`. (A web Request rebuilt around the text cost ~0.1 ms per proposal: issue 12.)
+ * `urlParamsBody` read `text`. (A web Request rebuilt around the text cost ~0.1 ms per proposal: bench/history.md.)
  */
 const withText = (request: HttpServerRequest.HttpServerRequest, text: string): HttpServerRequest.HttpServerRequest => {
   // No route of another method reads a body.

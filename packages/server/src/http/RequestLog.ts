@@ -46,7 +46,7 @@ const finish = (
  * The outermost middleware of the fiber the server forks for each request (HttpServerLive): nothing of the
  * request runs after it in that fiber but the writing of its response, so the request's facts and its log
  * annotation are set for the rest of the fiber rather than scoped to the app (a scoped value costs an
- * uninterruptible restore, twice, on every request: issue 12). Chained without a generator, for the same reason.
+ * uninterruptible restore, twice, on every request: bench/history.md). Chained without a generator, for the same reason.
  */
 export const requestLog = HttpMiddleware.make((app) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {

@@ -1,5 +1,5 @@
 /**
- * Headers every answer carries (API.md "the front door"): nothing is cached (answers hold account data and,
+ * Headers every answer carries (docs/contract.md 5.3): nothing is cached (answers hold account data and,
  * once, a key's secret), no content is sniffed, and a 401 names the scheme that would be accepted.
  */
 import { HttpApp, HttpMiddleware, HttpServerResponse } from "@effect/platform"

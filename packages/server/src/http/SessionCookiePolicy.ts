@@ -1,5 +1,5 @@
 /**
- * When a person's session cookie may authenticate a request (API.md "Order of checks, and the front door"):
+ * When a person's session cookie may authenticate a request (docs/contract.md 5.3):
  * only same-origin. An unsafe method must carry `Content-Type: application/json` (a cross-site form cannot
  * send it without a CORS preflight, which acs never grants) and must not come from another site, by
  * `Sec-Fetch-Site` or by an `Origin` outside `ALLOWED_ORIGINS` (default: the server's own origin). Otherwise

@@ -1,8 +1,8 @@
 /**
- * The in-memory store behind the rate limits: one fixed window per key (one minute for the SPEC 8 buckets),
+ * The in-memory store behind the rate limits: one fixed window per key (one minute for the docs/contract.md 8 buckets),
  * counted from the key's first call. Unlike @effect/experimental's memory store, which keeps every key it has
- * ever seen, a window is dropped once it has ended, so memory holds only the windows still open (issue 9: a
- * flood of unique login emails grew the heap without bound). Time comes from `Clock`, so TestClock drives it.
+ * ever seen, a window is dropped once it has ended, so memory holds only the windows still open (a flood of
+ * unique login emails grew the heap without bound: docs/decisions/access-and-keys.md). Time comes from `Clock`, so TestClock drives it.
  */
 import { Clock, Duration, Effect, Schedule } from "effect"
 
@@ -73,7 +73,7 @@ export const makeFixedWindows = (length: Duration.Duration) =>
     return { consume, size } as const
   })
 
-/** The one-minute windows of the SPEC 8 buckets and sign-in. */
+/** The one-minute windows of the docs/contract.md 8 buckets and sign-in. */
 export class FixedWindows extends Effect.Service<FixedWindows>()("acs/FixedWindows", {
   scoped: makeFixedWindows(WINDOW)
 }) {}

@@ -1,5 +1,5 @@
 /**
- * The current-password check of `POST /auth/password`, limited like a sign-in (issue 32): a stolen session
+ * The current-password check of `POST /auth/password`, limited like a sign-in (docs/decisions/access-and-keys.md): a stolen session
  * could otherwise guess the person's password at the write bucket's pace and then take the account over. At
  * most RATE_LIMIT_PASSWORD_CHECK attempts (default 5) per person per 15 minutes, right or wrong, counted per
  * instance as sign-ins are; keyed by the person, so a new session does not start a new count. Past it: 429

@@ -1,5 +1,5 @@
 /**
- * SPEC 8 rate limits, per principal and per running instance: a fixed one-minute window per bucket.
+ * docs/contract.md 8 rate limits, per principal and per running instance: a fixed one-minute window per bucket.
  * Successful calls get the `RateLimit-*` headers; a refusal is 429 `rate_limited` with `retry_after_ms`.
  * The windows live in FixedWindows, which forgets each one when it ends.
  */

@@ -4,7 +4,7 @@
  * payload, derived from the same Effect Schemas REST decodes with. A tool call's arguments become the
  * operation's input (`{path, urlParams, payload, headers}`), decoded part by part with the endpoint's own
  * schemas as REST decodes a request, and McpServer calls the operation; a new endpoint is a new tool with
- * no code here. For a model (issue 11): schemas without noise, an outline of the answer as `outputSchema`,
+ * no code here. For a model (docs/decisions/surfaces.md): schemas without noise, an outline of the answer as `outputSchema`,
  * the four annotation hints from `hintsOf`, numeric ids taken as strings; what all tools share is said once,
  * in the server's instructions (McpServer.ts).
  */
@@ -158,7 +158,7 @@ const TOOL_NOTES: Partial<Record<OperationName, string>> = {
 /**
  * The MCP tool annotations, from the operation table plus what the table cannot say. They are hints a client
  * uses to decide what to confirm with its user, so each errs on the side of caution.
- * - readOnlyHint: read scope changes nothing (every GET and the read-only POSTs of SPEC 5); discovery asks
+ * - readOnlyHint: read scope changes nothing (every GET and the read-only POSTs of docs/contract.md 5); discovery asks
  *   the upstream which accounts the credentials reach and stores nothing, though it needs admin.
  * - destructiveHint (for the others): can the change be lost for good? Removing keywords cannot be reverted
  *   (RemoveKeywords.ts: a re-added keyword is a new one without its history). Approving makes any pending

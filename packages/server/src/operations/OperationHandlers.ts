@@ -1,5 +1,5 @@
 /**
- * Every operation as one service method (DESIGN "One operation, every surface"; issue 11): one handler per
+ * Every operation as one service method (docs/decisions/architecture.md): one handler per
  * operation of the table, `(grant: Granted<op>, input) => Effect<Success, Errors>`, its types derived from
  * the operation's HttpApi endpoint. REST handlers, RPC procedures and MCP tools check access, then call the
  * handler here; what is particular to a surface (HTTP status and headers, cookies, the MCP envelope) stays

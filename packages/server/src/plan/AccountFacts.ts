@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import type { AccountRecord } from "../accounts/Accounts.ts"
 import { coveredDays, type MetricWindow, windowEndingYesterday } from "../warehouse/Window.ts"
 
-/** The policy's window (SPEC 3.1 "30-day CPA"), so the plan reasons over the numbers the policy will check. */
+/** The policy's window (docs/contract.md 3.1 "30-day CPA"), so the plan reasons over the numbers the policy will check. */
 export const FACT_DAYS = 30
 
 /** A campaign is budget-limited when it spends on average at least this share of its daily budget. */

@@ -1,5 +1,5 @@
 /**
- * The 24-hour auto-apply count of an account (SPEC 8: global, database-derived). Proposals read it under the
+ * The 24-hour auto-apply count of an account (docs/contract.md 8: global, database-derived). Proposals read it under the
  * account's lock inside their transaction, so concurrent proposals on any instance see each other's rows.
  */
 import { SqlClient } from "@effect/sql"

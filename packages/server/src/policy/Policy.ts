@@ -1,5 +1,5 @@
 /**
- * The safe-apply policy (SPEC 3 and 3.1) as one pure decision: given who proposed, the org's kill switch,
+ * The safe-apply policy (docs/contract.md 3 and 3.1) as one pure decision: given who proposed, the org's kill switch,
  * the account's state and 24-hour count, and the kind's own rule, it says `auto_applied` or `queued`,
  * the risk tier, and reasons that always name the rule that cleared or held the action.
  */
@@ -10,9 +10,9 @@ export type Verdict =
   | { readonly clears: true; readonly rule: string }
   | { readonly clears: false; readonly rule: string }
 
-/** SPEC 8: auto-applies per account per 24 hours, counted from the database across instances. */
+/** docs/contract.md 8: auto-applies per account per 24 hours, counted from the database across instances. */
 export const AUTO_APPLY_LIMIT_PER_24H = 20
-/** SPEC 8: the apply worker refuses any budget above this multiple of the warehouse value. */
+/** docs/contract.md 8: the apply worker refuses any budget above this multiple of the warehouse value. */
 export const BUDGET_HARD_CAP_MULTIPLE = 3
 
 /** The reason the 24-hour cap holds an action; `used` may be a placeholder the database fills in (Proposals). */
@@ -24,7 +24,7 @@ export interface PolicyInput {
   readonly killSwitchOn: boolean
   readonly accountStatus: string
   readonly autoAppliesLast24h: number
-  /** `high` kinds always need review (SPEC 3, reason 4). */
+  /** `high` kinds always need review (docs/contract.md 3, reason 4). */
   readonly reviewTier: Exclude<RiskTier, "safe">
   readonly verdict: Verdict
 }
@@ -35,7 +35,7 @@ export interface Decision {
   readonly reasons: ReadonlyArray<string>
 }
 
-/** Every reason that holds the action, in SPEC 3's order 1–6, then the kind's rule. */
+/** Every reason that holds the action, in the order of docs/contract.md 3 (1–6), then the kind's rule. */
 export const decide = (input: PolicyInput): Decision => {
   const held: Array<string> = []
   if (!input.killSwitchOn) held.push("kill switch: platformAutoApply is off for this organisation, so nothing auto-applies")
@@ -55,7 +55,7 @@ export const decide = (input: PolicyInput): Decision => {
   return { mode: "auto_applied", riskTier, reasons: [`auto-apply: ${input.verdict.rule}`] }
 }
 
-/** Reasons checked again by the apply worker for an auto-applied action (SPEC 3: "conditions changed"). */
+/** Reasons checked again by the apply worker for an auto-applied action (docs/contract.md 3: "conditions changed"). */
 export const stillClears = (input: Omit<PolicyInput, "proposedBy" | "autoAppliesLast24h">): ReadonlyArray<string> => {
   const reasons: Array<string> = []
   if (!input.killSwitchOn) reasons.push("demoted at apply: the kill switch platformAutoApply was turned off after proposal")

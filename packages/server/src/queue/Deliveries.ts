@@ -260,7 +260,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
 
     /**
      * Not delivered within the retry window: the delivery fails and its endpoint is disabled until an admin
-     * enables it (API.md: disabled after repeated failure), in one transaction.
+     * enables it (docs/contract.md 6: disabled after repeated failure), in one transaction.
      */
     const giveUp = (delivery: ClaimedDelivery, workerId: string, result: AttemptResult) =>
       sql.withTransaction(Effect.gen(function*() {

@@ -28,7 +28,7 @@ const add = (a: Metrics, b: Metrics): Metrics => ({
 
 const invalid = (message: string) => Effect.fail(new InvalidRequest({ message }))
 
-/** The platform's rules (UPSTREAM.md "Reports"), in the account's calendar. */
+/** The platform's rules for reports, in the account's calendar. */
 const checkRequest = (request: ReportRequest, account: AccountRecord, now: number) => {
   const today = dateIn(now, account.timeZone)
   if (request.level !== "campaigns" && request.campaignId === undefined) {

@@ -99,7 +99,7 @@ const RpcAuthenticationLive = Layer.effect(
 
 /**
  * The procedures as the server takes them: the payload arrives undecoded, so the caller's access is checked
- * before its input is (API.md "Order of checks"): a refused caller learns nothing about a malformed input.
+ * before its input is (docs/contract.md 5.3): a refused caller learns nothing about a malformed input.
  */
 const serverRpcGroup = RpcGroup.make(
   ...[...operationRpcGroup.requests.values()].map((rpc) =>
@@ -204,7 +204,7 @@ const HandlersLive = serverRpcGroup.toLayer(
  * The RPC server behind its own protocol: one /rpc POST is one client, its NDJSON messages written to the
  * server, its answers collected until the server ends the client (every request answered), then sent as one
  * NDJSON body. The platform's HTTP protocol would re-read a request body already read, and stream the answer
- * through a mailbox; for a request that is answered once that costs more than the operation (issue 11).
+ * through a mailbox; for a request that is answered once that costs more than the operation (docs/decisions/surfaces.md).
  * A body that calls a streaming procedure (`streamEvents`) is answered by `stream` instead: each answer (a
  * Chunk of events, then the Exit) is written as it comes, and the client ends when the caller goes away.
  */

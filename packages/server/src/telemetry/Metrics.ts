@@ -1,5 +1,5 @@
 /**
- * Every metric acs exposes (API.md "Operations"), as Effect metrics: the places that count call the one-line
+ * Every metric acs exposes (docs/operations.md), as Effect metrics: the places that count call the one-line
  * helpers below. They are always recorded (an in-memory add); `/metrics` serves them only when enabled
  * (telemetry/MetricsExposition.ts). Labels hold bounded sets only: operation names, kinds, statuses.
  */

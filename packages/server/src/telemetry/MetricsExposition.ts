@@ -1,5 +1,5 @@
 /**
- * `/metrics` in the Prometheus text format (API.md "Operations"): Effect's metrics (telemetry/Metrics.ts)
+ * `/metrics` in the Prometheus text format (docs/operations.md): Effect's metrics (telemetry/Metrics.ts)
  * read through @effect/opentelemetry's metric producer and written by OpenTelemetry's Prometheus serializer
  * (telemetry/PrometheusText.ts), so the exposition is the library's, not ours. Off by default: `METRICS_ENABLED=true` serves it on the API's
  * port, `METRICS_PORT` on a port of its own (on `METRICS_HOST`, loopback unless set), both without auth.

@@ -1,5 +1,5 @@
 /**
- * Traces over OTLP/HTTP (API.md "Operations"), on only when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+ * Traces over OTLP/HTTP (docs/operations.md), on only when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set and the SDK is not disabled (`OTEL_SDK_DISABLED=true`,
  * `OTEL_TRACES_EXPORTER=none`). The exporter follows `OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL`: `http/protobuf`
  * (the specification's default) or `http/json` (telemetry/OtlpTracer.ts). Effect's spans (`operation.<name>`, the

@@ -1,5 +1,5 @@
 /**
- * Spend-ranked account reads (SPEC 2.2, API.md "Account reads"). The top rows of a window come from the
+ * Spend-ranked account reads (docs/contract.md 2.2). The top rows of a window come from the
  * spend suffixes (one array read per entity that spent), the rest of the slice from the entity table by id,
  * and the metrics of just the returned rows from the daily rows. Order: spend descending, ties by id.
  */

@@ -1,5 +1,5 @@
 /**
- * Metric windows: `days` complete days ending yesterday in the account's time zone (SPEC 4), as ISO dates.
+ * Metric windows: `days` complete days ending yesterday in the account's time zone (docs/contract.md 4), as ISO dates.
  */
 export const MAX_DAYS = 90
 

@@ -1,5 +1,5 @@
 /**
- * Applies one claimed action (SPEC 3, "The apply worker"): re-runs the policy for auto-applied actions
+ * Applies one claimed action (docs/contract.md 3, "The apply worker"): re-runs the policy for auto-applied actions
  * (demotion), local validation and the budget hard cap, then runs the kind's steps, each recorded before its
  * first upstream write (by that write's fence: worker/WriteFence.ts) and after it. A drift demotes; a failure
  * rolls a composite back in reverse, best effort; `upstream_unavailable` hands the job back for a later
@@ -8,7 +8,7 @@
  * past its lease, then claimed by another) stops before its next write and leaves the job to the new owner.
  * A state write is one statement behind the lease renewal (`WITH lease AS (...)`); the write that ends the run
  * deletes the job with it (an applied run in one statement, a failed or demoted one in a transaction), so the
- * outcome and the job's end commit together (docs/decisions.md, "Apply path speed").
+ * outcome and the job's end commit together (docs/decisions/pipeline.md).
  */
 import type { ActionRecord, Failure } from "@acs/domain/Actions"
 import type { UpstreamCampaign, UpstreamClient } from "@acs/upstream/Upstream"

@@ -3,7 +3,7 @@
  * change_match_type, remove_keywords, add_negative_keywords and remove_negative_keywords. For each, the apply
  * (upstream changed, ledger applied, warehouse updated), every validation error it can produce, and its revert
  * (or, for remove_keywords, the refusal); bulk calls where some or all rows fail; a composite rolled back. The
- * prior state recorded in `prior…` fields (SPEC 1), and ledger rows written before that rename (migration 0007).
+ * prior state recorded in `prior…` fields (docs/contract.md 1), and ledger rows written before that rename (migration 0007).
  */
 import type { UpstreamAdGroup, UpstreamCampaign, UpstreamKeyword, UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
 import { PgClient } from "@effect/sql-pg"
@@ -527,7 +527,7 @@ describe("remove_keywords", () => {
     expect(action.policyReasons.join(" ")).toMatch(/removing keywords cannot be reverted, so it always needs review/)
     const applied = await approve(action.actionId)
     expect(applied.status).toBe("applied")
-    // SPEC 1: the removed keywords are the prior state, so they live in `priorKeywords`, and nothing else is recorded.
+    // docs/contract.md 1: the removed keywords are the prior state, so they live in `priorKeywords`, and nothing else is recorded.
     expect(applied.payload).toEqual({
       priorKeywords: keywords.map((k) => ({
         keywordId: k.keywordId,
@@ -651,7 +651,7 @@ describe("remove_negative_keywords", () => {
     expect(action.summary).toMatch(/^Remove 2 negative keywords in 2 places: /)
     const applied = await p.settle(action.actionId)
     expect(applied.status).toBe("applied")
-    // SPEC 1: the removed negatives are the prior state, so they live in `priorNegatives`, and nothing else is recorded.
+    // docs/contract.md 1: the removed negatives are the prior state, so they live in `priorNegatives`, and nothing else is recorded.
     expect(applied.payload).toEqual({
       priorNegatives: negatives.map((n) => ({
         negativeKeywordId: n.negativeKeywordId,

@@ -1,12 +1,12 @@
 /**
- * The heap an unauthenticated sign-in flood leaves behind in the rate limiter (issue 9), measured
+ * The heap an unauthenticated sign-in flood leaves behind in the rate limiter (docs/decisions/access-and-keys.md), measured
  * in-process against RateLimits under TestClock, so "a minute later" needs no waiting. Run by the
  * benchmark as its own process: `node --expose-gc --import tsx packages/server/test/support/loginFloodHeap.ts [logins]`;
  * prints one JSON line. It lives here, not under scripts/, so `effect` resolves from the server package.
  *
  * Scenarios, each on a fresh limiter: unique emails from one address (a single client, or every client
  * behind a proxy without TRUST_PROXY); unique emails each from its own address (the worst case: every
- * attempt opens two windows); and, for comparison, the store used before issue 9 (@effect/experimental's
+ * attempt opens two windows); and, for comparison, the store used before (@effect/experimental's
  * memory store, email charged first), which keeps every key forever.
  */
 import { RateLimiter } from "@effect/experimental"
@@ -87,7 +87,7 @@ export const measureLoginFlood = (logins: number) =>
     withRateLimits("warm-up", 2_000, (i) => `192.0.2.${i & 255}`),
     withRateLimits("unique emails, one address", logins, () => "203.0.113.7"),
     withRateLimits("unique emails, unique addresses", logins, (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`),
-    before("before issue 9: experimental memory store, one address", logins)
+    before("before: experimental memory store, one address", logins)
   ]).pipe(Effect.map((scenarios) => scenarios.slice(1)), Effect.provide(TestContext.TestContext))
 
 if (process.argv[1] !== undefined && import.meta.filename === process.argv[1]) {

@@ -1,5 +1,5 @@
 /**
- * The ad-group kinds' auto-apply rules (SPEC 3.1) at, just inside and just outside each bound: pausing an ad
+ * The ad-group kinds' auto-apply rules (docs/contract.md 3.1) at, just inside and just outside each bound: pausing an ad
  * group; one CPA goal step of at most 10 % on an existing goal; everything else (default bid, Search Match, ads,
  * create and clone) always held. Pure: the definitions are called with hand-built policy facts.
  */

@@ -1,5 +1,5 @@
 /**
- * The layering of packages/server/src (docs/decisions.md, "Layers and the action state machine"): a folder
+ * The layering of packages/server/src (docs/decisions/architecture.md "Layers"): a folder
  * imports only from folders below it, never from one above or beside it; and `actions/Transitions.ts` is the
  * only writer of the `actions` table. Both are read from the source, so a new import or a stray UPDATE fails here.
  */
@@ -28,7 +28,7 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ["upstream"]
 ]
 
-/** Edges that run up today and are being removed; none may be added. (rpc -> http and mcp -> http: gone, issue 11.) */
+/** Edges that run up today and are being removed; none may be added. (rpc -> http and mcp -> http: gone.) */
 const PENDING: ReadonlyArray<string> = []
 
 const rank = new Map(LAYERS.flatMap((folders, index) => folders.map((folder) => [folder, index] as const)))
@@ -75,7 +75,7 @@ describe("packages/server/src", () => {
       const path = Path.relative(SRC, file)
       if (path === Path.join("actions", "Transitions.ts") || path.startsWith(Path.join("db", "migrations"))) return false
       const text = Fs.readFileSync(file, "utf8")
-      // The proposal's row is inserted by its one locked statement (issue 12); it changes no row afterwards.
+      // The proposal's row is inserted by its one locked statement (docs/decisions/pipeline.md); it changes no row afterwards.
       if (path === Path.join("actions", "Proposals.ts")) return /\b(?:UPDATE|DELETE\s+FROM)\s+actions\b/i.test(text)
       return /\b(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM)\s+actions\b/i.test(text)
     })

@@ -1,6 +1,6 @@
 /**
  * The campaign kinds' auto-apply rules, pure: target_cpa_change clears one step of at most 10 % on an existing
- * target (SPEC 3.1, integer arithmetic, inclusive) and nothing else; the other campaign kinds never clear.
+ * target (docs/contract.md 3.1, integer arithmetic, inclusive) and nothing else; the other campaign kinds never clear.
  */
 import * as fc from "fast-check"
 import { Effect, Schema } from "effect"

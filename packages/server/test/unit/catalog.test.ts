@@ -1,14 +1,14 @@
 /**
  * The kind catalog against the declarations the API is generated from: every proposal kind and every
  * revert-only kind has exactly one behaviour module, and each revertible kind's inverse names a kind the
- * catalog knows (API.md "The 21 proposal kinds").
+ * catalog knows (docs/contract.md 2.1).
  */
 import { compensationKinds, proposalKinds } from "@acs/domain/ProposalKinds"
 import { describe, expect, it } from "vitest"
 import { catalog, kindNamed } from "../../src/actions/Catalog.ts"
 
 describe("the kind catalog", () => {
-  it("has one module per declared kind, in API.md's order, then the revert-only kinds", () => {
+  it("has one module per declared kind, in the contract's order, then the revert-only kinds", () => {
     expect(catalog.map((kind) => kind.kind)).toEqual([...proposalKinds.map((k) => k.kind), ...compensationKinds])
     for (const kind of proposalKinds) expect(kindNamed(kind.kind).declaration).toBe(kind)
     for (const kind of compensationKinds) expect(kindNamed(kind).declaration).toBeUndefined()

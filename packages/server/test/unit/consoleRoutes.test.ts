@@ -1,5 +1,5 @@
 /**
- * The console's hash routes (console/src/routes.ts), issue 32: a route is a known page with at most the
+ * The console's hash routes (console/src/routes.ts), docs/decisions/console.md: a route is a known page with at most the
  * parameter it takes, and that parameter is an account id of the server's form; whatever else a link holds
  * (`..`, encoded `/`, `?`, `#`, `%`, extra segments) is the not-found page, so no part of it reaches an API path.
  */

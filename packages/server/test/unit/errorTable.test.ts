@@ -13,7 +13,7 @@ describe("the error table", () => {
       const body = ErrorBodies[tag as keyof typeof ErrorBodies]
       expect(HttpApiSchema.getStatusError(body as Schema.Schema.Any)).toBe(entry.status)
     }
-    // A database outage is a retryable 503 of its own (issue 32), not 500 `internal`.
+    // A database outage is a retryable 503 of its own (docs/contract.md 7), not 500 `internal`.
     expect(ErrorCodes.database_unavailable).toBe(503)
   })
 

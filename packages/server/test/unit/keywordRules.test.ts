@@ -1,5 +1,5 @@
 /**
- * The keyword kinds' auto-apply rules (SPEC 3.1) at, just inside and just outside each bound: at most 10 EXACT
+ * The keyword kinds' auto-apply rules (docs/contract.md 3.1) at, just inside and just outside each bound: at most 10 EXACT
  * keywords, each effective bid at most 1.5 × the account's 30-day average cost per tap; pausing keywords; negative
  * keywords always. Pure: the definitions are called with hand-built policy facts.
  */

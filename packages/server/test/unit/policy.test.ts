@@ -1,6 +1,6 @@
 /**
- * The safe-apply policy as pure functions: every queue reason of SPEC 3 (1–6) with its policyReasons, the
- * risk tier, and the budget rules of SPEC 3.1 at, just inside and just outside their bounds (property tests).
+ * The safe-apply policy as pure functions: every queue reason of docs/contract.md 3 (1–6) with its policyReasons, the
+ * risk tier, and the budget rules of docs/contract.md 3.1 at, just inside and just outside their bounds (property tests).
  */
 import type { Band } from "@acs/domain/Actions"
 import { Effect, Schema } from "effect"
@@ -84,7 +84,7 @@ const verdictFor = (prior: number, next: number, policyFacts: PolicyFacts): Verd
 
 const budget = fc.integer({ min: 1_000, max: 10_000_000_000 })
 
-describe("budget_change rules (SPEC 3.1)", () => {
+describe("budget_change rules (docs/contract.md 3.1)", () => {
   it("clears a cut of at most 30% and holds a deeper one", () => {
     fc.assert(fc.property(budget, (prior) => {
       const bound = Math.ceil((7 * prior) / 10) // the lowest budget that is a cut of at most 30%

@@ -1,5 +1,5 @@
 /**
- * SPEC 1: the prior state is stored in payload fields whose names start with `prior`. Checked over every kind
+ * docs/contract.md 1: the prior state is stored in payload fields whose names start with `prior`. Checked over every kind
  * in the catalog by walking its payload schema: every field (at any depth) is under a `prior…` field, names
  * or places the entity (`…Id`, `…Ids`, `…Name`, `id`, `text`, `currency`), or is listed below as the change's
  * new state or a fact it reads without replacing. So a snapshot of replaced state under another name (as
@@ -84,7 +84,7 @@ const replacesState = (kind: string) => !/^(create_|clone_|add_|delete_)/.test(k
 const payloadLeaves = (kind: (typeof catalog)[number]) =>
   kind.use((definition) => leaves(Schema.typeSchema(definition.payload).ast, ""))
 
-describe("prior state lives only in prior… fields (SPEC 1)", () => {
+describe("prior state lives only in prior… fields (docs/contract.md 2.1)", () => {
   it("classifies every kind of the catalog", () => {
     expect(Object.keys(notPrior).sort()).toEqual(catalog.map((kind) => kind.kind).sort())
   })

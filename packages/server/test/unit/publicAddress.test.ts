@@ -1,6 +1,6 @@
 /**
  * The SSRF guard's judgement of an address (events/PublicAddress.ts) and of a URL (events/WebhookTargets.ts),
- * issue 32: an IPv4 is judged the same in every IPv6 form that translates to it (mapped, NAT64) and however the
+ * docs/decisions/events-and-webhooks.md: an IPv4 is judged the same in every IPv6 form that translates to it (mapped, NAT64) and however the
  * address is spelled; the forms that only embed one (IPv4-compatible, 6to4, Teredo, local-use NAT64) and the
  * non-global IPv6 ranges are refused whatever they carry; public addresses pass. The IPv4 oracle here is
  * Node's own BlockList over the IANA special-purpose registry, independent of the module's byte matching.

@@ -1,5 +1,5 @@
 /**
- * The Slack-format body (events/SlackMessage.ts), issue 32: every text taken from an event reaches Slack with
+ * The Slack-format body (events/SlackMessage.ts), docs/decisions/events-and-webhooks.md: every text taken from an event reaches Slack with
  * `&`, `<` and `>` escaped, in every field (the notification `text`, the header, the section and the context),
  * so a campaign named `<!channel>` or `<https://evil|click>` is shown as those characters, never as a mention
  * or a link; the only markup left is acs's own console link.

@@ -104,6 +104,6 @@ export type SimulatorSizeOption = "demo" | "bench" | SimulatorSize
 export const resolveSize = (size: SimulatorSizeOption | undefined): SimulatorSize =>
   size === undefined || size === "demo" ? demoSize : size === "bench" ? benchSize : size
 
-/** Roles that may write (matched loosely, as UPSTREAM.md asks); anything else is read-only. */
+/** Roles that may write (matched loosely); anything else is read-only. */
 export const isReadOnly = (roleNames: ReadonlyArray<string>): boolean =>
   !roleNames.some((role) => /admin|manager|read\s*&\s*write/i.test(role))

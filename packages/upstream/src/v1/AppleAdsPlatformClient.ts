@@ -61,7 +61,7 @@ export const V1_REPORT_PAGE = 5000
 /**
  * Campaign ids per `campaignId IN [...]` filter of a campaign-level report. Apple publishes no cap (the
  * Filter reference: "the server enforces the operator-specific cardinality"); 100 keeps each request small
- * and an account of up to 100 campaigns (nearly all) to one report call. See docs/decisions.md.
+ * and an account of up to 100 campaigns (nearly all) to one report call. See docs/decisions/upstream.md.
  */
 export const V1_REPORT_CAMPAIGN_CHUNK = 100
 

@@ -1,6 +1,6 @@
 /**
- * The Apple Ads Platform API v1 wire format (UPSTREAM-V1.md, checked against Apple's reference pages:
- * see docs/decisions.md), as Effect Schemas. The v1 client decodes with them and the simulator's v1
+ * The Apple Ads Platform API v1 wire format (Apple's reference pages; where they are
+ * silent or unclear: docs/decisions/upstream.md), as Effect Schemas. The v1 client decodes with them and the simulator's v1
  * routes encode with them, so both sides speak one format. Unknown fields pass through.
  */
 import { Schema } from "effect"

@@ -1,4 +1,4 @@
-/** ad_group_status: enable or pause an ad group. Pausing auto-applies (it only stops spend, SPEC 3.1); enabling
+/** ad_group_status: enable or pause an ad group. Pausing auto-applies (it only stops spend, docs/contract.md 3.1); enabling
  * needs review. */
 import { adGroupStatus as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"

@@ -67,7 +67,7 @@ export interface TreePlacement {
 
 // ---- Local validation, shared by the kinds that create trees ----
 
-/** Every reason the tree cannot go into the campaign as asked (SPEC 7 lists them all). */
+/** Every reason the tree cannot go into the campaign as asked (docs/contract.md 7 lists them all). */
 export const treeProblems = (
   tree: {
     readonly name: string
@@ -82,7 +82,7 @@ export const treeProblems = (
   ...duplicatesIn(tree.negativeKeywords).map((reason) => `negative keyword ${reason}`)
 ]
 
-/** Keyword bids on a MAX_CONVERSIONS campaign: the platform sets its bids, so it refuses them (SPEC 7). */
+/** Keyword bids on a MAX_CONVERSIONS campaign: the platform sets its bids, so it refuses them (docs/contract.md 7). */
 export const keywordBidsAllowed = (
   campaign: UpstreamCampaign,
   keywords: ReadonlyArray<{ readonly text: string; readonly matchType: string; readonly bidMicros: number | null }>

@@ -1,5 +1,5 @@
 /** add_keywords: targeting keywords into one ad group. Auto-applies up to 10 EXACT keywords whose bids stay within
- * 1.5 × the account's 30-day average cost per tap (SPEC 3.1); its inverse removes what it created. */
+ * 1.5 × the account's 30-day average cost per tap (docs/contract.md 3.1); its inverse removes what it created. */
 import { BidStrategyConflict } from "@acs/domain/Errors"
 import { addKeywords as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamKeyword } from "@acs/upstream/Upstream"
@@ -29,7 +29,7 @@ export const AddKeywordsPayload = Schema.Struct({
 })
 type Payload = typeof AddKeywordsPayload.Type
 
-/** Bounds of SPEC 3.1. */
+/** Bounds of docs/contract.md 3.1. */
 export const MAX_AUTO_KEYWORDS = 10
 /** 1.5 × the average CPT, kept as a fraction so the comparison stays in integers. */
 const BID_BOUND = { numerator: 3, denominator: 2 } as const

@@ -1,5 +1,5 @@
 /** add_negative_keywords: negatives at campaign level, or in one ad group. Always in the auto-apply set
- * (SPEC 3.1); the inverse removes what it created. Also the compensation of remove_negative_keywords, whose
+ * (docs/contract.md 3.1); the inverse removes what it created. Also the compensation of remove_negative_keywords, whose
  * negatives may come from several places, so every row carries its own place. */
 import { NotFound } from "@acs/domain/Errors"
 import { addNegativeKeywords as declaration } from "@acs/domain/ProposalKinds"

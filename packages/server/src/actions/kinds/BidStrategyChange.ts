@@ -1,5 +1,5 @@
 /** bid_strategy_change: switch a campaign between MANUAL_CPT and MAX_CONVERSIONS (with its target CPA).
- * Always reviewed (SPEC 3, reason 4): a switch changes how every keyword of the campaign bids. */
+ * Always reviewed (docs/contract.md 3, reason 4): a switch changes how every keyword of the campaign bids. */
 import { bidStrategyChange as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"

@@ -1,5 +1,5 @@
 /** budget_change: a campaign's daily budget. Auto-applies a cut of at most 30 %, or a raise of at most 30 % while
- * the campaign's 30-day CPA is inside the operator's target band (SPEC 3.1). A budget above 3 × the warehouse
+ * the campaign's 30-day CPA is inside the operator's target band (docs/contract.md 3.1). A budget above 3 × the warehouse
  * value is refused at proposal (a local validation failure) and again by the apply worker's hard cap. */
 import { budgetChange as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
@@ -17,14 +17,14 @@ export const BudgetChangePayload = Schema.Struct({
 })
 type Payload = typeof BudgetChangePayload.Type
 
-/** Bounds of SPEC 3.1, in percent of the prior budget. */
+/** Bounds of docs/contract.md 3.1, in percent of the prior budget. */
 export const MAX_AUTO_CUT_PERCENT = 30
 export const MAX_AUTO_RAISE_PERCENT = 30
 
 const decode = decodeBody(declaration.body)
 
 /**
- * The hard cap (SPEC 3.1, API.md 2026-11-23) as a validation reason, or null within it: refused at proposal
+ * The hard cap (docs/contract.md 3.1) as a validation reason, or null within it: refused at proposal
  * rather than queued for a human only to fail at apply. Inclusive: exactly 3 × is accepted.
  */
 export const hardCapReason = (warehouseBudgetMicros: number, newBudgetMicros: number, currency: string): string | null =>
@@ -35,7 +35,7 @@ export const hardCapReason = (warehouseBudgetMicros: number, newBudgetMicros: nu
       } is accepted`
     : null
 
-/** Every reason the campaign's budget cannot take the new value (all at once, SPEC 7). */
+/** Every reason the campaign's budget cannot take the new value (all at once, docs/contract.md 7). */
 const budgetReasons = (campaign: UpstreamCampaign, newBudgetMicros: number, currency: string): Array<string> => {
   if (campaign.dailyBudgetMicros === null) return [`campaign ${campaign.campaignId} has no daily budget to change`]
   const overCap = hardCapReason(campaign.dailyBudgetMicros, newBudgetMicros, currency)

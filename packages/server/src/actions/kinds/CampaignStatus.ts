@@ -1,5 +1,5 @@
 /** campaign_status: enable or pause a campaign. Never auto-applies: pausing stops all of its delivery and
- * enabling starts spend, so a person reviews either (API.md, kind 2). */
+ * enabling starts spend, so a person reviews either (docs/contract.md 3.1: not in the auto-apply set). */
 import { campaignStatus as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"

@@ -64,7 +64,7 @@ export const refuseBidsOnMaxConversions = (tree: CampaignTree): Effect.Effect<vo
   )
 }
 
-/** Every reason the tree does not fit the account (SPEC 7: all of them at once). */
+/** Every reason the tree does not fit the account (docs/contract.md 7: all of them at once). */
 export const treeReasons = (tree: CampaignTree, view: WarehouseView) =>
   Effect.gen(function*() {
     const reasons: Array<string> = []

@@ -1,4 +1,4 @@
-/** cpa_goal_change: an ad group's CPA goal. Auto-applies one step of at most 10 % on an existing goal (SPEC 3.1);
+/** cpa_goal_change: an ad group's CPA goal. Auto-applies one step of at most 10 % on an existing goal (docs/contract.md 3.1);
  * setting a first goal needs review. */
 import { cpaGoalChange as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
@@ -17,7 +17,7 @@ export const CpaGoalChangePayload = Schema.Struct({
 })
 type Payload = typeof CpaGoalChangePayload.Type
 
-/** SPEC 3.1: one step of at most this many percent of the existing goal. */
+/** docs/contract.md 3.1: one step of at most this many percent of the existing goal. */
 export const MAX_AUTO_CPA_GOAL_STEP_PERCENT = 10
 
 const decode = decodeBody(declaration.body)

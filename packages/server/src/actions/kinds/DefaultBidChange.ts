@@ -1,5 +1,5 @@
 /** default_bid_change: an ad group's default bid. Never auto-applies; refused on a MAX_CONVERSIONS campaign, whose
- * bids the platform sets (SPEC 7 `bid_strategy_conflict`). */
+ * bids the platform sets (docs/contract.md 7 `bid_strategy_conflict`). */
 import { BidStrategyConflict } from "@acs/domain/Errors"
 import { defaultBidChange as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"

@@ -1,4 +1,4 @@
-/** keyword_status: activates or pauses keywords that may span ad groups. Pausing auto-applies (SPEC 3.1);
+/** keyword_status: activates or pauses keywords that may span ad groups. Pausing auto-applies (docs/contract.md 3.1);
  * the payload keeps each keyword's prior status, which the inverse restores. */
 import { keywordStatus as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"

@@ -19,7 +19,7 @@ export const found = <A>(entity: A | undefined, message: string): Effect.Effect<
 
 export const noOp = (message: string) => Effect.fail(new NoOp({ message }))
 
-/** Fails with every reason at once (SPEC 7: `validation_errors` lists them all), or succeeds when none. */
+/** Fails with every reason at once (docs/contract.md 7: `validation_errors` lists them all), or succeeds when none. */
 export const requireNone = (reasons: ReadonlyArray<string>): Effect.Effect<void, ValidationFailed> =>
   reasons.length === 0
     ? Effect.void
@@ -84,7 +84,7 @@ export const fieldStep = <E, F>(change: FieldChange<E, F>): Step => ({
     })
 })
 
-/** SPEC 3.1 "at most N%" in integer arithmetic, inclusive: |next − prior| × 100 ≤ N × prior. */
+/** docs/contract.md 3.1 "at most N%" in integer arithmetic, inclusive: |next − prior| × 100 ≤ N × prior. */
 export const withinPercent = (prior: number, next: number, bound: number): boolean =>
   Math.abs(next - prior) * 100 <= bound * prior
 
@@ -110,6 +110,6 @@ export const rowWarnings = <A>(result: BulkResult<A>, describe: (index: number) 
   return [...byRow].map(([index, messages]) => `${describe(index)}: ${messages.join("; ")}`)
 }
 
-/** A bulk step applied nothing when no row worked (SPEC 3: `applied` needs one row), so it fails. */
+/** A bulk step applied nothing when no row worked (docs/contract.md 3: `applied` needs one row), so it fails. */
 export const someRowWorked = (worked: number, warnings: ReadonlyArray<string>): Effect.Effect<void, StepRefused> =>
   worked > 0 ? Effect.void : Effect.fail(new StepRefused({ message: `every row failed: ${warnings.join("; ")}` }))

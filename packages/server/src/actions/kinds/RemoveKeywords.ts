@@ -1,5 +1,5 @@
 /** remove_keywords: deletes targeting keywords, across ad groups. The payload keeps the removed keywords for the
- * record in `priorKeywords` (SPEC 1: prior state lives in `prior…` fields), but there is no inverse (a re-created
+ * record in `priorKeywords` (docs/contract.md 1: prior state lives in `prior…` fields), but there is no inverse (a re-created
  * keyword is a new keyword without its history): 422 not_revertible. Also the compensation of add_keywords. */
 import { removeKeywords as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamKeyword } from "@acs/upstream/Upstream"

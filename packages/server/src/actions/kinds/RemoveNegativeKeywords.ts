@@ -1,5 +1,5 @@
 /** remove_negative_keywords: deletes negatives, at campaign or ad group level, possibly from several places.
- * Always in the auto-apply set (SPEC 3.1); the inverse adds them back. Also the compensation of
+ * Always in the auto-apply set (docs/contract.md 3.1); the inverse adds them back. Also the compensation of
  * add_negative_keywords. */
 import { removeNegativeKeywords as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
@@ -16,7 +16,7 @@ const RemovedNegative = Schema.Struct({
   status: Schema.Literal("ACTIVE", "PAUSED")
 })
 
-/** `priorNegatives`: each negative as the warehouse held it at proposal (SPEC 1: prior state lives in `prior…` fields). */
+/** `priorNegatives`: each negative as the warehouse held it at proposal (docs/contract.md 1: prior state lives in `prior…` fields). */
 export const RemoveNegativeKeywordsPayload = Schema.Struct({ priorNegatives: Schema.Array(RemovedNegative) })
 export type RemoveNegativeKeywordsPayload = typeof RemoveNegativeKeywordsPayload.Type
 type Payload = RemoveNegativeKeywordsPayload

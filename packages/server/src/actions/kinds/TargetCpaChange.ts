@@ -1,5 +1,5 @@
 /** target_cpa_change: a MAX_CONVERSIONS campaign's target CPA. Auto-applies one step of at most 10 % on an
- * existing target (SPEC 3.1). */
+ * existing target (docs/contract.md 3.1). */
 import { targetCpaChange as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
@@ -29,7 +29,7 @@ export const TargetCpaChangePayload = Schema.Struct({
 })
 type Payload = typeof TargetCpaChangePayload.Type
 
-/** SPEC 3.1: one step of at most this many percent of the existing target. */
+/** docs/contract.md 3.1: one step of at most this many percent of the existing target. */
 export const MAX_AUTO_STEP_PERCENT = 10
 
 const decode = decodeBody(declaration.body)

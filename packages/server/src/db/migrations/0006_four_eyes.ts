@@ -1,5 +1,5 @@
 /**
- * Four eyes (API.md "Four eyes"): whether an org requires a second person to approve a change, on by
+ * Four eyes (since replaced by who may approve, docs/contract.md 5.1): whether an org requires a second person to approve a change, on by
  * default. Keys already record who created them (`api_keys.created_by`).
  */
 import { SqlClient } from "@effect/sql"

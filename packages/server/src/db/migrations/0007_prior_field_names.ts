@@ -1,5 +1,5 @@
 /**
- * Prior state lives in payload fields named `prior…` (SPEC 1): ledger rows written before the rename keep
+ * Prior state lives in payload fields named `prior…` (docs/contract.md 1): ledger rows written before the rename keep
  * their values under the new names, so the worker and revert decode one payload shape per kind. Only the
  * key changes, never a value. A proposal refused by local validation stores its request body instead of a
  * payload (no `keywords`, `negatives` or `bidMicros` key there), so the guards leave those rows alone. (`->` is

@@ -1,5 +1,5 @@
 /**
- * Apple Ads Platform API v1 (issue 10): each connection says which API it speaks. Connections saved
+ * Apple Ads Platform API v1 (docs/decisions/upstream.md): each connection says which API it speaks. Connections saved
  * before this spoke v5 and keep doing so until an admin moves them; new ones default to v1. The key pair
  * acs generates for an org's Apple Ads API client is kept here, its private half sealed like credentials.
  */

@@ -1,5 +1,5 @@
 /**
- * Outside changes in the ledger (issue 10): `external_change` rows carry the platform's change-history
+ * Outside changes in the ledger (docs/contract.md 4.2): `external_change` rows carry the platform's change-history
  * detail id, unique per account, so the same outside change read twice (two polls, two instances) is one
  * row; an applied acs action names the outside change that overwrote it; each account remembers how far
  * its change history was read. Existing rows stay valid: both new columns are null on them.

@@ -1,5 +1,5 @@
 /**
- * The `expired` status (issue 11): a queued action nobody decided in time ends there. The transition exists
+ * The `expired` status (docs/contract.md 3.2): a queued action nobody decided in time ends there. The transition exists
  * now (`Transitions.expire`); approval expiry, which calls it, arrives with a later issue.
  */
 import { SqlClient } from "@effect/sql"

@@ -1,5 +1,5 @@
 /**
- * Events, webhooks and approval expiry (issue 13).
+ * Events, webhooks and approval expiry (docs/contract.md 6 and 3.2).
  *
  * `events` is the outbox: a row is inserted in the transaction of the change it describes, so it exists if
  * and only if the change committed. `seq` is only the insert order; the order readers see is `position`,

@@ -1,5 +1,5 @@
 /**
- * The proposal's locked part as one statement, and the cache invalidation feed (issue 12).
+ * The proposal's locked part as one statement, and the cache invalidation feed (docs/decisions/pipeline.md, docs/decisions/database.md).
  *
  * `acs_lock_account_window` takes the account's proposal lock and then reads the 24-hour auto-apply count
  * and the next `created_at`. It is a VOLATILE function on purpose: in READ COMMITTED each of its statements

@@ -1,5 +1,5 @@
 /**
- * The trace context an action's apply links back to (issue 15): `actions.trace_parent` is the W3C
+ * The trace context an action's apply links back to (docs/decisions/operations.md): `actions.trace_parent` is the W3C
  * traceparent of the request that proposed the action, `jobs.trace_parent` that of whatever queued the apply
  * (the proposal itself when it auto-applied, else the approval or the revert). Null when unknown.
  */

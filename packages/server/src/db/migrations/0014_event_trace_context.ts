@@ -1,5 +1,5 @@
 /**
- * The trace context a webhook delivery links back to (issue 15): `events.trace_parent` is the W3C
+ * The trace context a webhook delivery links back to (docs/decisions/operations.md): `events.trace_parent` is the W3C
  * traceparent of the span that wrote the event (the request or the apply whose change it describes). Null
  * when unknown (events from before this migration).
  */

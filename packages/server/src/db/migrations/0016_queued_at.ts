@@ -1,5 +1,5 @@
 /**
- * When an action was last queued for a human (issue 13, approval expiry): its TTL counts from there, not from
+ * When an action was last queued for a human (docs/contract.md 3.2): its TTL counts from there, not from
  * `updated_at`, which any later write may touch. NULL means queued when created (`created_at`); a demotion
  * back to the queue sets it. Actions waiting now keep the clock they had (their last `updated_at`).
  */

@@ -1,5 +1,5 @@
 /**
- * The org's settings and an account's target band join the lookup caches (issue 12): the proposal path
+ * The org's settings and an account's target band join the lookup caches (docs/decisions/database.md): the proposal path
  * reads both on every proposal. Their triggers NOTIFY `acs_invalidate` on any change, whoever makes it (the
  * API, or an operator flipping the kill switch on the database), as 0012's do for keys and accounts.
  */

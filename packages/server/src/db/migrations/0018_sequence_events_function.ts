@@ -1,12 +1,12 @@
 /**
- * A sequencer pass as one statement (issue 12: the bench counted seven round trips per pass, about one pass
+ * A sequencer pass as one statement (docs/decisions/events-and-webhooks.md: the bench counted seven round trips per pass, about one pass
  * per proposal, and sequencers of several processes queued on the counter's row lock for milliseconds).
  *
  * `acs_sequence_events` takes the `event_sequencer` row with SKIP LOCKED: when another instance is sequencing,
  * it answers `events = -1` at once instead of waiting. Nothing is left behind by that: every instance LISTENs
  * to the commits, so the one holding the row was woken by the same commit and passes again after this pass
  * (and the poll covers the rest). It is plpgsql, so each statement after the lock reads with a fresh snapshot
- * and sees every event committed before the lock was taken. The delivery body is the event body API.md gives,
+ * and sees every event committed before the lock was taken. The delivery body is the event body docs/contract.md 6 gives,
  * byte for byte what readers build from the row (events/EventRows.ts `toEvent`); the notification's payload is
  * events/EventSignal.ts `notification`'s.
  */

@@ -1,5 +1,5 @@
 /**
- * A person's session joins the lookup caches (issue 12): the session cookie was looked up with a statement on
+ * A person's session joins the lookup caches (docs/decisions/database.md): the session cookie was looked up with a statement on
  * every request. The cached entry is the session joined with its person, so it changes with either row, and
  * both tables' triggers NOTIFY `acs_invalidate` on any update or delete, whoever makes it (sign-out, a password
  * change, an admin, an operator on the database), as 0012's do for keys.

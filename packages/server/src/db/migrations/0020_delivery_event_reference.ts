@@ -1,6 +1,6 @@
 /**
- * A webhook delivery refers to its event instead of carrying a copy of its body (issue 13: the webhook's
- * share of proposal throughput). The copy made every delivery row as wide as its event, and the row is
+ * A webhook delivery refers to its event instead of carrying a copy of its body (the webhook's share of
+ * proposal throughput: docs/decisions/events-and-webhooks.md). The copy made every delivery row as wide as its event, and the row is
  * written three times (fan-out, claim, outcome): three writes of the whole body per delivery, and a table
  * whose pages hold a few rows each. The body is now built when a delivery is claimed, from the event, by
  * `acs_event_body`: the same expression 0018's fan-out stored, so receivers get the same bytes.
@@ -18,7 +18,7 @@ export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE webhook_deliveries ALTER COLUMN body DROP NOT NULL`
   yield* sql`ALTER TABLE webhook_deliveries SET (fillfactor = 50)`
-  // The event body API.md gives, byte for byte what readers build from the row (events/EventRows.ts `toEvent`).
+  // The event body docs/contract.md 6 gives, byte for byte what readers build from the row (events/EventRows.ts `toEvent`).
   yield* sql`
     CREATE FUNCTION acs_event_body(e events) RETURNS jsonb LANGUAGE sql STABLE AS $$
       SELECT jsonb_build_object('eventId', e.event_id, 'type', e.type,

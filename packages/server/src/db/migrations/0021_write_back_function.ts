@@ -1,5 +1,5 @@
 /**
- * The apply's warehouse write-back (worker/WarehouseWriteBack.ts) as one function (issue 12): an apply sent a
+ * The apply's warehouse write-back (worker/WarehouseWriteBack.ts) as one function (docs/decisions/pipeline.md): an apply sent a
  * statement per touched table, each a round trip, and the applied outcome could not ride in one statement
  * with it. `acs_write_back(project, touched)` takes the steps' merged `Touched` as JSON and runs the same
  * writes in the same order. When a composite touched one entity twice, its last record decides (one upsert

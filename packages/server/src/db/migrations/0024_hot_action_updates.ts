@@ -1,5 +1,5 @@
 /**
- * The apply path's updates of `actions` as heap-only tuple (HOT) updates (issue 12). PostgreSQL treats every
+ * The apply path's updates of `actions` as heap-only tuple (HOT) updates (docs/decisions/database.md). PostgreSQL treats every
  * column an index names, its predicate's included, as indexed: `actions_pending`'s `WHERE status = 'proposed'`
  * made every status change (approved → applying → applied, two per auto-applied proposal) insert a new entry
  * into each of the table's seven indexes. The queue's index now names `pending`, a stored generated column

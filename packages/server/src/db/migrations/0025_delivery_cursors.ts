@@ -1,6 +1,6 @@
 /**
- * First attempts of webhook deliveries claimed by position, not queued as rows (issue 13: the webhook's share of
- * proposal throughput). A delivery row was written three times before anything else happened to it: the
+ * First attempts of webhook deliveries claimed by position, not queued as rows (the webhook's share of proposal
+ * throughput: docs/decisions/events-and-webhooks.md). A delivery row was written three times before anything else happened to it: the
  * fan-out's insert (with its five index entries), the claim's lease and the outcome, whose status change is
  * not a HOT update (the queue's index names `status`), so it wrote four index entries more; with the dead
  * entries a busy queue leaves in its index until vacuum, that was 150 to 300 µs of PostgreSQL per delivery

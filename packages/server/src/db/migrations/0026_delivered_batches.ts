@@ -1,6 +1,6 @@
 /**
- * The delivered first attempts of a batch are recorded as one row, not a row each (issue 13: the webhook's
- * share of proposal throughput). Since migration 0025 a batch's attempts were inserted into `webhook_deliveries`
+ * The delivered first attempts of a batch are recorded as one row, not a row each (the webhook's share of
+ * proposal throughput: docs/decisions/events-and-webhooks.md). Since migration 0025 a batch's attempts were inserted into `webhook_deliveries`
  * as they ended: a heap tuple and four index entries per delivery, about 0.6 ms of PostgreSQL's CPU for a
  * batch of fifty against 0.2 ms for one row of arrays, and 4.5 times the bytes (WAL, vacuum, 30 days of log).
  *

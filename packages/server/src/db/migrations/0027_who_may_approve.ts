@@ -1,5 +1,5 @@
 /**
- * Who may approve (docs/contract.md "Who may approve", issue 32).
+ * Who may approve (docs/contract.md 5.1, docs/decisions/access-and-keys.md).
  *
  * - `orgs.four_eyes` replaces `require_second_approver`: `true` was the chain-proof rule (`distinct_person`),
  *   `false` is `off`; orgs created from now on start with `distinct_actor`.

@@ -419,7 +419,7 @@ const BulkRequest = Schema.Struct({
 /**
  * Per-item results in request order. Without `allowPartialSuccess` the batch is checked first (shape,
  * chosen-row faults) and refused whole on the first bad item; rule failures found while applying are
- * then the only way a non-partial batch half-applies (see docs/decisions.md).
+ * then the only way a non-partial batch half-applies (see docs/decisions/upstream.md).
  */
 const bulk = (kind: "KEYWORD" | "NEGATIVE_KEYWORD", create: boolean) => (request: OrgRequest): Answer => {
   const body = decodeInput(BulkRequest, request.body)
@@ -624,7 +624,7 @@ export const v1Routes: ReadonlyArray<Route> = [
   write("POST", "/negative-keywords/bulk-update", bulk("NEGATIVE_KEYWORD", false)),
   ...Object.entries(REPORT_LEVELS).map(([path, level]) => read("POST", `/reports/apps/${path}/query`, report(level))),
   read("POST", "/change-history/query", changeQuery),
-  // App and geo search (unverified v1 paths: see docs/decisions.md), answered by the v5 handlers.
+  // App and geo search (unverified v1 paths: see docs/decisions/upstream.md), answered by the v5 handlers.
   read("GET", "/search/apps", (request) => searchAnswer(delegate(request, "GET", "/search/apps", null))),
   read("GET", "/search/geo", (request) => searchAnswer(delegate(request, "GET", "/search/geo", null))),
   read("GET", /^\/v1\/change-history\/[A-Za-z0-9._%-]{1,200}$/, changeDetail)
