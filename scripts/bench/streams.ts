@@ -96,17 +96,18 @@ export const benchStreams = async (cluster: BenchCluster, log: (message: string)
         .reduce((sum, s) => sum + s.calls, 0)
     }
 
+    const readKey = async (name: string) => ((await acs.client.sendJson("POST", `${acs.api}/keys`, { name, scope: "read" })) as { secret: string }).secret
     const keys: Array<string> = []
-    for (let i = 0; i < STREAMS / PER_KEY; i++) {
-      keys.push(((await acs.client.sendJson("POST", `${acs.api}/keys`, { name: `stream reader ${i}`, scope: "read" })) as { secret: string }).secret)
-    }
+    for (let i = 0; i < STREAMS / PER_KEY; i++) keys.push(await readKey(`stream reader ${i}`))
     const open = async (key: string) => {
       const client = await openSse(`${acs.api}/events/stream`, { authorization: `Bearer ${key}` })
-      if (client.status !== 200) throw new Error(`streams: a stream answered ${client.status}`)
+      if (client.status !== 200) throw new Error(`streams: a stream answered ${client.status}: ${client.refusal}`)
       return client
     }
-    // Warm-up: the code paths a stream takes are compiled and their caches filled before the first reading.
-    const warm = await Promise.all(keys.slice(0, 2).flatMap((key) => Array.from({ length: PER_KEY }, () => open(key))))
+    // Warm-up: the code paths a stream takes are compiled and their caches filled before the first reading. Keys
+    // of its own: the server gives a closed stream's slot back when it sees the connection go, a moment later.
+    const warmKeys = [await readKey("warm-up 1"), await readKey("warm-up 2")]
+    const warm = await Promise.all(warmKeys.flatMap((key) => Array.from({ length: PER_KEY }, () => open(key))))
     warm.forEach((s) => s.close())
     await Promise.all(warm.map((s) => s.ended))
 
