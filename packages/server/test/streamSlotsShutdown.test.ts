@@ -41,7 +41,8 @@ const reader: Principal = {
   canApprove: false,
   binding: { kind: "org" },
   role: null,
-  expiresAt: null
+  expiresAt: null,
+  root: { kind: "key", id: "key_stream_slots", name: "reader" }
 }
 
 layer(TestLayer, { excludeTestServices: true })("stream slots at shutdown", (it) => {
