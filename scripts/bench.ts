@@ -13,8 +13,9 @@
  *   against pgbench running the proposal-shaped transaction, CPU and statements per proposal, and
  *   auto-applied → applied (scripts/bench/proposals.ts).
  *
- * Then the heap a sign-in flood leaves (scripts/bench/loginFlood.ts). The full run prints the table of
- * targets and writes bench/results.json; the process exits non-zero when a target is missed.
+ * Then the heap a sign-in flood leaves (scripts/bench/loginFlood.ts), and the memory and event reads of 200 idle
+ * event streams (scripts/bench/streams.ts). The full run prints the table of targets and writes
+ * bench/results.json; the process exits non-zero when a target is missed.
  *
  *   pnpm bench                      everything (about 15 minutes on two cores)
  *   pnpm bench --only proposals     pgbench, key and person proposals, apply latency
@@ -23,6 +24,7 @@
  *   pnpm bench --only sync          the first sync, then v1 against v5
  *   pnpm bench --only surfaces      REST/RPC/MCP on the demo-size simulator
  *   pnpm bench --only login-flood   the sign-in flood alone
+ *   pnpm bench --only streams       200 idle event streams: memory per stream, event reads per event (scripts/bench/streams.ts)
  *   pnpm bench --only cli           acs start-up: CPU of --help, --version and client commands (scripts/bench/cliStart.ts)
  *
  * A partial run writes bench/results-<part>.json (not committed). Every part states the machine's load
@@ -48,6 +50,7 @@ import {
   TARGET_PERSON_SHARE
 } from "./bench/proposals.ts"
 import { describeMachine, fmt, loadSampler, machine, printTargets, table, type TargetRow, writeResults } from "./bench/report.ts"
+import { benchStreams, describeStreams, type StreamsResult } from "./bench/streams.ts"
 import { benchSurfaces, SURFACE_RATIO_TARGET, type SurfacesResult } from "./bench/surfaces.ts"
 import { benchSyncVersions, describeSyncVersions, type SyncVersions } from "./bench/versions.ts"
 import { BOOTSTRAP_KEY, describeCpu, STALL_SECONDS, startWarehouse, SYNC_TIMEOUT_MS, syncTargets, type Warehouse } from "./bench/warehouse.ts"
@@ -202,6 +205,23 @@ const eventsTargets = (e: EventsResults): Array<TargetRow> => [
       `one at a time p95 ${fmt(e.deliveryOneAtATime.p95Ms, 0)} ms, p50 ${fmt(e.deliveryOneAtATime.p50Ms, 0)} ms)`,
     value: e.delivery.p95Ms,
     pass: e.delivery.samples > 0 && e.delivery.p95Ms < TARGET_DELIVERY_P95_MS
+  }
+]
+
+const streamsTargets = (s: StreamsResult): Array<TargetRow> => [
+  {
+    name: `memory per idle event stream (${s.streams} streams, ${s.keys} keys)`,
+    target: "(reported)",
+    measured: `heap ${fmt(s.heapPerStreamBytes / 1024, 1)} KiB, RSS ${fmt(s.rssPerStreamBytes / 1024, 1)} KiB (after a full collection)`,
+    value: s.heapPerStreamBytes,
+    pass: null
+  },
+  {
+    name: `event reads per event, ${s.streams} streams following`,
+    target: "(reported)",
+    measured: `${fmt(s.eventReadsPerEvent, 1)} (pg_stat_statements, ${s.events} events one at a time)`,
+    value: s.eventReadsPerEvent,
+    pass: null
   }
 ]
 
@@ -377,9 +397,11 @@ const full = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
   const events = await benchEvents(pipeline, log, eventsOptions())
   await pipeline.stop()
   const loginFlood: LoginFloodResult = await benchLoginFlood(log)
+  const streams = await benchStreams(cluster, log)
   const targets = [
     ...proposalTargets(proposals),
     ...eventsTargets(events),
+    ...streamsTargets(streams),
     ...ledgerTargets(ledger),
     ...surfaceTargets(surfaces),
     ...keywordReadTargets(reads),
@@ -397,11 +419,12 @@ const full = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
       "",
       ...syncDetails(warehouse),
       ...describeLoginFlood(loginFlood).map((line) => `login flood, ${line}`),
+      describeStreams(streams),
       "",
       plansTable(reads),
       ""
     ],
-    { sync: { shipped: warehouse.shipped ?? null, stall: warehouse.stall ?? null, workaround: warehouse.workaround ?? null, metricRows: warehouse.metricRows, versions }, reads, surfaces, ledger, proposals, events, loginFlood },
+    { sync: { shipped: warehouse.shipped ?? null, stall: warehouse.stall ?? null, workaround: warehouse.workaround ?? null, metricRows: warehouse.metricRows, versions }, reads, surfaces, ledger, proposals, events, loginFlood, streams },
     load,
     startedAt
   )
@@ -482,12 +505,22 @@ const surfacesOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Dat
   finish("results-surfaces", "the same read over REST, RPC and MCP", surfaceTargets(surfaces), [], { only: "surfaces", surfaces }, load, startedAt)
 }
 
+const streamsOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
+  const cluster = await startClusterForRun()
+  const streams = await benchStreams(cluster, log)
+  finish("results-streams", "acs idle event streams: memory per stream and event reads per event", streamsTargets(streams), [describeStreams(streams), ""], {
+    only: "streams",
+    streams
+  }, load, startedAt)
+}
+
 const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Date) => Promise<void>> = {
   proposals: proposalsOnly,
   events: eventsOnly,
   reads: readsOnly,
   sync: syncOnly,
   surfaces: surfacesOnly,
+  streams: streamsOnly,
   cli: async () => {
     const result = await benchCliStart(log)
     process.stdout.write(`${describeCliStart(result).join("\n")}\n`)

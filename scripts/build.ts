@@ -42,6 +42,9 @@ export const RUNTIME_PACKAGES = ["@electric-sql/pglite", "@electric-sql/pglite-s
 
 export const DEFAULT_OUTDIR = Path.join(repoRoot, "dist")
 
+/** The functions' bodies (packages/server/src/db/functions/FunctionFiles.ts), copied next to the bundle. */
+const FUNCTION_FILES = "packages/server/src/db/functions"
+
 /** What the last build read, to tell whether it is stale. */
 const MANIFEST = "build.json"
 
@@ -182,11 +185,14 @@ export const buildAll = async (outdir: string = DEFAULT_OUTDIR): Promise<BuildRe
     logLevel: "warning",
     plugins: [noConfigFileParsers, noMessagePack, deepEffectImports]
   })
+  const functionFiles = Fs.readdirSync(Path.join(repoRoot, FUNCTION_FILES)).filter((name) => name.endsWith(".sql"))
+  Fs.mkdirSync(Path.join(outdir, "functions"))
+  for (const name of functionFiles) Fs.copyFileSync(Path.join(repoRoot, FUNCTION_FILES, name), Path.join(outdir, "functions", name))
   // `acs` runs as a program too (package.json `bin`, /usr/local/bin/acs in the image).
   Fs.chmodSync(Path.join(outdir, "cli.mjs"), 0o755)
   // Files only: the stubs' inputs (`acs-stub:yaml`) exist nowhere on disk.
   const files = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith(`${STUB_NAMESPACE}:`))
-  const manifest: Manifest = { builtAt, inputs: [...ALWAYS_INPUTS, ...files] }
+  const manifest: Manifest = { builtAt, inputs: [...ALWAYS_INPUTS, ...files, ...functionFiles.map((name) => `${FUNCTION_FILES}/${name}`)] }
   Fs.writeFileSync(Path.join(outdir, MANIFEST), JSON.stringify(manifest))
   return result
 }

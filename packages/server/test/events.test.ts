@@ -170,8 +170,9 @@ describe("GET /events/stream", () => {
   })
 
   it("idle streams cost one watch a second per instance, not a query each; the watch brings an event whose wake was lost", async () => {
-    // An instance whose streams never beat within the test: only a wake or the watch makes them look.
-    const twin = await p.startTwin({ EVENTS_HEARTBEAT_MS: "600000", EVENTS_POLL_MS: "200" })
+    // An instance whose streams never beat within the test: only a wake or the watch makes them look. Twenty
+    // streams of one key: the per-key cap is streamLimits.test.ts's.
+    const twin = await p.startTwin({ EVENTS_HEARTBEAT_MS: "600000", EVENTS_POLL_MS: "200", EVENTS_MAX_STREAMS_PER_PRINCIPAL: "20" })
     await p.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
     const calls = async () => {
       const rows = await p.sql<{ watch: string; reads: string }>(`SELECT

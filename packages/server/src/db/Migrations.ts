@@ -33,6 +33,7 @@ import hotActionUpdates from "./migrations/0024_hot_action_updates.ts"
 import deliveryCursors from "./migrations/0025_delivery_cursors.ts"
 import deliveredBatches from "./migrations/0026_delivered_batches.ts"
 import whoMayApprove from "./migrations/0027_who_may_approve.ts"
+import functionFiles from "./migrations/0028_function_files.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -65,7 +66,8 @@ export const migrations = {
   "0024_hot_action_updates": hotActionUpdates,
   "0025_delivery_cursors": deliveryCursors,
   "0026_delivered_batches": deliveredBatches,
-  "0027_who_may_approve": whoMayApprove
+  "0027_who_may_approve": whoMayApprove,
+  "0028_function_files": functionFiles
 }
 
 export const loader = Migrator.fromRecord(migrations)

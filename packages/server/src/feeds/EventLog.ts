@@ -20,6 +20,18 @@ export interface EventFilter {
   readonly type: EventType | undefined
 }
 
+/**
+ * Whether `filter` takes an event: the test `where` makes in SQL (an org-level event, with no account, is no
+ * bound reader's), for events read once and handed to many readers.
+ */
+export const matcherOf = (filter: EventFilter): ((row: EventRow) => boolean) => {
+  const projectIds = filter.projectIds === undefined ? undefined : new Set(filter.projectIds)
+  return (row) =>
+    row.orgId === filter.orgId &&
+    (projectIds === undefined || (row.projectId !== null && projectIds.has(row.projectId))) &&
+    (filter.type === undefined || row.type === filter.type)
+}
+
 export class EventLog extends Effect.Service<EventLog>()("acs/EventLog", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -86,14 +98,21 @@ export class EventLog extends Effect.Service<EventLog>()("acs/EventLog", {
     const startOf = (orgId: string, lastEventId: string | undefined) =>
       lastEventId === undefined ? lastPosition : positionOf(orgId, lastEventId, "Last-Event-ID")
 
-    /** Up to `limit` events after `position`, oldest first. */
-    const after = (filter: EventFilter, position: string, limit: number) =>
+    /** Up to `limit` events after `position` (and at most `through`, when given), oldest first. */
+    const after = (filter: EventFilter, position: string, limit: number, through?: string) =>
       sql<EventRow>`
         SELECT ${eventColumns(sql)} FROM events e
-        WHERE ${where(filter)} AND e.position > ${position}::bigint
+        WHERE ${where(filter)} AND e.position > ${position}::bigint ${through === undefined ? sql`` : sql`AND e.position <= ${through}::bigint`}
         ORDER BY e.position LIMIT ${limit}`.pipe(Effect.orDie, Effect.withSpan("EventLog.after"))
 
-    return { filterFor, list, lastPosition, startOf, after } as const
+    /** Up to `limit` events of any of `orgIds` after `position`, oldest first: what the streams' reader reads. */
+    const afterInOrgs = (orgIds: ReadonlyArray<string>, position: string, limit: number) =>
+      sql<EventRow>`
+        SELECT ${eventColumns(sql)} FROM events e
+        WHERE ${sql.in("e.org_id", orgIds)} AND e.position IS NOT NULL AND e.position > ${position}::bigint
+        ORDER BY e.position LIMIT ${limit}`.pipe(Effect.orDie, Effect.withSpan("EventLog.afterInOrgs"))
+
+    return { filterFor, list, lastPosition, startOf, after, afterInOrgs } as const
   }),
   dependencies: [Accounts.Default]
 }) {}

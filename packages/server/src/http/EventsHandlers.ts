@@ -1,7 +1,8 @@
 /**
  * Events over REST: a page (GET /events) and the live stream (GET /events/stream, Server-Sent Events). The
- * stream is checked like any operation before it starts; then, at each event and heartbeat, the request's
- * credential is authenticated again, so a revoked key's (or ended session's) stream ends there.
+ * stream is checked like any operation before it starts, and takes one of its caller's stream slots (429 when
+ * none is free); then, at each event and heartbeat, the request's credential is authenticated again, so a
+ * revoked key's (or ended session's) stream ends there.
  */
 import { Api } from "@acs/domain/Api"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
@@ -13,6 +14,7 @@ import { makeOperate } from "../operations/Operate.ts"
 import { makeAuthenticate } from "./AuthenticationLive.ts"
 
 const encoder = new TextEncoder()
+const connected = encoder.encode(": connected\nretry: 2000\n\n")
 
 export const EventsHandlers = HttpApiBuilder.group(Api, "events", (handlers) =>
   Effect.gen(function*() {
@@ -30,11 +32,10 @@ export const EventsHandlers = HttpApiBuilder.group(Api, "events", (handlers) =>
           const from = yield* log.startOf(grant.orgId, headers["last-event-id"])
           const request = yield* HttpServerRequest.HttpServerRequest
           const stillAllowed = Effect.isSuccess(Effect.suspend(() => authenticate(request)))
+          // Its slot is held in the request's scope, which closes once the answer's body has ended.
+          const events = yield* live.open(grant.principal, filter, from, stillAllowed)
           // A comment first: the client knows the stream is open before any event comes.
-          const body = Stream.concat(
-            Stream.make(": connected\nretry: 2000\n\n"),
-            Stream.map(live.follow(filter, from, stillAllowed), toSse)
-          ).pipe(Stream.map((text) => encoder.encode(text)))
+          const body = Stream.concat(Stream.make(connected), Stream.map(events, (item) => encoder.encode(toSse(item))))
           return HttpServerResponse.stream(body, {
             contentType: "text/event-stream",
             headers: { "cache-control": "no-store", "x-accel-buffering": "no" }

@@ -8,6 +8,7 @@
 import { type AcsError, InvalidRequest } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import type { Principal } from "@acs/domain/Principal"
+import { streamingOperations } from "@acs/domain/Rpcs"
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, FiberRef, Option } from "effect"
 import { Access, callerRefusal } from "../auth/Access.ts"
@@ -121,6 +122,8 @@ const makeFrontDoor = Effect.gen(function*() {
       )
       const noted = Effect.zipRight(noteRequest({ operation }), answer)
       if (request.method !== "GET" || operation === undefined || Operations[operation].bucket !== "read") return noted
+      // A stream is not run twice: the first run's stream slot (limits/StreamSlots.ts) would stay taken.
+      if (streamingOperations.has(operation)) return noted
       // A read runs while its cached lookups' barrier ping is in flight (db/Invalidation.ts); when a change
       // to the key or the account committed before the request, it is answered again, meeting the change.
       return Effect.zipRight(

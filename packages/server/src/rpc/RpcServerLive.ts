@@ -155,7 +155,8 @@ const RpcProceduresLive = Layer.effect(
     const keys = yield* Effect.context<KeyStore>()
 
     const streamEvents = (raw: unknown, authorization: string | undefined) =>
-      Stream.unwrap(Effect.gen(function*() {
+      // The stream's slot (limits/StreamSlots.ts) is held in this scope: until the stream ends or its client goes.
+      Stream.unwrapScoped(Effect.gen(function*() {
         const grant = yield* access.check("streamEvents")
         const decode = Schema.decodeUnknown(
           operationRpcGroup.requests.get("streamEvents")!.payloadSchema as Schema.Schema<Input<"streamEvents">, unknown, never>
@@ -164,8 +165,9 @@ const RpcProceduresLive = Layer.effect(
         const filter = yield* log.filterFor(grant.principal, input.urlParams ?? {})
         const from = yield* log.startOf(grant.orgId, input.headers?.["last-event-id"])
         const stillAllowed = authenticateKey(authorization).pipe(Effect.provide(keys), Effect.isSuccess)
+        const events = yield* live.open(grant.principal, filter, from, stillAllowed)
         // Heartbeats are the SSE framing's; here they only check the key.
-        return live.follow(filter, from, stillAllowed).pipe(
+        return events.pipe(
           Stream.filterMap((item) => item._tag === "Event" ? Option.some(item.event) : Option.none())
         )
       }).pipe(

@@ -9,6 +9,9 @@ export interface SseFrame {
 export interface SseClient {
   readonly status: number
   readonly contentType: string | null
+  readonly headers: Headers
+  /** The body of an answer that is not a stream (a refusal, its JSON envelope); undefined for a stream. */
+  readonly refusal: string | undefined
   /** Every event frame so far, in order. */
   readonly frames: Array<SseFrame>
   /** How many heartbeat comments arrived. */
@@ -24,6 +27,7 @@ export interface SseClient {
 export const openSse = async (url: string, headers: Record<string, string>): Promise<SseClient> => {
   const abort = new AbortController()
   const response = await fetch(url, { headers: { accept: "text/event-stream", ...headers }, signal: abort.signal })
+  const refusal = response.ok ? undefined : await response.text()
   const frames: Array<SseFrame> = []
   let heartbeats = 0
   let ended = false
@@ -47,7 +51,7 @@ export const openSse = async (url: string, headers: Record<string, string>): Pro
     if (data.length > 0) frames.push({ id, event, data: data.join("\n") })
   }
   const done = (async () => {
-    if (response.body === null) return
+    if (response.body === null || refusal !== undefined) return
     const reader = response.body.getReader()
     const decoder = new TextDecoder()
     let buffer = ""
@@ -73,6 +77,8 @@ export const openSse = async (url: string, headers: Record<string, string>): Pro
   return {
     status: response.status,
     contentType: response.headers.get("content-type"),
+    headers: response.headers,
+    refusal,
     frames,
     heartbeats: () => heartbeats,
     ended: done,

@@ -13,6 +13,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { installFunctions } from "../functions/FunctionFiles.ts"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -60,11 +61,5 @@ export default Effect.gen(function*() {
     LEFT JOIN api_keys rk ON rk.key_id = k.root_key_id
     WHERE a.proposed_by->>'kind' = 'key' AND k.key_id = a.proposed_by->>'id'`
 
-  yield* sql`
-    CREATE OR REPLACE FUNCTION acs_notify_person_change() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      PERFORM pg_notify('acs_invalidate', 's:*');
-      PERFORM pg_notify('acs_invalidate', 'k:*');
-      RETURN NULL;
-    END $$`
+  yield* installFunctions(["acs_notify_person_change"])
 })

@@ -1,0 +1,36 @@
+/**
+ * db/functions/<name>.sql holds the current body of every function acs defines: a migrated database has
+ * exactly those functions, each as its file says (its comment lines aside), and no file is left over.
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { beforeAll, describe, expect, it } from "vitest"
+import { FUNCTION_NAMES, functionFile } from "../src/db/functions/FunctionFiles.ts"
+import { createDatabase, query } from "./support/database.ts"
+
+let defined: Map<string, string>
+
+beforeAll(async () => {
+  const database = await createDatabase()
+  const rows = await query<{ name: string; definition: string }>(
+    database,
+    `SELECT p.proname AS name, pg_get_functiondef(p.oid) AS definition
+     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public'`
+  )
+  defined = new Map(rows.map((row) => [row.name, row.definition]))
+})
+
+/** The file without its leading comment lines: what `pg_get_functiondef` prints. */
+const withoutComments = (text: string) => text.replace(/^(--.*\n)+/, "")
+
+describe("function files", () => {
+  it("name every function of a migrated database, and nothing else", () => {
+    expect([...defined.keys()].sort()).toEqual([...FUNCTION_NAMES].sort())
+    const files = Fs.readdirSync(Path.join(import.meta.dirname, "../src/db/functions")).filter((name) => name.endsWith(".sql"))
+    expect(files.sort()).toEqual(FUNCTION_NAMES.map((name) => `${name}.sql`).sort())
+  })
+
+  it.each(FUNCTION_NAMES)("%s: the database runs the file's body", (name) => {
+    expect(withoutComments(functionFile(name))).toBe(defined.get(name))
+  })
+})
