@@ -32,6 +32,7 @@ import deliveryDueOrder from "./migrations/0023_delivery_due_order.ts"
 import hotActionUpdates from "./migrations/0024_hot_action_updates.ts"
 import deliveryCursors from "./migrations/0025_delivery_cursors.ts"
 import deliveredBatches from "./migrations/0026_delivered_batches.ts"
+import webhookIsolation from "./migrations/0027_webhook_isolation.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -63,7 +64,8 @@ const migrations = {
   "0023_delivery_due_order": deliveryDueOrder,
   "0024_hot_action_updates": hotActionUpdates,
   "0025_delivery_cursors": deliveryCursors,
-  "0026_delivered_batches": deliveredBatches
+  "0026_delivered_batches": deliveredBatches,
+  "0027_webhook_isolation": webhookIsolation
 }
 
 export const loader = Migrator.fromRecord(migrations)
