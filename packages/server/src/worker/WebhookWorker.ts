@@ -198,8 +198,10 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
           const first: Array<FirstAttempt> = [...attempts, ...skipped.map((s) => ({ ...s, result: null }))]
           const { recorded, more } = yield* deliveries.firstAttempts(batchId, workerId, first)
           lost += first.length - recorded.size
-          // Its events that came while the batch was out were skipped by the claims they woke: wake one for them.
-          if (more) yield* signal.wakeDeliveries
+          // Its events that came while the batch was out were skipped by the claims they woke: wake one for them,
+          // to claim at once when the batch was full (a backlog: the worker that claimed it used to re-claim as
+          // soon as it had sent it, and a gather would now hold the backlog back by its length).
+          if (more) yield* (group.length >= config.batch ? signal.hurryDeliveries : signal.wakeDeliveries)
         } else {
           // Queued deliveries one by one (the delivered ones in one statement), then the endpoint's hold released.
           const deliveredOnes = attempts.filter((a) => a.outcome === "delivered")
@@ -218,7 +220,7 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
           }
           yield* deliveries.releaseRetries(webhookId, workerId)
           // The endpoint's next group, if it has one due, is claimable now.
-          yield* signal.wakeDeliveries
+          yield* (group.length >= config.batch ? signal.hurryDeliveries : signal.wakeDeliveries)
         }
         if (lost > 0) {
           yield* Effect.logWarning("webhook delivery lease lost before its outcome was recorded; the new owner records it").pipe(
