@@ -4,7 +4,7 @@
  * WEBHOOK_MAX_ENDPOINTS_PER_ORG endpoints (20), the next refused with 422 `validation_failed` while another org is
  * unaffected (REST and RPC; the CLI's own test says it too); and with 20 endpoints of one org that never answer, a healthy endpoint of another org and one of
  * the same org get a stream of events with a commit → delivery p95 under a second (the review saw 5–10 s and 47 s:
- * the workers waited out each timeout), while the hanging ones back off.
+ * the workers waited out each timeout), while the hanging ones back off; an admin's ping is sent at once all the same.
  */
 import { AcsClient } from "@acs/domain/AcsClient"
 import { Effect, Either } from "effect"
@@ -172,5 +172,20 @@ describe("twenty endpoints that never answer", () => {
     expect(deliveries.length).toBeGreaterThan(0)
     expect(deliveries.every((d) => d.status === "pending")).toBe(true)
     expect(deliveries.some((d) => d.lastError === "no answer within 10000 ms")).toBe(true)
+    const states = await p.sql<{ unanswered: number }>(
+      "SELECT unanswered FROM webhooks WHERE org_id = (SELECT org_id FROM accounts WHERE project_id = $1) AND url LIKE $2",
+      [p.account.projectId, `${hanging.url}?%`]
+    )
+    expect(states.map((s) => s.unanswered >= 1)).toEqual(Array.from({ length: HANGING }, () => true))
   }, 600_000)
+
+  it("an admin's ping is a backing-off endpoint's next probe, sent at once", async () => {
+    const listed = ((await p.as("key", "GET", "/webhooks")).body as { webhooks: Array<{ webhookId: string; url: string }> }).webhooks
+    const webhookId = listed.find((w) => w.url === hangingUrl(1))!.webhookId
+    await p.sql("UPDATE webhooks SET backoff_until = now() + interval '1 hour' WHERE webhook_id = $1", [webhookId])
+    const ping = await p.as("key", "POST", `/webhooks/${webhookId}/test`)
+    expect(ping.status, ping.text).toBe(202)
+    const eventId = (ping.body as { eventId: string }).eventId
+    await waitFor("the ping at the hanging endpoint", () => Promise.resolve(hanging.received.filter((r) => r.eventId === eventId)), (r) => r.length > 0)
+  })
 })

@@ -1,7 +1,7 @@
 /**
  * Wakes this instance's event readers when events got their positions, sequenced here or announced by another
  * instance's sequencer (`NOTIFY acs_events`): every live stream (a broadcast), and one idle webhook delivery
- * worker when deliveries were queued with them (a worker that leases a full batch wakes the next one). Waking
+ * worker when deliveries were queued with them (a full batch, once recorded, wakes the next one at once). Waking
  * one worker, not all, keeps the others from each running an empty claim per pass of the sequencer.
  */
 import { Effect, PubSub, Queue, type Scope } from "effect"

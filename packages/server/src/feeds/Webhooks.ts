@@ -137,7 +137,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
           WHERE webhook_id = ${webhookId} AND status = 'pending'`
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Webhooks.delete"))
 
-    /** A `ping` event for this endpoint only, delivered (and logged) like any other. */
+    /**
+     * A `ping` event for this endpoint only, delivered (and logged) like any other; its first attempt is sent even
+     * while the endpoint backs off (queue/Deliveries.ts): an admin checking a fixed receiver is not kept waiting.
+     */
     const test = (grant: Granted<"testWebhook">, webhookId: string) =>
       Effect.gen(function*() {
         const webhook = yield* find(grant.orgId, webhookId)

@@ -45,7 +45,7 @@ type ClaimRow = { readonly [K in keyof Omit<ClaimedDelivery, "body" | "windowLef
 /** What one claim answers. */
 export interface Claimed {
   readonly batch: ReadonlyArray<ClaimedDelivery>
-  /** More is claimable now (a part of the claim was full, another endpoint has first attempts, a batch was rescued). */
+  /** More is claimable now (the queued part was full, another endpoint has first attempts, a batch was rescued). */
   readonly more: boolean
   /** When the next queued delivery is due, in ms from the claim (≤ 0: already; null: none waits). */
   readonly nextDueInMs: number | null
@@ -80,7 +80,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * Isolation (migration 0027): nothing of an endpoint backing off is claimed; an endpoint whose last attempts
      * got no answer gives one delivery of each kind at a time (a probe); an endpoint's queued deliveries go out as
      * one group, held on its row until recorded (`releaseRetries`); a claim takes first attempts and queued
-     * deliveries of different endpoints.
+     * deliveries of different endpoints. An admin's ping is sent at once whatever its endpoint's state.
      */
     const claim = (workerId: string, leaseMs: number, limit: number) =>
       sql<ClaimRow>`/* prepared */
@@ -119,10 +119,12 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         next AS (
           SELECT d.delivery_id, d.webhook_id, d.run_at, d.created_at, w.unanswered FROM webhook_deliveries d
           JOIN webhooks w ON w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
-            AND (w.backoff_until IS NULL OR w.backoff_until <= clock_timestamp())
-            AND (w.retries_held_until IS NULL OR w.retries_held_until < clock_timestamp())
           WHERE d.status = 'pending' AND d.run_at <= clock_timestamp() AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp())
             AND d.webhook_id NOT IN (SELECT webhook_id FROM endpoint)
+            -- An admin's ping goes at once, a probe whatever the endpoint's state (Webhooks.ts).
+            AND ((w.backoff_until IS NULL OR w.backoff_until <= clock_timestamp())
+                AND (w.retries_held_until IS NULL OR w.retries_held_until < clock_timestamp())
+              OR d.event_type = 'ping' AND d.attempts = 0)
           ORDER BY d.run_at, d.created_at
           LIMIT ${limit}
           FOR UPDATE OF d SKIP LOCKED FOR NO KEY UPDATE OF w SKIP LOCKED),
@@ -167,9 +169,10 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           RETURNING batch_id),
         -- A full part says 0 (more may be due: the worker claims again at once) without the scan of every
         -- pending row that the due time of a partial batch takes. Endpoints backing off or with a group out are
-        -- due when that ends (their record wakes a worker).
+        -- due when that ends (their record wakes a worker, at once when the group was full): a full batch of
+        -- first attempts says no more by itself, as its endpoint is out until it is recorded.
         due AS (
-          SELECT (SELECT count(*) FROM next) >= ${limit} OR (SELECT count(*) FROM taken) >= ${limit}
+          SELECT (SELECT count(*) FROM next) >= ${limit}
               OR EXISTS (SELECT 1 FROM requeued)
               OR EXISTS (SELECT 1 FROM webhooks o WHERE o.claimed_through < o.queued_through AND o.disabled_at IS NULL
                 AND o.deleted_at IS NULL AND (o.backoff_until IS NULL OR o.backoff_until <= clock_timestamp())
@@ -345,7 +348,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         pushed AS (
           UPDATE webhook_deliveries d SET run_at = t.backoff_until FROM tripped t
           WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.run_at < t.backoff_until
-            AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp()))
+            AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp()) AND NOT (d.event_type = 'ping' AND d.attempts = 0))
         SELECT (extract(epoch FROM backoff_until - clock_timestamp()) * 1000)::int8 AS backoff_ms FROM tripped`.pipe(
         Effect.map((rows) => rows[0] === undefined ? null : Math.max(0, Number(rows[0].backoffMs))),
         Effect.orDie
