@@ -182,7 +182,17 @@ describe("twenty endpoints that never answer", () => {
   it("an admin's ping is a backing-off endpoint's next probe, sent at once", async () => {
     const listed = ((await p.as("key", "GET", "/webhooks")).body as { webhooks: Array<{ webhookId: string; url: string }> }).webhooks
     const webhookId = listed.find((w) => w.url === hangingUrl(1))!.webhookId
-    await p.sql("UPDATE webhooks SET backoff_until = now() + interval '1 hour' WHERE webhook_id = $1", [webhookId])
+    // An hour of back-off, with nothing of the endpoint out whose record could shorten it.
+    const backOffAnHour = () => p.sql("UPDATE webhooks SET backoff_until = now() + interval '1 hour' WHERE webhook_id = $1", [webhookId])
+    await backOffAnHour()
+    hanging.releaseHung()
+    await waitFor("the endpoint's attempts out to be recorded", () =>
+      p.sql<{ out: number }>(
+        `SELECT (SELECT count(*)::int FROM webhook_batches WHERE webhook_id = $1)
+           + (SELECT count(*)::int FROM webhooks WHERE webhook_id = $1 AND retries_held_until > now()) AS out`,
+        [webhookId]
+      ), (rows) => rows[0]!.out === 0)
+    await backOffAnHour()
     const ping = await p.as("key", "POST", `/webhooks/${webhookId}/test`)
     expect(ping.status, ping.text).toBe(202)
     const eventId = (ping.body as { eventId: string }).eventId
