@@ -1,7 +1,7 @@
 /**
  * `acs events` and `acs webhooks` as real processes against a started server (docs/contract.md 6): the page as REST
  * answers it, `--follow` printing a proposal's event as it happens (the RPC streaming procedure), and the
- * webhook commands (the secret printed once).
+ * webhook commands (the secret printed once; an endpoint past the org's limit refused).
  */
 import { spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -93,5 +93,18 @@ describe("acs webhooks", () => {
     const refused = await runAcs(["webhooks", "create", "https://10.0.0.1/acs", "--json"], env())
     expect(refused.code).toBe(2)
     expect(refused.stderr).toContain("validation_failed")
+  })
+
+  it("refuses an endpoint past the org's limit (WEBHOOK_MAX_ENDPOINTS_PER_ORG), saying so", async () => {
+    await p.restart({ WEBHOOK_MAX_ENDPOINTS_PER_ORG: "1" })
+    const created = jsonOf<{ webhook: { webhookId: string } }>(
+      await runAcs(["webhooks", "create", "https://93.184.216.34/one", "--event", "action.proposed", "--json"], env())
+    )
+    const refused = await runAcs(["webhooks", "create", "https://93.184.216.34/two", "--event", "action.proposed"], env())
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain("validation_failed")
+    expect(refused.stderr).toContain("1 webhook endpoints, the most it may have (1)")
+    expect((await runAcs(["webhooks", "delete", created.webhook.webhookId], env())).code).toBe(0)
+    await p.restart()
   })
 })

@@ -1225,6 +1225,8 @@ beforeAll(async () => {
     RATE_LIMIT_PASSWORD_CHECK: "100000",
     // Webhook samples point at a public address: nothing is sent from a test.
     WEBHOOK_CONCURRENCY: "0",
+    // Every case that needs an endpoint makes one in the same two orgs: far more than an org's 20.
+    WEBHOOK_MAX_ENDPOINTS_PER_ORG: "100000",
     EVENTS_POLL_MS: "200"
   })
   orgIds.main = (await query<{ org_id: string }>(database, "SELECT org_id FROM orgs"))[0]!.org_id

@@ -5,13 +5,16 @@
  * claimed nor counted as due: it would wake the workers at once, again and again, until an admin enables it.
  * First attempts are leased as batches of an endpoint's events in position order, one batch out per endpoint,
  * and recorded once made (the delivered ones as one row for the batch); a batch whose lease ran out becomes queued deliveries, and its old owner
- * records nothing.
+ * records nothing. An endpoint's queued deliveries go out as one group at a time; an endpoint given no answer backs
+ * off (nothing of it claimed, its waiting deliveries due no earlier), then gives one delivery of each kind at a time
+ * until one is answered; what a group did not send is due again with no attempt counted.
  */
 import { layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { expect } from "vitest"
 import { databaseLayer } from "../src/db/Database.ts"
 import { Deliveries } from "../src/queue/Deliveries.ts"
+import { MAX_BACKOFF_MS } from "../src/worker/DeliveryOutcome.ts"
 import { createDatabase, insertOrg, query } from "./support/database.ts"
 
 const ORG = "org_delivery_queue"
@@ -69,12 +72,18 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       expect(first.nextDueInMs).not.toBeNull()
       expect(first.nextDueInMs!).toBeLessThanOrEqual(0)
 
+      // One group of an endpoint's queued deliveries out at a time: the third waits for the first two's record
+      // (at most the lease).
+      const held = yield* deliveries.claim("worker_b", LEASE_MS, 10)
+      expect(held.batch).toEqual([])
+      expect(held.nextDueInMs!).toBeGreaterThan(LEASE_MS - 10_000)
+      yield* deliveries.releaseRetries("wh_enabled", "worker_a")
+
       const second = yield* deliveries.claim("worker_b", LEASE_MS, 10)
       expect(second.batch.map((d) => d.deliveryId)).toEqual(["dlv_due_3"])
-      // Next: the one due in a minute (the leased ones come back after two); the disabled backlog does not count.
-      expect(second.nextDueInMs!).toBeGreaterThan(50_000)
-      expect(second.nextDueInMs!).toBeLessThanOrEqual(60_000)
+      yield* deliveries.releaseRetries("wh_enabled", "worker_b")
 
+      // Next: the one due in a minute (the leased ones come back after two); the disabled backlog does not count.
       const idle = yield* deliveries.claim("worker_c", LEASE_MS, 10)
       expect(idle.batch).toEqual([])
       expect(idle.nextDueInMs!).toBeGreaterThan(50_000)
@@ -167,10 +176,11 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
         await query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')")
       })
 
-      // Five events the endpoint wants (not the sync.failed), three a batch: a full batch says more waits.
+      // Five events the endpoint wants (not the sync.failed), three a batch. A full batch does not say more is
+      // claimable: its endpoint is out until the batch is recorded (and that record wakes a worker at once).
       const first = yield* deliveries.claim("worker_a", LEASE_MS, 3)
       expect(first.batch.map((d) => d.eventId)).toEqual(["evt_batch_1", "evt_batch_2", "evt_batch_4"])
-      expect(first.more).toBe(true)
+      expect(first.more).toBe(false)
       expect(new Set(first.batch.map((d) => d.batchId)).size).toBe(1)
       // One batch out per endpoint: the rest waits for it, and nothing else is claimable.
       expect(yield* deliveries.claim("worker_b", LEASE_MS, 3)).toEqual({ batch: [], more: false, nextDueInMs: null })
@@ -304,4 +314,83 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       )
       expect(recorded[0]!.n).toBe(total)
     }), 60_000)
+
+  it.effect("an endpoint given no answer backs off: nothing of it is claimed, then one delivery of each kind at a time until one is answered", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* Deliveries
+      const org = "org_delivery_backoff"
+      const log = (webhookId: string) =>
+        query<{ eventId: string; status: string; attempts: number; dueInS: number }>(
+          url,
+          `SELECT event_id AS "eventId", status, attempts, extract(epoch FROM run_at - now())::float8 AS "dueInS"
+           FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY event_id`,
+          [webhookId]
+        )
+      yield* Effect.promise(async () => {
+        await query(url, "UPDATE webhooks SET deleted_at = now()")
+        await insertOrg(url, org)
+        await query(url, `INSERT INTO webhooks (webhook_id, org_id, url, events, format, secret_sealed, created_by)
+          VALUES ('wh_dead', $1, 'https://dead.example.com/acs', '["sync.succeeded"]', 'json', 'sealed', 'test'),
+            ('wh_alive', $1, 'https://alive.example.com/acs', '["sync.succeeded"]', 'json', 'sealed', 'test')`, [org])
+        // Three retries of the dead endpoint and one of the live one, all due; six new events for both.
+        for (const [webhookId, n] of [["wh_dead", 1], ["wh_dead", 2], ["wh_dead", 3], ["wh_alive", 4]] as const) {
+          await query(url, `INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, run_at, give_up_at, attempts)
+            VALUES ($1, $2, $3, $4, 'ping', '{"type": "ping"}', now() - make_interval(secs => 10 - $5), now() + interval '1 day', 1)`,
+            [`dlv_retry_${n}`, webhookId, org, `evt_retry_${n}`, n])
+        }
+        await query(url, `INSERT INTO events (event_id, org_id, type, data)
+          SELECT 'evt_new_' || n, $1, 'sync.succeeded', '{}' FROM generate_series(1, 6) n ORDER BY n`, [org])
+        await query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')")
+      })
+
+      // An attempt got no answer: a minute of back-off, its waiting deliveries due no earlier.
+      const backoffMs = yield* deliveries.backOff("wh_dead", 60_000, MAX_BACKOFF_MS)
+      expect(backoffMs).toBeGreaterThan(50_000)
+      expect(backoffMs).toBeLessThanOrEqual(60_000)
+      for (const row of yield* Effect.promise(() => log("wh_dead"))) expect(row.dueInS).toBeGreaterThan(50)
+
+      // Claims take the live endpoint's first attempts and retry, nothing of the dead one, and do not say
+      // more is waiting (which would make the workers claim again and again).
+      const claimed: Array<string> = []
+      for (let i = 0; i < 3; i++) {
+        const got = yield* deliveries.claim(`worker_${i}`, LEASE_MS, 10)
+        claimed.push(...got.batch.map((d) => `${d.webhookId}:${d.eventId}`))
+        for (const d of got.batch) if (d.batchId === null) yield* deliveries.releaseRetries(d.webhookId, `worker_${i}`)
+      }
+      expect(claimed.filter((c) => c.startsWith("wh_dead"))).toEqual([])
+      expect(claimed.sort()).toEqual(["wh_alive:evt_new_1", "wh_alive:evt_new_2", "wh_alive:evt_new_3", "wh_alive:evt_new_4", "wh_alive:evt_new_5",
+        "wh_alive:evt_new_6", "wh_alive:evt_retry_4"])
+      expect(yield* deliveries.claim("worker_x", LEASE_MS, 10)).toMatchObject({ batch: [], more: false })
+
+      // The back-off over: a probe of each kind, one first attempt and one retry, each out alone.
+      yield* Effect.promise(() =>
+        query(url, "UPDATE webhooks SET backoff_until = now() - interval '1 second' WHERE webhook_id = 'wh_dead'")
+          .then(() => query(url, "UPDATE webhook_deliveries SET run_at = now() - interval '1 second' WHERE webhook_id = 'wh_dead'"))
+      )
+      const probes = [...(yield* deliveries.claim("worker_p", LEASE_MS, 10)).batch, ...(yield* deliveries.claim("worker_q", LEASE_MS, 10)).batch]
+      expect(probes.map((d) => [d.eventId, d.endpointFailing])).toEqual([["evt_new_1", true], ["evt_retry_1", true]])
+      expect((yield* deliveries.claim("worker_r", LEASE_MS, 10)).batch).toEqual([])
+
+      // The first-attempt probe times out again; the retry probe is answered, and ends the back-off.
+      const timedOut = { delivered: false, statusCode: null, durationMs: 10_000, error: "no answer within 10000 ms", response: null }
+      yield* deliveries.firstAttempts(probes[0]!.batchId!, "worker_p", [{ delivery: probes[0]!, result: timedOut, delayMs: 5_000 }])
+      yield* deliveries.delivered("worker_q", [{ deliveryId: probes[1]!.deliveryId, result: { delivered: true, statusCode: 204, durationMs: 3, error: null, response: null } }])
+      yield* deliveries.recovered("wh_dead")
+      yield* deliveries.releaseRetries("wh_dead", "worker_q")
+      yield* Effect.promise(() => query(url, "UPDATE webhook_deliveries SET run_at = now() WHERE webhook_id = 'wh_dead' AND status = 'pending'"))
+      const full = (yield* deliveries.claim("worker_s", LEASE_MS, 10)).batch
+      expect(full.map((d) => d.eventId)).toEqual(["evt_new_2", "evt_new_3", "evt_new_4", "evt_new_5", "evt_new_6"])
+      expect(full.every((d) => !d.endpointFailing)).toBe(true)
+      const retries = (yield* deliveries.claim("worker_t", LEASE_MS, 10)).batch
+      expect(retries.map((d) => d.eventId).sort()).toEqual(["evt_new_1", "evt_retry_2", "evt_retry_3"])
+
+      // What a batch did not send (its endpoint backed off meanwhile) is due again with no attempt counted.
+      yield* deliveries.firstAttempts(full[0]!.batchId!, "worker_s", full.map((delivery) => ({ delivery, result: null, delayMs: 30_000 })))
+      const unsent = (yield* Effect.promise(() => log("wh_dead"))).filter((r) => full.some((d) => d.eventId === r.eventId))
+      expect(unsent.map((r) => [r.eventId, r.status, r.attempts])).toEqual(["evt_new_2", "evt_new_3", "evt_new_4", "evt_new_5", "evt_new_6"]
+        .map((eventId) => [eventId, "pending", 0]))
+      for (const row of unsent) expect(row.dueInS).toBeGreaterThan(20)
+      expect(yield* deliveries.notAttempted("worker_t", retries.map((d) => d.deliveryId), 0)).toEqual(new Set(retries.map((d) => d.deliveryId)))
+      expect((yield* Effect.promise(() => log("wh_dead"))).filter((r) => r.eventId === "evt_retry_2")).toMatchObject([{ status: "pending", attempts: 1 }])
+    }))
 })

@@ -34,6 +34,7 @@ import deliveryCursors from "./migrations/0025_delivery_cursors.ts"
 import deliveredBatches from "./migrations/0026_delivered_batches.ts"
 import whoMayApprove from "./migrations/0027_who_may_approve.ts"
 import functionFiles from "./migrations/0028_function_files.ts"
+import webhookIsolation from "./migrations/0029_webhook_isolation.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -67,7 +68,8 @@ export const migrations = {
   "0025_delivery_cursors": deliveryCursors,
   "0026_delivered_batches": deliveredBatches,
   "0027_who_may_approve": whoMayApprove,
-  "0028_function_files": functionFiles
+  "0028_function_files": functionFiles,
+  "0029_webhook_isolation": webhookIsolation
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -1,7 +1,7 @@
 /**
  * Wakes this instance's event readers when events got their positions, sequenced here or announced by another
  * instance's sequencer (`NOTIFY acs_events`): every live stream (a broadcast), and one idle webhook delivery
- * worker when deliveries were queued with them (a worker that leases a full batch wakes the next one). Waking
+ * worker when deliveries were queued with them (a full batch, once recorded, wakes the next one at once). Waking
  * one worker, not all, keeps the others from each running an empty claim per pass of the sequencer.
  */
 import { Effect, PubSub, Queue, type Scope } from "effect"
@@ -29,9 +29,28 @@ export class EventSignal extends Effect.Service<EventSignal>()("acs/EventSignal"
     // (a wake costs a worker a fiber's turn and a claim, even one that finds nothing).
     let gathering = false
     const wakeDeliveries = Effect.suspend(() => gathering ? Effect.void : Queue.offer(deliveries, undefined).pipe(Effect.asVoid))
-    /** A woken delivery worker's gather: `ms` during which the deliveries queued join its claim. */
+    // A backlog to claim (a full batch recorded with more behind it): the next claim gathers nothing. Sent
+    // through the gather's own queue while one runs, which ends it at once.
+    let hurried = false
+    const hurry = yield* Queue.sliding<void>(1)
+    /**
+     * A woken delivery worker's gather: `ms` during which the deliveries queued join its claim; none when a backlog
+     * waits (`hurryDeliveries`), and cut short when one comes meanwhile.
+     */
     const gatherDeliveries = (ms: number) =>
-      Effect.acquireUseRelease(Effect.sync(() => (gathering = true)), () => Effect.sleep(ms), () => Effect.sync(() => (gathering = false)))
+      Effect.suspend(() => {
+        if (hurried) return Effect.sync(() => (hurried = false))
+        return Effect.acquireUseRelease(
+          Queue.takeAll(hurry).pipe(Effect.zipRight(Effect.sync(() => (gathering = true)))),
+          () => Effect.raceFirst(Effect.sleep(ms), Queue.take(hurry)),
+          () => Effect.sync(() => (gathering = false, hurried = false))
+        )
+      })
+    /** Wakes a delivery worker to claim at once: its endpoint has a backlog, which no gather would add to. */
+    const hurryDeliveries = Effect.suspend(() => {
+      hurried = true
+      return Queue.offer(gathering ? hurry : deliveries, undefined).pipe(Effect.asVoid)
+    })
     const wake = (options: { readonly deliveries: boolean }) =>
       PubSub.publish(streams, undefined).pipe(Effect.zipRight(options.deliveries ? wakeDeliveries : Effect.void))
     /** A stream's subscription; `next(ms)` waits for a wake or `ms`, whichever comes first. */
@@ -41,6 +60,6 @@ export class EventSignal extends Effect.Service<EventSignal>()("acs/EventSignal"
     )
     /** A delivery worker's wait: a wake meant for it (answers true), or `ms` (false). */
     const nextDelivery = (ms: number) => Effect.raceFirst(Queue.take(deliveries).pipe(Effect.as(true)), Effect.sleep(ms).pipe(Effect.as(false)))
-    return { wake, wakeDeliveries, gatherDeliveries, subscribe, nextDelivery } as const
+    return { wake, wakeDeliveries, hurryDeliveries, gatherDeliveries, subscribe, nextDelivery } as const
   })
 }) {}

@@ -35,6 +35,13 @@ const agentFor = (allowPrivate: boolean): Agent => {
   return agent
 }
 
+/**
+ * The connections of one endpoint (worker/EndpointLanes.ts): endpoints on one host do not share them, so one that
+ * holds its connections without answering holds only its own.
+ */
+export const endpointDispatcher = (allowPrivate: boolean, connections: number): Dispatcher =>
+  new Agent({ connections, keepAliveTimeout: 30_000, connect: { lookup: checkedLookup(allowPrivate) } })
+
 export interface AttemptResult {
   readonly delivered: boolean
   readonly statusCode: number | null
@@ -57,6 +64,8 @@ export interface SendOptions {
   readonly allowPrivate: boolean
   /** The delivery attempt's W3C trace context, sent as `traceparent` so the receiver's trace can continue it. */
   readonly traceParent?: string | null
+  /** The endpoint's own connections (`endpointDispatcher`); the shared ones per host when not given. */
+  readonly dispatcher?: Dispatcher
 }
 
 export const send = (options: SendOptions): Promise<AttemptResult> =>
@@ -128,7 +137,8 @@ export const send = (options: SendOptions): Promise<AttemptResult> =>
       onResponseEnd: () => done(true),
       onResponseError: (_controller, error) => settle({ delivered: false, statusCode: null, error: error.message, response: null })
     }
-    agentFor(options.allowPrivate).dispatch({
+    const dispatcher = options.dispatcher ?? agentFor(options.allowPrivate)
+    dispatcher.dispatch({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
       method: "POST",

@@ -82,7 +82,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
     const sql = yield* SqlClient.SqlClient
     const box = yield* SecretBox
     const signal = yield* EventSignal
-    const { allowPrivate } = yield* WebhookConfig
+    const { allowPrivate, maxEndpointsPerOrg } = yield* WebhookConfig
     const { retryWindowSeconds } = yield* EventsConfig
 
     const invalid = (error: string) => new ValidationFailed({ message: `the webhook cannot be saved: ${error}`, validation_errors: [error] })
@@ -94,12 +94,22 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
         // Checked again at every delivery; refusing here tells the admin at once.
         yield* Effect.tryPromise({ try: () => resolvePublic(new URL(request.url).hostname, allowPrivate), catch: (e) => invalid(`url: ${String((e as Error).message)}`) })
         const secret = `whsec_${Crypto.randomBytes(32).toString("base64url")}`
-        const rows = yield* sql<WebhookRow>`
-          INSERT INTO webhooks (webhook_id, org_id, url, events, description, format, secret_sealed, created_by)
-          VALUES (${newId("whk")}, ${grant.orgId}, ${request.url}, ${JSON.stringify([...new Set(request.events)])}::jsonb,
-            ${request.description ?? null}, ${request.format ?? "json"}, ${box.seal(secret)},
-            ${`${grant.principal.kind}:${grant.principal.id}`})
-          RETURNING ${sql.unsafe(webhookColumns)}`.pipe(Effect.orDie)
+        const rows = yield* sql.withTransaction(Effect.gen(function*() {
+          // The org's row locked: two creations at once cannot both see room for one.
+          const counted = yield* sql<{ readonly endpoints: number }>`
+            SELECT (SELECT count(*)::int FROM webhooks WHERE org_id = o.org_id AND deleted_at IS NULL) AS endpoints
+            FROM orgs o WHERE o.org_id = ${grant.orgId} FOR NO KEY UPDATE`
+          const endpoints = counted[0]?.endpoints ?? 0
+          if (endpoints >= maxEndpointsPerOrg) {
+            return yield* invalid(`this org has ${endpoints} webhook endpoints, the most it may have (${maxEndpointsPerOrg}): delete one first`)
+          }
+          return yield* sql<WebhookRow>`
+            INSERT INTO webhooks (webhook_id, org_id, url, events, description, format, secret_sealed, created_by)
+            VALUES (${newId("whk")}, ${grant.orgId}, ${request.url}, ${JSON.stringify([...new Set(request.events)])}::jsonb,
+              ${request.description ?? null}, ${request.format ?? "json"}, ${box.seal(secret)},
+              ${`${grant.principal.kind}:${grant.principal.id}`})
+            RETURNING ${sql.unsafe(webhookColumns)}`
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
         yield* Effect.logInfo("webhook created").pipe(Effect.annotateLogs({ webhookId: rows[0]!.webhookId, by: grant.principal.id }))
         return { webhook: toWebhook(rows[0]!), secret }
       }).pipe(Effect.withSpan("Webhooks.create"))
@@ -127,7 +137,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
           WHERE webhook_id = ${webhookId} AND status = 'pending'`
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Webhooks.delete"))
 
-    /** A `ping` event for this endpoint only, delivered (and logged) like any other. */
+    /**
+     * A `ping` event for this endpoint only, delivered (and logged) like any other; its first attempt is sent even
+     * while the endpoint backs off (queue/Deliveries.ts): an admin checking a fixed receiver is not kept waiting.
+     */
     const test = (grant: Granted<"testWebhook">, webhookId: string) =>
       Effect.gen(function*() {
         const webhook = yield* find(grant.orgId, webhookId)
@@ -153,7 +166,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
      */
     const enable = (grant: Granted<"enableWebhook">, webhookId: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<WebhookRow>`UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL,
+        const rows = yield* sql<WebhookRow>`UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, unanswered = 0, backoff_until = NULL,
             claimed_through = CASE WHEN disabled_at IS NULL THEN claimed_through ELSE acs_last_position() END,
             queued_through = CASE WHEN disabled_at IS NULL THEN queued_through ELSE acs_last_position() END
           WHERE org_id = ${grant.orgId} AND webhook_id = ${webhookId} AND deleted_at IS NULL

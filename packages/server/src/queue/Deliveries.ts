@@ -30,6 +30,8 @@ export interface ClaimedDelivery {
   readonly traceParent: string | null
   /** A first attempt's batch (its row is inserted when the attempt ended); null for a queued delivery. */
   readonly batchId: string | null
+  /** Its endpoint's last attempts got no answer (migration 0029): this is a probe, one of its kind at a time. */
+  readonly endpointFailing: boolean
 }
 
 /** A claim's row: a claimed delivery's columns (all null when none was claimed), whether more waits, the next due time. */
@@ -43,16 +45,17 @@ type ClaimRow = { readonly [K in keyof Omit<ClaimedDelivery, "body" | "windowLef
 /** What one claim answers. */
 export interface Claimed {
   readonly batch: ReadonlyArray<ClaimedDelivery>
-  /** More is claimable now (a part of the claim was full, another endpoint has first attempts, a batch was rescued). */
+  /** More is claimable now (the queued part was full, another endpoint has first attempts, a batch was rescued). */
   readonly more: boolean
   /** When the next queued delivery is due, in ms from the claim (≤ 0: already; null: none waits). */
   readonly nextDueInMs: number | null
 }
 
-/** A first attempt made: its delivery's row is inserted as it ended. */
+/** A first attempt made, or not made: its delivery's row is inserted as it ended. */
 export interface FirstAttempt {
   readonly delivery: ClaimedDelivery
-  readonly result: AttemptResult
+  /** Null: not sent (its endpoint backs off, or its batch's time ran out), so not counted as an attempt. */
+  readonly result: AttemptResult | null
   /** Not delivered: the wait before the next attempt. */
   readonly delayMs: number
 }
@@ -73,6 +76,11 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * again and again. A batch whose lease ran out becomes queued deliveries, claimable by the next claim.
      * Prepared (its text never varies): planning it cost PostgreSQL about as much as running it for a batch of
      * twenty.
+     *
+     * Isolation (migration 0029): nothing of an endpoint backing off is claimed; an endpoint whose last attempts
+     * got no answer gives one delivery of each kind at a time (a probe); an endpoint's queued deliveries go out as
+     * one group, held on its row until recorded (`releaseRetries`); a claim takes first attempts and queued
+     * deliveries of different endpoints. An admin's ping is sent at once whatever its endpoint's state.
      */
     const claim = (workerId: string, leaseMs: number, limit: number) =>
       sql<ClaimRow>`/* prepared */
@@ -91,33 +99,53 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           JOIN events e ON e.org_id = w.org_id AND e.position > r.after_position AND e.position <= r.through_position AND w.events ? e.type
           ON CONFLICT (webhook_id, event_id) DO NOTHING
           RETURNING 1),
-        next AS (
-          SELECT d.delivery_id FROM webhook_deliveries d
-          JOIN webhooks w ON w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
-          WHERE d.status = 'pending' AND d.run_at <= clock_timestamp() AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp())
-          ORDER BY d.run_at, d.created_at
-          LIMIT ${limit}
-          FOR UPDATE OF d SKIP LOCKED),
-        claimed AS (
-          UPDATE webhook_deliveries d SET locked_by = ${workerId}, attempts = d.attempts + 1,
-            lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
-          FROM next, webhooks w
-          WHERE d.delivery_id = next.delivery_id AND w.webhook_id = d.webhook_id
-          RETURNING d.delivery_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, w.url, w.format, w.secret_sealed,
-            (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms),
         -- Endpoints with a batch out: one at a time each, so a slow receiver's queue of attempts waiting for one
-        -- of its connections stays within a lease (six waves of WebhookSender's SOCKETS for a batch of 192).
+        -- of its connections stays within a lease (worker/EndpointLanes.ts bounds the batch's time besides).
         sending AS (SELECT webhook_id FROM webhook_batches WHERE lease_until >= clock_timestamp()),
         -- NO KEY UPDATE: a delivery row's insert holds its endpoint FOR KEY SHARE (the foreign key), which must
         -- not hide the endpoint from this claim.
         endpoint AS (
-          SELECT w.webhook_id, w.org_id, w.events, w.claimed_through, w.queued_through, w.url, w.format, w.secret_sealed
+          SELECT w.webhook_id, w.org_id, w.events, w.claimed_through, w.queued_through, w.url, w.format, w.secret_sealed,
+            w.unanswered > 0 AS failing, CASE WHEN w.unanswered > 0 THEN 1 ELSE ${limit} END AS take
           FROM webhooks w
           WHERE w.claimed_through < w.queued_through AND w.disabled_at IS NULL AND w.deleted_at IS NULL
+            AND (w.backoff_until IS NULL OR w.backoff_until <= clock_timestamp())
             AND w.webhook_id NOT IN (SELECT webhook_id FROM sending)
           ORDER BY w.claimed_through
           LIMIT 1
           FOR NO KEY UPDATE SKIP LOCKED),
+        -- The endpoints' rows are locked too (skipping a locked one), as the group's hold below writes them: two
+        -- claims each holding the endpoint the other wants would otherwise wait for each other.
+        next AS (
+          SELECT d.delivery_id, d.webhook_id, d.run_at, d.created_at, w.unanswered FROM webhook_deliveries d
+          JOIN webhooks w ON w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
+          WHERE d.status = 'pending' AND d.run_at <= clock_timestamp() AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp())
+            AND d.webhook_id NOT IN (SELECT webhook_id FROM endpoint)
+            -- An admin's ping goes at once, a probe whatever the endpoint's state (Webhooks.ts).
+            AND ((w.backoff_until IS NULL OR w.backoff_until <= clock_timestamp())
+                AND (w.retries_held_until IS NULL OR w.retries_held_until < clock_timestamp())
+              OR d.event_type = 'ping' AND d.attempts = 0)
+          ORDER BY d.run_at, d.created_at
+          LIMIT ${limit}
+          FOR UPDATE OF d SKIP LOCKED FOR NO KEY UPDATE OF w SKIP LOCKED),
+        -- A probe: one of an endpoint whose last attempts got no answer.
+        picked AS (
+          SELECT r.delivery_id, r.webhook_id FROM (
+            SELECT n.delivery_id, n.webhook_id, n.unanswered,
+              row_number() OVER (PARTITION BY n.webhook_id ORDER BY n.run_at, n.created_at) AS k
+            FROM next n) r
+          WHERE r.unanswered = 0 OR r.k = 1),
+        claimed AS (
+          UPDATE webhook_deliveries d SET locked_by = ${workerId}, attempts = d.attempts + 1,
+            lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
+          FROM picked, webhooks w
+          WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id
+          RETURNING d.delivery_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, w.url, w.format, w.secret_sealed,
+            (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms, w.unanswered > 0 AS endpoint_failing),
+        held AS (
+          UPDATE webhooks w SET retries_held_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}), retries_held_by = ${workerId}
+          WHERE w.webhook_id IN (SELECT webhook_id FROM picked)
+          RETURNING 1),
         -- The endpoint's row is its latest version (a lock waits for none and reads the newest), which may count
         -- events sequenced after this statement's snapshot: it reads and moves past only those it can see.
         visible AS (SELECT LEAST(endpoint.queued_through, s.last_position) AS through FROM endpoint, event_sequencer s WHERE s.id = 1),
@@ -127,9 +155,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
             SELECT * FROM events e
             WHERE e.org_id = w.org_id AND e.position > w.claimed_through AND e.position <= visible.through AND w.events ? e.type
             ORDER BY e.position
-            LIMIT ${limit}) e),
+            LIMIT w.take) e),
         advanced AS (
-          UPDATE webhooks w SET claimed_through = GREATEST(w.claimed_through, CASE WHEN (SELECT count(*) FROM taken) >= ${limit}
+          UPDATE webhooks w SET claimed_through = GREATEST(w.claimed_through, CASE WHEN (SELECT count(*) FROM taken) >= endpoint.take
             THEN (SELECT max(position) FROM taken) ELSE visible.through END)
           FROM endpoint, visible WHERE w.webhook_id = endpoint.webhook_id
           RETURNING endpoint.claimed_through AS after_position, w.claimed_through AS through_position),
@@ -140,27 +168,31 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           FROM endpoint, advanced WHERE EXISTS (SELECT 1 FROM taken)
           RETURNING batch_id),
         -- A full part says 0 (more may be due: the worker claims again at once) without the scan of every
-        -- pending row that the due time of a partial batch takes.
+        -- pending row that the due time of a partial batch takes. Endpoints backing off or with a group out are
+        -- due when that ends (their record wakes a worker, at once when the group was full): a full batch of
+        -- first attempts says no more by itself, as its endpoint is out until it is recorded.
         due AS (
-          SELECT (SELECT count(*) FROM claimed) >= ${limit} OR (SELECT count(*) FROM taken) >= ${limit}
+          SELECT (SELECT count(*) FROM next) >= ${limit}
               OR EXISTS (SELECT 1 FROM requeued)
               OR EXISTS (SELECT 1 FROM webhooks o WHERE o.claimed_through < o.queued_through AND o.disabled_at IS NULL
-                AND o.deleted_at IS NULL AND o.webhook_id NOT IN (SELECT webhook_id FROM endpoint)
+                AND o.deleted_at IS NULL AND (o.backoff_until IS NULL OR o.backoff_until <= clock_timestamp())
+                AND o.webhook_id NOT IN (SELECT webhook_id FROM endpoint)
                 AND o.webhook_id NOT IN (SELECT webhook_id FROM sending)) AS more,
-            CASE WHEN (SELECT count(*) FROM claimed) >= ${limit} THEN 0 ELSE (
-              SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at))) - clock_timestamp()) * 1000)::int8
+            CASE WHEN (SELECT count(*) FROM next) >= ${limit} THEN 0 ELSE (
+              SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at), COALESCE(pw.backoff_until, p.run_at),
+                COALESCE(pw.retries_held_until, p.run_at))) - clock_timestamp()) * 1000)::int8
               FROM webhook_deliveries p
               JOIN webhooks pw ON pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
-              WHERE p.status = 'pending' AND p.delivery_id NOT IN (SELECT delivery_id FROM claimed)) END AS next_due_in_ms)
+              WHERE p.status = 'pending' AND p.webhook_id NOT IN (SELECT webhook_id FROM picked)) END AS next_due_in_ms)
         -- The body as the event's (migration 0020), unless the row carries its own (a ping, an older row).
         SELECT c.delivery_id, c.webhook_id, c.event_id, c.event_type, c.attempts, c.url, c.format, c.secret_sealed, c.window_left_ms,
           (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN acs_event_body(e) END)::text AS body_text,
-          e.trace_parent, NULL::text AS batch_id, due.more, due.next_due_in_ms
+          e.trace_parent, NULL::text AS batch_id, c.endpoint_failing, due.more, due.next_due_in_ms
         FROM due LEFT JOIN claimed c ON true LEFT JOIN events e ON e.event_id = c.event_id
         UNION ALL
         SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, t.event_id, t.type, 1, endpoint.url,
           endpoint.format, endpoint.secret_sealed, ${retryWindowSeconds * 1000}::int8, t.body_text, t.trace_parent, leased.batch_id,
-          due.more, due.next_due_in_ms
+          endpoint.failing, due.more, due.next_due_in_ms
         FROM taken t, endpoint, leased, due`.pipe(
         Effect.map((rows): Claimed => ({
           // One row even when nothing was claimed: it carries whether more waits and the next due time.
@@ -182,7 +214,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
     /**
      * The first attempts of a batch, and the batch's lease ended, in one statement: the delivered ones as one row
      * of `webhook_delivered_batches` (migration 0026), each other one inserted as a pending row of the queue,
-     * due after its wait (failed when its endpoint was deleted meanwhile). Answers the ids recorded (none when the
+     * due after its wait (failed when its endpoint was deleted meanwhile; one not sent counts no attempt). Answers the ids recorded (none when the
      * lease ran out and the batch was rescued: its new owner records its deliveries) and whether the endpoint has
      * events past the batch: a claim skipped them while the batch was out, so nothing else may be coming to
      * claim them before the poll. Arrays, as `delivered`.
@@ -198,11 +230,12 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           FROM ended JOIN webhooks w ON w.webhook_id = ended.webhook_id),
         made AS (
           SELECT * FROM unnest(${attempts.map((a) => a.delivery.deliveryId)}::text[], ${attempts.map((a) => a.delivery.eventId)}::text[],
-            ${attempts.map((a) => a.delivery.eventType)}::text[], ${attempts.map((a) => a.result.delivered)}::bool[],
-            ${attempts.map((a) => a.delayMs)}::float8[], ${attempts.map((a) => a.result.statusCode)}::int[],
-            ${attempts.map((a) => a.result.durationMs)}::int[], ${attempts.map((a) => a.result.error)}::text[],
-            ${attempts.map((a) => a.result.response)}::text[])
-            AS o (delivery_id, event_id, event_type, delivered, delay_ms, status_code, duration_ms, error, response)),
+            ${attempts.map((a) => a.delivery.eventType)}::text[], ${attempts.map((a) => a.result !== null)}::bool[],
+            ${attempts.map((a) => a.result?.delivered === true)}::bool[],
+            ${attempts.map((a) => a.delayMs)}::float8[], ${attempts.map((a) => a.result?.statusCode ?? null)}::int[],
+            ${attempts.map((a) => a.result?.durationMs ?? null)}::int[], ${attempts.map((a) => a.result?.error ?? null)}::text[],
+            ${attempts.map((a) => a.result?.response ?? null)}::text[])
+            AS o (delivery_id, event_id, event_type, attempted, delivered, delay_ms, status_code, duration_ms, error, response)),
         delivered AS (
           INSERT INTO webhook_delivered_batches (batch_id, webhook_id, org_id, delivery_ids, event_ids, event_types, status_codes,
             durations_ms, responses)
@@ -215,8 +248,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, status, attempts, run_at, give_up_at,
             last_status_code, last_duration_ms, last_error, last_response, last_attempt_at)
           SELECT o.delivery_id, e.webhook_id, e.org_id, o.event_id, o.event_type, CASE WHEN e.deleted_at IS NOT NULL THEN 'failed' ELSE 'pending' END,
-            1, clock_timestamp() + make_interval(secs => o.delay_ms / 1000.0), clock_timestamp() + make_interval(secs => ${retryWindowSeconds}),
-            o.status_code, o.duration_ms, o.error, o.response, clock_timestamp()
+            CASE WHEN o.attempted THEN 1 ELSE 0 END, clock_timestamp() + make_interval(secs => o.delay_ms / 1000.0),
+            clock_timestamp() + make_interval(secs => ${retryWindowSeconds}),
+            o.status_code, o.duration_ms, o.error, o.response, CASE WHEN o.attempted THEN clock_timestamp() END
           FROM endpoint e, made o WHERE NOT o.delivered
           ON CONFLICT (webhook_id, event_id) DO NOTHING
           RETURNING delivery_id)
@@ -285,6 +319,53 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         return true
       })).pipe(Effect.orDie)
 
-    return { claim, firstAttempts, delivered, retryLater, giveUp } as const
+    /**
+     * Claimed but not sent (its endpoint backs off, or its group's time ran out): due again after `delayMs`, the
+     * claim's count of attempts taken back. Answers the ids recorded, as `delivered`.
+     */
+    const notAttempted = (workerId: string, deliveryIds: ReadonlyArray<string>, delayMs: number) =>
+      deliveryIds.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`
+        UPDATE webhook_deliveries SET attempts = attempts - 1, run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000}),
+          locked_by = NULL, lease_until = NULL
+        WHERE delivery_id = ANY(${deliveryIds}::text[]) AND locked_by = ${workerId}
+        RETURNING delivery_id`.pipe(
+        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId))),
+        Effect.orDie
+      )
+
+    /**
+     * An attempt to the endpoint got no answer: it backs off for `baseMs` doubling with each such group in a row,
+     * at most `maxMs`, its waiting deliveries due no earlier than that (the delivery log shows the endpoint's next
+     * try). Answers the back-off in ms (null: the endpoint is gone).
+     */
+    const backOff = (webhookId: string, baseMs: number, maxMs: number) =>
+      sql<{ readonly backoffMs: string }>`
+        WITH tripped AS (
+          UPDATE webhooks SET unanswered = unanswered + 1,
+            backoff_until = clock_timestamp() + make_interval(secs => LEAST(${maxMs}::float8, ${baseMs}::float8 * 2 ^ LEAST(unanswered, 32)) / 1000)
+          WHERE webhook_id = ${webhookId} AND deleted_at IS NULL
+          RETURNING backoff_until),
+        pushed AS (
+          UPDATE webhook_deliveries d SET run_at = t.backoff_until FROM tripped t
+          WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.run_at < t.backoff_until
+            AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp()) AND NOT (d.event_type = 'ping' AND d.attempts = 0))
+        SELECT (extract(epoch FROM backoff_until - clock_timestamp()) * 1000)::int8 AS backoff_ms FROM tripped`.pipe(
+        Effect.map((rows) => rows[0] === undefined ? null : Math.max(0, Number(rows[0].backoffMs))),
+        Effect.orDie
+      )
+
+    /** An attempt to an endpoint that was backing off was answered: it is claimed in full again. */
+    const recovered = (webhookId: string) =>
+      sql`UPDATE webhooks SET unanswered = 0, backoff_until = NULL WHERE webhook_id = ${webhookId} AND unanswered > 0`.pipe(
+        Effect.asVoid,
+        Effect.orDie
+      )
+
+    /** The endpoint's group of queued deliveries is recorded: the next may be claimed. */
+    const releaseRetries = (webhookId: string, workerId: string) =>
+      sql`UPDATE webhooks SET retries_held_until = NULL, retries_held_by = NULL
+        WHERE webhook_id = ${webhookId} AND retries_held_by = ${workerId}`.pipe(Effect.asVoid, Effect.orDie)
+
+    return { claim, firstAttempts, delivered, retryLater, giveUp, notAttempted, backOff, recovered, releaseRetries } as const
   })
 }) {}

@@ -7,8 +7,11 @@
 
 export type DeliveryOutcome = "delivered" | "failed" | "gave_up"
 
+/** The longest wait between two attempts of a delivery, and an endpoint's longest back-off. */
+export const MAX_BACKOFF_MS = 3_600_000
+
 /** The wait before attempt `attempts + 1`: base × 2^(attempts − 1), at most an hour. */
-export const backoffMs = (attempts: number, baseMs: number): number => Math.min(3_600_000, baseMs * 2 ** Math.max(0, attempts - 1))
+export const backoffMs = (attempts: number, baseMs: number): number => Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.max(0, attempts - 1))
 
 /** The outcome of an attempt that waits `delayMs` before the next, `windowLeftMs` before the window ends. */
 export const deliveryOutcome = (attempt: {

@@ -12,6 +12,10 @@ export interface Received {
   readonly body: Record<string, unknown>
   /** The answer the receiver gave (or "hang"). */
   readonly answered: number | "hang"
+  /** The request's path and query: which endpoint it was sent to. */
+  readonly path: string
+  /** When the request was in whole (Date.now(): the machine's clock, as the events' createdAt). */
+  readonly receivedAt: number
 }
 
 /** `body` replaces the default answer's body ("ok", or a long refusal from 400 up). */
@@ -52,6 +56,7 @@ export const startReceiver = async (): Promise<Receiver> => {
     const chunks: Array<Buffer> = []
     request.on("data", (chunk: Buffer) => chunks.push(chunk))
     request.on("end", () => {
+      const receivedAt = Date.now()
       const rawBody = Buffer.concat(chunks).toString("utf8")
       const eventId = request.headers["acs-event-id"] as string | undefined
       const attempt = attempts.get(eventId ?? "") ?? 0
@@ -62,7 +67,9 @@ export const startReceiver = async (): Promise<Receiver> => {
         signature: request.headers["acs-signature"] as string | undefined,
         rawBody,
         body: JSON.parse(rawBody) as Record<string, unknown>,
-        answered: answer === "hang" ? "hang" : answer.status
+        answered: answer === "hang" ? "hang" : answer.status,
+        path: request.url ?? "",
+        receivedAt
       })
       if (answer === "hang") return void hung.push(response)
       response.writeHead(answer.status, answer.location === undefined ? {} : { location: answer.location })
