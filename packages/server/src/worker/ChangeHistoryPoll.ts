@@ -8,7 +8,7 @@ import { Config, Duration, Effect, Layer, Schedule, Schema } from "effect"
 import type { AccountRecord } from "../accounts/Accounts.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
-import { OutsideChanges } from "../actions/OutsideChanges.ts"
+import { OutsideChanges } from "../actions/outside/OutsideChanges.ts"
 
 export const ChangeHistoryPollSeconds = Config.integer("CHANGE_HISTORY_POLL_SECONDS").pipe(Config.withDefault(60))
 

@@ -5,7 +5,7 @@ import { NotFound } from "@acs/domain/Errors"
 import { addNegativeKeywords as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind, type Ids, type Step } from "../Kind.ts"
+import { defineKind, type Ids, type Step } from "./Kind.ts"
 import { clears, decodeBody, found, requireNone, rowWarnings, someRowWorked } from "./KindSupport.ts"
 import {
   duplicatesIn,

@@ -15,7 +15,7 @@ import type {
   UpstreamNegativeKeyword
 } from "@acs/upstream/Upstream"
 import { Data, type Effect, type Schema } from "effect"
-import type { Verdict } from "../policy/Policy.ts"
+import type { Verdict } from "../../policy/Policy.ts"
 import type { WarehouseView } from "./WarehouseView.ts"
 
 /** A local validation failure: answered to the caller; `ValidationFailed` also leaves a failed ledger row. */

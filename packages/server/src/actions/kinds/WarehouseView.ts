@@ -13,8 +13,8 @@ import type {
 } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
-import { windowEndingYesterday } from "../warehouse/Window.ts"
+import type { AccountRecord } from "../../accounts/Accounts.ts"
+import { windowEndingYesterday } from "../../warehouse/Window.ts"
 import type { PolicyFacts } from "./Kind.ts"
 
 export interface WarehouseView {
