@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Schedule, Schema } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { OutsideChanges } from "../actions/outside/OutsideChanges.ts"
