@@ -27,7 +27,7 @@ import { buildConsole, consoleDist } from "../packages/console/scripts/build.ts"
 export const repoRoot = Path.resolve(import.meta.dirname, "..")
 
 export const ENTRIES = {
-  server: "packages/server/src/main.ts",
+  server: "packages/server/src/bin/api.ts",
   cli: "packages/cli/src/main.ts"
 } as const
 

@@ -10,8 +10,7 @@ import { AcsRpcs } from "@acs/domain/Rpcs"
 import { Args, Options } from "@effect/cli"
 import { Config, Effect, Option, ParseResult, Predicate, Redacted, Schema } from "effect"
 import { parseIssues, Unreachable, UsageError } from "./CliError.ts"
-import { DEFAULT_URL } from "./Help.ts"
-import { json } from "./SharedOptions.ts"
+import { DEFAULT_URL, json } from "./SharedOptions.ts"
 
 
 const url = Options.text("url").pipe(

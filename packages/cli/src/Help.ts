@@ -1,8 +1,7 @@
 /** `acs --help`: the commands and what they share, from the registry alone (no command is loaded). */
 import { type CommandGroup, commands } from "./Commands.ts"
+import { DEFAULT_URL } from "./SharedOptions.ts"
 import { definition, wrap } from "./Wrap.ts"
-
-export const DEFAULT_URL = "http://127.0.0.1:3000"
 
 const GROUPS: ReadonlyArray<readonly [CommandGroup, string]> = [
   ["admin", "Admin commands act directly on the database: DATABASE_URL, or the embedded one under ACS_DATA_DIR (stop the server first)."],

@@ -17,7 +17,7 @@ import { armShutdownDeadline } from "./ShutdownDeadline.ts"
 import { MetricsPortLive } from "./telemetry/MetricsExposition.ts"
 import { withTracing } from "./telemetry/Tracing.ts"
 import { EventWakeLive } from "./events/Sequencer.ts"
-import { WebhookWorkerLive } from "./worker/WebhookWorker.ts"
+import { WebhookWorkerLive } from "./webhooks/WebhookWorker.ts"
 import { WorkerLive } from "./worker/Worker.ts"
 
 /** Refuses to start on a database the API has not migrated to this build's schema yet. */

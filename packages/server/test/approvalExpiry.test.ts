@@ -1,6 +1,6 @@
 /**
  * Approval expiry (docs/contract.md 3.2) with the test clock: the sweep and the approval's own check
- * (actions/ApprovalExpiry.ts) run in this process against the real test PostgreSQL, their "now" taken from
+ * (actions/pipeline/ApprovalExpiry.ts) run in this process against the real test PostgreSQL, their "now" taken from
  * Effect's Clock, which TestClock moves. The TTL counts from when the action was queued (created, or demoted
  * back to the queue), whatever touched the row since. Approving an expired action over HTTP (409) is in
  * events.test.ts.
@@ -9,8 +9,8 @@ import { layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Duration, Effect, Layer, TestClock, TestContext } from "effect"
 import { expect } from "vitest"
-import { ApprovalExpiry } from "../src/actions/ApprovalExpiry.ts"
-import { Transitions } from "../src/actions/Transitions.ts"
+import { ApprovalExpiry } from "../src/actions/pipeline/ApprovalExpiry.ts"
+import { Transitions } from "../src/actions/pipeline/Transitions.ts"
 import { databaseLayer } from "../src/db/Database.ts"
 import { createDatabase, insertAccount, insertOrg } from "./support/database.ts"
 

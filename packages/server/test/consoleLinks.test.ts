@@ -18,9 +18,14 @@ let context: BrowserContext
 let page: Page
 /** Every API request the browser sent (method, path and query, as the browser sent them). */
 const sent: Array<{ readonly method: string; readonly path: string; readonly search: string }> = []
+/** API requests sent and not yet answered (the live stream aside: it stays open). */
+const inFlight = new Set<object>()
 
 /** The shell's own reads on any page: who is signed in, the accounts, the live stream (or its polling fallback). */
 const SHELL = new Set(["/api/v1/auth/me", "/api/v1/accounts", "/api/v1/events/stream", "/api/v1/events"])
+
+/** What the Accounts page reads of its account when it opens (besides each account's freshness). */
+const ACCOUNTS_PAGE_READS = ["/campaigns", "/keywords", "/plan", "/syncs"]
 
 const notFound = () => page.getByRole("heading", { level: 1, name: "Page not found" })
 
@@ -31,7 +36,10 @@ beforeAll(async () => {
   context.on("request", (request) => {
     const url = new URL(request.url())
     if (url.pathname.startsWith("/api/")) sent.push({ method: request.method(), path: url.pathname, search: url.search })
+    if (url.pathname.startsWith("/api/") && url.pathname !== "/api/v1/events/stream") inFlight.add(request)
   })
+  context.on("requestfinished", (request) => inFlight.delete(request))
+  context.on("requestfailed", (request) => inFlight.delete(request))
   page = await context.newPage()
   await page.goto(p.server.baseUrl)
   await page.getByLabel("Email").fill(ADMIN_EMAIL)
@@ -93,8 +101,13 @@ describe("a crafted console link", () => {
   it("followed inside the open console shows the not-found page and sends nothing beyond the shell's reads", async () => {
     for (const hash of crafted) {
       // From an account's page each time, so every crafted link changes the route.
+      const opened = sent.length
       await page.evaluate(`window.location.hash = "#/accounts"`)
       await page.getByRole("heading", { level: 1, name: "Accounts" }).waitFor({ timeout: WAIT_MS })
+      // The Accounts page's own reads all start when it mounts: wait until they were sent and answered, so none
+      // of them is taken for a request of the crafted link.
+      await waitFor("the Accounts page's reads sent and answered", () => Promise.resolve(sent.slice(opened)), (reads) =>
+        ACCOUNTS_PAGE_READS.every((end) => reads.some((r) => r.path.endsWith(end))) && inFlight.size === 0)
       await expectNotFound(hash, "hashchange")
     }
   })

@@ -1,5 +1,5 @@
 /**
- * The webhook delivery queue's claim (queue/Deliveries.ts) in this process against the real test PostgreSQL:
+ * The webhook delivery queue's claim (webhooks/Deliveries.ts) in this process against the real test PostgreSQL:
  * it leases the oldest due queued deliveries of enabled endpoints, and answers in the same statement when the
  * next of the others is due, which is how long an idle worker sleeps. A disabled endpoint's backlog is neither
  * claimed nor counted as due: it would wake the workers at once, again and again, until an admin enables it.
@@ -13,8 +13,8 @@ import { layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { expect } from "vitest"
 import { databaseLayer } from "../src/db/Database.ts"
-import { Deliveries } from "../src/queue/Deliveries.ts"
-import { MAX_BACKOFF_MS } from "../src/worker/DeliveryOutcome.ts"
+import { Deliveries } from "../src/webhooks/Deliveries.ts"
+import { MAX_BACKOFF_MS } from "../src/webhooks/DeliveryOutcome.ts"
 import { createDatabase, insertOrg, query } from "./support/database.ts"
 
 const ORG = "org_delivery_queue"

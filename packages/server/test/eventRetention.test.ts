@@ -39,7 +39,7 @@ layer(TestLayer, { excludeTestServices: true })("event retention", (it) => {
         yield* writeEvent(sql, { orgId: ORG, projectId: PROJECT, type: "sync.succeeded", data: { sync: { name } } })
       }
       yield* (yield* Sequencer).sequence
-      // As a delivery worker records them (queue/Deliveries.ts): a first attempt delivered, in its batch's row; a
+      // As a delivery worker records them (webhooks/Deliveries.ts): a first attempt delivered, in its batch's row; a
       // delivery delivered on its second attempt and one to retry, as rows of the queue.
       yield* sql`INSERT INTO webhook_delivered_batches (batch_id, webhook_id, org_id, delivery_ids, event_ids, event_types, status_codes, durations_ms, responses)
         SELECT 'bat_retention', 'whk_retention', e.org_id, ARRAY['dlv_' || e.seq], ARRAY[e.event_id], ARRAY[e.type], ARRAY[204], ARRAY[3], ARRAY[NULL::text]

@@ -7,7 +7,7 @@ import { layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { expect } from "vitest"
-import { Transitions } from "../src/actions/Transitions.ts"
+import { Transitions } from "../src/actions/pipeline/Transitions.ts"
 import { databaseLayer } from "../src/db/Database.ts"
 import { createDatabase, insertAccount, insertOrg } from "./support/database.ts"
 

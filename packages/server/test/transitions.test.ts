@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer, Runtime } from "effect"
 import fc from "fast-check"
 import { expect } from "vitest"
-import { Transitions } from "../src/actions/Transitions.ts"
+import { Transitions } from "../src/actions/pipeline/Transitions.ts"
 import { databaseLayer } from "../src/db/Database.ts"
 import { createDatabase, insertAccount, insertOrg } from "./support/database.ts"
 

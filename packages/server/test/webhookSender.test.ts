@@ -7,7 +7,7 @@
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
-import { MAX_RESPONSE_BYTES, send, SOCKETS } from "../src/events/WebhookSender.ts"
+import { MAX_RESPONSE_BYTES, send, SOCKETS } from "../src/webhooks/WebhookSender.ts"
 
 /**
  * A local receiver that calls `answer` once a request's body is in, counting the requests (received whole) and

@@ -33,7 +33,7 @@ const workerEnv = () => ({
 })
 
 const startWorker = () => {
-  const child = spawn(process.execPath, ["--import", "tsx", Path.join(repoRoot, "packages/server/src/worker.ts")], {
+  const child = spawn(process.execPath, ["--import", "tsx", Path.join(repoRoot, "packages/server/src/bin/worker.ts")], {
     cwd: repoRoot,
     env: workerEnv(),
     stdio: ["ignore", "pipe", "pipe"]
@@ -105,7 +105,7 @@ describe("a worker process beside an API process with WORKER_CONCURRENCY=0 and W
   it("refuses to start without PostgreSQL, saying why", async () => {
     const { DATABASE_URL: _, ...withoutDatabase } = workerEnv()
     let output = ""
-    const child = spawn(process.execPath, ["--import", "tsx", Path.join(repoRoot, "packages/server/src/worker.ts")], {
+    const child = spawn(process.execPath, ["--import", "tsx", Path.join(repoRoot, "packages/server/src/bin/worker.ts")], {
       cwd: repoRoot,
       env: withoutDatabase,
       stdio: ["ignore", "pipe", "pipe"]

@@ -5,15 +5,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { Invalidation } from "../db/Invalidation.ts"
+import type { AccountRecord } from "./AccountRecord.ts"
 import type { Granted } from "./Granted.ts"
-
-export interface AccountRecord extends Account {
-  readonly orgId: string
-  readonly lastSyncedAt: string | null
-  /** The first and last calendar days the warehouse holds metrics for. */
-  readonly firstSyncedDay: string | null
-  readonly lastSyncedDay: string | null
-}
 
 interface AccountRow {
   readonly projectId: string

@@ -16,7 +16,8 @@ import { writeEvent } from "../events/Outbox.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
 import { type ImportedAccount, mapImportedAccounts } from "./AccountMapping.ts"
-import { type AccountRecord, toAccount } from "./Accounts.ts"
+import type { AccountRecord } from "./AccountRecord.ts"
+import { toAccount } from "./Accounts.ts"
 
 /** What making a client needs of the connection row. */
 export interface SavedConnection {

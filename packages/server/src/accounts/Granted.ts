@@ -5,7 +5,7 @@
  */
 import type { OperationName, Operations } from "@acs/domain/Operations"
 import type { Principal } from "@acs/domain/Principal"
-import type { AccountRecord } from "./Accounts.ts"
+import type { AccountRecord } from "./AccountRecord.ts"
 
 declare const GrantedBrand: unique symbol
 

@@ -1,7 +1,7 @@
 /**
  * The sequencer: gives committed events their `position`, the order every reader sees (GET /events, the
  * stream, webhooks), and marks the org's webhook endpoints that asked for its type (their `queued_through`:
- * delivery workers claim their first attempts by position, queue/Deliveries.ts).
+ * delivery workers claim their first attempts by position, webhooks/Deliveries.ts).
  *
  * Positions are handed out after commit, by one sequencer at a time (the `event_sequencer` row lock, on every
  * instance), in insert order among what has committed: so positions only grow in commit order, and a reader

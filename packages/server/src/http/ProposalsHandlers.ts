@@ -7,7 +7,7 @@ import { Api } from "@acs/domain/Api"
 import type { ProposalKind, ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { catalog } from "../actions/Catalog.ts"
+import { catalog } from "../actions/kinds/Catalog.ts"
 import { makeOperate } from "../operations/Operate.ts"
 import type { Input } from "../operations/OperationTypes.ts"
 

@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { coveredDays, type MetricWindow, windowEndingYesterday } from "../warehouse/Window.ts"
 
 /** The policy's window (docs/contract.md 3.1 "30-day CPA"), so the plan reasons over the numbers the policy will check. */

@@ -1,7 +1,7 @@
 /** What every plan rule builds with: totals and their CPA, evidence, the proposal's path, the item itself. */
 import type { Band } from "@acs/domain/Actions"
 import type { PlanEvidence, PlanItem, PlanProposal } from "@acs/domain/Plan"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { money } from "../actions/kinds/KindSupport.ts"
 import type { MetricWindow } from "../warehouse/Window.ts"
 import { FACT_DAYS } from "./AccountFacts.ts"

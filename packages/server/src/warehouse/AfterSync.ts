@@ -4,7 +4,7 @@
  */
 import type { UpstreamClient } from "@acs/upstream/Upstream"
 import { Context, type Effect } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
 
 export class AfterSync extends Context.Tag("acs/AfterSync")<AfterSync, {
   /** Its failure is not the sync's: the caller logs it and moves on. */

@@ -6,7 +6,7 @@
 import type { DataFreshness } from "@acs/domain/Accounts"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { dataFreshness } from "../accounts/Freshness.ts"
 import type { Granted } from "../accounts/Granted.ts"
 import { coveredDays, daysBetween, type MetricWindow, windowEndingYesterday } from "./Window.ts"

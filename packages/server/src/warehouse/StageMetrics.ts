@@ -6,7 +6,7 @@
 import type { ReportLevel, ReportRow, UpstreamCampaign, UpstreamClient } from "@acs/upstream/Upstream"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Ref } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import type { Tables } from "./GenerationTables.ts"
 import { arrayLiteral, entityKeyOf, mergePeriods, type ReportEntity, textElement, type WindowDays, windowDaysOf } from "./ReportRows.ts"
 import { ownerOf, type SuffixDays, suffixElement, type SuffixOwners } from "./SpendSuffixes.ts"

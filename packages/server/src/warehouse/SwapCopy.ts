@@ -5,7 +5,7 @@
 import type { SqlClient } from "@effect/sql"
 import type { ReportLevel } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { PARENTS, projectLiteral, type Tables, tablesOf } from "./GenerationTables.ts"
 import { type Entities, makeEntityWrites } from "./SyncEntities.ts"
 import { type FinishedSyncRow, writeSyncEvent } from "./SyncRuns.ts"

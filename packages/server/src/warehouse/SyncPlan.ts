@@ -1,6 +1,6 @@
 /** The window a sync (re)reads: the first sync's days, then the restated recent days, within the retained 90. */
 import { Config } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { addDays, dateIn, MAX_DAYS } from "./Window.ts"
 
 /** Recent days re-read on every sync because the platform restates them. */

@@ -5,7 +5,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Fiber, Schedule } from "effect"
-import { type AccountRecord, Accounts } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
+import { Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
 import type { Granted } from "../auth/Access.ts"
 import { AfterSync } from "./AfterSync.ts"

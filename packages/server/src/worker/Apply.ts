@@ -14,15 +14,15 @@ import type { ActionRecord, Failure } from "@acs/domain/Actions"
 import type { UpstreamCampaign, UpstreamClient } from "@acs/upstream/Upstream"
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Either, Option, Schema } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { Connections, type SavedConnection } from "../accounts/Connections.ts"
-import { kindNamed } from "../actions/Catalog.ts"
-import type { Ids, KindDefinition, PolicyFacts, Step, StepContext, StepFailure, Touched } from "../actions/Kind.ts"
-import { actionColumns, type ActionRow, toRecord } from "../actions/ActionRow.ts"
-import { describeOutsideChange } from "../actions/OutsideChangeText.ts"
-import { outsideChangesTo } from "../actions/OutsideChanges.ts"
-import { touchedEntities } from "../actions/TouchedEntities.ts"
-import { type FencedWrite, Transitions } from "../actions/Transitions.ts"
+import { kindNamed } from "../actions/kinds/Catalog.ts"
+import type { Ids, KindDefinition, PolicyFacts, Step, StepContext, StepFailure, Touched } from "../actions/kinds/Kind.ts"
+import { actionColumns, type ActionRow, toRecord } from "../actions/pipeline/ActionRow.ts"
+import { describeOutsideChange } from "../actions/outside/OutsideChangeText.ts"
+import { outsideChangesTo } from "../actions/outside/OutsideChanges.ts"
+import { touchedEntities } from "../actions/outside/TouchedEntities.ts"
+import { type FencedWrite, Transitions } from "../actions/pipeline/Transitions.ts"
 import {
   campaignJson,
   type CampaignRow,
@@ -31,7 +31,7 @@ import {
   toCampaign,
   type WarehouseView,
   warehouseView
-} from "../actions/WarehouseView.ts"
+} from "../actions/kinds/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"

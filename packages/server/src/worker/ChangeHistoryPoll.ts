@@ -5,10 +5,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Schedule, Schema } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
-import { OutsideChanges } from "../actions/OutsideChanges.ts"
+import { OutsideChanges } from "../actions/outside/OutsideChanges.ts"
 
 export const ChangeHistoryPollSeconds = Config.integer("CHANGE_HISTORY_POLL_SECONDS").pipe(Config.withDefault(60))
 

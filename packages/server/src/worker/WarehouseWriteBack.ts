@@ -5,7 +5,7 @@
  * lease, or part of the statement that ends the run.
  */
 import type { SqlClient } from "@effect/sql"
-import type { Touched } from "../actions/Kind.ts"
+import type { Touched } from "../actions/kinds/Kind.ts"
 
 /** The call, for a statement's select list: `SELECT ${writeBackCall(...)} FROM lease`. */
 export const writeBackCall = (sql: SqlClient.SqlClient, projectId: string, touched: Touched) =>

@@ -7,7 +7,7 @@
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { StepContext } from "../../src/actions/Kind.ts"
+import type { StepContext } from "../../src/actions/kinds/Kind.ts"
 import { CreateCampaign } from "../../src/actions/kinds/CreateCampaign.ts"
 import { type ActionView, type Pipeline, startPipeline } from "../support/pipeline.ts"
 import { type Answer, errorCode } from "../support/server.ts"

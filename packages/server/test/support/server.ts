@@ -1,5 +1,5 @@
 /**
- * Starts the real server process (`packages/server/src/main.ts`, bundled once per run or through tsx as the
+ * Starts the real server process (`packages/server/src/bin/api.ts`, bundled once per run or through tsx as the
  * README does: entries.ts) and talks to it over HTTP. Each server gets a free port and its own environment.
  */
 import { type ChildProcess, spawn } from "node:child_process"

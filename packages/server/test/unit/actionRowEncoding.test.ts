@@ -7,7 +7,7 @@ import { ActionRecord } from "@acs/domain/Actions"
 import { Statement } from "@effect/sql"
 import { Schema, String as Str } from "effect"
 import { describe, expect, it } from "vitest"
-import { type ActionRow, type RawActionRow, toEncodedRecord, toRecord } from "../../src/actions/ActionRow.ts"
+import { type ActionRow, type RawActionRow, toEncodedRecord, toRecord } from "../../src/actions/pipeline/ActionRow.ts"
 
 const clientTransform = Statement.defaultTransforms(Str.snakeToCamel, true)
 const encode = Schema.encodeSync(ActionRecord)

@@ -6,7 +6,7 @@
 import { Effect, Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { Kind, PolicyFacts, Verdict } from "../../src/actions/Kind.ts"
+import type { Kind, PolicyFacts, Verdict } from "../../src/actions/kinds/Kind.ts"
 import { AdGroupStatus } from "../../src/actions/kinds/AdGroupStatus.ts"
 import { AdStatus } from "../../src/actions/kinds/AdStatus.ts"
 import { CloneAdGroup } from "../../src/actions/kinds/CloneAdGroup.ts"

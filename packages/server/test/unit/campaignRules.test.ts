@@ -5,7 +5,7 @@
 import * as fc from "fast-check"
 import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import type { Kind, PolicyFacts, Verdict } from "../../src/actions/Kind.ts"
+import type { Kind, PolicyFacts, Verdict } from "../../src/actions/kinds/Kind.ts"
 import { BidStrategyChange } from "../../src/actions/kinds/BidStrategyChange.ts"
 import { CampaignStatus } from "../../src/actions/kinds/CampaignStatus.ts"
 import { CloneCampaign } from "../../src/actions/kinds/CloneCampaign.ts"

@@ -5,7 +5,7 @@
  */
 import { compensationKinds, proposalKinds } from "@acs/domain/ProposalKinds"
 import { describe, expect, it } from "vitest"
-import { catalog, kindNamed } from "../../src/actions/Catalog.ts"
+import { catalog, kindNamed } from "../../src/actions/kinds/Catalog.ts"
 
 describe("the kind catalog", () => {
   it("has one module per declared kind, in the contract's order, then the revert-only kinds", () => {

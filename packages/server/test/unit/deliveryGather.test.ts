@@ -1,11 +1,11 @@
 /**
- * The delivery workers' gather as pure functions (worker/DeliveryGather.ts): the decayed rate of claims, and a
+ * The delivery workers' gather as pure functions (webhooks/DeliveryGather.ts): the decayed rate of claims, and a
  * gather that stays within its bounds, grows with the rate, and never waits past the time most of a batch takes
  * to fill.
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { gatherMs, MAX_GATHER_MS, MIN_GATHER_MS, nextRate } from "../../src/worker/DeliveryGather.ts"
+import { gatherMs, MAX_GATHER_MS, MIN_GATHER_MS, nextRate } from "../../src/webhooks/DeliveryGather.ts"
 
 const rates = fc.double({ min: 0, max: 100_000, noNaN: true })
 const batches = fc.integer({ min: 1, max: 1_000 })

@@ -1,11 +1,11 @@
 /**
- * What an attempt makes of a delivery (worker/DeliveryOutcome.ts): the backoff doubles from its base up to an
+ * What an attempt makes of a delivery (webhooks/DeliveryOutcome.ts): the backoff doubles from its base up to an
  * hour; a delivery gives up only when its next wait would outlast the retry window, and never at its first
  * attempt, which is recorded with its batch as a queued delivery (counting it as given up would count it twice).
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { backoffMs, deliveryOutcome } from "../../src/worker/DeliveryOutcome.ts"
+import { backoffMs, deliveryOutcome } from "../../src/webhooks/DeliveryOutcome.ts"
 
 const attempts = fc.record({
   delivered: fc.boolean(),

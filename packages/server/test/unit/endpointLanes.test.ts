@@ -1,5 +1,5 @@
 /**
- * Each endpoint's lane (worker/EndpointLanes.ts), with attempts the test answers by hand and a clock it moves:
+ * Each endpoint's lane (webhooks/EndpointLanes.ts), with attempts the test answers by hand and a clock it moves:
  * at most `concurrency` of an endpoint's attempts in flight, in order, the rest waiting in the lane; one
  * endpoint that never answers leaves another's group untouched; an attempt given no answer stops the rest of
  * its endpoint's groups (skipped: `backoff`), and a group later starts afresh; no attempt starts that could run
@@ -7,8 +7,8 @@
  */
 import type { Dispatcher } from "undici"
 import { describe, expect, it } from "vitest"
-import type { AttemptResult } from "../../src/events/WebhookSender.ts"
-import { EndpointLanes, type LaneOutcome } from "../../src/worker/EndpointLanes.ts"
+import type { AttemptResult } from "../../src/webhooks/WebhookSender.ts"
+import { EndpointLanes, type LaneOutcome } from "../../src/webhooks/EndpointLanes.ts"
 
 const answered: AttemptResult = { delivered: true, statusCode: 204, durationMs: 1, error: null, response: null }
 const noAnswer: AttemptResult = { delivered: false, statusCode: null, durationMs: 1_000, error: "no answer within 1000 ms", response: null }

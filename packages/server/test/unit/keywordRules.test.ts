@@ -6,7 +6,7 @@
 import { Effect, Schema } from "effect"
 import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { Kind, PolicyFacts, Verdict } from "../../src/actions/Kind.ts"
+import type { Kind, PolicyFacts, Verdict } from "../../src/actions/kinds/Kind.ts"
 import { AddKeywords, MAX_AUTO_KEYWORDS } from "../../src/actions/kinds/AddKeywords.ts"
 import { AddNegativeKeywords } from "../../src/actions/kinds/AddNegativeKeywords.ts"
 import { ChangeMatchType } from "../../src/actions/kinds/ChangeMatchType.ts"

@@ -1,7 +1,7 @@
 /** Which entities an acs action touched, and a change-history detail's fields in acs's words. */
 import { describe, expect, it } from "vitest"
-import { acsChanges } from "../../src/actions/OutsideChangeFields.ts"
-import { touchedEntities } from "../../src/actions/TouchedEntities.ts"
+import { acsChanges } from "../../src/actions/outside/OutsideChangeFields.ts"
+import { touchedEntities } from "../../src/actions/outside/TouchedEntities.ts"
 
 describe("touchedEntities", () => {
   it("names the most specific entity of each payload object, and every id a result holds", () => {

@@ -6,7 +6,7 @@ import type { Band } from "@acs/domain/Actions"
 import { Effect, Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import type { PolicyFacts, Verdict } from "../../src/actions/Kind.ts"
+import type { PolicyFacts, Verdict } from "../../src/actions/kinds/Kind.ts"
 import { BudgetChange } from "../../src/actions/kinds/BudgetChange.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, decide, type PolicyInput, stillClears } from "../../src/policy/Policy.ts"
 

@@ -7,7 +7,7 @@
  */
 import { SchemaAST, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { catalog } from "../../src/actions/Catalog.ts"
+import { catalog } from "../../src/actions/kinds/Catalog.ts"
 
 /** Every leaf of a schema as a path: `priorKeywords[].status`, `campaign.adGroups[].name`. */
 const leaves = (ast: SchemaAST.AST, path: string): Array<string> => {

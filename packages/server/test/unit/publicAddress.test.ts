@@ -1,5 +1,5 @@
 /**
- * The SSRF guard's judgement of an address (events/PublicAddress.ts) and of a URL (events/WebhookTargets.ts),
+ * The SSRF guard's judgement of an address (webhooks/PublicAddress.ts) and of a URL (webhooks/WebhookTargets.ts),
  * docs/decisions/events-and-webhooks.md: an IPv4 is judged the same in every IPv6 form that translates to it (mapped, NAT64) and however the
  * address is spelled; the forms that only embed one (IPv4-compatible, 6to4, Teredo, local-use NAT64) and the
  * non-global IPv6 ranges are refused whatever they carry; public addresses pass. The IPv4 oracle here is
@@ -8,8 +8,8 @@
 import fc from "fast-check"
 import * as Net from "node:net"
 import { describe, expect, it } from "vitest"
-import { ipv6Bytes, nonPublicRange } from "../../src/events/PublicAddress.ts"
-import { urlRefusal } from "../../src/events/WebhookTargets.ts"
+import { ipv6Bytes, nonPublicRange } from "../../src/webhooks/PublicAddress.ts"
+import { urlRefusal } from "../../src/webhooks/WebhookTargets.ts"
 
 const reference = new Net.BlockList()
 for (const [network, prefix] of [

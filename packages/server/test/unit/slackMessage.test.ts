@@ -1,12 +1,12 @@
 /**
- * The Slack-format body (events/SlackMessage.ts), docs/decisions/events-and-webhooks.md: every text taken from an event reaches Slack with
+ * The Slack-format body (webhooks/SlackMessage.ts), docs/decisions/events-and-webhooks.md: every text taken from an event reaches Slack with
  * `&`, `<` and `>` escaped, in every field (the notification `text`, the header, the section and the context),
  * so a campaign named `<!channel>` or `<https://evil|click>` is shown as those characters, never as a mention
  * or a link; the only markup left is acs's own console link.
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { slackMessage } from "../../src/events/SlackMessage.ts"
+import { slackMessage } from "../../src/webhooks/SlackMessage.ts"
 
 const HOSTILE = "<!channel> <https://evil.example/?a=1&b=2|click> & <@U024BE7LH> > <#C024BE7LH>"
 const ESCAPED = "&lt;!channel&gt; &lt;https://evil.example/?a=1&amp;b=2|click&gt; &amp; &lt;@U024BE7LH&gt; &gt; &lt;#C024BE7LH&gt;"

@@ -1,7 +1,7 @@
 /** The pure parts of a sync: the window it reads, rows merged per day, spend suffixes computed in memory. */
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import type { AccountRecord } from "../../src/accounts/Accounts.ts"
+import type { AccountRecord } from "../../src/accounts/AccountRecord.ts"
 import { mergePeriods, type Period } from "../../src/warehouse/ReportRows.ts"
 import { suffixDaysOf, suffixElement } from "../../src/warehouse/SpendSuffixes.ts"
 import { planWindow, RESTATED_DAYS } from "../../src/warehouse/SyncPlan.ts"

@@ -21,6 +21,14 @@ export const VIEW_INSTALLS = 4
 export const SPEND_MICROS = 5
 export const METRIC_COUNT = 6
 
+/** A ratio as reports give it: four decimals, 0 without a denominator. */
+export const ratio = (numerator: number, denominator: number): number =>
+  denominator === 0 ? 0 : Math.round((numerator / denominator) * 10_000) / 10_000
+
+/** An average money amount, rounded to the currency's smallest unit. */
+export const average = (micros: number, count: number, unitMicros: number): number =>
+  count === 0 ? 0 : Math.round(micros / count / unitMicros) * unitMicros
+
 /** Days of data kept behind today (today itself is partial). */
 export const HISTORY_DAYS = 120
 /** The last complete days that a restatement may change. */

@@ -8,15 +8,19 @@
 import { decimalFromMicros } from "../Money.ts"
 import { isoFromDay, monthStartOf, weekStartOf } from "./SimulatorCalendar.ts"
 import { ascii, JsonBytes } from "./SimulatorJsonBytes.ts"
-import { IMPRESSIONS, INSTALLS, isEmpty, METRIC_COUNT, NEW_DOWNLOADS, SPEND_MICROS, TAPS, VIEW_INSTALLS } from "./SimulatorMetrics.ts"
+import {
+  average,
+  IMPRESSIONS,
+  INSTALLS,
+  isEmpty,
+  METRIC_COUNT,
+  NEW_DOWNLOADS,
+  ratio,
+  SPEND_MICROS,
+  TAPS,
+  VIEW_INSTALLS
+} from "./SimulatorMetrics.ts"
 import type { ComputedRow, PreparedReport } from "./SimulatorReports.ts"
-
-export const ratio = (numerator: number, denominator: number): number =>
-  denominator === 0 ? 0 : Math.round((numerator / denominator) * 10_000) / 10_000
-
-/** An average money amount, rounded to the currency's smallest unit. */
-export const average = (micros: number, count: number, unitMicros: number): number =>
-  count === 0 ? 0 : Math.round(micros / count / unitMicros) * unitMicros
 
 /** Average cost per thousand impressions, rounded to the currency's smallest unit. */
 export const perMille = (micros: number, impressions: number, unitMicros: number): number =>

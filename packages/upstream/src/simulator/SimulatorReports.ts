@@ -29,12 +29,12 @@ import {
   METRIC_COUNT,
   newDailyBuffer,
   NEW_DOWNLOADS,
+  ratio,
   SPEND_MICROS,
   TAPS,
   VIEW_INSTALLS
 } from "./SimulatorMetrics.ts"
 import type { SimAccount, SimCampaign } from "./SimulatorModel.ts"
-import { ratio } from "./SimulatorReportJson.ts"
 import { checkConditions, compareBy, matchesConditions, selectorPage } from "./SimulatorSelector.ts"
 import type { SimulatorState } from "./SimulatorState.ts"
 

@@ -3,8 +3,8 @@
 import { NotFound } from "@acs/domain/Errors"
 import type { AdGroupChange, UpstreamAdGroup, UpstreamCampaign, UpstreamFailure } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
-import type { StepContext } from "../Kind.ts"
-import type { WarehouseView } from "../WarehouseView.ts"
+import type { StepContext } from "./Kind.ts"
+import type { WarehouseView } from "./WarehouseView.ts"
 import { type FieldChange, fieldDrift, found } from "./KindSupport.ts"
 
 /** The ad group and its campaign as the warehouse has them; 404 when either is unknown. */

@@ -2,7 +2,7 @@
  * needs review. */
 import { adGroupStatus as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import { adGroupField, adGroupFieldDrift, adGroupWithCampaign } from "./AdGroupField.ts"
 import { clears, decodeBody, fieldStep, holds, noOp } from "./KindSupport.ts"
 

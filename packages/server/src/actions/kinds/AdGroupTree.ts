@@ -7,7 +7,7 @@
 import { BidStrategyConflict, NotFound } from "@acs/domain/Errors"
 import type { UpstreamCampaign, UpstreamFailure } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { Drift, type Ids, type Step, type StepContext, StepRefused, type Touched } from "../Kind.ts"
+import { Drift, type Ids, type Step, type StepContext, StepRefused, type Touched } from "./Kind.ts"
 import { duplicatesIn, keywordKey, plural, quoted } from "./KeywordSupport.ts"
 import { money, rowWarnings, someRowWorked } from "./KindSupport.ts"
 

@@ -3,8 +3,8 @@ import { NotFound } from "@acs/domain/Errors"
 import { adStatus as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamAd, UpstreamFailure } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind, type StepContext } from "../Kind.ts"
-import type { WarehouseView } from "../WarehouseView.ts"
+import { defineKind, type StepContext } from "./Kind.ts"
+import type { WarehouseView } from "./WarehouseView.ts"
 import { decodeBody, type FieldChange, fieldDrift, fieldStep, found, holds, noOp } from "./KindSupport.ts"
 
 const Status = Schema.Literal("ENABLED", "PAUSED")

@@ -4,8 +4,8 @@
 import { NotFound } from "@acs/domain/Errors"
 import { addNegativeKeywords as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
-import { Effect, Schema } from "effect"
-import { defineKind, type Ids, type Step } from "../Kind.ts"
+import { Effect } from "effect"
+import { defineKind, type Ids, type Step } from "./Kind.ts"
 import { clears, decodeBody, found, requireNone, rowWarnings, someRowWorked } from "./KindSupport.ts"
 import {
   duplicatesIn,
@@ -18,20 +18,8 @@ import {
   quoted,
   upstreamNegatives
 } from "./KeywordSupport.ts"
-import type { RemoveNegativeKeywordsPayload } from "./RemoveNegativeKeywords.ts"
+import { AddNegativeKeywordsPayload, type RemoveNegativeKeywordsPayload } from "./NegativeKeywordPayloads.ts"
 
-export const NewNegative = Schema.Struct({
-  campaignId: Schema.String,
-  campaignName: Schema.String,
-  /** null: a campaign-level negative. */
-  adGroupId: Schema.NullOr(Schema.String),
-  adGroupName: Schema.NullOr(Schema.String),
-  text: Schema.String,
-  matchType: Schema.Literal("EXACT", "BROAD")
-})
-
-export const AddNegativeKeywordsPayload = Schema.Struct({ negatives: Schema.Array(NewNegative) })
-export type AddNegativeKeywordsPayload = typeof AddNegativeKeywordsPayload.Type
 type Payload = AddNegativeKeywordsPayload
 
 /** Where `apply` records the id of payload negative `index` (absent when that row failed). */

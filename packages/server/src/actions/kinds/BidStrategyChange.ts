@@ -3,7 +3,7 @@
 import { bidStrategyChange as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import { decodeBody, type FieldChange, fieldDrift, fieldStep, found, holds, money, noOp, targetCpaFor } from "./KindSupport.ts"
 
 const Strategy = Schema.Literal("MANUAL_CPT", "MAX_CONVERSIONS")

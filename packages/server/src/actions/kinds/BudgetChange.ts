@@ -5,7 +5,7 @@ import { budgetChange as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
 import { BUDGET_HARD_CAP_MULTIPLE } from "../../policy/Policy.ts"
-import { defineKind, type StepContext } from "../Kind.ts"
+import { defineKind, type StepContext } from "./Kind.ts"
 import { clears, decodeBody, type FieldChange, holds, fieldDrift, fieldStep, found, money, noOp, percent, requireNone } from "./KindSupport.ts"
 
 export const BudgetChangePayload = Schema.Struct({

@@ -3,7 +3,7 @@
 import { campaignStatus as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import { decodeBody, type FieldChange, fieldDrift, fieldStep, found, holds, noOp } from "./KindSupport.ts"
 
 const Status = Schema.Literal("ENABLED", "PAUSED")

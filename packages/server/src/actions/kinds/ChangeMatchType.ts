@@ -4,7 +4,7 @@
 import { changeMatchType as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamKeyword } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind, Drift, type Ids, type Step, type StepContext, StepRefused } from "../Kind.ts"
+import { defineKind, Drift, type Ids, type Step, type StepContext, StepRefused } from "./Kind.ts"
 import { decodeBody, found, holds, noOp, requireNone } from "./KindSupport.ts"
 import { keywordKey, MAX_KEYWORDS_PER_AD_GROUP, quoted, stateText } from "./KeywordSupport.ts"
 

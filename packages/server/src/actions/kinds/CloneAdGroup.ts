@@ -3,7 +3,7 @@
  * Always review; its inverse deletes the copy. */
 import { cloneAdGroup as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import { AdGroupTree, adGroupTreeSteps, keywordBidsAllowed, treeDescription, treeDrift, treeProblems } from "./AdGroupTree.ts"
 import { deleteAdGroupInverse } from "./DeleteAdGroup.ts"
 import { plural } from "./KeywordSupport.ts"

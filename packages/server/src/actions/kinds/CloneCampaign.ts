@@ -4,7 +4,7 @@
 import { cloneCampaign as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import type { AdGroupTree, TreeNegative } from "./AdGroupTree.ts"
 import {
   CampaignTree,

@@ -2,7 +2,7 @@
  * setting a first goal needs review. */
 import { cpaGoalChange as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import { adGroupField, adGroupFieldDrift, adGroupWithCampaign } from "./AdGroupField.ts"
 import { clears, decodeBody, fieldStep, holds, money, noOp, percent, withinPercent } from "./KindSupport.ts"
 

@@ -2,7 +2,7 @@
  * steps (AdGroupTree). Always review; its inverse deletes the ad group it created. */
 import { createAdGroup as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import { AdGroupTree, adGroupTreeSteps, keywordBidsAllowed, TreeNegative, treeDescription, treeDrift, treeProblems } from "./AdGroupTree.ts"
 import { deleteAdGroupInverse } from "./DeleteAdGroup.ts"
 import { plural } from "./KeywordSupport.ts"

@@ -2,7 +2,7 @@
  * Always reviewed: it starts new spend. Reverting it deletes the campaign it created. */
 import { createCampaign as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import {
   CampaignTree,
   campaignTreeSteps,

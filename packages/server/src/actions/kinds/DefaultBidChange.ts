@@ -4,7 +4,7 @@ import { BidStrategyConflict } from "@acs/domain/Errors"
 import { defaultBidChange as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import { adGroupField, adGroupFieldDrift, adGroupWithCampaign } from "./AdGroupField.ts"
 import { decodeBody, fieldStep, holds, money, noOp, percent } from "./KindSupport.ts"
 

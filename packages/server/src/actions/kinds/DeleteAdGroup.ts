@@ -3,7 +3,7 @@
 import { InvalidRequest } from "@acs/domain/Errors"
 import type { UpstreamAdGroup, UpstreamFailure } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind, type Ids, type Inverse, type StepContext, StepRefused } from "../Kind.ts"
+import { defineKind, type Ids, type Inverse, type StepContext, StepRefused } from "./Kind.ts"
 import { idOf, idsOf, treeIdKeys } from "./AdGroupTree.ts"
 import { listed, plural } from "./KeywordSupport.ts"
 import { holds } from "./KindSupport.ts"

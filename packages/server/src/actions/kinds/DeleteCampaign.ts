@@ -2,7 +2,7 @@
  * the campaign removes its ad groups, keywords and negatives with it. */
 import { InvalidRequest } from "@acs/domain/Errors"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import { deleteCampaignIfLive } from "./CampaignTree.ts"
 import { holds } from "./KindSupport.ts"
 

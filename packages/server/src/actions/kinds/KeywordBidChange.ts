@@ -3,8 +3,8 @@
 import { BidStrategyConflict } from "@acs/domain/Errors"
 import { keywordBidChange as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
-import type { WarehouseView } from "../WarehouseView.ts"
+import { defineKind } from "./Kind.ts"
+import type { WarehouseView } from "./WarehouseView.ts"
 import { decodeBody, holds, money, noOp } from "./KindSupport.ts"
 import { type KeywordEdits, keywordEditsDrift, keywordEditsStep, knownKeywords, listed, plural } from "./KeywordSupport.ts"
 

@@ -2,7 +2,7 @@
  * the payload keeps each keyword's prior status, which the inverse restores. */
 import { keywordStatus as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import { clears, decodeBody, holds, noOp } from "./KindSupport.ts"
 import { type KeywordEdits, keywordEditsDrift, keywordEditsStep, knownKeywords, listed, plural, quoted } from "./KeywordSupport.ts"
 

@@ -6,8 +6,8 @@
 import { NotFound } from "@acs/domain/Errors"
 import type { KeywordChange, UpstreamKeyword } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
-import { Drift, type Step, type StepContext } from "../Kind.ts"
-import type { WarehouseView } from "../WarehouseView.ts"
+import { Drift, type Step, type StepContext } from "./Kind.ts"
+import type { WarehouseView } from "./WarehouseView.ts"
 import { rowWarnings, someRowWorked } from "./KindSupport.ts"
 
 /** The platform's identity of a keyword inside one ad group or negative list. */

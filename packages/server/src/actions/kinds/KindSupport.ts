@@ -3,7 +3,7 @@ import { InvalidRequest, NoOp, NotFound, ValidationFailed } from "@acs/domain/Er
 import { decimalFromMicros } from "@acs/upstream/Money"
 import type { BulkResult, UpstreamFailure } from "@acs/upstream/Upstream"
 import { Effect, ParseResult, Schema } from "effect"
-import { Drift, type Step, type StepContext, StepRefused, type Touched, type Verdict } from "../Kind.ts"
+import { Drift, type Step, type StepContext, StepRefused, type Touched, type Verdict } from "./Kind.ts"
 
 /** Decodes a request body of the kind (already decoded by the surface; decoded again here, so no cast). */
 export const decodeBody = <A, I>(schema: Schema.Schema<A, I>) => {

@@ -4,7 +4,7 @@
 import { removeKeywords as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamKeyword } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind, Drift, type StepContext } from "../Kind.ts"
+import { defineKind, Drift, type StepContext } from "./Kind.ts"
 import { decodeBody, holds, rowWarnings, someRowWorked } from "./KindSupport.ts"
 import { groupBy, keywordLabel, knownKeywords, listed, plural, quoted, requireAll, stateText, upstreamKeywords } from "./KeywordSupport.ts"
 

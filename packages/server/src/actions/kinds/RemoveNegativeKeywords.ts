@@ -3,22 +3,17 @@
  * add_negative_keywords. */
 import { removeNegativeKeywords as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
-import { Effect, Schema } from "effect"
-import { defineKind, Drift, type Step, type StepContext } from "../Kind.ts"
-import type { WarehouseView } from "../WarehouseView.ts"
-import { type AddNegativeKeywordsPayload, NewNegative } from "./AddNegativeKeywords.ts"
+import { Effect } from "effect"
+import { defineKind, Drift, type Step, type StepContext } from "./Kind.ts"
+import type { WarehouseView } from "./WarehouseView.ts"
 import { clears, decodeBody, rowWarnings, someRowWorked } from "./KindSupport.ts"
 import { groupBy, negativesText, placeKey, placeText, quoted, requireAll, upstreamNegatives } from "./KeywordSupport.ts"
+import {
+  type AddNegativeKeywordsPayload,
+  RemovedNegative,
+  RemoveNegativeKeywordsPayload
+} from "./NegativeKeywordPayloads.ts"
 
-const RemovedNegative = Schema.Struct({
-  ...NewNegative.fields,
-  negativeKeywordId: Schema.String,
-  status: Schema.Literal("ACTIVE", "PAUSED")
-})
-
-/** `priorNegatives`: each negative as the warehouse held it at proposal (docs/contract.md 1: prior state lives in `prior…` fields). */
-export const RemoveNegativeKeywordsPayload = Schema.Struct({ priorNegatives: Schema.Array(RemovedNegative) })
-export type RemoveNegativeKeywordsPayload = typeof RemoveNegativeKeywordsPayload.Type
 type Payload = RemoveNegativeKeywordsPayload
 type Removed = typeof RemovedNegative.Type
 

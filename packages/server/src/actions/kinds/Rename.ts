@@ -3,8 +3,8 @@
 import { rename as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamAdGroup, UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
-import type { WarehouseView } from "../WarehouseView.ts"
+import { defineKind } from "./Kind.ts"
+import type { WarehouseView } from "./WarehouseView.ts"
 import { decodeBody, type FieldChange, fieldDrift, fieldStep, found, holds, noOp, requireNone } from "./KindSupport.ts"
 
 export const RenamePayload = Schema.Struct({

@@ -1,7 +1,7 @@
 /** search_match_change: turn an ad group's Search Match (automated keywords) on or off. Never auto-applies. */
 import { searchMatchChange as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
-import { defineKind } from "../Kind.ts"
+import { defineKind } from "./Kind.ts"
 import { adGroupField, adGroupFieldDrift, adGroupWithCampaign } from "./AdGroupField.ts"
 import { decodeBody, fieldStep, holds, noOp } from "./KindSupport.ts"
 

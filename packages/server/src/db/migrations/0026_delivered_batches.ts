@@ -11,7 +11,7 @@
  * rescue or a disabling queues lie outside every range still leased.
  *
  * `webhook_delivery_log` is the union as rows of one shape, for operators and tests; the API's log
- * (feeds/Webhooks.ts) reads the two itself, so that only the newest batches are expanded.
+ * (webhooks/Webhooks.ts) reads the two itself, so that only the newest batches are expanded.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"

@@ -1,6 +1,6 @@
 /**
  * Webhook endpoints isolated from each other (docs/decisions/events-and-webhooks.md "A dead endpoint backs off,
- * recorded on its row"). Three columns of `webhooks`, read and written by the delivery queue (queue/Deliveries.ts):
+ * recorded on its row"). Three columns of `webhooks`, read and written by the delivery queue (webhooks/Deliveries.ts):
  *
  * - `unanswered`: the endpoint's groups of attempts in a row that ended with an attempt given no answer (a
  *   timeout, a refused or reset connection); 0 once one is answered.

@@ -4,16 +4,14 @@
  * names. The bytes are what stringifying the v1 objects wrote before.
  */
 import { ascii, JsonBytes } from "../SimulatorJsonBytes.ts"
-import { IMPRESSIONS, INSTALLS, SPEND_MICROS, TAPS } from "../SimulatorMetrics.ts"
+import { average, IMPRESSIONS, INSTALLS, ratio, SPEND_MICROS, TAPS } from "../SimulatorMetrics.ts"
 import type { PreparedReport, ReportPathLevel } from "../SimulatorReports.ts"
 import {
-  average,
   type MetricsWriter,
   moneyEnd,
   moneyKey,
   pageCapacity,
   perMille,
-  ratio,
   writeAmount,
   writePeriods,
   writeRatio

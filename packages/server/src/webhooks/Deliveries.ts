@@ -12,7 +12,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { EventsConfig } from "../events/Sequencer.ts"
-import type { AttemptResult } from "../events/WebhookSender.ts"
+import type { AttemptResult } from "./WebhookSender.ts"
 
 export interface ClaimedDelivery {
   readonly deliveryId: string
@@ -100,7 +100,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           ON CONFLICT (webhook_id, event_id) DO NOTHING
           RETURNING 1),
         -- Endpoints with a batch out: one at a time each, so a slow receiver's queue of attempts waiting for one
-        -- of its connections stays within a lease (worker/EndpointLanes.ts bounds the batch's time besides).
+        -- of its connections stays within a lease (EndpointLanes.ts bounds the batch's time besides).
         sending AS (SELECT webhook_id FROM webhook_batches WHERE lease_until >= clock_timestamp()),
         -- NO KEY UPDATE: a delivery row's insert holds its endpoint FOR KEY SHARE (the foreign key), which must
         -- not hide the endpoint from this claim.

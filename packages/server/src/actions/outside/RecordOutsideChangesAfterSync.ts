@@ -2,8 +2,8 @@
 import type { UpstreamClient } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
-import { AfterSync } from "../warehouse/AfterSync.ts"
+import type { AccountRecord } from "../../accounts/AccountRecord.ts"
+import { AfterSync } from "../../warehouse/AfterSync.ts"
 import { OutsideChanges } from "./OutsideChanges.ts"
 
 export const RecordOutsideChangesAfterSync = Layer.effect(

@@ -1,11 +1,11 @@
 /** The live policy of an account (`GET /accounts/{projectId}/policy`, docs/contract.md 2.5). */
 import type { PolicyDocument as Document } from "@acs/domain/Actions"
 import { Effect } from "effect"
-import type { Granted } from "../auth/Access.ts"
-import { autoAppliesLast24h } from "../policy/AutoApplyWindow.ts"
-import { AUTO_APPLY_LIMIT_PER_24H, BUDGET_HARD_CAP_MULTIPLE } from "../policy/Policy.ts"
-import { OrgSettings } from "../settings/Settings.ts"
-import { catalog } from "./Catalog.ts"
+import type { Granted } from "../../auth/Access.ts"
+import { autoAppliesLast24h } from "../../policy/AutoApplyWindow.ts"
+import { AUTO_APPLY_LIMIT_PER_24H, BUDGET_HARD_CAP_MULTIPLE } from "../../policy/Policy.ts"
+import { OrgSettings } from "../../settings/Settings.ts"
+import { catalog } from "../kinds/Catalog.ts"
 
 export class PolicyDocument extends Effect.Service<PolicyDocument>()("acs/PolicyDocument", {
   effect: Effect.gen(function*() {

@@ -9,7 +9,7 @@
  * Two limits end a group early, its unsent deliveries answered as `skipped` (the worker records them due again
  * without counting an attempt):
  * - `backoff`: an attempt of the endpoint got no answer since the group began (a timeout, a refused connection):
- *   the rest is not sent into it; the endpoint backs off (queue/Deliveries.ts `backOff`).
+ *   the rest is not sent into it; the endpoint backs off (Deliveries.ts `backOff`).
  * - `budget`: the group's in-flight time. An attempt starts only if its timeout would end within `budgetMs`
  *   of the group's start (the first always starts), so a slow endpoint's group ends well inside its lease and
  *   is never sent twice for having outlived it.
@@ -17,7 +17,7 @@
  *   deadline, and the rest is left to the next claim, here or on another instance.
  */
 import type { Dispatcher } from "undici"
-import type { AttemptResult } from "../events/WebhookSender.ts"
+import type { AttemptResult } from "./WebhookSender.ts"
 
 export type SkipReason = "backoff" | "budget" | "stopping"
 

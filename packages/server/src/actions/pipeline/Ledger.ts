@@ -9,8 +9,8 @@ import type { ActionKindName } from "@acs/domain/ProposalKinds"
 import { NotFound } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Granted } from "../accounts/Granted.ts"
-import { HOT_SPAN } from "../db/HotSpan.ts"
+import type { Granted } from "../../accounts/Granted.ts"
+import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { actionColumns, type ActionRow, type RawActionRow, toEncodedRecord, toRecord } from "./ActionRow.ts"
 
 /** The proposal endpoints' answer for a recorded action (docs/contract.md 4). */

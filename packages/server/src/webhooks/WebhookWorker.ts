@@ -1,6 +1,6 @@
 /**
  * The webhook delivery workers of this instance: WEBHOOK_CONCURRENCY fibers claiming deliveries from Postgres
- * (queue/Deliveries.ts) in batches of up to WEBHOOK_BATCH; one waiting worker is woken when deliveries are
+ * (Deliveries.ts) in batches of up to WEBHOOK_BATCH; one waiting worker is woken when deliveries are
  * queued here or on another instance (EventSignal), gathers for a time that grows with the rate of deliveries
  * (DeliveryGather.ts) and claims what came meanwhile; each looks anyway when the next retry is due, at most every
  * EVENTS_POLL_MS. A worker never waits for an answer: it hands each claimed group to its endpoint's lane
@@ -19,9 +19,9 @@ import { HOT_SPAN } from "../db/HotSpan.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
 import { EventSignal } from "../events/EventSignal.ts"
-import { slackMessage } from "../events/SlackMessage.ts"
-import { type AttemptResult, endpointDispatcher, send, SOCKETS } from "../events/WebhookSender.ts"
-import { type ClaimedDelivery, Deliveries, type FirstAttempt } from "../queue/Deliveries.ts"
+import { slackMessage } from "./SlackMessage.ts"
+import { type AttemptResult, endpointDispatcher, send, SOCKETS } from "./WebhookSender.ts"
+import { type ClaimedDelivery, Deliveries, type FirstAttempt } from "./Deliveries.ts"
 import { countWebhookDelivery } from "../telemetry/Metrics.ts"
 import { linkTo } from "../telemetry/TraceContext.ts"
 import { gatherMs, nextRate } from "./DeliveryGather.ts"
@@ -43,7 +43,7 @@ export const WebhookConfig = Config.all({
   // A claimed group's in-flight time: no attempt of it starts that could run past this (at most the lease less a
   // timeout); six waves of timeouts by default, what a full batch over the endpoint's connections takes.
   endpointBudgetMs: Config.integer("WEBHOOK_ENDPOINT_BUDGET_MS").pipe(Config.withDefault(60_000)),
-  // Endpoints an org may have (disabled ones count; deleted ones do not): feeds/Webhooks.ts.
+  // Endpoints an org may have (disabled ones count; deleted ones do not): Webhooks.ts.
   maxEndpointsPerOrg: Config.integer("WEBHOOK_MAX_ENDPOINTS_PER_ORG").pipe(Config.withDefault(20)),
   leaseMs: Config.integer("WEBHOOK_LEASE_MS").pipe(Config.withDefault(120_000)),
   retryBaseMs: Config.integer("WEBHOOK_RETRY_BASE_MS").pipe(Config.withDefault(5_000)),
@@ -249,7 +249,7 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
       return Effect.forEach(groups.values(), (group) => FiberSet.run(out, attemptGroup(group, workerId)), { discard: true })
     }
 
-    // Deliveries a second this instance's workers claim (worker/DeliveryGather.ts), as of `rateAt`.
+    // Deliveries a second this instance's workers claim (DeliveryGather.ts), as of `rateAt`.
     let rate = 0
     let rateAt = 0
 

@@ -1,7 +1,7 @@
 /**
  * Webhook endpoints of an org (admin, org-level): created with a signing secret shown once and kept sealed
  * (db/SecretBox.ts; HMAC needs the secret itself), listed, deleted, pinged, re-enabled after they were
- * disabled, and their delivery log. Deliveries themselves are made by worker/WebhookWorker.ts.
+ * disabled, and their delivery log. Deliveries themselves are made by WebhookWorker.ts.
  */
 import type { Delivery, Webhook } from "@acs/domain/Webhooks"
 import type { CreateWebhookRequest } from "@acs/domain/Webhooks"
@@ -14,8 +14,8 @@ import { newId } from "../db/Ids.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { EVENTS_CHANNEL, EventSignal, notification } from "../events/EventSignal.ts"
 import { EventsConfig } from "../events/Sequencer.ts"
-import { resolvePublic, urlRefusal } from "../events/WebhookTargets.ts"
-import { WebhookConfig } from "../worker/WebhookWorker.ts"
+import { resolvePublic, urlRefusal } from "./WebhookTargets.ts"
+import { WebhookConfig } from "./WebhookWorker.ts"
 
 interface WebhookRow {
   readonly webhookId: string
@@ -139,7 +139,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
 
     /**
      * A `ping` event for this endpoint only, delivered (and logged) like any other; its first attempt is sent even
-     * while the endpoint backs off (queue/Deliveries.ts): an admin checking a fixed receiver is not kept waiting.
+     * while the endpoint backs off (Deliveries.ts): an admin checking a fixed receiver is not kept waiting.
      */
     const test = (grant: Granted<"testWebhook">, webhookId: string) =>
       Effect.gen(function*() {

@@ -2,7 +2,7 @@
  * What one action kind is to the pipeline (one module per kind, docs/contract.md 2.1): how a request becomes a payload with
  * its prior* state, which policy rule clears it, the upstream steps that apply it, and its inverse.
  */
-import type { Band, RiskTier } from "@acs/domain/Actions"
+import type { RiskTier } from "@acs/domain/Actions"
 import type { BidStrategyConflict, InvalidRequest, NoOp, NotFound, ValidationFailed } from "@acs/domain/Errors"
 import type { KindName, ProposalKind } from "@acs/domain/ProposalKinds"
 import type {
@@ -15,7 +15,8 @@ import type {
   UpstreamNegativeKeyword
 } from "@acs/upstream/Upstream"
 import { Data, type Effect, type Schema } from "effect"
-import type { Verdict } from "../policy/Policy.ts"
+import type { Verdict } from "../../policy/Policy.ts"
+import type { PolicyFacts } from "./PolicyFacts.ts"
 import type { WarehouseView } from "./WarehouseView.ts"
 
 /** A local validation failure: answered to the caller; `ValidationFailed` also leaves a failed ledger row. */
@@ -77,18 +78,8 @@ export interface Step {
   readonly undo?: (context: StepContext) => Effect.Effect<Touched, UpstreamFailure>
 }
 
-// The kind's rule answers in the policy's terms (policy sits below actions).
-export type { Verdict }
-
-/** What the policy rules look at beyond the payload, read from the warehouse over the last 30 days. */
-export interface PolicyFacts {
-  /** The campaign's 30-day cost per install in micros; null without installs. */
-  readonly campaignCpa30d: (campaignId: string) => Effect.Effect<number | null>
-  /** The account's 30-day average cost per tap in micros; null without taps. */
-  readonly accountAvgCpt30d: Effect.Effect<number | null>
-  /** The operator's band for the campaign (the campaign's own, else the account's); null when unset. */
-  readonly cpaBand: (campaignId: string) => Effect.Effect<Band | null>
-}
+// The kind's rule reads the facts and answers in the policy's terms (policy sits below actions).
+export type { PolicyFacts, Verdict }
 
 export interface Prepared<P> {
   readonly payload: P

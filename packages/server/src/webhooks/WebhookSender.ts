@@ -36,7 +36,7 @@ const agentFor = (allowPrivate: boolean): Agent => {
 }
 
 /**
- * The connections of one endpoint (worker/EndpointLanes.ts): endpoints on one host do not share them, so one that
+ * The connections of one endpoint (EndpointLanes.ts): endpoints on one host do not share them, so one that
  * holds its connections without answering holds only its own.
  */
 export const endpointDispatcher = (allowPrivate: boolean, connections: number): Dispatcher =>

@@ -1,9 +1,9 @@
 /** Starts acs: `pnpm start`. Configuration comes from the environment (docs/configuration.md). */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel } from "effect"
-import { AppLive } from "./AppLayer.ts"
-import { logLevelConfig } from "./LogLevelConfig.ts"
-import { armShutdownDeadline } from "./ShutdownDeadline.ts"
+import { AppLive } from "../AppLayer.ts"
+import { logLevelConfig } from "../LogLevelConfig.ts"
+import { armShutdownDeadline } from "../ShutdownDeadline.ts"
 
 const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {

@@ -8,7 +8,7 @@ import { Conflict } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import * as Crypto from "node:crypto"
-import { HOT_SPAN } from "../db/HotSpan.ts"
+import { HOT_SPAN } from "../../db/HotSpan.ts"
 
 export const IDEMPOTENCY_TTL_HOURS = 24
 

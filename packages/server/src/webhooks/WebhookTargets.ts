@@ -1,5 +1,5 @@
 /**
- * Where a webhook may point (no SSRF): https only, and only public addresses (events/PublicAddress.ts, which
+ * Where a webhook may point (no SSRF): https only, and only public addresses (PublicAddress.ts, which
  * judges the parsed address in every IPv6 form) — every address a name resolves to, checked again at each
  * delivery by the connection's own DNS lookup (so a name that later resolves to a non-public address is refused
  * at that moment, not trusted from the day it was created). WEBHOOK_ALLOW_PRIVATE_NETWORKS=true lifts the rule
@@ -61,7 +61,7 @@ export const resolvePublic = (hostname: string, allowPrivate: boolean): Promise<
   })
 
 /**
- * The `lookup` of the sender's connections (events/WebhookSender.ts), made with `resolvePublic`: a connection goes
+ * The `lookup` of the sender's connections (WebhookSender.ts), made with `resolvePublic`: a connection goes
  * only to an address checked at that moment, with no second resolution in between (no DNS rebinding). An IP
  * address in the URL is never looked up; the sender checks it with `urlRefusal` before each attempt.
  */

@@ -13,9 +13,9 @@ import type {
 } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import type { AccountRecord } from "../accounts/Accounts.ts"
-import { windowEndingYesterday } from "../warehouse/Window.ts"
-import type { PolicyFacts } from "./Kind.ts"
+import type { AccountRecord } from "../../accounts/AccountRecord.ts"
+import { windowEndingYesterday } from "../../warehouse/Window.ts"
+import type { PolicyFacts } from "./PolicyFacts.ts"
 
 export interface WarehouseView {
   readonly account: AccountRecord
