@@ -37,6 +37,19 @@ type ClaimRow = {
 /** The job is no longer this worker's: its lease ran out and another worker claimed it (or it was re-enqueued). */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly jobId: string }> {}
 
+/**
+ * The jobs of the approved rows of `source` (a CTE answering `actions` rows), for a data-modifying CTE answering
+ * their action ids: a proposal that auto-applies is queued in its own statement (actions/pipeline/ProposalStatement.ts).
+ */
+export const enqueueApproved = (sql: SqlClient.SqlClient, source: string) =>
+  sql`INSERT INTO jobs (job_id, action_id, project_id, trace_parent)
+    SELECT ${newId("job")}, action_id, project_id, trace_parent FROM ${sql.unsafe(source)} WHERE status = 'approved'
+    RETURNING action_id`
+
+/** The wake of every instance's workers for each job of `queued` (a CTE answering action ids), as a CTE. */
+export const notifyQueued = (sql: SqlClient.SqlClient, queued: string) =>
+  sql`SELECT pg_notify(${JOBS_CHANNEL}, action_id) FROM ${sql.unsafe(queued)}`
+
 export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -19,18 +19,22 @@
 import type { ActionStatus, Actor, ExternalChangePayload, Failure, Mode, RiskTier } from "@acs/domain/Actions"
 import type { KindName } from "@acs/domain/ProposalKinds"
 import type { EventType } from "@acs/domain/Events"
-import { SqlClient, type Statement } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import { afterCommit } from "../../db/AfterCommit.ts"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { newId } from "../../db/Ids.ts"
 import { actionEventCte, writeActionEvent } from "../../events/Outbox.ts"
 import { currentTraceparent } from "../../telemetry/TraceContext.ts"
-import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
+import { actionColumns, actionRowWith, decodeActionRows, toRecord } from "./ActionRow.ts"
 import { countAction } from "../../telemetry/Metrics.ts"
 
+const json = (value: unknown) => JSON.stringify(value)
+
 /** A changed row as `RETURNING` answers it: the record's columns and the org its event belongs to. */
-type ChangedRow = ActionRow & { readonly orgId: string }
+const ChangedRow = actionRowWith({ orgId: Schema.String })
+type ChangedRow = typeof ChangedRow.Type
+const decodeChanged = Schema.decodeUnknown(Schema.Array(ChangedRow))
 
 export interface NewAction {
   readonly orgId: string
@@ -77,10 +81,45 @@ export interface RunEnding {
 /** A write that rides in a transition's statement: given the statement's fence (a condition), it writes only where the fence holds, answering rows. */
 export type FencedWrite = (fence: Statement.Fragment) => Statement.Fragment
 
+/**
+ * A proposal's ledger row, for the one statement that records it (ProposalStatement.ts): the decision's columns
+ * are expressions over that statement's lock CTE (picked by the count read under the lock), the rest values.
+ */
+export interface ProposedRow {
+  readonly actionId: string
+  readonly orgId: string
+  readonly projectId: string
+  readonly kind: KindName
+  readonly summary: string
+  readonly reason: string
+  readonly payload: unknown
+  readonly proposedBy: Actor
+  readonly failure: Failure | undefined
+  readonly riskTier: RiskTier
+  readonly mode: Statement.Fragment
+  readonly status: Statement.Fragment
+  readonly policyReasons: Statement.Fragment
+  readonly countsTowardCap: Statement.Fragment
+  readonly createdAt: Statement.Fragment
+  readonly traceParent: string | null
+}
+
+/**
+ * The insert of a proposal's ledger row, for a data-modifying CTE (`recorded AS (...)`) answering the row
+ * (`RETURNING *`): one row per row of `source`, the CTE its expressions read.
+ */
+export const insertProposed = (sql: SqlClient.SqlClient, row: ProposedRow, source: string) =>
+  sql`INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+      payload, failure, proposed_by, counts_toward_cap, created_at, trace_parent)
+    SELECT ${row.actionId}, ${row.orgId}, ${row.projectId}, ${row.kind}, ${row.mode}, ${row.status}, ${row.riskTier},
+      ${row.policyReasons}, ${row.summary}, ${row.reason}, ${json(row.payload)}::jsonb,
+      ${row.failure === undefined ? null : json(row.failure)}::jsonb, ${json(row.proposedBy)}::jsonb, ${row.countsTowardCap},
+      ${row.createdAt}, ${row.traceParent}
+    FROM ${sql.unsafe(source)}
+    RETURNING *`
+
 /** How a compensating action ended: applied (its original is reverted) or not (its original is free again). */
 export type CompensationEnd = "applied" | "abandoned"
-
-const json = (value: unknown) => JSON.stringify(value)
 
 export class Transitions extends Effect.Service<Transitions>()("acs/Transitions", {
   effect: Effect.gen(function*() {
@@ -109,12 +148,12 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * event with the row as it is now; answers whether it happened.
      */
     const changed = (
-      statement: Effect.Effect<ReadonlyArray<ChangedRow>, unknown>,
+      statement: Effect.Effect<ReadonlyArray<object>, SqlError.SqlError>,
       type: ActionEventType,
       extra: Readonly<Record<string, unknown>> = {}
     ) =>
       atomically(Effect.gen(function*() {
-        const rows = yield* Effect.orDie(statement)
+        const rows = yield* Effect.orDie(Effect.flatMap(statement, decodeChanged))
         const row = rows[0]
         if (row === undefined) return undefined
         yield* writeActionEvent(sql, row.orgId, type, toRecord(row), extra)
@@ -125,14 +164,14 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
 
     /** As `changed`, answering whether it happened. */
     const transition = (
-      statement: Effect.Effect<ReadonlyArray<ChangedRow>, unknown>,
+      statement: Effect.Effect<ReadonlyArray<object>, SqlError.SqlError>,
       type: ActionEventType,
       extra: Readonly<Record<string, unknown>> = {}
     ) => Effect.map(changed(statement, type, extra), (row) => row !== undefined)
 
     /** Appends a row; the caller holds the account's proposal lock (strictly increasing `created_at`). */
     const append = (action: NewAction) =>
-      sql<ActionRow>`
+      sql`
         INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
           payload, failure, proposed_by, revert_of, counts_toward_cap, created_at)
         VALUES (${newId("act")}, ${action.orgId}, ${action.projectId}, ${action.kind}, ${action.mode}, ${action.status},
@@ -142,6 +181,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
           GREATEST(clock_timestamp(),
             (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${action.projectId})))
         RETURNING ${columns}`.pipe(
+        Effect.flatMap(decodeActionRows),
         Effect.map((rows) => toRecord(rows[0]!)),
         Effect.orDie,
         // A row queued for a human is `action.proposed`; an auto-applied one speaks when it applies.
@@ -157,7 +197,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * The caller holds the account's proposal lock, as for `append`.
      */
     const appendOutsideChange = (change: NewOutsideChange) =>
-      sql<ActionRow>`
+      sql`
         INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
           payload, proposed_by, counts_toward_cap, upstream_ref, applied_at, created_at)
         VALUES (${newId("act")}, ${change.orgId}, ${change.projectId}, 'external_change', NULL, 'applied', 'review', '[]'::jsonb,
@@ -168,6 +208,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
             (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${change.projectId})))
         ON CONFLICT (project_id, upstream_ref) WHERE upstream_ref IS NOT NULL DO NOTHING
         RETURNING ${columns}`.pipe(
+        Effect.flatMap(decodeActionRows),
         Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
         Effect.orDie,
         Effect.tap((record) => record === undefined ? Effect.void : writeActionEvent(sql, change.orgId, "action.external", record)),
@@ -186,7 +227,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     const settleOriginal = (compensationId: string, end: CompensationEnd) =>
       (end === "applied"
         ? transition(
-          sql<ChangedRow>`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp()
+          sql`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp()
             WHERE reverted_by = ${compensationId} AND status = 'applied' RETURNING org_id, ${columns}`,
           "action.reverted",
           { revertedBy: compensationId }
@@ -212,7 +253,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** proposed -> approved; a new apply run begins. */
     const approve = (actionId: string, by: Actor) =>
       transition(
-        sql<ChangedRow>`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
+        sql`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
             updated_at = clock_timestamp(), apply_run = apply_run + 1
           WHERE action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
         "action.approved"
@@ -221,7 +262,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** proposed -> rejected (a decision or a withdrawal). */
     const reject = (actionId: string, by: Actor, reason: string | undefined) =>
       transition(
-        sql<ChangedRow>`UPDATE actions SET status = 'rejected', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
+        sql`UPDATE actions SET status = 'rejected', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
             decision_reason = ${reason ?? null}, updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
         "action.rejected"
@@ -234,7 +275,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      */
     const expire = (actionId: string, reason: string, dueAt?: Date) =>
       transition(
-        sql<ChangedRow>`UPDATE actions SET status = 'expired', decided_at = clock_timestamp(), decision_reason = ${reason},
+        sql`UPDATE actions SET status = 'expired', decided_at = clock_timestamp(), decision_reason = ${reason},
             updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status = 'proposed'
             ${dueAt === undefined ? sql`` : sql`AND COALESCE(queued_at, created_at) + make_interval(hours => (
@@ -324,7 +365,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** approved|applying -> failed (the failure names its step); a failed compensation frees its original. */
     const fail = (actionId: string, failure: Failure) =>
       changed(
-        sql<ChangedRow>`UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = clock_timestamp()
+        sql`UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
         "action.failed"
       ).pipe(Effect.flatMap(thenSettleRow(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.fail"))
@@ -332,7 +373,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** approved|applying -> proposed: the apply found a reason a person must decide; the reasons are added (and sent). */
     const demote = (actionId: string, reasons: ReadonlyArray<string>) =>
       transition(
-        sql<ChangedRow>`UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
+        sql`UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
             queued_at = clock_timestamp(), updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
         "action.demoted",
