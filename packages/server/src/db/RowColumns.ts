@@ -28,3 +28,18 @@ export const selectList = <Fields extends Schema.Struct.Fields>(
     const expression = computed[field as keyof Fields]
     return expression === undefined ? snakeCase(field) : `${expression} AS ${snakeCase(field)}`
   }).join(", ")
+
+/**
+ * A row of `alias` as one JSON value whose keys are the fields (for a statement that reads it beside other
+ * things): each field's snake-case column, or its expression in `computed`; null when the row is absent (its
+ * `presence` column is null, as after a LEFT JOIN that found none).
+ */
+export const jsonRow = <Fields extends Schema.Struct.Fields>(
+  alias: string,
+  fields: Fields,
+  presence: string,
+  computed: { readonly [K in keyof Fields]?: string } = {}
+): string =>
+  `CASE WHEN ${alias}.${presence} IS NULL THEN NULL ELSE json_build_object(${
+    Object.keys(fields).map((field) => `'${field}', ${computed[field as keyof Fields] ?? `${alias}.${snakeCase(field)}`}`).join(", ")
+  }) END`

@@ -22,18 +22,6 @@ export interface ClaimedJob {
   readonly actionTraceParent: string | null
 }
 
-/** A claim's row: the claimed job's columns (null when none was claimed) and, when none was, the next due time. */
-type ClaimRow = {
-  readonly jobId: string | null
-  readonly actionId: string | null
-  readonly projectId: string | null
-  readonly jobAttempts: number | null
-  readonly jobTraceParent: string | null
-  readonly actionTraceParent: string | null
-  readonly dueInMs: string | null
-  readonly moreDue: boolean | null
-}
-
 /** The job is no longer this worker's: its lease ran out and another worker claimed it (or it was re-enqueued). */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly jobId: string }> {}
 
@@ -50,6 +38,31 @@ export const enqueueApproved = (sql: SqlClient.SqlClient, source: string) =>
 export const notifyQueued = (sql: SqlClient.SqlClient, queued: string) =>
   sql`SELECT pg_notify(${JOBS_CHANNEL}, action_id) FROM ${sql.unsafe(queued)}`
 
+/**
+ * The claim of the next due job (`FOR UPDATE SKIP LOCKED`) under a lease, as a data-modifying statement answering
+ * the job's columns: `claim` alone, or the CTE of worker/ClaimStatement.ts.
+ */
+export const claimNext = (sql: SqlClient.SqlClient, workerId: string, leaseMs: number) =>
+  sql`UPDATE jobs SET locked_by = ${workerId}, lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}),
+      attempts = attempts + 1
+    WHERE job_id = (
+      SELECT job_id FROM jobs
+      WHERE run_at <= clock_timestamp() AND (lease_until IS NULL OR lease_until < clock_timestamp())
+      ORDER BY run_at
+      LIMIT 1
+      FOR UPDATE SKIP LOCKED)
+    RETURNING job_id, action_id, project_id, attempts, trace_parent AS job_trace_parent,
+      (SELECT a.trace_parent FROM actions a WHERE a.action_id = jobs.action_id) AS action_trace_parent`
+
+/** When the next job is due, in ms from now (null for none), as a scalar subquery. */
+export const nextDueInMs = (sql: SqlClient.SqlClient) =>
+  sql`(SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8 FROM jobs)`
+
+/** Whether a job other than `jobId` (a column) is claimable now, as a condition. */
+export const otherDue = (sql: SqlClient.SqlClient, jobId: Statement.Fragment) =>
+  sql`EXISTS (SELECT 1 FROM jobs other WHERE other.job_id <> ${jobId} AND other.run_at <= clock_timestamp()
+    AND (other.lease_until IS NULL OR other.lease_until < clock_timestamp()))`
+
 export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -63,75 +76,11 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
           sql`SELECT pg_notify(${JOBS_CHANNEL}, ${actionId})`
         ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
 
-    const claiming = (workerId: string, leaseMs: number) =>
-      sql`UPDATE jobs SET locked_by = ${workerId}, lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}),
-          attempts = attempts + 1
-        WHERE job_id = (
-          SELECT job_id FROM jobs
-          WHERE run_at <= clock_timestamp() AND (lease_until IS NULL OR lease_until < clock_timestamp())
-          ORDER BY run_at
-          LIMIT 1
-          FOR UPDATE SKIP LOCKED)
-        RETURNING job_id, action_id, project_id, attempts, trace_parent AS job_trace_parent,
-          (SELECT a.trace_parent FROM actions a WHERE a.action_id = jobs.action_id) AS action_trace_parent`
-
     const claim = (workerId: string, leaseMs: number) =>
-      sql<ClaimedJob>`/* prepared */ ${claiming(workerId, leaseMs)}`.pipe(
+      sql<ClaimedJob>`/* prepared */ ${claimNext(sql, workerId, leaseMs)}`.pipe(
         Effect.map((rows) => rows[0]),
         Effect.orDie,
         Effect.withSpan("Jobs.claim", HOT_SPAN)
-      )
-
-    /**
-     * `claim`, and when there is nothing to claim, when the next job is due (ms from now, null for none) in the
-     * same statement: an idle worker's round trip, not two. `carry` is a query the claim runs for the job it
-     * took (given the job's project and action ids as columns), whose one row comes back with the job: what the
-     * job needs to start (worker/Apply.ts `startingPoint`), so a claim is not followed by a read. With a job,
-     * `moreDue` says whether another was claimable too (read before this claim's own update, hence the
-     * exclusion): without one, the worker waits for a wake before claiming again instead of finding nothing.
-     */
-    const claimOrNextDue = <Carried>(
-      workerId: string,
-      leaseMs: number,
-      carry: (projectId: Statement.Fragment, actionId: Statement.Fragment) => Statement.Fragment
-    ) =>
-      sql<ClaimRow & Carried>`/* prepared */
-        WITH claimed AS (${claiming(workerId, leaseMs)})
-        SELECT carried.*, claimed.job_id, claimed.action_id, claimed.project_id, claimed.attempts AS job_attempts,
-          claimed.job_trace_parent, claimed.action_trace_parent,
-          -- The scan for the next due time runs only when nothing was claimed (an InitPlan runs when first used).
-          CASE WHEN claimed.job_id IS NULL THEN
-            (SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8 FROM jobs)
-          END AS due_in_ms,
-          CASE WHEN claimed.job_id IS NOT NULL THEN
-            EXISTS (SELECT 1 FROM jobs other WHERE other.job_id <> claimed.job_id AND other.run_at <= clock_timestamp()
-              AND (other.lease_until IS NULL OR other.lease_until < clock_timestamp()))
-          END AS more_due
-        FROM (SELECT) AS one
-        LEFT JOIN claimed ON true
-        LEFT JOIN LATERAL (${carry(sql`claimed.project_id`, sql`claimed.action_id`)}) AS carried ON true`.pipe(
-        Effect.map((rows):
-          | { readonly job: ClaimedJob; readonly carried: ClaimRow & Carried; readonly moreDue: boolean }
-          | { readonly job: undefined; readonly dueInMs: number | null } =>
-        {
-          const row = rows[0]
-          if (row !== undefined && row.jobId !== null && row.jobAttempts !== null) {
-            return {
-              job: {
-                jobId: row.jobId,
-                actionId: row.actionId!,
-                projectId: row.projectId!,
-                attempts: row.jobAttempts,
-                jobTraceParent: row.jobTraceParent,
-                actionTraceParent: row.actionTraceParent
-              },
-              carried: row,
-              moreDue: row.moreDue === true
-            }
-          }
-          return { job: undefined, dueInMs: row?.dueInMs === null || row === undefined ? null : Number(row.dueInMs) }
-        }),
-        Effect.orDie
       )
 
     /**
@@ -176,6 +125,6 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         Effect.orDie
       )
 
-    return { enqueue, claim, claimOrNextDue, heartbeat, renewal, settlement, complete, retryLater } as const
+    return { enqueue, claim, heartbeat, renewal, settlement, complete, retryLater } as const
   })
 }) {}

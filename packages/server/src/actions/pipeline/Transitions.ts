@@ -31,6 +31,13 @@ import { countAction } from "../../telemetry/Metrics.ts"
 
 const json = (value: unknown) => JSON.stringify(value)
 
+/** What the statement of `applied` answers: whether its fence held, the changed row's org (null: unchanged), whether an original was reverted. */
+const decodeAppliedOutcome = Schema.decodeUnknown(Schema.Array(Schema.Struct({
+  fenced: Schema.Boolean,
+  orgId: Schema.NullOr(Schema.String),
+  reverted: Schema.Boolean
+})))
+
 /** A changed row as `RETURNING` answers it: the record's columns and the org its event belongs to. */
 const ChangedRow = actionRowWith({ orgId: Schema.String })
 type ChangedRow = typeof ChangedRow.Type
@@ -320,7 +327,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       Effect.flatMap(currentTraceparent, (traceParent) => {
         const fence = sql`EXISTS (SELECT 1 FROM fence)`
         const alongside = (ending?.alongside ?? []).map((write) => write(fence))
-        return sql<{ readonly fenced: boolean; readonly orgId: string | null; readonly reverted: boolean }>`/* prepared */
+        return sql`/* prepared */
           WITH fence AS (${ending?.settlement ?? sql`SELECT 1`}),
           ${ctes(alongside)}
           changed AS (
@@ -344,6 +351,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
           SELECT ${fence} AS fenced, (SELECT org_id FROM changed) AS org_id, EXISTS (SELECT 1 FROM original) AS reverted
             ${counted(alongside)}`
       }).pipe(
+        Effect.flatMap(decodeAppliedOutcome),
         Effect.orDie,
         Effect.map((rows) => rows[0]!),
         Effect.tap((row) =>
