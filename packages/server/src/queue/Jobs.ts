@@ -5,22 +5,25 @@
  * `locked_by` is the fence: a worker whose job was rescued can no longer renew, complete or give it back.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Data, Effect } from "effect"
+import { Data, Effect, Schema } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
 export const JOBS_CHANNEL = "acs_jobs"
 
-export interface ClaimedJob {
-  readonly jobId: string
-  readonly actionId: string
-  readonly projectId: string
-  readonly attempts: number
+/** A claimed job as `claimNext` answers it. */
+export const ClaimedJob = Schema.Struct({
+  jobId: Schema.String,
+  actionId: Schema.String,
+  projectId: Schema.String,
+  attempts: Schema.Number,
   /** The traceparent of what queued the apply (a proposal, an approval, a revert), and of the proposal. */
-  readonly jobTraceParent: string | null
-  readonly actionTraceParent: string | null
-}
+  jobTraceParent: Schema.NullOr(Schema.String),
+  actionTraceParent: Schema.NullOr(Schema.String)
+})
+export type ClaimedJob = typeof ClaimedJob.Type
+const decodeClaimed = Schema.decodeUnknown(Schema.Array(ClaimedJob))
 
 /** The job is no longer this worker's: its lease ran out and another worker claimed it (or it was re-enqueued). */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly jobId: string }> {}
@@ -77,7 +80,8 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
 
     const claim = (workerId: string, leaseMs: number) =>
-      sql<ClaimedJob>`/* prepared */ ${claimNext(sql, workerId, leaseMs)}`.pipe(
+      sql`/* prepared */ ${claimNext(sql, workerId, leaseMs)}`.pipe(
+        Effect.flatMap(decodeClaimed),
         Effect.map((rows) => rows[0]),
         Effect.orDie,
         Effect.withSpan("Jobs.claim", HOT_SPAN)
@@ -97,7 +101,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
      * ownership check before a write: `locked_by` still ours means nobody claimed the job, even past its lease.
      */
     const heartbeat = (jobId: string, workerId: string, leaseMs: number) =>
-      sql<{ jobId: string }>`/* prepared */ ${renewal(jobId, workerId, leaseMs)}`.pipe(
+      sql`/* prepared */ ${renewal(jobId, workerId, leaseMs)}`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
@@ -108,7 +112,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
 
     /** Removes the finished job; false (and nothing done) when it is no longer this worker's. */
     const complete = (jobId: string, workerId: string) =>
-      sql<{ jobId: string }>`/* prepared */ ${settlement(jobId, workerId)}`.pipe(
+      sql`/* prepared */ ${settlement(jobId, workerId)}`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
@@ -118,7 +122,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
      * false (and nothing done) when it is no longer this worker's.
      */
     const retryLater = (jobId: string, workerId: string, delayMs: number, error: string | null) =>
-      sql<{ jobId: string }>`UPDATE jobs SET locked_by = NULL, lease_until = NULL, last_error = ${error},
+      sql`UPDATE jobs SET locked_by = NULL, lease_until = NULL, last_error = ${error},
             run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000})
           WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
         Effect.map((rows) => rows.length > 0),

@@ -8,7 +8,7 @@ import type { ActionRecord, ActionStatus, ProposalResponse } from "@acs/domain/A
 import type { ActionKindName } from "@acs/domain/ProposalKinds"
 import { NotFound } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type { Granted } from "../../accounts/Granted.ts"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { actionColumns, decodeActionRows, type RawActionRow, toEncodedRecord, toRecord } from "./ActionRow.ts"
@@ -34,6 +34,10 @@ export interface LedgerQuery {
   /** Only this proposer's actions: `proposedBy.id` (a keyId, a personId, an outside change's modifier). */
   readonly proposedBy: string | undefined
 }
+
+/** `count(*)`, an int8 (text, db/Database.ts). */
+const decodeCount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ total: Schema.String })))
+const decodeRefs = Schema.decodeUnknown(Schema.Array(Schema.Struct({ upstreamRef: Schema.String })))
 
 export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
   effect: Effect.gen(function*() {
@@ -96,7 +100,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
       Effect.all([
         sql`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND pending
           ORDER BY created_at LIMIT ${limit}`.pipe(Effect.flatMap(decode)),
-        sql<{ total: string }>`SELECT count(*) AS total FROM actions WHERE project_id = ${projectId} AND pending`
+        sql`SELECT count(*) AS total FROM actions WHERE project_id = ${projectId} AND pending`.pipe(Effect.flatMap(decodeCount))
       ]).pipe(
         Effect.map(([rows, count]) => ({ rows: rows.map(toRecord), total: Number(count[0]?.total ?? 0) })),
         Effect.orDie,
@@ -107,8 +111,8 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
     const recordedOutsideChanges = (projectId: string, detailIds: ReadonlyArray<string>) =>
       (detailIds.length === 0
         ? Effect.succeed<ReadonlyArray<{ readonly upstreamRef: string }>>([])
-        : sql<{ readonly upstreamRef: string }>`SELECT upstream_ref FROM actions
-            WHERE project_id = ${projectId} AND ${sql.in("upstream_ref", detailIds)}`).pipe(
+        : sql`SELECT upstream_ref FROM actions
+            WHERE project_id = ${projectId} AND ${sql.in("upstream_ref", detailIds)}`.pipe(Effect.flatMap(decodeRefs))).pipe(
           Effect.map((rows): ReadonlySet<string> => new Set(rows.map((row) => row.upstreamRef))),
           Effect.orDie
         )
