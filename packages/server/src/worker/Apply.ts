@@ -79,11 +79,13 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           case "Applied": {
             // One statement ends the run: the job's deletion fences the last step's record, the write-back and
             // the status change with its event (and, for a compensation, its original's reversal).
-            const ended = yield* endAppliedRun(sql, transitions, records, lease, {
-              action,
-              run,
+            const last = outcome.last
+            const ended = yield* endAppliedRun(sql, {
+              actionId: action.actionId,
+              projectId: action.projectId,
               result: { warnings: outcome.warnings, result: outcome.ids },
-              last: outcome.last,
+              settlement: lease.settlement,
+              lastStep: last === undefined ? undefined : records.endWrite(action, run, last.index, { output: last.output }),
               touched: outcome.touched
             })
             if (!ended.fenced) return yield* lease.lost

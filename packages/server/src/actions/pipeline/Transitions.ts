@@ -38,6 +38,59 @@ const decodeAppliedOutcome = Schema.decodeUnknown(Schema.Array(Schema.Struct({
   reverted: Schema.Boolean
 })))
 
+/**
+ * applying -> applied as CTEs of a statement, each only where its `fence` (a condition over the statement's other
+ * CTEs) holds: `changed`, the row with what the steps returned (warnings included); its `action.applied` event; for
+ * a compensation, `original` marked reverted and its `action.reverted` event, after the applied one. The
+ * statement selects `appliedOutcome` and hands its rows to `appliedOutcomeOf`: in a statement of its own
+ * (`markApplied`) or in the one that ends an apply's run (worker/RunEndStatement.ts).
+ */
+export const appliedCtes = (
+  sql: SqlClient.SqlClient,
+  actionId: string,
+  result: AppliedResult,
+  fence: Statement.Fragment,
+  traceParent: string | null
+) =>
+  sql`changed AS (
+      UPDATE actions SET status = 'applied', warnings = ${json(result.warnings)}::jsonb, result = ${json(result.result)}::jsonb,
+        applied_at = clock_timestamp(), updated_at = clock_timestamp()
+      WHERE action_id = ${actionId} AND status = 'applying' AND ${fence}
+      RETURNING *),
+    applied_event AS (${actionEventCte(sql, "changed", "action.applied", { traceParent })}),
+    original AS (
+      UPDATE actions o SET status = 'reverted', updated_at = clock_timestamp() FROM changed
+      WHERE changed.revert_of IS NOT NULL AND o.reverted_by = changed.action_id AND o.status = 'applied'
+      RETURNING o.*),
+    reverted_event AS (${
+    actionEventCte(sql, "original", "action.reverted", {
+      traceParent,
+      extra: { revertedBy: actionId },
+      // After the applied event: its row is inserted before this one's (a scan of it runs the insert).
+      where: () => sql`EXISTS (SELECT 1 FROM applied_event)`
+    })
+  })`
+
+/** The select list of a statement with `appliedCtes`: whether its fence held, the changed row's org, whether an original was reverted. */
+export const appliedOutcome = (sql: SqlClient.SqlClient, fence: Statement.Fragment) =>
+  sql`${fence} AS fenced, (SELECT org_id FROM changed) AS org_id, EXISTS (SELECT 1 FROM original) AS reverted`
+
+/**
+ * What a statement with `appliedCtes` did: whether its fence held and whether the action changed, counted once
+ * the change committed (the statement's own, or the caller's transaction).
+ */
+export const appliedOutcomeOf = (rows: ReadonlyArray<object>) =>
+  decodeAppliedOutcome(rows).pipe(
+    Effect.orDie,
+    Effect.map((decoded) => decoded[0]!),
+    Effect.tap((row) =>
+      row.orgId === null
+        ? Effect.void
+        : afterCommit(Effect.zipRight(countAction("applied"), row.reverted ? countAction("reverted") : Effect.void))
+    ),
+    Effect.map((row) => ({ fenced: row.fenced, applied: row.orgId !== null }))
+  )
+
 /** A changed row as `RETURNING` answers it: the record's columns and the org its event belongs to. */
 const ChangedRow = actionRowWith({ orgId: Schema.String })
 type ChangedRow = typeof ChangedRow.Type
@@ -73,16 +126,6 @@ export interface NewOutsideChange {
 export interface AppliedResult {
   readonly warnings: ReadonlyArray<string>
   readonly result: Record<string, unknown>
-}
-
-/**
- * What ends an apply's run with its applied outcome: `settlement`, the job's deletion as a data-modifying
- * statement that answers a row while the job is ours, fences the statement; each of `alongside` is a
- * statement answering rows that writes only where the fence it is given holds.
- */
-export interface RunEnding {
-  readonly settlement: Statement.Fragment
-  readonly alongside: ReadonlyArray<FencedWrite>
 }
 
 /** A write that rides in a transition's statement: given the statement's fence (a condition), it writes only where the fence holds, answering rows. */
@@ -315,60 +358,20 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
               SELECT action_id ${counted(alongside)} FROM changed`
       ).pipe(Effect.withSpan("Transitions.markApplying", HOT_SPAN))
 
-    /**
-     * applying -> applied with what the steps returned (warnings included) and its event; a compensation reverts
-     * its original (`action.reverted`, after the applied event) in the same statement. With `ending` the
-     * statement also ends the apply's run (one round trip where a transaction took six: docs/decisions/pipeline.md): the job's
-     * deletion fences it, and the writes that ride with it (the last step's record, the warehouse write-back)
-     * are each given the fence to check. Answers whether the fence held (always without `ending`) and whether
-     * the action changed.
-     */
-    const applied = (actionId: string, result: AppliedResult, ending?: RunEnding) =>
+    /** applying -> applied (see `appliedCtes`), in a statement of its own; answers whether it happened. */
+    const markApplied = (actionId: string, result: AppliedResult) =>
       Effect.flatMap(currentTraceparent, (traceParent) => {
         const fence = sql`EXISTS (SELECT 1 FROM fence)`
-        const alongside = (ending?.alongside ?? []).map((write) => write(fence))
         return sql`/* prepared */
-          WITH fence AS (${ending?.settlement ?? sql`SELECT 1`}),
-          ${ctes(alongside)}
-          changed AS (
-            UPDATE actions SET status = 'applied', warnings = ${json(result.warnings)}::jsonb, result = ${json(result.result)}::jsonb,
-              applied_at = clock_timestamp(), updated_at = clock_timestamp()
-            WHERE action_id = ${actionId} AND status = 'applying' AND ${fence}
-            RETURNING *),
-          applied_event AS (${actionEventCte(sql, "changed", "action.applied", { traceParent })}),
-          original AS (
-            UPDATE actions o SET status = 'reverted', updated_at = clock_timestamp() FROM changed
-            WHERE changed.revert_of IS NOT NULL AND o.reverted_by = changed.action_id AND o.status = 'applied'
-            RETURNING o.*),
-          reverted_event AS (${
-          actionEventCte(sql, "original", "action.reverted", {
-            traceParent,
-            extra: { revertedBy: actionId },
-            // After the applied event: its row is inserted before this one's (a scan of it runs the insert).
-            where: () => sql`EXISTS (SELECT 1 FROM applied_event)`
-          })
-        })
-          SELECT ${fence} AS fenced, (SELECT org_id FROM changed) AS org_id, EXISTS (SELECT 1 FROM original) AS reverted
-            ${counted(alongside)}`
+          WITH fence AS (SELECT 1),
+          ${appliedCtes(sql, actionId, result, fence, traceParent)}
+          SELECT ${appliedOutcome(sql, fence)}`
       }).pipe(
-        Effect.flatMap(decodeAppliedOutcome),
         Effect.orDie,
-        Effect.map((rows) => rows[0]!),
-        Effect.tap((row) =>
-          // Counted once the change committed (the statement's own, or the caller's transaction).
-          row.orgId === null
-            ? Effect.void
-            : afterCommit(Effect.zipRight(countAction("applied"), row.reverted ? countAction("reverted") : Effect.void))
-        ),
-        Effect.map((row) => ({ fenced: row.fenced, applied: row.orgId !== null })),
+        Effect.flatMap(appliedOutcomeOf),
+        Effect.map((outcome) => outcome.applied),
         Effect.withSpan("Transitions.markApplied", HOT_SPAN)
       )
-
-    /** applying -> applied (see `applied`); answers whether it happened. */
-    const markApplied = (actionId: string, result: AppliedResult) => Effect.map(applied(actionId, result), (outcome) => outcome.applied)
-
-    /** applying -> applied as the statement that ends the apply's run (see `applied`). */
-    const markAppliedEndingRun = (actionId: string, result: AppliedResult, ending: RunEnding) => applied(actionId, result, ending)
 
     /** approved|applying -> failed (the failure names its step); a failed compensation frees its original. */
     const fail = (actionId: string, failure: Failure) =>
@@ -415,7 +418,6 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       expire,
       markApplying,
       markApplied,
-      markAppliedEndingRun,
       fail,
       demote,
       linkRevert,
