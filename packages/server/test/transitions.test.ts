@@ -8,8 +8,10 @@ import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer, Runtime } from "effect"
 import fc from "fast-check"
 import { expect } from "vitest"
+import type { Touched } from "../src/actions/kinds/Kind.ts"
 import { Transitions } from "../src/actions/pipeline/Transitions.ts"
 import { databaseLayer } from "../src/db/Database.ts"
+import { endAppliedRun } from "../src/worker/RunEndStatement.ts"
 import { createDatabase, insertAccount, insertOrg } from "./support/database.ts"
 
 const ORG = "org_transitions"
@@ -143,20 +145,23 @@ layer(TestLayer, { excludeTestServices: true })("Transitions", (it) => {
       expect(yield* transitions.settleOriginal(compensation, "applied")).toBe(false)
     }).pipe(Effect.orDie))
 
-  it.effect("the statement ending an apply's run: its fence holding, the job ends with the writes beside it and the event; failing, nothing happens", () =>
+  it.effect("the statement ending an apply's run (worker/RunEndStatement.ts): its fence holding, the job ends with the writes beside it and the event; failing, nothing happens", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const transitions = yield* Transitions
-      const campaign = (name: string) => ({
+      const campaign = (name: string): Touched => ({
         campaigns: [{
           campaignId: "c_end", name, adamId: "1", countriesOrRegions: ["US"], dailyBudgetMicros: 5_000_000, status: "ENABLED",
-          bidStrategy: "MAX_CPC", targetCpaMicros: null, deleted: false
+          bidStrategy: "MANUAL_CPT", targetCpaMicros: null, deleted: false
         }]
       })
       const endRun = (actionId: string, worker: string, name: string) =>
-        transitions.markAppliedEndingRun(actionId, { warnings: [], result: { campaignId: "c_end" } }, {
+        endAppliedRun(sql, {
+          actionId,
+          projectId: PROJECT,
+          result: { warnings: [], result: { campaignId: "c_end" } },
           settlement: sql`DELETE FROM jobs WHERE action_id = ${actionId} AND locked_by = ${worker} RETURNING job_id`,
-          alongside: [(fence) => sql`SELECT acs_write_back(${PROJECT}, ${JSON.stringify(campaign(name))}::jsonb) WHERE ${fence}`]
+          lastStep: undefined,
+          touched: campaign(name)
         })
       const eventTypes = (actionId: string) =>
         sql<{ readonly type: string }>`SELECT type FROM events WHERE data -> 'action' ->> 'actionId' = ${actionId} ORDER BY seq`.pipe(

@@ -83,3 +83,10 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
   }),
   dependencies: [Invalidation.Default]
 }) {}
+
+/**
+ * Marks the account read-only (the upstream refused a write for the role) until a sync sees it back: the write
+ * of the apply that failed for it, in that apply's transaction (worker/RunEndings.ts).
+ */
+export const markReadOnly = (sql: SqlClient.SqlClient, projectId: string) =>
+  sql`UPDATE accounts SET read_only = true WHERE project_id = ${projectId}`.pipe(Effect.asVoid, Effect.orDie)

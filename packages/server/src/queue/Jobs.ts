@@ -5,37 +5,66 @@
  * `locked_by` is the fence: a worker whose job was rescued can no longer renew, complete or give it back.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Data, Effect } from "effect"
+import { Data, Effect, Schema } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
 export const JOBS_CHANNEL = "acs_jobs"
 
-export interface ClaimedJob {
-  readonly jobId: string
-  readonly actionId: string
-  readonly projectId: string
-  readonly attempts: number
+/** A claimed job as `claimNext` answers it. */
+export const ClaimedJob = Schema.Struct({
+  jobId: Schema.String,
+  actionId: Schema.String,
+  projectId: Schema.String,
+  attempts: Schema.Number,
   /** The traceparent of what queued the apply (a proposal, an approval, a revert), and of the proposal. */
-  readonly jobTraceParent: string | null
-  readonly actionTraceParent: string | null
-}
-
-/** A claim's row: the claimed job's columns (null when none was claimed) and, when none was, the next due time. */
-type ClaimRow = {
-  readonly jobId: string | null
-  readonly actionId: string | null
-  readonly projectId: string | null
-  readonly jobAttempts: number | null
-  readonly jobTraceParent: string | null
-  readonly actionTraceParent: string | null
-  readonly dueInMs: string | null
-  readonly moreDue: boolean | null
-}
+  jobTraceParent: Schema.NullOr(Schema.String),
+  actionTraceParent: Schema.NullOr(Schema.String)
+})
+export type ClaimedJob = typeof ClaimedJob.Type
+const decodeClaimed = Schema.decodeUnknown(Schema.Array(ClaimedJob))
 
 /** The job is no longer this worker's: its lease ran out and another worker claimed it (or it was re-enqueued). */
 export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly jobId: string }> {}
+
+/**
+ * The jobs of the approved rows of `source` (a CTE answering `actions` rows), for a data-modifying CTE answering
+ * their action ids: a proposal that auto-applies is queued in its own statement (actions/pipeline/ProposalStatement.ts).
+ */
+export const enqueueApproved = (sql: SqlClient.SqlClient, source: string) =>
+  sql`INSERT INTO jobs (job_id, action_id, project_id, trace_parent)
+    SELECT ${newId("job")}, action_id, project_id, trace_parent FROM ${sql.unsafe(source)} WHERE status = 'approved'
+    RETURNING action_id`
+
+/** The wake of every instance's workers for each job of `queued` (a CTE answering action ids), as a CTE. */
+export const notifyQueued = (sql: SqlClient.SqlClient, queued: string) =>
+  sql`SELECT pg_notify(${JOBS_CHANNEL}, action_id) FROM ${sql.unsafe(queued)}`
+
+/**
+ * The claim of the next due job (`FOR UPDATE SKIP LOCKED`) under a lease, as a data-modifying statement answering
+ * the job's columns: `claim` alone, or the CTE of worker/ClaimStatement.ts.
+ */
+export const claimNext = (sql: SqlClient.SqlClient, workerId: string, leaseMs: number) =>
+  sql`UPDATE jobs SET locked_by = ${workerId}, lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}),
+      attempts = attempts + 1
+    WHERE job_id = (
+      SELECT job_id FROM jobs
+      WHERE run_at <= clock_timestamp() AND (lease_until IS NULL OR lease_until < clock_timestamp())
+      ORDER BY run_at
+      LIMIT 1
+      FOR UPDATE SKIP LOCKED)
+    RETURNING job_id, action_id, project_id, attempts, trace_parent AS job_trace_parent,
+      (SELECT a.trace_parent FROM actions a WHERE a.action_id = jobs.action_id) AS action_trace_parent`
+
+/** When the next job is due, in ms from now (null for none), as a scalar subquery. */
+export const nextDueInMs = (sql: SqlClient.SqlClient) =>
+  sql`(SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8 FROM jobs)`
+
+/** Whether a job other than `jobId` (a column) is claimable now, as a condition. */
+export const otherDue = (sql: SqlClient.SqlClient, jobId: Statement.Fragment) =>
+  sql`EXISTS (SELECT 1 FROM jobs other WHERE other.job_id <> ${jobId} AND other.run_at <= clock_timestamp()
+    AND (other.lease_until IS NULL OR other.lease_until < clock_timestamp()))`
 
 export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
   effect: Effect.gen(function*() {
@@ -50,75 +79,12 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
           sql`SELECT pg_notify(${JOBS_CHANNEL}, ${actionId})`
         ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
 
-    const claiming = (workerId: string, leaseMs: number) =>
-      sql`UPDATE jobs SET locked_by = ${workerId}, lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}),
-          attempts = attempts + 1
-        WHERE job_id = (
-          SELECT job_id FROM jobs
-          WHERE run_at <= clock_timestamp() AND (lease_until IS NULL OR lease_until < clock_timestamp())
-          ORDER BY run_at
-          LIMIT 1
-          FOR UPDATE SKIP LOCKED)
-        RETURNING job_id, action_id, project_id, attempts, trace_parent AS job_trace_parent,
-          (SELECT a.trace_parent FROM actions a WHERE a.action_id = jobs.action_id) AS action_trace_parent`
-
     const claim = (workerId: string, leaseMs: number) =>
-      sql<ClaimedJob>`/* prepared */ ${claiming(workerId, leaseMs)}`.pipe(
+      sql`/* prepared */ ${claimNext(sql, workerId, leaseMs)}`.pipe(
+        Effect.flatMap(decodeClaimed),
         Effect.map((rows) => rows[0]),
         Effect.orDie,
         Effect.withSpan("Jobs.claim", HOT_SPAN)
-      )
-
-    /**
-     * `claim`, and when there is nothing to claim, when the next job is due (ms from now, null for none) in the
-     * same statement: an idle worker's round trip, not two. `carry` is a query the claim runs for the job it
-     * took (given the job's project and action ids as columns), whose one row comes back with the job: what the
-     * job needs to start (worker/Apply.ts `startingPoint`), so a claim is not followed by a read. With a job,
-     * `moreDue` says whether another was claimable too (read before this claim's own update, hence the
-     * exclusion): without one, the worker waits for a wake before claiming again instead of finding nothing.
-     */
-    const claimOrNextDue = <Carried>(
-      workerId: string,
-      leaseMs: number,
-      carry: (projectId: Statement.Fragment, actionId: Statement.Fragment) => Statement.Fragment
-    ) =>
-      sql<ClaimRow & Carried>`/* prepared */
-        WITH claimed AS (${claiming(workerId, leaseMs)})
-        SELECT carried.*, claimed.job_id, claimed.action_id, claimed.project_id, claimed.attempts AS job_attempts,
-          claimed.job_trace_parent, claimed.action_trace_parent,
-          -- The scan for the next due time runs only when nothing was claimed (an InitPlan runs when first used).
-          CASE WHEN claimed.job_id IS NULL THEN
-            (SELECT (extract(epoch FROM min(GREATEST(run_at, COALESCE(lease_until, run_at))) - clock_timestamp()) * 1000)::int8 FROM jobs)
-          END AS due_in_ms,
-          CASE WHEN claimed.job_id IS NOT NULL THEN
-            EXISTS (SELECT 1 FROM jobs other WHERE other.job_id <> claimed.job_id AND other.run_at <= clock_timestamp()
-              AND (other.lease_until IS NULL OR other.lease_until < clock_timestamp()))
-          END AS more_due
-        FROM (SELECT) AS one
-        LEFT JOIN claimed ON true
-        LEFT JOIN LATERAL (${carry(sql`claimed.project_id`, sql`claimed.action_id`)}) AS carried ON true`.pipe(
-        Effect.map((rows):
-          | { readonly job: ClaimedJob; readonly carried: ClaimRow & Carried; readonly moreDue: boolean }
-          | { readonly job: undefined; readonly dueInMs: number | null } =>
-        {
-          const row = rows[0]
-          if (row !== undefined && row.jobId !== null && row.jobAttempts !== null) {
-            return {
-              job: {
-                jobId: row.jobId,
-                actionId: row.actionId!,
-                projectId: row.projectId!,
-                attempts: row.jobAttempts,
-                jobTraceParent: row.jobTraceParent,
-                actionTraceParent: row.actionTraceParent
-              },
-              carried: row,
-              moreDue: row.moreDue === true
-            }
-          }
-          return { job: undefined, dueInMs: row?.dueInMs === null || row === undefined ? null : Number(row.dueInMs) }
-        }),
-        Effect.orDie
       )
 
     /**
@@ -135,7 +101,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
      * ownership check before a write: `locked_by` still ours means nobody claimed the job, even past its lease.
      */
     const heartbeat = (jobId: string, workerId: string, leaseMs: number) =>
-      sql<{ jobId: string }>`/* prepared */ ${renewal(jobId, workerId, leaseMs)}`.pipe(
+      sql`/* prepared */ ${renewal(jobId, workerId, leaseMs)}`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
@@ -146,7 +112,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
 
     /** Removes the finished job; false (and nothing done) when it is no longer this worker's. */
     const complete = (jobId: string, workerId: string) =>
-      sql<{ jobId: string }>`/* prepared */ ${settlement(jobId, workerId)}`.pipe(
+      sql`/* prepared */ ${settlement(jobId, workerId)}`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
@@ -156,13 +122,13 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
      * false (and nothing done) when it is no longer this worker's.
      */
     const retryLater = (jobId: string, workerId: string, delayMs: number, error: string | null) =>
-      sql<{ jobId: string }>`UPDATE jobs SET locked_by = NULL, lease_until = NULL, last_error = ${error},
+      sql`UPDATE jobs SET locked_by = NULL, lease_until = NULL, last_error = ${error},
             run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000})
           WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
 
-    return { enqueue, claim, claimOrNextDue, heartbeat, renewal, settlement, complete, retryLater } as const
+    return { enqueue, claim, heartbeat, renewal, settlement, complete, retryLater } as const
   })
 }) {}

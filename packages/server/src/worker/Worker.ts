@@ -6,6 +6,7 @@
  * shutdown the job in hand finishes (it is uninterruptible) before the fibers stop. A worker that loses the
  * lease (paused past it, and the job rescued by another) stops before its next write and leaves the job alone.
  */
+import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Config, Duration, Effect, Fiber, Layer, Option, Ref, Schedule, Stream } from "effect"
 import * as Os from "node:os"
@@ -14,7 +15,10 @@ import { Ledger } from "../actions/pipeline/Ledger.ts"
 import { DatabaseMode } from "../db/Database.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
-import { Apply, type Lease, type StartingRow } from "./Apply.ts"
+import { Apply } from "./Apply.ts"
+import { claimOrNextDue } from "./ClaimStatement.ts"
+import type { Lease } from "./Lease.ts"
+import type { StartingRow } from "./StartingPoint.ts"
 import { type ClaimedJob, Jobs, JOBS_CHANNEL, LeaseLost } from "../queue/Jobs.ts"
 import { WorkerSignal } from "../queue/WorkerSignal.ts"
 import { linkTo } from "../telemetry/TraceContext.ts"
@@ -35,6 +39,7 @@ export const WorkerLive = Layer.scopedDiscard(
     const config = yield* WorkerConfig
     // An API process next to separate worker processes (`acs worker`): it enqueues, they apply.
     if (config.concurrency <= 0) return yield* Effect.logInfo("no apply workers on this instance (WORKER_CONCURRENCY=0)")
+    const sql = yield* SqlClient.SqlClient
     const jobs = yield* Jobs
     const apply = yield* Apply
     const ledger = yield* Ledger
@@ -50,7 +55,7 @@ export const WorkerLive = Layer.scopedDiscard(
         Effect.delay(Duration.millis(Math.floor(config.leaseMs / 3)))
       )
 
-    const processJob = (job: ClaimedJob, carried: StartingRow, workerId: string) =>
+    const processJob = (job: ClaimedJob, carried: StartingRow | undefined, workerId: string) =>
       Effect.gen(function*() {
         const lost = yield* Ref.make(false)
         // The error is made only when the lease is lost (an error captures a stack trace when made).
@@ -130,7 +135,7 @@ export const WorkerLive = Layer.scopedDiscard(
       return Effect.gen(function*() {
         if (waitMs !== undefined) yield* signal.sleep(waitMs)
         // The claim carries what the apply starts from: one round trip for both.
-        const claimed = yield* untraced(jobs.claimOrNextDue<StartingRow>(workerId, config.leaseMs, apply.startingPoint))
+        const claimed = yield* untraced(claimOrNextDue(sql, workerId, config.leaseMs))
         if (claimed.job !== undefined) {
           if (waitMs === undefined) yield* signal.consume
           waitMs = claimed.moreDue ? undefined : config.pollMs

@@ -1,5 +1,5 @@
 /**
- * What stands before every upstream write of an apply: the lease (worker/Apply.ts `Lease`), and the record of
+ * What stands before every upstream write of an apply: the lease (worker/Lease.ts), and the record of
  * the step the write belongs to. A step's start is recorded by the statement that fences its first write, not
  * before the step begins: a step reads the entity, then writes it, and its start record (fenced by the lease in
  * the same statement) is then the write's lease check too, one statement where there were two. Nothing reaches

@@ -7,13 +7,14 @@ import { ActionRecord } from "@acs/domain/Actions"
 import { Statement } from "@effect/sql"
 import { Schema, String as Str } from "effect"
 import { describe, expect, it } from "vitest"
-import { type ActionRow, type RawActionRow, toEncodedRecord, toRecord } from "../../src/actions/pipeline/ActionRow.ts"
+import { ActionRow, type RawActionRow, toEncodedRecord, toRecord } from "../../src/actions/pipeline/ActionRow.ts"
 
 const clientTransform = Statement.defaultTransforms(Str.snakeToCamel, true)
 const encode = Schema.encodeSync(ActionRecord)
 
-/** What the API answered before: the client's nested transform, `toRecord`, then the schema's encoder. */
-const before = (raw: RawActionRow) => JSON.stringify(encode(toRecord(clientTransform.array([raw])[0] as unknown as ActionRow)))
+/** What a read with the client answers: its nested transform, the row's schema, `toRecord`, then the record's encoder. */
+const decodeRow = Schema.decodeUnknownSync(ActionRow)
+const before = (raw: RawActionRow) => JSON.stringify(encode(toRecord(decodeRow(clientTransform.array([raw])[0]))))
 /** The raw row as the driver parses it: JSON columns are fresh objects. */
 const fromDriver = (row: RawActionRow): RawActionRow => JSON.parse(JSON.stringify(row)) as RawActionRow
 

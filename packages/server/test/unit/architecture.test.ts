@@ -60,7 +60,7 @@ const relativeImports = (file: string): Array<string> =>
  */
 const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   accounts: ["accounts/Accounts.ts"],
-  action_steps: ["worker/Apply.ts"],
+  action_steps: ["worker/ActionSteps.ts"],
   actions: ["actions/pipeline/Transitions.ts"],
   ad_groups: ["warehouse/SyncEntities.ts", "db/functions/acs_write_back.sql"],
   ads: ["warehouse/SyncEntities.ts", "db/functions/acs_write_back.sql"],
@@ -98,10 +98,7 @@ const PENDING_WRITERS: ReadonlyArray<string> = [
   "accounts <- accounts/Connections.ts",
   "accounts <- warehouse/SwapCopy.ts",
   "accounts <- warehouse/Sync.ts",
-  "accounts <- worker/Apply.ts",
-  "actions <- actions/pipeline/Proposals.ts",
   "events <- events/EventPruning.ts",
-  "jobs <- actions/pipeline/Proposals.ts",
   "orgs <- auth/Bootstrap.ts",
   "sessions <- auth/People.ts",
   "syncs <- warehouse/SwapCopy.ts",

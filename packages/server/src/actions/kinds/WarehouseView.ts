@@ -12,7 +12,7 @@ import type {
   UpstreamNegativeKeyword
 } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import { windowEndingYesterday } from "../../warehouse/Window.ts"
 import type { PolicyFacts } from "./PolicyFacts.ts"
@@ -32,16 +32,18 @@ export interface WarehouseView {
   readonly ad: (adId: string) => Effect.Effect<UpstreamAd | undefined>
 }
 
-export interface CampaignRow {
-  readonly campaignId: string
-  readonly name: string
-  readonly adamId: string
-  readonly countriesOrRegions: ReadonlyArray<string>
-  readonly dailyBudgetMicros: string | null
-  readonly status: UpstreamCampaign["status"]
-  readonly bidStrategy: UpstreamCampaign["bidStrategy"]
-  readonly targetCpaMicros: string | null
-}
+/** A campaign as the view reads it (micros as int8 text); a schema, for the apply's first read that decodes it. */
+export const CampaignRow = Schema.Struct({
+  campaignId: Schema.String,
+  name: Schema.String,
+  adamId: Schema.String,
+  countriesOrRegions: Schema.Array(Schema.String),
+  dailyBudgetMicros: Schema.NullOr(Schema.String),
+  status: Schema.Literal("ENABLED", "PAUSED"),
+  bidStrategy: Schema.Literal("MANUAL_CPT", "MAX_CONVERSIONS"),
+  targetCpaMicros: Schema.NullOr(Schema.String)
+})
+export type CampaignRow = typeof CampaignRow.Type
 
 interface AdGroupRow {
   readonly adGroupId: string

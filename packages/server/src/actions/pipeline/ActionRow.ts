@@ -1,41 +1,59 @@
-/** An `actions` row as read back from Postgres, the columns that read it, and the record the API shows. */
-import type { ActionRecord, ActionStatus, Actor, Failure, Mode, RiskTier } from "@acs/domain/Actions"
-import type { ActionKindName } from "@acs/domain/ProposalKinds"
+/**
+ * An `actions` row as read back from Postgres, declared once (docs/decisions/architecture.md "One owner per table"):
+ * its select list and its raw snake-case form derive from it. The record the API shows is made from it.
+ */
+import { type ActionRecord, ActionStatus, Actor, Failure, Mode, RiskTier } from "@acs/domain/Actions"
+import { ActionKind } from "@acs/domain/ProposalKinds"
 import type { SqlClient } from "@effect/sql"
-import { String as Str } from "effect"
+import { Schema, String as Str } from "effect"
+import { selectList, type SnakeRow } from "../../db/RowColumns.ts"
 
-export interface ActionRow {
-  readonly actionId: string
-  readonly projectId: string
-  readonly kind: ActionKindName
-  readonly mode: Mode | null
-  readonly status: ActionStatus
-  readonly riskTier: RiskTier
-  readonly policyReasons: ReadonlyArray<string>
-  readonly summary: string
-  readonly reason: string
-  readonly payload: Record<string, unknown>
-  readonly result: Record<string, unknown> | null
-  readonly warnings: ReadonlyArray<string> | null
-  readonly failure: Failure | null
-  readonly proposedBy: Actor
-  readonly decidedBy: Actor | null
-  readonly decisionReason: string | null
-  readonly createdAtIso: string
-  readonly decidedAtIso: string | null
-  readonly appliedAtIso: string | null
-  readonly revertOf: string | null
-  readonly revertedBy: string | null
-  readonly supersededBy: string | null
-}
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
-/** The select list every reader and `RETURNING` clause uses; timestamps as ISO strings with microseconds. */
-export const actionColumns = (sql: SqlClient.SqlClient) => {
-  const iso = (column: string) => sql.unsafe(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
-  return sql`action_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason, payload, result,
-      warnings, failure, proposed_by, decided_by, decision_reason, ${iso("created_at")} AS created_at_iso,
-      ${iso("decided_at")} AS decided_at_iso, ${iso("applied_at")} AS applied_at_iso, revert_of, reverted_by, superseded_by`
-}
+export const ActionRow = Schema.Struct({
+  actionId: Schema.String,
+  projectId: Schema.String,
+  kind: ActionKind,
+  mode: Schema.NullOr(Mode),
+  status: ActionStatus,
+  riskTier: RiskTier,
+  policyReasons: Schema.Array(Schema.String),
+  summary: Schema.String,
+  reason: Schema.String,
+  payload: JsonObject,
+  result: Schema.NullOr(JsonObject),
+  warnings: Schema.NullOr(Schema.Array(Schema.String)),
+  failure: Schema.NullOr(Failure),
+  proposedBy: Actor,
+  decidedBy: Schema.NullOr(Actor),
+  decisionReason: Schema.NullOr(Schema.String),
+  /** Timestamps as ISO strings with microseconds (`iso` below). */
+  createdAtIso: Schema.String,
+  decidedAtIso: Schema.NullOr(Schema.String),
+  appliedAtIso: Schema.NullOr(Schema.String),
+  revertOf: Schema.NullOr(Schema.String),
+  revertedBy: Schema.NullOr(Schema.String),
+  supersededBy: Schema.NullOr(Schema.String)
+})
+export type ActionRow = typeof ActionRow.Type
+
+/** The row with more columns a statement reads beside it (`RETURNING org_id, ...`, the apply's starting point). */
+export const actionRowWith = <Fields extends Schema.Struct.Fields>(extra: Fields) => Schema.Struct({ ...ActionRow.fields, ...extra })
+
+/** Decodes the rows a statement answered with the client's name transform. */
+export const decodeActionRows = Schema.decodeUnknown(Schema.Array(ActionRow))
+
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+
+/** The select list every reader and `RETURNING` clause uses, from the row's fields. */
+export const ACTION_COLUMNS = selectList(ActionRow.fields, {
+  createdAtIso: iso("created_at"),
+  decidedAtIso: iso("decided_at"),
+  appliedAtIso: iso("applied_at")
+})
+
+/** `ACTION_COLUMNS` as a fragment. */
+export const actionColumns = (sql: SqlClient.SqlClient) => sql.unsafe(ACTION_COLUMNS)
 
 export const toRecord = (row: ActionRow): ActionRecord => ({
   actionId: row.actionId,
@@ -65,31 +83,9 @@ export const toRecord = (row: ActionRow): ActionRecord => ({
 /**
  * The ledger page's rows as the driver answers them, read without the client's name transform: a page of
  * 50 rows renamed key by key, their JSON columns included, cost more than the SQL (docs/decisions/pipeline.md).
+ * Not decoded: `toEncodedRecord` maps each field to the schema's encoded form (actionRowEncoding.test.ts).
  */
-export interface RawActionRow {
-  readonly action_id: string
-  readonly project_id: string
-  readonly kind: ActionKindName
-  readonly mode: Mode | null
-  readonly status: ActionStatus
-  readonly risk_tier: RiskTier
-  readonly policy_reasons: ReadonlyArray<string>
-  readonly summary: string
-  readonly reason: string
-  readonly payload: Record<string, unknown>
-  readonly result: Record<string, unknown> | null
-  readonly warnings: ReadonlyArray<string> | null
-  readonly failure: Failure | null
-  readonly proposed_by: Actor
-  readonly decided_by: Actor | null
-  readonly decision_reason: string | null
-  readonly created_at_iso: string
-  readonly decided_at_iso: string | null
-  readonly applied_at_iso: string | null
-  readonly revert_of: string | null
-  readonly reverted_by: string | null
-  readonly superseded_by: string | null
-}
+export type RawActionRow = SnakeRow<typeof ActionRow.Encoded>
 
 /** `Str.snakeToCamel` (the client's transform), without a new string for a key with no `_` past its first character. */
 const camelKey = (key: string): string => key.length > 0 && key.indexOf("_", 1) < 0 ? key : Str.snakeToCamel(key)

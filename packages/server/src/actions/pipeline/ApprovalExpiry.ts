@@ -6,12 +6,15 @@
  * expires it first (Approvals.ts), so nothing past its time is approved because the sweep had not come yet.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Config, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Config, Duration, Effect, Layer, Schedule, Schema } from "effect"
 import { Transitions } from "./Transitions.ts"
 
 export const ExpiryConfig = Config.integer("APPROVAL_EXPIRY_SWEEP_SECONDS").pipe(Config.withDefault(60))
 
 const reasonFor = (ttlHours: number) => `expired: nobody approved or rejected it within ${ttlHours} hours (the org's approvalTtlHours)`
+
+const decodeTtl = Schema.decodeUnknown(Schema.Array(Schema.Struct({ approvalTtlHours: Schema.Number })))
+const decodeDue = Schema.decodeUnknown(Schema.Array(Schema.Struct({ actionId: Schema.String, approvalTtlHours: Schema.Number })))
 
 export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/ApprovalExpiry", {
   effect: Effect.gen(function*() {
@@ -22,9 +25,9 @@ export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/Approv
     const expireIfDue = (projectId: string, actionId: string) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        const ttl = yield* sql<{ readonly approvalTtlHours: number }>`
+        const ttl = yield* sql`
           SELECT o.approval_ttl_hours FROM actions a JOIN orgs o ON o.org_id = a.org_id
-          WHERE a.project_id = ${projectId} AND a.action_id = ${actionId}`.pipe(Effect.orDie)
+          WHERE a.project_id = ${projectId} AND a.action_id = ${actionId}`.pipe(Effect.flatMap(decodeTtl), Effect.orDie)
         if (ttl[0] === undefined) return false
         return yield* transitions.expire(actionId, reasonFor(ttl[0].approvalTtlHours), now)
       })
@@ -35,7 +38,7 @@ export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/Approv
       // Per account through the queue's partial index (actions_pending: project_id, created_at WHERE pending), bounded
       // by the shortest TTL of any org: queued_at is never before created_at, so nothing created later can be due. A
       // scan of the whole ledger (a 1,000,000-row account took 0.85 s) is never needed.
-      const due = yield* sql<{ readonly actionId: string; readonly approvalTtlHours: number }>`
+      const due = yield* sql`
         WITH bound AS (SELECT ${now}::timestamptz - make_interval(hours => min(approval_ttl_hours)) AS created_by FROM orgs)
         SELECT a.action_id, o.approval_ttl_hours
         FROM accounts p, bound
@@ -45,7 +48,7 @@ export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/Approv
           ORDER BY created_at LIMIT 500) a
         JOIN orgs o ON o.org_id = a.org_id
         WHERE COALESCE(a.queued_at, a.created_at) + make_interval(hours => o.approval_ttl_hours) <= ${now}
-        ORDER BY COALESCE(a.queued_at, a.created_at) LIMIT 500`.pipe(Effect.orDie)
+        ORDER BY COALESCE(a.queued_at, a.created_at) LIMIT 500`.pipe(Effect.flatMap(decodeDue), Effect.orDie)
       let expired = 0
       for (const row of due) {
         if (yield* transitions.expire(row.actionId, reasonFor(row.approvalTtlHours), now)) expired++

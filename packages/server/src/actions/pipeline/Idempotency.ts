@@ -6,16 +6,24 @@
  */
 import { Conflict } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as Crypto from "node:crypto"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 
 export const IDEMPOTENCY_TTL_HOURS = 24
 
 /** The stored answer of a finished request: a proposal (201) or a validation failure with its ledger row (422). */
-export type StoredAnswer =
-  | { readonly status: 201; readonly actionId: string }
-  | { readonly status: 422; readonly actionId: string; readonly validationErrors: ReadonlyArray<string>; readonly message: string }
+export const StoredAnswer = Schema.Union(
+  Schema.Struct({ status: Schema.Literal(201), actionId: Schema.String }),
+  Schema.Struct({ status: Schema.Literal(422), actionId: Schema.String, validationErrors: Schema.Array(Schema.String), message: Schema.String })
+)
+export type StoredAnswer = typeof StoredAnswer.Type
+
+/** A key's row as a twin reads it; every committed row has its answer. */
+const decodeStored = Schema.decodeUnknown(Schema.Array(Schema.Struct({
+  requestHash: Schema.String,
+  response: Schema.NullOr(StoredAnswer)
+})))
 
 export type Claim = { readonly _tag: "Fresh" } | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
 
@@ -33,7 +41,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("acs/Idempotency"
      */
     const claim = (principal: string, key: string, hash: string, answer: StoredAnswer) =>
       Effect.gen(function*() {
-        const inserted = yield* sql<{ principal: string }>`/* prepared */
+        const inserted = yield* sql`/* prepared */
           INSERT INTO idempotency_keys (principal, idempotency_key, request_hash, status, response, action_id)
           VALUES (${principal}, ${key}, ${hash}, ${answer.status}, ${JSON.stringify(answer)}::jsonb, ${answer.actionId})
           ON CONFLICT (principal, idempotency_key) DO UPDATE
@@ -42,9 +50,9 @@ export class Idempotency extends Effect.Service<Idempotency>()("acs/Idempotency"
             WHERE idempotency_keys.created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
           RETURNING principal`
         if (inserted.length > 0) return { _tag: "Fresh" } as Claim
-        const stored = yield* sql<{ requestHash: string; status: number; response: StoredAnswer | null }>`
-          SELECT request_hash, status, response FROM idempotency_keys
-          WHERE principal = ${principal} AND idempotency_key = ${key}`
+        const stored = yield* sql`
+          SELECT request_hash, response FROM idempotency_keys
+          WHERE principal = ${principal} AND idempotency_key = ${key}`.pipe(Effect.flatMap(decodeStored), Effect.orDie)
         const row = stored[0]
         if (row === undefined || row.response === null) {
           // Only a committed row is visible here, and every committed row has its answer.

@@ -8,10 +8,10 @@ import type { ActionRecord, ActionStatus, ProposalResponse } from "@acs/domain/A
 import type { ActionKindName } from "@acs/domain/ProposalKinds"
 import { NotFound } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type { Granted } from "../../accounts/Granted.ts"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
-import { actionColumns, type ActionRow, type RawActionRow, toEncodedRecord, toRecord } from "./ActionRow.ts"
+import { actionColumns, decodeActionRows, type RawActionRow, toEncodedRecord, toRecord } from "./ActionRow.ts"
 
 /** The proposal endpoints' answer for a recorded action (docs/contract.md 4). */
 export const toProposalResponse = (record: ActionRecord): ProposalResponse => ({
@@ -35,14 +35,20 @@ export interface LedgerQuery {
   readonly proposedBy: string | undefined
 }
 
+/** `count(*)`, an int8 (text, db/Database.ts). */
+const decodeCount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ total: Schema.String })))
+const decodeRefs = Schema.decodeUnknown(Schema.Array(Schema.Struct({ upstreamRef: Schema.String })))
+
 export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = actionColumns(sql)
     const raw = sql.withoutTransforms()
+    const decode = decodeActionRows
 
     const find = (projectId: string, actionId: string) =>
-      sql<ActionRow>`/* prepared */ SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
+      sql`/* prepared */ SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
+        Effect.flatMap(decode),
         Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
         Effect.orDie,
         Effect.withSpan("Ledger.find", HOT_SPAN)
@@ -55,8 +61,8 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
 
     /** Locks the row for a status change in the caller's transaction. */
     const lock = (projectId: string, actionId: string) =>
-      sql<ActionRow>`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId} FOR UPDATE`
-        .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])), Effect.orDie)
+      sql`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId} FOR UPDATE`
+        .pipe(Effect.flatMap(decode), Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])), Effect.orDie)
 
     /**
      * Newest first; `nextBefore` is the last row's `created_at` when more rows may follow. The rows are read
@@ -92,9 +98,9 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
     /** Actions waiting for a human, oldest first, with their count (`pending`: status proposed, migration 0024). */
     const pending = ({ account: { projectId } }: Granted<"listApprovals">, limit: number) =>
       Effect.all([
-        sql<ActionRow>`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND pending
-          ORDER BY created_at LIMIT ${limit}`,
-        sql<{ total: string }>`SELECT count(*) AS total FROM actions WHERE project_id = ${projectId} AND pending`
+        sql`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND pending
+          ORDER BY created_at LIMIT ${limit}`.pipe(Effect.flatMap(decode)),
+        sql`SELECT count(*) AS total FROM actions WHERE project_id = ${projectId} AND pending`.pipe(Effect.flatMap(decodeCount))
       ]).pipe(
         Effect.map(([rows, count]) => ({ rows: rows.map(toRecord), total: Number(count[0]?.total ?? 0) })),
         Effect.orDie,
@@ -105,8 +111,8 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
     const recordedOutsideChanges = (projectId: string, detailIds: ReadonlyArray<string>) =>
       (detailIds.length === 0
         ? Effect.succeed<ReadonlyArray<{ readonly upstreamRef: string }>>([])
-        : sql<{ readonly upstreamRef: string }>`SELECT upstream_ref FROM actions
-            WHERE project_id = ${projectId} AND ${sql.in("upstream_ref", detailIds)}`).pipe(
+        : sql`SELECT upstream_ref FROM actions
+            WHERE project_id = ${projectId} AND ${sql.in("upstream_ref", detailIds)}`.pipe(Effect.flatMap(decodeRefs))).pipe(
           Effect.map((rows): ReadonlySet<string> => new Set(rows.map((row) => row.upstreamRef))),
           Effect.orDie
         )
@@ -116,11 +122,11 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
      * that time may have overwritten.
      */
     const appliedBefore = (projectId: string, beforeIso: string) =>
-      sql<ActionRow>`
+      sql`
         SELECT ${columns} FROM actions
         WHERE project_id = ${projectId} AND status = 'applied' AND kind <> 'external_change' AND superseded_by IS NULL
           AND applied_at < ${beforeIso}::timestamptz
-        ORDER BY created_at`.pipe(Effect.map((rows) => rows.map(toRecord)), Effect.orDie)
+        ORDER BY created_at`.pipe(Effect.flatMap(decode), Effect.map((rows) => rows.map(toRecord)), Effect.orDie)
 
     return { find, get, lock, list, pending, recordedOutsideChanges, appliedBefore } as const
   })

@@ -1,7 +1,7 @@
 /**
  * A proposal (docs/decisions/pipeline.md): every read first, without a lock or a transaction — the
  * account's read-only refusal, the kind's validation against the warehouse, the policy's facts and the kill
- * switch — then the locked part as ONE statement (`recordStatement`): the account's lock, the 24-hour
+ * switch — then the locked part as ONE statement (ProposalStatement.ts): the account's lock, the 24-hour
  * auto-apply count, the ledger row and, when it auto-applies, the apply job and its NOTIFY. The count is the
  * only input of the decision read under the lock, so the decision is made twice beforehand (under the cap and
  * at it) and the statement picks one. A validation failure commits its failed ledger row the same way and
@@ -19,22 +19,18 @@ import type { Granted } from "../../accounts/Granted.ts"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { Invalidation } from "../../db/Invalidation.ts"
 import { newId } from "../../db/Ids.ts"
-import { ACCOUNT_LOCK_NAMESPACE, autoAppliesLast24h, lockAccountShared } from "../../policy/AutoApplyWindow.ts"
+import { autoAppliesLast24h, lockAccountShared } from "../../policy/AutoApplyWindow.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, type Decision, dailyCapReason, decide } from "../../policy/Policy.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
-import { JOBS_CHANNEL } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
-import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
 import { Idempotency, type StoredAnswer } from "./Idempotency.ts"
 import type { Kind, Rejection } from "../kinds/Kind.ts"
 import { requireNone } from "../kinds/KindSupport.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
 import { minorUnitReasons } from "./MinorUnits.ts"
-import { proposedEventCte } from "../../events/Outbox.ts"
-import type { NewAction } from "./Transitions.ts"
+import { COUNT_PLACEHOLDER, recordProposal, type Recording } from "./ProposalStatement.ts"
 import { policyFactsWith, readTargetBand, type TargetBand, warehouseView } from "../kinds/WarehouseView.ts"
 import { countAction, countProposal } from "../../telemetry/Metrics.ts"
-import { currentTraceparent } from "../../telemetry/TraceContext.ts"
 
 export interface ProposalRequest {
   /** The grant of the kind's proposal operation: who proposes, on which account. */
@@ -53,19 +49,6 @@ export const actorOf = (principal: Principal) => ({ kind: principal.kind, id: pr
 
 const principalKey = (principal: Principal) => `${principal.kind}:${principal.id}`
 
-/** The ledger row a proposal writes; its decision may still depend on the count read under the lock. */
-interface Recording {
-  readonly actionId: string
-  readonly row: Omit<NewAction, "mode" | "status" | "policyReasons" | "countsTowardCap" | "riskTier">
-  /** The decision under the cap; `capped` replaces it when the 24-hour count has reached the cap. */
-  readonly decision: { readonly mode: NewAction["mode"]; readonly status: NewAction["status"]; readonly riskTier: NewAction["riskTier"]; readonly reasons: ReadonlyArray<string> }
-  readonly capped: { readonly reasonTemplate: string; readonly otherReasons: ReadonlyArray<string> } | undefined
-}
-
-/** Placeholder of the count in the cap's reason; `format()` in the statement fills it in. */
-const COUNT_PLACEHOLDER = "%s"
-
-const json = (value: unknown) => JSON.stringify(value)
 
 /**
  * The two decisions a valid proposal may get: the one under the cap and, when that one auto-applies, the
@@ -92,7 +75,6 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
     const idempotency = yield* Idempotency
     const settings = yield* OrgSettings
     const signal = yield* WorkerSignal
-    const columns = actionColumns(sql)
     // The account's target band, read by the policy on every proposal: cached, dropped on every instance when
     // the band changes (db/Invalidation.ts, migration 0017). Wrapped, so that "no band" is cached too.
     const bands = (yield* Invalidation).cache<{ readonly band: TargetBand | null }>("t")
@@ -162,45 +144,6 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         return { _tag: "Valid" as const, payload: prepared.right.payload, summary: prepared.right.summary, decideFor }
       })
 
-    /**
-     * The locked part, one statement: `acs_lock_account_window` (migration 0012) takes the account's lock and
-     * reads the count and the next `created_at` with a snapshot taken after the lock; the row's decision is
-     * picked from the count; the job and its NOTIFY follow an auto-applied row. Another write of the
-     * proposal's transaction joins as one more CTE reading `recorded`.
-     */
-    const recordStatement = (recording: Recording) => {
-      const { row, decision, capped, actionId } = recording
-      const auto = capped !== undefined
-      const mode = auto ? sql`CASE WHEN w.used < ${AUTO_APPLY_LIMIT_PER_24H} THEN 'auto_applied' ELSE 'queued' END` : sql`${decision.mode}`
-      const status = auto ? sql`CASE WHEN w.used < ${AUTO_APPLY_LIMIT_PER_24H} THEN 'approved' ELSE 'proposed' END` : sql`${decision.status}`
-      const reasons = auto
-        ? sql`CASE WHEN w.used < ${AUTO_APPLY_LIMIT_PER_24H} THEN ${json(decision.reasons)}::jsonb
-            ELSE jsonb_build_array(format(${capped.reasonTemplate}, w.used)) || ${json(capped.otherReasons)}::jsonb END`
-        : sql`${json(decision.reasons)}::jsonb`
-      const counts = auto ? sql`w.used < ${AUTO_APPLY_LIMIT_PER_24H}` : sql`false`
-      return Effect.flatMap(currentTraceparent, (traceParent) => sql<ActionRow & { readonly notified: number }>`/* prepared */
-        WITH w AS (SELECT used, next_created_at FROM acs_lock_account_window(${ACCOUNT_LOCK_NAMESPACE}, ${row.projectId})),
-        recorded AS (
-          INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
-            payload, failure, proposed_by, counts_toward_cap, created_at, trace_parent)
-          SELECT ${actionId}, ${row.orgId}, ${row.projectId}, ${row.kind}, ${mode}, ${status}, ${decision.riskTier}, ${reasons},
-            ${row.summary}, ${row.reason}, ${json(row.payload)}::jsonb,
-            ${row.failure === undefined ? null : json(row.failure)}::jsonb, ${json(row.proposedBy)}::jsonb, ${counts},
-            w.next_created_at, ${traceParent}
-          FROM w
-          RETURNING *),
-        job AS (
-          INSERT INTO jobs (job_id, action_id, project_id, trace_parent)
-          SELECT ${newId("job")}, action_id, project_id, trace_parent FROM recorded WHERE status = 'approved'
-          RETURNING action_id),
-        notified AS (SELECT pg_notify(${JOBS_CHANNEL}, action_id) FROM job),
-        proposed_event AS (${proposedEventCte(sql, "recorded")})
-        SELECT ${columns}, (SELECT count(*) FROM notified)::int AS notified FROM recorded`).pipe(
-        Effect.map((rows) => toRecord(rows[0]!)),
-        Effect.withSpan("Proposals.recordStatement", HOT_SPAN)
-      )
-    }
-
     /** What the request records, with every read done: a failed row for a validation failure, else the proposal. */
     const prepare = (request: ProposalRequest) =>
       Effect.gen(function*() {
@@ -246,7 +189,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         type Outcome =
           | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
           | { readonly _tag: "Recorded"; readonly action: ActionRecord }
-        const recorded = Effect.map(recordStatement(recording), (action): Outcome => ({ _tag: "Recorded", action }))
+        const recorded = Effect.map(recordProposal(sql, recording), (action): Outcome => ({ _tag: "Recorded", action }))
         const outcome: Outcome = yield* (key === undefined
           // Alone, the statement is its own transaction: the lock is held for that one statement.
           ? recorded

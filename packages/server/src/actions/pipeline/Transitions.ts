@@ -19,18 +19,82 @@
 import type { ActionStatus, Actor, ExternalChangePayload, Failure, Mode, RiskTier } from "@acs/domain/Actions"
 import type { KindName } from "@acs/domain/ProposalKinds"
 import type { EventType } from "@acs/domain/Events"
-import { SqlClient, type Statement } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import { afterCommit } from "../../db/AfterCommit.ts"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { newId } from "../../db/Ids.ts"
 import { actionEventCte, writeActionEvent } from "../../events/Outbox.ts"
 import { currentTraceparent } from "../../telemetry/TraceContext.ts"
-import { actionColumns, type ActionRow, toRecord } from "./ActionRow.ts"
+import { actionColumns, actionRowWith, decodeActionRows, toRecord } from "./ActionRow.ts"
 import { countAction } from "../../telemetry/Metrics.ts"
 
+const json = (value: unknown) => JSON.stringify(value)
+
+/** What the statement of `applied` answers: whether its fence held, the changed row's org (null: unchanged), whether an original was reverted. */
+const decodeAppliedOutcome = Schema.decodeUnknown(Schema.Array(Schema.Struct({
+  fenced: Schema.Boolean,
+  orgId: Schema.NullOr(Schema.String),
+  reverted: Schema.Boolean
+})))
+
+/**
+ * applying -> applied as CTEs of a statement, each only where its `fence` (a condition over the statement's other
+ * CTEs) holds: `changed`, the row with what the steps returned (warnings included); its `action.applied` event; for
+ * a compensation, `original` marked reverted and its `action.reverted` event, after the applied one. The
+ * statement selects `appliedOutcome` and hands its rows to `appliedOutcomeOf`: in a statement of its own
+ * (`markApplied`) or in the one that ends an apply's run (worker/RunEndStatement.ts).
+ */
+export const appliedCtes = (
+  sql: SqlClient.SqlClient,
+  actionId: string,
+  result: AppliedResult,
+  fence: Statement.Fragment,
+  traceParent: string | null
+) =>
+  sql`changed AS (
+      UPDATE actions SET status = 'applied', warnings = ${json(result.warnings)}::jsonb, result = ${json(result.result)}::jsonb,
+        applied_at = clock_timestamp(), updated_at = clock_timestamp()
+      WHERE action_id = ${actionId} AND status = 'applying' AND ${fence}
+      RETURNING *),
+    applied_event AS (${actionEventCte(sql, "changed", "action.applied", { traceParent })}),
+    original AS (
+      UPDATE actions o SET status = 'reverted', updated_at = clock_timestamp() FROM changed
+      WHERE changed.revert_of IS NOT NULL AND o.reverted_by = changed.action_id AND o.status = 'applied'
+      RETURNING o.*),
+    reverted_event AS (${
+    actionEventCte(sql, "original", "action.reverted", {
+      traceParent,
+      extra: { revertedBy: actionId },
+      // After the applied event: its row is inserted before this one's (a scan of it runs the insert).
+      where: () => sql`EXISTS (SELECT 1 FROM applied_event)`
+    })
+  })`
+
+/** The select list of a statement with `appliedCtes`: whether its fence held, the changed row's org, whether an original was reverted. */
+export const appliedOutcome = (sql: SqlClient.SqlClient, fence: Statement.Fragment) =>
+  sql`${fence} AS fenced, (SELECT org_id FROM changed) AS org_id, EXISTS (SELECT 1 FROM original) AS reverted`
+
+/**
+ * What a statement with `appliedCtes` did: whether its fence held and whether the action changed, counted once
+ * the change committed (the statement's own, or the caller's transaction).
+ */
+export const appliedOutcomeOf = (rows: ReadonlyArray<object>) =>
+  decodeAppliedOutcome(rows).pipe(
+    Effect.orDie,
+    Effect.map((decoded) => decoded[0]!),
+    Effect.tap((row) =>
+      row.orgId === null
+        ? Effect.void
+        : afterCommit(Effect.zipRight(countAction("applied"), row.reverted ? countAction("reverted") : Effect.void))
+    ),
+    Effect.map((row) => ({ fenced: row.fenced, applied: row.orgId !== null }))
+  )
+
 /** A changed row as `RETURNING` answers it: the record's columns and the org its event belongs to. */
-type ChangedRow = ActionRow & { readonly orgId: string }
+const ChangedRow = actionRowWith({ orgId: Schema.String })
+type ChangedRow = typeof ChangedRow.Type
+const decodeChanged = Schema.decodeUnknown(Schema.Array(ChangedRow))
 
 export interface NewAction {
   readonly orgId: string
@@ -64,23 +128,48 @@ export interface AppliedResult {
   readonly result: Record<string, unknown>
 }
 
-/**
- * What ends an apply's run with its applied outcome: `settlement`, the job's deletion as a data-modifying
- * statement that answers a row while the job is ours, fences the statement; each of `alongside` is a
- * statement answering rows that writes only where the fence it is given holds.
- */
-export interface RunEnding {
-  readonly settlement: Statement.Fragment
-  readonly alongside: ReadonlyArray<FencedWrite>
-}
-
 /** A write that rides in a transition's statement: given the statement's fence (a condition), it writes only where the fence holds, answering rows. */
 export type FencedWrite = (fence: Statement.Fragment) => Statement.Fragment
 
+/**
+ * A proposal's ledger row, for the one statement that records it (ProposalStatement.ts): the decision's columns
+ * are expressions over that statement's lock CTE (picked by the count read under the lock), the rest values.
+ */
+export interface ProposedRow {
+  readonly actionId: string
+  readonly orgId: string
+  readonly projectId: string
+  readonly kind: KindName
+  readonly summary: string
+  readonly reason: string
+  readonly payload: unknown
+  readonly proposedBy: Actor
+  readonly failure: Failure | undefined
+  readonly riskTier: RiskTier
+  readonly mode: Statement.Fragment
+  readonly status: Statement.Fragment
+  readonly policyReasons: Statement.Fragment
+  readonly countsTowardCap: Statement.Fragment
+  readonly createdAt: Statement.Fragment
+  readonly traceParent: string | null
+}
+
+/**
+ * The insert of a proposal's ledger row, for a data-modifying CTE (`recorded AS (...)`) answering the row
+ * (`RETURNING *`): one row per row of `source`, the CTE its expressions read.
+ */
+export const insertProposed = (sql: SqlClient.SqlClient, row: ProposedRow, source: string) =>
+  sql`INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+      payload, failure, proposed_by, counts_toward_cap, created_at, trace_parent)
+    SELECT ${row.actionId}, ${row.orgId}, ${row.projectId}, ${row.kind}, ${row.mode}, ${row.status}, ${row.riskTier},
+      ${row.policyReasons}, ${row.summary}, ${row.reason}, ${json(row.payload)}::jsonb,
+      ${row.failure === undefined ? null : json(row.failure)}::jsonb, ${json(row.proposedBy)}::jsonb, ${row.countsTowardCap},
+      ${row.createdAt}, ${row.traceParent}
+    FROM ${sql.unsafe(source)}
+    RETURNING *`
+
 /** How a compensating action ended: applied (its original is reverted) or not (its original is free again). */
 export type CompensationEnd = "applied" | "abandoned"
-
-const json = (value: unknown) => JSON.stringify(value)
 
 export class Transitions extends Effect.Service<Transitions>()("acs/Transitions", {
   effect: Effect.gen(function*() {
@@ -109,12 +198,12 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * event with the row as it is now; answers whether it happened.
      */
     const changed = (
-      statement: Effect.Effect<ReadonlyArray<ChangedRow>, unknown>,
+      statement: Effect.Effect<ReadonlyArray<object>, SqlError.SqlError>,
       type: ActionEventType,
       extra: Readonly<Record<string, unknown>> = {}
     ) =>
       atomically(Effect.gen(function*() {
-        const rows = yield* Effect.orDie(statement)
+        const rows = yield* Effect.orDie(Effect.flatMap(statement, decodeChanged))
         const row = rows[0]
         if (row === undefined) return undefined
         yield* writeActionEvent(sql, row.orgId, type, toRecord(row), extra)
@@ -125,14 +214,14 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
 
     /** As `changed`, answering whether it happened. */
     const transition = (
-      statement: Effect.Effect<ReadonlyArray<ChangedRow>, unknown>,
+      statement: Effect.Effect<ReadonlyArray<object>, SqlError.SqlError>,
       type: ActionEventType,
       extra: Readonly<Record<string, unknown>> = {}
     ) => Effect.map(changed(statement, type, extra), (row) => row !== undefined)
 
     /** Appends a row; the caller holds the account's proposal lock (strictly increasing `created_at`). */
     const append = (action: NewAction) =>
-      sql<ActionRow>`
+      sql`
         INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
           payload, failure, proposed_by, revert_of, counts_toward_cap, created_at)
         VALUES (${newId("act")}, ${action.orgId}, ${action.projectId}, ${action.kind}, ${action.mode}, ${action.status},
@@ -142,6 +231,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
           GREATEST(clock_timestamp(),
             (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${action.projectId})))
         RETURNING ${columns}`.pipe(
+        Effect.flatMap(decodeActionRows),
         Effect.map((rows) => toRecord(rows[0]!)),
         Effect.orDie,
         // A row queued for a human is `action.proposed`; an auto-applied one speaks when it applies.
@@ -157,7 +247,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * The caller holds the account's proposal lock, as for `append`.
      */
     const appendOutsideChange = (change: NewOutsideChange) =>
-      sql<ActionRow>`
+      sql`
         INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
           payload, proposed_by, counts_toward_cap, upstream_ref, applied_at, created_at)
         VALUES (${newId("act")}, ${change.orgId}, ${change.projectId}, 'external_change', NULL, 'applied', 'review', '[]'::jsonb,
@@ -168,6 +258,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
             (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${change.projectId})))
         ON CONFLICT (project_id, upstream_ref) WHERE upstream_ref IS NOT NULL DO NOTHING
         RETURNING ${columns}`.pipe(
+        Effect.flatMap(decodeActionRows),
         Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
         Effect.orDie,
         Effect.tap((record) => record === undefined ? Effect.void : writeActionEvent(sql, change.orgId, "action.external", record)),
@@ -186,7 +277,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     const settleOriginal = (compensationId: string, end: CompensationEnd) =>
       (end === "applied"
         ? transition(
-          sql<ChangedRow>`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp()
+          sql`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp()
             WHERE reverted_by = ${compensationId} AND status = 'applied' RETURNING org_id, ${columns}`,
           "action.reverted",
           { revertedBy: compensationId }
@@ -212,7 +303,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** proposed -> approved; a new apply run begins. */
     const approve = (actionId: string, by: Actor) =>
       transition(
-        sql<ChangedRow>`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
+        sql`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
             updated_at = clock_timestamp(), apply_run = apply_run + 1
           WHERE action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
         "action.approved"
@@ -221,7 +312,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** proposed -> rejected (a decision or a withdrawal). */
     const reject = (actionId: string, by: Actor, reason: string | undefined) =>
       transition(
-        sql<ChangedRow>`UPDATE actions SET status = 'rejected', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
+        sql`UPDATE actions SET status = 'rejected', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
             decision_reason = ${reason ?? null}, updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
         "action.rejected"
@@ -234,7 +325,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      */
     const expire = (actionId: string, reason: string, dueAt?: Date) =>
       transition(
-        sql<ChangedRow>`UPDATE actions SET status = 'expired', decided_at = clock_timestamp(), decision_reason = ${reason},
+        sql`UPDATE actions SET status = 'expired', decided_at = clock_timestamp(), decision_reason = ${reason},
             updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status = 'proposed'
             ${dueAt === undefined ? sql`` : sql`AND COALESCE(queued_at, created_at) + make_interval(hours => (
@@ -267,64 +358,25 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
               SELECT action_id ${counted(alongside)} FROM changed`
       ).pipe(Effect.withSpan("Transitions.markApplying", HOT_SPAN))
 
-    /**
-     * applying -> applied with what the steps returned (warnings included) and its event; a compensation reverts
-     * its original (`action.reverted`, after the applied event) in the same statement. With `ending` the
-     * statement also ends the apply's run (one round trip where a transaction took six: docs/decisions/pipeline.md): the job's
-     * deletion fences it, and the writes that ride with it (the last step's record, the warehouse write-back)
-     * are each given the fence to check. Answers whether the fence held (always without `ending`) and whether
-     * the action changed.
-     */
-    const applied = (actionId: string, result: AppliedResult, ending?: RunEnding) =>
+    /** applying -> applied (see `appliedCtes`), in a statement of its own; answers whether it happened. */
+    const markApplied = (actionId: string, result: AppliedResult) =>
       Effect.flatMap(currentTraceparent, (traceParent) => {
         const fence = sql`EXISTS (SELECT 1 FROM fence)`
-        const alongside = (ending?.alongside ?? []).map((write) => write(fence))
-        return sql<{ readonly fenced: boolean; readonly orgId: string | null; readonly reverted: boolean }>`/* prepared */
-          WITH fence AS (${ending?.settlement ?? sql`SELECT 1`}),
-          ${ctes(alongside)}
-          changed AS (
-            UPDATE actions SET status = 'applied', warnings = ${json(result.warnings)}::jsonb, result = ${json(result.result)}::jsonb,
-              applied_at = clock_timestamp(), updated_at = clock_timestamp()
-            WHERE action_id = ${actionId} AND status = 'applying' AND ${fence}
-            RETURNING *),
-          applied_event AS (${actionEventCte(sql, "changed", "action.applied", { traceParent })}),
-          original AS (
-            UPDATE actions o SET status = 'reverted', updated_at = clock_timestamp() FROM changed
-            WHERE changed.revert_of IS NOT NULL AND o.reverted_by = changed.action_id AND o.status = 'applied'
-            RETURNING o.*),
-          reverted_event AS (${
-          actionEventCte(sql, "original", "action.reverted", {
-            traceParent,
-            extra: { revertedBy: actionId },
-            // After the applied event: its row is inserted before this one's (a scan of it runs the insert).
-            where: () => sql`EXISTS (SELECT 1 FROM applied_event)`
-          })
-        })
-          SELECT ${fence} AS fenced, (SELECT org_id FROM changed) AS org_id, EXISTS (SELECT 1 FROM original) AS reverted
-            ${counted(alongside)}`
+        return sql`/* prepared */
+          WITH fence AS (SELECT 1),
+          ${appliedCtes(sql, actionId, result, fence, traceParent)}
+          SELECT ${appliedOutcome(sql, fence)}`
       }).pipe(
         Effect.orDie,
-        Effect.map((rows) => rows[0]!),
-        Effect.tap((row) =>
-          // Counted once the change committed (the statement's own, or the caller's transaction).
-          row.orgId === null
-            ? Effect.void
-            : afterCommit(Effect.zipRight(countAction("applied"), row.reverted ? countAction("reverted") : Effect.void))
-        ),
-        Effect.map((row) => ({ fenced: row.fenced, applied: row.orgId !== null })),
+        Effect.flatMap(appliedOutcomeOf),
+        Effect.map((outcome) => outcome.applied),
         Effect.withSpan("Transitions.markApplied", HOT_SPAN)
       )
-
-    /** applying -> applied (see `applied`); answers whether it happened. */
-    const markApplied = (actionId: string, result: AppliedResult) => Effect.map(applied(actionId, result), (outcome) => outcome.applied)
-
-    /** applying -> applied as the statement that ends the apply's run (see `applied`). */
-    const markAppliedEndingRun = (actionId: string, result: AppliedResult, ending: RunEnding) => applied(actionId, result, ending)
 
     /** approved|applying -> failed (the failure names its step); a failed compensation frees its original. */
     const fail = (actionId: string, failure: Failure) =>
       changed(
-        sql<ChangedRow>`UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = clock_timestamp()
+        sql`UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
         "action.failed"
       ).pipe(Effect.flatMap(thenSettleRow(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.fail"))
@@ -332,7 +384,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** approved|applying -> proposed: the apply found a reason a person must decide; the reasons are added (and sent). */
     const demote = (actionId: string, reasons: ReadonlyArray<string>) =>
       transition(
-        sql<ChangedRow>`UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
+        sql`UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
             queued_at = clock_timestamp(), updated_at = clock_timestamp()
           WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
         "action.demoted",
@@ -366,7 +418,6 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       expire,
       markApplying,
       markApplied,
-      markAppliedEndingRun,
       fail,
       demote,
       linkRevert,

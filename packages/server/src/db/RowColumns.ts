@@ -1,0 +1,45 @@
+/**
+ * A table's row is declared once, as a `Schema.Struct` with camelCase fields (docs/decisions/architecture.md "One
+ * owner per table"); its snake-case form — the column names a statement selects, the keys of a row read without
+ * the client's name transform — is derived from those fields here, never restated.
+ */
+import type { Schema } from "effect"
+
+/** `createdAtIso` -> `created_at_iso`, as a type (the inverse of the client's `snakeToCamel` for these names). */
+export type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
+  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
+  : S
+
+/** A row as the driver answers it without the name transform: the same values under snake-case keys. */
+export type SnakeRow<Row> = { readonly [K in keyof Row & string as SnakeCase<K>]: Row[K] }
+
+/** `createdAtIso` -> `created_at_iso`. */
+export const snakeCase = (name: string): string => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
+
+/**
+ * The select list of a row's fields, in their declared order: each field's snake-case column, or, for a field
+ * of `computed`, its expression `AS` that name. Built once, as text (the names are the schema's, not input).
+ */
+export const selectList = <Fields extends Schema.Struct.Fields>(
+  fields: Fields,
+  computed: { readonly [K in keyof Fields]?: string } = {}
+): string =>
+  Object.keys(fields).map((field) => {
+    const expression = computed[field as keyof Fields]
+    return expression === undefined ? snakeCase(field) : `${expression} AS ${snakeCase(field)}`
+  }).join(", ")
+
+/**
+ * A row of `alias` as one JSON value whose keys are the fields (for a statement that reads it beside other
+ * things): each field's snake-case column, or its expression in `computed`; null when the row is absent (its
+ * `presence` column is null, as after a LEFT JOIN that found none).
+ */
+export const jsonRow = <Fields extends Schema.Struct.Fields>(
+  alias: string,
+  fields: Fields,
+  presence: string,
+  computed: { readonly [K in keyof Fields]?: string } = {}
+): string =>
+  `CASE WHEN ${alias}.${presence} IS NULL THEN NULL ELSE json_build_object(${
+    Object.keys(fields).map((field) => `'${field}', ${computed[field as keyof Fields] ?? `${alias}.${snakeCase(field)}`}`).join(", ")
+  }) END`

@@ -1,0 +1,111 @@
+/**
+ * What an apply checks before the first upstream call of a run (docs/decisions/pipeline.md "What the worker
+ * re-checks"): the policy again for an auto-applied action (a demotion), the account's read-only mark, the
+ * kind's local validation against the warehouse, and the budget hard cap. A run already under way (a retry after
+ * `upstream_unavailable`, or a crash) is only reconciled: its writes may have landed and a sync may show them.
+ */
+import type { ActionRecord } from "@acs/domain/Actions"
+import type { UpstreamCampaign } from "@acs/upstream/Upstream"
+import { SqlClient } from "@effect/sql"
+import { Effect, Either } from "effect"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
+import type { KindDefinition, PolicyFacts } from "../actions/kinds/Kind.ts"
+import { policyFactsWith, readTargetBand, type WarehouseView, warehouseView } from "../actions/kinds/WarehouseView.ts"
+import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
+import type { NamedCampaign } from "./StartingPoint.ts"
+
+/** Go on with the steps, demote the action to wait for a person, or fail it before any upstream call. */
+export type Verdict =
+  | { readonly _tag: "Proceed" }
+  | { readonly _tag: "Demote"; readonly reasons: ReadonlyArray<string> }
+  | { readonly _tag: "Fail"; readonly message: string }
+
+/** What the checks read of the claimed action. */
+export interface Checked<P> {
+  readonly action: ActionRecord
+  readonly payload: P
+  readonly account: AccountRecord
+  readonly killSwitchOn: boolean
+  readonly namedCampaign: NamedCampaign | undefined
+  /** The run recorded a step already: it is reconciled, not checked. */
+  readonly begun: boolean
+}
+
+const PROCEED: Verdict = { _tag: "Proceed" }
+
+export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
+  /** The policy's facts, with the target band read only when a rule asks for it (a budget raise does, a cut does not). */
+  const factsFor = (account: AccountRecord) =>
+    Effect.gen(function*() {
+      const withBand = yield* Effect.cached(
+        Effect.flatMap(readTargetBand(account.projectId), (band) => policyFactsWith(account, band)).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql)
+        )
+      )
+      const facts: PolicyFacts = {
+        ...(yield* policyFactsWith(account, null)),
+        cpaBand: (campaignId) => Effect.flatMap(withBand, (facts) => facts.cpaBand(campaignId))
+      }
+      return facts
+    })
+
+  /**
+   * One read of a campaign per apply: the re-check and the hard cap ask for the same row, and the one the
+   * payload names came with the action (StartingPoint.ts).
+   */
+  const withCampaignsRead = (view: WarehouseView, named: NamedCampaign | undefined): WarehouseView => {
+    const seen = new Map<string, UpstreamCampaign | undefined>()
+    if (named !== undefined) seen.set(named.campaignId, named.campaign)
+    return {
+      ...view,
+      campaign: (campaignId) =>
+        Effect.suspend(() =>
+          seen.has(campaignId)
+            ? Effect.succeed(seen.get(campaignId))
+            : view.campaign(campaignId).pipe(Effect.tap((campaign) => Effect.sync(() => seen.set(campaignId, campaign))))
+        )
+    }
+  }
+
+  const check = <P>(definition: KindDefinition<P>, checked: Checked<P>) =>
+    Effect.gen(function*() {
+      const { account, action, begun, payload } = checked
+      if (begun) return PROCEED
+      const autoApplied = action.mode === "auto_applied" && action.decidedBy === null && action.revertOf === null
+      if (autoApplied) {
+        const facts = yield* factsFor(account)
+        const reasons = stillClears({
+          killSwitchOn: checked.killSwitchOn,
+          accountStatus: account.status,
+          reviewTier: definition.reviewTier,
+          verdict: yield* definition.autoApply(payload, facts)
+        })
+        if (reasons.length > 0) return { _tag: "Demote", reasons } satisfies Verdict
+      }
+      if (account.readOnly) {
+        return { _tag: "Fail", message: "read_only_account: the upstream credential cannot write to this account" } satisfies Verdict
+      }
+      const view = withCampaignsRead(yield* warehouseView(account), checked.namedCampaign)
+      const recheck = yield* definition.recheck(payload, view).pipe(Effect.either)
+      if (Either.isLeft(recheck)) {
+        const error = recheck.left
+        const message = error._tag === "ValidationFailed" ? error.validation_errors.join("; ") : error.message
+        return { _tag: "Fail", message: `local validation at apply: ${message}` } satisfies Verdict
+      }
+      const budget = definition.budgetChange?.(payload)
+      if (budget !== undefined) {
+        const campaign = yield* view.campaign(budget.campaignId)
+        const warehouseBudget = campaign?.dailyBudgetMicros ?? null
+        if (warehouseBudget !== null && budget.newDailyBudgetMicros > BUDGET_HARD_CAP_MULTIPLE * warehouseBudget) {
+          return {
+            _tag: "Fail",
+            message: `hard cap: the new daily budget is more than ${BUDGET_HARD_CAP_MULTIPLE} times the warehouse value ` +
+              `(${warehouseBudget} micros); acs refuses it`
+          } satisfies Verdict
+        }
+      }
+      return PROCEED
+    }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+
+  return { check, factsFor, withCampaignsRead } as const
+}

@@ -1,0 +1,67 @@
+/**
+ * A worker's claim as ONE statement (docs/decisions/pipeline.md "One read to start an apply, carried by the
+ * claim"), assembled from its tables' owners: the claim of the next due job (queue/Jobs.ts) carries what the job
+ * needs to start (StartingPoint.ts), and when there is nothing to claim it answers when the next job is due: an
+ * idle worker's round trip, not two. With a job, `moreDue` says whether another was claimable too (read before
+ * this claim's own update, hence the exclusion): without one, the worker waits for a wake before claiming again
+ * instead of finding nothing.
+ */
+import type { SqlClient } from "@effect/sql"
+import { Effect, type ParseResult, Schema } from "effect"
+import { claimNext, type ClaimedJob, nextDueInMs, otherDue } from "../queue/Jobs.ts"
+import { decodeStartingRow, startingPoint, type StartingRow } from "./StartingPoint.ts"
+
+/** The claim's columns (null when none was claimed), and the carried row's `found` (null when it carried none). */
+const ClaimRow = Schema.Struct({
+  jobId: Schema.NullOr(Schema.String),
+  actionId: Schema.NullOr(Schema.String),
+  projectId: Schema.NullOr(Schema.String),
+  jobAttempts: Schema.NullOr(Schema.Number),
+  jobTraceParent: Schema.NullOr(Schema.String),
+  actionTraceParent: Schema.NullOr(Schema.String),
+  dueInMs: Schema.NullOr(Schema.String),
+  moreDue: Schema.NullOr(Schema.Boolean),
+  found: Schema.NullOr(Schema.Boolean)
+})
+const decodeClaimRow = Schema.decodeUnknown(ClaimRow)
+
+export type Claimed =
+  | { readonly job: ClaimedJob; readonly carried: StartingRow | undefined; readonly moreDue: boolean }
+  | { readonly job: undefined; readonly dueInMs: number | null }
+
+/** The claim's row as the worker uses it: the job with what it carried, or when the next one is due. */
+const claimedFrom = (raw: object | undefined): Effect.Effect<Claimed, ParseResult.ParseError> =>
+  raw === undefined
+    ? Effect.succeed({ job: undefined, dueInMs: null })
+    : Effect.flatMap(decodeClaimRow(raw), (row): Effect.Effect<Claimed, ParseResult.ParseError> => {
+      if (row.jobId === null || row.actionId === null || row.projectId === null || row.jobAttempts === null) {
+        return Effect.succeed({ job: undefined, dueInMs: row.dueInMs === null ? null : Number(row.dueInMs) })
+      }
+      const job: ClaimedJob = {
+        jobId: row.jobId,
+        actionId: row.actionId,
+        projectId: row.projectId,
+        attempts: row.jobAttempts,
+        jobTraceParent: row.jobTraceParent,
+        actionTraceParent: row.actionTraceParent
+      }
+      return Effect.map(
+        row.found === true ? decodeStartingRow(raw) : Effect.succeed(undefined),
+        (carried) => ({ job, carried, moreDue: row.moreDue === true })
+      )
+    })
+
+export const claimOrNextDue = (sql: SqlClient.SqlClient, workerId: string, leaseMs: number) =>
+  sql`/* prepared */
+    WITH claimed AS (${claimNext(sql, workerId, leaseMs)})
+    SELECT carried.*, claimed.job_id, claimed.action_id, claimed.project_id, claimed.attempts AS job_attempts,
+      claimed.job_trace_parent, claimed.action_trace_parent,
+      -- The scan for the next due time runs only when nothing was claimed (an InitPlan runs when first used).
+      CASE WHEN claimed.job_id IS NULL THEN ${nextDueInMs(sql)} END AS due_in_ms,
+      CASE WHEN claimed.job_id IS NOT NULL THEN ${otherDue(sql, sql`claimed.job_id`)} END AS more_due
+    FROM (SELECT) AS one
+    LEFT JOIN claimed ON true
+    LEFT JOIN LATERAL (${startingPoint(sql, sql`claimed.project_id`, sql`claimed.action_id`)}) AS carried ON true`.pipe(
+    Effect.flatMap((rows) => claimedFrom(rows[0])),
+    Effect.orDie
+  )

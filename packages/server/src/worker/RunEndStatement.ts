@@ -1,0 +1,43 @@
+/**
+ * The end of an applied run as ONE statement (docs/decisions/pipeline.md "An applied run ends in one statement"),
+ * assembled from its tables' owners: the job's deletion (queue/Jobs.ts, the lease's `settlement`) is the fence;
+ * the last step's record (ActionSteps.ts), the warehouse write-back (WarehouseWriteBack.ts) and the status change
+ * with its event and a compensation's original (Transitions.ts `appliedCtes`) each write only where it holds.
+ */
+import type { SqlClient, Statement } from "@effect/sql"
+import { Effect } from "effect"
+import type { Touched } from "../actions/kinds/Kind.ts"
+import { appliedCtes, appliedOutcome, appliedOutcomeOf, type AppliedResult } from "../actions/pipeline/Transitions.ts"
+import { HOT_SPAN } from "../db/HotSpan.ts"
+import { currentTraceparent } from "../telemetry/TraceContext.ts"
+import { writeBackCall } from "./WarehouseWriteBack.ts"
+
+export interface AppliedRunEnd {
+  readonly actionId: string
+  readonly projectId: string
+  readonly result: AppliedResult
+  /** The job's deletion while it is ours, answering a row: the fence. */
+  readonly settlement: Statement.Fragment
+  /** The last step's record, when this attempt ran it (its outcome is recorded here, not before). */
+  readonly lastStep: ((fence: Statement.Fragment) => Statement.Fragment) | undefined
+  /** What the steps touched, written back into the warehouse. */
+  readonly touched: Touched
+}
+
+/** Answers whether the fence held (false: the job is no longer ours, and nothing was written) and whether the action changed. */
+export const endAppliedRun = (sql: SqlClient.SqlClient, end: AppliedRunEnd) =>
+  Effect.flatMap(currentTraceparent, (traceParent) => {
+    const fence = sql`EXISTS (SELECT 1 FROM fence)`
+    // A CTE that only selects runs when it is read: the select list reads both.
+    return sql`/* prepared */
+      WITH fence AS (${end.settlement}),
+      ${end.lastStep === undefined ? sql`` : sql`last_step AS (${end.lastStep(fence)}),`}
+      write_back AS (SELECT ${writeBackCall(sql, end.projectId, end.touched)} WHERE ${fence}),
+      ${appliedCtes(sql, end.actionId, end.result, fence, traceParent)}
+      SELECT ${appliedOutcome(sql, fence)}, (SELECT count(*) FROM write_back) AS written_back
+        ${end.lastStep === undefined ? sql`` : sql`, (SELECT count(*) FROM last_step) AS last_step`}`
+  }).pipe(
+    Effect.orDie,
+    Effect.flatMap(appliedOutcomeOf),
+    Effect.withSpan("RunEndStatement.endAppliedRun", HOT_SPAN)
+  )

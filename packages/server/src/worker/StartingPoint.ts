@@ -1,0 +1,104 @@
+/**
+ * What an apply starts from, as one query: the action and its run, the org's kill switch, the steps this run
+ * recorded already (empty for a run not yet begun), its account, its org's connection and the campaign its
+ * payload names. The claim carries it (ClaimStatement.ts), so claiming a job and reading what it needs is one
+ * round trip (docs/decisions/pipeline.md "One read to start an apply, carried by the claim").
+ */
+import { Account } from "@acs/domain/Accounts"
+import { UpstreamApiVersion } from "@acs/domain/Connection"
+import type { UpstreamCampaign } from "@acs/upstream/Upstream"
+import type { SqlClient, Statement } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
+import type { SavedConnection } from "../accounts/Connections.ts"
+import { campaignJson, CampaignRow, toCampaign } from "../actions/kinds/WarehouseView.ts"
+import { ACTION_COLUMNS, actionRowWith, toRecord } from "../actions/pipeline/ActionRow.ts"
+import { jsonRow } from "../db/RowColumns.ts"
+import { RecordedStep, recordedSteps } from "./ActionSteps.ts"
+
+/** The account as `Accounts.find` reads it: its columns, the same raw text for times and days. */
+const carriedAccountFields = {
+  ...Account.fields,
+  orgId: Schema.String,
+  lastSyncedAt: Schema.NullOr(Schema.String),
+  firstSyncedDay: Schema.NullOr(Schema.String),
+  lastSyncedDay: Schema.NullOr(Schema.String)
+}
+const CarriedAccount: Schema.Schema<AccountRecord> = Schema.Struct(carriedAccountFields)
+
+/** What making a client needs of the connection row. */
+const carriedConnectionFields = {
+  apiVersion: UpstreamApiVersion,
+  credentialsEncrypted: Schema.NullOr(Schema.String),
+  status: Schema.Literal("ok", "error")
+}
+const CarriedConnection: Schema.Schema<SavedConnection> = Schema.Struct(carriedConnectionFields)
+
+/** The query's row: the action's columns and what it starts from beside them. */
+export const StartingRow = actionRowWith({
+  /** Always true: tells a row found from the nulls of a claim that carried none. */
+  found: Schema.Literal(true),
+  applyRun: Schema.Number,
+  platformAutoApply: Schema.Boolean,
+  recordedSteps: Schema.Array(RecordedStep),
+  /** Null when the account is gone. */
+  account: Schema.NullOr(CarriedAccount),
+  /** Null when the org has no connection. */
+  connection: Schema.NullOr(CarriedConnection),
+  /** The campaign the payload names (`campaignId`), null when it names none; `namedCampaign` null when there is no such row. */
+  namedCampaignId: Schema.NullOr(Schema.String),
+  namedCampaign: Schema.NullOr(CampaignRow)
+})
+export type StartingRow = typeof StartingRow.Type
+
+export const decodeStartingRow = Schema.decodeUnknown(StartingRow)
+
+/** Both as JSON values (null when absent), keyed by their fields. */
+const ACCOUNT_JSON = jsonRow("acc", carriedAccountFields, "project_id", {
+  // Text, as the driver answers these columns (a JSON value would be in another format).
+  lastSyncedAt: "acc.last_synced_at::text",
+  firstSyncedDay: "acc.first_synced_day::text",
+  lastSyncedDay: "acc.last_synced_day::text"
+})
+const CONNECTION_JSON = jsonRow("c", carriedConnectionFields, "org_id")
+
+/** The query, with `projectId` and `actionId` values or the claim's columns. */
+export const startingPoint = (sql: SqlClient.SqlClient, projectId: string | Statement.Fragment, actionId: string | Statement.Fragment) =>
+  sql`SELECT true AS found, a.*, ${sql.unsafe(ACCOUNT_JSON)} AS account,
+      ${sql.unsafe(CONNECTION_JSON)} AS connection,
+      a.payload->>'campaignId' AS named_campaign_id, ${campaignJson(sql, "cmp")} AS named_campaign
+    FROM (
+      SELECT ${sql.unsafe(ACTION_COLUMNS)}, apply_run,
+        (SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = actions.org_id) AS platform_auto_apply,
+        ${recordedSteps(sql)} AS recorded_steps
+      FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}
+    ) a LEFT JOIN accounts acc ON acc.project_id = a.project_id
+    LEFT JOIN connections c ON c.org_id = acc.org_id
+    LEFT JOIN campaigns cmp ON cmp.project_id = a.project_id AND cmp.campaign_id = a.payload->>'campaignId'`
+
+/** The query on its own (the claim's carried row was not enough: Apply.ts). */
+export const readStartingPoint = (sql: SqlClient.SqlClient, projectId: string, actionId: string) =>
+  sql`/* prepared */ ${startingPoint(sql, projectId, actionId)}`.pipe(
+    Effect.flatMap((rows) => rows[0] === undefined ? Effect.succeed(undefined) : decodeStartingRow(rows[0])),
+    Effect.orDie
+  )
+
+/** The warehouse's row of the campaign an action's payload names, read with the action (undefined: no such row). */
+export interface NamedCampaign {
+  readonly campaignId: string
+  readonly campaign: UpstreamCampaign | undefined
+}
+
+/** The starting point as the apply uses it. */
+export const startFrom = (row: StartingRow) => ({
+  action: toRecord(row),
+  run: row.applyRun,
+  killSwitchOn: row.platformAutoApply,
+  before: row.recordedSteps,
+  account: row.account ?? undefined,
+  namedCampaign: row.namedCampaignId === null
+    ? undefined
+    : { campaignId: row.namedCampaignId, campaign: row.namedCampaign === null ? undefined : toCampaign(row.namedCampaign) },
+  connection: row.connection ?? undefined
+})
+export type Starting = ReturnType<typeof startFrom>
