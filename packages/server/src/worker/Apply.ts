@@ -13,7 +13,7 @@
 import type { ActionRecord, Failure } from "@acs/domain/Actions"
 import type { UpstreamCampaign, UpstreamClient } from "@acs/upstream/Upstream"
 import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect, Either, Option, Schema } from "effect"
+import { Clock, Effect, Either, Layer, Option, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { Connections, type SavedConnection } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/kinds/Catalog.ts"
@@ -35,6 +35,8 @@ import {
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
+import { SecretBox } from "../db/SecretBox.ts"
+import { TestDatabase } from "../db/TestDatabase.ts"
 import { observeApplyLag } from "../telemetry/Metrics.ts"
 import { writeBackCall } from "./WarehouseWriteBack.ts"
 import { makeWriteFence, type WriteFence } from "./WriteFence.ts"
@@ -546,4 +548,13 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
   }),
   // Connections (over the upstream port) comes from the application layer.
   dependencies: [Transitions.Default]
-}) {}
+}) {
+  /**
+   * Over the embedded test database (db/TestDatabase.ts), with the connections it applies through, for
+   * in-process tests; the upstream port stays the caller's (the simulator's: upstream/ sits above worker/).
+   */
+  static readonly Test = Apply.Default.pipe(
+    Layer.provideMerge(Connections.Default),
+    Layer.provideMerge(Layer.mergeAll(SecretBox.Default, TestDatabase))
+  )
+}
