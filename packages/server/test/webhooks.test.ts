@@ -264,32 +264,33 @@ describe("deliveries", () => {
     expect((await rejectedEvents()).map((r) => r.answered)).toEqual([200])
   })
 
-  it("a commit wakes the sequencer and the deliveries at once (LISTEN/NOTIFY), not at their poll", async () => {
-    // A poll of a day: only the notifications can deliver within the wait.
-    await p.restart({ ...FAST, EVENTS_POLL_MS: "86400000" })
-    const actionId = await queue()
-    await deliveredOnce(actionId)
-    expect(requestsFor(actionId).length).toBe(1)
-    await p.restart(FAST)
-  })
+  // A poll of a day: only the notifications can deliver within the wait. One restart into it for both tests.
+  describe("with a poll of a day", () => {
+    beforeAll(() => p.restart({ ...FAST, EVENTS_POLL_MS: "86400000" }))
+    afterAll(() => p.restart(FAST))
 
-  it("an event committed while its endpoint's batch is out is delivered once that batch is recorded, not at the poll", async () => {
-    await p.restart({ ...FAST, EVENTS_POLL_MS: "86400000" })
-    let held = false
-    receiver.answer = () => held ? { status: 200 } : ((held = true), "hang")
-    const first = await queue()
-    await waitFor("the first event's attempt, held", () => Promise.resolve(requestsFor(first)), (r) => r.length > 0)
-    // Sequenced while the first's batch is out: the claim it wakes skips the endpoint (one batch out at a time).
-    const second = await queue()
-    await waitFor("the second event sequenced", async () => {
-      const answer = await p.as("key", "GET", `/events?type=action.proposed&limit=200`)
-      return (answer.body as { events: Array<{ data: { action?: { actionId?: string } } }> }).events
-    }, (events) => events.some((e) => e.data.action?.actionId === second))
-    receiver.releaseHung(200)
-    await deliveredOnce(second)
-    expect(requestsFor(second)).toHaveLength(1)
-    receiver.answer = () => ({ status: 200 })
-    await p.restart(FAST)
+    it("a commit wakes the sequencer and the deliveries at once (LISTEN/NOTIFY), not at their poll", async () => {
+      const actionId = await queue()
+      await deliveredOnce(actionId)
+      expect(requestsFor(actionId).length).toBe(1)
+    })
+
+    it("an event committed while its endpoint's batch is out is delivered once that batch is recorded, not at the poll", async () => {
+      let held = false
+      receiver.answer = () => held ? { status: 200 } : ((held = true), "hang")
+      const first = await queue()
+      await waitFor("the first event's attempt, held", () => Promise.resolve(requestsFor(first)), (r) => r.length > 0)
+      // Sequenced while the first's batch is out: the claim it wakes skips the endpoint (one batch out at a time).
+      const second = await queue()
+      await waitFor("the second event sequenced", async () => {
+        const answer = await p.as("key", "GET", `/events?type=action.proposed&limit=200`)
+        return (answer.body as { events: Array<{ data: { action?: { actionId?: string } } }> }).events
+      }, (events) => events.some((e) => e.data.action?.actionId === second))
+      receiver.releaseHung(200)
+      await deliveredOnce(second)
+      expect(requestsFor(second)).toHaveLength(1)
+      receiver.answer = () => ({ status: 200 })
+    })
   })
 
   it("slack format: an incoming-webhook message with the summary, the reasons, the proposer and a console link", async () => {
