@@ -96,11 +96,16 @@ const queue = async (): Promise<string> => {
 const createWebhook = async (body: Record<string, unknown>, server: RunningServer = p.server) =>
   call(`${server.api}/webhooks`, { method: "POST", key: BOOTSTRAP_KEY, body })
 
+/** The org's endpoints, through the typed client. */
+const listWebhooks = () => p.api("key", (client) => Effect.map(client.webhooks.listWebhooks(), (listed) => listed.webhooks))
+
+/** An endpoint's delivery log, newest first, through the typed client. */
+const deliveriesOf = (webhookId: string, limit?: number) =>
+  p.api("key", (client) =>
+    Effect.map(client.webhooks.listWebhookDeliveries({ path: { webhookId }, urlParams: limit === undefined ? {} : { limit } }), (log) => log.deliveries))
+
 const deleteAll = async () => {
-  const listed = await p.as("key", "GET", "/webhooks")
-  for (const w of (listed.body as { webhooks: Array<{ webhookId: string }> }).webhooks) {
-    await p.as("key", "DELETE", `/webhooks/${w.webhookId}`)
-  }
+  for (const w of await listWebhooks()) await p.as("key", "DELETE", `/webhooks/${w.webhookId}`)
 }
 
 /** The requests the receiver got for the action's action.proposed event. */
@@ -139,8 +144,7 @@ describe("deliveries", () => {
       expect(verify(request.rawBody, request.signature!, "whsec_wrong")).toBe(false)
       expect(verify(`${request.rawBody} `, request.signature!, secret)).toBe(false)
     }
-    const log = await p.as("key", "GET", `/webhooks/${webhookId}/deliveries`)
-    const deliveries = (log.body as { deliveries: Array<{ eventType: string; status: string; attempts: number; lastStatusCode: number }> }).deliveries
+    const deliveries = await deliveriesOf(webhookId)
     expect(deliveries.filter((d) => d.eventType === "action.proposed").slice(0, 3).every((d) => d.status === "delivered" && d.lastStatusCode === 200))
       .toBe(true)
   })
@@ -177,9 +181,7 @@ describe("deliveries", () => {
     await waitFor("the third attempt's 204", () => Promise.resolve(requestsFor(actionId)), (r) => r.some((x) => x.answered === 204))
     expect(requestsFor(actionId).map((r) => r.answered)).toEqual([500, "hang", 204])
     receiver.releaseHung()
-    const log = await p.as("key", "GET", `/webhooks/${webhookId}/deliveries?limit=5`)
-    const delivery = (log.body as { deliveries: Array<{ eventId: string; status: string; attempts: number; lastStatusCode: number }> }).deliveries
-      .find((d) => d.eventId === requestsFor(actionId)[0]!.eventId)!
+    const delivery = (await deliveriesOf(webhookId, 5)).find((d) => d.eventId === requestsFor(actionId)[0]!.eventId)!
     expect(delivery).toMatchObject({ status: "delivered", attempts: 3, lastStatusCode: 204 })
     receiver.answer = () => ({ status: 200 })
   })
@@ -188,20 +190,15 @@ describe("deliveries", () => {
     receiver.answer = () => ({ status: 200, body: "ok\u0000done" })
     const actionId = await queue()
     const eventId = (await deliveredOnce(actionId))[0]!.eventId
-    const delivery = await waitFor("the delivery recorded as delivered", async () => {
-      const log = await p.as("key", "GET", `/webhooks/${webhookId}/deliveries?limit=20`)
-      return (log.body as { deliveries: Array<{ eventId: string; status: string; attempts: number; lastResponse: string | null }> }).deliveries
-        .find((d) => d.eventId === eventId)
-    }, (d) => d?.status === "delivered")
+    const delivery = await waitFor("the delivery recorded as delivered", async () => (await deliveriesOf(webhookId, 20)).find((d) => d.eventId === eventId),
+      (d) => d?.status === "delivered")
     expect(delivery).toMatchObject({ attempts: 1, lastResponse: "ok\uFFFDdone" })
     expect(requestsFor(actionId)).toHaveLength(1)
     receiver.answer = () => ({ status: 200 })
   })
 
   it("the delivery log holds first attempts and retried deliveries alike, newest first, cut at its limit", async () => {
-    type Logged = { eventId: string; status: string; attempts: number; createdAt: string }
-    const logOf = async (limit: number) =>
-      ((await p.as("key", "GET", `/webhooks/${webhookId}/deliveries?limit=${limit}`)).body as { deliveries: Array<Logged> }).deliveries
+    const logOf = (limit: number) => deliveriesOf(webhookId, limit)
     const all = await logOf(200)
     // The earlier tests' first attempts (recorded with their batch) and the delivery retried three times (a queue row).
     expect(all.filter((d) => d.status === "delivered" && d.attempts === 1).length).toBeGreaterThanOrEqual(4)
@@ -358,11 +355,8 @@ describe("deliveries", () => {
     const id = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
     receiver.answer = () => ({ status: 503 })
     await queue()
-    const disabled = await waitFor("the endpoint to be disabled", async () => {
-      const listed = await p.as("key", "GET", "/webhooks")
-      return (listed.body as { webhooks: Array<{ webhookId: string; disabledAt: string | null; disabledReason: string | null }> }).webhooks
-        .find((w) => w.webhookId === id)!
-    }, (w) => w.disabledAt !== null)
+    const disabled = await waitFor("the endpoint to be disabled", async () => (await listWebhooks()).find((w) => w.webhookId === id)!,
+      (w) => w.disabledAt !== null)
     expect(disabled.disabledReason).toMatch(/retry window/)
     const refusedPing = await p.as("key", "POST", `/webhooks/${id}/test`)
     expect(refusedPing.status).toBe(409)
@@ -454,10 +448,9 @@ describe("the SSRF guard", () => {
       const { addresses, id, name } = rebound
       const seen = receiver.received.length
       expect((await p.as("key", "POST", `/webhooks/${id}/test`)).status).toBe(202)
-      const log = await waitFor("the refused attempt", async () => {
-        const answer = await p.as("key", "GET", `/webhooks/${id}/deliveries`)
-        return (answer.body as { deliveries: Array<{ status: string; lastError: string | null; lastStatusCode: number | null }> }).deliveries
-      }, (d) => d.length > 0 && d[0]!.lastError !== null, { show: (d) => JSON.stringify(d) })
+      const log = await waitFor("the refused attempt", () => deliveriesOf(id), (d) => d.length > 0 && d[0]!.lastError !== null, {
+        show: (d) => JSON.stringify(d)
+      })
       expect(log[0]).toMatchObject({ status: "pending", lastStatusCode: null, lastError: `the host ${name} does not resolve to a public address` })
       for (const address of addresses) expect(JSON.stringify(log)).not.toContain(address)
       expect(receiver.received.length).toBe(seen)
@@ -471,10 +464,7 @@ describe("the SSRF guard", () => {
     receiver.answer = () => ({ status: 302, location: `${receiver.url}/elsewhere` })
     const actionId = await queue()
     await waitFor("the redirected attempt", () => Promise.resolve(requestsFor(actionId)), (r) => r.length > 0)
-    const log = await waitFor("the delivery log", async () => {
-      const answer = await p.as("key", "GET", `/webhooks/${id}/deliveries`)
-      return (answer.body as { deliveries: Array<{ lastStatusCode: number | null; status: string; lastError: string | null }> }).deliveries
-    }, (d) => d.length > 0 && d[0]!.lastStatusCode !== null)
+    const log = await waitFor("the delivery log", () => deliveriesOf(id), (d) => d.length > 0 && d[0]!.lastStatusCode !== null)
     expect(log[0]).toMatchObject({ status: "pending", lastStatusCode: 302 })
     expect(log[0]!.lastError).toMatch(/not followed/)
     expect(receiver.received.some((r) => r.rawBody.length > 0 && r.answered === 200 && JSON.stringify(r.body).includes(actionId))).toBe(false)
