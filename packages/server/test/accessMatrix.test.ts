@@ -16,6 +16,9 @@
  * tools/call per case, plus the SDK client's refused connection per principal); the human-only operations
  * are no tools: not listed, and a call answers `not_found`.
  *
+ * The 21 proposal operations share one access row: it runs in full for the first, and each other keeps the
+ * cases that fail when it is wired to any other check, on every surface (`WIRING_CASES`).
+ *
  * All requests are made up front in parallel chunks, a case's surfaces side by side; each case is then its
  * own `it`, named `<surface>: operation × principal → account`.
  */
@@ -872,15 +875,44 @@ interface Case {
   readonly badBody?: true
 }
 
+/**
+ * The 21 proposal operations share one access row (write scope, an account; the table makes them from the kind
+ * declarations, and "the proposal operations share one access row" below holds it): the row runs in full for the
+ * first of them. Each other one keeps the cases that fail when it is wired to any other check, on every surface:
+ * the weakest principal the row allows (write, no grant, bound to one account, naming it as `current`: a higher
+ * scope, the grant or org level would refuse it), a principal the scope alone refuses (read, with the grant,
+ * org-wide) and one the account's reach alone refuses (admin, with the grant, bound to A, naming B).
+ */
+const PROPOSAL_OPERATIONS: ReadonlySet<OperationName> = new Set(proposalKinds.map((kind) => kind.operation))
+const FULL_PROPOSAL: OperationName = proposalKinds[0]!.operation
+const WIRING_CASES: ReadonlyArray<{ readonly principal: string; readonly target: string }> = [
+  { principal: "key write account[A]", target: CURRENT },
+  { principal: "key read+canApprove org-wide", target: A },
+  { principal: "key admin+canApprove subset[A]", target: B }
+]
+
+/** Every principal × every way of naming an account, or only the wiring cases for a proposal operation after the first. */
+const runsInFull = (operation: OperationName): boolean => !PROPOSAL_OPERATIONS.has(operation) || operation === FULL_PROPOSAL
+
+const principalNamed = (name: string): PrincipalSpec => {
+  const principal = PRINCIPALS.find((p) => p.name === name)
+  if (principal === undefined) throw new Error(`no principal named ${name}`)
+  return principal
+}
+
+const caseOf = (operation: OperationName, principal: PrincipalSpec, target: string | undefined): Case => ({
+  id: `${operation} × ${principal.name}${target === undefined ? "" : ` → ${target}`}`,
+  operation,
+  principal,
+  target
+})
+
 const CASES: ReadonlyArray<Case> = OPERATION_NAMES.flatMap((operation) =>
-  PRINCIPALS.flatMap((principal) =>
-    (operationTable[operation]?.account === true ? [...TARGETS] : [undefined]).map((target): Case => ({
-      id: `${operation} × ${principal.name}${target === undefined ? "" : ` → ${target}`}`,
-      operation,
-      principal,
-      target
-    }))
-  )
+  runsInFull(operation)
+    ? PRINCIPALS.flatMap((principal) =>
+      (operationTable[operation]?.account === true ? [...TARGETS] : [undefined]).map((target) => caseOf(operation, principal, target))
+    )
+    : WIRING_CASES.map(({ principal, target }) => caseOf(operation, principalNamed(principal), target))
 )
 
 /**
@@ -1339,6 +1371,27 @@ describe("the operation table and the REST API agree", () => {
     }
   })
 
+  it("gives every proposal operation the same access row, so that one runs it in full for all", () => {
+    const rowOf = (name: OperationName) => {
+      const { bucket: _bucket, summary: _summary, ...row } = operationTable[name]!
+      return row
+    }
+    expect(PROPOSAL_OPERATIONS.size).toBe(proposalKinds.length)
+    for (const name of PROPOSAL_OPERATIONS) expect(rowOf(name), name).toEqual(rowOf(FULL_PROPOSAL))
+  })
+
+  it("gives each other proposal operation one allowed case and refusals by scope and by reach alone", () => {
+    const expected = WIRING_CASES.map(({ principal, target }) => {
+      const answer = expectedAccess(operationTable[FULL_PROPOSAL]!, principalNamed(principal).holder, target)
+      return answer.allowed ? "allowed" : answer.code
+    })
+    expect(expected).toEqual(["allowed", "forbidden_scope", "account_mismatch"])
+    // The count vitest prints: the full cases of every operation but the other proposal operations, and their wiring cases.
+    const full = OPERATION_NAMES.filter(runsInFull)
+      .reduce((sum, name) => sum + PRINCIPALS.length * (operationTable[name]?.account === true ? TARGETS.length : 1), 0)
+    expect(CASES.length).toBe(full + (PROPOSAL_OPERATIONS.size - 1) * WIRING_CASES.length)
+  })
+
   it("has an RPC procedure for every operation", () => {
     expect(OPERATION_NAMES.filter((name) => !operationEndpoints.has(name)), "operations without a procedure").toEqual([])
   })
@@ -1776,7 +1829,7 @@ describe("refusals", () => {
     const subsetKey = PRINCIPALS.find((principal) =>
       principal.row?.binding.kind === "subset" && principal.row.scope === "admin" && principal.row.canApprove
     )!
-    for (const operation of OPERATION_NAMES.filter((name) => operationTable[name]?.account === true)) {
+    for (const operation of OPERATION_NAMES.filter((name) => operationTable[name]?.account === true && runsInFull(name))) {
       const isolated = results.get(`rest: ${operation} × ${otherOrgKey.name} → ${A}`)!.answer
       const outOfSet = results.get(`rest: ${operation} × ${subsetKey.name} → ${B}`)!.answer
       expect(isolated.status, operation).toBe(403)

@@ -6,36 +6,12 @@
  * simulator's seeded set-up cannot be reshaped through the platform's API without going through acs's own
  * proposals. Reports and app/geo search go to the simulator and are compared with what it answers directly.
  */
+import type { Audit, Finding } from "@acs/domain/Audits"
+import type { Report, ReportRequest } from "@acs/domain/Research"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addKeyword, addSearchTerm, campaignTotals } from "./support/arrange.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { type Answer, call, errorCode } from "./support/server.ts"
-
-interface Finding {
-  readonly severity: string
-  readonly title: string
-  readonly detail: string
-  readonly entity: { readonly type: string; readonly id: string; readonly name: string } | null
-}
-
-interface AuditAnswer {
-  readonly auditId: string
-  readonly createdAt: string
-  readonly findings: ReadonlyArray<Finding>
-}
-
-interface Metrics {
-  readonly impressions: number
-  readonly taps: number
-  readonly installs: number
-  readonly spendMicros: number
-}
-
-interface ReportAnswer {
-  readonly rows: ReadonlyArray<{ readonly campaignId: string; readonly keywordId: string | null; readonly total: Metrics; readonly periods: ReadonlyArray<unknown> }>
-  readonly grandTotals: Metrics
-  readonly pagination: { readonly offset: number; readonly limit: number; readonly totalResults: number }
-}
 
 const CENT = 10_000
 
@@ -56,11 +32,7 @@ const createKey = async (scope: string): Promise<string> => {
   return (answer.body as { secret: string }).secret
 }
 
-const audit = async (): Promise<AuditAnswer> => {
-  const answer = await p.as("person", "POST", `/accounts/${projectId}/audits`)
-  expect(answer.status, answer.text).toBe(201)
-  return answer.body as AuditAnswer
-}
+const audit = (): Promise<Audit> => p.api("person", (client) => client.insights.runAudit({ path: { projectId } }))
 
 const about = (findings: ReadonlyArray<Finding>, id: string) => findings.filter((f) => f.entity?.id === id)
 
@@ -244,6 +216,8 @@ describe("reports", () => {
   })
 
   const report = (body: Record<string, unknown>) => p.as("key", "POST", `/accounts/${projectId}/reports`, body)
+  const typedReport = (payload: ReportRequest): Promise<Report> =>
+    p.api("key", (client) => client.research.runReport({ path: { projectId }, payload }))
 
   it("pages campaigns the way the simulator does, with grand totals over every row", async () => {
     const direct = await p.run(p.upstream.report(p.account.upstreamAccountId, {
@@ -255,12 +229,10 @@ describe("reports", () => {
       limit: 1000
     }))
     expect(direct.totalResults).toBeGreaterThan(2)
-    const seen: Array<ReportAnswer["rows"][number]> = []
-    let grand: Metrics | undefined
+    const seen: Array<Report["rows"][number]> = []
+    let grand: Report["grandTotals"] | undefined
     for (let offset = 0; offset < direct.totalResults; offset += 2) {
-      const answer = await report({ level: "campaigns", startDate: start, endDate: end, granularity: "DAILY", offset, limit: 2 })
-      expect(answer.status, answer.text).toBe(200)
-      const page = answer.body as ReportAnswer
+      const page = await typedReport({ level: "campaigns", startDate: start, endDate: end, granularity: "DAILY", offset, limit: 2 })
       expect(page.pagination).toEqual({ offset, limit: 2, totalResults: direct.totalResults })
       expect(page.rows.length).toBe(Math.min(2, direct.totalResults - offset))
       grand ??= page.grandTotals
@@ -280,9 +252,8 @@ describe("reports", () => {
   })
 
   it("reports keywords of one campaign, WEEKLY, with the simulator's total", async () => {
-    const answer = await report({ level: "keywords", campaignId: x.campaignId, startDate: start, endDate: end, granularity: "WEEKLY", limit: 5000 })
-    expect(answer.status, answer.text).toBe(200)
-    const page = answer.body as ReportAnswer
+    // A limit above the most a page holds is clamped to it.
+    const page = await typedReport({ level: "keywords", campaignId: x.campaignId, startDate: start, endDate: end, granularity: "WEEKLY", limit: 5000 })
     const direct = await p.run(p.upstream.report(p.account.upstreamAccountId, {
       level: "keywords",
       campaignId: x.campaignId,

@@ -5,7 +5,9 @@
  */
 import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
 import * as Crypto from "node:crypto"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { withApi } from "./support/apiClient.ts"
 import { createDatabase, query } from "./support/database.ts"
 import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
@@ -119,22 +121,19 @@ describe("connection", () => {
     expect(accounts.every((a) => a.projectId === null)).toBe(true)
   })
 
-  it("imports accounts once: a second import returns the same projects", async () => {
-    const ids = simulator.accounts.slice(0, 2).map((a) => String(a.orgId))
-    const first = await call(`${server.api}/accounts/import`, { method: "POST", key: BOOTSTRAP_KEY, body: { upstreamAccountIds: ids } })
-    expect(first.status).toBe(201)
-    const second = await call(`${server.api}/accounts/import`, { method: "POST", key: BOOTSTRAP_KEY, body: { upstreamAccountIds: ids } })
-    expect(second.status).toBe(201)
-    const projectIds = (answer: typeof first) => (answer.body as { accounts: Array<{ projectId: string }> }).accounts.map((a) => a.projectId)
-    expect(projectIds(second)).toEqual(projectIds(first))
-    const rows = await query<{ n: number }>(database, "SELECT count(*)::int AS n FROM accounts")
-    expect(rows[0]!.n).toBe(2)
-    const unknown = await call(`${server.api}/accounts/import`, { method: "POST", key: BOOTSTRAP_KEY, body: { upstreamAccountIds: ["999"] } })
-    expect(unknown.status).toBe(400)
-    expect((unknown.body as { error: { message: string } }).error.message).toContain("upstreamAccountIds")
-    const listed = await call(`${server.api}/accounts`, { key: BOOTSTRAP_KEY })
-    expect((listed.body as { total: number }).total).toBe(2)
-  })
+  it("imports accounts once: a second import returns the same projects", () =>
+    withApi(server.baseUrl, BOOTSTRAP_KEY, (client) =>
+      Effect.gen(function*() {
+        const upstreamAccountIds = simulator.accounts.slice(0, 2).map((a) => String(a.orgId))
+        const first = yield* client.accounts.importAccounts({ payload: { upstreamAccountIds } })
+        const second = yield* client.accounts.importAccounts({ payload: { upstreamAccountIds } })
+        expect(second.accounts.map((a) => a.projectId)).toEqual(first.accounts.map((a) => a.projectId))
+        const rows = yield* Effect.promise(() => query<{ n: number }>(database, "SELECT count(*)::int AS n FROM accounts"))
+        expect(rows[0]!.n).toBe(2)
+        const unknown = yield* Effect.flip(client.accounts.importAccounts({ payload: { upstreamAccountIds: ["999"] } }))
+        expect(unknown).toMatchObject({ _tag: "InvalidRequest", message: expect.stringContaining("upstreamAccountIds") })
+        expect((yield* client.accounts.listAccounts()).total).toBe(2)
+      })))
 
   it("marks the connection broken when the platform stops accepting the credentials", async () => {
     simulator.control.addFaults([{ kind: "tokenRefused", times: "always" }])

@@ -228,7 +228,7 @@ describe("a pool with no connection to give", () => {
       const blocked = call(`${tight.api}/accounts`, { key: BOOTSTRAP_KEY })
       await waitFor(
         "acs's statement to wait on the lock",
-        () => query<{ n: number }>(database, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'acs' AND wait_event_type = 'Lock'"),
+        () => query<{ n: number }>(database, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'acs' AND wait_event_type = 'Lock'"),
         (rows) => rows[0]!.n > 0
       )
       // ...so the next one has none to get: it is answered while the first still waits, not after.

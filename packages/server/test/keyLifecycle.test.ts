@@ -1,7 +1,9 @@
 /** Key lifecycle over HTTP against the started server: create, use, list, revoke, uniform 401. */
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ApiClient, withApi } from "./support/apiClient.ts"
 import { createDatabase, insertAccount, query } from "./support/database.ts"
-import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+import { BOOTSTRAP_KEY, call, type RunningServer, startServer } from "./support/server.ts"
 
 let database: string
 let server: RunningServer
@@ -21,6 +23,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([server?.stop(), second?.stop()])
 })
+
+/** `key`'s typed client of the first server, inside another client's program. */
+const withKey = <A, E>(key: string, use: (client: ApiClient) => Effect.Effect<A, E>) =>
+  Effect.promise(() => withApi(server.baseUrl, key, use))
 
 const unauthorizedBody = {
   error: { code: "unauthorized", message: "missing, invalid, revoked or expired credentials: send Authorization: Bearer <API key>" }
@@ -54,32 +60,24 @@ describe("API keys end to end", () => {
     expect((listed.body as { keys: Array<{ keyId: string }> }).keys.map((k) => k.keyId)).toContain(key.keyId)
   })
 
-  it("binds keys to a subset or to one account, and `current` resolves to the bound account", async () => {
-    const subset = await call(`${server.api}/keys`, {
-      method: "POST",
-      key: BOOTSTRAP_KEY,
-      body: { name: "subset", scope: "read", projectIds: ["prj_one"] }
-    })
-    expect(subset.status).toBe(201)
-    const subsetSecret = (subset.body as { secret: string }).secret
-    expect((await call(`${server.api}/accounts/prj_one`, { key: subsetSecret })).status).toBe(200)
-    expect(errorCode(await call(`${server.api}/accounts/prj_two`, { key: subsetSecret }))).toBe("account_mismatch")
-    const visible = await call(`${server.api}/accounts`, { key: subsetSecret })
-    expect((visible.body as { accounts: Array<{ projectId: string }> }).accounts.map((a) => a.projectId)).toEqual(["prj_one"])
+  it("binds keys to a subset or to one account, and `current` resolves to the bound account", () =>
+    withApi(server.baseUrl, BOOTSTRAP_KEY, (admin) =>
+      Effect.gen(function*() {
+        const subset = yield* admin.keys.createKey({ payload: { name: "subset", scope: "read", projectIds: ["prj_one"] } })
+        expect(subset.key.binding).toEqual({ kind: "subset", projectIds: ["prj_one"] })
+        yield* withKey(subset.secret, (client) =>
+          Effect.gen(function*() {
+            expect((yield* client.accounts.getAccount({ path: { projectId: "prj_one" } })).account.projectId).toBe("prj_one")
+            expect(yield* Effect.flip(client.accounts.getAccount({ path: { projectId: "prj_two" } }))).toMatchObject({ _tag: "AccountMismatch" })
+            expect((yield* client.accounts.listAccounts()).accounts.map((a) => a.projectId)).toEqual(["prj_one"])
+          }))
 
-    const bound = await call(`${server.api}/accounts/prj_two/keys`, {
-      method: "POST",
-      key: BOOTSTRAP_KEY,
-      body: { name: "one account", scope: "write" }
-    })
-    expect(bound.status).toBe(201)
-    expect((bound.body as { key: { binding: unknown } }).key.binding).toEqual({ kind: "account", projectId: "prj_two" })
-    const boundSecret = (bound.body as { secret: string }).secret
-    const current = await call(`${server.api}/accounts/current`, { key: boundSecret })
-    expect(current.status).toBe(200)
-    expect(current.body).toMatchObject({ account: { projectId: "prj_two" } })
-    expect(errorCode(await call(`${server.api}/accounts/current`, { key: BOOTSTRAP_KEY }))).toBe("invalid_request")
-  })
+        const bound = yield* admin.keys.createAccountKey({ path: { projectId: "prj_two" }, payload: { name: "one account", scope: "write" } })
+        expect(bound.key.binding).toEqual({ kind: "account", projectId: "prj_two" })
+        yield* withKey(bound.secret, (client) =>
+          Effect.map(client.accounts.getAccount({ path: { projectId: "current" } }), (current) => expect(current.account.projectId).toBe("prj_two")))
+        expect(yield* Effect.flip(admin.accounts.getAccount({ path: { projectId: "current" } }))).toMatchObject({ _tag: "InvalidRequest" })
+      })))
 
   it("answers every kind of bad credential with the same 401 body", async () => {
     const expired = await call(`${server.api}/keys`, {
@@ -132,30 +130,27 @@ describe("API keys end to end", () => {
     expect((unknown.body as { error: { message: string } }).error.message).toContain("prj_nope")
   })
 
-  it("lets a subset-bound admin key see and revoke only keys within its reach", async () => {
-    const subsetAdmin = await call(`${server.api}/keys`, {
-      method: "POST",
-      key: BOOTSTRAP_KEY,
-      body: { name: "team one admin", scope: "admin", projectIds: ["prj_one"] }
-    })
-    const secret = (subsetAdmin.body as { secret: string }).secret
-    const orgWide = await call(`${server.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name: "org wide", scope: "read" } })
-    const orgWideId = (orgWide.body as { key: { keyId: string } }).key.keyId
+  it("lets a subset-bound admin key see and revoke only keys within its reach", () =>
+    withApi(server.baseUrl, BOOTSTRAP_KEY, (admin) =>
+      Effect.gen(function*() {
+        const subsetAdmin = yield* admin.keys.createKey({ payload: { name: "team one admin", scope: "admin", projectIds: ["prj_one"] } })
+        const orgWide = yield* admin.keys.createKey({ payload: { name: "org wide", scope: "read" } })
+        yield* withKey(subsetAdmin.secret, (client) =>
+          Effect.gen(function*() {
+            const mine = yield* client.keys.createKey({ payload: { name: "team one reader", scope: "read", projectIds: ["prj_one"] } })
+            const wider = yield* Effect.flip(client.keys.createKey({ payload: { name: "wider", scope: "read", projectIds: ["prj_one", "prj_two"] } }))
+            expect(wider).toMatchObject({ _tag: "AccountMismatch" })
 
-    const mine = await call(`${server.api}/keys`, { method: "POST", key: secret, body: { name: "team one reader", scope: "read", projectIds: ["prj_one"] } })
-    expect(mine.status).toBe(201)
-    const mineId = (mine.body as { key: { keyId: string } }).key.keyId
-    const wider = await call(`${server.api}/keys`, { method: "POST", key: secret, body: { name: "wider", scope: "read", projectIds: ["prj_one", "prj_two"] } })
-    expect(errorCode(wider)).toBe("account_mismatch")
+            const ids = (yield* client.keys.listKeys()).keys.map((k) => k.keyId)
+            expect(ids).toContain(mine.key.keyId)
+            expect(ids).not.toContain(orgWide.key.keyId)
 
-    const listed = await call(`${server.api}/keys`, { key: secret })
-    const ids = (listed.body as { keys: Array<{ keyId: string }> }).keys.map((k) => k.keyId)
-    expect(ids).toContain(mineId)
-    expect(ids).not.toContain(orgWideId)
-
-    const refused = await call(`${server.api}/keys/${orgWideId}`, { method: "DELETE", key: secret })
-    expect(refused.status).toBe(404)
-    expect((await call(`${server.api}/auth/me`, { key: (orgWide.body as { secret: string }).secret })).status).toBe(200)
-    expect((await call(`${server.api}/keys/${mineId}`, { method: "DELETE", key: secret })).status).toBe(204)
-  })
+            expect(yield* Effect.flip(client.keys.revokeKey({ path: { keyId: orgWide.key.keyId } }))).toMatchObject({ _tag: "NotFound" })
+            yield* client.keys.revokeKey({ path: { keyId: mine.key.keyId } })
+          }))
+        // The org-wide key the subset admin could not revoke still works; the one it revoked does not.
+        yield* withKey(orgWide.secret, (client) => client.auth.getMe())
+        const listed = yield* admin.keys.listKeys()
+        expect(listed.keys.find((k) => k.keyId === orgWide.key.keyId)?.revokedAt).toBeNull()
+      })))
 })

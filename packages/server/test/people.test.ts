@@ -6,6 +6,7 @@
 import { AcsClient } from "@acs/domain/AcsClient"
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ApiClient, withApi } from "./support/apiClient.ts"
 import { createDatabase } from "./support/database.ts"
 import { type Answer, BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
 
@@ -49,38 +50,37 @@ describe("people", () => {
     expect(errorCode(again)).toBe("conflict")
   })
 
-  it("changes a role, disables (ending the sessions at once) and enables a person", async () => {
-    const added = await as(admin, "POST", "/people", { email: "bo@people.example", name: "Bo", role: "editor", password: "bo password 0123" })
-    const personId = (added.body as { person: { personId: string } }).person.personId
-    const bo = cookieOf(await signIn("bo@people.example", "bo password 0123"))
+  it("changes a role, disables (ending the sessions at once) and enables a person", () =>
+    withApi(server.baseUrl, { cookie: admin }, (client) =>
+      Effect.gen(function*() {
+        const added = yield* client.people.createPerson({ payload: { email: "bo@people.example", name: "Bo", role: "editor", password: "bo password 0123" } })
+        const personId = added.person.personId
+        const bo = cookieOf(yield* Effect.promise(() => signIn("bo@people.example", "bo password 0123")))
+        const asBo = <A, E>(use: (bo: ApiClient) => Effect.Effect<A, E>) => Effect.promise(() => withApi(server.baseUrl, { cookie: bo }, use))
 
-    const viewer = await as(admin, "PUT", `/people/${personId}`, { role: "viewer" })
-    expect(viewer.status, viewer.text).toBe(200)
-    expect((await as(bo, "GET", "/auth/me")).body).toMatchObject({ principal: { role: "viewer", scope: "read" } })
-    const refused = await as(bo, "GET", "/people")
-    expect(refused.status).toBe(403)
-    expect(errorCode(refused)).toBe("forbidden_scope")
+        expect(yield* client.people.updatePerson({ path: { personId }, payload: { role: "viewer" } })).toMatchObject({ role: "viewer" })
+        expect((yield* asBo((c) => c.auth.getMe())).principal).toMatchObject({ role: "viewer", scope: "read" })
+        expect(yield* asBo((c) => Effect.flip(c.people.listPeople()))).toMatchObject({ _tag: "ForbiddenScope" })
 
-    const disabled = await as(admin, "PUT", `/people/${personId}`, { disabled: true })
-    expect(disabled.status).toBe(200)
-    expect((disabled.body as { disabledAt: string | null }).disabledAt).not.toBeNull()
-    expect((await as(bo, "GET", "/auth/me")).status, "the session ended").toBe(401)
-    expect((await signIn("bo@people.example", "bo password 0123")).status).toBe(401)
+        const disabled = yield* client.people.updatePerson({ path: { personId }, payload: { disabled: true } })
+        expect(disabled.disabledAt).not.toBeNull()
+        expect(yield* asBo((c) => Effect.flip(c.auth.getMe())), "the session ended").toMatchObject({ _tag: "Unauthorized" })
+        expect((yield* Effect.promise(() => signIn("bo@people.example", "bo password 0123"))).status).toBe(401)
 
-    expect((await as(admin, "PUT", `/people/${personId}`, { disabled: false })).status).toBe(200)
-    expect((await signIn("bo@people.example", "bo password 0123")).status).toBe(200)
-  })
+        yield* client.people.updatePerson({ path: { personId }, payload: { disabled: false } })
+        expect((yield* Effect.promise(() => signIn("bo@people.example", "bo password 0123"))).status).toBe(200)
+      })))
 
-  it("refuses to let an admin demote or disable themselves, or the last active admin go", async () => {
-    const me = (await as(admin, "GET", "/auth/me")).body as { principal: { id: string } }
-    for (const change of [{ role: "viewer" }, { disabled: true }]) {
-      const answer = await as(admin, "PUT", `/people/${me.principal.id}`, change)
-      expect(answer.status, answer.text).toBe(409)
-      expect(errorCode(answer)).toBe("conflict")
-    }
-    const unknown = await as(admin, "PUT", "/people/psn_nobody", { role: "viewer" })
-    expect(unknown.status).toBe(404)
-  })
+  it("refuses to let an admin demote or disable themselves, or the last active admin go", () =>
+    withApi(server.baseUrl, { cookie: admin }, (client) =>
+      Effect.gen(function*() {
+        const me = yield* client.auth.getMe()
+        for (const change of [{ role: "viewer" as const }, { disabled: true }]) {
+          expect(yield* Effect.flip(client.people.updatePerson({ path: { personId: me.principal.id }, payload: change }))).toMatchObject({ _tag: "Conflict" })
+        }
+        expect(yield* Effect.flip(client.people.updatePerson({ path: { personId: "psn_nobody" }, payload: { role: "viewer" } })))
+          .toMatchObject({ _tag: "NotFound" })
+      })))
 })
 
 /** The password rule (docs/contract.md 8) where an admin sets someone's password: 422 naming `password` and why. */

@@ -157,6 +157,13 @@ export const embeddedPostgres = (dataDir: string, owner: string) =>
       : Effect.die(new Error(`cannot open the embedded database under ${dataDir}: ${String(error)}`))
   ))
 
+/** The client of the embedded database served on `port`: one connection, PGlite having a single backend. */
+const embeddedClient = (port: number) =>
+  PgClient.layer({ host: "127.0.0.1", port, username: "postgres", database: "postgres", maxConnections: 1, ...clientNames })
+
+const withAfterCommit = <E, R>(layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E, R>) =>
+  Layer.tap(layer, (context) => Effect.sync(() => deferAfterCommit(Context.get(context, SqlClient.SqlClient))))
+
 /**
  * The SqlClient; `owner` names this process in the embedded database's lock ("in use by …"). Its
  * transactions run their `afterCommit` effects once committed (db/AfterCommit.ts).
@@ -172,15 +179,12 @@ export const databaseLayer = (owner: string) => Layer.unwrapScoped(
     const dataDir = yield* Config.string("ACS_DATA_DIR").pipe(Config.withDefault("./.acs"))
     const port = yield* embeddedPostgres(dataDir, owner)
     yield* Effect.logInfo("using the embedded database").pipe(Effect.annotateLogs({ dataDir }))
-    return PgClient.layer({
-      host: "127.0.0.1",
-      port,
-      username: "postgres",
-      database: "postgres",
-      maxConnections: 1,
-      ...clientNames
-    })
+    return embeddedClient(port)
   }).pipe(Effect.catchTag("ConfigError", Effect.die))
-).pipe(Layer.tap((context) => Effect.sync(() => deferAfterCommit(Context.get(context, SqlClient.SqlClient)))))
+).pipe(withAfterCommit)
+
+/** The embedded database under `dataDir`, whatever the configuration says: the in-process tests' (db/TestDatabase.ts). */
+export const embeddedDatabaseLayer = (dataDir: string, owner: string) =>
+  Layer.unwrapScoped(Effect.map(embeddedPostgres(dataDir, owner), embeddedClient)).pipe(withAfterCommit)
 
 export const DatabaseLive = databaseLayer("acs server")

@@ -10,13 +10,15 @@
  * (docs/decisions/pipeline.md).
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option, Schema } from "effect"
+import { Clock, Effect, Layer, Option, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/kinds/Catalog.ts"
 import type { KindDefinition } from "../actions/kinds/Kind.ts"
 import { Transitions } from "../actions/pipeline/Transitions.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
+import { SecretBox } from "../db/SecretBox.ts"
+import { TestDatabase } from "../db/TestDatabase.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
 import { observeApplyLag } from "../telemetry/Metrics.ts"
 import { makeApplyChecks } from "./ApplyChecks.ts"
@@ -151,4 +153,13 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
   }),
   // Connections (over the upstream port) comes from the application layer.
   dependencies: [Transitions.Default]
-}) {}
+}) {
+  /**
+   * Over the embedded test database (db/TestDatabase.ts), with the connections it applies through, for
+   * in-process tests; the upstream port stays the caller's (the simulator's: upstream/ sits above worker/).
+   */
+  static readonly Test = Apply.Default.pipe(
+    Layer.provideMerge(Connections.Default),
+    Layer.provideMerge(Layer.mergeAll(SecretBox.Default, TestDatabase))
+  )
+}

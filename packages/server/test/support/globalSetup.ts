@@ -1,7 +1,7 @@
 /**
- * Starts one throwaway PostgreSQL cluster for the whole run and migrates a template database that each
- * test file clones (CREATE DATABASE … TEMPLATE), so every file starts from a clean, migrated schema; and
- * bundles the server and `acs` entry points once for the run's processes (entries.ts).
+ * Starts one throwaway PostgreSQL cluster for the whole run (every project's files share it) and migrates a
+ * template database that each test file clones (CREATE DATABASE … TEMPLATE), so every file starts from a
+ * clean, migrated schema; and bundles the server and `acs` entry points once for the run's processes (entries.ts).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
@@ -17,7 +17,15 @@ declare module "vitest" {
   }
 }
 
+/** Set by the first project's setup to its cluster's port: the other projects of the run (cli) share that cluster. */
+const SHARED_PORT = "ACS_TEST_POSTGRES_PORT"
+
 export default async function setup(project: TestProject) {
+  const shared = process.env[SHARED_PORT]
+  if (shared !== undefined && shared !== "") {
+    project.provide("postgresPort", Number(shared))
+    return () => {}
+  }
   const removeEntries = await buildEntries()
   try {
     const cluster = await startCluster()
@@ -32,7 +40,9 @@ export default async function setup(project: TestProject) {
       )
     )
     project.provide("postgresPort", cluster.port)
+    process.env[SHARED_PORT] = String(cluster.port)
     return () => {
+      delete process.env[SHARED_PORT]
       try {
         cluster.stop()
       } finally {

@@ -7,6 +7,7 @@ import { makeAppleSearchAdsClient } from "@acs/upstream/AppleSearchAdsClient"
 import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
 import type { UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
 import { type Effect, ManagedRuntime } from "effect"
+import { type ApiClient, withApi } from "./apiClient.ts"
 import { createDatabase, query } from "./database.ts"
 import { type Answer, BOOTSTRAP_KEY, call, type RunningServer, startServer } from "./server.ts"
 import { waitFor } from "./wait.ts"
@@ -59,6 +60,8 @@ export interface Pipeline {
   readonly run: <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>) => Promise<A>
   /** Calls /api/v1 as the signed-in admin person or with the bootstrap key. */
   readonly as: (caller: Caller, method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Answer>
+  /** The same callers through the typed REST client (apiClient.ts), for tests of behaviour rather than of the wire. */
+  readonly api: <A, E>(caller: Caller, use: (client: ApiClient) => Effect.Effect<A, E>) => Promise<A>
   /** POST /accounts/{account}/actions/{kindPath}. */
   readonly propose: (
     kindPath: string,
@@ -174,6 +177,9 @@ export const startPipeline = async (
       })
     })
 
+  const api: Pipeline["api"] = async (caller, use) =>
+    withApi(pipeline.server.baseUrl, caller === "person" ? { cookie } : caller === "key" ? BOOTSTRAP_KEY : await secondApprover(), use)
+
   const action = async (actionId: string, projectId = account.projectId) => {
     const answer = await as("key", "GET", `/accounts/${projectId}/actions/${actionId}`)
     if (answer.status !== 200) throw new Error(`GET action ${actionId}: ${answer.status} ${answer.text}`)
@@ -189,6 +195,7 @@ export const startPipeline = async (
     upstream,
     run,
     as,
+    api,
     propose: (kindPath, body, opts = {}) =>
       as(
         opts.as ?? "person",

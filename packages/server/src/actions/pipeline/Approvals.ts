@@ -12,9 +12,10 @@ import { Conflict, ForbiddenScope, NotFound, ValidationFailed } from "@acs/domai
 import { type Party, mayApprove } from "@acs/domain/FourEyes"
 import type { Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import type { Granted } from "../../auth/Access.ts"
+import { TestDatabase } from "../../db/TestDatabase.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
 import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
@@ -110,4 +111,7 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
   }),
   // WorkerSignal (one per instance, shared with the workers) comes from the application layer.
   dependencies: [OrgSettings.Default, Ledger.Default, Transitions.Default, Jobs.Default, ApprovalExpiry.Default]
-}) {}
+}) {
+  /** Over the embedded test database (db/TestDatabase.ts), with the worker's wake-up it signals, for in-process tests. */
+  static readonly Test = Approvals.Default.pipe(Layer.provideMerge(WorkerSignal.Default), Layer.provideMerge(TestDatabase))
+}

@@ -14,11 +14,12 @@ import { type Conflict, ReadOnlyAccount, ValidationFailed } from "@acs/domain/Er
 import type { Principal } from "@acs/domain/Principal"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { SqlClient, type SqlError } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { Granted } from "../../accounts/Granted.ts"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { Invalidation } from "../../db/Invalidation.ts"
 import { newId } from "../../db/Ids.ts"
+import { TestDatabase } from "../../db/TestDatabase.ts"
 import { autoAppliesLast24h, lockAccountShared } from "../../policy/AutoApplyWindow.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, type Decision, dailyCapReason, decide } from "../../policy/Policy.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
@@ -245,6 +246,12 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
     return { propose, preview } as const
   }),
   dependencies: [Invalidation.Default]
-}) {}
+}) {
+  /** Over the embedded test database (db/TestDatabase.ts), with what a proposal uses, for in-process tests. */
+  static readonly Test = Proposals.Default.pipe(
+    Layer.provideMerge(Layer.mergeAll(Ledger.Default, Idempotency.Default, OrgSettings.Default, WorkerSignal.Default)),
+    Layer.provideMerge(TestDatabase)
+  )
+}
 
 export type ProposalError = Rejection | ReadOnlyAccount | Conflict

@@ -1,0 +1,12 @@
+import * as Os from "node:os"
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    // Each package carries its own vitest.config.ts, so its imports resolve from its own dependencies.
+    projects: ["packages/*/vitest.config.ts"],
+    // A server file mostly waits on the processes it starts (the server, PostgreSQL, the simulator), so one
+    // file runs per core: vitest's default of one fewer ran a single file at a time on two cores.
+    maxWorkers: Os.availableParallelism()
+  }
+})
