@@ -8,7 +8,6 @@ import { Api } from "@acs/domain/Api"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Stream } from "effect"
 import { Access } from "../auth/Access.ts"
-import { EventLog } from "../feeds/EventLog.ts"
 import { EventStream, toSse } from "../feeds/EventStream.ts"
 import { makeOperate } from "../operations/Operate.ts"
 import { makeAuthenticate } from "./AuthenticationLive.ts"
@@ -20,20 +19,19 @@ export const EventsHandlers = HttpApiBuilder.group(Api, "events", (handlers) =>
   Effect.gen(function*() {
     const operate = yield* makeOperate
     const access = yield* Access
-    const log = yield* EventLog
     const live = yield* EventStream
     const authenticate = yield* makeAuthenticate
     return handlers
       .handle("listEvents", operate.handler("listEvents"))
-      .handle("streamEvents", ({ headers, urlParams }) =>
+      .handle("streamEvents", (input) =>
         Effect.gen(function*() {
+          // The front door checked access before the input was decoded; this takes its grant.
           const grant = yield* access.check("streamEvents")
-          const filter = yield* log.filterFor(grant.principal, urlParams)
-          const from = yield* log.startOf(grant.orgId, headers["last-event-id"])
           const request = yield* HttpServerRequest.HttpServerRequest
           const stillAllowed = Effect.isSuccess(Effect.suspend(() => authenticate(request)))
-          // Its slot is held in the request's scope, which closes once the answer's body has ended.
-          const events = yield* live.open(grant.principal, filter, from, stillAllowed)
+          // The stream the RPC procedure serves too; its slot is held in the request's scope, which closes
+          // once the answer's body has ended.
+          const events = yield* live.openFor(grant, input, stillAllowed)
           // A comment first: the client knows the stream is open before any event comes.
           const body = Stream.concat(Stream.make(connected), Stream.map(events, (item) => encoder.encode(toSse(item))))
           return HttpServerResponse.stream(body, {
