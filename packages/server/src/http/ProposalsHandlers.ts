@@ -1,5 +1,5 @@
 /**
- * The 21 proposal endpoints over REST, one per kind of the catalog: the operation (access, then the
+ * The proposal endpoints over REST, one per kind of the catalog: the operation (access, then the
  * proposal); 201 + `Location`, or 200 + `Idempotency-Replay: true` on a replay; 200 with nothing recorded
  * for `?preview=true`.
  */

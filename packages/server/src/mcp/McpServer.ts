@@ -283,11 +283,18 @@ const makeMcp = Effect.gen(function*() {
    * Arguments that are no input (an unknown field, a missing path param) are refused as a malformed input
    * is, after access; with no input, the account they name is the `projectId` argument.
    */
-  const operation = (tool: McpTool, prepared: Either.Either<RawInput, string>, args: Readonly<Record<string, unknown>>, caller: Caller) =>
+  const operation = (
+    tool: McpTool,
+    prepared: Either.Either<RawInput, string>,
+    args: Readonly<Record<string, unknown>>,
+    caller: Caller
+  ) =>
     Either.match(prepared, {
-      onLeft: (message) => operate.call(tool.operation, { path: { projectId: args["projectId"] } }, caller, () => Effect.fail(new InvalidRequest({ message }))),
+      onLeft: (message) =>
+        operate.call(tool.operation, { path: { projectId: args["projectId"] } }, caller, () => Effect.fail(new InvalidRequest({ message }))),
       // The tool's schemas are its endpoint's, so what they decode is the operation's input.
-      onRight: (input) => operate.call(tool.operation, input, caller, () => tool.decode(input) as Effect.Effect<Input<OperationName>, ParseResult.ParseError>)
+      onRight: (input) =>
+        operate.call(tool.operation, input, caller, () => tool.decode(input) as Effect.Effect<Input<OperationName>, ParseResult.ParseError>)
     }).pipe(
       Effect.flatMap((success) => Effect.orDie(tool.encodeSuccess(success))),
       Effect.map((json): Answer => ({ _tag: "Success", json }))

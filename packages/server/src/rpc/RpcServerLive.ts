@@ -124,7 +124,10 @@ const RpcProceduresLive = Layer.effect(
       Stream.unwrap(Effect.map(RpcCaller, (caller) => {
         const stillAllowed = authenticateKey(authorization).pipe(Effect.provide(keys), Effect.isSuccess)
         // Heartbeats are the SSE framing's; here they only check the key.
-        return Stream.filterMap(operate.streamEvents(raw, caller, stillAllowed), (item) => item._tag === "Event" ? Option.some(item.event) : Option.none())
+        return Stream.filterMap(
+          operate.streamEvents(raw, caller, stillAllowed),
+          (item) => item._tag === "Event" ? Option.some(item.event) : Option.none()
+        )
       }))
 
     return { run, streamEvents }
