@@ -26,9 +26,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Cause, Effect, Either, Option, type ParseResult, Runtime } from "effect"
 import { callerRefusal } from "../auth/Access.ts"
-import { barrierPassed } from "../db/Invalidation.ts"
 import { toDeclaredError } from "../operations/Failures.ts"
-import { type Caller, makeOperate } from "../operations/Operate.ts"
+import { type Caller, callerHere, makeOperate } from "../operations/Operate.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import type { Input } from "../operations/OperationTypes.ts"
 import { noteRequest } from "../telemetry/RequestFacts.ts"
@@ -309,8 +308,8 @@ const makeMcp = Effect.gen(function*() {
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     // A call runs in a fiber of its own: its lookups (the account) rely on the barrier its request passed
-    // when the route authenticated the key (db/Invalidation.ts), instead of pinging again.
-    const caller: Caller = { principal, barrierPassed: yield* barrierPassed }
+    // when the route authenticated the key, instead of pinging again.
+    const caller = yield* callerHere(principal)
     const call: Call = (tool, prepared, args) =>
       Runtime.runPromise(runtime)(
         noteRequest({ tool: tool.name, operation: tool.operation }).pipe(

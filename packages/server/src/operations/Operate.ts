@@ -15,7 +15,7 @@ import { HttpApp } from "@effect/platform"
 import { Cause, Effect, Option, ParseResult, Schema, Stream } from "effect"
 import { Access, type Granted } from "../auth/Access.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
-import { assumeBarrierPassed } from "../db/Invalidation.ts"
+import { assumeBarrierPassed, barrierPassed } from "../db/Invalidation.ts"
 import { EventStream, type StreamItem } from "../feeds/EventStream.ts"
 import { fromParseError, toDeclaredError } from "./Failures.ts"
 import { OperationHandlers } from "./OperationHandlers.ts"
@@ -60,6 +60,13 @@ export interface Caller {
   readonly principal: Principal
   readonly barrierPassed: boolean
 }
+
+/**
+ * The caller as the fiber that authenticated it knows it: in the request's own fiber, with the barrier that
+ * request passed. A surface makes its `Caller` here and hands it to the fiber that calls.
+ */
+export const callerHere = (principal: Principal): Effect.Effect<Caller> =>
+  Effect.map(barrierPassed, (passed): Caller => ({ principal, barrierPassed: passed }))
 
 /**
  * A surface's own way from its raw input to the operation's input, where the procedure's schema is not it

@@ -16,9 +16,8 @@ import { Cause, Context, Deferred, Effect, Exit, FiberId, Layer, Mailbox, Option
 import * as Crypto from "node:crypto"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
 import type { KeyStore } from "../auth/KeyStore.ts"
-import { barrierPassed } from "../db/Invalidation.ts"
 import { toDeclaredError } from "../operations/Failures.ts"
-import { type Caller, makeOperate } from "../operations/Operate.ts"
+import { type Caller, callerHere, makeOperate } from "../operations/Operate.ts"
 
 /** The caller of a procedure (operations/Operate.ts `Caller`): its principal, and the barrier its request passed. */
 export class RpcCaller extends Context.Tag("acs/RpcCaller")<RpcCaller, Caller>() {}
@@ -52,9 +51,9 @@ export class RpcCallers extends Context.Tag("acs/RpcCallers")<RpcCallers, {
       during: (authorization, principal, answer) =>
         Effect.acquireUseRelease(
           // Runs in the request's fiber, which authenticated the caller just before.
-          Effect.map(barrierPassed, (passed) => {
+          Effect.map(callerHere(principal), (caller) => {
             const name = Crypto.randomUUID()
-            inFlight.set(name, { authorization, principal, barrierPassed: passed })
+            inFlight.set(name, { ...caller, authorization })
             return name
           }),
           answer,
