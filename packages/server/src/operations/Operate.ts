@@ -5,7 +5,8 @@
  * `call` is the whole way for a surface that hands over its input undecoded (an RPC procedure, an MCP tool
  * call): access, then decode (with its ordering rule), then the handler, every failure as a declared error,
  * the caller's lookup-cache barrier carried over. REST splits the same steps between its front door (access
- * before the body is read) and the HttpApi router (decode), then calls `handler` (docs/decisions/architecture.md).
+ * before the body is read, `grantBeforeBody`) and the HttpApi router (decode), then calls `handler`
+ * (docs/decisions/architecture.md).
  */
 import type { AcsError, InvalidRequest } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
@@ -13,7 +14,7 @@ import type { Principal } from "@acs/domain/Principal"
 import { operationRpcGroup } from "@acs/domain/Rpcs"
 import { HttpApp } from "@effect/platform"
 import { Cause, Effect, Option, ParseResult, Schema, Stream } from "effect"
-import { Access, type Granted } from "../auth/Access.ts"
+import { Access, callerRefusal, type Granted } from "../auth/Access.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { assumeBarrierPassed, barrierPassed } from "../db/Invalidation.ts"
 import { EventStream, type StreamItem } from "../feeds/EventStream.ts"
@@ -125,6 +126,25 @@ export const makeOperate = Effect.gen(function*() {
     })
 
   /**
+   * REST's form of the same rule, for its front door, which checks access before it reads the body: the
+   * grant for the account the path names. An operation on an account its path does not name (keyword ideas
+   * names it in the body) has only its caller checked (scope, grant, org level), and no grant: its handler
+   * (`handler`) checks the reach once the body is decoded.
+   */
+  const grantBeforeBody = <Op extends OperationName>(
+    principal: Principal,
+    operation: Op,
+    projectId: string | undefined,
+    preview: boolean
+  ): Effect.Effect<Option.Option<Granted<Op>>, AcsError> => {
+    if ("account" in Operations[operation] && projectId === undefined) {
+      const refused = callerRefusal(principal, operation)
+      return Option.isSome(refused) ? Effect.fail(refused.value) : Effect.succeed(Option.none())
+    }
+    return Effect.map(access.checkAs(principal, operation, projectId, preview), Option.some)
+  }
+
+  /**
    * An operation called with its input as the caller sent it: access → decode → the handler, answered with
    * its success or a declared error. Headers a check adds (RateLimit-*) belong to a REST answer; a surface
    * that calls here frames its own.
@@ -150,7 +170,7 @@ export const makeOperate = Effect.gen(function*() {
         events.openFor(grant, input, stillAllowed)).pipe(declared, Effect.locally(HttpApp.currentPreResponseHandlers, Option.none()))
     )
 
-  return { withGrant, run, handler, call, streamEvents } as const
+  return { withGrant, run, handler, grantBeforeBody, call, streamEvents } as const
 })
 
 const stringOrUndefined = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
