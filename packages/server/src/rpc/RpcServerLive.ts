@@ -74,10 +74,10 @@ const makeAuthenticateCaller = Effect.gen(function*() {
   return (headers: Headers.Headers): Effect.Effect<Caller, AcsError> => {
     const known = callers.find(headers[CALLER_HEADER], headers["authorization"])
     // The procedure runs in the RPC server's fiber: with a known caller, its lookups (the account) rely on the
-    // barrier the request passed (Operate.call carries it over); a key looked up here passed it in this fiber.
+    // barrier the request passed (Operate.call carries it over); a key looked up here, on this fiber's.
     if (known !== undefined) return Effect.succeed(known)
     return authenticateKey(headers["authorization"]).pipe(
-      Effect.map((principal): Caller => ({ principal, barrierPassed: false })),
+      Effect.flatMap(callerHere),
       Effect.provide(context),
       // A key that cannot be looked up (the database is down) is refused as the procedures refuse: a SPEC error.
       Effect.catchAllDefect((defect) => Effect.flatMap(toDeclaredError(Cause.die(defect)), (error) => Effect.fail(Option.getOrThrow(error))))
