@@ -7,22 +7,18 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { Mcp } from "../mcp/McpServer.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import { RpcLive } from "../rpc/RpcServerLive.ts"
-import { ActionsHandlers } from "./ActionsHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
-import { AuthHandlers, PublicAuthHandlers } from "./AuthHandlers.ts"
+import { PublicAuthHandlers } from "./AuthHandlers.ts"
 import { withConsole } from "./ConsoleRoute.ts"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope.ts"
 import { FrontDoorLive } from "./FrontDoor.ts"
 import { withMcp } from "./McpRoute.ts"
-import { ProposalsHandlers } from "./ProposalsHandlers.ts"
 import { requestLog } from "./RequestLog.ts"
 import { MetricsExposition, withMetrics } from "../telemetry/MetricsExposition.ts"
 import { withRpc } from "./RpcRoute.ts"
 import { securityHeaders } from "./SecurityHeaders.ts"
 import { AllowedOrigins } from "./SessionCookiePolicy.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
-import { WarehouseHandlers } from "./WarehouseHandlers.ts"
-import { EventsHandlers } from "./EventsHandlers.ts"
 import { OperationGroupsLive } from "./OperationGroups.ts"
 
 export const ServerConfig = Config.all({
@@ -34,11 +30,6 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([
     SystemHandlers,
     PublicAuthHandlers,
-    AuthHandlers,
-    WarehouseHandlers,
-    ProposalsHandlers,
-    ActionsHandlers,
-    EventsHandlers,
     OperationGroupsLive
   ]),
   Layer.provide(AuthenticationLive)
