@@ -1,9 +1,9 @@
 /**
  * The REST handler groups of the operations, generated from the API declaration: each endpoint is its
  * operation (`operate.handler(op)`), unless the group's REST extras say otherwise. The extras are what only
- * HTTP has: the session cookie (AuthHandlers), a `Location` or `Idempotency-Replay` (ProposalsHandlers,
- * ActionsHandlers, WarehouseHandlers), a page written as already encoded (ActionsHandlers), the SSE stream
- * (EventsHandlers). An endpoint added to a group needs no code here. An operation that names its account in
+ * HTTP has: the session cookie (AuthHandlers), a `Location` or `Idempotency-Replay` (ProposalsExtras,
+ * ActionsExtras, WarehouseExtras), a page written as already encoded (ActionsExtras), the SSE stream
+ * (EventsExtras). An endpoint added to a group needs no code here. An operation that names its account in
  * the body (keyword ideas) has its caller checked by the front door and its reach by `operate.handler`.
  */
 import { Api } from "@acs/domain/Api"
@@ -11,12 +11,12 @@ import { type OperationName, Operations } from "@acs/domain/Operations"
 import { type HttpApi, HttpApiBuilder, type HttpApiGroup } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { makeOperate } from "../operations/Operate.ts"
-import { ActionsExtras } from "./ActionsHandlers.ts"
+import { ActionsExtras } from "./ActionsExtras.ts"
 import { AuthExtras } from "./AuthHandlers.ts"
-import { EventsExtras } from "./EventsHandlers.ts"
-import { ProposalsExtras } from "./ProposalsHandlers.ts"
+import { EventsExtras } from "./EventsExtras.ts"
+import { ProposalsExtras } from "./ProposalsExtras.ts"
 import type { RestExtras } from "./RestExtras.ts"
-import { WarehouseExtras } from "./WarehouseHandlers.ts"
+import { WarehouseExtras } from "./WarehouseExtras.ts"
 
 type Groups = typeof Api extends HttpApi.HttpApi<infer _Id, infer G, infer _E, infer _R> ? G : never
 
