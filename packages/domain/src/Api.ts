@@ -90,6 +90,21 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
   security: { bearer: bearerSecurity, session: sessionSecurity }
 }) {}
 
+/**
+ * What every group of operations shares: the caller resolved by `Authentication`, the refusals any
+ * operation can meet (scope or grant, account reach, rate limit), and the `/api/v1` prefix. Piped after a
+ * group's endpoints; errors a group adds after it follow these in the document.
+ */
+const authenticatedGroup = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E, R>(
+  group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R, false>
+) =>
+  group
+    .middleware(Authentication)
+    .addError(ForbiddenScopeBody)
+    .addError(AccountMismatchBody)
+    .addError(RateLimitedBody)
+    .prefix("/api/v1")
+
 const projectId = HttpApiSchema.param("projectId", Schema.String.annotations({
   description: "The account's projectId from GET /accounts, or `current` for a key bound to one account"
 }))
@@ -140,16 +155,12 @@ export class AuthGroup extends HttpApiGroup.make("auth")
           "minutes for the person (whatever the session) 429 `rate_limited` with `Retry-After`; an API key is 400."
       )
   )
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
     "The caller: who it is (key or person, scope, grant, binding), ending a person's session, and " +
     "changing a person's password."
   )
-  .prefix("/api/v1")
 {}
 
 export class KeysGroup extends HttpApiGroup.make("keys")
@@ -172,15 +183,11 @@ export class KeysGroup extends HttpApiGroup.make("keys")
       .setPayload(CreateAccountKeyRequest)
       .addSuccess(CreatedKey, { status: 201 })
   )
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
     "API keys: org-wide, org-subset and account-bound keys; created, listed and revoked by admins."
   )
-  .prefix("/api/v1")
 {}
 
 /** The people of the workspace, managed by admins: add, set a role, disable. */
@@ -222,23 +229,15 @@ export class PeopleGroup extends HttpApiGroup.make("people")
           "instance refuses them from the next request. Org keys (the bootstrap key, `acs keys create`) are nobody's."
       )
   )
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(OpenApi.Description, "The people who sign in to the console, their roles, disabling them, and revoking their keys; admins only.")
-  .prefix("/api/v1")
 {}
 
 export class SettingsGroup extends HttpApiGroup.make("settings")
   .add(HttpApiEndpoint.get("getSettings", "/settings").addSuccess(Settings))
   .add(HttpApiEndpoint.put("updateSettings", "/settings").setPayload(UpdateSettingsRequest).addSuccess(Settings))
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(OpenApi.Description, "The org settings, among them the kill switch that stops every apply.")
-  .prefix("/api/v1")
 {}
 
 export class AccountsGroup extends HttpApiGroup.make("accounts")
@@ -253,16 +252,12 @@ export class AccountsGroup extends HttpApiGroup.make("accounts")
       .addError(UpstreamErrorBody)
       .addError(UpstreamUnavailableBody)
   )
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
     "The workspace's accounts (projects) with their data freshness, and importing them from the " +
     "upstream."
   )
-  .prefix("/api/v1")
 {}
 
 export class ConnectionGroup extends HttpApiGroup.make("connection")
@@ -285,16 +280,12 @@ export class ConnectionGroup extends HttpApiGroup.make("connection")
       .addError(UpstreamErrorBody)
       .addError(UpstreamUnavailableBody)
   )
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
     "The upstream (Apple Ads API) connection: credentials tested before they are stored, the key " +
     "pair of an API client, and the accounts the credentials reach."
   )
-  .prefix("/api/v1")
 {}
 
 const readParams = ReadParams.annotations({ description: "days 1–90 (default 30), limit (default 50, clamped to 1000), narrowing" })
@@ -324,16 +315,12 @@ export class WarehouseGroup extends HttpApiGroup.make("warehouse")
       .addError(UpstreamErrorBody)
       .addError(UpstreamUnavailableBody)
   )
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
     "Reads of the synced warehouse, ranked by spend over a window of days, and the syncs that fill " +
     "it."
   )
-  .prefix("/api/v1")
 {}
 
 /** `Idempotency-Key`: 1–255 printable ASCII characters (docs/contract.md 4). */
@@ -372,24 +359,20 @@ const proposalEndpoint = <K extends ProposalKind>(kind: K) =>
 type ProposalEndpoints = { [K in ProposalKind as K["operation"]]: ReturnType<typeof proposalEndpoint<K>> }[ProposalKind["operation"]]
 
 /**
- * The 21 proposal endpoints, one per kind of `proposalKinds`. They are added in a loop, which the compiler
+ * The proposal endpoints, one per kind of `proposalKinds`. They are added in a loop, which the compiler
  * cannot follow; the group's type is stated from the same declarations instead.
  */
 export class ProposalsGroup extends (proposalKinds.reduce(
   (group, kind) => group.add(proposalEndpoint(kind)),
   HttpApiGroup.make("proposals") as HttpApiGroup.HttpApiGroup<"proposals", HttpApiEndpoint.HttpApiEndpoint.Any, never, never, false>
 ) as unknown as HttpApiGroup.HttpApiGroup<"proposals", ProposalEndpoints, never, never, false>)
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
     "Proposing a change, one endpoint per kind. A proposal is validated, recorded in the ledger as " +
     "an action, then applied at once or queued for a human decision, as the account's policy and the " +
     "caller's credentials decide."
   )
-  .prefix("/api/v1")
 {}
 
 const actionId = HttpApiSchema.param("actionId", Schema.String)
@@ -422,16 +405,12 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
   .add(HttpApiEndpoint.get("getPolicy")`/accounts/${projectId}/policy`.addSuccess(PolicyDocument))
   .add(HttpApiEndpoint.get("getTargets")`/accounts/${projectId}/targets`.addSuccess(Targets))
   .add(HttpApiEndpoint.put("updateTargets")`/accounts/${projectId}/targets`.setPayload(Targets).addSuccess(Targets))
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
     "The change ledger: actions and their records, approvals (approve, reject), reverts, the " +
     "safe-apply policy and the CPA target band."
   )
-  .prefix("/api/v1")
 {}
 
 /** What acs suggests and finds about an account, and the operator's brief. */
@@ -443,15 +422,11 @@ export class InsightsGroup extends HttpApiGroup.make("insights")
     .addSuccess(Audit).addError(NotFoundBody))
   .add(HttpApiEndpoint.get("getBrief")`/accounts/${projectId}/brief`.addSuccess(Brief))
   .add(HttpApiEndpoint.put("updateBrief")`/accounts/${projectId}/brief`.setPayload(UpdateBriefRequest).addSuccess(Brief))
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
     "What acs suggests (the plan) and finds (audits) about an account, and the operator's brief."
   )
-  .prefix("/api/v1")
 {}
 
 /** Reads that go to the upstream (reports, app and geo search) or mine the warehouse (keyword ideas). */
@@ -461,10 +436,7 @@ export class ResearchGroup extends HttpApiGroup.make("research")
   .add(HttpApiEndpoint.post("searchApps", "/research/apps").setPayload(AppSearchRequest).addSuccess(AppSearch))
   .add(HttpApiEndpoint.post("searchGeo", "/research/geo").setPayload(GeoSearchRequest).addSuccess(GeoSearch))
   .add(HttpApiEndpoint.post("keywordIdeas", "/research/keyword-ideas").setPayload(KeywordIdeasRequest).addSuccess(KeywordIdeas))
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .addError(ConnectionErrorBody)
   .addError(ReadOnlyAccountBody)
   .addError(UpstreamErrorBody)
@@ -474,7 +446,6 @@ export class ResearchGroup extends HttpApiGroup.make("research")
     "Reads that go to the upstream (reports, app and geo search) or mine the warehouse (keyword " +
     "ideas)."
   )
-  .prefix("/api/v1")
 {}
 
 /** What happened in the org (docs/contract.md 6): a page of events, and the same events live. */
@@ -492,12 +463,8 @@ export class EventsGroup extends HttpApiGroup.make("events")
           "stream ends when the credential is revoked or expires (checked at each event and heartbeat)."
       )
   )
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .annotate(OpenApi.Description, "What happened in the org: action decisions and outcomes, outside changes, syncs, connections.")
-  .prefix("/api/v1")
 {}
 
 const webhookId = HttpApiSchema.param("webhookId", Schema.String)
@@ -512,17 +479,13 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(HttpApiEndpoint.post("enableWebhook")`/webhooks/${webhookId}/enable`.addSuccess(Webhook))
   .add(HttpApiEndpoint.get("listWebhookDeliveries")`/webhooks/${webhookId}/deliveries`.setUrlParams(DeliveryParams)
     .addSuccess(DeliveryList))
-  .middleware(Authentication)
-  .addError(ForbiddenScopeBody)
-  .addError(AccountMismatchBody)
-  .addError(RateLimitedBody)
+  .pipe(authenticatedGroup)
   .addError(NotFoundBody)
   .annotate(
     OpenApi.Description,
     "Webhook endpoints: each event the endpoint asked for is POSTed, signed with `Acs-Signature`, retried " +
       "with backoff for 24 h; an endpoint failing all that time is disabled until an admin enables it."
   )
-  .prefix("/api/v1")
 {}
 
 const Health = Schema.Struct({ status: Schema.Literal("ok") })

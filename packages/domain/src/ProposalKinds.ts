@@ -1,5 +1,5 @@
 /**
- * The 21 proposal kinds (docs/contract.md 2.1) as declarations: the kind, its path under `/actions/`, the operation it
+ * The proposal kinds (docs/contract.md 2.1) as declarations, one per kind: the kind, its path under `/actions/`, the operation it
  * is on every surface, and its request body. REST endpoints, OpenAPI entries, RPC procedures and MCP tools
  * are generated from `proposalKinds`; the server's behaviour for each kind lives in `actions/kinds/`.
  */

@@ -19,7 +19,7 @@ import { accountOf, type Session } from "../session.ts"
 const SYNC_POLL_MS = 1_000
 
 /**
- * A proposal endpoint of the typed client, by the plan item's kind. The 21 endpoints are one per kind, each
+ * A proposal endpoint of the typed client, by the plan item's kind. The endpoints are one per kind, each
  * typed with its own body; a plan item's body is the kind's body already (Plan.ts), which the compiler cannot
  * relate to a kind chosen at run time, hence the one assertion.
  */

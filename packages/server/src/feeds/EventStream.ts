@@ -12,11 +12,12 @@
  * itself, and the HTTP server's drain waits for its open responses, so one open stream would hold the
  * process until its shutdown deadline. The client reconnects (SSE `retry`) and resumes with Last-Event-ID.
  */
-import type { Event } from "@acs/domain/Events"
-import type { RateLimited } from "@acs/domain/Errors"
+import type { Event, EventStreamHeaders, EventStreamParams } from "@acs/domain/Events"
+import type { AccountMismatch, InvalidRequest, RateLimited } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import { Chunk, Effect, Option, type Scope, Stream } from "effect"
-import type { EventFilter } from "./EventLog.ts"
+import type { Granted } from "../auth/Access.ts"
+import { type EventFilter, EventLog } from "./EventLog.ts"
 import { EventTail } from "./EventTail.ts"
 import { toEvent } from "../events/EventRows.ts"
 import { StreamSlots } from "../limits/StreamSlots.ts"
@@ -30,6 +31,7 @@ export class EventStream extends Effect.Service<EventStream>()("acs/EventStream"
   effect: Effect.gen(function*() {
     const tail = yield* EventTail
     const slots = yield* StreamSlots
+    const log = yield* EventLog
 
     const follow = (filter: EventFilter, from: string, stillAllowed: Effect.Effect<boolean>): Stream.Stream<StreamItem> =>
       Stream.unwrapScoped(Effect.map(tail.follow(filter, from), (following) => {
@@ -62,9 +64,24 @@ export class EventStream extends Effect.Service<EventStream>()("acs/EventStream"
       stillAllowed: Effect.Effect<boolean>
     ): Effect.Effect<Stream.Stream<StreamItem>, RateLimited, Scope.Scope> => Effect.as(slots.take(principal), follow(filter, from, stillAllowed))
 
-    return { open } as const
+    /**
+     * The stream of `streamEvents` for its grant and decoded input, whatever the surface (SSE, the RPC
+     * procedure): the events the caller reaches (`projectId`, `type`), from after `Last-Event-ID` or from now.
+     */
+    const openFor = (
+      grant: Granted<"streamEvents">,
+      input: { readonly urlParams?: typeof EventStreamParams.Type | undefined; readonly headers?: typeof EventStreamHeaders.Type | undefined },
+      stillAllowed: Effect.Effect<boolean>
+    ): Effect.Effect<Stream.Stream<StreamItem>, AccountMismatch | InvalidRequest | RateLimited, Scope.Scope> =>
+      Effect.gen(function*() {
+        const filter = yield* log.filterFor(grant.principal, input.urlParams ?? {})
+        const from = yield* log.startOf(grant.orgId, input.headers?.["last-event-id"])
+        return yield* open(grant.principal, filter, from, stillAllowed)
+      })
+
+    return { open, openFor } as const
   }),
-  dependencies: [EventTail.Default, StreamSlots.Default]
+  dependencies: [EventTail.Default, StreamSlots.Default, EventLog.Default]
 }) {}
 
 /** One item as Server-Sent Events text. */

@@ -1,4 +1,4 @@
-/** Sign in and out, who am I, and a person's new password (with a new session cookie). */
+/** Signing in, and what signing out and a new password add over REST (the session cookie). */
 import { Api, SESSION_COOKIE } from "@acs/domain/Api"
 import { CurrentPrincipal } from "@acs/domain/Principal"
 import { HttpApiBuilder, HttpApp, HttpServerResponse } from "@effect/platform"
@@ -7,6 +7,7 @@ import { Sessions } from "../auth/Sessions.ts"
 import { RateLimits } from "../limits/RateLimits.ts"
 import { makeOperate } from "../operations/Operate.ts"
 import { clientAddress, TrustProxy } from "./ClientAddress.ts"
+import type { RestExtras } from "./RestExtras.ts"
 
 const CookieSecure = Config.boolean("COOKIE_SECURE").pipe(Config.withDefault(false))
 
@@ -37,29 +38,30 @@ export const PublicAuthHandlers = HttpApiBuilder.group(Api, "publicAuth", (handl
       }))
   }))
 
-export const AuthHandlers = HttpApiBuilder.group(Api, "auth", (handlers) =>
-  Effect.gen(function*() {
-    const operate = yield* makeOperate
-    const sessions = yield* Sessions
-    const secure = yield* CookieSecure
-    return handlers
-      .handle("getMe", operate.handler("getMe"))
-      .handle("changePassword", (input) =>
-        Effect.gen(function*() {
-          yield* operate.handler("changePassword")(input)
-          // Every session of the person ended with the old password; this browser continues on a new one.
-          const principal = yield* CurrentPrincipal
-          const session = yield* sessions.resume(principal.id)
-          if (Option.isSome(session)) yield* setSessionCookie(session.value.token, session.value.maxAgeSeconds, secure)
-        }))
-      .handle("logout", (input) =>
-        Effect.gen(function*() {
-          yield* operate.handler("logout")(input)
-          // The session and its cookie are REST's: the operation only refuses a key.
-          const token = input.request.cookies[SESSION_COOKIE]
-          if (token !== undefined) yield* sessions.end(token)
-          yield* HttpApp.appendPreResponseHandler((_request, response) =>
-            Effect.orDie(HttpServerResponse.expireCookie(response, SESSION_COOKIE, { path: "/", httpOnly: true, sameSite: "strict" }))
-          )
-        }))
-  }))
+/** What a person's session operations add over REST: the session cookie, renewed or expired. */
+export const AuthExtras = Effect.gen(function*() {
+  const operate = yield* makeOperate
+  const sessions = yield* Sessions
+  const secure = yield* CookieSecure
+  const extras: RestExtras = {
+    changePassword: (input) =>
+      Effect.gen(function*() {
+        yield* operate.handler("changePassword")(input)
+        // Every session of the person ended with the old password; this browser continues on a new one.
+        const principal = yield* CurrentPrincipal
+        const session = yield* sessions.resume(principal.id)
+        if (Option.isSome(session)) yield* setSessionCookie(session.value.token, session.value.maxAgeSeconds, secure)
+      }),
+    logout: (input) =>
+      Effect.gen(function*() {
+        yield* operate.handler("logout")(input)
+        // The session and its cookie are REST's: the operation only refuses a key.
+        const token = input.request.cookies[SESSION_COOKIE]
+        if (token !== undefined) yield* sessions.end(token)
+        yield* HttpApp.appendPreResponseHandler((_request, response) =>
+          Effect.orDie(HttpServerResponse.expireCookie(response, SESSION_COOKIE, { path: "/", httpOnly: true, sameSite: "strict" }))
+        )
+      })
+  }
+  return extras
+})

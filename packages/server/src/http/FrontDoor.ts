@@ -11,9 +11,9 @@ import type { Principal } from "@acs/domain/Principal"
 import { streamingOperations } from "@acs/domain/Rpcs"
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, FiberRef, Option } from "effect"
-import { Access, callerRefusal } from "../auth/Access.ts"
 import { establish, type RequestAuthorization } from "../auth/RequestAuthorization.ts"
 import { speculatively } from "../db/Invalidation.ts"
+import { makeOperate } from "../operations/Operate.ts"
 import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { matchRoute } from "./ApiRoutes.ts"
 import { makeAuthenticate } from "./AuthenticationLive.ts"
@@ -70,25 +70,20 @@ const handOn = <R>(api: HttpApp.Default<never, R>, original: HttpServerRequest.H
 // Services are taken once here and requests run without a context provided for them (each provided context
 // copies the fiber's whole context); the steps are chained without generators on this path (docs/decisions/front-door.md).
 const makeFrontDoor = Effect.gen(function*() {
-  const access = yield* Access
+  const operate = yield* makeOperate
   const authenticate = yield* makeAuthenticate
 
-  /** The operation's grant for the caller, or none where its handler checks reach (below). */
+  /** The operation's grant for the caller, or none where its handler checks reach (operations/Operate.ts). */
   const grantFor = (
     principal: Principal,
     request: HttpServerRequest.HttpServerRequest,
     operation: OperationName,
     projectId: string | undefined
-  ): Effect.Effect<Option.Option<RequestAuthorization>, AcsError> => {
-    if ("account" in Operations[operation] && projectId === undefined) {
-      const refused = callerRefusal(principal, operation)
-      return Option.isSome(refused) ? Effect.fail(refused.value) : Effect.succeed(Option.none())
-    }
-    return Effect.map(
-      access.checkAs(principal, operation, projectId, asksPreview(request.url)),
-      (grant) => Option.some<RequestAuthorization>({ principal, operation, projectId, grant })
+  ): Effect.Effect<Option.Option<RequestAuthorization>, AcsError> =>
+    Effect.map(
+      operate.grantBeforeBody(principal, operation, projectId, asksPreview(request.url)),
+      Option.map((grant): RequestAuthorization => ({ principal, operation, projectId, grant }))
     )
-  }
 
   /**
    * The caller and the operation's grant. An operation that names its account in the body (keyword ideas)

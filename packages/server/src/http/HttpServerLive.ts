@@ -7,30 +7,19 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { Mcp } from "../mcp/McpServer.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import { RpcLive } from "../rpc/RpcServerLive.ts"
-import { AccountsHandlers } from "./AccountsHandlers.ts"
-import { ActionsHandlers } from "./ActionsHandlers.ts"
 import { AuthenticationLive } from "./AuthenticationLive.ts"
-import { AuthHandlers, PublicAuthHandlers } from "./AuthHandlers.ts"
+import { PublicAuthHandlers } from "./AuthHandlers.ts"
 import { withConsole } from "./ConsoleRoute.ts"
-import { ConnectionHandlers } from "./ConnectionHandlers.ts"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope.ts"
 import { FrontDoorLive } from "./FrontDoor.ts"
 import { withMcp } from "./McpRoute.ts"
-import { InsightsHandlers } from "./InsightsHandlers.ts"
-import { KeysHandlers } from "./KeysHandlers.ts"
-import { PeopleHandlers } from "./PeopleHandlers.ts"
-import { ProposalsHandlers } from "./ProposalsHandlers.ts"
-import { ResearchHandlers } from "./ResearchHandlers.ts"
 import { requestLog } from "./RequestLog.ts"
 import { MetricsExposition, withMetrics } from "../telemetry/MetricsExposition.ts"
 import { withRpc } from "./RpcRoute.ts"
 import { securityHeaders } from "./SecurityHeaders.ts"
 import { AllowedOrigins } from "./SessionCookiePolicy.ts"
-import { SettingsHandlers } from "./SettingsHandlers.ts"
 import { SystemHandlers } from "./SystemHandlers.ts"
-import { WarehouseHandlers } from "./WarehouseHandlers.ts"
-import { EventsHandlers } from "./EventsHandlers.ts"
-import { WebhooksHandlers } from "./WebhooksHandlers.ts"
+import { OperationGroupsLive } from "./OperationGroups.ts"
 
 export const ServerConfig = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(3000)),
@@ -41,19 +30,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([
     SystemHandlers,
     PublicAuthHandlers,
-    AuthHandlers,
-    KeysHandlers,
-    PeopleHandlers,
-    SettingsHandlers,
-    AccountsHandlers,
-    ConnectionHandlers,
-    WarehouseHandlers,
-    ProposalsHandlers,
-    ActionsHandlers,
-    InsightsHandlers,
-    ResearchHandlers,
-    EventsHandlers,
-    WebhooksHandlers
+    OperationGroupsLive
   ]),
   Layer.provide(AuthenticationLive)
 )

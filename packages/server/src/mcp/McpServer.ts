@@ -7,8 +7,8 @@
  */
 import { type AcsError, InvalidRequest, NotFound, toEnvelope } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
-import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
-import { HttpApp, HttpServerResponse } from "@effect/platform"
+import type { Principal } from "@acs/domain/Principal"
+import { HttpServerResponse } from "@effect/platform"
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
@@ -24,11 +24,10 @@ import {
   type Resource,
   SUPPORTED_PROTOCOL_VERSIONS
 } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Effect, Either, Option, Runtime } from "effect"
-import { Access, callerRefusal } from "../auth/Access.ts"
-import { assumeBarrierPassed, barrierPassed } from "../db/Invalidation.ts"
-import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
-import { isPreviewInput, makeOperate, projectIdOf } from "../operations/Operate.ts"
+import { Cause, Effect, Either, Option, type ParseResult, Runtime } from "effect"
+import { callerRefusal } from "../auth/Access.ts"
+import { toDeclaredError } from "../operations/Failures.ts"
+import { type Caller, callerHere, makeOperate } from "../operations/Operate.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import type { Input } from "../operations/OperationTypes.ts"
 import { noteRequest } from "../telemetry/RequestFacts.ts"
@@ -268,7 +267,6 @@ const FORWARDED_HEADERS = ["accept", "content-type", "mcp-protocol-version", "mc
  * the operation's service method.
  */
 const makeMcp = Effect.gen(function*() {
-  const access = yield* Access
   const operate = yield* makeOperate
   const tools = makeTools()
   const resources = ACCOUNT_RESOURCES.flatMap((r): Array<AccountResource> => {
@@ -278,29 +276,28 @@ const makeMcp = Effect.gen(function*() {
   const instructions = instructionsFor(resources, tools)
   const byName: ReadonlyMap<string, McpTool> = new Map(tools.map((tool) => [tool.name, tool]))
 
-  /** One tool call: access first (with no account named, the malformed arguments are the answer), then the operation. */
-  const operation = <Op extends OperationName>(
-    name: Op,
+  /**
+   * One tool call: its operation called with the tool's arguments as input (operations/Operate.ts `call`:
+   * access first, then the arguments decoded with the endpoint's schemas), its success as REST answers it.
+   * Arguments that are no input (an unknown field, a missing path param) are refused as a malformed input
+   * is, after access; with no input, the account they name is the `projectId` argument.
+   */
+  const operation = (
     tool: McpTool,
     prepared: Either.Either<RawInput, string>,
-    args: Readonly<Record<string, unknown>>
+    args: Readonly<Record<string, unknown>>,
+    caller: Caller
   ) =>
-    Effect.gen(function*() {
-      const projectId = Either.isRight(prepared) ? projectIdOf(name, prepared.right) : args["projectId"]
-      const invalid = Effect.gen(function*() {
-        if (Either.isLeft(prepared)) return yield* new InvalidRequest({ message: prepared.left })
-        // The tool's schemas are its endpoint's, so what they decode is the operation's input.
-        return (yield* tool.decode(prepared.right).pipe(Effect.mapError(fromParseError))) as Input<Op>
-      })
-      const preview = Either.isRight(prepared) && isPreviewInput(prepared.right)
-      const grant = yield* access.check(name, typeof projectId === "string" ? projectId : undefined, { preview }).pipe(
-        Effect.catchTag("AccountMismatch", (mismatch) =>
-          typeof projectId === "string" ? Effect.fail(mismatch) : Effect.zipRight(invalid, Effect.fail(mismatch)))
-      )
-      const input = yield* invalid
-      const success = yield* operate.run(name, grant, input)
-      return { _tag: "Success", json: yield* tool.encodeSuccess(success).pipe(Effect.orDie) } satisfies Answer
-    })
+    Either.match(prepared, {
+      onLeft: (message) =>
+        operate.call(tool.operation, { path: { projectId: args["projectId"] } }, caller, () => Effect.fail(new InvalidRequest({ message }))),
+      // The tool's schemas are its endpoint's, so what they decode is the operation's input.
+      onRight: (input) =>
+        operate.call(tool.operation, input, caller, () => tool.decode(input) as Effect.Effect<Input<OperationName>, ParseResult.ParseError>)
+    }).pipe(
+      Effect.flatMap((success) => Effect.orDie(tool.encodeSuccess(success))),
+      Effect.map((json): Answer => ({ _tag: "Success", json }))
+    )
 
   const answer = (
     principal: Principal,
@@ -311,13 +308,12 @@ const makeMcp = Effect.gen(function*() {
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     // A call runs in a fiber of its own: its lookups (the account) rely on the barrier its request passed
-    // when the route authenticated the key (db/Invalidation.ts), instead of pinging again.
-    const onBarrier = (yield* barrierPassed) ? assumeBarrierPassed : Effect.void
+    // when the route authenticated the key, instead of pinging again.
+    const caller = yield* callerHere(principal)
     const call: Call = (tool, prepared, args) =>
       Runtime.runPromise(runtime)(
-        onBarrier.pipe(
-          Effect.zipRight(noteRequest({ tool: tool.name, operation: tool.operation })),
-          Effect.zipRight(operation(tool.operation, tool, prepared, args)),
+        noteRequest({ tool: tool.name, operation: tool.operation }).pipe(
+          Effect.zipRight(operation(tool, prepared, args, caller)),
           Effect.catchAllCause((cause) =>
             toDeclaredError(cause).pipe(
               Effect.flatMap(Option.match({ onNone: () => Effect.failCause(Cause.stripFailures(cause)), onSome: (e) => Effect.succeed(failure(e)) }))
@@ -328,9 +324,6 @@ const makeMcp = Effect.gen(function*() {
               Effect.annotateLogs({ tool: tool.name, status: answer._tag === "Success" ? 200 : answer.status })
             )
           ),
-          Effect.provideService(CurrentPrincipal, principal),
-          // Headers a check adds (RateLimit-*) belong to a REST answer, not to the /mcp response around it.
-          Effect.locally(HttpApp.currentPreResponseHandlers, Option.none()),
           Effect.withSpan("mcp.call", { attributes: { tool: tool.name } })
         )
       )

@@ -1,50 +1,19 @@
 /**
- * The MCP tools, generated from the HttpApi declaration: one tool per authenticated endpoint, named
- * `platform_<snake_case operation>`, whose input schema merges the endpoint's path params, url params and
- * payload, derived from the same Effect Schemas REST decodes with. A tool call's arguments become the
- * operation's input (`{path, urlParams, payload, headers}`), decoded part by part with the endpoint's own
- * schemas as REST decodes a request, and McpServer calls the operation; a new endpoint is a new tool with
- * no code here. For a model (docs/decisions/surfaces.md): schemas without noise, an outline of the answer as `outputSchema`,
- * the four annotation hints from `hintsOf`, numeric ids taken as strings; what all tools share is said once,
- * in the server's instructions (McpServer.ts).
+ * The MCP tools, generated from the HttpApi declaration: one tool per authenticated endpoint whose operation
+ * the tool table makes one (domain/src/ToolFacts.ts), named `platform_<snake_case operation>`, whose input
+ * schema merges the endpoint's path params, url params and payload, derived from the same Effect Schemas REST
+ * decodes with. A tool call's arguments become the operation's input (`{path, urlParams, payload, headers}`),
+ * decoded part by part with the endpoint's own schemas as REST decodes a request, and McpServer calls the
+ * operation; a new endpoint is a new tool with no code here, once its row of the tool table says so. For a
+ * model (docs/decisions/surfaces.md): schemas without noise, an outline of the answer as `outputSchema`, the
+ * four annotation hints from `hintsOf`, numeric ids taken as strings; what all tools share is said once, in
+ * the server's instructions (McpServer.ts).
  */
 import { Api, unauthenticatedGroups } from "@acs/domain/Api"
 import { type OperationName, Operations } from "@acs/domain/Operations"
+import { type Tool, type ToolFacts, toolFacts } from "@acs/domain/ToolFacts"
 import { HttpApi, type HttpApiEndpoint, HttpMethod, OpenApi } from "@effect/platform"
 import { Context, Effect, Either, JSONSchema, Option, type ParseResult, Schema } from "effect"
-
-/**
- * Operations kept off the tool server, though a key's scope allows them over REST. Keys and upstream
- * credentials move secrets and authority; the kill switch, the target band and the brief are the guardrails
- * people set for agents, and an agent must not move its own guardrails; nor does it manage the people who approve. Logout and a password change are a
- * person's session's; /mcp takes keys only.
- */
-const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
-  "createKey",
-  "listKeys",
-  "revokeKey",
-  "createAccountKey",
-  "updateConnection",
-  "createConnectionKeyPair",
-  "updateSettings",
-  "updateTargets",
-  "updateBrief",
-  // Webhooks send the org's events (signed with a secret) to a URL: an admin's decision, like keys. A
-  // stream is no tool call: agents page with platform_list_events.
-  "createWebhook",
-  "listWebhooks",
-  "deleteWebhook",
-  "testWebhook",
-  "enableWebhook",
-  "listWebhookDeliveries",
-  "streamEvents",
-  "logout",
-  "changePassword",
-  "listPeople",
-  "createPerson",
-  "updatePerson",
-  "revokePersonKeys"
-])
 
 export const TOOL_PREFIX = "platform_"
 
@@ -147,62 +116,6 @@ export const SAFE_SEQUENCE = "Safe automation sequence: 1. check data freshness 
   "5. read `mode` and `policyReasons`, then poll platform_get_action / platform_list_actions for the terminal status; " +
   "6. check `warnings` on anything that reached `applied`."
 
-/** In place of the endpoint's own description, where that one speaks of REST (paths, POSTs). */
-const TOOL_NOTES: Partial<Record<OperationName, string>> = {
-  getPlan: "Act on an item with platform_propose_<proposal.kind>, passing the projectId and the fields of `proposal.body`.",
-  runReport: "Rows and paging straight from the upstream report.",
-  // The endpoint's description is REST's (`?preview=true`); the `preview` argument speaks for itself.
-  revertAction: ""
-}
-
-/**
- * The MCP tool annotations, from the operation table plus what the table cannot say. They are hints a client
- * uses to decide what to confirm with its user, so each errs on the side of caution.
- * - readOnlyHint: read scope changes nothing (every GET and the read-only POSTs of docs/contract.md 5); discovery asks
- *   the upstream which accounts the credentials reach and stores nothing, though it needs admin.
- * - destructiveHint (for the others): can the change be lost for good? Removing keywords cannot be reverted
- *   (RemoveKeywords.ts: a re-added keyword is a new one without its history). Approving makes any pending
- *   change real, that one included; a revert applies its compensation at once, and the compensation of a
- *   created campaign or ad group deletes it. Revoking a key cannot be undone. Every other proposal only
- *   queues a revertible change, and a rejection changes nothing on the account.
- * - idempotentHint: a retry with the same arguments changes nothing more. Reads; PUTs of settings; decisions,
- *   whose second call meets a status guard (`conflict`); an import, which skips what it imported. Not a
- *   proposal: only a retry under the same `idempotencyKey` is harmless, which a per-tool hint cannot say.
- * - openWorldHint: the call reaches the upstream platform, at once or through the job it enqueues: syncs,
- *   discovery and import, reports and catalog searches, credentials (tested upstream), and the apply paths
- *   (approve, revert). A key's proposal only queues, so proposals stay in acs.
- */
-const READ_ONLY_ABOVE_READ_SCOPE: ReadonlySet<OperationName> = new Set<OperationName>(["discoverAccounts"])
-const DESTRUCTIVE: ReadonlySet<OperationName> = new Set<OperationName>([
-  "proposeRemoveKeywords",
-  "approveAction",
-  "revertAction",
-  "revokeKey"
-])
-const IDEMPOTENT_WRITES: ReadonlySet<OperationName> = new Set<OperationName>([
-  "updateSettings",
-  "updateTargets",
-  "updateBrief",
-  "updateConnection",
-  "approveAction",
-  "rejectAction",
-  "revertAction",
-  "importAccounts",
-  "revokeKey",
-  "logout"
-])
-const OPEN_WORLD: ReadonlySet<OperationName> = new Set<OperationName>([
-  "discoverAccounts",
-  "importAccounts",
-  "updateConnection",
-  "startSync",
-  "runReport",
-  "searchApps",
-  "searchGeo",
-  "approveAction",
-  "revertAction"
-])
-
 export interface ToolHints {
   readonly readOnlyHint: boolean
   readonly destructiveHint: boolean
@@ -210,27 +123,28 @@ export interface ToolHints {
   readonly openWorldHint: boolean
 }
 
-export const hintsOf = (operation: OperationName): ToolHints => {
-  const readOnly = Operations[operation].scope === "read" || READ_ONLY_ABOVE_READ_SCOPE.has(operation)
+/** A tool's MCP annotations: its scope, and its row of the tool table (domain/src/ToolFacts.ts says why each). */
+export const hintsOf = (operation: OperationName, facts: Tool): ToolHints => {
+  const readOnly = Operations[operation].scope === "read" || facts.readOnly === true
   return {
     readOnlyHint: readOnly,
-    destructiveHint: !readOnly && DESTRUCTIVE.has(operation),
-    idempotentHint: readOnly || IDEMPOTENT_WRITES.has(operation),
-    openWorldHint: OPEN_WORLD.has(operation)
+    destructiveHint: !readOnly && facts.destructive === true,
+    idempotentHint: readOnly || facts.idempotent === true,
+    openWorldHint: facts.openWorld === true
   }
 }
 
 type Endpoint = HttpApiEndpoint.HttpApiEndpoint<string, HttpMethod.HttpMethod>
 
 /** The summary, the endpoint's own description (not its group's), and what only this tool needs. */
-const describe = (operation: OperationName, endpoint: Endpoint, isProposal: boolean): string => {
+const describe = (operation: OperationName, facts: Tool, endpoint: Endpoint, isProposal: boolean): string => {
   const summary: string = Operations[operation].summary
   // A proposal endpoint's description is about REST (Location, Idempotency-Replay, ?preview); the instructions
   // say what a proposal tool answers.
   const detail = isProposal ? undefined : Option.getOrUndefined(Context.getOption(endpoint.annotations, OpenApi.Description))
   return [
     `${summary}.`,
-    TOOL_NOTES[operation] ?? (detail === undefined || detail.replace(/\.$/, "") === summary ? undefined : detail)
+    facts.note ?? (detail === undefined || detail.replace(/\.$/, "") === summary ? undefined : detail)
   ].filter((line): line is string => line !== undefined && line.length > 0).join(" ")
 }
 
@@ -383,7 +297,7 @@ const toQueryValues = (value: unknown): ReadonlyArray<string> =>
   Array.isArray(value) ? value.flatMap(toQueryValues) : value === undefined || value === null ? [] :
   typeof value === "object" ? [JSON.stringify(value)] : [String(value)]
 
-const makeTool = (operation: OperationName, endpoint: Endpoint): McpTool => {
+const makeTool = (operation: OperationName, facts: Tool, endpoint: Endpoint): McpTool => {
   const definitions: Record<string, JsonSchema> = {}
   const properties: Properties = {}
   const required = new Set<string>()
@@ -515,10 +429,10 @@ const makeTool = (operation: OperationName, endpoint: Endpoint): McpTool => {
     name: toolName(operation),
     operation,
     title: Operations[operation].summary,
-    description: describe(operation, endpoint, isProposal),
+    description: describe(operation, facts, endpoint, isProposal),
     inputSchema,
     outputSchema: output.schema,
-    hints: hintsOf(operation),
+    hints: hintsOf(operation, facts),
     method: endpoint.method,
     restPath: endpoint.path,
     toInput,
@@ -528,14 +442,16 @@ const makeTool = (operation: OperationName, endpoint: Endpoint): McpTool => {
   }
 }
 
-/** Every authenticated endpoint of the API that is an operation and not human-only, as a tool. */
+/** Every authenticated endpoint of the API whose operation is a tool (domain/src/ToolFacts.ts), as one. */
 export const makeTools = (): ReadonlyArray<McpTool> => {
   const tools: Array<McpTool> = []
   HttpApi.reflect(Api, {
     predicate: ({ group }) => !unauthenticatedGroups.includes(group.identifier),
     onGroup: () => undefined,
     onEndpoint: ({ endpoint }) => {
-      if (isOperation(endpoint.name) && !HUMAN_ONLY.has(endpoint.name)) tools.push(makeTool(endpoint.name, endpoint))
+      if (!isOperation(endpoint.name)) return
+      const facts: ToolFacts = toolFacts[endpoint.name]
+      if (facts.tool) tools.push(makeTool(endpoint.name, facts, endpoint))
     }
   })
   return tools

@@ -227,7 +227,8 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       keywordIdeas: (grant, { payload }) => research.keywordIdeas(grant, payload),
       // events and webhooks
       listEvents: (grant, { urlParams }) => events.list(grant, urlParams ?? {}),
-      // A stream, not one answer: REST and RPC serve it themselves (http/EventsHandlers.ts, rpc/RpcServerLive.ts).
+      // A stream, not one answer: REST serves it as SSE (http/EventsExtras.ts), RPC through `operate.streamEvents`;
+      // both open it with feeds/EventStream.ts `openFor`.
       streamEvents: () =>
         Effect.fail(new InvalidRequest({ message: "the event stream is GET /api/v1/events/stream (SSE) or the RPC procedure streamEvents" })),
       createWebhook: (grant, { payload }) => webhooks.create(grant, payload),

@@ -1,32 +1,30 @@
 /**
  * The typed RPC surface at `/rpc` (@effect/rpc over HTTP, NDJSON): one procedure per operation
  * (packages/domain/src/Rpcs.ts). Keys only: the caller is authenticated by an `RpcMiddleware`; each
- * procedure then checks access for its operation (the same `Access.check`, rate-limit bucket and refusals as
- * REST), decodes its input with the endpoint's own schemas, and calls the operation's service method
- * (operations/OperationHandlers.ts). It answers with the operation's success value or the SPEC error class.
+ * procedure is then `operate.call` (operations/Operate.ts): access for its operation (the same
+ * `Access.check`, rate-limit bucket and refusals as REST), its input decoded with the endpoint's own schemas,
+ * the operation's service method. It answers with the operation's success value or the SPEC error class.
  */
 import type { AcsError } from "@acs/domain/Errors"
 import { type OperationName, Operations } from "@acs/domain/Operations"
-import { CurrentPrincipal, type Principal } from "@acs/domain/Principal"
+import type { Principal } from "@acs/domain/Principal"
 import { AcsErrorSchema, operationRpcGroup, streamingOperations } from "@acs/domain/Rpcs"
-import { Headers, HttpApp } from "@effect/platform"
+import { Headers } from "@effect/platform"
 import { Rpc, RpcGroup, RpcMiddleware, RpcSerialization, RpcServer } from "@effect/rpc"
 import { type FromClientEncoded, type FromServerEncoded, constEof, ResponseDefectEncoded } from "@effect/rpc/RpcMessage"
 import { Cause, Context, Deferred, Effect, Exit, FiberId, Layer, Mailbox, Option, Schema, Stream } from "effect"
 import * as Crypto from "node:crypto"
-import { Access } from "../auth/Access.ts"
 import { authenticateKey } from "../auth/KeyAuthentication.ts"
-import { assumeBarrierPassed, barrierPassed } from "../db/Invalidation.ts"
 import type { KeyStore } from "../auth/KeyStore.ts"
-import { EventLog } from "../feeds/EventLog.ts"
-import { EventStream } from "../feeds/EventStream.ts"
-import { fromParseError, toDeclaredError } from "../operations/Failures.ts"
-import { isPreviewInput, makeOperate, projectIdOf } from "../operations/Operate.ts"
-import type { Input } from "../operations/OperationTypes.ts"
+import { toDeclaredError } from "../operations/Failures.ts"
+import { type Caller, callerHere, makeOperate } from "../operations/Operate.ts"
+
+/** The caller of a procedure (operations/Operate.ts `Caller`): its principal, and the barrier its request passed. */
+export class RpcCaller extends Context.Tag("acs/RpcCaller")<RpcCaller, Caller>() {}
 
 /** The caller of a procedure, from its Bearer key; anything else is `unauthorized`. */
 export class RpcAuthentication extends RpcMiddleware.Tag<RpcAuthentication>()("acs/RpcAuthentication", {
-  provides: CurrentPrincipal,
+  provides: RpcCaller,
   failure: AcsErrorSchema
 }) {}
 
@@ -38,11 +36,6 @@ export const CALLER_HEADER = "x-acs-rpc-caller"
  * rides on its request, so the middleware does not ask the key store a second time for the same request.
  * An entry lives while its request is answered, and counts only for the Authorization it was made from.
  */
-interface RpcCaller {
-  readonly principal: Principal
-  readonly barrierPassed: boolean
-}
-
 export class RpcCallers extends Context.Tag("acs/RpcCallers")<RpcCallers, {
   readonly during: <A, E, R>(
     authorization: string,
@@ -50,17 +43,17 @@ export class RpcCallers extends Context.Tag("acs/RpcCallers")<RpcCallers, {
     answer: (name: string) => Effect.Effect<A, E, R>
   ) => Effect.Effect<A, E, R>
   /** The caller, and whether its request passed the lookup caches' barrier (db/Invalidation.ts). */
-  readonly find: (name: string | undefined, authorization: string | undefined) => RpcCaller | undefined
+  readonly find: (name: string | undefined, authorization: string | undefined) => Caller | undefined
 }>() {
   static readonly Live = Layer.sync(RpcCallers, () => {
-    const inFlight = new Map<string, RpcCaller & { readonly authorization: string }>()
+    const inFlight = new Map<string, Caller & { readonly authorization: string }>()
     return {
       during: (authorization, principal, answer) =>
         Effect.acquireUseRelease(
           // Runs in the request's fiber, which authenticated the caller just before.
-          Effect.map(barrierPassed, (passed) => {
+          Effect.map(callerHere(principal), (caller) => {
             const name = Crypto.randomUUID()
-            inFlight.set(name, { authorization, principal, barrierPassed: passed })
+            inFlight.set(name, { ...caller, authorization })
             return name
           }),
           answer,
@@ -78,17 +71,17 @@ export class RpcCallers extends Context.Tag("acs/RpcCallers")<RpcCallers, {
 const makeAuthenticateCaller = Effect.gen(function*() {
   const callers = yield* RpcCallers
   const context = yield* Effect.context<Effect.Effect.Context<ReturnType<typeof authenticateKey>>>()
-  return (headers: Headers.Headers): Effect.Effect<Principal, AcsError> => {
+  return (headers: Headers.Headers): Effect.Effect<Caller, AcsError> => {
     const known = callers.find(headers[CALLER_HEADER], headers["authorization"])
-    if (known === undefined) {
-      return authenticateKey(headers["authorization"]).pipe(
-        Effect.provide(context),
-        // A key that cannot be looked up (the database is down) is refused as the procedures refuse: a SPEC error.
-        Effect.catchAllDefect((defect) => Effect.flatMap(toDeclaredError(Cause.die(defect)), (error) => Effect.fail(Option.getOrThrow(error))))
-      )
-    }
-    // The procedure runs in the RPC server's fiber: its lookups (the account) rely on the request's barrier.
-    return known.barrierPassed ? Effect.as(assumeBarrierPassed, known.principal) : Effect.succeed(known.principal)
+    // The procedure runs in the RPC server's fiber: with a known caller, its lookups (the account) rely on the
+    // barrier the request passed (Operate.call carries it over); a key looked up here, on this fiber's.
+    if (known !== undefined) return Effect.succeed(known)
+    return authenticateKey(headers["authorization"]).pipe(
+      Effect.flatMap(callerHere),
+      Effect.provide(context),
+      // A key that cannot be looked up (the database is down) is refused as the procedures refuse: a SPEC error.
+      Effect.catchAllDefect((defect) => Effect.flatMap(toDeclaredError(Cause.die(defect)), (error) => Effect.fail(Option.getOrThrow(error))))
+    )
   }
 })
 
@@ -112,74 +105,31 @@ const isOperation = (name: string): name is OperationName => Object.hasOwn(Opera
 
 /** The procedures, one per operation: what the RPC server's handlers run. */
 class RpcProcedures extends Context.Tag("acs/RpcProcedures")<RpcProcedures, {
-  readonly run: (operation: OperationName, raw: unknown) => Effect.Effect<unknown, AcsError, CurrentPrincipal>
+  readonly run: (operation: OperationName, raw: unknown) => Effect.Effect<unknown, AcsError, RpcCaller>
   /** `streamEvents`: the events as they happen, one chunk each; it ends when the key is revoked or expires. */
-  readonly streamEvents: (raw: unknown, authorization: string | undefined) => Stream.Stream<unknown, AcsError, CurrentPrincipal>
+  readonly streamEvents: (raw: unknown, authorization: string | undefined) => Stream.Stream<unknown, AcsError, RpcCaller>
 }>() {}
 
 const RpcProceduresLive = Layer.effect(
   RpcProcedures,
   Effect.gen(function*() {
-    const access = yield* Access
     const operate = yield* makeOperate
-
-    /** Access for the account the input names; with no account named, the refusal of a malformed input. */
-    const procedure = <Op extends OperationName>(operation: Op, raw: unknown) =>
-      Effect.gen(function*() {
-        // The operation's input as the procedure declares it; its schemas need no services.
-        const decode = Schema.decodeUnknown(
-          operationRpcGroup.requests.get(operation)!.payloadSchema as Schema.Schema<Input<Op>, unknown, never>
-        )
-        const projectId = projectIdOf(operation, raw)
-        const grant = yield* access.check(operation, typeof projectId === "string" ? projectId : undefined, { preview: isPreviewInput(raw) }).pipe(
-          // No account named: the scope and grant were checked, and the missing field is the answer.
-          Effect.catchTag("AccountMismatch", (mismatch) =>
-            typeof projectId === "string" ? Effect.fail(mismatch) : Effect.zipRight(decode(raw).pipe(Effect.mapError(fromParseError)), Effect.fail(mismatch)))
-        )
-        const input = yield* decode(raw).pipe(Effect.mapError(fromParseError))
-        return yield* operate.run(operation, grant, input)
-      }).pipe(
-        // Every failure as a SPEC error class, as REST's envelope would have it (a defect is `internal`).
-        Effect.catchAllCause((cause) =>
-          toDeclaredError(cause).pipe(
-            Effect.flatMap(Option.match({ onNone: () => Effect.failCause(Cause.stripFailures(cause)), onSome: (e) => Effect.fail<AcsError>(e) }))
-          )
-        ),
-        // Headers a check adds (RateLimit-*) belong to a REST answer; the RPC response has its own.
-        Effect.locally(HttpApp.currentPreResponseHandlers, Option.none()),
-        Effect.withSpan(`rpc.${operation}`)
-      )
-
-    const log = yield* EventLog
-    const live = yield* EventStream
     const keys = yield* Effect.context<KeyStore>()
 
-    const streamEvents = (raw: unknown, authorization: string | undefined) =>
-      // The stream's slot (limits/StreamSlots.ts) is held in this scope: until the stream ends or its client goes.
-      Stream.unwrapScoped(Effect.gen(function*() {
-        const grant = yield* access.check("streamEvents")
-        const decode = Schema.decodeUnknown(
-          operationRpcGroup.requests.get("streamEvents")!.payloadSchema as Schema.Schema<Input<"streamEvents">, unknown, never>
-        )
-        const input = yield* decode(raw).pipe(Effect.mapError(fromParseError))
-        const filter = yield* log.filterFor(grant.principal, input.urlParams ?? {})
-        const from = yield* log.startOf(grant.orgId, input.headers?.["last-event-id"])
-        const stillAllowed = authenticateKey(authorization).pipe(Effect.provide(keys), Effect.isSuccess)
-        const events = yield* live.open(grant.principal, filter, from, stillAllowed)
-        // Heartbeats are the SSE framing's; here they only check the key.
-        return events.pipe(
-          Stream.filterMap((item) => item._tag === "Event" ? Option.some(item.event) : Option.none())
-        )
-      }).pipe(
-        Effect.catchAllCause((cause) =>
-          toDeclaredError(cause).pipe(
-            Effect.flatMap(Option.match({ onNone: () => Effect.failCause(Cause.stripFailures(cause)), onSome: (e) => Effect.fail<AcsError>(e) }))
-          )
-        ),
-        Effect.locally(HttpApp.currentPreResponseHandlers, Option.none())
-      ))
+    const run = (operation: OperationName, raw: unknown) =>
+      Effect.flatMap(RpcCaller, (caller) => operate.call(operation, raw, caller)).pipe(Effect.withSpan(`rpc.${operation}`))
 
-    return { run: (operation: OperationName, raw: unknown) => procedure(operation, raw), streamEvents }
+    const streamEvents = (raw: unknown, authorization: string | undefined) =>
+      Stream.unwrap(Effect.map(RpcCaller, (caller) => {
+        const stillAllowed = authenticateKey(authorization).pipe(Effect.provide(keys), Effect.isSuccess)
+        // Heartbeats are the SSE framing's; here they only check the key.
+        return Stream.filterMap(
+          operate.streamEvents(raw, caller, stillAllowed),
+          (item) => item._tag === "Event" ? Option.some(item.event) : Option.none()
+        )
+      }))
+
+    return { run, streamEvents }
   })
 )
 
@@ -187,7 +137,7 @@ const RpcProceduresLive = Layer.effect(
 type Handler = (
   raw: unknown,
   options: { readonly headers: Headers.Headers }
-) => Effect.Effect<unknown, AcsError, CurrentPrincipal> | Stream.Stream<unknown, AcsError, CurrentPrincipal>
+) => Effect.Effect<unknown, AcsError, RpcCaller> | Stream.Stream<unknown, AcsError, RpcCaller>
 
 const HandlersLive = serverRpcGroup.toLayer(
   Effect.map(RpcProcedures, (procedures) =>

@@ -1,4 +1,4 @@
-/** Every kind the pipeline knows: the 21 proposal kinds and the two revert-only compensations. */
+/** Every kind the pipeline knows: every proposal kind and the revert-only compensations. */
 import type { KindName } from "@acs/domain/ProposalKinds"
 import type { Kind } from "./Kind.ts"
 import { AddKeywords } from "./AddKeywords.ts"
