@@ -84,12 +84,13 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
           // The row is locked and proposed, so the guarded transition happens.
           yield* transitions.approve(actionId, actorOf(grant.principal))
           yield* jobs.enqueue(actionId, projectId)
+          // The answer is the action as approved: read before the commit, since a woken worker may apply it (or
+          // fail it) before a read after the commit.
+          return (yield* ledger.find(projectId, actionId))!
         })
       ))).pipe(
         Effect.catchTag("SqlError", Effect.die),
-        Effect.zipRight(signal.wake),
-        Effect.zipRight(ledger.find(grant.account.projectId, actionId)),
-        Effect.map((record) => record!),
+        Effect.tap(signal.wake),
         Effect.withSpan("Approvals.approve")
       )
 
