@@ -44,6 +44,61 @@ export const boundProjects = (binding: Binding): ReadonlyArray<string> =>
 export const covers = (holder: Binding, target: Binding): boolean =>
   holder.kind === "org" || (target.kind !== "org" && boundProjects(target).every((id) => reaches(holder, id)))
 
+/**
+ * The statements that write `accounts`, this module being the table's owner (docs/decisions/architecture.md "One
+ * owner per table"). Each takes the caller's client, so it runs in the caller's transaction.
+ */
+export const accountWrites = (sql: SqlClient.SqlClient) => ({
+  /** An upstream account imported as a project; one imported before is updated and answered, never duplicated. */
+  upsertImported: (orgId: string, projectId: string, account: UpstreamAccountFacts) =>
+    sql<AccountRecord & { readonly inserted: boolean }>`
+      INSERT INTO accounts (project_id, org_id, upstream_account_id, name, status, currency, time_zone, read_only)
+      VALUES (${projectId}, ${orgId}, ${account.upstreamAccountId}, ${account.name}, 'active', ${account.currency}, ${account.timeZone},
+        ${account.readOnly})
+      ON CONFLICT (org_id, upstream_account_id) DO UPDATE SET name = excluded.name, read_only = excluded.read_only,
+        status = CASE WHEN accounts.status = 'disconnected' THEN 'active' ELSE accounts.status END
+      RETURNING *, (xmax = 0) AS inserted`,
+
+  /** The project now answers to another upstream id (the platform renamed what it lists). */
+  moveUpstream: (projectId: string, upstreamAccountId: string) =>
+    sql`UPDATE accounts SET upstream_account_id = ${upstreamAccountId} WHERE project_id = ${projectId}`,
+
+  /** The credentials no longer reach the account: its last copy stays readable. */
+  markDisconnected: (projectId: string) => sql`UPDATE accounts SET status = 'disconnected' WHERE project_id = ${projectId}`,
+
+  /** A sync's copy became the account's (warehouse/SwapCopy.ts): how far the warehouse reaches, and the account's state. */
+  markSynced: (projectId: string, synced: SyncedCopy) =>
+    sql`
+      UPDATE accounts SET
+        last_synced_at = now(),
+        last_synced_day = ${synced.windowEnd},
+        first_synced_day = greatest(
+          least(coalesce(first_synced_day, ${synced.windowStart}::date), ${synced.windowStart}::date),
+          ${synced.windowEnd}::date - ${synced.retainedDays - 1}::int),
+        status = ${synced.status},
+        read_only = ${synced.readOnly}
+      WHERE project_id = ${projectId}`
+})
+
+/** What an import writes of an upstream account. */
+export interface UpstreamAccountFacts {
+  readonly upstreamAccountId: string
+  readonly name: string
+  readonly currency: string
+  readonly timeZone: string
+  readonly readOnly: boolean
+}
+
+/** What a sync's swap writes on its account. */
+export interface SyncedCopy {
+  readonly windowStart: string
+  readonly windowEnd: string
+  /** The days the warehouse keeps: the first synced day is never older. */
+  readonly retainedDays: number
+  readonly status: "active" | "paused"
+  readonly readOnly: boolean
+}
+
 export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -16,8 +16,7 @@ import { writeEvent } from "../events/Outbox.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
 import { type ImportedAccount, mapImportedAccounts } from "./AccountMapping.ts"
-import type { AccountRecord } from "./AccountRecord.ts"
-import { toAccount } from "./Accounts.ts"
+import { accountWrites, toAccount } from "./Accounts.ts"
 
 /** What making a client needs of the connection row. */
 export interface SavedConnection {
@@ -84,6 +83,7 @@ const generateKeyPair = () => {
 export class Connections extends Effect.Service<Connections>()("acs/Connections", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const accountRows = accountWrites(sql)
     const upstream = yield* Upstream
     const box = yield* SecretBox
 
@@ -177,7 +177,7 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
             SELECT project_id, upstream_account_id, name, currency FROM accounts WHERE org_id = ${orgId} FOR UPDATE`
           const moves = mapImportedAccounts(imported, reachable)
           for (const move of moves) {
-            yield* sql`UPDATE accounts SET upstream_account_id = ${move.to} WHERE project_id = ${move.projectId}`
+            yield* accountRows.moveUpstream(move.projectId, move.to)
           }
           return { connection: rows[0], moves }
         })).pipe(Effect.orDie)
@@ -292,12 +292,7 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         const accounts: Array<Account> = []
         for (const id of [...new Set(upstreamAccountIds)]) {
           const a = reachable.get(id)!
-          const rows = yield* sql<AccountRecord & { inserted: boolean }>`
-            INSERT INTO accounts (project_id, org_id, upstream_account_id, name, status, currency, time_zone, read_only)
-            VALUES (${newId("prj")}, ${orgId}, ${a.upstreamAccountId}, ${a.name}, 'active', ${a.currency}, ${a.timeZone}, ${a.readOnly})
-            ON CONFLICT (org_id, upstream_account_id) DO UPDATE SET name = excluded.name, read_only = excluded.read_only,
-              status = CASE WHEN accounts.status = 'disconnected' THEN 'active' ELSE accounts.status END
-            RETURNING *, (xmax = 0) AS inserted`.pipe(Effect.orDie)
+          const rows = yield* accountRows.upsertImported(orgId, newId("prj"), a).pipe(Effect.orDie)
           const account = rows[0]!
           if (account.inserted) created.push(account.projectId)
           accounts.push(toAccount(account))

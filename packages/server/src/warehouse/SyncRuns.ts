@@ -62,6 +62,16 @@ export const writeSyncEvent = (sql: SqlClient.SqlClient, row: FinishedSyncRow) =
     data: { sync: toSync(row) }
   })))
 
+/** The statements of this module's own that run in another's transaction (the swap's), with its client. */
+export const syncWrites = (sql: SqlClient.SqlClient) => ({
+  /** The sync's copy is the account's; nothing when it was marked abandoned meanwhile. */
+  succeed: (syncId: string, rowsWritten: number) =>
+    sql<FinishedSyncRow>`
+      UPDATE syncs SET status = 'succeeded', finished_at = clock_timestamp(), heartbeat_at = now(), rows_written = ${rowsWritten},
+        progress = ${JSON.stringify({ step: "done" })}::jsonb
+      WHERE sync_id = ${syncId} AND status = 'running' RETURNING *`
+})
+
 /** A running sync that has not beaten for this long belongs to a dead instance. */
 export const HEARTBEAT_TIMEOUT_SECONDS = 300
 
