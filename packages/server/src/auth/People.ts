@@ -7,6 +7,7 @@ import { Effect, Option } from "effect"
 import { newId } from "../db/Ids.ts"
 import { type AcceptedPassword, acceptPassword, generatedPassword } from "./PasswordRule.ts"
 import { hashPassword } from "./Secrets.ts"
+import { sessionStatements } from "./SessionStore.ts"
 
 export interface PersonRow {
   readonly personId: string
@@ -128,7 +129,7 @@ export class People extends Effect.Service<People>()("acs/People", {
                                ELSE NULL END
           WHERE person_id = ${personId}
           RETURNING *`.pipe(Effect.orDie)
-        if (disabling) yield* sql`UPDATE sessions SET ended_at = now() WHERE person_id = ${personId} AND ended_at IS NULL`.pipe(Effect.orDie)
+        if (disabling) yield* sessionStatements(sql).endAllOf(personId)
         yield* Effect.logInfo("person changed").pipe(Effect.annotateLogs({ personId, by: actorId, role: change.role, disabled: change.disabled }))
         return toPerson(updated[0]!)
       }).pipe(Effect.withSpan("People.update"))

@@ -14,6 +14,7 @@ import { PasswordAttempts } from "../limits/PasswordAttempts.ts"
 import { acceptPassword } from "./PasswordRule.ts"
 import { People, type PersonRow, personPrincipal } from "./People.ts"
 import { newSessionToken, sha256, verifyPassword } from "./Secrets.ts"
+import { sessionStatements } from "./SessionStore.ts"
 
 export const badCredentials = new Unauthorized({ message: "email or password is wrong" })
 
@@ -26,6 +27,7 @@ interface LiveSession {
 export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const sessions = sessionStatements(sql)
     const people = yield* People
     const ttlHours = yield* Config.number("SESSION_TTL_HOURS").pipe(Config.withDefault(12))
     const liveSessions = (yield* Invalidation).cache<LiveSession>("s")
@@ -35,11 +37,7 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
     const start = (person: PersonRow) =>
       Effect.gen(function*() {
         const token = newSessionToken()
-        const rows = yield* sql<{ expiresAt: string }>`
-          INSERT INTO sessions (token_hash, person_id, org_id, expires_at)
-          VALUES (${sha256(token)}, ${person.personId}, ${person.orgId}, now() + make_interval(secs => ${ttlHours * 3600}))
-          RETURNING expires_at`.pipe(Effect.orDie)
-        const expiresAt = new Date(rows[0]!.expiresAt).toISOString()
+        const expiresAt = new Date(yield* sessions.start(sha256(token), person.personId, person.orgId, ttlHours * 3600)).toISOString()
         return { token, principal: personPrincipal(person, expiresAt), maxAgeSeconds: ttlHours * 3600 }
       })
 
@@ -73,7 +71,7 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
           })
         }
         yield* people.setPassword(personId, accepted)
-        yield* sql`UPDATE sessions SET ended_at = now() WHERE person_id = ${personId} AND ended_at IS NULL`.pipe(Effect.orDie)
+        yield* sessions.endAllOf(personId)
         yield* Effect.logInfo("person changed their password; their sessions ended").pipe(Effect.annotateLogs({ personId }))
       }).pipe(Effect.withSpan("Sessions.changePassword"))
 
@@ -107,11 +105,9 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
 
     const end = (token: string) => {
       const tokenHash = sha256(token)
-      return sql`UPDATE sessions SET ended_at = now() WHERE token_hash = ${tokenHash} AND ended_at IS NULL`.pipe(
+      return sessions.end(tokenHash).pipe(
         // Committed: this instance forgets the session now; the others on the trigger's notification.
         Effect.tap(() => Effect.sync(() => liveSessions.invalidate(tokenHash))),
-        Effect.asVoid,
-        Effect.orDie,
         Effect.withSpan("Sessions.end")
       )
     }
