@@ -97,11 +97,8 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
 const PENDING_WRITERS: ReadonlyArray<string> = [
   "accounts <- worker/Apply.ts",
   "actions <- actions/pipeline/Proposals.ts",
-  "events <- events/EventPruning.ts",
   "jobs <- actions/pipeline/Proposals.ts",
-  "webhook_deliveries <- events/EventPruning.ts",
   "webhook_deliveries <- webhooks/Webhooks.ts",
-  "webhook_delivered_batches <- events/EventPruning.ts",
   "webhooks <- webhooks/Deliveries.ts"
 ]
 
