@@ -2,25 +2,16 @@
 import type { Account } from "@acs/domain/Accounts"
 import type { Binding } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { Invalidation } from "../db/Invalidation.ts"
-import type { AccountRecord } from "./AccountRecord.ts"
+import { columnsOf, decodeRows } from "../db/Rows.ts"
+import { type AccountRecord, AccountRow } from "./AccountRecord.ts"
 import type { Granted } from "./Granted.ts"
 
-interface AccountRow {
-  readonly projectId: string
-  readonly orgId: string
-  readonly upstreamAccountId: string
-  readonly name: string
-  readonly status: Account["status"]
-  readonly currency: string
-  readonly timeZone: string
-  readonly readOnly: boolean
-  readonly lastSyncedAt: string | null
-  readonly firstSyncedDay: string | null
-  readonly lastSyncedDay: string | null
-}
+const accountColumns = columnsOf(AccountRow)
+export const decodeAccounts = decodeRows(AccountRow)
+const decodeImported = decodeRows(Schema.Struct({ ...AccountRow.fields, inserted: Schema.Boolean }))
 
 export const toAccount = (row: AccountRecord): Account => ({
   projectId: row.projectId,
@@ -51,13 +42,13 @@ export const covers = (holder: Binding, target: Binding): boolean =>
 export const accountWrites = (sql: SqlClient.SqlClient) => ({
   /** An upstream account imported as a project; one imported before is updated and answered, never duplicated. */
   upsertImported: (orgId: string, projectId: string, account: UpstreamAccountFacts) =>
-    sql<AccountRecord & { readonly inserted: boolean }>`
+    sql`
       INSERT INTO accounts (project_id, org_id, upstream_account_id, name, status, currency, time_zone, read_only)
       VALUES (${projectId}, ${orgId}, ${account.upstreamAccountId}, ${account.name}, 'active', ${account.currency}, ${account.timeZone},
         ${account.readOnly})
       ON CONFLICT (org_id, upstream_account_id) DO UPDATE SET name = excluded.name, read_only = excluded.read_only,
         status = CASE WHEN accounts.status = 'disconnected' THEN 'active' ELSE accounts.status END
-      RETURNING *, (xmax = 0) AS inserted`,
+      RETURNING ${sql.unsafe(accountColumns)}, (xmax = 0) AS inserted`.pipe(Effect.flatMap(decodeImported)),
 
   /** The project now answers to another upstream id (the platform renamed what it lists). */
   moveUpstream: (projectId: string, upstreamAccountId: string) =>
@@ -105,9 +96,10 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
     const cached = (yield* Invalidation).cache<AccountRecord>("a")
 
     const find = (projectId: string) =>
-      sql<AccountRow>`/* prepared */ SELECT * FROM accounts WHERE project_id = ${projectId}`.pipe(
-        Effect.map((rows): Option.Option<AccountRecord> => Option.fromNullable(rows[0])),
+      sql`/* prepared */ SELECT ${sql.unsafe(accountColumns)} FROM accounts WHERE project_id = ${projectId}`.pipe(
         Effect.orDie,
+        Effect.flatMap(decodeAccounts),
+        Effect.map((rows): Option.Option<AccountRecord> => Option.fromNullable(rows[0])),
         Effect.withSpan("Accounts.find", HOT_SPAN)
       )
 
@@ -118,8 +110,9 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
     const findForAccess = (projectId: string) => cached.get(projectId, find(projectId))
 
     const listInOrg = (orgId: string) =>
-      sql<AccountRow>`SELECT * FROM accounts WHERE org_id = ${orgId} ORDER BY name, project_id`.pipe(
+      sql`SELECT ${sql.unsafe(accountColumns)} FROM accounts WHERE org_id = ${orgId} ORDER BY name, project_id`.pipe(
         Effect.orDie,
+        Effect.flatMap(decodeAccounts),
         Effect.withSpan("Accounts.listInOrg")
       )
 

@@ -7,14 +7,18 @@
 import { Unauthorized, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Clock, Config, Effect, Option } from "effect"
+import { Clock, Config, Effect, Option, Schema } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { Invalidation } from "../db/Invalidation.ts"
+import { decodeRows } from "../db/Rows.ts"
 import { PasswordAttempts } from "../limits/PasswordAttempts.ts"
 import { acceptPassword } from "./PasswordRule.ts"
-import { People, type PersonRow, personPrincipal } from "./People.ts"
+import { People, personColumns, PersonRow, personPrincipal } from "./People.ts"
 import { newSessionToken, sha256, verifyPassword } from "./Secrets.ts"
 import { sessionStatements } from "./SessionStore.ts"
+
+/** A live session's person, and when the session expires. */
+const decodeLiveSessions = decodeRows(Schema.Struct({ ...PersonRow.fields, sessionExpiresAt: Schema.String }))
 
 export const badCredentials = new Unauthorized({ message: "email or password is wrong" })
 
@@ -80,9 +84,10 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
       Effect.flatMap(people.findById(personId), Option.match({ onNone: () => Effect.succeed(Option.none()), onSome: (person) => Effect.map(start(person), Option.some) }))
 
     const loadLiveSession = (tokenHash: string) =>
-      sql<PersonRow & { sessionExpiresAt: string }>`/* prepared */
-        SELECT p.*, s.expires_at AS session_expires_at FROM sessions s JOIN people p USING (person_id)
+      sql`/* prepared */
+        SELECT ${sql.unsafe(personColumns("p"))}, s.expires_at AS session_expires_at FROM sessions s JOIN people p USING (person_id)
         WHERE s.token_hash = ${tokenHash} AND s.ended_at IS NULL AND s.expires_at > now() AND p.disabled_at IS NULL`.pipe(
+        Effect.flatMap(decodeLiveSessions),
         Effect.map((rows) =>
           Option.map(Option.fromNullable(rows[0]), (row): LiveSession => {
             const expiresAt = new Date(row.sessionExpiresAt)
