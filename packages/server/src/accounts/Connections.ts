@@ -4,7 +4,7 @@
  * key pair acs generates for an Apple Ads API client. Also discovery and import of accounts.
  */
 import type { Account } from "@acs/domain/Accounts"
-import type { ConnectionRequest } from "@acs/domain/Connection"
+import { type ConnectionRequest, UpstreamApiVersion as ApiVersionSchema } from "@acs/domain/Connection"
 import { ConnectionError, InvalidRequest } from "@acs/domain/Errors"
 import { isP256PrivateKey } from "@acs/upstream/ClientSecret"
 import { Upstream, type UpstreamAccount, type UpstreamApiVersion, type UpstreamClient, type UpstreamCredentials } from "@acs/upstream/Upstream"
@@ -15,6 +15,7 @@ import type { Granted } from "./Granted.ts"
 import { writeEvent } from "../events/Outbox.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
+import { columnsOf, decodeRows } from "../db/Rows.ts"
 import { type ImportedAccount, mapImportedAccounts } from "./AccountMapping.ts"
 import { accountWrites, toAccount } from "./Accounts.ts"
 
@@ -25,15 +26,20 @@ export interface SavedConnection {
   readonly status: "ok" | "error"
 }
 
-interface ConnectionRow {
-  readonly provider: "apple" | "simulator"
-  readonly apiVersion: UpstreamApiVersion
-  readonly credentialsEncrypted: string | null
-  readonly upstreamOrgId: string | null
-  readonly status: "ok" | "error"
-  readonly error: string | null
-  readonly checkedAt: string | null
-}
+/** A `connections` row (the org aside), this module being the table's owner. */
+const ConnectionRow = Schema.Struct({
+  provider: Schema.Literal("apple", "simulator"),
+  apiVersion: ApiVersionSchema,
+  credentialsEncrypted: Schema.NullOr(Schema.String),
+  upstreamOrgId: Schema.NullOr(Schema.String),
+  status: Schema.Literal("ok", "error"),
+  error: Schema.NullOr(Schema.String),
+  checkedAt: Schema.NullOr(Schema.String)
+})
+type ConnectionRow = typeof ConnectionRow.Type
+
+const connectionColumns = columnsOf(ConnectionRow)
+const decodeConnections = decodeRows(ConnectionRow)
 
 const KeyPairRow = Schema.Struct({
   privateKeySealed: Schema.String,
@@ -88,7 +94,11 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
     const box = yield* SecretBox
 
     const row = (orgId: string) =>
-      sql<ConnectionRow>`SELECT * FROM connections WHERE org_id = ${orgId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+      sql`SELECT ${sql.unsafe(connectionColumns)} FROM connections WHERE org_id = ${orgId}`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeConnections),
+        Effect.map((rows) => rows[0])
+      )
 
     const keyPairOf = (orgId: string) =>
       sql`SELECT private_key_sealed, public_key_pem, fingerprint, created_at FROM connection_key_pairs WHERE org_id = ${orgId}`.pipe(
@@ -166,13 +176,13 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         const { apiVersion, ...sealedCredentials } = credentials
         const sealed = box.seal(JSON.stringify(sealedCredentials))
         const saved = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql<ConnectionRow>`
+          const rows = yield* sql`
             INSERT INTO connections (org_id, provider, api_version, credentials_encrypted, upstream_org_id, status, error, checked_at, updated_at)
             VALUES (${orgId}, ${credentials.provider}, ${apiVersion}, ${sealed}, ${upstreamOrgId}, 'ok', NULL, now(), now())
             ON CONFLICT (org_id) DO UPDATE SET provider = excluded.provider, api_version = excluded.api_version,
               credentials_encrypted = excluded.credentials_encrypted, upstream_org_id = excluded.upstream_org_id,
               status = 'ok', error = NULL, checked_at = now(), updated_at = now()
-            RETURNING *`
+            RETURNING ${sql.unsafe(connectionColumns)}`.pipe(Effect.flatMap(decodeConnections))
           const imported = yield* sql<ImportedAccount>`
             SELECT project_id, upstream_account_id, name, currency FROM accounts WHERE org_id = ${orgId} FOR UPDATE`
           const moves = mapImportedAccounts(imported, reachable)
