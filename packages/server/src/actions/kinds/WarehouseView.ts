@@ -3,7 +3,6 @@
  * 30-day facts the auto-apply rules need. Queries run on the caller's connection, so inside the proposal
  * transaction they see what that transaction sees.
  */
-import type { Band } from "@acs/domain/Actions"
 import type {
   UpstreamAd,
   UpstreamAdGroup,
@@ -14,6 +13,7 @@ import type {
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
+import { decodeTargets, TargetsRow, targetsColumns } from "../../policy/Targets.ts"
 import { type AdGroupRow, type AdRow, type CampaignRow, entityRows, type KeywordRow, type NegativeRow } from "../../warehouse/EntityRows.ts"
 import { windowEndingYesterday } from "../../warehouse/Window.ts"
 import type { PolicyFacts } from "./PolicyFacts.ts"
@@ -155,18 +155,16 @@ const policyWindow = (now: number, timeZone: string) => {
   return window
 }
 
-/** An account's target band as the `targets` table holds it: null when the operator set none. */
-export interface TargetBand {
-  readonly cpaBand: Band | null
-  readonly campaigns: Record<string, Band>
-}
+/** An account's target band as the `targets` table holds it (policy/Targets.ts): null when the operator set none. */
+export type TargetBand = typeof TargetsRow.Type
 
 /** The account's target band, read on the caller's connection. */
 export const readTargetBand = (projectId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<TargetBand>`/* prepared */ SELECT cpa_band, campaigns FROM targets WHERE project_id = ${projectId}`.pipe(
-      Effect.map((rows): TargetBand | null => rows[0] ?? null),
-      Effect.orDie
+    sql`/* prepared */ SELECT ${sql.unsafe(targetsColumns)} FROM targets WHERE project_id = ${projectId}`.pipe(
+      Effect.orDie,
+      Effect.flatMap(decodeTargets),
+      Effect.map((rows): TargetBand | null => rows[0] ?? null)
     ))
 
 /** The policy's 30-day facts: complete days ending yesterday in the account's time zone. */
