@@ -11,6 +11,9 @@ import type { Granted } from "./Granted.ts"
 
 const accountColumns = columnsOf(AccountRow)
 export const decodeAccounts = decodeRows(AccountRow)
+const ImportedRow = AccountRow.pick("projectId", "upstreamAccountId", "name", "currency")
+const importedColumns = columnsOf(ImportedRow)
+const decodeImportedAccounts = decodeRows(ImportedRow)
 const decodeImported = decodeRows(Schema.Struct({ ...AccountRow.fields, inserted: Schema.Boolean }))
 
 export const toAccount = (row: AccountRecord): Account => ({
@@ -49,6 +52,10 @@ export const accountWrites = (sql: SqlClient.SqlClient) => ({
       ON CONFLICT (org_id, upstream_account_id) DO UPDATE SET name = excluded.name, read_only = excluded.read_only,
         status = CASE WHEN accounts.status = 'disconnected' THEN 'active' ELSE accounts.status END
       RETURNING ${sql.unsafe(accountColumns)}, (xmax = 0) AS inserted`.pipe(Effect.flatMap(decodeImported)),
+
+  /** The org's imported accounts, locked until the caller's transaction ends: what a new listing is matched against. */
+  lockImported: (orgId: string) =>
+    sql`SELECT ${sql.unsafe(importedColumns)} FROM accounts WHERE org_id = ${orgId} FOR UPDATE`.pipe(Effect.flatMap(decodeImportedAccounts)),
 
   /** The project now answers to another upstream id (the platform renamed what it lists). */
   moveUpstream: (projectId: string, upstreamAccountId: string) =>

@@ -16,7 +16,7 @@ import { writeEvent } from "../events/Outbox.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
 import { columnsOf, decodeRows } from "../db/Rows.ts"
-import { type ImportedAccount, mapImportedAccounts } from "./AccountMapping.ts"
+import { mapImportedAccounts } from "./AccountMapping.ts"
 import { accountWrites, toAccount } from "./Accounts.ts"
 
 /** What making a client needs of the connection row. */
@@ -183,8 +183,7 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
               credentials_encrypted = excluded.credentials_encrypted, upstream_org_id = excluded.upstream_org_id,
               status = 'ok', error = NULL, checked_at = now(), updated_at = now()
             RETURNING ${sql.unsafe(connectionColumns)}`.pipe(Effect.flatMap(decodeConnections))
-          const imported = yield* sql<ImportedAccount>`
-            SELECT project_id, upstream_account_id, name, currency FROM accounts WHERE org_id = ${orgId} FOR UPDATE`
+          const imported = yield* accountRows.lockImported(orgId)
           const moves = mapImportedAccounts(imported, reachable)
           for (const move of moves) {
             yield* accountRows.moveUpstream(move.projectId, move.to)
