@@ -48,6 +48,9 @@ const KeyPairRow = Schema.Struct({
   createdAt: Schema.Union(Schema.DateFromSelf, Schema.DateFromString)
 })
 
+const keyPairColumns = columnsOf(KeyPairRow)
+const decodeKeyPairs = decodeRows(KeyPairRow)
+
 /** Shown while a connection speaks v5: after Apple's sunset it can no longer change anything. */
 export const V5_SUNSET_WARNING =
   "this connection uses Apple's Campaign Management API v5, which Apple retires on 2027-01-26; after that acs cannot change its accounts. " +
@@ -101,10 +104,10 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
       )
 
     const keyPairOf = (orgId: string) =>
-      sql`SELECT private_key_sealed, public_key_pem, fingerprint, created_at FROM connection_key_pairs WHERE org_id = ${orgId}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(KeyPairRow))),
-        Effect.map((rows) => rows[0]),
-        Effect.orDie
+      sql`SELECT ${sql.unsafe(keyPairColumns)} FROM connection_key_pairs WHERE org_id = ${orgId}`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeKeyPairs),
+        Effect.map((rows) => rows[0])
       )
 
     const get = (grant: Granted<"getConnection">) =>
