@@ -1,5 +1,5 @@
 /**
- * Events are kept 30 days (docs/contract.md 6): the pruning pass (events/EventPruning.ts) takes its cutoff from Effect's
+ * Events are kept 30 days (docs/contract.md 6): the pruning pass (webhooks/Retention.ts) takes its cutoff from Effect's
  * Clock, moved here with TestClock against the real test PostgreSQL. An event and an ended delivery log are
  * kept at 30 days less a minute and deleted past 30 days; a delivery still pending is never deleted, and keeps
  * the body its event had (a delivery row refers to its event: migration 0020).
@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Duration, Effect, Layer, TestClock, TestContext } from "effect"
 import { expect } from "vitest"
 import { databaseLayer } from "../src/db/Database.ts"
-import { pruneOnce, RETENTION_DAYS } from "../src/events/EventPruning.ts"
+import { pruneOnce, RETENTION_DAYS } from "../src/webhooks/Retention.ts"
 import { writeEvent } from "../src/events/Outbox.ts"
 import { Sequencer } from "../src/events/Sequencer.ts"
 import { createDatabase, insertAccount, insertOrg } from "./support/database.ts"

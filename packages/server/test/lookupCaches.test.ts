@@ -168,7 +168,7 @@ describe("the target band cache", () => {
   beforeAll(async () => {
     await insertAccount(database, orgId, "prj_band")
     await query(database, `INSERT INTO campaigns (project_id, campaign_id, name, adam_id, daily_budget_micros, status, bid_strategy)
-      VALUES ('prj_band', '77', 'Banded', '1', 100000000, 'ENABLED', 'MANUAL_CPC')`)
+      VALUES ('prj_band', '77', 'Banded', '1', 100000000, 'ENABLED', 'MANUAL_CPT')`)
   })
 
   it("answers from the cache on instance B (a band set without its notification is not seen)", async () => {

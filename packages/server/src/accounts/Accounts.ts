@@ -2,25 +2,19 @@
 import type { Account } from "@acs/domain/Accounts"
 import type { Binding } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { Invalidation } from "../db/Invalidation.ts"
-import type { AccountRecord } from "./AccountRecord.ts"
+import { columnsOf, decodeRows } from "../db/Rows.ts"
+import { type AccountRecord, AccountRow } from "./AccountRecord.ts"
 import type { Granted } from "./Granted.ts"
 
-interface AccountRow {
-  readonly projectId: string
-  readonly orgId: string
-  readonly upstreamAccountId: string
-  readonly name: string
-  readonly status: Account["status"]
-  readonly currency: string
-  readonly timeZone: string
-  readonly readOnly: boolean
-  readonly lastSyncedAt: string | null
-  readonly firstSyncedDay: string | null
-  readonly lastSyncedDay: string | null
-}
+const accountColumns = columnsOf(AccountRow)
+export const decodeAccounts = decodeRows(AccountRow)
+const ImportedRow = AccountRow.pick("projectId", "upstreamAccountId", "name", "currency")
+const importedColumns = columnsOf(ImportedRow)
+const decodeImportedAccounts = decodeRows(ImportedRow)
+const decodeImported = decodeRows(Schema.Struct({ ...AccountRow.fields, inserted: Schema.Boolean }))
 
 export const toAccount = (row: AccountRecord): Account => ({
   projectId: row.projectId,
@@ -44,15 +38,75 @@ export const boundProjects = (binding: Binding): ReadonlyArray<string> =>
 export const covers = (holder: Binding, target: Binding): boolean =>
   holder.kind === "org" || (target.kind !== "org" && boundProjects(target).every((id) => reaches(holder, id)))
 
+/**
+ * The statements that write `accounts`, this module being the table's owner (docs/decisions/architecture.md "One
+ * owner per table"). Each takes the caller's client, so it runs in the caller's transaction.
+ */
+export const accountWrites = (sql: SqlClient.SqlClient) => ({
+  /** An upstream account imported as a project; one imported before is updated and answered, never duplicated. */
+  upsertImported: (orgId: string, projectId: string, account: UpstreamAccountFacts) =>
+    sql`
+      INSERT INTO accounts (project_id, org_id, upstream_account_id, name, status, currency, time_zone, read_only)
+      VALUES (${projectId}, ${orgId}, ${account.upstreamAccountId}, ${account.name}, 'active', ${account.currency}, ${account.timeZone},
+        ${account.readOnly})
+      ON CONFLICT (org_id, upstream_account_id) DO UPDATE SET name = excluded.name, read_only = excluded.read_only,
+        status = CASE WHEN accounts.status = 'disconnected' THEN 'active' ELSE accounts.status END
+      RETURNING ${sql.unsafe(accountColumns)}, (xmax = 0) AS inserted`.pipe(Effect.flatMap(decodeImported)),
+
+  /** The org's imported accounts, locked until the caller's transaction ends: what a new listing is matched against. */
+  lockImported: (orgId: string) =>
+    sql`SELECT ${sql.unsafe(importedColumns)} FROM accounts WHERE org_id = ${orgId} FOR UPDATE`.pipe(Effect.flatMap(decodeImportedAccounts)),
+
+  /** The project now answers to another upstream id (the platform renamed what it lists). */
+  moveUpstream: (projectId: string, upstreamAccountId: string) =>
+    sql`UPDATE accounts SET upstream_account_id = ${upstreamAccountId} WHERE project_id = ${projectId}`,
+
+  /** The credentials no longer reach the account: its last copy stays readable. */
+  markDisconnected: (projectId: string) => sql`UPDATE accounts SET status = 'disconnected' WHERE project_id = ${projectId}`,
+
+  /** A sync's copy became the account's (warehouse/SwapCopy.ts): how far the warehouse reaches, and the account's state. */
+  markSynced: (projectId: string, synced: SyncedCopy) =>
+    sql`
+      UPDATE accounts SET
+        last_synced_at = now(),
+        last_synced_day = ${synced.windowEnd},
+        first_synced_day = greatest(
+          least(coalesce(first_synced_day, ${synced.windowStart}::date), ${synced.windowStart}::date),
+          ${synced.windowEnd}::date - ${synced.retainedDays - 1}::int),
+        status = ${synced.status},
+        read_only = ${synced.readOnly}
+      WHERE project_id = ${projectId}`
+})
+
+/** What an import writes of an upstream account. */
+export interface UpstreamAccountFacts {
+  readonly upstreamAccountId: string
+  readonly name: string
+  readonly currency: string
+  readonly timeZone: string
+  readonly readOnly: boolean
+}
+
+/** What a sync's swap writes on its account. */
+export interface SyncedCopy {
+  readonly windowStart: string
+  readonly windowEnd: string
+  /** The days the warehouse keeps: the first synced day is never older. */
+  readonly retainedDays: number
+  readonly status: "active" | "paused"
+  readonly readOnly: boolean
+}
+
 export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cached = (yield* Invalidation).cache<AccountRecord>("a")
 
     const find = (projectId: string) =>
-      sql<AccountRow>`/* prepared */ SELECT * FROM accounts WHERE project_id = ${projectId}`.pipe(
-        Effect.map((rows): Option.Option<AccountRecord> => Option.fromNullable(rows[0])),
+      sql`/* prepared */ SELECT ${sql.unsafe(accountColumns)} FROM accounts WHERE project_id = ${projectId}`.pipe(
         Effect.orDie,
+        Effect.flatMap(decodeAccounts),
+        Effect.map((rows): Option.Option<AccountRecord> => Option.fromNullable(rows[0])),
         Effect.withSpan("Accounts.find", HOT_SPAN)
       )
 
@@ -63,8 +117,9 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
     const findForAccess = (projectId: string) => cached.get(projectId, find(projectId))
 
     const listInOrg = (orgId: string) =>
-      sql<AccountRow>`SELECT * FROM accounts WHERE org_id = ${orgId} ORDER BY name, project_id`.pipe(
+      sql`SELECT ${sql.unsafe(accountColumns)} FROM accounts WHERE org_id = ${orgId} ORDER BY name, project_id`.pipe(
         Effect.orDie,
+        Effect.flatMap(decodeAccounts),
         Effect.withSpan("Accounts.listInOrg")
       )
 

@@ -4,7 +4,7 @@
  * key pair acs generates for an Apple Ads API client. Also discovery and import of accounts.
  */
 import type { Account } from "@acs/domain/Accounts"
-import type { ConnectionRequest } from "@acs/domain/Connection"
+import { type ConnectionRequest, UpstreamApiVersion as ApiVersionSchema } from "@acs/domain/Connection"
 import { ConnectionError, InvalidRequest } from "@acs/domain/Errors"
 import { isP256PrivateKey } from "@acs/upstream/ClientSecret"
 import { Upstream, type UpstreamAccount, type UpstreamApiVersion, type UpstreamClient, type UpstreamCredentials } from "@acs/upstream/Upstream"
@@ -15,9 +15,9 @@ import type { Granted } from "./Granted.ts"
 import { writeEvent } from "../events/Outbox.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
-import { type ImportedAccount, mapImportedAccounts } from "./AccountMapping.ts"
-import type { AccountRecord } from "./AccountRecord.ts"
-import { toAccount } from "./Accounts.ts"
+import { columnsOf, decodeRows } from "../db/Rows.ts"
+import { mapImportedAccounts } from "./AccountMapping.ts"
+import { accountWrites, toAccount } from "./Accounts.ts"
 
 /** What making a client needs of the connection row. */
 export interface SavedConnection {
@@ -26,15 +26,20 @@ export interface SavedConnection {
   readonly status: "ok" | "error"
 }
 
-interface ConnectionRow {
-  readonly provider: "apple" | "simulator"
-  readonly apiVersion: UpstreamApiVersion
-  readonly credentialsEncrypted: string | null
-  readonly upstreamOrgId: string | null
-  readonly status: "ok" | "error"
-  readonly error: string | null
-  readonly checkedAt: string | null
-}
+/** A `connections` row (the org aside), this module being the table's owner. */
+const ConnectionRow = Schema.Struct({
+  provider: Schema.Literal("apple", "simulator"),
+  apiVersion: ApiVersionSchema,
+  credentialsEncrypted: Schema.NullOr(Schema.String),
+  upstreamOrgId: Schema.NullOr(Schema.String),
+  status: Schema.Literal("ok", "error"),
+  error: Schema.NullOr(Schema.String),
+  checkedAt: Schema.NullOr(Schema.String)
+})
+type ConnectionRow = typeof ConnectionRow.Type
+
+const connectionColumns = columnsOf(ConnectionRow)
+const decodeConnections = decodeRows(ConnectionRow)
 
 const KeyPairRow = Schema.Struct({
   privateKeySealed: Schema.String,
@@ -42,6 +47,9 @@ const KeyPairRow = Schema.Struct({
   fingerprint: Schema.String,
   createdAt: Schema.Union(Schema.DateFromSelf, Schema.DateFromString)
 })
+
+const keyPairColumns = columnsOf(KeyPairRow)
+const decodeKeyPairs = decodeRows(KeyPairRow)
 
 /** Shown while a connection speaks v5: after Apple's sunset it can no longer change anything. */
 export const V5_SUNSET_WARNING =
@@ -84,17 +92,22 @@ const generateKeyPair = () => {
 export class Connections extends Effect.Service<Connections>()("acs/Connections", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const accountRows = accountWrites(sql)
     const upstream = yield* Upstream
     const box = yield* SecretBox
 
     const row = (orgId: string) =>
-      sql<ConnectionRow>`SELECT * FROM connections WHERE org_id = ${orgId}`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+      sql`SELECT ${sql.unsafe(connectionColumns)} FROM connections WHERE org_id = ${orgId}`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeConnections),
+        Effect.map((rows) => rows[0])
+      )
 
     const keyPairOf = (orgId: string) =>
-      sql`SELECT private_key_sealed, public_key_pem, fingerprint, created_at FROM connection_key_pairs WHERE org_id = ${orgId}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(KeyPairRow))),
-        Effect.map((rows) => rows[0]),
-        Effect.orDie
+      sql`SELECT ${sql.unsafe(keyPairColumns)} FROM connection_key_pairs WHERE org_id = ${orgId}`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeKeyPairs),
+        Effect.map((rows) => rows[0])
       )
 
     const get = (grant: Granted<"getConnection">) =>
@@ -166,18 +179,17 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         const { apiVersion, ...sealedCredentials } = credentials
         const sealed = box.seal(JSON.stringify(sealedCredentials))
         const saved = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql<ConnectionRow>`
+          const rows = yield* sql`
             INSERT INTO connections (org_id, provider, api_version, credentials_encrypted, upstream_org_id, status, error, checked_at, updated_at)
             VALUES (${orgId}, ${credentials.provider}, ${apiVersion}, ${sealed}, ${upstreamOrgId}, 'ok', NULL, now(), now())
             ON CONFLICT (org_id) DO UPDATE SET provider = excluded.provider, api_version = excluded.api_version,
               credentials_encrypted = excluded.credentials_encrypted, upstream_org_id = excluded.upstream_org_id,
               status = 'ok', error = NULL, checked_at = now(), updated_at = now()
-            RETURNING *`
-          const imported = yield* sql<ImportedAccount>`
-            SELECT project_id, upstream_account_id, name, currency FROM accounts WHERE org_id = ${orgId} FOR UPDATE`
+            RETURNING ${sql.unsafe(connectionColumns)}`.pipe(Effect.flatMap(decodeConnections))
+          const imported = yield* accountRows.lockImported(orgId)
           const moves = mapImportedAccounts(imported, reachable)
           for (const move of moves) {
-            yield* sql`UPDATE accounts SET upstream_account_id = ${move.to} WHERE project_id = ${move.projectId}`
+            yield* accountRows.moveUpstream(move.projectId, move.to)
           }
           return { connection: rows[0], moves }
         })).pipe(Effect.orDie)
@@ -292,12 +304,7 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         const accounts: Array<Account> = []
         for (const id of [...new Set(upstreamAccountIds)]) {
           const a = reachable.get(id)!
-          const rows = yield* sql<AccountRecord & { inserted: boolean }>`
-            INSERT INTO accounts (project_id, org_id, upstream_account_id, name, status, currency, time_zone, read_only)
-            VALUES (${newId("prj")}, ${orgId}, ${a.upstreamAccountId}, ${a.name}, 'active', ${a.currency}, ${a.timeZone}, ${a.readOnly})
-            ON CONFLICT (org_id, upstream_account_id) DO UPDATE SET name = excluded.name, read_only = excluded.read_only,
-              status = CASE WHEN accounts.status = 'disconnected' THEN 'active' ELSE accounts.status END
-            RETURNING *, (xmax = 0) AS inserted`.pipe(Effect.orDie)
+          const rows = yield* accountRows.upsertImported(orgId, newId("prj"), a).pipe(Effect.orDie)
           const account = rows[0]!
           if (account.inserted) created.push(account.projectId)
           accounts.push(toAccount(account))

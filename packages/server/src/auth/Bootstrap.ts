@@ -5,6 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Console, Effect, Option, Redacted } from "effect"
+import { orgStatements } from "../accounts/Orgs.ts"
 import { DatabaseMode } from "../db/Database.ts"
 import { newId } from "../db/Ids.ts"
 import { KeyStore } from "./KeyStore.ts"
@@ -57,7 +58,7 @@ export const bootstrap = Effect.gen(function*() {
       onSome: Effect.succeed,
       onNone: () => {
         const orgId = newId("org")
-        return sql`INSERT INTO orgs (org_id, name) VALUES (${orgId}, ${config.orgName})`.pipe(
+        return orgStatements(sql).create(orgId, config.orgName).pipe(
           Effect.orDie,
           Effect.as(orgId),
           Effect.tap(() => Effect.logInfo("created the default org").pipe(Effect.annotateLogs({ orgId })))

@@ -13,44 +13,54 @@ import type { ApiKey, CreateKeyRequest } from "@acs/domain/ApiKeys"
 import { AccountMismatch, ForbiddenScope, InvalidRequest, NotFound } from "@acs/domain/Errors"
 import { satisfiesScope } from "@acs/domain/Operations"
 import type { Root } from "@acs/domain/FourEyes"
-import { type Binding, type Principal, type Role, roleAccess } from "@acs/domain/Principal"
+import { type Binding, type Principal, roleAccess, RoleSchema, ScopeSchema } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { Accounts, boundProjects, covers } from "../accounts/Accounts.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
 import { Invalidation } from "../db/Invalidation.ts"
+import { columnsOf, decodeRows } from "../db/Rows.ts"
 import type { Granted } from "./Access.ts"
 import { newKeySecret, sha256 } from "./Secrets.ts"
 
-interface KeyRow {
-  readonly keyId: string
-  readonly orgId: string
-  readonly name: string
-  readonly scope: ApiKey["scope"]
-  readonly canApprove: boolean
-  readonly bindingKind: Binding["kind"]
-  readonly projectIds: ReadonlyArray<string>
-  readonly expiresAt: string | null
-  readonly createdAt: string
-  readonly lastUsedAt: string | null
-  readonly revokedAt: string | null
-  readonly createdBy: string | null
+/** An `api_keys` row (its secret's hash aside), this module being the table's owner. */
+const KeyRow = Schema.Struct({
+  keyId: Schema.String,
+  orgId: Schema.String,
+  name: Schema.String,
+  scope: ScopeSchema,
+  canApprove: Schema.Boolean,
+  bindingKind: Schema.Literal("org", "subset", "account"),
+  projectIds: Schema.Array(Schema.String),
+  expiresAt: Schema.NullOr(Schema.String),
+  createdAt: Schema.String,
+  lastUsedAt: Schema.NullOr(Schema.String),
+  revokedAt: Schema.NullOr(Schema.String),
+  createdBy: Schema.NullOr(Schema.String),
   /** The person at the root of the key's creator chain; null for an org key and the keys it made. */
-  readonly rootPersonId: string | null
+  rootPersonId: Schema.NullOr(Schema.String),
   /** The org key the key descends from; null for an org key itself and for person-rooted keys. */
-  readonly rootKeyId: string | null
-}
+  rootKeyId: Schema.NullOr(Schema.String)
+})
+type KeyRow = typeof KeyRow.Type
 
 /** A key row with what its root is now: the person's name, role and whether they are disabled, or the org key's name. */
-interface RootedKeyRow extends KeyRow {
-  readonly rootName: string
-  readonly rootRole: Role | null
-  readonly rootDisabledAt: string | null
-}
+const RootedKeyRow = Schema.Struct({
+  ...KeyRow.fields,
+  rootName: Schema.String,
+  rootRole: Schema.NullOr(RoleSchema),
+  rootDisabledAt: Schema.NullOr(Schema.String)
+})
+type RootedKeyRow = typeof RootedKeyRow.Type
+
+const decodeKeys = decodeRows(KeyRow)
+const decodeRootedKeys = decodeRows(RootedKeyRow)
+
+const keyColumns = columnsOf(KeyRow)
 
 /** The joins that find a key's root; `k` is the key. */
-const ROOT_COLUMNS = `k.*, coalesce(p.name, rk.name, k.name) AS root_name, p.role AS root_role, p.disabled_at AS root_disabled_at`
+const ROOT_COLUMNS = `${columnsOf(KeyRow, "k")}, coalesce(p.name, rk.name, k.name) AS root_name, p.role AS root_role, p.disabled_at AS root_disabled_at`
 const ROOT_JOINS = `LEFT JOIN people p ON p.person_id = k.root_person_id LEFT JOIN api_keys rk ON rk.key_id = k.root_key_id`
 
 const rootOf = (row: RootedKeyRow): Root =>
@@ -165,7 +175,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
      * walked, and never loops (a creator exists before what it creates). No creator: an org key, its own root.
      */
     const insert = (orgId: string, spec: KeySpec, projectIds: ReadonlyArray<string>, secret: string, creator: Principal | undefined) =>
-      sql<KeyRow>`
+      sql`
         WITH k AS (
           INSERT INTO api_keys (key_id, org_id, name, secret_hash, scope, can_approve, binding_kind, project_ids, expires_at, created_by,
                                 root_person_id, root_key_id)
@@ -176,8 +186,9 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
           RETURNING *
         )
         SELECT ${sql.unsafe(ROOT_COLUMNS)} FROM k ${sql.unsafe(ROOT_JOINS)}`.pipe(
-        Effect.map((rows) => toApiKey(rows[0]! as RootedKeyRow)),
-        Effect.orDie
+        Effect.orDie,
+        Effect.flatMap(decodeRootedKeys),
+        Effect.map((rows) => toApiKey(rows[0]!))
       )
 
     const create = (grant: Granted<"createKey"> | Granted<"createAccountKey">, spec: KeySpec) =>
@@ -197,11 +208,12 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
       )
 
     const listInOrg = (orgId: string) =>
-      sql<RootedKeyRow>`
+      sql`
         SELECT ${sql.unsafe(ROOT_COLUMNS)} FROM api_keys k ${sql.unsafe(ROOT_JOINS)}
         WHERE k.org_id = ${orgId} ORDER BY k.created_at DESC, k.key_id`.pipe(
-        Effect.map((rows) => rows.map(toApiKey)),
         Effect.orDie,
+        Effect.flatMap(decodeRootedKeys),
+        Effect.map((rows) => rows.map(toApiKey)),
         Effect.withSpan("KeyStore.list")
       )
 
@@ -226,7 +238,10 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
 
     const revoke = (grant: Granted<"revokeKey">, keyId: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql<KeyRow>`SELECT * FROM api_keys WHERE key_id = ${keyId} AND org_id = ${grant.orgId}`.pipe(Effect.orDie)
+        const rows = yield* sql`SELECT ${sql.unsafe(keyColumns)} FROM api_keys WHERE key_id = ${keyId} AND org_id = ${grant.orgId}`.pipe(
+          Effect.orDie,
+          Effect.flatMap(decodeKeys)
+        )
         const row = rows[0]
         // A key outside the caller's reach is as invisible here as it is in the list.
         if (row === undefined || !covers(grant.principal.binding, bindingOf(row))) {
@@ -237,9 +252,10 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
 
     /** A key that is not revoked, not expired and whose person is not disabled, with what it may do now. */
     const loadLiveKey = (secretHash: string) =>
-      sql<RootedKeyRow>`/* prepared */
+      sql`/* prepared */
         SELECT ${sql.unsafe(ROOT_COLUMNS)} FROM api_keys k ${sql.unsafe(ROOT_JOINS)}
         WHERE k.secret_hash = ${secretHash} AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`.pipe(
+        Effect.flatMap(decodeRootedKeys),
         Effect.map((rows) =>
           Option.flatMap(Option.fromNullable(rows[0]), (row) => {
             const effective = effectiveOf(row)

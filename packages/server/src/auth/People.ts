@@ -1,23 +1,31 @@
 /** People of an org and their roles; created by first-start seeding, the CLI and admins (`/people`). */
 import { Conflict, NotFound } from "@acs/domain/Errors"
 import type { Person } from "@acs/domain/People"
-import { type Role, roleAccess } from "@acs/domain/Principal"
+import { type Role, roleAccess, RoleSchema } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
+import { columnsOf, decodeRows } from "../db/Rows.ts"
 import { type AcceptedPassword, acceptPassword, generatedPassword } from "./PasswordRule.ts"
 import { hashPassword } from "./Secrets.ts"
+import { sessionStatements } from "./SessionStore.ts"
 
-export interface PersonRow {
-  readonly personId: string
-  readonly orgId: string
-  readonly email: string
-  readonly name: string
-  readonly role: Role
-  readonly passwordHash: string
-  readonly disabledAt: string | null
-  readonly createdAt: string
-}
+/** A `people` row, this module being the table's owner. */
+export const PersonRow = Schema.Struct({
+  personId: Schema.String,
+  orgId: Schema.String,
+  email: Schema.String,
+  name: Schema.String,
+  role: RoleSchema,
+  passwordHash: Schema.String,
+  disabledAt: Schema.NullOr(Schema.String),
+  createdAt: Schema.String
+})
+export type PersonRow = typeof PersonRow.Type
+
+export const personColumns = (alias?: string) => columnsOf(PersonRow, alias)
+const columns = personColumns()
+const decodePeople = decodeRows(PersonRow)
 
 const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString())
 
@@ -49,25 +57,27 @@ export class People extends Effect.Service<People>()("acs/People", {
     const sql = yield* SqlClient.SqlClient
 
     const findByEmail = (email: string) =>
-      sql<PersonRow>`SELECT * FROM people WHERE lower(email) = lower(${email}) AND disabled_at IS NULL`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
+      sql`SELECT ${sql.unsafe(columns)} FROM people WHERE lower(email) = lower(${email}) AND disabled_at IS NULL`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodePeople),
+        Effect.map((rows) => Option.fromNullable(rows[0]))
       )
 
     const create = (input: { orgId: string; email: string; name: string; role: Role; password: AcceptedPassword }) =>
       Effect.gen(function*() {
         const passwordHash = yield* hashPassword(input.password)
-        const rows = yield* sql<PersonRow>`
+        const rows = yield* sql`
           INSERT INTO people (person_id, org_id, email, name, role, password_hash)
           VALUES (${newId("psn")}, ${input.orgId}, ${input.email}, ${input.name}, ${input.role}, ${passwordHash})
-          RETURNING *`.pipe(Effect.orDie)
+          RETURNING ${sql.unsafe(columns)}`.pipe(Effect.orDie, Effect.flatMap(decodePeople))
         return rows[0]!
       }).pipe(Effect.withSpan("People.create"))
 
     const findById = (personId: string) =>
-      sql<PersonRow>`SELECT * FROM people WHERE person_id = ${personId} AND disabled_at IS NULL`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
+      sql`SELECT ${sql.unsafe(columns)} FROM people WHERE person_id = ${personId} AND disabled_at IS NULL`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodePeople),
+        Effect.map((rows) => Option.fromNullable(rows[0]))
       )
 
     const setPassword = (personId: string, password: AcceptedPassword) =>
@@ -77,7 +87,7 @@ export class People extends Effect.Service<People>()("acs/People", {
       }).pipe(Effect.withSpan("People.setPassword"))
 
     const list = (orgId: string) =>
-      sql<PersonRow>`SELECT * FROM people WHERE org_id = ${orgId} ORDER BY email`.pipe(Effect.orDie)
+      sql`SELECT ${sql.unsafe(columns)} FROM people WHERE org_id = ${orgId} ORDER BY email`.pipe(Effect.orDie, Effect.flatMap(decodePeople))
 
     const count = sql<{ n: number }>`SELECT count(*)::int AS n FROM people`.pipe(
       Effect.map((rows) => rows[0]?.n ?? 0),
@@ -106,7 +116,10 @@ export class People extends Effect.Service<People>()("acs/People", {
      */
     const update = (orgId: string, actorId: string, personId: string, change: { role?: Role | undefined; disabled?: boolean | undefined }) =>
       Effect.gen(function*() {
-        const rows = yield* sql<PersonRow>`SELECT * FROM people WHERE person_id = ${personId} AND org_id = ${orgId}`.pipe(Effect.orDie)
+        const rows = yield* sql`SELECT ${sql.unsafe(columns)} FROM people WHERE person_id = ${personId} AND org_id = ${orgId}`.pipe(
+          Effect.orDie,
+          Effect.flatMap(decodePeople)
+        )
         const person = rows[0]
         if (person === undefined) return yield* new NotFound({ message: `no person ${personId} in this workspace` })
         const demoted = change.role !== undefined && change.role !== person.role
@@ -120,15 +133,15 @@ export class People extends Effect.Service<People>()("acs/People", {
             WHERE org_id = ${orgId} AND role = 'admin' AND disabled_at IS NULL AND person_id <> ${personId}`.pipe(Effect.orDie)
           if ((others[0]?.n ?? 0) === 0) return yield* new Conflict({ message: "the workspace needs at least one active admin" })
         }
-        const updated = yield* sql<PersonRow>`
+        const updated = yield* sql`
           UPDATE people SET
             role = ${change.role ?? person.role},
             disabled_at = CASE WHEN ${change.disabled ?? null}::boolean IS NULL THEN disabled_at
                                WHEN ${change.disabled ?? null}::boolean THEN coalesce(disabled_at, now())
                                ELSE NULL END
           WHERE person_id = ${personId}
-          RETURNING *`.pipe(Effect.orDie)
-        if (disabling) yield* sql`UPDATE sessions SET ended_at = now() WHERE person_id = ${personId} AND ended_at IS NULL`.pipe(Effect.orDie)
+          RETURNING ${sql.unsafe(columns)}`.pipe(Effect.orDie, Effect.flatMap(decodePeople))
+        if (disabling) yield* sessionStatements(sql).endAllOf(personId)
         yield* Effect.logInfo("person changed").pipe(Effect.annotateLogs({ personId, by: actorId, role: change.role, disabled: change.disabled }))
         return toPerson(updated[0]!)
       }).pipe(Effect.withSpan("People.update"))

@@ -7,13 +7,18 @@
 import { Unauthorized, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Clock, Config, Effect, Option } from "effect"
+import { Clock, Config, Effect, Option, Schema } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { Invalidation } from "../db/Invalidation.ts"
+import { decodeRows } from "../db/Rows.ts"
 import { PasswordAttempts } from "../limits/PasswordAttempts.ts"
 import { acceptPassword } from "./PasswordRule.ts"
-import { People, type PersonRow, personPrincipal } from "./People.ts"
+import { People, personColumns, PersonRow, personPrincipal } from "./People.ts"
 import { newSessionToken, sha256, verifyPassword } from "./Secrets.ts"
+import { sessionStatements } from "./SessionStore.ts"
+
+/** A live session's person, and when the session expires. */
+const decodeLiveSessions = decodeRows(Schema.Struct({ ...PersonRow.fields, sessionExpiresAt: Schema.String }))
 
 export const badCredentials = new Unauthorized({ message: "email or password is wrong" })
 
@@ -26,6 +31,7 @@ interface LiveSession {
 export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const sessions = sessionStatements(sql)
     const people = yield* People
     const ttlHours = yield* Config.number("SESSION_TTL_HOURS").pipe(Config.withDefault(12))
     const liveSessions = (yield* Invalidation).cache<LiveSession>("s")
@@ -35,11 +41,7 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
     const start = (person: PersonRow) =>
       Effect.gen(function*() {
         const token = newSessionToken()
-        const rows = yield* sql<{ expiresAt: string }>`
-          INSERT INTO sessions (token_hash, person_id, org_id, expires_at)
-          VALUES (${sha256(token)}, ${person.personId}, ${person.orgId}, now() + make_interval(secs => ${ttlHours * 3600}))
-          RETURNING expires_at`.pipe(Effect.orDie)
-        const expiresAt = new Date(rows[0]!.expiresAt).toISOString()
+        const expiresAt = new Date(yield* sessions.start(sha256(token), person.personId, person.orgId, ttlHours * 3600)).toISOString()
         return { token, principal: personPrincipal(person, expiresAt), maxAgeSeconds: ttlHours * 3600 }
       })
 
@@ -73,7 +75,7 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
           })
         }
         yield* people.setPassword(personId, accepted)
-        yield* sql`UPDATE sessions SET ended_at = now() WHERE person_id = ${personId} AND ended_at IS NULL`.pipe(Effect.orDie)
+        yield* sessions.endAllOf(personId)
         yield* Effect.logInfo("person changed their password; their sessions ended").pipe(Effect.annotateLogs({ personId }))
       }).pipe(Effect.withSpan("Sessions.changePassword"))
 
@@ -82,9 +84,10 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
       Effect.flatMap(people.findById(personId), Option.match({ onNone: () => Effect.succeed(Option.none()), onSome: (person) => Effect.map(start(person), Option.some) }))
 
     const loadLiveSession = (tokenHash: string) =>
-      sql<PersonRow & { sessionExpiresAt: string }>`/* prepared */
-        SELECT p.*, s.expires_at AS session_expires_at FROM sessions s JOIN people p USING (person_id)
+      sql`/* prepared */
+        SELECT ${sql.unsafe(personColumns("p"))}, s.expires_at AS session_expires_at FROM sessions s JOIN people p USING (person_id)
         WHERE s.token_hash = ${tokenHash} AND s.ended_at IS NULL AND s.expires_at > now() AND p.disabled_at IS NULL`.pipe(
+        Effect.flatMap(decodeLiveSessions),
         Effect.map((rows) =>
           Option.map(Option.fromNullable(rows[0]), (row): LiveSession => {
             const expiresAt = new Date(row.sessionExpiresAt)
@@ -107,11 +110,9 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
 
     const end = (token: string) => {
       const tokenHash = sha256(token)
-      return sql`UPDATE sessions SET ended_at = now() WHERE token_hash = ${tokenHash} AND ended_at IS NULL`.pipe(
+      return sessions.end(tokenHash).pipe(
         // Committed: this instance forgets the session now; the others on the trigger's notification.
         Effect.tap(() => Effect.sync(() => liveSessions.invalidate(tokenHash))),
-        Effect.asVoid,
-        Effect.orDie,
         Effect.withSpan("Sessions.end")
       )
     }

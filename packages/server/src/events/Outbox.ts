@@ -40,6 +40,14 @@ export const writeEvent = (sql: SqlClient.SqlClient, event: NewEvent): Effect.Ef
       RETURNING seq)
     SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, ${event.orgId}) FROM written`).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.write"))
 
+/** Up to `limit` sequenced events written before `cutoff` deleted (retention); answers how many. */
+export const pruneEvents = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>
+  sql`DELETE FROM events WHERE seq IN (
+    SELECT seq FROM events WHERE created_at < ${cutoff} AND position IS NOT NULL ORDER BY created_at LIMIT ${limit}) RETURNING seq`.pipe(
+    Effect.map((rows) => rows.length),
+    Effect.orDie
+  )
+
 /** An action event: the action as the API shows it (GET …/actions/{actionId}), and what else the type carries. */
 export const writeActionEvent = (
   sql: SqlClient.SqlClient,

@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { Accounts, reaches } from "../accounts/Accounts.ts"
 import type { Granted } from "../auth/Access.ts"
-import { eventColumns, type EventRow, toEvent } from "../events/EventRows.ts"
+import { decodeEvents, eventColumns, type EventRow, toEvent } from "../events/EventRows.ts"
 
 /** Which events a reader sees: its org, the accounts it reaches (all of the org's when undefined), a type. */
 export interface EventFilter {
@@ -80,10 +80,10 @@ export class EventLog extends Effect.Service<EventLog>()("acs/EventLog", {
         const filter = yield* filterFor(grant.principal, params)
         const limit = Math.min(EVENTS_MAX_LIMIT, Math.max(1, params.limit ?? EVENTS_DEFAULT_LIMIT))
         const before = params.after === undefined ? undefined : yield* positionOf(grant.orgId, params.after, "after")
-        const rows = yield* sql<EventRow>`
+        const rows = yield* sql`
           SELECT ${eventColumns(sql)} FROM events e
           WHERE ${where(filter)} ${before === undefined ? sql`` : sql`AND e.position < ${before}::bigint`}
-          ORDER BY e.position DESC LIMIT ${limit + 1}`.pipe(Effect.orDie)
+          ORDER BY e.position DESC LIMIT ${limit + 1}`.pipe(Effect.orDie, Effect.flatMap(decodeEvents))
         const events = rows.slice(0, limit).map(toEvent)
         return { events, nextAfter: rows.length > limit ? events[events.length - 1]!.eventId : null }
       }).pipe(Effect.withSpan("EventLog.list"))
@@ -100,17 +100,17 @@ export class EventLog extends Effect.Service<EventLog>()("acs/EventLog", {
 
     /** Up to `limit` events after `position` (and at most `through`, when given), oldest first. */
     const after = (filter: EventFilter, position: string, limit: number, through?: string) =>
-      sql<EventRow>`
+      sql`
         SELECT ${eventColumns(sql)} FROM events e
         WHERE ${where(filter)} AND e.position > ${position}::bigint ${through === undefined ? sql`` : sql`AND e.position <= ${through}::bigint`}
-        ORDER BY e.position LIMIT ${limit}`.pipe(Effect.orDie, Effect.withSpan("EventLog.after"))
+        ORDER BY e.position LIMIT ${limit}`.pipe(Effect.orDie, Effect.flatMap(decodeEvents), Effect.withSpan("EventLog.after"))
 
     /** Up to `limit` events of any of `orgIds` after `position`, oldest first: what the streams' reader reads. */
     const afterInOrgs = (orgIds: ReadonlyArray<string>, position: string, limit: number) =>
-      sql<EventRow>`
+      sql`
         SELECT ${eventColumns(sql)} FROM events e
         WHERE ${sql.in("e.org_id", orgIds)} AND e.position IS NOT NULL AND e.position > ${position}::bigint
-        ORDER BY e.position LIMIT ${limit}`.pipe(Effect.orDie, Effect.withSpan("EventLog.afterInOrgs"))
+        ORDER BY e.position LIMIT ${limit}`.pipe(Effect.orDie, Effect.flatMap(decodeEvents), Effect.withSpan("EventLog.afterInOrgs"))
 
     return { filterFor, list, lastPosition, startOf, after, afterInOrgs } as const
   }),

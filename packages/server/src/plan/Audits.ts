@@ -4,15 +4,16 @@
  * data, budget-capped campaigns, Search Match without negatives, ad groups without negatives, keywords
  * duplicated across ad groups of a campaign, and ad groups whose active keywords are all BROAD.
  */
-import type { Audit, Finding, Severity } from "@acs/domain/Audits"
+import { type Audit, Finding, type Severity } from "@acs/domain/Audits"
 import { NotFound } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { listed, plural } from "../actions/kinds/KeywordSupport.ts"
 import { money } from "../actions/kinds/KindSupport.ts"
 import type { Granted } from "../auth/Access.ts"
 import { newId } from "../db/Ids.ts"
+import { columnsOf, decodeRows } from "../db/Rows.ts"
 import { budgetLimited, campaignTotals, FACT_DAYS, factWindow } from "./AccountFacts.ts"
 
 /** Data older than this is stale (the same bound as dataFreshness's warning). */
@@ -35,11 +36,12 @@ const capped = (findings: ReadonlyArray<Finding>, what: string): ReadonlyArray<F
       }
     ]
 
-interface AuditRow {
-  readonly auditId: string
-  readonly createdAt: string | Date
-  readonly findings: ReadonlyArray<Finding>
-}
+/** An `audits` row as it is shown (its org, account and author aside), this module being the table's owner. */
+const AuditRow = Schema.Struct({ auditId: Schema.String, createdAt: Schema.String, findings: Schema.Array(Finding) })
+type AuditRow = typeof AuditRow.Type
+
+const auditColumns = columnsOf(AuditRow)
+const decodeAudits = decodeRows(AuditRow)
 
 const toAudit = (row: AuditRow): Audit => ({
   auditId: row.auditId,
@@ -188,20 +190,20 @@ export class Audits extends Effect.Service<Audits>()("acs/Audits", {
           .map((finding, order) => ({ finding, order }))
           .sort((a, b) => severityRank[a.finding.severity] - severityRank[b.finding.severity] || a.order - b.order)
           .map(({ finding }) => finding)
-        const rows = yield* sql<AuditRow>`
+        const rows = yield* sql`
           INSERT INTO audits (audit_id, org_id, project_id, findings, created_by)
           VALUES (${newId("aud")}, ${grant.orgId}, ${account.projectId}, ${JSON.stringify(findings)}::jsonb,
             ${`${grant.principal.kind}:${grant.principal.id}`})
-          RETURNING audit_id, created_at, findings`
+          RETURNING ${sql.unsafe(auditColumns)}`.pipe(Effect.flatMap(decodeAudits))
         yield* Effect.logInfo("audit run").pipe(Effect.annotateLogs({ projectId: account.projectId, findings: findings.length }))
         return toAudit(rows[0]!)
       }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie, Effect.withSpan("Audits.run"))
 
     const get = (grant: Granted<"getAudit">, auditId: string) =>
       Effect.gen(function*() {
-        const rows = yield* sql<AuditRow>`
-          SELECT audit_id, created_at, findings FROM audits
-          WHERE project_id = ${grant.account.projectId} AND audit_id = ${auditId}`.pipe(Effect.orDie)
+        const rows = yield* sql`
+          SELECT ${sql.unsafe(auditColumns)} FROM audits
+          WHERE project_id = ${grant.account.projectId} AND audit_id = ${auditId}`.pipe(Effect.orDie, Effect.flatMap(decodeAudits))
         const row = rows[0]
         if (row === undefined) return yield* new NotFound({ message: `no audit ${auditId} in this account` })
         return toAudit(row)

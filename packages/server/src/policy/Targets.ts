@@ -1,8 +1,14 @@
 /** The operator's CPA target band per account (`GET/PUT /accounts/{projectId}/targets`), read by the budget rule. */
-import type { Targets as TargetsDocument } from "@acs/domain/Actions"
+import { Targets as TargetsDocument } from "@acs/domain/Actions"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../auth/Access.ts"
+import { columnsOf, decodeRows } from "../db/Rows.ts"
+
+/** A `targets` row (its account and author aside) is the document itself; this module is the table's owner. */
+export const TargetsRow = TargetsDocument
+export const targetsColumns = columnsOf(TargetsRow)
+export const decodeTargets = decodeRows(TargetsRow)
 
 const empty: TargetsDocument = { cpaBand: null, campaigns: {} }
 
@@ -11,22 +17,24 @@ export class Targets extends Effect.Service<Targets>()("acs/Targets", {
     const sql = yield* SqlClient.SqlClient
 
     const get = (grant: Granted<"getTargets">) =>
-      sql<TargetsDocument>`SELECT cpa_band, campaigns FROM targets WHERE project_id = ${grant.account.projectId}`.pipe(
-        Effect.map((rows) => rows[0] ?? empty),
+      sql`SELECT ${sql.unsafe(targetsColumns)} FROM targets WHERE project_id = ${grant.account.projectId}`.pipe(
         Effect.orDie,
+        Effect.flatMap(decodeTargets),
+        Effect.map((rows) => rows[0] ?? empty),
         Effect.withSpan("Targets.get")
       )
 
     const put = (grant: Granted<"updateTargets">, targets: TargetsDocument) =>
-      sql<TargetsDocument>`
+      sql`
         INSERT INTO targets (project_id, cpa_band, campaigns, updated_by)
         VALUES (${grant.account.projectId}, ${targets.cpaBand === null ? null : JSON.stringify(targets.cpaBand)}::jsonb,
           ${JSON.stringify(targets.campaigns)}::jsonb, ${`${grant.principal.kind}:${grant.principal.id}`})
         ON CONFLICT (project_id) DO UPDATE SET cpa_band = EXCLUDED.cpa_band, campaigns = EXCLUDED.campaigns,
           updated_at = now(), updated_by = EXCLUDED.updated_by
-        RETURNING cpa_band, campaigns`.pipe(
-        Effect.map((rows) => rows[0] ?? empty),
+        RETURNING ${sql.unsafe(targetsColumns)}`.pipe(
         Effect.orDie,
+        Effect.flatMap(decodeTargets),
+        Effect.map((rows) => rows[0] ?? empty),
         Effect.tap(() => Effect.logInfo("targets changed").pipe(Effect.annotateLogs({ projectId: grant.account.projectId }))),
         Effect.withSpan("Targets.put")
       )

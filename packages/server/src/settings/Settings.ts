@@ -4,20 +4,14 @@
  * (`approvalTtlHours`, default 72).
  */
 import { InvalidRequest } from "@acs/domain/Errors"
-import { type FourEyesRule, fromRequireSecondApprover } from "@acs/domain/FourEyes"
+import { fromRequireSecondApprover } from "@acs/domain/FourEyes"
 import type { Settings, UpdateSettingsRequest } from "@acs/domain/Settings"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import type { Granted } from "../auth/Access.ts"
+import { decodeSettings, orgStatements, type SettingsRow } from "../accounts/Orgs.ts"
 import { Invalidation } from "../db/Invalidation.ts"
 
-interface SettingsRow {
-  readonly platformAutoApply: boolean
-  readonly fourEyes: FourEyesRule
-  readonly approvalTtlHours: number
-  readonly settingsUpdatedAt: string | null
-  readonly settingsUpdatedBy: string | null
-}
 
 const toSettings = (row: SettingsRow): Settings => ({
   platformAutoApply: row.platformAutoApply,
@@ -30,17 +24,16 @@ const toSettings = (row: SettingsRow): Settings => ({
 
 export class OrgSettings extends Effect.Service<OrgSettings>()("acs/OrgSettings", {
   effect: Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    const orgs = orgStatements(yield* SqlClient.SqlClient)
     // Every proposal and apply reads the kill switch: cached, and dropped on every instance when the org's row
     // changes (db/Invalidation.ts, migration 0017), so a switch turned off holds for the next request anywhere.
     const cached = (yield* Invalidation).cache<Settings>("o")
 
     const load = (orgId: string) =>
-      sql<SettingsRow>`/* prepared */
-        SELECT platform_auto_apply, four_eyes, approval_ttl_hours, settings_updated_at, settings_updated_by
-        FROM orgs WHERE org_id = ${orgId}`.pipe(
-        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSettings)),
-        Effect.orDie
+      orgs.settings(orgId).pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeSettings),
+        Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toSettings))
       )
 
     const read = (orgId: string) =>
@@ -63,16 +56,17 @@ export class OrgSettings extends Effect.Service<OrgSettings>()("acs/OrgSettings"
     }
 
     const update = (grant: Granted<"updateSettings">, change: UpdateSettingsRequest) =>
-      Effect.flatMap(fourEyesOf(change), (fourEyes) => sql<SettingsRow>`
-        UPDATE orgs SET platform_auto_apply = coalesce(${change.platformAutoApply ?? null}::boolean, platform_auto_apply),
-          four_eyes = coalesce(${fourEyes}::text, four_eyes),
-          approval_ttl_hours = coalesce(${change.approvalTtlHours ?? null}::int, approval_ttl_hours),
-          settings_updated_at = now(), settings_updated_by = ${`${grant.principal.kind}:${grant.principal.id}`}
-        WHERE org_id = ${grant.orgId}
-        RETURNING platform_auto_apply, four_eyes, approval_ttl_hours, settings_updated_at, settings_updated_by`.pipe(
-        Effect.map((rows) => toSettings(rows[0]!)),
-        Effect.orDie
-      )).pipe(
+      Effect.flatMap(fourEyesOf(change), (fourEyes) =>
+        orgs.updateSettings(grant.orgId, {
+          platformAutoApply: change.platformAutoApply ?? null,
+          fourEyes,
+          approvalTtlHours: change.approvalTtlHours ?? null,
+          updatedBy: `${grant.principal.kind}:${grant.principal.id}`
+        }).pipe(
+          Effect.orDie,
+          Effect.flatMap(decodeSettings),
+          Effect.map((rows) => toSettings(rows[0]!))
+        )).pipe(
         // This instance need not wait for its own notification.
         Effect.ensuring(Effect.sync(() => cached.invalidate(grant.orgId))),
         // Recorded: who switched the kill switch or four eyes, and to what.

@@ -9,6 +9,7 @@ import { Clock, Effect } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { dataFreshness } from "../accounts/Freshness.ts"
 import type { Granted } from "../accounts/Granted.ts"
+import { entityRows } from "./EntityRows.ts"
 import { coveredDays, daysBetween, type MetricWindow, windowEndingYesterday } from "./Window.ts"
 
 export type RankedLevel = "campaigns" | "adGroups" | "keywords" | "searchTerms" | "ads"
@@ -150,16 +151,8 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
 
     const campaigns = ({ account }: Granted<"listCampaigns">, q: ReadQuery) =>
       ranked(account, "campaigns", q, (keys) =>
-        sql<{
-          campaignId: string
-          name: string
-          status: string
-          adamId: string
-          countriesOrRegions: ReadonlyArray<string>
-          dailyBudgetMicros: string | null
-          bidStrategy: string
-          targetCpaMicros: string | null
-        }>`SELECT * FROM campaigns WHERE project_id = ${account.projectId} AND campaign_id = ANY(${keys}::text[])`.pipe(
+        sql`SELECT ${sql.unsafe(entityRows.campaigns.columns)} FROM campaigns WHERE project_id = ${account.projectId} AND campaign_id = ANY(${keys}::text[])`.pipe(
+          Effect.flatMap(entityRows.campaigns.decode),
           Effect.map((rows) =>
             rows.map((r) => ({
               key: r.campaignId,
@@ -179,15 +172,8 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
 
     const adGroups = ({ account }: Granted<"listAdGroups">, q: ReadQuery) =>
       ranked(account, "adGroups", q, (keys) =>
-        sql<{
-          adGroupId: string
-          campaignId: string
-          name: string
-          status: string
-          defaultBidMicros: string
-          cpaGoalMicros: string | null
-          searchMatch: boolean
-        }>`SELECT * FROM ad_groups WHERE project_id = ${account.projectId} AND ad_group_id = ANY(${keys}::text[])`.pipe(
+        sql`SELECT ${sql.unsafe(entityRows.adGroups.columns)} FROM ad_groups WHERE project_id = ${account.projectId} AND ad_group_id = ANY(${keys}::text[])`.pipe(
+          Effect.flatMap(entityRows.adGroups.decode),
           Effect.map((rows) =>
             rows.map((r) => ({
               key: r.adGroupId,
@@ -206,15 +192,8 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
 
     const keywords = ({ account }: Granted<"listKeywords">, q: ReadQuery) =>
       ranked(account, "keywords", q, (keys) =>
-        sql<{
-          keywordId: string
-          adGroupId: string
-          campaignId: string
-          text: string
-          matchType: string
-          status: string
-          bidMicros: string | null
-        }>`SELECT * FROM keywords WHERE project_id = ${account.projectId} AND keyword_id = ANY(${keys}::text[])`.pipe(
+        sql`SELECT ${sql.unsafe(entityRows.keywords.columns)} FROM keywords WHERE project_id = ${account.projectId} AND keyword_id = ANY(${keys}::text[])`.pipe(
+          Effect.flatMap(entityRows.keywords.decode),
           Effect.map((rows) =>
             rows.map((r) => ({
               key: r.keywordId,
@@ -245,8 +224,8 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
 
     const ads = ({ account }: Granted<"listAds">, q: ReadQuery) =>
       ranked(account, "ads", q, (keys) =>
-        sql<{ adId: string; adGroupId: string; campaignId: string; name: string; creativeType: string; status: string }>`
-          SELECT * FROM ads WHERE project_id = ${account.projectId} AND ad_id = ANY(${keys}::text[])`.pipe(
+        sql`SELECT ${sql.unsafe(entityRows.ads.columns)} FROM ads WHERE project_id = ${account.projectId} AND ad_id = ANY(${keys}::text[])`.pipe(
+          Effect.flatMap(entityRows.ads.decode),
           Effect.map((rows) =>
             rows.map((r) => ({
               key: r.adId,

@@ -6,9 +6,10 @@ import type { SqlClient } from "@effect/sql"
 import type { ReportLevel } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
+import { accountWrites } from "../accounts/Accounts.ts"
 import { PARENTS, projectLiteral, type Tables, tablesOf } from "./GenerationTables.ts"
 import { type Entities, makeEntityWrites } from "./SyncEntities.ts"
-import { type FinishedSyncRow, writeSyncEvent } from "./SyncRuns.ts"
+import { syncWrites, writeSyncEvent } from "./SyncRuns.ts"
 import { RETAINED_DAYS, type SyncPlan } from "./SyncPlan.ts"
 import { timed } from "./TimedStep.ts"
 import { MAX_DAYS } from "./Window.ts"
@@ -86,22 +87,16 @@ export const makeSwapCopy = (sql: SqlClient.SqlClient) => {
         yield* timed("suffixes", rebuildSuffixes(tables, projectId, plan.windowEnd))
         yield* sql`ANALYZE ${sql(tables.suffixes)}`
       }
-      yield* sql`
-        UPDATE accounts SET
-          last_synced_at = now(),
-          last_synced_day = ${plan.windowEnd},
-          first_synced_day = greatest(
-            least(coalesce(first_synced_day, ${plan.windowStart}::date), ${plan.windowStart}::date),
-            ${plan.windowEnd}::date - ${RETAINED_DAYS - 1}::int),
-          status = ${entities.campaigns.some((c) => c.status === "ENABLED") ? "active" : "paused"},
-          read_only = ${entities.readOnly}
-        WHERE project_id = ${projectId}`
+      yield* accountWrites(sql).markSynced(projectId, {
+        windowStart: plan.windowStart,
+        windowEnd: plan.windowEnd,
+        retainedDays: RETAINED_DAYS,
+        status: entities.campaigns.some((c) => c.status === "ENABLED") ? "active" : "paused",
+        readOnly: entities.readOnly
+      })
       const rowsWritten = metricRows + entities.campaigns.length + entities.adGroups.length +
         entities.keywords.length + entities.negatives.length + entities.ads.length
-      const finished = yield* sql<FinishedSyncRow>`
-        UPDATE syncs SET status = 'succeeded', finished_at = clock_timestamp(), heartbeat_at = now(), rows_written = ${rowsWritten},
-          progress = ${JSON.stringify({ step: "done" })}::jsonb
-        WHERE sync_id = ${syncId} AND status = 'running' RETURNING *`
+      const finished = yield* syncWrites(sql).succeed(syncId, rowsWritten)
       // Marked abandoned meanwhile (it stopped beating for minutes): another sync may own the account now.
       if (finished.length === 0) return yield* Effect.dieMessage("the sync was marked abandoned before its swap")
       // `sync.succeeded` commits with the copy it announces.

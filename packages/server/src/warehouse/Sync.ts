@@ -17,6 +17,7 @@ import type { UpstreamClient } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
 import { Cause, Clock, Duration, Effect, Fiber, Ref, Schedule } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
+import { accountWrites } from "../accounts/Accounts.ts"
 import { makeGenerationTables, PARENTS, projectLiteral, tablesOf } from "./GenerationTables.ts"
 import { makePrepareCopy } from "./PrepareCopy.ts"
 import { type SuffixOwners, suffixDaysOf } from "./SpendSuffixes.ts"
@@ -56,7 +57,7 @@ export const makeSync = Effect.gen(function*() {
       const upstreamAccount = (yield* client.accounts).find((a) => a.upstreamAccountId === account.upstreamAccountId)
       if (upstreamAccount === undefined) {
         // The credentials no longer reach the account: say so on the account, keep its last copy readable.
-        yield* sql`UPDATE accounts SET status = 'disconnected' WHERE project_id = ${account.projectId}`.pipe(Effect.orDie)
+        yield* accountWrites(sql).markDisconnected(account.projectId).pipe(Effect.orDie)
         return yield* new AccountNotFound({ message: `upstream account ${account.upstreamAccountId} is no longer reachable` })
       }
       yield* dropAbandonedTables

@@ -5,27 +5,45 @@
  */
 import { SyncInProgress } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { afterCommit } from "../db/AfterCommit.ts"
 import { newId } from "../db/Ids.ts"
+import { columnsOf, decodeRows } from "../db/Rows.ts"
 import { writeEvent } from "../events/Outbox.ts"
 import { countSync } from "../telemetry/Metrics.ts"
 
-export type SyncTrigger = "manual" | "schedule" | "import"
+export const SyncTrigger = Schema.Literal("manual", "schedule", "import")
+export type SyncTrigger = typeof SyncTrigger.Type
 
-export interface SyncRow {
-  readonly syncId: string
-  readonly projectId: string
-  readonly status: "running" | "succeeded" | "failed"
-  readonly trigger: SyncTrigger
-  readonly startedAt: string
-  readonly finishedAt: string | null
-  readonly windowStart: string | null
-  readonly windowEnd: string | null
-  readonly rowsWritten: string
-  readonly progress: { readonly step?: string; readonly done?: number; readonly total?: number }
-  readonly error: string | null
-}
+/** A `syncs` row, this module being the table's owner (its heartbeat aside). */
+export const SyncRow = Schema.Struct({
+  syncId: Schema.String,
+  projectId: Schema.String,
+  status: Schema.Literal("running", "succeeded", "failed"),
+  trigger: SyncTrigger,
+  startedAt: Schema.String,
+  finishedAt: Schema.NullOr(Schema.String),
+  windowStart: Schema.NullOr(Schema.String),
+  windowEnd: Schema.NullOr(Schema.String),
+  /** int8, as text. */
+  rowsWritten: Schema.String,
+  progress: Schema.Struct({
+    step: Schema.optional(Schema.String),
+    done: Schema.optional(Schema.Number),
+    total: Schema.optional(Schema.Number)
+  }),
+  error: Schema.NullOr(Schema.String)
+})
+export type SyncRow = typeof SyncRow.Type
+
+/** A finished sync's row, with the org its event goes to. */
+export const FinishedSyncRow = Schema.Struct({ ...SyncRow.fields, orgId: Schema.String })
+export type FinishedSyncRow = typeof FinishedSyncRow.Type
+
+const syncColumns = columnsOf(SyncRow)
+const finishedColumns = columnsOf(FinishedSyncRow)
+const decodeSyncs = decodeRows(SyncRow)
+const decodeFinished = decodeRows(FinishedSyncRow)
 
 const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString())
 
@@ -43,8 +61,6 @@ export const toSync = (row: SyncRow) => ({
   error: row.error
 })
 
-/** A finished sync's row as `RETURNING *` answers it. */
-export type FinishedSyncRow = SyncRow & { readonly orgId: string }
 
 /**
  * `sync.succeeded` or `sync.failed`, in the transaction that finished the sync (events/Outbox.ts); every
@@ -62,6 +78,16 @@ export const writeSyncEvent = (sql: SqlClient.SqlClient, row: FinishedSyncRow) =
     data: { sync: toSync(row) }
   })))
 
+/** The statements of this module's own that run in another's transaction (the swap's), with its client. */
+export const syncWrites = (sql: SqlClient.SqlClient) => ({
+  /** The sync's copy is the account's; nothing when it was marked abandoned meanwhile. */
+  succeed: (syncId: string, rowsWritten: number) =>
+    sql`
+      UPDATE syncs SET status = 'succeeded', finished_at = clock_timestamp(), heartbeat_at = now(), rows_written = ${rowsWritten},
+        progress = ${JSON.stringify({ step: "done" })}::jsonb
+      WHERE sync_id = ${syncId} AND status = 'running' RETURNING ${sql.unsafe(finishedColumns)}`.pipe(Effect.flatMap(decodeFinished))
+})
+
 /** A running sync that has not beaten for this long belongs to a dead instance. */
 export const HEARTBEAT_TIMEOUT_SECONDS = 300
 
@@ -77,19 +103,20 @@ export class SyncRuns extends Effect.Service<SyncRuns>()("acs/SyncRuns", {
     const start = (orgId: string, projectId: string, trigger: SyncTrigger) =>
       Effect.gen(function*() {
         yield* sql.withTransaction(Effect.gen(function*() {
-          const abandoned = yield* sql<FinishedSyncRow>`
+          const abandoned = yield* sql`
             UPDATE syncs SET status = 'failed', finished_at = now(),
               error = 'abandoned: the instance running it stopped beating'
             WHERE project_id = ${projectId} AND status = 'running'
               AND heartbeat_at < now() - make_interval(secs => ${HEARTBEAT_TIMEOUT_SECONDS})
-            RETURNING *`
+            RETURNING ${sql.unsafe(finishedColumns)}`.pipe(Effect.flatMap(decodeFinished))
           for (const row of abandoned) yield* writeSyncEvent(sql, row)
         }))
         const syncId = newId("syn")
-        const rows = yield* sql<SyncRow>`
+        const rows = yield* sql`
           INSERT INTO syncs (sync_id, project_id, org_id, status, trigger)
           VALUES (${syncId}, ${projectId}, ${orgId}, 'running', ${trigger})
-          RETURNING *`.pipe(
+          RETURNING ${sql.unsafe(syncColumns)}`.pipe(
+          Effect.flatMap(decodeSyncs),
           Effect.catchIf(isUniqueViolation, () =>
             Effect.fail(new SyncInProgress({ message: `a sync of ${projectId} is already running; try again when it ends` })))
         )
@@ -109,24 +136,26 @@ export class SyncRuns extends Effect.Service<SyncRuns>()("acs/SyncRuns", {
 
     const fail = (syncId: string, error: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const failed = yield* sql<FinishedSyncRow>`
+        const failed = yield* sql`
           UPDATE syncs SET status = 'failed', finished_at = now(), error = ${error.slice(0, 2000)}
-          WHERE sync_id = ${syncId} AND status = 'running' RETURNING *`
+          WHERE sync_id = ${syncId} AND status = 'running' RETURNING ${sql.unsafe(finishedColumns)}`.pipe(Effect.flatMap(decodeFinished))
         for (const row of failed) yield* writeSyncEvent(sql, row)
       })).pipe(Effect.orDie)
 
     const history = (projectId: string, limit: number) =>
       Effect.all({
-        rows: sql<SyncRow>`SELECT * FROM syncs WHERE project_id = ${projectId} ORDER BY started_at DESC, sync_id LIMIT ${limit}`,
+        rows: sql`SELECT ${sql.unsafe(syncColumns)} FROM syncs WHERE project_id = ${projectId} ORDER BY started_at DESC, sync_id LIMIT ${limit}`
+          .pipe(Effect.flatMap(decodeSyncs)),
         total: sql<{ n: number }>`SELECT count(*)::int AS n FROM syncs WHERE project_id = ${projectId}`.pipe(
           Effect.map((rows) => rows[0]?.n ?? 0)
         )
       }).pipe(Effect.orDie, Effect.withSpan("SyncRuns.history"))
 
     const find = (projectId: string, syncId: string) =>
-      sql<SyncRow>`SELECT * FROM syncs WHERE project_id = ${projectId} AND sync_id = ${syncId}`.pipe(
-        Effect.map((rows) => rows[0]),
-        Effect.orDie
+      sql`SELECT ${sql.unsafe(syncColumns)} FROM syncs WHERE project_id = ${projectId} AND sync_id = ${syncId}`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeSyncs),
+        Effect.map((rows) => rows[0])
       )
 
     return { start, beat, setWindow, fail, history, find } as const

@@ -5,10 +5,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Fiber, Schedule } from "effect"
-import type { AccountRecord } from "../accounts/AccountRecord.ts"
-import { Accounts } from "../accounts/Accounts.ts"
+import { type AccountRecord, AccountRow } from "../accounts/AccountRecord.ts"
+import { Accounts, decodeAccounts } from "../accounts/Accounts.ts"
 import { Connections } from "../accounts/Connections.ts"
 import type { Granted } from "../auth/Access.ts"
+import { columnsOf } from "../db/Rows.ts"
 import { AfterSync } from "./AfterSync.ts"
 import { makeSync } from "./Sync.ts"
 import { SyncRuns, type SyncTrigger } from "./SyncRuns.ts"
@@ -60,12 +61,12 @@ export class Syncs extends Effect.Service<Syncs>()("acs/Syncs", {
 
     const interval = yield* SyncInterval
     if (interval > 0) {
-      const due = sql<AccountRecord>`
-        SELECT a.* FROM accounts a JOIN connections c ON c.org_id = a.org_id AND c.status = 'ok'
+      const due = sql`
+        SELECT ${sql.unsafe(columnsOf(AccountRow, "a"))} FROM accounts a JOIN connections c ON c.org_id = a.org_id AND c.status = 'ok'
         WHERE a.status <> 'disconnected'
           AND (a.last_synced_at IS NULL OR a.last_synced_at < now() - make_interval(mins => ${interval}))
           AND NOT EXISTS (SELECT 1 FROM syncs s WHERE s.project_id = a.project_id AND s.status = 'running')
-        ORDER BY a.last_synced_at NULLS FIRST LIMIT 20`.pipe(Effect.orDie)
+        ORDER BY a.last_synced_at NULLS FIRST LIMIT 20`.pipe(Effect.orDie, Effect.flatMap(decodeAccounts))
       yield* due.pipe(
         Effect.flatMap((list) =>
           Effect.forEach(list, (account) =>

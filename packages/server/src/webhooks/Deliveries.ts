@@ -9,9 +9,11 @@
  * endpoints wait (disabled) or are dropped (deleted).
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
+import { columnsOf, decodeRows } from "../db/Rows.ts"
 import { EventsConfig } from "../events/Sequencer.ts"
+import { endpointFragments, endpointStatements } from "./Endpoints.ts"
 import type { AttemptResult } from "./WebhookSender.ts"
 
 export interface ClaimedDelivery {
@@ -60,9 +62,70 @@ export interface FirstAttempt {
   readonly delayMs: number
 }
 
+/** A delivery of the queue as its log shows it. The order of the fields is the log's select list (Webhooks.ts). */
+export const DeliveryRow = Schema.Struct({
+  deliveryId: Schema.String,
+  eventId: Schema.String,
+  eventType: Schema.String,
+  status: Schema.Literal("pending", "delivered", "failed"),
+  attempts: Schema.Number,
+  lastStatusCode: Schema.NullOr(Schema.Number),
+  lastDurationMs: Schema.NullOr(Schema.Number),
+  lastError: Schema.NullOr(Schema.String),
+  lastResponse: Schema.NullOr(Schema.String),
+  lastAttemptAt: Schema.NullOr(Schema.String),
+  runAt: Schema.String,
+  deliveredAt: Schema.NullOr(Schema.String),
+  createdAt: Schema.String
+})
+export type DeliveryRow = typeof DeliveryRow.Type
+
+export const deliveryColumns = columnsOf(DeliveryRow)
+export const decodeDeliveries = decodeRows(DeliveryRow)
+
+/** The admin's writes of the queue (Webhooks.ts): a ping, and an endpoint's waiting deliveries when it is deleted or enabled. */
+export const deliveryStatements = (sql: SqlClient.SqlClient, retryWindowSeconds: number) => ({
+  /** A `ping` event for one endpoint, delivered and logged like any other. */
+  ping: (ping: { readonly deliveryId: string; readonly webhookId: string; readonly orgId: string; readonly eventId: string; readonly body: unknown }) =>
+    sql`
+      INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
+      VALUES (${ping.deliveryId}, ${ping.webhookId}, ${ping.orgId}, ${ping.eventId}, 'ping', ${JSON.stringify(ping.body)}::jsonb,
+        clock_timestamp() + make_interval(secs => ${retryWindowSeconds}))
+      RETURNING ${sql.unsafe(deliveryColumns)}`.pipe(Effect.flatMap(decodeDeliveries)),
+
+  /** The endpoint was deleted: its pending deliveries end as failed. */
+  failPendingOf: (webhookId: string) =>
+    sql`UPDATE webhook_deliveries SET status = 'failed', last_error = 'the endpoint was deleted'
+      WHERE webhook_id = ${webhookId} AND status = 'pending'`,
+
+  /** The endpoint was enabled: its waiting deliveries are due now, with a fresh retry window. */
+  retryNowOf: (webhookId: string) =>
+    sql`UPDATE webhook_deliveries SET run_at = clock_timestamp(),
+        give_up_at = clock_timestamp() + make_interval(secs => ${retryWindowSeconds})
+      WHERE webhook_id = ${webhookId} AND status = 'pending'`
+})
+
+/** Up to `limit` ended deliveries (not pending) made before `cutoff` deleted (retention); answers how many. */
+export const pruneDeliveries = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>
+  sql`DELETE FROM webhook_deliveries WHERE delivery_id IN (
+    SELECT delivery_id FROM webhook_deliveries WHERE created_at < ${cutoff} AND status <> 'pending' LIMIT ${limit}) RETURNING delivery_id`.pipe(
+    Effect.map((rows) => rows.length),
+    Effect.orDie
+  )
+
+/** Up to `limit` batches of first attempts delivered before `cutoff` deleted (retention); answers how many. */
+export const pruneDeliveredBatches = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>
+  sql`DELETE FROM webhook_delivered_batches WHERE batch_id IN (
+    SELECT batch_id FROM webhook_delivered_batches WHERE delivered_at < ${cutoff} LIMIT ${limit}) RETURNING batch_id`.pipe(
+    Effect.map((rows) => rows.length),
+    Effect.orDie
+  )
+
 export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const endpoints = endpointFragments(sql)
+    const endpointRows = endpointStatements(sql)
 
     const { retryWindowSeconds } = yield* EventsConfig
 
@@ -142,10 +205,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id
           RETURNING d.delivery_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, w.url, w.format, w.secret_sealed,
             (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms, w.unanswered > 0 AS endpoint_failing),
-        held AS (
-          UPDATE webhooks w SET retries_held_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}), retries_held_by = ${workerId}
-          WHERE w.webhook_id IN (SELECT webhook_id FROM picked)
-          RETURNING 1),
+        held AS (${endpoints.holdRetries(sql`SELECT webhook_id FROM picked`, workerId, leaseMs)}),
         -- The endpoint's row is its latest version (a lock waits for none and reads the newest), which may count
         -- events sequenced after this statement's snapshot: it reads and moves past only those it can see.
         visible AS (SELECT LEAST(endpoint.queued_through, s.last_position) AS through FROM endpoint, event_sequencer s WHERE s.id = 1),
@@ -156,11 +216,12 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
             WHERE e.org_id = w.org_id AND e.position > w.claimed_through AND e.position <= visible.through AND w.events ? e.type
             ORDER BY e.position
             LIMIT w.take) e),
-        advanced AS (
-          UPDATE webhooks w SET claimed_through = GREATEST(w.claimed_through, CASE WHEN (SELECT count(*) FROM taken) >= endpoint.take
-            THEN (SELECT max(position) FROM taken) ELSE visible.through END)
-          FROM endpoint, visible WHERE w.webhook_id = endpoint.webhook_id
-          RETURNING endpoint.claimed_through AS after_position, w.claimed_through AS through_position),
+        advanced AS (${
+        endpoints.advanceClaimed(
+          sql`CASE WHEN (SELECT count(*) FROM taken) >= endpoint.take THEN (SELECT max(position) FROM taken) ELSE visible.through END`,
+          sql`endpoint, visible`
+        )
+      }),
         leased AS (
           INSERT INTO webhook_batches (batch_id, webhook_id, after_position, through_position, locked_by, lease_until)
           SELECT 'bat_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, advanced.after_position,
@@ -303,13 +364,12 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         if (failed.length === 0) return false
         // Its events not yet claimed become queued deliveries that wait for it, as the ones queued already do.
         yield* sql`
-          WITH disabled AS (
-            UPDATE webhooks w SET disabled_at = clock_timestamp(),
-              claimed_through = GREATEST(w.claimed_through, LEAST(w.queued_through, (SELECT last_position FROM event_sequencer WHERE id = 1))),
-              disabled_reason = ${`delivery of ${delivery.eventId} kept failing for the whole retry window (last: ${result.error ?? "?"})`}
-            FROM (SELECT webhook_id, claimed_through FROM webhooks WHERE webhook_id = ${delivery.webhookId} FOR NO KEY UPDATE) before
-            WHERE w.webhook_id = before.webhook_id AND w.disabled_at IS NULL
-            RETURNING w.webhook_id, w.org_id, w.events, before.claimed_through AS after_position, w.claimed_through AS through_position)
+          WITH disabled AS (${
+          endpoints.disable(
+            delivery.webhookId,
+            `delivery of ${delivery.eventId} kept failing for the whole retry window (last: ${result.error ?? "?"})`
+          )
+        })
           INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, give_up_at)
           SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), d.webhook_id, e.org_id, e.event_id, e.type,
             clock_timestamp() + make_interval(secs => ${retryWindowSeconds})
@@ -340,11 +400,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      */
     const backOff = (webhookId: string, baseMs: number, maxMs: number) =>
       sql<{ readonly backoffMs: string }>`
-        WITH tripped AS (
-          UPDATE webhooks SET unanswered = unanswered + 1,
-            backoff_until = clock_timestamp() + make_interval(secs => LEAST(${maxMs}::float8, ${baseMs}::float8 * 2 ^ LEAST(unanswered, 32)) / 1000)
-          WHERE webhook_id = ${webhookId} AND deleted_at IS NULL
-          RETURNING backoff_until),
+        WITH tripped AS (${endpoints.backOff(webhookId, baseMs, maxMs)}),
         pushed AS (
           UPDATE webhook_deliveries d SET run_at = t.backoff_until FROM tripped t
           WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.run_at < t.backoff_until
@@ -356,15 +412,14 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
 
     /** An attempt to an endpoint that was backing off was answered: it is claimed in full again. */
     const recovered = (webhookId: string) =>
-      sql`UPDATE webhooks SET unanswered = 0, backoff_until = NULL WHERE webhook_id = ${webhookId} AND unanswered > 0`.pipe(
+      endpointRows.recovered(webhookId).pipe(
         Effect.asVoid,
         Effect.orDie
       )
 
     /** The endpoint's group of queued deliveries is recorded: the next may be claimed. */
     const releaseRetries = (webhookId: string, workerId: string) =>
-      sql`UPDATE webhooks SET retries_held_until = NULL, retries_held_by = NULL
-        WHERE webhook_id = ${webhookId} AND retries_held_by = ${workerId}`.pipe(Effect.asVoid, Effect.orDie)
+      endpointRows.releaseRetries(webhookId, workerId).pipe(Effect.asVoid, Effect.orDie)
 
     return { claim, firstAttempts, delivered, retryLater, giveUp, notAttempted, backOff, recovered, releaseRetries } as const
   })

@@ -14,37 +14,12 @@ import { newId } from "../db/Ids.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { EVENTS_CHANNEL, EventSignal, notification } from "../events/EventSignal.ts"
 import { EventsConfig } from "../events/Sequencer.ts"
+import { decodeDeliveries, deliveryColumns, type DeliveryRow, deliveryStatements } from "./Deliveries.ts"
+import { decodeWebhooks, endpointStatements, webhookColumns, type WebhookRow } from "./Endpoints.ts"
 import { resolvePublic, urlRefusal } from "./WebhookTargets.ts"
 import { WebhookConfig } from "./WebhookWorker.ts"
 
-interface WebhookRow {
-  readonly webhookId: string
-  readonly url: string
-  readonly events: ReadonlyArray<Webhook["events"][number]>
-  readonly description: string | null
-  readonly format: "json" | "slack"
-  readonly createdAt: Date
-  readonly disabledAt: Date | null
-  readonly disabledReason: string | null
-}
-
-interface DeliveryRow {
-  readonly deliveryId: string
-  readonly eventId: string
-  readonly eventType: string
-  readonly status: Delivery["status"]
-  readonly attempts: number
-  readonly lastStatusCode: number | null
-  readonly lastDurationMs: number | null
-  readonly lastError: string | null
-  readonly lastResponse: string | null
-  readonly lastAttemptAt: Date | null
-  readonly runAt: Date
-  readonly deliveredAt: Date | null
-  readonly createdAt: Date
-}
-
-const iso = (value: Date | null) => (value === null ? null : new Date(value).toISOString())
+const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString())
 
 const toWebhook = (row: WebhookRow): Webhook => ({
   webhookId: row.webhookId,
@@ -73,10 +48,6 @@ const toDelivery = (row: DeliveryRow): Delivery => ({
   createdAt: new Date(row.createdAt).toISOString()
 })
 
-const webhookColumns = "webhook_id, url, events, description, format, created_at, disabled_at, disabled_reason"
-const deliveryColumns = "delivery_id, event_id, event_type, status, attempts, last_status_code, last_duration_ms, last_error, " +
-  "last_response, last_attempt_at, run_at, delivered_at, created_at"
-
 export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -84,6 +55,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
     const signal = yield* EventSignal
     const { allowPrivate, maxEndpointsPerOrg } = yield* WebhookConfig
     const { retryWindowSeconds } = yield* EventsConfig
+    const endpointRows = endpointStatements(sql)
+    const queue = deliveryStatements(sql, retryWindowSeconds)
 
     const invalid = (error: string) => new ValidationFailed({ message: `the webhook cannot be saved: ${error}`, validation_errors: [error] })
 
@@ -103,38 +76,40 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
           if (endpoints >= maxEndpointsPerOrg) {
             return yield* invalid(`this org has ${endpoints} webhook endpoints, the most it may have (${maxEndpointsPerOrg}): delete one first`)
           }
-          return yield* sql<WebhookRow>`
-            INSERT INTO webhooks (webhook_id, org_id, url, events, description, format, secret_sealed, created_by)
-            VALUES (${newId("whk")}, ${grant.orgId}, ${request.url}, ${JSON.stringify([...new Set(request.events)])}::jsonb,
-              ${request.description ?? null}, ${request.format ?? "json"}, ${box.seal(secret)},
-              ${`${grant.principal.kind}:${grant.principal.id}`})
-            RETURNING ${sql.unsafe(webhookColumns)}`
+          return yield* endpointRows.create({
+            webhookId: newId("whk"),
+            orgId: grant.orgId,
+            url: request.url,
+            events: [...new Set(request.events)],
+            description: request.description ?? null,
+            format: request.format ?? "json",
+            secretSealed: box.seal(secret),
+            createdBy: `${grant.principal.kind}:${grant.principal.id}`
+          })
         })).pipe(Effect.catchTag("SqlError", Effect.die))
         yield* Effect.logInfo("webhook created").pipe(Effect.annotateLogs({ webhookId: rows[0]!.webhookId, by: grant.principal.id }))
         return { webhook: toWebhook(rows[0]!), secret }
       }).pipe(Effect.withSpan("Webhooks.create"))
 
     const list = (grant: Granted<"listWebhooks">) =>
-      sql<WebhookRow>`SELECT ${sql.unsafe(webhookColumns)} FROM webhooks WHERE org_id = ${grant.orgId} AND deleted_at IS NULL
-        ORDER BY created_at, webhook_id`.pipe(Effect.orDie, Effect.map((rows) => ({ webhooks: rows.map(toWebhook) })))
+      sql`SELECT ${sql.unsafe(webhookColumns)} FROM webhooks WHERE org_id = ${grant.orgId} AND deleted_at IS NULL
+        ORDER BY created_at, webhook_id`.pipe(Effect.orDie, Effect.flatMap(decodeWebhooks), Effect.map((rows) => ({ webhooks: rows.map(toWebhook) })))
 
     const notFound = (webhookId: string) => new NotFound({ message: `no webhook ${webhookId} in this org` })
 
     const find = (orgId: string, webhookId: string) =>
-      sql<WebhookRow>`SELECT ${sql.unsafe(webhookColumns)} FROM webhooks
+      sql`SELECT ${sql.unsafe(webhookColumns)} FROM webhooks
         WHERE org_id = ${orgId} AND webhook_id = ${webhookId} AND deleted_at IS NULL`.pipe(
         Effect.orDie,
+        Effect.flatMap(decodeWebhooks),
         Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail(notFound(webhookId)) : Effect.succeed(rows[0]))
       )
 
     /** Deleted: no further deliveries; its pending ones end as failed, and its log stays readable for none. */
     const remove = (grant: Granted<"deleteWebhook">, webhookId: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql`UPDATE webhooks SET deleted_at = clock_timestamp()
-          WHERE org_id = ${grant.orgId} AND webhook_id = ${webhookId} AND deleted_at IS NULL RETURNING webhook_id`
-        if (rows.length === 0) return yield* notFound(webhookId)
-        yield* sql`UPDATE webhook_deliveries SET status = 'failed', last_error = 'the endpoint was deleted'
-          WHERE webhook_id = ${webhookId} AND status = 'pending'`
+        if (!(yield* endpointRows.remove(grant.orgId, webhookId))) return yield* notFound(webhookId)
+        yield* queue.failPendingOf(webhookId)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Webhooks.delete"))
 
     /**
@@ -150,11 +125,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
         const eventId = newId("evt")
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
         const body = { eventId, type: "ping", createdAt: now, orgId: grant.orgId, projectId: null, data: { webhookId } }
-        const rows = yield* sql<DeliveryRow>`
-          INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
-          VALUES (${newId("dlv")}, ${webhookId}, ${grant.orgId}, ${eventId}, 'ping', ${JSON.stringify(body)}::jsonb,
-            clock_timestamp() + make_interval(secs => ${retryWindowSeconds}))
-          RETURNING ${sql.unsafe(deliveryColumns)}`.pipe(Effect.orDie)
+        const rows = yield* queue.ping({ deliveryId: newId("dlv"), webhookId, orgId: grant.orgId, eventId, body }).pipe(Effect.orDie)
         yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${notification("webhooks", true)})`.pipe(Effect.orDie)
         yield* signal.wake({ deliveries: true })
         return toDelivery(rows[0]!)
@@ -166,15 +137,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
      */
     const enable = (grant: Granted<"enableWebhook">, webhookId: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const rows = yield* sql<WebhookRow>`UPDATE webhooks SET disabled_at = NULL, disabled_reason = NULL, unanswered = 0, backoff_until = NULL,
-            claimed_through = CASE WHEN disabled_at IS NULL THEN claimed_through ELSE acs_last_position() END,
-            queued_through = CASE WHEN disabled_at IS NULL THEN queued_through ELSE acs_last_position() END
-          WHERE org_id = ${grant.orgId} AND webhook_id = ${webhookId} AND deleted_at IS NULL
-          RETURNING ${sql.unsafe(webhookColumns)}`
+        const rows = yield* endpointRows.enable(grant.orgId, webhookId)
         if (rows[0] === undefined) return yield* notFound(webhookId)
-        yield* sql`UPDATE webhook_deliveries SET run_at = clock_timestamp(),
-            give_up_at = clock_timestamp() + make_interval(secs => ${retryWindowSeconds})
-          WHERE webhook_id = ${webhookId} AND status = 'pending'`
+        yield* queue.retryNowOf(webhookId)
         yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${notification("webhooks", true)})`
         yield* Effect.logInfo("webhook enabled").pipe(Effect.annotateLogs({ webhookId, by: grant.principal.id }))
         return toWebhook(rows[0])
@@ -188,7 +153,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
       Effect.gen(function*() {
         yield* find(grant.orgId, webhookId)
         const n = Math.min(200, Math.max(1, limit))
-        const rows = yield* sql<DeliveryRow>`
+        const rows = yield* sql`
           (SELECT ${sql.unsafe(deliveryColumns)} FROM webhook_deliveries WHERE webhook_id = ${webhookId} ORDER BY created_at DESC, delivery_id LIMIT ${n})
           UNION ALL
           (SELECT o.delivery_id, o.event_id, o.event_type, 'delivered', 1, o.status_code, o.duration_ms, NULL, o.response,
@@ -196,7 +161,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
           FROM (SELECT * FROM webhook_delivered_batches WHERE webhook_id = ${webhookId} ORDER BY delivered_at DESC LIMIT ${n}) b
           CROSS JOIN LATERAL unnest(b.delivery_ids, b.event_ids, b.event_types, b.status_codes, b.durations_ms, b.responses)
             AS o (delivery_id, event_id, event_type, status_code, duration_ms, response))
-          ORDER BY created_at DESC, delivery_id LIMIT ${n}`.pipe(Effect.orDie)
+          ORDER BY created_at DESC, delivery_id LIMIT ${n}`.pipe(Effect.orDie, Effect.flatMap(decodeDeliveries))
         return { deliveries: rows.map(toDelivery) }
       })
 

@@ -11,9 +11,10 @@ import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import type { SavedConnection } from "../accounts/Connections.ts"
-import { campaignJson, CampaignRow, toCampaign } from "../actions/kinds/WarehouseView.ts"
+import { campaignJson, toCampaign } from "../actions/kinds/WarehouseView.ts"
 import { ACTION_COLUMNS, actionRowWith, toRecord } from "../actions/pipeline/ActionRow.ts"
-import { jsonRow } from "../db/RowColumns.ts"
+import { jsonRow } from "../db/Rows.ts"
+import { CampaignRow } from "../warehouse/EntityRows.ts"
 import { RecordedStep, recordedSteps } from "./ActionSteps.ts"
 
 /** The account as `Accounts.find` reads it: its columns, the same raw text for times and days. */

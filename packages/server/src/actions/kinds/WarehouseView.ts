@@ -3,7 +3,6 @@
  * 30-day facts the auto-apply rules need. Queries run on the caller's connection, so inside the proposal
  * transaction they see what that transaction sees.
  */
-import type { Band } from "@acs/domain/Actions"
 import type {
   UpstreamAd,
   UpstreamAdGroup,
@@ -12,8 +11,10 @@ import type {
   UpstreamNegativeKeyword
 } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Effect } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
+import { decodeTargets, TargetsRow, targetsColumns } from "../../policy/Targets.ts"
+import { type AdGroupRow, type AdRow, type CampaignRow, entityRows, type KeywordRow, type NegativeRow } from "../../warehouse/EntityRows.ts"
 import { windowEndingYesterday } from "../../warehouse/Window.ts"
 import type { PolicyFacts } from "./PolicyFacts.ts"
 
@@ -32,56 +33,6 @@ export interface WarehouseView {
   readonly ad: (adId: string) => Effect.Effect<UpstreamAd | undefined>
 }
 
-/** A campaign as the view reads it (micros as int8 text); a schema, for the apply's first read that decodes it. */
-export const CampaignRow = Schema.Struct({
-  campaignId: Schema.String,
-  name: Schema.String,
-  adamId: Schema.String,
-  countriesOrRegions: Schema.Array(Schema.String),
-  dailyBudgetMicros: Schema.NullOr(Schema.String),
-  status: Schema.Literal("ENABLED", "PAUSED"),
-  bidStrategy: Schema.Literal("MANUAL_CPT", "MAX_CONVERSIONS"),
-  targetCpaMicros: Schema.NullOr(Schema.String)
-})
-export type CampaignRow = typeof CampaignRow.Type
-
-interface AdGroupRow {
-  readonly adGroupId: string
-  readonly campaignId: string
-  readonly name: string
-  readonly status: UpstreamAdGroup["status"]
-  readonly defaultBidMicros: string
-  readonly cpaGoalMicros: string | null
-  readonly searchMatch: boolean
-}
-
-interface KeywordRow {
-  readonly keywordId: string
-  readonly adGroupId: string
-  readonly campaignId: string
-  readonly text: string
-  readonly matchType: UpstreamKeyword["matchType"]
-  readonly status: UpstreamKeyword["status"]
-  readonly bidMicros: string | null
-}
-
-interface NegativeRow {
-  readonly negativeKeywordId: string
-  readonly campaignId: string
-  readonly adGroupId: string | null
-  readonly text: string
-  readonly matchType: UpstreamNegativeKeyword["matchType"]
-  readonly status: UpstreamNegativeKeyword["status"]
-}
-
-interface AdRow {
-  readonly adId: string
-  readonly adGroupId: string
-  readonly campaignId: string
-  readonly name: string
-  readonly creativeType: string
-  readonly status: UpstreamAd["status"]
-}
 
 const micros = (value: string | null): number | null => (value === null ? null : Number(value))
 
@@ -137,44 +88,44 @@ export const warehouseView = (account: AccountRecord) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const projectId = account.projectId
-    const campaignColumns = sql`campaign_id, name, adam_id, countries_or_regions, daily_budget_micros, status, bid_strategy,
-      target_cpa_micros`
+    const { adGroups, ads, campaigns, keywords, negatives } = entityRows
+    const campaignColumns = sql.unsafe(campaigns.columns)
     const view: WarehouseView = {
       account,
       campaign: (campaignId) =>
-        sql<CampaignRow>`/* prepared */ SELECT ${campaignColumns} FROM campaigns WHERE project_id = ${projectId} AND campaign_id = ${campaignId}`
-          .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toCampaign(rows[0])), Effect.orDie),
+        sql`/* prepared */ SELECT ${campaignColumns} FROM campaigns WHERE project_id = ${projectId} AND campaign_id = ${campaignId}`
+          .pipe(Effect.orDie, Effect.flatMap(campaigns.decode), Effect.map((rows) => rows[0] === undefined ? undefined : toCampaign(rows[0]))),
       campaignNamed: (name) =>
-        sql<CampaignRow>`SELECT ${campaignColumns} FROM campaigns WHERE project_id = ${projectId} AND lower(name) = lower(${name})
-          LIMIT 1`.pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toCampaign(rows[0])), Effect.orDie),
+        sql`SELECT ${campaignColumns} FROM campaigns WHERE project_id = ${projectId} AND lower(name) = lower(${name})
+          LIMIT 1`.pipe(Effect.orDie, Effect.flatMap(campaigns.decode), Effect.map((rows) => rows[0] === undefined ? undefined : toCampaign(rows[0]))),
       adGroup: (adGroupId) =>
-        sql<AdGroupRow>`SELECT * FROM ad_groups WHERE project_id = ${projectId} AND ad_group_id = ${adGroupId}`
-          .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toAdGroup(rows[0])), Effect.orDie),
+        sql`SELECT ${sql.unsafe(adGroups.columns)} FROM ad_groups WHERE project_id = ${projectId} AND ad_group_id = ${adGroupId}`
+          .pipe(Effect.orDie, Effect.flatMap(adGroups.decode), Effect.map((rows) => rows[0] === undefined ? undefined : toAdGroup(rows[0]))),
       adGroupNamed: (campaignId, name) =>
-        sql<AdGroupRow>`SELECT * FROM ad_groups WHERE project_id = ${projectId} AND campaign_id = ${campaignId}
+        sql`SELECT ${sql.unsafe(adGroups.columns)} FROM ad_groups WHERE project_id = ${projectId} AND campaign_id = ${campaignId}
           AND lower(name) = lower(${name}) LIMIT 1`
-          .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toAdGroup(rows[0])), Effect.orDie),
+          .pipe(Effect.orDie, Effect.flatMap(adGroups.decode), Effect.map((rows) => rows[0] === undefined ? undefined : toAdGroup(rows[0]))),
       adGroupsOf: (campaignId) =>
-        sql<AdGroupRow>`SELECT * FROM ad_groups WHERE project_id = ${projectId} AND campaign_id = ${campaignId}
-          ORDER BY ad_group_id`.pipe(Effect.map((rows) => rows.map(toAdGroup)), Effect.orDie),
+        sql`SELECT ${sql.unsafe(adGroups.columns)} FROM ad_groups WHERE project_id = ${projectId} AND campaign_id = ${campaignId}
+          ORDER BY ad_group_id`.pipe(Effect.orDie, Effect.flatMap(adGroups.decode), Effect.map((rows) => rows.map(toAdGroup))),
       keywords: (keywordIds) =>
-        sql<KeywordRow>`SELECT * FROM keywords WHERE project_id = ${projectId} AND keyword_id = ANY(${keywordIds}::text[])`
-          .pipe(Effect.map((rows) => rows.map(toKeyword)), Effect.orDie),
+        sql`SELECT ${sql.unsafe(keywords.columns)} FROM keywords WHERE project_id = ${projectId} AND keyword_id = ANY(${keywordIds}::text[])`
+          .pipe(Effect.orDie, Effect.flatMap(keywords.decode), Effect.map((rows) => rows.map(toKeyword))),
       keywordsOf: (adGroupId) =>
-        sql<KeywordRow>`SELECT * FROM keywords WHERE project_id = ${projectId} AND ad_group_id = ${adGroupId}
-          ORDER BY keyword_id`.pipe(Effect.map((rows) => rows.map(toKeyword)), Effect.orDie),
+        sql`SELECT ${sql.unsafe(keywords.columns)} FROM keywords WHERE project_id = ${projectId} AND ad_group_id = ${adGroupId}
+          ORDER BY keyword_id`.pipe(Effect.orDie, Effect.flatMap(keywords.decode), Effect.map((rows) => rows.map(toKeyword))),
       negativeKeywords: (ids) =>
-        sql<NegativeRow>`SELECT * FROM negative_keywords WHERE project_id = ${projectId}
-          AND negative_keyword_id = ANY(${ids}::text[])`.pipe(Effect.map((rows) => rows.map(toNegative)), Effect.orDie),
+        sql`SELECT ${sql.unsafe(negatives.columns)} FROM negative_keywords WHERE project_id = ${projectId}
+          AND negative_keyword_id = ANY(${ids}::text[])`.pipe(Effect.orDie, Effect.flatMap(negatives.decode), Effect.map((rows) => rows.map(toNegative))),
       negativesOf: (campaignId, adGroupId) =>
         (adGroupId === null
-          ? sql<NegativeRow>`SELECT * FROM negative_keywords WHERE project_id = ${projectId} AND campaign_id = ${campaignId}
+          ? sql`SELECT ${sql.unsafe(negatives.columns)} FROM negative_keywords WHERE project_id = ${projectId} AND campaign_id = ${campaignId}
               AND ad_group_id IS NULL ORDER BY negative_keyword_id`
-          : sql<NegativeRow>`SELECT * FROM negative_keywords WHERE project_id = ${projectId} AND ad_group_id = ${adGroupId}
-              ORDER BY negative_keyword_id`).pipe(Effect.map((rows) => rows.map(toNegative)), Effect.orDie),
+          : sql`SELECT ${sql.unsafe(negatives.columns)} FROM negative_keywords WHERE project_id = ${projectId} AND ad_group_id = ${adGroupId}
+              ORDER BY negative_keyword_id`).pipe(Effect.orDie, Effect.flatMap(negatives.decode), Effect.map((rows) => rows.map(toNegative))),
       ad: (adId) =>
-        sql<AdRow>`SELECT * FROM ads WHERE project_id = ${projectId} AND ad_id = ${adId}`
-          .pipe(Effect.map((rows) => rows[0] === undefined ? undefined : toAd(rows[0])), Effect.orDie)
+        sql`SELECT ${sql.unsafe(ads.columns)} FROM ads WHERE project_id = ${projectId} AND ad_id = ${adId}`
+          .pipe(Effect.orDie, Effect.flatMap(ads.decode), Effect.map((rows) => rows[0] === undefined ? undefined : toAd(rows[0])))
     }
     return view
   })
@@ -203,18 +154,16 @@ const policyWindow = (now: number, timeZone: string) => {
   return window
 }
 
-/** An account's target band as the `targets` table holds it: null when the operator set none. */
-export interface TargetBand {
-  readonly cpaBand: Band | null
-  readonly campaigns: Record<string, Band>
-}
+/** An account's target band as the `targets` table holds it (policy/Targets.ts): null when the operator set none. */
+export type TargetBand = typeof TargetsRow.Type
 
 /** The account's target band, read on the caller's connection. */
 export const readTargetBand = (projectId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<TargetBand>`/* prepared */ SELECT cpa_band, campaigns FROM targets WHERE project_id = ${projectId}`.pipe(
-      Effect.map((rows): TargetBand | null => rows[0] ?? null),
-      Effect.orDie
+    sql`/* prepared */ SELECT ${sql.unsafe(targetsColumns)} FROM targets WHERE project_id = ${projectId}`.pipe(
+      Effect.orDie,
+      Effect.flatMap(decodeTargets),
+      Effect.map((rows): TargetBand | null => rows[0] ?? null)
     ))
 
 /** The policy's 30-day facts: complete days ending yesterday in the account's time zone. */

@@ -6,7 +6,7 @@ import { type ActionRecord, ActionStatus, Actor, Failure, Mode, RiskTier } from 
 import { ActionKind } from "@acs/domain/ProposalKinds"
 import type { SqlClient } from "@effect/sql"
 import { Schema, String as Str } from "effect"
-import { selectList, type SnakeRow } from "../../db/RowColumns.ts"
+import { selectList, type SnakeRow } from "../../db/Rows.ts"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 

@@ -1,9 +1,20 @@
 /**
- * A table's row is declared once, as a `Schema.Struct` with camelCase fields (docs/decisions/architecture.md "One
- * owner per table"); its snake-case form — the column names a statement selects, the keys of a row read without
- * the client's name transform — is derived from those fields here, never restated.
+ * A table's row is declared once, as a Schema.Struct in camelCase (the client turns the columns' snake_case
+ * names into it: Database.ts); its select list, its decoder and its snake-case form (the keys of a row read
+ * without the client's name transform) are derived from that declaration, never restated
+ * (docs/decisions/architecture.md "One owner per table").
  */
-import type { Schema } from "effect"
+import { Effect, Schema, String as Str } from "effect"
+
+/** The struct's fields as a select list of their columns, in declaration order: `project_id, org_id, …`. */
+export const columnsOf = (row: { readonly fields: Schema.Struct.Fields }, alias?: string): string =>
+  Object.keys(row.fields).map((field) => `${alias === undefined ? "" : `${alias}.`}${Str.camelToSnake(field)}`).join(", ")
+
+/** Decodes a statement's rows with the row's schema: a row that does not match is a defect (the schema and the table disagree). */
+export const decodeRows = <A, I>(row: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknown(Schema.Array(row))
+  return (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<A>> => Effect.orDie(decode(rows))
+}
 
 /** `createdAtIso` -> `created_at_iso`, as a type (the inverse of the client's `snakeToCamel` for these names). */
 export type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
@@ -12,9 +23,6 @@ export type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
 
 /** A row as the driver answers it without the name transform: the same values under snake-case keys. */
 export type SnakeRow<Row> = { readonly [K in keyof Row & string as SnakeCase<K>]: Row[K] }
-
-/** `createdAtIso` -> `created_at_iso`. */
-export const snakeCase = (name: string): string => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)
 
 /**
  * The select list of a row's fields, in their declared order: each field's snake-case column, or, for a field
@@ -26,7 +34,7 @@ export const selectList = <Fields extends Schema.Struct.Fields>(
 ): string =>
   Object.keys(fields).map((field) => {
     const expression = computed[field as keyof Fields]
-    return expression === undefined ? snakeCase(field) : `${expression} AS ${snakeCase(field)}`
+    return expression === undefined ? Str.camelToSnake(field) : `${expression} AS ${Str.camelToSnake(field)}`
   }).join(", ")
 
 /**
@@ -41,5 +49,5 @@ export const jsonRow = <Fields extends Schema.Struct.Fields>(
   computed: { readonly [K in keyof Fields]?: string } = {}
 ): string =>
   `CASE WHEN ${alias}.${presence} IS NULL THEN NULL ELSE json_build_object(${
-    Object.keys(fields).map((field) => `'${field}', ${computed[field as keyof Fields] ?? `${alias}.${snakeCase(field)}`}`).join(", ")
+    Object.keys(fields).map((field) => `'${field}', ${computed[field as keyof Fields] ?? `${alias}.${Str.camelToSnake(field)}`}`).join(", ")
   }) END`

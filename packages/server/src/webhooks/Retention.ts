@@ -1,0 +1,31 @@
+/**
+ * Events are kept 30 days (docs/contract.md 6); so are webhook delivery logs that have ended. An hourly pass
+ * deletes what is older, in bounded batches so it never holds a long lock; the cutoff comes from Clock. Each
+ * table's rows are deleted by its owner's statement (events/Outbox.ts, Deliveries.ts).
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { pruneEvents } from "../events/Outbox.ts"
+import { pruneDeliveredBatches, pruneDeliveries } from "./Deliveries.ts"
+
+export const RETENTION_DAYS = 30
+
+const BATCH = 5_000
+
+export const pruneOnce = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const cutoff = new Date((yield* Clock.currentTimeMillis) - RETENTION_DAYS * 24 * 3_600_000)
+  const batched = (prune: (sql: SqlClient.SqlClient, cutoff: Date, limit: number) => Effect.Effect<number>) =>
+    prune(sql, cutoff, BATCH).pipe(Effect.repeat({ while: (n) => n === BATCH }))
+  yield* batched(pruneEvents)
+  yield* batched(pruneDeliveries)
+  yield* batched(pruneDeliveredBatches)
+}).pipe(Effect.withSpan("EventPruning.prune"))
+
+export const EventPruningLive = Layer.scopedDiscard(
+  pruneOnce.pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("event pruning failed", cause)),
+    Effect.repeat(Schedule.spaced(Duration.hours(1))),
+    Effect.forkScoped
+  )
+)
