@@ -42,7 +42,7 @@ import { WorkerLive } from "./worker/Worker.ts"
 import { WorkerSignal } from "./queue/WorkerSignal.ts"
 import { ApprovalExpiry, ApprovalExpiryLive } from "./actions/pipeline/ApprovalExpiry.ts"
 import { EventLog } from "./feeds/EventLog.ts"
-import { EventPruningLive } from "./webhooks/Retention.ts"
+import { RetentionLive } from "./webhooks/Retention.ts"
 import { EventSignal } from "./events/EventSignal.ts"
 import { EventStream } from "./feeds/EventStream.ts"
 import { Sequencer, SequencerLive } from "./events/Sequencer.ts"
@@ -101,7 +101,7 @@ export const AppLive = Layer.mergeAll(
   ChangeHistoryPollLive,
   SequencerLive,
   WebhookWorkerLive,
-  EventPruningLive,
+  RetentionLive,
   ApprovalExpiryLive
 ).pipe(
   Layer.provide(DemoLive),

@@ -20,11 +20,11 @@ export const pruneOnce = Effect.gen(function*() {
   yield* batched(pruneEvents)
   yield* batched(pruneDeliveries)
   yield* batched(pruneDeliveredBatches)
-}).pipe(Effect.withSpan("EventPruning.prune"))
+}).pipe(Effect.withSpan("Retention.prune"))
 
-export const EventPruningLive = Layer.scopedDiscard(
+export const RetentionLive = Layer.scopedDiscard(
   pruneOnce.pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("event pruning failed", cause)),
+    Effect.catchAllCause((cause) => Effect.logWarning("retention pass failed", cause)),
     Effect.repeat(Schedule.spaced(Duration.hours(1))),
     Effect.forkScoped
   )
