@@ -3,6 +3,7 @@
  * RPC procedures and MCP tools carry the same names, and one `access()` checks them all against it.
  */
 import { proposalKinds, type ProposalOperationName } from "./ProposalKinds.ts"
+import { human, type Tool, tool, type ToolFacts } from "./ToolFacts.ts"
 
 export type Scope = "read" | "write" | "admin"
 export type Bucket = "read" | "write" | "expensive"
@@ -20,6 +21,8 @@ export interface Operation {
   /** The docs/contract.md 8 rate-limit bucket the call counts against; `none` for a call never refused for volume. */
   readonly bucket: Charge
   readonly summary: string
+  /** The operation as an MCP agent tool: whether it is one, and its hints (ToolFacts.ts says why each). */
+  readonly mcp: ToolFacts
 }
 
 export const scopeRank: Record<Scope, number> = { read: 1, write: 2, admin: 3 }
@@ -31,133 +34,152 @@ interface ProposalOperation {
   readonly account: true
   readonly bucket: "write"
   readonly summary: string
+  readonly mcp: Tool
 }
 
-/** One operation per proposal kind (`proposeBudgetChange`, …), generated from the kind declarations. */
+/**
+ * One operation per proposal kind (`proposeBudgetChange`, …), generated from the kind declarations; each is a tool,
+ * its change queued and revertible unless its kind says otherwise in the table.
+ */
 const proposalOperations = Object.fromEntries(
-  proposalKinds.map((kind) => [kind.operation, { scope: "write", account: true, bucket: "write", summary: kind.title }])
+  proposalKinds.map((kind) => [kind.operation, { scope: "write", account: true, bucket: "write", summary: kind.title, mcp: tool }])
 ) as { readonly [K in ProposalOperationName]: ProposalOperation }
 
 export const Operations = {
-  getMe: { scope: "read", bucket: "read", summary: "Who the caller is: key or person, scope, grant, binding" },
+  getMe: { scope: "read", bucket: "read", summary: "Who the caller is: key or person, scope, grant, binding", mcp: tool },
   // Never rate-limited: a person whose write bucket is empty must still be able to end their session (docs/decisions/access-and-keys.md).
-  logout: { scope: "read", bucket: "none", summary: "End the caller's session" },
+  logout: { scope: "read", bucket: "none", summary: "End the caller's session", mcp: human },
   changePassword: {
     scope: "read",
     bucket: "write",
-    summary: "Change the signed-in person's own password; their other sessions end"
+    summary: "Change the signed-in person's own password; their other sessions end",
+    mcp: human
   },
-  createKey: { scope: "admin", orgLevel: true, bucket: "write", summary: "Create an org-wide or org-subset API key" },
-  listKeys: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the org's API keys" },
-  revokeKey: { scope: "admin", orgLevel: true, bucket: "write", summary: "Revoke an API key" },
+  createKey: { scope: "admin", orgLevel: true, bucket: "write", summary: "Create an org-wide or org-subset API key", mcp: human },
+  listKeys: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the org's API keys", mcp: human },
+  revokeKey: { scope: "admin", orgLevel: true, bucket: "write", summary: "Revoke an API key", mcp: human },
   createAccountKey: {
     scope: "admin",
     account: true,
     bucket: "write",
-    summary: "Create an API key bound to one account"
+    summary: "Create an API key bound to one account",
+    mcp: human
   },
-  listPeople: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the workspace's people and their roles" },
-  createPerson: { scope: "admin", orgLevel: true, bucket: "write", summary: "Add a person who signs in to the console" },
-  updatePerson: { scope: "admin", orgLevel: true, bucket: "write", summary: "Set a person's role, or disable or enable them" },
+  listPeople: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the workspace's people and their roles", mcp: human },
+  createPerson: { scope: "admin", orgLevel: true, bucket: "write", summary: "Add a person who signs in to the console", mcp: human },
+  updatePerson: { scope: "admin", orgLevel: true, bucket: "write", summary: "Set a person's role, or disable or enable them", mcp: human },
   revokePersonKeys: {
     scope: "admin",
     orgLevel: true,
     bucket: "write",
-    summary: "Revoke every API key of one person (made by them or by their keys)"
+    summary: "Revoke every API key of one person (made by them or by their keys)",
+    mcp: human
   },
-  getSettings: { scope: "read", orgLevel: true, bucket: "read", summary: "Read the org settings (the kill switch)" },
-  updateSettings: { scope: "admin", orgLevel: true, bucket: "write", summary: "Change the org settings" },
-  listAccounts: { scope: "read", orgLevel: true, bucket: "read", summary: "List the workspace's accounts" },
-  getAccount: { scope: "read", account: true, bucket: "read", summary: "One account with its data freshness" },
-  getConnection: { scope: "read", orgLevel: true, bucket: "read", summary: "The upstream connection state" },
+  getSettings: { scope: "read", orgLevel: true, bucket: "read", summary: "Read the org settings (the kill switch)", mcp: tool },
+  updateSettings: { scope: "admin", orgLevel: true, bucket: "write", summary: "Change the org settings", mcp: human },
+  listAccounts: { scope: "read", orgLevel: true, bucket: "read", summary: "List the workspace's accounts", mcp: tool },
+  getAccount: { scope: "read", account: true, bucket: "read", summary: "One account with its data freshness", mcp: tool },
+  getConnection: { scope: "read", orgLevel: true, bucket: "read", summary: "The upstream connection state", mcp: tool },
   updateConnection: {
     scope: "admin",
     orgLevel: true,
     bucket: "write",
-    summary: "Save upstream credentials (tested first, stored encrypted)"
+    summary: "Save upstream credentials (tested first, stored encrypted)",
+    mcp: human
   },
   createConnectionKeyPair: {
     scope: "admin",
     orgLevel: true,
     bucket: "write",
-    summary: "Generate the EC P-256 key pair for an Apple Ads API client (private key kept sealed)"
+    summary: "Generate the EC P-256 key pair for an Apple Ads API client (private key kept sealed)",
+    mcp: human
   },
   discoverAccounts: {
     scope: "admin",
     orgLevel: true,
     bucket: "expensive",
-    summary: "List the accounts the upstream credentials reach"
+    summary: "List the accounts the upstream credentials reach",
+    mcp: { tool: true, readOnly: true, openWorld: true }
   },
-  importAccounts: { scope: "admin", orgLevel: true, bucket: "write", summary: "Import upstream accounts as projects" },
-  listSyncs: { scope: "read", account: true, bucket: "read", summary: "Sync history and data freshness" },
-  getSync: { scope: "read", account: true, bucket: "read", summary: "One sync, with its progress while running" },
-  startSync: { scope: "admin", account: true, bucket: "write", summary: "Start a sync of the account now" },
-  listCampaigns: { scope: "read", account: true, bucket: "read", summary: "Campaigns ranked by spend in the window" },
-  listAdGroups: { scope: "read", account: true, bucket: "read", summary: "Ad groups ranked by spend in the window" },
-  listKeywords: { scope: "read", account: true, bucket: "read", summary: "Keywords ranked by spend in the window" },
-  listSearchTerms: { scope: "read", account: true, bucket: "read", summary: "Search terms ranked by spend in the window" },
-  listAds: { scope: "read", account: true, bucket: "read", summary: "Ads ranked by spend in the window" },
-  listNegativeKeywords: { scope: "read", account: true, bucket: "read", summary: "Negative keywords, by text" },
+  importAccounts: { scope: "admin", orgLevel: true, bucket: "write", summary: "Import upstream accounts as projects", mcp: { tool: true, idempotent: true, openWorld: true } },
+  listSyncs: { scope: "read", account: true, bucket: "read", summary: "Sync history and data freshness", mcp: tool },
+  getSync: { scope: "read", account: true, bucket: "read", summary: "One sync, with its progress while running", mcp: tool },
+  startSync: { scope: "admin", account: true, bucket: "write", summary: "Start a sync of the account now", mcp: { tool: true, openWorld: true } },
+  listCampaigns: { scope: "read", account: true, bucket: "read", summary: "Campaigns ranked by spend in the window", mcp: tool },
+  listAdGroups: { scope: "read", account: true, bucket: "read", summary: "Ad groups ranked by spend in the window", mcp: tool },
+  listKeywords: { scope: "read", account: true, bucket: "read", summary: "Keywords ranked by spend in the window", mcp: tool },
+  listSearchTerms: { scope: "read", account: true, bucket: "read", summary: "Search terms ranked by spend in the window", mcp: tool },
+  listAds: { scope: "read", account: true, bucket: "read", summary: "Ads ranked by spend in the window", mcp: tool },
+  listNegativeKeywords: { scope: "read", account: true, bucket: "read", summary: "Negative keywords, by text", mcp: tool },
   ...proposalOperations,
-  listActions: { scope: "read", account: true, bucket: "read", summary: "The change ledger, newest first" },
-  getAction: { scope: "read", account: true, bucket: "read", summary: "One action's whole record" },
-  listApprovals: { scope: "read", account: true, bucket: "read", summary: "Actions waiting for a human, oldest first" },
+  // Its keywords go for good: a re-added keyword is a new one without its history.
+  proposeRemoveKeywords: { ...proposalOperations.proposeRemoveKeywords, mcp: { tool: true, destructive: true } },
+  listActions: { scope: "read", account: true, bucket: "read", summary: "The change ledger, newest first", mcp: tool },
+  getAction: { scope: "read", account: true, bucket: "read", summary: "One action's whole record", mcp: tool },
+  listApprovals: { scope: "read", account: true, bucket: "read", summary: "Actions waiting for a human, oldest first", mcp: tool },
   approveAction: {
     scope: "write",
     grant: "approve",
     account: true,
     bucket: "write",
-    summary: "Approve a pending action; its apply job is enqueued"
+    summary: "Approve a pending action; its apply job is enqueued",
+    mcp: { tool: true, destructive: true, idempotent: true, openWorld: true }
   },
-  rejectAction: { scope: "write", grant: "approve", account: true, bucket: "write", summary: "Reject a pending action" },
+  rejectAction: { scope: "write", grant: "approve", account: true, bucket: "write", summary: "Reject a pending action", mcp: { tool: true, idempotent: true } },
+  // Its MCP note is empty: the endpoint's description is REST's (`?preview=true`); the `preview` argument speaks for itself.
   revertAction: {
     scope: "write",
     grant: "approve",
     account: true,
     bucket: "write",
-    summary: "Undo an applied action"
+    summary: "Undo an applied action",
+    mcp: { tool: true, destructive: true, idempotent: true, openWorld: true, note: "" }
   },
-  getPolicy: { scope: "read", account: true, bucket: "read", summary: "The live safe-apply policy of the account" },
-  getTargets: { scope: "read", account: true, bucket: "read", summary: "The operator's CPA target band" },
-  updateTargets: { scope: "admin", account: true, bucket: "write", summary: "Set the operator's CPA target band" },
-  getPlan: { scope: "read", account: true, bucket: "read", summary: "Suggested changes, each a proposal to POST as is" },
-  runAudit: { scope: "write", account: true, bucket: "write", summary: "Audit the account's set-up now and keep the findings" },
-  getAudit: { scope: "read", account: true, bucket: "read", summary: "One audit's findings" },
-  getBrief: { scope: "read", account: true, bucket: "read", summary: "The operator's brief: goals and constraints" },
-  updateBrief: { scope: "admin", account: true, bucket: "write", summary: "Replace the operator's brief" },
+  getPolicy: { scope: "read", account: true, bucket: "read", summary: "The live safe-apply policy of the account", mcp: tool },
+  getTargets: { scope: "read", account: true, bucket: "read", summary: "The operator's CPA target band", mcp: tool },
+  updateTargets: { scope: "admin", account: true, bucket: "write", summary: "Set the operator's CPA target band", mcp: human },
+  getPlan: { scope: "read", account: true, bucket: "read", summary: "Suggested changes, each a proposal to POST as is", mcp: { tool: true, note: "Act on an item with platform_propose_<proposal.kind>, passing the projectId and the fields of `proposal.body`." } },
+  runAudit: { scope: "write", account: true, bucket: "write", summary: "Audit the account's set-up now and keep the findings", mcp: tool },
+  getAudit: { scope: "read", account: true, bucket: "read", summary: "One audit's findings", mcp: tool },
+  getBrief: { scope: "read", account: true, bucket: "read", summary: "The operator's brief: goals and constraints", mcp: tool },
+  updateBrief: { scope: "admin", account: true, bucket: "write", summary: "Replace the operator's brief", mcp: human },
   runReport: {
     scope: "read",
     account: true,
     bucket: "expensive",
-    summary: "A full-row report from the upstream, paginated by the upstream"
+    summary: "A full-row report from the upstream, paginated by the upstream",
+    mcp: { tool: true, openWorld: true, note: "Rows and paging straight from the upstream report." }
   },
   // Events (docs/contract.md 6): read, org or account reach (an account-bound key sees its account's events).
-  listEvents: { scope: "read", bucket: "read", summary: "The org's events, newest first" },
-  streamEvents: { scope: "read", bucket: "read", summary: "The org's events as they happen (Server-Sent Events)" },
-  createWebhook: { scope: "admin", orgLevel: true, bucket: "write", summary: "Add a webhook endpoint (its secret shown once)" },
-  listWebhooks: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the org's webhook endpoints" },
-  deleteWebhook: { scope: "admin", orgLevel: true, bucket: "write", summary: "Delete a webhook endpoint" },
-  testWebhook: { scope: "admin", orgLevel: true, bucket: "write", summary: "Send a ping event to a webhook endpoint" },
+  listEvents: { scope: "read", bucket: "read", summary: "The org's events, newest first", mcp: tool },
+  streamEvents: { scope: "read", bucket: "read", summary: "The org's events as they happen (Server-Sent Events)", mcp: human },
+  createWebhook: { scope: "admin", orgLevel: true, bucket: "write", summary: "Add a webhook endpoint (its secret shown once)", mcp: human },
+  listWebhooks: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the org's webhook endpoints", mcp: human },
+  deleteWebhook: { scope: "admin", orgLevel: true, bucket: "write", summary: "Delete a webhook endpoint", mcp: human },
+  testWebhook: { scope: "admin", orgLevel: true, bucket: "write", summary: "Send a ping event to a webhook endpoint", mcp: human },
   enableWebhook: {
     scope: "admin",
     orgLevel: true,
     bucket: "write",
-    summary: "Turn a webhook endpoint disabled after repeated failure back on"
+    summary: "Turn a webhook endpoint disabled after repeated failure back on",
+    mcp: human
   },
   listWebhookDeliveries: {
     scope: "admin",
     orgLevel: true,
     bucket: "read",
-    summary: "A webhook endpoint's deliveries: status code, duration, next retry"
+    summary: "A webhook endpoint's deliveries: status code, duration, next retry",
+    mcp: human
   },
   // Not org-level: docs/contract.md 5 names the org-level endpoints, and these search the platform's public catalog only.
-  searchApps: { scope: "read", bucket: "expensive", summary: "Search apps on the upstream platform" },
-  searchGeo: { scope: "read", bucket: "expensive", summary: "Search locations on the upstream platform" },
+  searchApps: { scope: "read", bucket: "expensive", summary: "Search apps on the upstream platform", mcp: { tool: true, openWorld: true } },
+  searchGeo: { scope: "read", bucket: "expensive", summary: "Search locations on the upstream platform", mcp: { tool: true, openWorld: true } },
   keywordIdeas: {
     scope: "read",
     account: true,
     bucket: "expensive",
-    summary: "Keyword ideas mined from the account's search terms"
+    summary: "Keyword ideas mined from the account's search terms",
+    mcp: tool
   }
 } as const satisfies Record<string, Operation>
 

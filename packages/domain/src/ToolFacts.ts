@@ -1,7 +1,7 @@
 /**
- * Each operation as an MCP agent tool: whether it is one, and what its annotations say that the operation
- * table (Operations.ts) cannot. Keyed by the table's names, so an operation added or removed there does not
- * compile until it is decided here. The server builds its tools and their hints from it (mcp/McpTools.ts).
+ * An operation as an MCP agent tool, the `mcp` column of the operation table (Operations.ts): whether it is one,
+ * and what its annotations say beyond its scope. Every row of the table has one, so an operation added there
+ * does not compile until this is decided. The server builds its tools and their hints from it (mcp/McpTools.ts).
  *
  * Not a tool (`human`), though a key's scope allows the operation over REST: keys and upstream credentials
  * move secrets and authority; the kill switch, the target band and the brief are the guardrails people set
@@ -27,9 +27,6 @@
  *   discovery and import, reports and catalog searches, and the apply paths (approve, revert). A key's
  *   proposal only queues, so proposals stay in acs.
  */
-import type { OperationName } from "./Operations.ts"
-import { proposalKinds, type ProposalOperationName } from "./ProposalKinds.ts"
-
 export interface Tool {
   readonly tool: true
   readonly readOnly?: true
@@ -42,77 +39,7 @@ export interface Tool {
 
 export type ToolFacts = Tool | { readonly tool: false }
 
-const human = { tool: false } as const
-const tool = { tool: true } as const
-
-/** Every proposal is a tool, its change queued and revertible unless its kind says otherwise below. */
-const proposalTools = Object.fromEntries(proposalKinds.map((kind) => [kind.operation, tool])) as {
-  readonly [K in ProposalOperationName]: Tool
-}
-
-export const toolFacts = {
-  getMe: tool,
-  logout: human,
-  changePassword: human,
-  createKey: human,
-  listKeys: human,
-  revokeKey: human,
-  createAccountKey: human,
-  listPeople: human,
-  createPerson: human,
-  updatePerson: human,
-  revokePersonKeys: human,
-  getSettings: tool,
-  updateSettings: human,
-  listAccounts: tool,
-  getAccount: tool,
-  getConnection: tool,
-  updateConnection: human,
-  createConnectionKeyPair: human,
-  discoverAccounts: { tool: true, readOnly: true, openWorld: true },
-  importAccounts: { tool: true, idempotent: true, openWorld: true },
-  listSyncs: tool,
-  getSync: tool,
-  startSync: { tool: true, openWorld: true },
-  listCampaigns: tool,
-  listAdGroups: tool,
-  listKeywords: tool,
-  listSearchTerms: tool,
-  listAds: tool,
-  listNegativeKeywords: tool,
-  ...proposalTools,
-  proposeRemoveKeywords: { tool: true, destructive: true },
-  listActions: tool,
-  getAction: tool,
-  listApprovals: tool,
-  approveAction: { tool: true, destructive: true, idempotent: true, openWorld: true },
-  rejectAction: { tool: true, idempotent: true },
-  // The endpoint's description is REST's (`?preview=true`); the `preview` argument speaks for itself.
-  revertAction: { tool: true, destructive: true, idempotent: true, openWorld: true, note: "" },
-  getPolicy: tool,
-  getTargets: tool,
-  updateTargets: human,
-  getPlan: {
-    tool: true,
-    note: "Act on an item with platform_propose_<proposal.kind>, passing the projectId and the fields of `proposal.body`."
-  },
-  runAudit: tool,
-  getAudit: tool,
-  getBrief: tool,
-  updateBrief: human,
-  runReport: { tool: true, openWorld: true, note: "Rows and paging straight from the upstream report." },
-  listEvents: tool,
-  streamEvents: human,
-  createWebhook: human,
-  listWebhooks: human,
-  deleteWebhook: human,
-  testWebhook: human,
-  enableWebhook: human,
-  listWebhookDeliveries: human,
-  searchApps: { tool: true, openWorld: true },
-  searchGeo: { tool: true, openWorld: true },
-  keywordIdeas: tool
-} as const satisfies { readonly [Op in OperationName]: ToolFacts }
-
-/** The operations that are tools. */
-export const isTool = (operation: OperationName): boolean => toolFacts[operation].tool
+/** Not a tool: a human's operation (above). */
+export const human = { tool: false } as const
+/** A tool with no hint beyond its scope's. */
+export const tool = { tool: true } as const

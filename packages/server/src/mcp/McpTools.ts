@@ -1,17 +1,17 @@
 /**
  * The MCP tools, generated from the HttpApi declaration: one tool per authenticated endpoint whose operation
- * the tool table makes one (domain/src/ToolFacts.ts), named `platform_<snake_case operation>`, whose input
+ * the operation table's `mcp` column makes one (domain/src/ToolFacts.ts), named `platform_<snake_case operation>`, whose input
  * schema merges the endpoint's path params, url params and payload, derived from the same Effect Schemas REST
  * decodes with. A tool call's arguments become the operation's input (`{path, urlParams, payload, headers}`),
  * decoded part by part with the endpoint's own schemas as REST decodes a request, and McpServer calls the
- * operation; a new endpoint is a new tool with no code here, once its row of the tool table says so. For a
+ * operation; a new endpoint is a new tool with no code here, once its operation's `mcp` column says so. For a
  * model (docs/decisions/surfaces.md): schemas without noise, an outline of the answer as `outputSchema`, the
  * four annotation hints from `hintsOf`, numeric ids taken as strings; what all tools share is said once, in
  * the server's instructions (McpServer.ts).
  */
 import { Api, unauthenticatedGroups } from "@acs/domain/Api"
 import { type OperationName, Operations } from "@acs/domain/Operations"
-import { type Tool, type ToolFacts, toolFacts } from "@acs/domain/ToolFacts"
+import type { Tool, ToolFacts } from "@acs/domain/ToolFacts"
 import { HttpApi, type HttpApiEndpoint, HttpMethod, OpenApi } from "@effect/platform"
 import { Context, Effect, Either, JSONSchema, Option, type ParseResult, Schema } from "effect"
 
@@ -123,7 +123,7 @@ export interface ToolHints {
   readonly openWorldHint: boolean
 }
 
-/** A tool's MCP annotations: its scope, and its row of the tool table (domain/src/ToolFacts.ts says why each). */
+/** A tool's MCP annotations: its scope, and its `mcp` column of the operation table (domain/src/ToolFacts.ts says why each). */
 export const hintsOf = (operation: OperationName, facts: Tool): ToolHints => {
   const readOnly = Operations[operation].scope === "read" || facts.readOnly === true
   return {
@@ -442,7 +442,7 @@ const makeTool = (operation: OperationName, facts: Tool, endpoint: Endpoint): Mc
   }
 }
 
-/** Every authenticated endpoint of the API whose operation is a tool (domain/src/ToolFacts.ts), as one. */
+/** Every authenticated endpoint of the API whose operation is a tool (its `mcp` column), as one. */
 export const makeTools = (): ReadonlyArray<McpTool> => {
   const tools: Array<McpTool> = []
   HttpApi.reflect(Api, {
@@ -450,7 +450,7 @@ export const makeTools = (): ReadonlyArray<McpTool> => {
     onGroup: () => undefined,
     onEndpoint: ({ endpoint }) => {
       if (!isOperation(endpoint.name)) return
-      const facts: ToolFacts = toolFacts[endpoint.name]
+      const facts: ToolFacts = Operations[endpoint.name].mcp
       if (facts.tool) tools.push(makeTool(endpoint.name, facts, endpoint))
     }
   })

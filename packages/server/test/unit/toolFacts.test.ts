@@ -1,12 +1,11 @@
 /**
- * The tool table (domain/src/ToolFacts.ts) against what it describes: the MCP tools made are exactly the
- * operations its rows make tools, each with its row's hints; and a row never contradicts the operation table
+ * The operation table's `mcp` column (domain/src/ToolFacts.ts) against what it describes: the MCP tools made are
+ * exactly the operations it makes tools, each with its hints; and it never contradicts the rest of its row
  * or the endpoint (a GET that is not read only, a PUT or DELETE that is not idempotent, a proposal said to be
  * idempotent, a destructive read, a `readOnly` mark on a read-scope operation, where it says nothing).
  */
 import { Api, unauthenticatedGroups } from "@acs/domain/Api"
 import { isProposalOperation, type OperationName, Operations } from "@acs/domain/Operations"
-import { toolFacts } from "@acs/domain/ToolFacts"
 import { HttpApi } from "@effect/platform"
 import { describe, expect, it } from "vitest"
 import { makeTools, toolName } from "../../src/mcp/McpTools.ts"
@@ -24,13 +23,14 @@ const methods: ReadonlyMap<string, string> = (() => {
   return all
 })()
 
+const mcpOf = (op: OperationName) => Operations[op].mcp
+
 const tools = makeTools()
 const byName = new Map(tools.map((tool) => [tool.name, tool]))
 
-describe("the tool table", () => {
-  it("has one row per operation, and the tools made are exactly the rows that say tool", () => {
-    expect(Object.keys(toolFacts).sort()).toEqual([...operationNames].sort())
-    const expected = operationNames.filter((op) => toolFacts[op].tool).map(toolName).sort()
+describe("the operation table's mcp column", () => {
+  it("makes exactly the tools of the operations it says are tools", () => {
+    const expected = operationNames.filter((op) => mcpOf(op).tool).map(toolName).sort()
     expect(tools.map((tool) => tool.name).sort()).toEqual(expected)
     // The human-only operations the access matrix also keeps off /mcp are among those left out.
     for (const op of ["createKey", "updateSettings", "updateTargets", "updateBrief", "streamEvents", "logout"] as const) {
@@ -38,10 +38,10 @@ describe("the tool table", () => {
     }
   })
 
-  it("gives each tool its row's hints, read only by scope or by the row", () => {
+  it("gives each tool its column's hints, read only by scope or by the column", () => {
     for (const tool of tools) {
-      const facts = toolFacts[tool.operation]
-      if (!facts.tool) throw new Error(`${tool.name} is made though its row says it is no tool`)
+      const facts = mcpOf(tool.operation)
+      if (!facts.tool) throw new Error(`${tool.name} is made though its mcp column says it is no tool`)
       const readOnly = Operations[tool.operation].scope === "read" || ("readOnly" in facts && facts.readOnly === true)
       expect(tool.hints, tool.name).toEqual({
         readOnlyHint: readOnly,
@@ -52,9 +52,9 @@ describe("the tool table", () => {
     }
   })
 
-  it("never contradicts the operation table or the endpoint", () => {
+  it("never contradicts the rest of the operation's row or its endpoint", () => {
     for (const op of operationNames) {
-      const facts = toolFacts[op]
+      const facts = mcpOf(op)
       if (!facts.tool) continue
       const scope = Operations[op].scope
       const method = methods.get(op)
