@@ -11,13 +11,17 @@
  *   creator chain finds, for every key (no chain loops).
  */
 import { AcsClient } from "@acs/domain/AcsClient"
+import { ProposalResponse } from "@acs/domain/Actions"
+import { ErrorBodies } from "@acs/domain/Errors"
+import type { Role, ScopeSchema } from "@acs/domain/Principal"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Effect, Exit, ManagedRuntime, Option } from "effect"
+import { Cause, Effect, Exit, ManagedRuntime, Option, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ApiClient, withApi } from "./support/apiClient.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, startPipeline } from "./support/pipeline.ts"
-import { type Answer, call, errorCode, type RunningServer } from "./support/server.ts"
+import { type Answer, call, type RunningServer } from "./support/server.ts"
 
 let p: Pipeline
 let twin: RunningServer
@@ -37,7 +41,17 @@ interface Made {
   readonly secret: string
 }
 
-const errorOf = (answer: Answer) => (answer.body as { error: Record<string, unknown> }).error
+/**
+ * A proposal over REST, decoded with the contract's schema (the typed REST client's proposal endpoints are
+ * generated in a loop its types cannot follow).
+ */
+const proposalOf = (answer: Answer) => {
+  expect(answer.status, answer.text).toBe(201)
+  return Schema.decodeUnknownSync(ProposalResponse)(answer.body)
+}
+
+/** A proposal's refusal for lack of scope over REST, decoded to its error class. */
+const forbiddenScopeOf = (answer: Answer) => Schema.decodeUnknownSync(ErrorBodies.ForbiddenScope)(answer.body)
 
 /** A session cookie of a person, by email and password. */
 const signIn = async (email: string, password: string): Promise<string> => {
@@ -47,25 +61,34 @@ const signIn = async (email: string, password: string): Promise<string> => {
 }
 
 /** A person added by the admin, signed in. */
-const addPerson = async (role: string): Promise<{ readonly personId: string; readonly cookie: string; readonly name: string }> => {
+const addPerson = async (role: Role): Promise<{ readonly personId: string; readonly cookie: string; readonly name: string }> => {
   const email = `${role}-${Math.random().toString(36).slice(2, 10)}@people.example`
   const name = `${role} ${email.slice(role.length + 1, role.length + 9)}`
   const password = "a long enough password 0123456789"
-  const added = await p.as("person", "POST", "/people", { email, name, role, password })
-  expect(added.status, added.text).toBe(201)
-  return { personId: (added.body as { person: { personId: string } }).person.personId, cookie: await signIn(email, password), name }
+  const added = await p.api("person", (client) => client.people.createPerson({ payload: { email, name, role, password } }))
+  return { personId: added.person.personId, cookie: await signIn(email, password), name }
 }
 
-const makeKey = async (credential: { readonly cookie: string } | { readonly secret: string }, name: string, scope = "admin"): Promise<Made> => {
-  const headers = "cookie" in credential ? { cookie: credential.cookie } : { authorization: `Bearer ${credential.secret}` }
-  const answer = await call(`${p.server.api}/keys`, { method: "POST", headers, body: { name, scope, canApprove: true } })
-  expect(answer.status, answer.text).toBe(201)
-  const created = answer.body as { key: { keyId: string }; secret: string }
+const makeKey = async (
+  credential: { readonly cookie: string } | { readonly secret: string },
+  name: string,
+  scope: typeof ScopeSchema.Type = "admin"
+): Promise<Made> => {
+  const created = await withApi(p.server.baseUrl, "cookie" in credential ? credential : credential.secret, (client) =>
+    client.keys.createKey({ payload: { name, scope, canApprove: true } }))
   return { keyId: created.key.keyId, secret: created.secret }
 }
 
-const withKey = (key: Made, method: string, path: string, body?: unknown, server: RunningServer = p.server) =>
-  call(`${server.api}${path}`, { method, key: key.secret, ...(body === undefined ? {} : { body }) })
+/** The typed REST client with a key, on an instance. */
+const withKey = <A, E>(key: Made, use: (client: ApiClient) => Effect.Effect<A, E>, server: RunningServer = p.server) =>
+  withApi(server.baseUrl, key.secret, use)
+
+/** What the typed REST client refuses a key: the error, as its class (a success fails the test). */
+const refusalOf = <A, E>(key: Made, use: (client: ApiClient) => Effect.Effect<A, E>, server: RunningServer = p.server) =>
+  withKey(key, (client) => Effect.flip(use(client)), server)
+
+const meOf = (key: Made, server: RunningServer = p.server) => withKey(key, (client) => client.auth.getMe(), server)
+const keyList = () => p.api("key", (client) => client.keys.listKeys()).then(({ keys }) => keys)
 
 /** The answer to `getMe` over RPC: the principal, or the failure's tag. */
 const rpcMe = async (key: Made, server: RunningServer = p.server) => {
@@ -129,52 +152,52 @@ describe("an admin's chain of 18 keys", () => {
   let raise: string
 
   beforeAll(async () => {
-    const campaigns = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?limit=20`)
-    const campaign = (campaigns.body as { campaigns: Array<{ campaignId: string; dailyBudgetMicros: number | null }> }).campaigns
-      .find((c) => (c.dailyBudgetMicros ?? 0) >= 10_000_000)!
+    const { campaigns } = await p.api("key", (client) =>
+      client.warehouse.listCampaigns({ path: { projectId: p.account.projectId }, urlParams: { limit: 20 } }))
+    const campaign = campaigns.find((c) => (c.dailyBudgetMicros ?? 0) >= 10_000_000)!
     // +73 %, in whole cents: far past the 30 % a person's raise may auto-apply, so it queues for a second person.
     const newDailyBudgetMicros = Math.round((campaign.dailyBudgetMicros! * 1.73) / 10_000) * 10_000
-    const proposed = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros, reason: "+73 %" })
-    expect(proposed.body, proposed.text).toMatchObject({ status: "proposed", mode: "queued" })
-    raise = (proposed.body as { actionId: string }).actionId
+    const proposed = proposalOf(await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros, reason: "+73 %" }))
+    expect(proposed).toMatchObject({ status: "proposed", mode: "queued" })
+    raise = proposed.actionId
 
     chain = [await makeKey({ cookie: await signIn(ADMIN_EMAIL, ADMIN_PASSWORD) }, "chain 1")]
     for (let n = 2; n <= 18; n++) chain.push(await makeKey(chain[n - 2]!, `chain ${n}`))
   }, 600_000)
 
   it("records the admin as the root of every key of the chain, however deep", async () => {
-    const listed = await p.as("key", "GET", "/keys")
-    const keys = (listed.body as { keys: Array<{ keyId: string; root: { kind: string; id: string } }> }).keys
-    const me = (await p.as("person", "GET", "/auth/me")).body as { principal: { id: string } }
+    const keys = await keyList()
+    const me = await p.api("person", (client) => client.auth.getMe())
     for (const key of chain) expect(keys.find((k) => k.keyId === key.keyId)?.root).toMatchObject({ kind: "person", id: me.principal.id })
   })
 
   it("refuses the 18th key the admin's own +73 % raise on REST, RPC and MCP, and it stays proposed", async () => {
     const last = chain[17]!
-    const rest = await withKey(last, "POST", `/accounts/${p.account.projectId}/approvals/${raise}/approve`)
-    expect(rest.status, rest.text).toBe(403)
-    expect(errorOf(rest)).toMatchObject({ code: "forbidden_scope", required_grant: "second_approver" })
-    expect(errorOf(rest)["message"]).toMatch(/a key never approves its own person's proposals/)
+    const rest = await refusalOf(last, (client) => client.actions.approveAction({ path: { projectId: p.account.projectId, actionId: raise } }))
+    expect(rest).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
+    expect(rest.message).toMatch(/a key never approves its own person's proposals/)
     expect(await rpcApprove(last, raise)).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
     expect(await mcpApprove(last, raise)).toMatchObject({ code: "forbidden_scope", required_grant: "second_approver" })
     expect(await statusOf(raise)).toBe("proposed")
   })
 
   it("refuses any key of the chain what another key of the chain proposed, and lets the admin's session review it", async () => {
-    const campaigns = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?limit=1`)
-    const campaign = (campaigns.body as { campaigns: Array<{ campaignId: string; dailyBudgetMicros: number }> }).campaigns[0]!
-    const proposed = await withKey(chain[0]!, "POST", `/accounts/${p.account.projectId}/actions/budget-change`, {
-      campaignId: campaign.campaignId,
-      newDailyBudgetMicros: Math.round((campaign.dailyBudgetMicros * 0.9) / 10_000) * 10_000,
-      reason: "the chain's first key proposes"
-    })
-    expect(proposed.status, proposed.text).toBe(201)
-    const actionId = (proposed.body as { actionId: string }).actionId
-    const byLast = await withKey(chain[17]!, "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
-    expect(errorOf(byLast)).toMatchObject({ code: "forbidden_scope", required_grant: "second_approver" })
-    const bySession = await p.as("person", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
-    expect(bySession.status, bySession.text).toBe(200)
-    expect(bySession.body).toMatchObject({ status: "approved", decidedBy: { kind: "person" } })
+    const { campaigns } = await p.api("key", (client) =>
+      client.warehouse.listCampaigns({ path: { projectId: p.account.projectId }, urlParams: { limit: 1 } }))
+    const campaign = campaigns[0]!
+    const { actionId } = proposalOf(await call(`${p.server.api}/accounts/${p.account.projectId}/actions/budget-change`, {
+      method: "POST",
+      key: chain[0]!.secret,
+      body: {
+        campaignId: campaign.campaignId,
+        newDailyBudgetMicros: Math.round((campaign.dailyBudgetMicros! * 0.9) / 10_000) * 10_000,
+        reason: "the chain's first key proposes"
+      }
+    }))
+    const byLast = await refusalOf(chain[17]!, (client) => client.actions.approveAction({ path: { projectId: p.account.projectId, actionId } }))
+    expect(byLast).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
+    const bySession = await p.api("person", (client) => client.actions.approveAction({ path: { projectId: p.account.projectId, actionId } }))
+    expect(bySession).toMatchObject({ status: "approved", decidedBy: { kind: "person" } })
   })
 
   it("finds, for every key, the root a walk of its creator chain ends at: no chain loops", async () => {
@@ -208,62 +231,61 @@ describe("keys bounded by their people", () => {
     const minted = await makeKey(key, "minted by admin2's agent")
     // Both instances have the keys cached.
     for (const server of [p.server, twin]) {
-      expect((await withKey(key, "GET", "/auth/me", undefined, server)).status).toBe(200)
-      expect((await withKey(minted, "GET", "/auth/me", undefined, server)).status).toBe(200)
+      expect((await meOf(key, server)).principal.id).toBe(key.keyId)
+      expect((await meOf(minted, server)).principal.id).toBe(minted.keyId)
     }
-    const disabled = await p.as("person", "PUT", `/people/${admin2.personId}`, { disabled: true })
-    expect(disabled.status, disabled.text).toBe(200)
+    const disabled = await p.api("person", (client) => client.people.updatePerson({ path: { personId: admin2.personId }, payload: { disabled: true } }))
+    expect(disabled).toMatchObject({ personId: admin2.personId, disabledAt: expect.any(String) })
 
     for (const server of [p.server, twin]) {
       for (const k of [key, minted]) {
-        expect(errorCode(await withKey(k, "GET", "/auth/me", undefined, server))).toBe("unauthorized")
-        expect(errorCode(await withKey(k, "POST", "/keys", { name: "a new admin key", scope: "admin", canApprove: true }, server)))
-          .toBe("unauthorized")
+        expect(await refusalOf(k, (client) => client.auth.getMe(), server)).toMatchObject({ _tag: "Unauthorized" })
+        expect(await refusalOf(k, (client) => client.keys.createKey({ payload: { name: "a new admin key", scope: "admin", canApprove: true } }), server))
+          .toMatchObject({ _tag: "Unauthorized" })
         expect(await rpcMe(k, server)).toMatchObject({ ok: false, tag: "Unauthorized" })
         expect(await mcpRefusal(k, server)).toBe(401)
       }
     }
-    const listed = await p.as("key", "GET", "/keys")
-    const shown = (listed.body as { keys: Array<{ keyId: string; effective: unknown; revokedAt: string | null }> }).keys
-    expect(shown.find((k) => k.keyId === key.keyId)).toMatchObject({ effective: null, revokedAt: null })
+    expect((await keyList()).find((k) => k.keyId === key.keyId)).toMatchObject({ effective: null, revokedAt: null })
 
     // Enabled again, the keys work again: disabling suspends, revoking ends.
-    expect((await p.as("person", "PUT", `/people/${admin2.personId}`, { disabled: false })).status).toBe(200)
-    for (const server of [p.server, twin]) expect((await withKey(key, "GET", "/auth/me", undefined, server)).status).toBe(200)
+    const enabled = await p.api("person", (client) => client.people.updatePerson({ path: { personId: admin2.personId }, payload: { disabled: false } }))
+    expect(enabled.disabledAt).toBeNull()
+    for (const server of [p.server, twin]) expect((await meOf(key, server)).principal.id).toBe(key.keyId)
   })
 
   it("caps a demoted person's keys at the new role on every surface and instance, and lifts the cap with the role", async () => {
     const admin3 = await addPerson("admin")
     const key = await makeKey({ cookie: admin3.cookie }, "admin3's agent")
+    const demote = (role: Role) => p.api("person", (client) => client.people.updatePerson({ path: { personId: admin3.personId }, payload: { role } }))
     for (const server of [p.server, twin]) {
-      expect((await withKey(key, "GET", "/auth/me", undefined, server)).body).toMatchObject({ principal: { scope: "admin", canApprove: true } })
+      expect(await meOf(key, server)).toMatchObject({ principal: { scope: "admin", canApprove: true } })
     }
-    expect((await p.as("person", "PUT", `/people/${admin3.personId}`, { role: "viewer" })).status).toBe(200)
+    expect(await demote("viewer")).toMatchObject({ role: "viewer" })
 
     for (const server of [p.server, twin]) {
-      expect((await withKey(key, "GET", "/auth/me", undefined, server)).body).toMatchObject({ principal: { scope: "read", canApprove: false } })
-      const create = await withKey(key, "POST", "/keys", { name: "escalation", scope: "admin", canApprove: true }, server)
-      expect(create.status).toBe(403)
-      expect(errorOf(create)).toMatchObject({ code: "forbidden_scope", required_scope: "admin", key_scope: "read" })
-      const propose = await withKey(key, "POST", `/accounts/${p.account.projectId}/actions/campaign-status`, {
-        campaignId: "1",
-        status: "PAUSED",
-        reason: "demoted"
-      }, server)
-      expect(errorOf(propose)).toMatchObject({ code: "forbidden_scope", required_scope: "write" })
+      expect(await meOf(key, server)).toMatchObject({ principal: { scope: "read", canApprove: false } })
+      const create = await refusalOf(key, (client) => client.keys.createKey({ payload: { name: "escalation", scope: "admin", canApprove: true } }), server)
+      expect(create).toMatchObject({ _tag: "ForbiddenScope", required_scope: "admin", key_scope: "read" })
+      const propose = await call(`${server.api}/accounts/${p.account.projectId}/actions/campaign-status`, {
+        method: "POST",
+        key: key.secret,
+        body: { campaignId: "1", status: "PAUSED", reason: "demoted" }
+      })
+      expect(forbiddenScopeOf(propose)).toMatchObject({ _tag: "ForbiddenScope", required_scope: "write" })
       expect(await rpcMe(key, server)).toMatchObject({ ok: true, principal: { scope: "read", canApprove: false } })
     }
-    expect((await withKey(key, "GET", `/accounts/${p.account.projectId}/campaigns?limit=1`)).status, "a read is within the new role").toBe(200)
-    const listed = await p.as("key", "GET", "/keys")
-    expect((listed.body as { keys: Array<{ keyId: string }> }).keys.find((k) => k.keyId === key.keyId)).toMatchObject({
+    const read = await withKey(key, (client) => client.warehouse.listCampaigns({ path: { projectId: p.account.projectId }, urlParams: { limit: 1 } }))
+    expect(read.campaigns, "a read is within the new role").toHaveLength(1)
+    expect((await keyList()).find((k) => k.keyId === key.keyId)).toMatchObject({
       scope: "admin",
       canApprove: true,
       effective: { scope: "read", canApprove: false }
     })
 
     // An editor: write, still no approval grant.
-    expect((await p.as("person", "PUT", `/people/${admin3.personId}`, { role: "editor" })).status).toBe(200)
-    expect((await withKey(key, "GET", "/auth/me", undefined, twin)).body).toMatchObject({ principal: { scope: "write", canApprove: false } })
+    expect(await demote("editor")).toMatchObject({ role: "editor" })
+    expect(await meOf(key, twin)).toMatchObject({ principal: { scope: "write", canApprove: false } })
   })
 
   it("revokes every key of one person, at any depth, and nobody else's", async () => {
@@ -272,20 +294,18 @@ describe("keys bounded by their people", () => {
     const minted = await makeKey(key, "minted by their agent", "read")
     const adminKey = await makeKey({ cookie: await signIn(ADMIN_EMAIL, ADMIN_PASSWORD) }, "the admin's own key", "read")
 
-    const revoked = await p.as("person", "POST", `/people/${approver.personId}/keys/revoke`)
-    expect(revoked.status, revoked.text).toBe(200)
-    expect((revoked.body as { revokedKeyIds: Array<string> }).revokedKeyIds).toEqual([key.keyId, minted.keyId].sort())
+    const revokeKeysOf = (personId: string) => p.api("person", (client) => client.people.revokePersonKeys({ path: { personId } }))
+    const revoked = await revokeKeysOf(approver.personId)
+    expect(revoked.revokedKeyIds).toEqual([key.keyId, minted.keyId].sort())
     for (const server of [p.server, twin]) {
-      expect(errorCode(await withKey(key, "GET", "/auth/me", undefined, server))).toBe("unauthorized")
-      expect(errorCode(await withKey(minted, "GET", "/auth/me", undefined, server))).toBe("unauthorized")
-      expect((await withKey(adminKey, "GET", "/auth/me", undefined, server)).status).toBe(200)
+      expect(await refusalOf(key, (client) => client.auth.getMe(), server)).toMatchObject({ _tag: "Unauthorized" })
+      expect(await refusalOf(minted, (client) => client.auth.getMe(), server)).toMatchObject({ _tag: "Unauthorized" })
+      expect((await meOf(adminKey, server)).principal.id).toBe(adminKey.keyId)
     }
     // The person stays: they sign in and may make new keys.
-    expect((await call(`${p.server.api}/auth/me`, { headers: { cookie: approver.cookie } })).status).toBe(200)
-    const again = await p.as("person", "POST", `/people/${approver.personId}/keys/revoke`)
-    expect(again.body).toEqual({ revokedKeyIds: [] })
-    const unknown = await p.as("person", "POST", "/people/psn_nobody/keys/revoke")
-    expect(unknown.status).toBe(404)
-    expect(errorCode(unknown)).toBe("not_found")
+    expect((await withApi(p.server.baseUrl, { cookie: approver.cookie }, (client) => client.auth.getMe())).principal.id).toBe(approver.personId)
+    expect(await revokeKeysOf(approver.personId)).toEqual({ revokedKeyIds: [] })
+    const unknown = await p.api("person", (client) => Effect.flip(client.people.revokePersonKeys({ path: { personId: "psn_nobody" } })))
+    expect(unknown).toMatchObject({ _tag: "NotFound" })
   })
 })
