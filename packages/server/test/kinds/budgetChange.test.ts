@@ -5,6 +5,7 @@
  */
 import { isProposalResponse, type ProposalPreview, ProposalResponse, type Targets } from "@acs/domain/Actions"
 import { ErrorBodies } from "@acs/domain/Errors"
+import type { EventType } from "@acs/domain/Events"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -78,13 +79,16 @@ const revert = (actionId: string) =>
 const revertRefusal = (actionId: string) =>
   p.api("person", (client) => Effect.flip(client.actions.revertAction({ path: { projectId: p.account.projectId, actionId }, urlParams: {} })))
 
+/** An action event's data: the action as GET …/actions/{actionId} shows it (every field kept), and on a revert its compensation. */
+const ActionEventData = Schema.Struct({ action: Schema.Struct({ actionId: Schema.String }), revertedBy: Schema.optional(Schema.String) })
+const actionEventData = Schema.decodeUnknownSync(ActionEventData, { onExcessProperty: "preserve" })
+
 /** The event of `type` about an action, once the sequencer has given it its place. */
-const eventOf = (type: string, actionId: string) =>
+const eventOf = (type: EventType, actionId: string) =>
   waitFor(`the ${type} event of ${actionId}`, async () => {
-    const page = await p.as("key", "GET", `/events?type=${type}&limit=100`)
-    return (page.body as { events: Array<{ data: { action: { actionId: string }; revertedBy?: string } }> }).events
-      .find((e) => e.data.action.actionId === actionId)
-  }, (event) => event !== undefined).then((event) => event!.data)
+    const page = await p.api("key", (client) => client.events.listEvents({ urlParams: { type, limit: 100 } }))
+    return page.events.map((e) => actionEventData(e.data)).find((data) => data.action.actionId === actionId)
+  }, (data) => data !== undefined).then((data) => data!)
 
 describe("budget_change", () => {
   it("auto-applies a person's 20% cut, changes the upstream and the warehouse, and reverts it", async () => {
