@@ -5,27 +5,29 @@
  * naming it; `?origin=` filters; the apply worker's drift demotion names who changed the entity.
  */
 import { AcsClient } from "@acs/domain/AcsClient"
+import { type ActionRecord, isProposalResponse, ProposalResponse } from "@acs/domain/Actions"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ActionView, type Pipeline, startPipeline } from "./support/pipeline.ts"
-import { BOOTSTRAP_KEY, errorCode } from "./support/server.ts"
+import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Answer, BOOTSTRAP_KEY } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
-interface ExternalView extends ActionView {
-  readonly proposedBy: { readonly kind: string; readonly id: string; readonly name: string }
-  readonly supersededBy: string | null
-  readonly appliedAt: string | null
-}
+/** An external_change row's payload (docs/contract.md 4.2); the contract types a payload as a JSON object. */
+const ExternalPayload = Schema.Struct({
+  entity: Schema.Struct({ type: Schema.String, id: Schema.String }),
+  changes: Schema.Array(Schema.Struct({ field: Schema.String, oldValue: Schema.Unknown, newValue: Schema.Unknown })),
+  upstream: Schema.Struct({ detailId: Schema.String, userType: Schema.String, modifiedBy: Schema.String })
+})
 
-interface ExternalPayload {
-  readonly entity: { readonly type: string; readonly id: string }
-  readonly changes: ReadonlyArray<{ readonly field: string; readonly oldValue: unknown; readonly newValue: unknown }>
-  readonly upstream: { readonly detailId: string; readonly userType: string; readonly modifiedBy: string }
-}
+/** The payload of an outside change, every field it has kept (the assertions see what the server sent). */
+const payloadOf = (action: ActionRecord) => Schema.decodeUnknownSync(ExternalPayload, { onExcessProperty: "preserve" })(action.payload)
+
+/** An event's data about an action: the action as GET …/actions/{actionId} shows it, every field kept. */
+const ActionEventData = Schema.Struct({ action: Schema.Struct({ actionId: Schema.String }) })
 
 let p: Pipeline
 let campaigns: ReadonlyArray<UpstreamCampaign>
@@ -49,14 +51,18 @@ const webUi = (campaignId: string, body: Record<string, unknown>, user: string) 
   expect(answer.status, JSON.stringify(answer.body)).toBe(200)
 }
 
-const ledger = async (query: string) => {
-  const answer = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?limit=500${query}`)
-  expect(answer.status, answer.text).toBe(200)
-  return (answer.body as { actions: Array<ExternalView> }).actions
-}
+const ledger = async (origin?: "acs" | "external") =>
+  (await p.api("key", (client) =>
+    client.actions.listActions({ path: { projectId: p.account.projectId }, urlParams: origin === undefined ? { limit: 500 } : { limit: 500, origin } })
+  )).actions
 
-const outsideChangesOf = async (campaignId: string) =>
-  (await ledger("&origin=external")).filter((a) => (a.payload as unknown as ExternalPayload).entity.id === campaignId)
+const outsideChangesOf = async (campaignId: string) => (await ledger("external")).filter((a) => payloadOf(a).entity.id === campaignId)
+
+/** A proposal's answer: 201, decoded by the contract's schema (the typed client's proposal methods are not typed). */
+const proposed = async (answer: Answer) => {
+  expect(answer.status, answer.text).toBe(201)
+  return Schema.decodeUnknownSync(ProposalResponse)(answer.body)
+}
 
 const waitForOutsideChange = (campaignId: string, what: string) =>
   waitFor(what, () => outsideChangesOf(campaignId), (rows) => rows.length > 0, {
@@ -74,13 +80,15 @@ const polledAt = async () =>
 /** Runs a sync and waits until the change history was read after it. */
 const syncNow = async () => {
   const before = Number((await p.sql<{ ms: string }>("SELECT (extract(epoch FROM now()) * 1000)::bigint AS ms"))[0]!.ms)
-  const started = await p.as("key", "POST", `/accounts/${p.account.projectId}/syncs`)
-  expect(started.status, started.text).toBe(202)
-  const syncId = (started.body as { syncId: string }).syncId
-  await waitFor(`sync ${syncId} to succeed`, async () => {
-    const answer = await p.as("key", "GET", `/accounts/${p.account.projectId}/syncs/${syncId}`)
-    return (answer.body as { status: string }).status
-  }, (status) => status === "succeeded", { intervalMs: 250 })
+  const path = { projectId: p.account.projectId }
+  // The typed client takes only a 202 as the started sync.
+  const { syncId } = await p.api("key", (client) => client.warehouse.startSync({ path }))
+  await waitFor(
+    `sync ${syncId} to succeed`,
+    async () => (await p.api("key", (client) => client.warehouse.getSync({ path: { ...path, syncId } }))).status,
+    (status) => status === "succeeded",
+    { intervalMs: 250 }
+  )
   await waitFor("the change history read after the sync", polledAt, (ms) => ms > before, { intervalMs: 100 })
 }
 
@@ -110,9 +118,9 @@ describe("outside changes in the ledger", () => {
     const campaign = freshCampaign()
     const prior = campaign.dailyBudgetMicros!
     const cut = Math.round(prior * 0.8)
-    const proposed = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: cut, reason: "trim" })
-    expect(proposed.status, proposed.text).toBe(201)
-    const actionId = (proposed.body as { actionId: string }).actionId
+    const { actionId } = await proposed(
+      await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: cut, reason: "trim" })
+    )
     expect((await p.settle(actionId)).status).toBe("applied")
 
     // acs's own write is in the platform's change history, but it is not an outside change.
@@ -131,21 +139,21 @@ describe("outside changes in the ledger", () => {
       revertOf: null,
       supersededBy: null
     })
-    const payload = external.payload as unknown as ExternalPayload
+    const payload = payloadOf(external)
     expect(payload.entity).toMatchObject({ type: "campaign", id: campaign.campaignId })
     expect(payload.changes).toContainEqual({ field: "dailyBudgetMicros", oldValue: cut, newValue: 123_450_000 })
     expect(payload.upstream).toMatchObject({ userType: "CUSTOMER", modifiedBy: "web-ui-user@example.com" })
     expect(external.appliedAt).not.toBeNull()
     // It is announced like any change (docs/contract.md 6): an action.external event carrying the ledger row.
     const announced = await waitFor("the action.external event", async () =>
-      ((await p.as("key", "GET", "/events?type=action.external&limit=50")).body as {
-        events: Array<{ data: { action: { actionId: string } } }>
-      }).events.filter((e) => e.data.action.actionId === external.actionId), (events) => events.length > 0)
+      (await p.api("key", (client) => client.events.listEvents({ urlParams: { type: "action.external", limit: 50 } }))).events
+        .map((e) => Schema.decodeUnknownSync(ActionEventData, { onExcessProperty: "preserve" })(e.data))
+        .filter((data) => data.action.actionId === external.actionId), (events) => events.length > 0)
     expect(announced).toHaveLength(1)
-    expect(announced[0]!.data.action).toMatchObject({ actionId: external.actionId, kind: "external_change", status: "applied" })
+    expect(announced[0]!.action).toMatchObject({ actionId: external.actionId, kind: "external_change", status: "applied" })
 
     // Nothing acs wrote through its own API client is an outside change.
-    const everyOutside = await ledger("&origin=external")
+    const everyOutside = await ledger("external")
     expect(everyOutside.map((a) => a.proposedBy.id)).not.toContain(p.simulator.credentials.clientId)
     expect(everyOutside.every((a) => a.kind === "external_change" && a.proposedBy.kind === "external")).toBe(true)
 
@@ -154,13 +162,14 @@ describe("outside changes in the ledger", () => {
     expect(await rowsForDetail(payload.upstream.detailId)).toBe(1)
     expect(await outsideChangesOf(campaign.campaignId)).toHaveLength(1)
 
-    const overwritten = (await p.action(actionId)) as ExternalView
+    const overwritten = await p.api("key", (client) => client.actions.getAction({ path: { projectId: p.account.projectId, actionId } }))
     expect(overwritten).toMatchObject({ status: "applied", supersededBy: external.actionId })
 
     // Its revert must not overwrite the outside change: it queues, naming it.
-    const revert = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${actionId}/revert`)
-    expect(revert.status, revert.text).toBe(201)
-    const compensation = revert.body as { actionId: string; mode: string; status: string; policyReasons: Array<string> }
+    // The typed client decodes a 201 as the revert (a 200 would be its preview).
+    const compensation = await p.api("person", (client) =>
+      client.actions.revertAction({ path: { projectId: p.account.projectId, actionId }, urlParams: {} }))
+    if (!isProposalResponse(compensation)) throw new Error(`a preview where the revert was expected: ${JSON.stringify(compensation)}`)
     expect(compensation).toMatchObject({ mode: "queued", status: "proposed" })
     const reasons = compensation.policyReasons.join(" | ")
     expect(reasons).toMatch(/superseded: changed outside acs by web-ui-user@example\.com \(web UI\) at /)
@@ -168,15 +177,16 @@ describe("outside changes in the ledger", () => {
     expect((await p.action(compensation.actionId)).status).toBe("proposed")
     expect((await p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(123_450_000)
 
-    const refused = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${external.actionId}/revert`)
-    expect(refused.status).toBe(422)
-    expect(errorCode(refused)).toBe("not_revertible")
+    // NotRevertible is the 422 `not_revertible` envelope.
+    const refused = await p.api("person", (client) =>
+      Effect.flip(client.actions.revertAction({ path: { projectId: p.account.projectId, actionId: external.actionId }, urlParams: {} })))
+    expect(refused).toMatchObject({ _tag: "NotRevertible" })
   })
 
   it("filters the ledger by origin", async () => {
-    const external = await ledger("&origin=external")
-    const acs = await ledger("&origin=acs")
-    const all = await ledger("")
+    const external = await ledger("external")
+    const acs = await ledger("acs")
+    const all = await ledger()
     expect(external.length).toBeGreaterThan(0)
     expect(acs.length).toBeGreaterThan(0)
     expect(external.every((a) => a.kind === "external_change")).toBe(true)
@@ -213,18 +223,17 @@ describe("outside changes in the ledger", () => {
 
   it("demotes an approved action whose entity was changed in the web UI after the proposal, naming who and when", async () => {
     const campaign = freshCampaign()
-    const proposed = await p.propose("budget-change", {
+    const { actionId } = await proposed(await p.propose("budget-change", {
       campaignId: campaign.campaignId,
       newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 0.9),
       reason: "trim"
-    }, { as: "key" })
-    expect(proposed.status, proposed.text).toBe(201)
-    const actionId = (proposed.body as { actionId: string }).actionId
+    }, { as: "key" }))
     expect((await p.action(actionId)).status).toBe("proposed")
 
     webUi(campaign.campaignId, { dailyBudget: { value: { amount: "77.00", currency: "USD" } } }, "drift-person@example.com")
-    const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
-    expect(approved.status, approved.text).toBe(200)
+    // The typed client takes only a 200 as the approval.
+    const approved = await p.api("approver", (client) => client.actions.approveAction({ path: { projectId: p.account.projectId, actionId } }))
+    expect(approved.actionId).toBe(actionId)
     const demoted = await waitFor(
       `action ${actionId} demoted for drift`,
       () => p.action(actionId),
@@ -246,7 +255,7 @@ describe("outside changes in the ledger", () => {
       webUi(campaign.campaignId, { name: "renamed in the web UI", status: "PAUSED" }, "scheduled@example.com")
       const external = await waitForOutsideChange(campaign.campaignId, "the web-UI edit recorded by the schedule")
       expect(external).toMatchObject({ kind: "external_change", proposedBy: { kind: "external", id: "scheduled@example.com" } })
-      const payload = external.payload as unknown as ExternalPayload
+      const payload = payloadOf(external)
       expect(payload.changes).toEqual(expect.arrayContaining([
         { field: "name", oldValue: campaign.name, newValue: "renamed in the web UI" },
         { field: "status", oldValue: "ENABLED", newValue: "PAUSED" }

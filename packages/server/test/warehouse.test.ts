@@ -3,9 +3,13 @@
  * totals agree with the simulator's own to the micro at every level; reads rank, narrow, clamp and say
  * how fresh they are; a failed sync keeps the previous copy; two instances never run one account's sync twice.
  */
+import { ErrorBodies } from "@acs/domain/Errors"
+import { Sync } from "@acs/domain/Warehouse"
 import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
 import type { ReportLevel } from "@acs/upstream/Upstream"
+import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ApiClient, withApi } from "./support/apiClient.ts"
 import { createDatabase, query } from "./support/database.ts"
 import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
@@ -16,14 +20,6 @@ let server: RunningServer
 let twin: RunningServer
 let projectId: string
 let upstreamAccountId: string
-
-interface SyncView {
-  readonly syncId: string
-  readonly status: string
-  readonly windowStart: string
-  readonly windowEnd: string
-  readonly error: string | null
-}
 
 interface Row {
   readonly impressions: number
@@ -45,34 +41,45 @@ const env = (databaseUrl: string, extra: Record<string, string> = {}) => ({
 
 const get = (base: RunningServer, path: string) => call(`${base.api}${path}`, { key: BOOTSTRAP_KEY })
 
+/** The typed client of `base` with the bootstrap key. */
+const api = <A, E>(base: RunningServer, use: (client: ApiClient) => Effect.Effect<A, E>): Promise<A> =>
+  withApi(base.baseUrl, BOOTSTRAP_KEY, use)
+
 /** Waits until every account of the server has a finished sync; returns the account list. */
 const waitForSyncs = async (base: RunningServer) => {
   const { accounts } = await waitFor(
     "every account's first sync",
-    async () => {
-      const listed = (await get(base, "/accounts")).body as { accounts: Array<{ projectId: string; currency: string; upstreamAccountId: string }> }
-      const latest = await Promise.all(listed.accounts.map(async (a) => {
-        const syncs = (await get(base, `/accounts/${a.projectId}/syncs`)).body as { syncs: Array<SyncView> }
-        return syncs.syncs[0]?.status ?? "none"
-      }))
-      return { accounts: listed.accounts, latest }
-    },
+    () =>
+      api(base, (client) =>
+        Effect.gen(function*() {
+          const { accounts } = yield* client.accounts.listAccounts()
+          const latest = yield* Effect.forEach(accounts, (a) =>
+            Effect.map(client.warehouse.listSyncs({ path: { projectId: a.projectId }, urlParams: {} }), ({ syncs }) => syncs[0]?.status ?? "none"))
+          return { accounts, latest }
+        })
+      ),
     ({ accounts, latest }) => accounts.length > 0 && latest.every((status) => status === "succeeded"),
     { intervalMs: 250, show: ({ accounts, latest }) => `${accounts.length} accounts, last syncs ${latest.join(", ")}\n${base.logs()}` }
   )
   return accounts
 }
 
-const waitForSync = (base: RunningServer, account: string, syncId: string): Promise<SyncView> =>
+const waitForSync = (base: RunningServer, account: string, syncId: string): Promise<typeof Sync.Type> =>
   waitFor(
     `sync ${syncId} to end`,
-    async () => (await get(base, `/accounts/${account}/syncs/${syncId}`)).body as SyncView,
+    () => api(base, (client) => client.warehouse.getSync({ path: { projectId: account, syncId } })),
     (sync) => sync.status !== "running",
     { intervalMs: 150 }
   )
 
-const latestSync = async (account: string) =>
-  ((await get(server, `/accounts/${account}/syncs`)).body as { syncs: Array<SyncView> }).syncs[0]!
+/** The account's latest sync, which has read a window (every sync of these tests has). */
+const latestSync = async (account: string) => {
+  const { syncs } = await api(server, (client) => client.warehouse.listSyncs({ path: { projectId: account }, urlParams: {} }))
+  const { windowEnd, windowStart } = syncs[0]!
+  expect(windowStart).not.toBeNull()
+  expect(windowEnd).not.toBeNull()
+  return { windowStart: windowStart!, windowEnd: windowEnd! }
+}
 
 beforeAll(async () => {
   simulator = await startSimulator({ seed: 11, size: "demo" })
@@ -120,9 +127,7 @@ describe("sync", () => {
     const sync = await latestSync(projectId)
     const days = 30
     const start = addDaysIso(sync.windowEnd, -(days - 1))
-    const read = (await get(server, `/accounts/${projectId}/campaigns?days=${days}&limit=1000`)).body as {
-      campaigns: Array<Row & { campaignId: string }>
-    }
+    const read = await api(server, (client) => client.warehouse.listCampaigns({ path: { projectId }, urlParams: { days, limit: 1000 } }))
     const expected = simulator.totals(upstreamAccountId, "campaigns", start, sync.windowEnd)
     expect(sum(read.campaigns)).toEqual({
       impressions: expected.total.impressions,
@@ -136,19 +141,20 @@ describe("sync", () => {
   })
 
   it("keeps the previous copy when a sync fails, and records why", async () => {
-    const before = (await get(server, `/accounts/${projectId}/keywords?limit=20`)).body
+    const keywords = () => api(server, (client) => client.warehouse.listKeywords({ path: { projectId }, urlParams: { limit: 20 } }))
+    const before = await keywords()
     simulator.control.addFaults([{ kind: "status", status: 500, path: "/reports/", times: "always" }])
     try {
       const started = await call(`${server.api}/accounts/${projectId}/syncs`, { method: "POST", key: BOOTSTRAP_KEY })
       expect(started.status).toBe(202)
       expect(started.headers.get("location")).toMatch(new RegExp(`/api/v1/accounts/${projectId}/syncs/syn_`))
-      const ended = await waitForSync(server, projectId, (started.body as SyncView).syncId)
+      const ended = await waitForSync(server, projectId, Schema.decodeUnknownSync(Sync)(started.body).syncId)
       expect(ended.status).toBe("failed")
       expect(ended.error).toMatch(/500/)
     } finally {
       simulator.control.clearFaults()
     }
-    const after = (await get(server, `/accounts/${projectId}/keywords?limit=20`)).body
+    const after = await keywords()
     expect(stripFreshness(after)).toEqual(stripFreshness(before))
     // The failed sync's own metrics table is gone; only attached partitions remain.
     const staged = await query<{ n: number }>(
@@ -159,27 +165,23 @@ describe("sync", () => {
   })
 
   it("runs one sync per account when two instances are asked at once", async () => {
-    const [a, b] = await Promise.all([
-      call(`${server.api}/accounts/${projectId}/syncs`, { method: "POST", key: BOOTSTRAP_KEY }),
-      call(`${twin.api}/accounts/${projectId}/syncs`, { method: "POST", key: BOOTSTRAP_KEY })
-    ])
-    expect([a.status, b.status].sort()).toEqual([202, 409])
-    const refused = a.status === 409 ? a : b
-    expect(errorCode(refused)).toBe("sync_in_progress")
-    const accepted = (a.status === 202 ? a : b).body as SyncView
+    // The typed client decodes a 202 as the sync and only a 409 `sync_in_progress` envelope as SyncInProgress.
+    const start = (base: RunningServer) => api(base, (client) => Effect.either(client.warehouse.startSync({ path: { projectId } })))
+    const answers = await Promise.all([start(server), start(twin)])
+    const accepted = answers.flatMap((answer) => answer._tag === "Right" ? [answer.right] : [])
+    const refused = answers.flatMap((answer) => answer._tag === "Left" ? [answer.left] : [])
+    expect(accepted).toHaveLength(1)
+    expect(refused).toHaveLength(1)
+    expect(refused[0]).toMatchObject({ _tag: "SyncInProgress" })
     const running = await query<{ n: number }>(database, "SELECT count(*)::int AS n FROM syncs WHERE project_id = $1 AND status = 'running'", [projectId])
     expect(running[0]!.n).toBe(1)
-    expect((await waitForSync(server, projectId, accepted.syncId)).status).toBe("succeeded")
+    expect((await waitForSync(server, projectId, accepted[0]!.syncId)).status).toBe("succeeded")
   })
 })
 
 describe("reads", () => {
   it("ranks by spend, ties by id, and counts every keyword of the account", async () => {
-    const read = (await get(server, `/accounts/${projectId}/keywords?days=30&limit=1000`)).body as {
-      keywords: Array<Row & { keywordId: string }>
-      total: number
-      truncated: boolean
-    }
+    const read = await api(server, (client) => client.warehouse.listKeywords({ path: { projectId }, urlParams: { days: 30, limit: 1000 } }))
     const summary = simulator.control.summary().accounts.find((a) => String(a.orgId) === upstreamAccountId)!
     expect(read.total).toBe(summary.keywords)
     expect(read.keywords).toHaveLength(Math.min(1000, summary.keywords))
@@ -193,59 +195,58 @@ describe("reads", () => {
   })
 
   it("narrows by campaign and ad group", async () => {
-    const campaigns = (await get(server, `/accounts/${projectId}/campaigns`)).body as { campaigns: Array<{ campaignId: string }> }
-    const campaignId = campaigns.campaigns[0]!.campaignId
-    const adGroups = (await get(server, `/accounts/${projectId}/ad-groups?campaignId=${campaignId}&limit=1000`)).body as {
-      adGroups: Array<{ adGroupId: string; campaignId: string }>
-      total: number
-    }
-    expect(adGroups.adGroups.every((g) => g.campaignId === campaignId)).toBe(true)
-    expect(adGroups.total).toBe(adGroups.adGroups.length)
-    const adGroupId = adGroups.adGroups[0]!.adGroupId
-    for (const path of ["keywords", "search-terms", "ads"]) {
-      const read = (await get(server, `/accounts/${projectId}/${path}?adGroupId=${adGroupId}&limit=1000`)).body as Record<
-        string,
-        unknown
-      > & { total: number }
-      const rows = Object.values(read).find(Array.isArray) as Array<{ adGroupId: string }>
-      expect(rows.length, path).toBeGreaterThan(0)
-      expect(rows.every((r) => r.adGroupId === adGroupId), path).toBe(true)
-    }
-    const negatives = (await get(server, `/accounts/${projectId}/negative-keywords?campaignId=${campaignId}`)).body as {
-      negativeKeywords: Array<{ campaignId: string; text: string }>
-    }
-    expect(negatives.negativeKeywords.every((n) => n.campaignId === campaignId)).toBe(true)
-    const texts = negatives.negativeKeywords.map((n) => n.text)
-    expect(texts).toEqual([...texts].sort())
+    await api(server, (client) =>
+      Effect.gen(function*() {
+        const campaigns = yield* client.warehouse.listCampaigns({ path: { projectId }, urlParams: {} })
+        const campaignId = campaigns.campaigns[0]!.campaignId
+        const adGroups = yield* client.warehouse.listAdGroups({ path: { projectId }, urlParams: { campaignId, limit: 1000 } })
+        expect(adGroups.adGroups.every((g) => g.campaignId === campaignId)).toBe(true)
+        expect(adGroups.total).toBe(adGroups.adGroups.length)
+        const adGroupId = adGroups.adGroups[0]!.adGroupId
+        const narrowed = { path: { projectId }, urlParams: { adGroupId, limit: 1000 } }
+        const reads: ReadonlyArray<[string, ReadonlyArray<{ readonly adGroupId: string }>]> = [
+          ["keywords", (yield* client.warehouse.listKeywords(narrowed)).keywords],
+          ["search-terms", (yield* client.warehouse.listSearchTerms(narrowed)).searchTerms],
+          ["ads", (yield* client.warehouse.listAds(narrowed)).ads]
+        ]
+        for (const [path, rows] of reads) {
+          expect(rows.length, path).toBeGreaterThan(0)
+          expect(rows.every((r) => r.adGroupId === adGroupId), path).toBe(true)
+        }
+        const negatives = yield* client.warehouse.listNegativeKeywords({ path: { projectId }, urlParams: { campaignId } })
+        expect(negatives.negativeKeywords.every((n) => n.campaignId === campaignId)).toBe(true)
+        const texts = negatives.negativeKeywords.map((n) => n.text)
+        expect(texts).toEqual([...texts].sort())
+      })
+    )
   })
 
   it("clamps limit and refuses days out of range, naming the parameter", async () => {
-    const many = (await get(server, `/accounts/${projectId}/keywords?limit=5000`)).body as { keywords: Array<unknown>; truncated: boolean }
+    const keywords = (limit?: number) =>
+      api(server, (client) => client.warehouse.listKeywords({ path: { projectId }, urlParams: limit === undefined ? {} : { limit } }))
+    const many = await keywords(5000)
     expect(many.keywords).toHaveLength(1000)
     expect(many.truncated).toBe(true)
-    const one = (await get(server, `/accounts/${projectId}/keywords?limit=0`)).body as { keywords: Array<unknown> }
-    expect(one.keywords).toHaveLength(1)
-    const fallback = (await get(server, `/accounts/${projectId}/keywords`)).body as { keywords: Array<unknown> }
-    expect(fallback.keywords).toHaveLength(50)
+    expect((await keywords(0)).keywords).toHaveLength(1)
+    expect((await keywords()).keywords).toHaveLength(50)
+    // The refusals are checked on the wire: the typed client cannot send a days it would not encode.
     for (const days of ["0", "91", "-3", "abc", "2.5"]) {
       const refused = await get(server, `/accounts/${projectId}/keywords?days=${days}`)
       expect(refused.status, days).toBe(400)
       expect(errorCode(refused)).toBe("invalid_request")
-      expect((refused.body as { error: { message: string } }).error.message).toContain("days")
+      expect(Schema.decodeUnknownSync(ErrorBodies.InvalidRequest)(refused.body).message).toContain("days")
     }
   })
 
   it("says how fresh the data is, and warns when it is old", async () => {
-    const fresh = (await get(server, `/accounts/${projectId}/campaigns?days=90`)).body as {
-      dataFreshness: { coverage: string; warning?: string; ageHours: number }
-    }
+    const campaigns = (days?: number) =>
+      api(server, (client) => client.warehouse.listCampaigns({ path: { projectId }, urlParams: days === undefined ? {} : { days } }))
+    const fresh = await campaigns(90)
     expect(fresh.dataFreshness.coverage).toBe("90 of 90 requested days")
     expect(fresh.dataFreshness.warning).toBeUndefined()
     await query(database, "UPDATE accounts SET last_synced_at = now() - interval '30 hours' WHERE project_id = $1", [projectId])
     try {
-      const stale = (await get(server, `/accounts/${projectId}/campaigns`)).body as {
-        dataFreshness: { ageHours: number; warning?: string }
-      }
+      const stale = await campaigns()
       expect(stale.dataFreshness.ageHours).toBeGreaterThanOrEqual(30)
       expect(stale.dataFreshness.warning).toMatch(/hours old/)
     } finally {
@@ -259,14 +260,12 @@ describe("reads", () => {
     try {
       const accounts = await waitForSyncs(short)
       const usd = accounts.find((a) => a.currency === "USD")!
-      const month = (await get(short, `/accounts/${usd.projectId}/keywords?days=30`)).body as {
-        dataFreshness: { coverage: string; warning?: string }
-      }
+      const keywords = (days: number) =>
+        api(short, (client) => client.warehouse.listKeywords({ path: { projectId: usd.projectId }, urlParams: { days } }))
+      const month = await keywords(30)
       expect(month.dataFreshness.coverage).toBe("12 of 30 requested days")
       expect(month.dataFreshness.warning).toContain("12 of 30 requested days")
-      const week = (await get(short, `/accounts/${usd.projectId}/keywords?days=7`)).body as {
-        dataFreshness: { coverage: string; warning?: string }
-      }
+      const week = await keywords(7)
       expect(week.dataFreshness).toMatchObject({ coverage: "7 of 7 requested days" })
       expect(week.dataFreshness.warning).toBeUndefined()
     } finally {
@@ -286,10 +285,7 @@ const sum = (rows: ReadonlyArray<Row>): Row =>
     spendMicros: acc.spendMicros + r.spendMicros
   }), { impressions: 0, taps: 0, installs: 0, spendMicros: 0 })
 
-const stripFreshness = (body: unknown) => {
-  const { dataFreshness: _ignored, ...rest } = body as Record<string, unknown>
-  return rest
-}
+const stripFreshness = <A extends { readonly dataFreshness: unknown }>({ dataFreshness: _ignored, ...rest }: A) => rest
 
 const addDaysIso = (date: string, days: number): string => {
   const d = new Date(`${date}T00:00:00Z`)

@@ -3,9 +3,13 @@
  * 3 × hard cap at proposal among it), the apply (upstream changed, ledger applied, warehouse updated) and
  * its revert.
  */
+import { isProposalResponse, type ProposalPreview, ProposalResponse, type Targets } from "@acs/domain/Actions"
+import { ErrorBodies } from "@acs/domain/Errors"
+import type { EventType } from "@acs/domain/Events"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
+import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Pipeline, startPipeline } from "../support/pipeline.ts"
+import { type Caller, type Pipeline, startPipeline } from "../support/pipeline.ts"
 import { errorCode } from "../support/server.ts"
 import { waitFor } from "../support/wait.ts"
 
@@ -38,13 +42,53 @@ afterAll(async () => {
   await p?.close()
 })
 
+/** A revert's answer, not its preview: the typed client decodes a 201 as the revert, a 200 as the preview. */
+const recorded = (answer: ProposalResponse | ProposalPreview): ProposalResponse => {
+  if (!isProposalResponse(answer)) throw new Error(`a preview where a revert was expected: ${JSON.stringify(answer)}`)
+  return answer
+}
+
+interface BudgetChange {
+  readonly campaignId: string
+  readonly newDailyBudgetMicros: number
+  readonly reason: string
+}
+
+/**
+ * Proposes a budget change: 201, its answer decoded by the contract's schema. (Over `call`: the typed client's
+ * proposal group, built in a loop over the kinds, types its methods as `never`.)
+ */
+const proposeBudget = async (payload: BudgetChange, as: Caller = "person") => {
+  const answer = await p.propose("budget-change", { ...payload }, { as })
+  expect(answer.status, answer.text).toBe(201)
+  return Schema.decodeUnknownSync(ProposalResponse)(answer.body)
+}
+
+/** A budget change refused as 422 `validation_failed`: its envelope decoded by the contract's schema. */
+const validationFailed = async (payload: BudgetChange) => {
+  const answer = await p.propose("budget-change", { ...payload })
+  expect([answer.status, errorCode(answer)], answer.text).toEqual([422, "validation_failed"])
+  return Schema.decodeUnknownSync(ErrorBodies.ValidationFailed)(answer.body)
+}
+
+/** Reverts an action as the signed-in person: its compensating action's proposal. */
+const revert = (actionId: string) =>
+  p.api("person", (client) => Effect.map(client.actions.revertAction({ path: { projectId: p.account.projectId, actionId }, urlParams: {} }), recorded))
+
+/** The refusal of a revert, as its error class. */
+const revertRefusal = (actionId: string) =>
+  p.api("person", (client) => Effect.flip(client.actions.revertAction({ path: { projectId: p.account.projectId, actionId }, urlParams: {} })))
+
+/** An action event's data: the action as GET …/actions/{actionId} shows it (every field kept), and on a revert its compensation. */
+const ActionEventData = Schema.Struct({ action: Schema.Struct({ actionId: Schema.String }), revertedBy: Schema.optional(Schema.String) })
+const actionEventData = Schema.decodeUnknownSync(ActionEventData, { onExcessProperty: "preserve" })
+
 /** The event of `type` about an action, once the sequencer has given it its place. */
-const eventOf = (type: string, actionId: string) =>
+const eventOf = (type: EventType, actionId: string) =>
   waitFor(`the ${type} event of ${actionId}`, async () => {
-    const page = await p.as("key", "GET", `/events?type=${type}&limit=100`)
-    return (page.body as { events: Array<{ data: { action: { actionId: string }; revertedBy?: string } }> }).events
-      .find((e) => e.data.action.actionId === actionId)
-  }, (event) => event !== undefined).then((event) => event!.data)
+    const page = await p.api("key", (client) => client.events.listEvents({ urlParams: { type, limit: 100 } }))
+    return page.events.map((e) => actionEventData(e.data)).find((data) => data.action.actionId === actionId)
+  }, (data) => data !== undefined).then((data) => data!)
 
 describe("budget_change", () => {
   it("auto-applies a person's 20% cut, changes the upstream and the warehouse, and reverts it", async () => {
@@ -53,7 +97,7 @@ describe("budget_change", () => {
     const target = Math.round(prior * 0.8)
     const proposed = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: target, reason: "trim" })
     expect(proposed.status).toBe(201)
-    const body = proposed.body as { actionId: string; mode: string; riskTier: string; policyReasons: Array<string> }
+    const body = Schema.decodeUnknownSync(ProposalResponse)(proposed.body)
     expect(proposed.headers.get("location")).toBe(`/api/v1/accounts/${p.account.projectId}/actions/${body.actionId}`)
     expect(body).toMatchObject({ kind: "budget_change", mode: "auto_applied", riskTier: "safe" })
     expect(body.policyReasons.join(" ")).toMatch(/30% cut rule/)
@@ -64,9 +108,7 @@ describe("budget_change", () => {
     expect(await upstreamBudget(campaign.campaignId)).toBe(target)
     expect(await warehouseBudget(campaign.campaignId)).toBe(target)
 
-    const revert = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${body.actionId}/revert`)
-    expect(revert.status).toBe(201)
-    const compensation = await p.settle((revert.body as { actionId: string }).actionId)
+    const compensation = await p.settle((await revert(body.actionId)).actionId)
     expect(compensation).toMatchObject({ status: "applied", revertOf: body.actionId, kind: "budget_change" })
     expect(await upstreamBudget(campaign.campaignId)).toBe(prior)
     expect(await warehouseBudget(campaign.campaignId)).toBe(prior)
@@ -77,38 +119,31 @@ describe("budget_change", () => {
     expect((await eventOf("action.applied", compensation.actionId)).action).toEqual(compensation)
     expect(await eventOf("action.reverted", body.actionId)).toEqual({ action: reverted, revertedBy: compensation.actionId })
 
-    const again = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${body.actionId}/revert`)
-    expect(again.status).toBe(422)
-    expect(errorCode(again)).toBe("not_revertible")
-    const ofCompensation = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${compensation.actionId}/revert`)
-    expect(errorCode(ofCompensation)).toBe("not_revertible")
+    // NotRevertible is the 422 `not_revertible` envelope.
+    expect(await revertRefusal(body.actionId)).toMatchObject({ _tag: "NotRevertible" })
+    expect(await revertRefusal(compensation.actionId)).toMatchObject({ _tag: "NotRevertible" })
   })
 
   it("queues a 31% cut, and a raise without a target band, naming the rule", async () => {
     const campaign = freshCampaign()
     const prior = campaign.dailyBudgetMicros!
-    const cut = await p.propose("budget-change", {
-      campaignId: campaign.campaignId,
-      newDailyBudgetMicros: Math.floor(prior * 0.69),
-      reason: "deep cut"
-    })
-    expect(cut.status).toBe(201)
-    expect(cut.body).toMatchObject({ mode: "queued", riskTier: "review", status: "proposed" })
-    expect((cut.body as { policyReasons: Array<string> }).policyReasons.join(" ")).toMatch(/outside the auto-apply set: budget cut of 31\.0% is beyond the 30%/)
+    const cut = await proposeBudget({ campaignId: campaign.campaignId, newDailyBudgetMicros: Math.floor(prior * 0.69), reason: "deep cut" })
+    expect(cut).toMatchObject({ mode: "queued", riskTier: "review", status: "proposed" })
+    expect(cut.policyReasons.join(" ")).toMatch(/outside the auto-apply set: budget cut of 31\.0% is beyond the 30%/)
 
-    const raise = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: Math.round(prior * 1.1), reason: "grow" })
-    expect(raise.body).toMatchObject({ mode: "queued" })
-    expect((raise.body as { policyReasons: Array<string> }).policyReasons.join(" ")).toMatch(/target band/)
+    const raise = await proposeBudget({ campaignId: campaign.campaignId, newDailyBudgetMicros: Math.round(prior * 1.1), reason: "grow" })
+    expect(raise).toMatchObject({ mode: "queued" })
+    expect(raise.policyReasons.join(" ")).toMatch(/target band/)
   })
 
   it("auto-applies a raise of at most 30% only while the campaign's 30-day CPA is inside the band", async () => {
     const campaign = freshCampaign()
     const prior = campaign.dailyBudgetMicros!
     const wide = { minMicros: 0, maxMicros: 1_000_000_000_000 }
-    const put = await p.as("key", "PUT", `/accounts/${p.account.projectId}/targets`, { cpaBand: wide, campaigns: {} })
-    expect(put.status).toBe(200)
-    const inBand = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: Math.round(prior * 1.2), reason: "grow" })
-    const inBody = inBand.body as { mode: string; actionId: string; policyReasons: Array<string> }
+    const setTargets = (payload: Targets) =>
+      p.api("key", (client) => client.actions.updateTargets({ path: { projectId: p.account.projectId }, payload }))
+    expect(await setTargets({ cpaBand: wide, campaigns: {} })).toEqual({ cpaBand: wide, campaigns: {} })
+    const inBody = await proposeBudget({ campaignId: campaign.campaignId, newDailyBudgetMicros: Math.round(prior * 1.2), reason: "grow" })
     const installs = Number((await p.sql<{ installs: string }>(
       "SELECT coalesce(sum(installs), 0) AS installs FROM daily_metrics WHERE project_id = $1 AND level = 'campaigns' AND entity_key = $2",
       [p.account.projectId, campaign.campaignId]
@@ -123,28 +158,24 @@ describe("budget_change", () => {
 
     // A campaign band outside the CPA wins over the account band.
     const other = freshCampaign()
-    await p.as("key", "PUT", `/accounts/${p.account.projectId}/targets`, {
-      cpaBand: wide,
-      campaigns: { [other.campaignId]: { minMicros: 0, maxMicros: 1 } }
-    })
-    const outOfBand = await p.propose("budget-change", {
+    await setTargets({ cpaBand: wide, campaigns: { [other.campaignId]: { minMicros: 0, maxMicros: 1 } } })
+    const outOfBand = await proposeBudget({
       campaignId: other.campaignId,
       newDailyBudgetMicros: Math.round(other.dailyBudgetMicros! * 1.2),
       reason: "grow"
     })
-    expect(outOfBand.body).toMatchObject({ mode: "queued" })
-    await p.as("key", "PUT", `/accounts/${p.account.projectId}/targets`, { cpaBand: null, campaigns: {} })
+    expect(outOfBand).toMatchObject({ mode: "queued" })
+    await setTargets({ cpaBand: null, campaigns: {} })
   })
 
   it("queues every key-proposed change, even one the policy would clear", async () => {
     const campaign = freshCampaign()
-    const answer = await p.propose(
-      "budget-change",
+    const answer = await proposeBudget(
       { campaignId: campaign.campaignId, newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 0.9), reason: "trim" },
-      { as: "key" }
+      "key"
     )
-    expect(answer.body).toMatchObject({ mode: "queued", riskTier: "safe", status: "proposed" })
-    const reasons = (answer.body as { policyReasons: Array<string> }).policyReasons
+    expect(answer).toMatchObject({ mode: "queued", riskTier: "safe", status: "proposed" })
+    const reasons = answer.policyReasons
     expect(reasons[0]).toMatch(/API key/)
     expect(reasons.join(" ")).toMatch(/would auto-apply: budget cut of 10\.0%/)
   })
@@ -155,36 +186,30 @@ describe("budget_change", () => {
     const capReason = /^hard cap: the new daily budget .* is more than 3 × the campaign's daily budget in the warehouse/
 
     // One micro over: the cap is named (beside the whole-cent rule the micro also breaks).
-    const micro = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: 3 * prior + 1, reason: "x" })
-    expect([micro.status, errorCode(micro)], micro.text).toEqual([422, "validation_failed"])
-    const microError = (micro.body as { error: { action_id: string; validation_errors: Array<string> } }).error
+    const microError = await validationFailed({ campaignId: campaign.campaignId, newDailyBudgetMicros: 3 * prior + 1, reason: "x" })
     expect(microError.validation_errors).toEqual(expect.arrayContaining([expect.stringMatching(capReason)]))
-    expect(await p.action(microError.action_id)).toMatchObject({ kind: "budget_change", status: "failed" })
+    expect(await p.action(microError.action_id!)).toMatchObject({ kind: "budget_change", status: "failed" })
 
     // One cent over: the cap is the only reason, and the failed row keeps it.
-    const cent = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: 3 * prior + 10_000, reason: "x" })
-    expect([cent.status, errorCode(cent)], cent.text).toEqual([422, "validation_failed"])
-    const centError = (cent.body as { error: { action_id: string; validation_errors: Array<string> } }).error
+    const centError = await validationFailed({ campaignId: campaign.campaignId, newDailyBudgetMicros: 3 * prior + 10_000, reason: "x" })
     expect(centError.validation_errors).toHaveLength(1)
     expect(centError.validation_errors[0]).toMatch(capReason)
-    const failed = await p.action(centError.action_id)
+    const failed = await p.action(centError.action_id!)
     expect(failed).toMatchObject({ kind: "budget_change", status: "failed", mode: null })
     expect(failed.failure?.message).toMatch(capReason)
 
     // Exactly 3 × is inside the cap: queued (a raise beyond 30%), and the apply worker's own cap lets it through.
-    const exactly = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: 3 * prior, reason: "x" })
-    expect(exactly.status, exactly.text).toBe(201)
-    expect(exactly.body).toMatchObject({ mode: "queued", status: "proposed" })
-    expect((exactly.body as { policyReasons: Array<string> }).policyReasons.join(" ")).toMatch(/budget raise of \+200\.0% is beyond the 30%/)
-    const actionId = (exactly.body as { actionId: string }).actionId
-    expect((await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)).status).toBe(200)
+    const exactly = await proposeBudget({ campaignId: campaign.campaignId, newDailyBudgetMicros: 3 * prior, reason: "x" })
+    expect(exactly).toMatchObject({ mode: "queued", status: "proposed" })
+    expect(exactly.policyReasons.join(" ")).toMatch(/budget raise of \+200\.0% is beyond the 30%/)
+    const actionId = exactly.actionId
+    const approved = await p.api("approver", (client) => client.actions.approveAction({ path: { projectId: p.account.projectId, actionId } }))
+    expect(approved.actionId).toBe(actionId)
     expect((await p.settle(actionId)).status).toBe("applied")
     expect(await upstreamBudget(campaign.campaignId)).toBe(3 * prior)
 
     // Its revert cuts the budget back (the last test of this file expects the campaign's budget as synced).
-    const revert = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${actionId}/revert`)
-    expect(revert.status, revert.text).toBe(201)
-    expect((await p.settle((revert.body as { actionId: string }).actionId)).status).toBe("applied")
+    expect((await p.settle((await revert(actionId)).actionId)).status).toBe("applied")
     expect(await warehouseBudget(campaign.campaignId)).toBe(prior)
   })
 
