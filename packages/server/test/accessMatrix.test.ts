@@ -1373,7 +1373,8 @@ describe("the operation table and the REST API agree", () => {
 
   it("gives every proposal operation the same access row, so that one runs it in full for all", () => {
     const rowOf = (name: OperationName) => {
-      const { bucket: _bucket, summary: _summary, ...row } = operationTable[name]!
+      // The access row: scope, grant and reach (the bucket, the summary and the MCP column aside).
+      const { bucket: _bucket, summary: _summary, mcp: _mcp, ...row } = operationTable[name]!
       return row
     }
     expect(PROPOSAL_OPERATIONS.size).toBe(proposalKinds.length)
