@@ -4,6 +4,7 @@
  * A running sync whose heartbeat stopped (its instance died) is marked failed before a new one starts.
  */
 import { SyncInProgress } from "@acs/domain/Errors"
+import { Sync } from "@acs/domain/Warehouse"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { afterCommit } from "../db/AfterCommit.ts"
@@ -15,24 +16,12 @@ import { countSync } from "../telemetry/Metrics.ts"
 export const SyncTrigger = Schema.Literal("manual", "schedule", "import")
 export type SyncTrigger = typeof SyncTrigger.Type
 
-/** A `syncs` row, this module being the table's owner (its heartbeat aside). */
+/** A `syncs` row, this module being the table's owner (its heartbeat aside): the API's sync with its account. */
 export const SyncRow = Schema.Struct({
-  syncId: Schema.String,
+  ...Sync.fields,
   projectId: Schema.String,
-  status: Schema.Literal("running", "succeeded", "failed"),
-  trigger: SyncTrigger,
-  startedAt: Schema.String,
-  finishedAt: Schema.NullOr(Schema.String),
-  windowStart: Schema.NullOr(Schema.String),
-  windowEnd: Schema.NullOr(Schema.String),
   /** int8, as text. */
-  rowsWritten: Schema.String,
-  progress: Schema.Struct({
-    step: Schema.optional(Schema.String),
-    done: Schema.optional(Schema.Number),
-    total: Schema.optional(Schema.Number)
-  }),
-  error: Schema.NullOr(Schema.String)
+  rowsWritten: Schema.String
 })
 export type SyncRow = typeof SyncRow.Type
 

@@ -5,23 +5,13 @@
  * fragments below, which the queue's composite statements in Deliveries.ts assemble (one round trip each). The
  * positions the sequencer queues are written by db/functions/acs_sequence_events.sql.
  */
-import { EventType } from "@acs/domain/Events"
-import { WebhookFormat } from "@acs/domain/Webhooks"
+import { Webhook } from "@acs/domain/Webhooks"
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { columnsOf, decodeRows } from "../db/Rows.ts"
 
 /** An endpoint as the API shows it (its secret and the queue's columns aside). */
-export const WebhookRow = Schema.Struct({
-  webhookId: Schema.String,
-  url: Schema.String,
-  events: Schema.Array(EventType),
-  description: Schema.NullOr(Schema.String),
-  format: WebhookFormat,
-  createdAt: Schema.String,
-  disabledAt: Schema.NullOr(Schema.String),
-  disabledReason: Schema.NullOr(Schema.String)
-})
+export const WebhookRow = Schema.Struct(Webhook.fields)
 export type WebhookRow = typeof WebhookRow.Type
 
 export const webhookColumns = columnsOf(WebhookRow)
