@@ -46,7 +46,7 @@ import { EventList, EventsParams, EventStreamHeaders, EventStreamParams } from "
 import { jsonObject } from "./Json.ts"
 import { CreatedPerson, CreatePersonRequest, NewPassword, Person, PersonList, UpdatePersonRequest } from "./People.ts"
 import { Plan, PlanParams } from "./Plan.ts"
-import { type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
+import { type KindDeclaration, type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
 import { CurrentPrincipal, Principal } from "./Principal.ts"
 import {
   AppSearch,
@@ -333,10 +333,12 @@ export const IdempotencyHeaders = Schema.Struct({
 })
 
 /** One proposal endpoint, generated from its kind declaration. */
-const proposalEndpoint = <K extends ProposalKind>(kind: K) =>
+const proposalEndpoint = <const Operation extends string, Body extends Schema.Schema.AnyNoContext>(
+  kind: KindDeclaration<string, Operation, Body>
+) =>
   HttpApiEndpoint.post(kind.operation, `/accounts/:projectId/actions/${kind.path}`)
     .setPath(Schema.Struct({ projectId }))
-    .setPayload(kind.body as K["body"])
+    .setPayload(kind.body)
     .setUrlParams(PreviewParams)
     .setHeaders(IdempotencyHeaders)
     // First the proposal (201), then the preview (200): the answer is encoded as the first that fits it,
@@ -356,14 +358,16 @@ const proposalEndpoint = <K extends ProposalKind>(kind: K) =>
     )
 
 /** Each proposal endpoint with its own kind's body type. */
-type ProposalEndpoints = { [K in ProposalKind as K["operation"]]: ReturnType<typeof proposalEndpoint<K>> }[ProposalKind["operation"]]
+type ProposalEndpoints = {
+  [K in ProposalKind as K["operation"]]: ReturnType<typeof proposalEndpoint<K["operation"], K["body"]>>
+}[ProposalKind["operation"]]
 
 /**
  * The proposal endpoints, one per kind of `proposalKinds`. They are added in a loop, which the compiler
  * cannot follow; the group's type is stated from the same declarations instead.
  */
 export class ProposalsGroup extends (proposalKinds.reduce(
-  (group, kind) => group.add(proposalEndpoint(kind)),
+  (group, kind: KindDeclaration<string, string, Schema.Schema.AnyNoContext>) => group.add(proposalEndpoint(kind)),
   HttpApiGroup.make("proposals") as HttpApiGroup.HttpApiGroup<"proposals", HttpApiEndpoint.HttpApiEndpoint.Any, never, never, false>
 ) as unknown as HttpApiGroup.HttpApiGroup<"proposals", ProposalEndpoints, never, never, false>)
   .pipe(authenticatedGroup)

@@ -33,7 +33,7 @@ type Propose = (input: {
 const proposeFor = (client: Client, kind: string): Propose => {
   const declared = proposalKinds.find((k) => k.kind === kind)
   if (declared === undefined) throw new Error(`unknown proposal kind ${kind}`)
-  return client.proposals[declared.operation] as unknown as Propose
+  return client.proposals[declared.operation] as Propose
 }
 
 export const AccountsPage = (props: { readonly session: Session; readonly projectId: string | undefined }) => {
