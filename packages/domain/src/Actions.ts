@@ -7,7 +7,18 @@ import { jsonObject } from "./Json.ts"
 import { ActionKind } from "./ProposalKinds.ts"
 import { IntegerParam, LimitParam } from "./Warehouse.ts"
 
-export const ActionStatus = Schema.Literal("proposed", "approved", "applying", "applied", "failed", "rejected", "reverted", "expired")
+/** `skipped`: a changeset's member that was never applied (a dependency failed, or the apply stopped first). */
+export const ActionStatus = Schema.Literal(
+  "proposed",
+  "approved",
+  "applying",
+  "applied",
+  "failed",
+  "rejected",
+  "reverted",
+  "expired",
+  "skipped"
+)
 export type ActionStatus = typeof ActionStatus.Type
 
 export const Mode = Schema.Literal("auto_applied", "queued")
@@ -102,7 +113,9 @@ export const ActionRecord = Schema.Struct({
   revertedBy: Schema.NullOr(Schema.String),
   supersededBy: Schema.NullOr(Schema.String).annotations({
     description: "The external_change that changed this action's entity outside acs after it applied; its revert then queues for review"
-  })
+  }),
+  changesetId: Schema.NullOr(Schema.String).annotations({ description: "The changeset this action is a member of" }),
+  dependsOn: Schema.Array(Schema.String).annotations({ description: "Members of its changeset that apply before it" })
 }).annotations({ identifier: "ActionRecord" })
 
 /** Who made a change outside acs, as the platform's change history says. */

@@ -21,6 +21,17 @@ import {
 import { ApiKey, CreateAccountKeyRequest, CreatedKey, CreateKeyRequest, RevokedKeys } from "./ApiKeys.ts"
 import { Audit } from "./Audits.ts"
 import { Brief, UpdateBriefRequest } from "./Brief.ts"
+import {
+  AddMembersRequest,
+  AddMembersResponse,
+  ApproveChangesetRequest,
+  Changeset,
+  ChangesetDetail,
+  ChangesetList,
+  ChangesetListParams,
+  OpenChangesetRequest,
+  RejectChangesetRequest
+} from "./Changesets.ts"
 import { Connection, ConnectionKeyPair, ConnectionRequest, Discovery, ImportRequest } from "./Connection.ts"
 import {
   AccountMismatchBody,
@@ -417,6 +428,54 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
   )
 {}
 
+const changesetId = HttpApiSchema.param("changesetId", Schema.String)
+
+export class ChangesetsGroup extends HttpApiGroup.make("changesets")
+  .add(HttpApiEndpoint.post("openChangeset")`/accounts/${projectId}/changesets`
+    .setPayload(OpenChangesetRequest).addSuccess(Changeset, { status: 201 }).addError(ReadOnlyAccountBody))
+  .add(HttpApiEndpoint.post("addChangesetMembers")`/accounts/${projectId}/changesets/${changesetId}/members`
+    .setPayload(AddMembersRequest)
+    .addSuccess(AddMembersResponse, { status: 207 })
+    .addError(ConflictBody)
+    .addError(ReadOnlyAccountBody)
+    .annotate(
+      OpenApi.Description,
+      "Each proposal is validated and recorded as a member on its own: the answer (207) says, per proposal, its " +
+        "member or its refusal (the status and error its own proposal endpoint would have answered)."
+    ))
+  .add(HttpApiEndpoint.post("submitChangeset")`/accounts/${projectId}/changesets/${changesetId}/submit`
+    .setUrlParams(PreviewParams)
+    .addSuccess(Changeset)
+    .addError(ConflictBody)
+    .addError(ValidationFailedBody)
+    .annotate(
+      OpenApi.Description,
+      "Freezes the plan (order, dependencies), its hash and impact, and the policy's decision for the whole: it " +
+        "auto-applies only when every member would and all fit the 24-hour window, else it queues as one item. " +
+        "`?preview=true`: the same answer, nothing frozen."
+    ))
+  .add(HttpApiEndpoint.post("approveChangeset")`/accounts/${projectId}/changesets/${changesetId}/approve`
+    .setPayload(ApproveChangesetRequest)
+    .addSuccess(Changeset)
+    .addError(ConflictBody)
+    .addError(ValidationFailedBody)
+    .annotate(
+      OpenApi.Description,
+      "Approves the plan the hash names. 409 `conflict` with `reason: state_changed_since_proposal` and the " +
+        "members that moved when the account changed under the plan: resubmit to refresh it."
+    ))
+  .add(HttpApiEndpoint.post("rejectChangeset")`/accounts/${projectId}/changesets/${changesetId}/reject`
+    .setPayload(RejectChangesetRequest).addSuccess(Changeset).addError(ConflictBody))
+  .add(HttpApiEndpoint.get("listChangesets")`/accounts/${projectId}/changesets`
+    .setUrlParams(ChangesetListParams).addSuccess(ChangesetList))
+  .add(HttpApiEndpoint.get("getChangeset")`/accounts/${projectId}/changesets/${changesetId}`.addSuccess(ChangesetDetail))
+  .pipe(authenticatedGroup)
+  .annotate(
+    OpenApi.Description,
+    "Changesets: proposals grouped into one unit with one plan, one decision, one apply in order and one revert."
+  )
+{}
+
 /** What acs suggests and finds about an account, and the operator's brief. */
 export class InsightsGroup extends HttpApiGroup.make("insights")
   .add(HttpApiEndpoint.get("getPlan")`/accounts/${projectId}/plan`.setUrlParams(PlanParams).addSuccess(Plan)
@@ -523,6 +582,7 @@ export class Api extends HttpApi.make("acs")
   .add(WarehouseGroup)
   .add(ProposalsGroup)
   .add(ActionsGroup)
+  .add(ChangesetsGroup)
   .add(InsightsGroup)
   .add(ResearchGroup)
   .add(EventsGroup)

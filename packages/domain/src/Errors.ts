@@ -55,8 +55,14 @@ export class NoOp extends Schema.TaggedError<NoOp>()("NoOp", {
   message: Schema.String
 }) {}
 
+/** A member of a changeset that moved under its plan, and how (docs/contract.md 4.3). */
+export const MovedMember = Schema.Struct({ actionId: Schema.String, why: Schema.String })
+
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
-  message: Schema.String
+  message: Schema.String,
+  /** `state_changed_since_proposal`: the account changed under a changeset's plan; `members` says which moved. */
+  reason: Schema.optional(Schema.Literal("state_changed_since_proposal")),
+  members: Schema.optional(Schema.Array(MovedMember))
 }) {}
 
 export class SyncInProgress extends Schema.TaggedError<SyncInProgress>()("SyncInProgress", {

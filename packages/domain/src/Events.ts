@@ -13,6 +13,15 @@ export const EventType = Schema.Literal(
   "action.demoted",
   "action.reverted",
   "action.external",
+  "changeset.submitted",
+  "changeset.queued",
+  "changeset.approved",
+  "changeset.rejected",
+  "changeset.applied",
+  "changeset.partially_applied",
+  "changeset.failed",
+  "changeset.expired",
+  "changeset.reverted",
   "sync.succeeded",
   "sync.failed",
   "connection.broken"
@@ -28,7 +37,7 @@ export const Event = Schema.Struct({
   createdAt: Schema.String,
   orgId: Schema.String,
   projectId: Schema.NullOr(Schema.String).annotations({ description: "null for org-level events" }),
-  data: jsonObject("{action} (as GET …/actions/{actionId}), {sync} or {connection}")
+  data: jsonObject("{action} (as GET …/actions/{actionId}), {changeset} (as in GET …/changesets/{changesetId}), {sync} or {connection}")
 }).annotations({ identifier: "Event" })
 export type Event = typeof Event.Type
 

@@ -135,6 +135,43 @@ export const Operations = {
     summary: "Undo an applied action",
     mcp: { tool: true, destructive: true, idempotent: true, openWorld: true, note: "" }
   },
+  // Changesets (docs/contract.md 4.3): an agent's session as one unit. The tool notes teach the sequence.
+  openChangeset: {
+    scope: "write",
+    account: true,
+    bucket: "write",
+    summary: "Open a changeset: proposals made with its changesetId wait in it until it is submitted",
+    mcp: {
+      tool: true,
+      note: "Then propose with `changesetId` (or add many at once), submit, and a person approves the whole once."
+    }
+  },
+  addChangesetMembers: {
+    scope: "write",
+    account: true,
+    bucket: "write",
+    summary: "Add up to 1,000 proposals to an open changeset, each answered on its own",
+    mcp: tool
+  },
+  submitChangeset: {
+    scope: "write",
+    account: true,
+    bucket: "write",
+    summary: "Freeze a changeset's plan and have the policy decide it as one unit",
+    mcp: { tool: true, note: "`preview: true` answers the plan, impact and decision without freezing." }
+  },
+  approveChangeset: {
+    scope: "write",
+    grant: "approve",
+    account: true,
+    bucket: "write",
+    summary: "Approve a submitted changeset by its plan hash; its members apply in order",
+    mcp: { tool: true, destructive: true, idempotent: true, openWorld: true }
+  },
+  // Its opener may withdraw it without the approval grant: the service checks who (actions/changesets/).
+  rejectChangeset: { scope: "write", account: true, bucket: "write", summary: "Reject or withdraw a changeset", mcp: { tool: true, idempotent: true } },
+  listChangesets: { scope: "read", account: true, bucket: "read", summary: "The account's changesets, newest first", mcp: tool },
+  getChangeset: { scope: "read", account: true, bucket: "read", summary: "One changeset: plan, impact, decision and members", mcp: tool },
   getPolicy: { scope: "read", account: true, bucket: "read", summary: "The live safe-apply policy of the account", mcp: tool },
   getTargets: { scope: "read", account: true, bucket: "read", summary: "The operator's CPA target band", mcp: tool },
   updateTargets: { scope: "admin", account: true, bucket: "write", summary: "Set the operator's CPA target band", mcp: human },
@@ -195,4 +232,6 @@ export const isProposalOperation = (operation: OperationName): operation is Prop
  * docs/contract.md 4.1), which writes nothing and counts as a read. One operation either way: same scope, same grant.
  */
 export const bucketOf = (operation: OperationName, preview: boolean): Charge =>
-  preview && (isProposalOperation(operation) || operation === "revertAction") ? "read" : Operations[operation].bucket
+  preview && (isProposalOperation(operation) || operation === "revertAction" || operation === "submitChangeset")
+    ? "read"
+    : Operations[operation].bucket

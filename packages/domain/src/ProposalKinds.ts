@@ -45,8 +45,16 @@ const AdGroupPlan = {
   negativeKeywords: Schema.Array(NewNegativeKeywordBody).pipe(Schema.maxItems(1000))
 }
 
+/** Membership of a changeset (docs/contract.md 4.3): the proposal is recorded as a member, applied with the whole. */
+const ChangesetId = Schema.String.pipe(Schema.pattern(/^cs_[A-Za-z0-9_-]{1,64}$/)).annotations({
+  description: "Record the proposal as a member of this open changeset: nothing applies until the changeset is submitted"
+})
+const DependsOn = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))).pipe(Schema.maxItems(100))
+  .annotations({ description: "Members of the same changeset that must apply first; if one fails, this member is skipped" })
+
 const body = <F extends Schema.Struct.Fields>(identifier: string, fields: F) =>
-  Schema.Struct({ ...fields, reason: Reason }).annotations({ identifier })
+  Schema.Struct({ ...fields, reason: Reason, changesetId: Schema.optional(ChangesetId), dependsOn: Schema.optional(DependsOn) })
+    .annotations({ identifier })
 
 export interface KindDeclaration<Kind extends string, Operation extends string, Body extends Schema.Schema.AnyNoContext> {
   readonly kind: Kind
@@ -296,5 +304,8 @@ export const ledgerOnlyKinds = ["external_change"] as const
 export type LedgerOnlyKindName = (typeof ledgerOnlyKinds)[number]
 /** Every kind a ledger row can have. */
 export type ActionKindName = KindName | LedgerOnlyKindName
+
+/** A proposal kind by name (`budget_change`, …), as a changeset's `members` call names it. */
+export const ProposalKindLiteral = Schema.Literal(...proposalKinds.map((k) => k.kind))
 
 export const ActionKind = Schema.Literal(...proposalKinds.map((k) => k.kind), ...compensationKinds, ...ledgerOnlyKinds)

@@ -3,6 +3,8 @@ import { UpstreamTransportLive } from "@acs/upstream/UpstreamTransport"
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Approvals } from "./actions/pipeline/Approvals.ts"
+import { ChangesetExpiry, ChangesetExpiryLive } from "./actions/changesets/ChangesetExpiry.ts"
+import { Changesets } from "./actions/changesets/Changesets.ts"
 import { Idempotency } from "./actions/pipeline/Idempotency.ts"
 import { Ledger } from "./actions/pipeline/Ledger.ts"
 import { OutsideChanges } from "./actions/outside/OutsideChanges.ts"
@@ -63,7 +65,8 @@ export const ServicesLive = Layer.mergeAll(
   People.Default,
   Reads.Default,
   Syncs.Default,
-  Proposals.Default,
+  Changesets.Default,
+  ChangesetExpiry.Default,
   Approvals.Default,
   Revert.Default,
   PolicyDocument.Default,
@@ -78,6 +81,7 @@ export const ServicesLive = Layer.mergeAll(
   Webhooks.Default,
   ApprovalExpiry.Default
 ).pipe(
+  Layer.provideMerge(Proposals.Default),
   Layer.provideMerge(RecordOutsideChangesAfterSync),
   Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default, OutsideChanges.Default)),
   Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Transitions.Default, Jobs.Default, WorkerSignal.Default)),
@@ -102,7 +106,8 @@ export const AppLive = Layer.mergeAll(
   SequencerLive,
   WebhookWorkerLive,
   RetentionLive,
-  ApprovalExpiryLive
+  ApprovalExpiryLive,
+  ChangesetExpiryLive
 ).pipe(
   Layer.provide(DemoLive),
   Layer.provideMerge(ServicesLive),

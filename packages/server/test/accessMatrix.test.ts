@@ -702,6 +702,52 @@ const samples: Record<OperationName, Sample> = {
     prepare: () => ({ params: { actionId: "act_unknown" } }),
     granted: () => ({ status: 404, code: "not_found" })
   },
+  openChangeset: {
+    method: "POST",
+    path: "/accounts/:projectId/changesets",
+    prepare: () => ({ body: { title: "access matrix" } }),
+    granted: () => ({ status: 201 }),
+    verify: (answer) => expect(record(answer.body)).toMatchObject({ status: "open", title: "access matrix", onFailure: "stop" })
+  },
+  addChangesetMembers: {
+    method: "POST",
+    path: "/accounts/:projectId/changesets/:changesetId/members",
+    prepare: () => ({
+      params: { changesetId: "cs_unknown" },
+      body: { proposals: [{ kind: "budget_change", body: { ...proposalBodies.budget_change, reason: "access matrix" } }] }
+    }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
+  submitChangeset: {
+    method: "POST",
+    path: "/accounts/:projectId/changesets/:changesetId/submit",
+    prepare: () => ({ params: { changesetId: "cs_unknown" } }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
+  approveChangeset: {
+    method: "POST",
+    path: "/accounts/:projectId/changesets/:changesetId/approve",
+    prepare: () => ({ params: { changesetId: "cs_unknown" }, body: { planHash: "sha256:unknown" } }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
+  rejectChangeset: {
+    method: "POST",
+    path: "/accounts/:projectId/changesets/:changesetId/reject",
+    prepare: () => ({ params: { changesetId: "cs_unknown" }, body: {} }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
+  listChangesets: {
+    method: "GET",
+    path: "/accounts/:projectId/changesets",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toHaveProperty("changesets")
+  },
+  getChangeset: {
+    method: "GET",
+    path: "/accounts/:projectId/changesets/:changesetId",
+    prepare: () => ({ params: { changesetId: "cs_unknown" } }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
   getPolicy: {
     method: "GET",
     path: "/accounts/:projectId/policy",

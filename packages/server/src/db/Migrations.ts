@@ -35,6 +35,7 @@ import deliveredBatches from "./migrations/0026_delivered_batches.ts"
 import whoMayApprove from "./migrations/0027_who_may_approve.ts"
 import functionFiles from "./migrations/0028_function_files.ts"
 import webhookIsolation from "./migrations/0029_webhook_isolation.ts"
+import changesets from "./migrations/0030_changesets.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -69,7 +70,8 @@ export const migrations = {
   "0026_delivered_batches": deliveredBatches,
   "0027_who_may_approve": whoMayApprove,
   "0028_function_files": functionFiles,
-  "0029_webhook_isolation": webhookIsolation
+  "0029_webhook_isolation": webhookIsolation,
+  "0030_changesets": changesets
 }
 
 export const loader = Migrator.fromRecord(migrations)

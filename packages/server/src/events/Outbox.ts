@@ -97,7 +97,8 @@ export const actionEventCte = (
         'decidedBy', ${r("decided_by")}, 'decisionReason', ${r("decision_reason")},
         'created_at', ${isoSql(sql, `${changed}.created_at`)}, 'decidedAt', ${isoSql(sql, `${changed}.decided_at`)},
         'appliedAt', ${isoSql(sql, `${changed}.applied_at`)}, 'revertOf', ${r("revert_of")},
-        'revertedBy', ${r("reverted_by")}, 'supersededBy', ${r("superseded_by")}))`
+        'revertedBy', ${r("reverted_by")}, 'supersededBy', ${r("superseded_by")}, 'changesetId', ${r("changeset_id")},
+        'dependsOn', to_jsonb(${r("depends_on")})))`
   return sql`
     INSERT INTO events (event_id, org_id, project_id, type, trace_parent, data)
     SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), ${r("org_id")}, ${r("project_id")}, ${type},
@@ -110,7 +111,9 @@ export const actionEventCte = (
 
 /**
  * `action.proposed` for each row of `recorded` queued for a human (Proposals' one-statement proposal): a row
- * that auto-applies speaks when it applies.
+ * that auto-applies speaks when it applies, a changeset's member with its changeset (`changeset.submitted`).
  */
 export const proposedEventCte = (sql: SqlClient.SqlClient, recorded: string) =>
-  actionEventCte(sql, recorded, "action.proposed", { where: (r) => sql`${r("status")} = 'proposed'` })
+  actionEventCte(sql, recorded, "action.proposed", {
+    where: (r) => sql`${r("status")} = 'proposed' AND ${r("changeset_id")} IS NULL`
+  })

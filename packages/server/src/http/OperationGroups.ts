@@ -66,6 +66,7 @@ export const OperationGroupsLive = Layer.mergeAll(
   operationGroup("warehouse", WarehouseExtras),
   operationGroup("proposals", ProposalsExtras),
   operationGroup("actions", ActionsExtras),
+  operationGroup("changesets"),
   operationGroup("insights"),
   operationGroup("research"),
   operationGroup("events", EventsExtras),

@@ -16,6 +16,7 @@ import { Accounts, toAccount } from "../accounts/Accounts.ts"
 import { Brief } from "../accounts/Brief.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { Approvals } from "../actions/pipeline/Approvals.ts"
+import { Changesets } from "../actions/changesets/Changesets.ts"
 import { catalog } from "../actions/kinds/Catalog.ts"
 import { requestHash } from "../actions/pipeline/Idempotency.ts"
 import { LEDGER_DEFAULT_LIMIT, LEDGER_MAX_LIMIT } from "@acs/domain/Actions"
@@ -78,6 +79,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
     const ledger = yield* Ledger
     const approvals = yield* Approvals
     const revert = yield* Revert
+    const changesets = yield* Changesets
     const policy = yield* PolicyDocument
     const targets = yield* Targets
     const plan = yield* Plan
@@ -211,6 +213,14 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       rejectAction: (grant, { path, payload }) => approvals.reject(grant, path.actionId, payload?.reason),
       revertAction: (grant, { path, urlParams }) =>
         urlParams?.preview === true ? revert.preview(grant, path.actionId).pipe(withSql) : revert.revert(grant, path.actionId).pipe(withSql),
+      // changesets
+      openChangeset: (grant, { payload }) => changesets.open(grant, payload),
+      addChangesetMembers: (grant, { path, payload }) => changesets.addMembers(grant, path.changesetId, payload),
+      submitChangeset: (grant, { path, urlParams }) => changesets.submit(grant, path.changesetId, urlParams?.preview === true),
+      approveChangeset: (grant, { path, payload }) => changesets.approve(grant, path.changesetId, payload.planHash),
+      rejectChangeset: (grant, { path, payload }) => changesets.reject(grant, path.changesetId, payload?.reason),
+      listChangesets: (grant, { urlParams }) => changesets.list(grant, urlParams?.status, clampLimit(urlParams?.limit)),
+      getChangeset: (grant, { path }) => changesets.get(grant, path.changesetId),
       getPolicy: (grant) => policy.get(grant).pipe(withSql),
       getTargets: (grant) => targets.get(grant),
       updateTargets: (grant, { payload }) => targets.put(grant, payload),

@@ -3,7 +3,8 @@
  * account's lock inside their transaction, so concurrent proposals on any instance see each other's rows.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { decodeRows } from "../db/Rows.ts"
 
 /** Namespace of the per-account proposal lock (`pg_advisory_xact_lock(namespace, hashtext(projectId))`). */
 export const ACCOUNT_LOCK_NAMESPACE = 4_242_002
@@ -17,13 +18,25 @@ export const lockAccountShared = (projectId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`SELECT pg_advisory_xact_lock_shared(${ACCOUNT_LOCK_NAMESPACE}, hashtext(${projectId}))`.pipe(Effect.asVoid, Effect.orDie))
 
+const WindowRow = Schema.Struct({ used: Schema.NumberFromString, oldest: Schema.NullOr(Schema.String) })
+const decodeWindow = decodeRows(WindowRow)
+
+/**
+ * The count as `acs_lock_account_window` reads it (db/functions/): actions that auto-applied alone by their time,
+ * members of auto-applied changesets by the changeset's decision; with the oldest of them.
+ */
 export const autoAppliesLast24h = (projectId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ used: string; oldest: string | null }>`
-      SELECT count(*) AS used,
-        to_char(min(created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS oldest
-      FROM actions
-      WHERE project_id = ${projectId} AND counts_toward_cap AND created_at > clock_timestamp() - interval '24 hours'`.pipe(
-      Effect.map((rows) => ({ used: Number(rows[0]?.used ?? 0), oldestInWindowAt: rows[0]?.oldest ?? null })),
+    sql`
+      WITH counted AS (
+        SELECT count(*) AS n, min(created_at) AS oldest FROM actions
+        WHERE project_id = ${projectId} AND counts_toward_cap AND created_at > clock_timestamp() - interval '24 hours'
+        UNION ALL
+        SELECT COALESCE(sum(counted_members), 0), min(decided_at) FROM changesets
+        WHERE project_id = ${projectId} AND counted_members > 0 AND decided_at > clock_timestamp() - interval '24 hours')
+      SELECT sum(n)::text AS used, to_char(min(oldest) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS oldest
+      FROM counted`.pipe(
+      Effect.flatMap(decodeWindow),
+      Effect.map((rows) => ({ used: rows[0]?.used ?? 0, oldestInWindowAt: rows[0]?.oldest ?? null })),
       Effect.orDie
     ))

@@ -79,6 +79,16 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
           sql`SELECT pg_notify(${JOBS_CHANNEL}, ${actionId})`
         ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
 
+    /** An approved changeset's one apply job (its members apply in plan order under its lease), in the caller's transaction. */
+    const enqueueChangeset = (changesetId: string, projectId: string) =>
+      Effect.flatMap(currentTraceparent, (traceParent) =>
+        Effect.all([
+          sql`INSERT INTO jobs (job_id, changeset_id, project_id, trace_parent)
+              VALUES (${newId("job")}, ${changesetId}, ${projectId}, ${traceParent})
+              ON CONFLICT (changeset_id) WHERE changeset_id IS NOT NULL DO NOTHING`,
+          sql`SELECT pg_notify(${JOBS_CHANNEL}, ${changesetId})`
+        ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueueChangeset"))
+
     const claim = (workerId: string, leaseMs: number) =>
       sql`/* prepared */ ${claimNext(sql, workerId, leaseMs)}`.pipe(
         Effect.flatMap(decodeClaimed),
@@ -129,6 +139,6 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         Effect.orDie
       )
 
-    return { enqueue, claim, heartbeat, renewal, settlement, complete, retryLater } as const
+    return { enqueue, enqueueChangeset, claim, heartbeat, renewal, settlement, complete, retryLater } as const
   })
 }) {}

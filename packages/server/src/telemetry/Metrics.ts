@@ -95,8 +95,8 @@ export const countHttpRequest = (operation: string, status: number, durationSeco
 export const countProposal = (kind: string, mode: string | null): Effect.Effect<void> =>
   Metric.increment(labelled(proposals, { kind, mode: mode ?? "invalid" }))
 
-/** One action reaching `status`. */
-export const countAction = (status: string): Effect.Effect<void> => Metric.increment(labelled(actions, { status }))
+/** One action reaching `status`; `n` of them, decided together (a changeset's members). */
+export const countAction = (status: string, n = 1): Effect.Effect<void> => Metric.incrementBy(labelled(actions, { status }), n)
 
 /** An action of `kind` applied `lagSeconds` after its approval. */
 export const observeApplyLag = (kind: string, lagSeconds: number): Effect.Effect<void> =>

@@ -40,7 +40,9 @@ const base: RawActionRow = {
   applied_at_iso: null,
   revert_of: null,
   reverted_by: null,
-  superseded_by: null
+  superseded_by: null,
+  changeset_id: null,
+  depends_on: []
 }
 
 describe("toEncodedRecord", () => {

@@ -60,6 +60,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   accounts: ["accounts/Accounts.ts"],
   action_steps: ["worker/ActionSteps.ts"],
   actions: ["actions/pipeline/Transitions.ts"],
+  changesets: ["actions/changesets/ChangesetStore.ts"],
   ad_groups: ["warehouse/SyncEntities.ts", "db/functions/acs_write_back.sql"],
   ads: ["warehouse/SyncEntities.ts", "db/functions/acs_write_back.sql"],
   api_keys: ["auth/KeyStore.ts"],

@@ -33,7 +33,9 @@ export const ActionRow = Schema.Struct({
   appliedAtIso: Schema.NullOr(Schema.String),
   revertOf: Schema.NullOr(Schema.String),
   revertedBy: Schema.NullOr(Schema.String),
-  supersededBy: Schema.NullOr(Schema.String)
+  supersededBy: Schema.NullOr(Schema.String),
+  changesetId: Schema.NullOr(Schema.String),
+  dependsOn: Schema.Array(Schema.String)
 })
 export type ActionRow = typeof ActionRow.Type
 
@@ -77,7 +79,9 @@ export const toRecord = (row: ActionRow): ActionRecord => ({
   appliedAt: row.appliedAtIso,
   revertOf: row.revertOf,
   revertedBy: row.revertedBy,
-  supersededBy: row.supersededBy
+  supersededBy: row.supersededBy,
+  changesetId: row.changesetId,
+  dependsOn: row.dependsOn
 })
 
 /**
@@ -180,6 +184,8 @@ export const toEncodedRecord = (row: RawActionRow): ActionRecord => {
     appliedAt: row.applied_at_iso,
     revertOf: row.revert_of,
     revertedBy: row.reverted_by,
-    supersededBy: row.superseded_by
+    supersededBy: row.superseded_by,
+    changesetId: row.changeset_id,
+    dependsOn: row.depends_on
   }
 }

@@ -25,6 +25,8 @@ export interface Recording {
   /** The decision under the cap; `capped` replaces it when the 24-hour count has reached the cap. */
   readonly decision: { readonly mode: NewAction["mode"]; readonly status: NewAction["status"]; readonly riskTier: NewAction["riskTier"]; readonly reasons: ReadonlyArray<string> }
   readonly capped: { readonly reasonTemplate: string; readonly otherReasons: ReadonlyArray<string> } | undefined
+  /** A changeset's member: recorded only while its changeset is open (the row's share lock makes submit wait for it). */
+  readonly member: { readonly changesetId: string; readonly dependsOn: ReadonlyArray<string> } | undefined
 }
 
 /** Placeholder of the count in the cap's reason; `format()` in the statement fills it in. */
@@ -35,14 +37,18 @@ const decodeRecorded = Schema.decodeUnknown(Schema.Array(RecordedRow))
 
 const json = (value: unknown) => JSON.stringify(value)
 
-/** Records the proposal in one statement; answers the ledger row as the API shows it. */
+/** Records the proposal in one statement; answers the ledger row as the API shows it, or undefined for a member whose changeset is no longer open. */
 export const recordProposal = (sql: SqlClient.SqlClient, recording: Recording) => {
-  const { actionId, capped, decision, row } = recording
+  const { actionId, capped, decision, member, row } = recording
   const auto = capped !== undefined
   const under = sql`w.used < ${AUTO_APPLY_LIMIT_PER_24H}`
   return Effect.flatMap(currentTraceparent, (traceParent) =>
     sql`/* prepared */
       WITH w AS (SELECT used, next_created_at FROM acs_lock_account_window(${ACCOUNT_LOCK_NAMESPACE}, ${row.projectId})),
+      ${
+      member === undefined ? sql`` : sql`cs AS (SELECT changeset_id FROM changesets
+        WHERE changeset_id = ${member.changesetId} AND project_id = ${row.projectId} AND status = 'open' FOR SHARE),`
+    }
       recorded AS (${
       insertProposed(sql, {
         actionId,
@@ -63,15 +69,17 @@ export const recordProposal = (sql: SqlClient.SqlClient, recording: Recording) =
           : sql`${json(decision.reasons)}::jsonb`,
         countsTowardCap: auto ? under : sql`false`,
         createdAt: sql`w.next_created_at`,
-        traceParent
-      }, "w")
+        traceParent,
+        changesetId: member?.changesetId ?? null,
+        dependsOn: member?.dependsOn ?? []
+      }, member === undefined ? "w" : "w, cs")
     }),
       job AS (${enqueueApproved(sql, "recorded")}),
       notified AS (${notifyQueued(sql, "job")}),
       proposed_event AS (${proposedEventCte(sql, "recorded")})
       SELECT ${actionColumns(sql)}, (SELECT count(*) FROM notified)::int AS notified FROM recorded`).pipe(
       Effect.flatMap((rows) => Effect.orDie(decodeRecorded(rows))),
-      Effect.map((rows) => toRecord(rows[0]!)),
+      Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
       Effect.withSpan("Proposals.recordStatement", HOT_SPAN)
     )
 }

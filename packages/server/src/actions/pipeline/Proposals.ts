@@ -10,12 +10,14 @@
  * same validation and policy and writes nothing.
  */
 import type { ActionRecord, ProposalPreview, ProposalResponse } from "@acs/domain/Actions"
-import { type Conflict, ReadOnlyAccount, ValidationFailed } from "@acs/domain/Errors"
+import { Conflict, ReadOnlyAccount, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
+import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import type { Granted } from "../../accounts/Granted.ts"
+import { membershipOf } from "../changesets/Membership.ts"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { Invalidation } from "../../db/Invalidation.ts"
 import { newId } from "../../db/Ids.ts"
@@ -28,14 +30,15 @@ import { Idempotency, type StoredAnswer } from "./Idempotency.ts"
 import type { Kind, Rejection } from "../kinds/Kind.ts"
 import { requireNone } from "../kinds/KindSupport.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
+import type { MembershipError } from "../changesets/Membership.ts"
 import { minorUnitReasons } from "./MinorUnits.ts"
 import { COUNT_PLACEHOLDER, recordProposal, type Recording } from "./ProposalStatement.ts"
 import { policyFactsWith, readTargetBand, type TargetBand, warehouseView } from "../kinds/WarehouseView.ts"
 import { countAction, countProposal } from "../../telemetry/Metrics.ts"
 
 export interface ProposalRequest {
-  /** The grant of the kind's proposal operation: who proposes, on which account. */
-  readonly grant: Granted<ProposalOperationName>
+  /** The grant of the kind's proposal operation, or of a changeset's `members` call: who proposes, on which account. */
+  readonly grant: Granted<ProposalOperationName | "addChangesetMembers">
   readonly kind: Kind
   readonly body: unknown
   readonly idempotency: { readonly key: string; readonly hash: string } | undefined
@@ -103,9 +106,8 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
      * the policy's facts and the kill switch. The decision is answered as a function of the 24-hour count,
      * which the caller reads under the account's lock. Writes nothing. A validation failure is returned, not failed.
      */
-    const evaluate = (grant: Granted<ProposalOperationName>, kind: Kind, body: unknown) =>
+    const evaluate = (account: AccountRecord, proposedBy: Principal["kind"], kind: Kind, body: unknown) =>
       Effect.gen(function*() {
-        const { account, principal } = grant
         if (account.readOnly) {
           return yield* new ReadOnlyAccount({
             message: "the upstream credential has no account-manager role on this account, so no change can be applied"
@@ -135,7 +137,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         const [verdict, switchState] = yield* Effect.all([prepared.right.verdict, settings.read(account.orgId)])
         const decideFor = (used: number) =>
           decide({
-            proposedBy: principal.kind,
+            proposedBy,
             killSwitchOn: switchState.platformAutoApply,
             accountStatus: account.status,
             autoAppliesLast24h: used,
@@ -155,7 +157,8 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           : ""
         const actionId = newId("act")
         const base = { orgId: account.orgId, projectId: account.projectId, kind: kind.kind, reason, proposedBy: actorOf(principal) }
-        const evaluated = yield* evaluate(request.grant, kind, request.body)
+        const member = yield* membershipOf(account.projectId, request.body).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const evaluated = yield* evaluate(account, principal.kind, kind, request.body)
         if (evaluated._tag === "Invalid") {
           const { rejection } = evaluated
           const recording: Recording = {
@@ -167,18 +170,34 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
               failure: { step: null, stepName: null, message: rejection.validation_errors.join("; "), upstreamRequestId: null }
             },
             decision: { mode: null, status: "failed", riskTier: kind.reviewTier, reasons: [] },
-            capped: undefined
+            capped: undefined,
+            // A proposal that failed validation is a failed row of the ledger, never a member.
+            member: undefined
           }
           const answer = { status: 422 as const, actionId, validationErrors: rejection.validation_errors, message: rejection.message }
           return { recording, answer }
+        }
+        const row = { ...base, summary: evaluated.summary, payload: evaluated.payload }
+        if (member !== undefined) {
+          // A member waits for its changeset: its own decision (under the cap) is kept for the changeset's.
+          const own = evaluated.decideFor(0)
+          const recording: Recording = {
+            actionId,
+            row,
+            decision: { mode: own.mode, status: "proposed", riskTier: own.riskTier, reasons: own.reasons },
+            capped: undefined,
+            member
+          }
+          return { recording, answer: { status: 201 as const, actionId } }
         }
         const { open, capped } = decisions(evaluated.decideFor)
         const auto = open.mode === "auto_applied"
         const recording: Recording = {
           actionId,
-          row: { ...base, summary: evaluated.summary, payload: evaluated.payload },
+          row,
           decision: { mode: open.mode, status: auto ? "approved" : "proposed", riskTier: open.riskTier, reasons: open.reasons },
-          capped: capped === undefined ? undefined : { reasonTemplate: capped.reasonTemplate, otherReasons: capped.otherReasons }
+          capped: capped === undefined ? undefined : { reasonTemplate: capped.reasonTemplate, otherReasons: capped.otherReasons },
+          member: undefined
         }
         return { recording, answer: { status: 201 as const, actionId } }
       })
@@ -190,7 +209,11 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         type Outcome =
           | { readonly _tag: "Replay"; readonly answer: StoredAnswer }
           | { readonly _tag: "Recorded"; readonly action: ActionRecord }
-        const recorded = Effect.map(recordProposal(sql, recording), (action): Outcome => ({ _tag: "Recorded", action }))
+          | { readonly _tag: "NotOpen" }
+        const recorded = Effect.map(
+          recordProposal(sql, recording),
+          (action): Outcome => action === undefined ? { _tag: "NotOpen" } : { _tag: "Recorded", action }
+        )
         const outcome: Outcome = yield* (key === undefined
           // Alone, the statement is its own transaction: the lock is held for that one statement.
           ? recorded
@@ -202,6 +225,9 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             )
           )).pipe(Effect.catchTag("SqlError", Effect.die))
         if (outcome._tag === "Replay") return yield* replay(request.grant.account.projectId, outcome.answer)
+        if (outcome._tag === "NotOpen") {
+          return yield* new Conflict({ message: `changeset ${recording.member?.changesetId} was submitted or ended meanwhile: members are added only while it is open` })
+        }
         yield* Effect.zipRight(countProposal(outcome.action.kind, outcome.action.mode), countAction(outcome.action.status))
         if (answer.status === 422) return yield* validationFailure(answer)
         if (outcome.action.status === "approved") yield* signal.wake
@@ -219,7 +245,8 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         Effect.gen(function*() {
           yield* sql`SET TRANSACTION READ ONLY`
           yield* lockAccountShared(grant.account.projectId)
-          const evaluated = yield* evaluate(grant, kind, body)
+          yield* membershipOf(grant.account.projectId, body).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+          const evaluated = yield* evaluate(grant.account, grant.principal.kind, kind, body)
           if (evaluated._tag === "Invalid") {
             return yield* new ValidationFailed({
               message: evaluated.rejection.message,
@@ -243,7 +270,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         })
       ).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Proposals.preview", HOT_SPAN))
 
-    return { propose, preview } as const
+    return { propose, preview, evaluate } as const
   }),
   dependencies: [Invalidation.Default]
 }) {
@@ -254,4 +281,4 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
   )
 }
 
-export type ProposalError = Rejection | ReadOnlyAccount | Conflict
+export type ProposalError = Rejection | ReadOnlyAccount | Conflict | MembershipError

@@ -152,6 +152,9 @@ export interface ProposedRow {
   readonly countsTowardCap: Statement.Fragment
   readonly createdAt: Statement.Fragment
   readonly traceParent: string | null
+  /** A changeset's member (docs/contract.md 4.3): recorded proposed, decided and applied with its changeset. */
+  readonly changesetId: string | null
+  readonly dependsOn: ReadonlyArray<string>
 }
 
 /**
@@ -160,11 +163,11 @@ export interface ProposedRow {
  */
 export const insertProposed = (sql: SqlClient.SqlClient, row: ProposedRow, source: string) =>
   sql`INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
-      payload, failure, proposed_by, counts_toward_cap, created_at, trace_parent)
+      payload, failure, proposed_by, counts_toward_cap, created_at, trace_parent, changeset_id, depends_on)
     SELECT ${row.actionId}, ${row.orgId}, ${row.projectId}, ${row.kind}, ${row.mode}, ${row.status}, ${row.riskTier},
       ${row.policyReasons}, ${row.summary}, ${row.reason}, ${json(row.payload)}::jsonb,
       ${row.failure === undefined ? null : json(row.failure)}::jsonb, ${json(row.proposedBy)}::jsonb, ${row.countsTowardCap},
-      ${row.createdAt}, ${row.traceParent}
+      ${row.createdAt}, ${row.traceParent}, ${row.changesetId}, ${row.dependsOn}::text[]
     FROM ${sql.unsafe(source)}
     RETURNING *`
 
@@ -410,6 +413,49 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         WHERE project_id = ${projectId} AND superseded_by IS NULL AND ${sql.in("action_id", actionIds)}
         RETURNING action_id`.pipe(Effect.map((rows) => rows.length), Effect.orDie, Effect.withSpan("Transitions.supersede"))
 
+    /**
+     * A changeset's decision on its members (actions/changesets/): every member still proposed becomes approved
+     * (a new apply run), rejected or expired with the changeset, in one statement. No event per member: the
+     * changeset's event says it for all (docs/decisions/changesets.md). Answers how many changed.
+     */
+    const decideMembers = (changesetId: string, to: "approved" | "rejected" | "expired", by: Actor | null, reason: string | null) =>
+      sql`UPDATE actions SET status = ${to}, decided_by = ${by === null ? null : json(by)}::jsonb, decided_at = clock_timestamp(),
+          decision_reason = ${reason}, updated_at = clock_timestamp(),
+          apply_run = apply_run + ${to === "approved" ? 1 : 0}
+        WHERE changeset_id = ${changesetId} AND status = 'proposed' RETURNING action_id`.pipe(
+        Effect.map((rows) => rows.length),
+        Effect.orDie,
+        Effect.tap((n) => n > 0 ? afterCommit(countAction(to, n)) : Effect.void),
+        Effect.withSpan("Transitions.decideMembers")
+      )
+
+    /**
+     * A proposed member evaluated again by a resubmit: its payload (prior state read anew), summary and the
+     * policy's verdict on it alone. Answers whether it was still proposed.
+     */
+    const refreshMember = (
+      actionId: string,
+      refreshed: { readonly payload: unknown; readonly summary: string; readonly mode: Mode; readonly riskTier: RiskTier; readonly policyReasons: ReadonlyArray<string> }
+    ) =>
+      happened(sql`UPDATE actions SET payload = ${json(refreshed.payload)}::jsonb, summary = ${refreshed.summary},
+          mode = ${refreshed.mode}, risk_tier = ${refreshed.riskTier}, policy_reasons = ${json(refreshed.policyReasons)}::jsonb,
+          updated_at = clock_timestamp()
+        WHERE action_id = ${actionId} AND status = 'proposed' AND changeset_id IS NOT NULL RETURNING action_id`).pipe(
+        Effect.withSpan("Transitions.refreshMember")
+      )
+
+    /** approved -> skipped: members a changeset's apply will not reach (a dependency failed, or it stopped). */
+    const skipMembers = (actionIds: ReadonlyArray<string>, reason: string) =>
+      actionIds.length === 0 ? Effect.succeed(0) : sql`
+        UPDATE actions SET status = 'skipped', decision_reason = ${reason}, updated_at = clock_timestamp()
+        WHERE ${sql.in("action_id", actionIds)} AND status = 'approved' AND changeset_id IS NOT NULL
+        RETURNING action_id`.pipe(
+        Effect.map((rows) => rows.length),
+        Effect.orDie,
+        Effect.tap((n) => n > 0 ? afterCommit(countAction("skipped", n)) : Effect.void),
+        Effect.withSpan("Transitions.skipMembers")
+      )
+
     return {
       append,
       appendOutsideChange,
@@ -422,7 +468,10 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       demote,
       linkRevert,
       settleOriginal,
-      supersede
+      supersede,
+      decideMembers,
+      refreshMember,
+      skipMembers
     } as const
   })
 }) {}

@@ -1,0 +1,168 @@
+/**
+ * The `changesets` table's owner (docs/contract.md 4.3): every statement that writes a changeset, each a guarded
+ * transition that names the status it starts from (as actions/pipeline/Transitions.ts does for actions) and
+ * writes the changeset's event in the same transaction. Reads answer the row with its members' counts.
+ *
+ *   open --submit--> queued | approved --(apply job)--> applying --> applied | partially_applied | failed
+ *   open | queued --reject/expire--> rejected | expired          applied | partially_applied --revert--> reverted
+ */
+import type { Actor } from "@acs/domain/Actions"
+import type { Changeset, ChangesetDecision, ChangesetImpact, ChangesetPlan, ChangesetStatus, OnFailure } from "@acs/domain/Changesets"
+import { Changeset as ChangesetSchema } from "@acs/domain/Changesets"
+import type { EventType } from "@acs/domain/Events"
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { newId } from "../../db/Ids.ts"
+import { writeEvent } from "../../events/Outbox.ts"
+import { CHANGESET_COLUMNS, decodeChangesetRows, toChangeset } from "./ChangesetRow.ts"
+
+const json = (value: unknown) => JSON.stringify(value)
+const encodeChangeset = Schema.encodeSync(ChangesetSchema)
+
+export interface NewChangeset {
+  readonly orgId: string
+  readonly projectId: string
+  readonly title: string
+  readonly reason: string | null
+  readonly onFailure: OnFailure
+  readonly openedBy: Actor
+  readonly revertOf?: string
+}
+
+/** What submit freezes. */
+export interface Frozen {
+  readonly planHash: string
+  readonly plan: ChangesetPlan
+  readonly impact: ChangesetImpact
+  readonly decision: ChangesetDecision
+}
+
+/** The statuses a changeset ends its apply with. */
+export type ApplyEnd = Extract<ChangesetStatus, "applied" | "partially_applied" | "failed">
+
+export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/ChangesetStore", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const columns = sql.unsafe(CHANGESET_COLUMNS)
+
+    const read = (changesetId: string, lock: "" | "FOR UPDATE" = "") =>
+      sql`SELECT ${columns} FROM changesets c WHERE c.changeset_id = ${changesetId} ${sql.unsafe(lock === "" ? "" : "FOR UPDATE OF c")}`.pipe(
+        Effect.flatMap(decodeChangesetRows),
+        Effect.map((rows) => rows[0]),
+        Effect.orDie
+      )
+
+    /** The changeset of the account, or undefined (another account's is not found either). */
+    const find = (projectId: string, changesetId: string) =>
+      Effect.map(read(changesetId), (row) => row === undefined || row.projectId !== projectId ? undefined : row)
+
+    /** As `find`, locking the row for a transition in the caller's transaction. */
+    const lock = (projectId: string, changesetId: string) =>
+      Effect.map(read(changesetId, "FOR UPDATE"), (row) => row === undefined || row.projectId !== projectId ? undefined : row)
+
+    const list = (projectId: string, status: ChangesetStatus | undefined, limit: number) =>
+      Effect.all([
+        sql`SELECT ${columns} FROM changesets c WHERE c.project_id = ${projectId}
+            ${status === undefined ? sql`` : sql`AND c.status = ${status}`}
+            ORDER BY c.created_at DESC, c.changeset_id DESC LIMIT ${limit}`.pipe(Effect.flatMap(decodeChangesetRows)),
+        sql`SELECT count(*)::int AS total FROM changesets WHERE project_id = ${projectId}
+            ${status === undefined ? sql`` : sql`AND status = ${status}`}`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ total: Schema.Number }))))
+        )
+      ]).pipe(
+        Effect.map(([rows, count]) => ({ changesets: rows.map(toChangeset), total: count[0]?.total ?? 0 })),
+        Effect.orDie
+      )
+
+    /** The changeset's event, with the changeset as it is now (in the caller's transaction). */
+    const event = (type: Extract<EventType, `changeset.${string}`>, changesetId: string) =>
+      Effect.flatMap(read(changesetId), (row) =>
+        row === undefined
+          ? Effect.void
+          : writeEvent(sql, { orgId: row.orgId, projectId: row.projectId, type, data: { changeset: encodeChangeset(toChangeset(row)) } }))
+
+    const open = (changeset: NewChangeset): Effect.Effect<Changeset> =>
+      Effect.gen(function*() {
+        const changesetId = newId("cs")
+        yield* sql`INSERT INTO changesets (changeset_id, org_id, project_id, title, reason, on_failure, status, opened_by, revert_of)
+          VALUES (${changesetId}, ${changeset.orgId}, ${changeset.projectId}, ${changeset.title}, ${changeset.reason},
+            ${changeset.onFailure}, 'open', ${json(changeset.openedBy)}::jsonb, ${changeset.revertOf ?? null})`.pipe(Effect.orDie)
+        return toChangeset((yield* read(changesetId))!)
+      })
+
+    /** A guarded transition: true when the row was in one of `from` and changed. */
+    const moved = (statement: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+      statement.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
+    /**
+     * open | queued -> queued | approved, with the plan frozen. `counted` members count in the 24-hour window
+     * from now (an auto-applied changeset); a queued one counts when it is approved, as a queued action does not.
+     */
+    const submit = (changesetId: string, frozen: Frozen, by: Actor | null) =>
+      Effect.gen(function*() {
+        const auto = frozen.decision.mode === "auto_applied"
+        const done = yield* moved(sql`UPDATE changesets SET plan_hash = ${frozen.planHash}, plan = ${json(frozen.plan)}::jsonb,
+            impact = ${json(frozen.impact)}::jsonb, decision = ${json(frozen.decision)}::jsonb, submitted_at = clock_timestamp(),
+            status = ${auto ? "approved" : "queued"},
+            decided_at = ${auto ? sql`clock_timestamp()` : sql`NULL`}, decided_by = ${auto && by !== null ? json(by) : null}::jsonb,
+            counted_members = ${auto ? frozen.plan.order.length : 0}, updated_at = clock_timestamp()
+          WHERE changeset_id = ${changesetId} AND status IN ('open', 'queued') RETURNING changeset_id`)
+        if (done) {
+          yield* event("changeset.submitted", changesetId)
+          yield* event(auto ? "changeset.approved" : "changeset.queued", changesetId)
+        }
+        return done
+      })
+
+    /** queued -> approved by a person. */
+    const approve = (changesetId: string, by: Actor) =>
+      Effect.tap(
+        moved(sql`UPDATE changesets SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
+            updated_at = clock_timestamp()
+          WHERE changeset_id = ${changesetId} AND status = 'queued' RETURNING changeset_id`),
+        (done) => done ? event("changeset.approved", changesetId) : Effect.void
+      )
+
+    /** open | queued -> rejected (a decision or a withdrawal) or expired (nobody decided in time). */
+    const end = (changesetId: string, to: "rejected" | "expired", by: Actor | null, reason: string | null) =>
+      Effect.tap(
+        moved(sql`UPDATE changesets SET status = ${to}, decided_by = ${by === null ? null : json(by)}::jsonb,
+            decided_at = clock_timestamp(), decision_reason = ${reason}, updated_at = clock_timestamp()
+          WHERE changeset_id = ${changesetId} AND status IN ('open', 'queued') RETURNING changeset_id`),
+        (done) => done ? event(to === "rejected" ? "changeset.rejected" : "changeset.expired", changesetId) : Effect.void
+      )
+
+    /** approved -> applying: its apply job began (no event: not a decision or an outcome). */
+    const markApplying = (changesetId: string) =>
+      moved(sql`UPDATE changesets SET status = 'applying', updated_at = clock_timestamp()
+        WHERE changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING changeset_id`)
+
+    /** applying -> how the apply ended, with its event carrying the members' outcomes. */
+    const finish = (changesetId: string, to: ApplyEnd) =>
+      Effect.tap(
+        moved(sql`UPDATE changesets SET status = ${to}, applied_at = clock_timestamp(), updated_at = clock_timestamp()
+          WHERE changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING changeset_id`),
+        (done) => done ? event(`changeset.${to}`, changesetId) : Effect.void
+      )
+
+    /** applied | partially_applied -> reverted, naming the compensating changeset; `changeset.reverted`. */
+    const markReverted = (changesetId: string, revertedBy: string) =>
+      Effect.tap(
+        moved(sql`UPDATE changesets SET status = 'reverted', reverted_by = ${revertedBy}, updated_at = clock_timestamp()
+          WHERE changeset_id = ${changesetId} AND status IN ('applied', 'partially_applied') RETURNING changeset_id`),
+        (done) => done ? event("changeset.reverted", changesetId) : Effect.void
+      )
+
+    /** Changesets waiting for a decision past their org's approval TTL (open: since opened; queued: since submitted). */
+    const due = (limit: number, changesetId?: string) =>
+      sql`SELECT c.changeset_id, o.approval_ttl_hours FROM changesets c JOIN orgs o ON o.org_id = c.org_id
+        WHERE c.status IN ('open', 'queued') ${changesetId === undefined ? sql`` : sql`AND c.changeset_id = ${changesetId}`}
+          AND COALESCE(c.submitted_at, c.created_at) + make_interval(hours => o.approval_ttl_hours) <= clock_timestamp()
+        ORDER BY c.created_at LIMIT ${limit}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ changesetId: Schema.String, approvalTtlHours: Schema.Number })))),
+        Effect.orDie
+      )
+
+    return { find, lock, list, open, submit, approve, end, markApplying, finish, markReverted, due } as const
+  })
+}) {}
