@@ -1,0 +1,274 @@
+/**
+ * Changesets up to their decision (docs/contract.md 4.3): members recorded but not queued one by one, many in one
+ * call with an answer per member, the frozen plan with its hash, impact and the policy's decision for the whole,
+ * approval bound to the plan's hash and refused when the account moved under the plan, withdrawal, and the 24-hour
+ * window counted exactly when two instances submit at once. The apply is changesetApply.test.ts's.
+ */
+import { isProposalResponse, type ProposalPreview, type ProposalResponse } from "@acs/domain/Actions"
+import type { AddMembersRequest } from "@acs/domain/Changesets"
+import type { EventType } from "@acs/domain/Events"
+import type { UpstreamCampaign } from "@acs/upstream/Upstream"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Caller, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { withApi } from "./support/apiClient.ts"
+import { BOOTSTRAP_KEY } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
+
+let p: Pipeline
+let campaigns: ReadonlyArray<UpstreamCampaign>
+let next = 0
+
+/** A campaign no other test in this file touches. */
+const freshCampaign = () => {
+  const campaign = campaigns[next++]
+  if (campaign === undefined) throw new Error("the demo account has too few campaigns for this file")
+  return campaign
+}
+
+const path = () => ({ projectId: p.account.projectId })
+
+const open = (caller: Caller, title: string, onFailure?: "stop" | "continue" | "rollback") =>
+  p.api(caller, (client) => client.changesets.openChangeset({ path: path(), payload: onFailure === undefined ? { title } : { title, onFailure } }))
+
+/** A proposal's answer, not its preview (no `?preview=true` was sent). */
+const recorded = (answer: ProposalResponse | ProposalPreview): ProposalResponse => {
+  if (!isProposalResponse(answer)) throw new Error("a preview answered a proposal")
+  return answer
+}
+
+const budgetMember = (caller: Caller, changesetId: string, campaign: UpstreamCampaign, factor: number) =>
+  p.api(caller, (client) =>
+    client.proposals.proposeBudgetChange({
+      path: path(),
+      payload: {
+        campaignId: campaign.campaignId,
+        newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * factor),
+        reason: "changeset test",
+        changesetId
+      },
+      urlParams: {},
+      headers: {}
+    })).then(recorded)
+
+const changeset = (caller: Caller, changesetId: string) =>
+  p.api(caller, (client) => client.changesets.getChangeset({ path: { ...path(), changesetId } }))
+
+const submit = (caller: Caller, changesetId: string, preview = false) =>
+  p.api(caller, (client) => client.changesets.submitChangeset({ path: { ...path(), changesetId }, urlParams: preview ? { preview } : {} }))
+
+const approve = (caller: Caller, changesetId: string, planHash: string) =>
+  p.api(caller, (client) => Effect.either(client.changesets.approveChangeset({ path: { ...path(), changesetId }, payload: { planHash } })))
+
+const eventsOf = (type: EventType, changesetId: string) =>
+  p.api("key", (client) => client.events.listEvents({ urlParams: { type, limit: 100 } })).then((page) =>
+    page.events.filter((event) => JSON.stringify(event.data).includes(changesetId))
+  )
+
+/** Negative keywords on a campaign: in the auto-apply set, so a person's members may auto-apply. */
+const negatives = (campaignId: string, tag: string, n: number): AddMembersRequest => ({
+  proposals: Array.from({ length: n }, (_, i) => ({
+    kind: "add_negative_keywords" as const,
+    body: { campaignId, keywords: [{ text: `${tag} negative ${i}`, matchType: "EXACT" }], reason: "window test" }
+  }))
+})
+
+beforeAll(async () => {
+  p = await startPipeline({ seed: 34, env: { CHANGE_HISTORY_POLL_SECONDS: "0" } })
+  campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId)))
+    .filter((c) => !c.deleted && c.dailyBudgetMicros !== null && c.status === "ENABLED")
+})
+
+afterAll(async () => {
+  await p?.close()
+})
+
+describe("a changeset up to its decision", () => {
+  it("records members without queueing them one by one, freezes a plan on submit and queues the whole with its reasons", async () => {
+    const opened = await open("key", "trim two budgets")
+    expect(opened).toMatchObject({ status: "open", title: "trim two budgets", onFailure: "stop", planHash: null, members: { total: 0 } })
+    const [a, b] = [freshCampaign(), freshCampaign()]
+    const first = await budgetMember("key", opened.changesetId, a, 0.9)
+    const second = await budgetMember("key", opened.changesetId, b, 1.1)
+    // A member waits for its changeset: proposed, not in the approval queue, no action.proposed of its own.
+    expect(first).toMatchObject({ status: "proposed", mode: "queued" })
+    const queue = await p.api("person", (client) => client.actions.listApprovals({ path: path(), urlParams: {} }))
+    expect(queue.approvals.map((x) => x.actionId)).not.toContain(first.actionId)
+    expect((await p.action(first.actionId)).status).toBe("proposed")
+    expect(await eventsOf("action.proposed", first.actionId)).toEqual([])
+
+    const preview = await submit("key", opened.changesetId, true)
+    expect(preview.status).toBe("open")
+    expect(preview.plan?.order).toEqual([first.actionId, second.actionId])
+    const delta = Math.round(a.dailyBudgetMicros! * 0.9) - a.dailyBudgetMicros! + Math.round(b.dailyBudgetMicros! * 1.1) - b.dailyBudgetMicros!
+    expect(preview.impact).toMatchObject({ dailyBudgetDeltaMicros: delta, byKind: { budget_change: 2 } })
+    expect(preview.decision).toEqual({
+      mode: "queued",
+      riskTier: "safe",
+      policyReasons: [`2 members (${first.actionId}, ${second.actionId}): proposed with an API key: every key-proposed change queues for review`]
+    })
+    expect((await changeset("key", opened.changesetId)).changeset.status).toBe("open")
+
+    const submitted = await submit("key", opened.changesetId)
+    expect(submitted).toMatchObject({ status: "queued", planHash: preview.planHash, decision: preview.decision, members: { total: 2, pending: 2 } })
+    expect(submitted.planHash).toMatch(/^sha256:[0-9a-f]{64}$/)
+    await waitFor("changeset.submitted and changeset.queued", async () =>
+      [(await eventsOf("changeset.submitted", opened.changesetId)).length, (await eventsOf("changeset.queued", opened.changesetId)).length],
+      ([s, q]) => s === 1 && q === 1)
+
+    // Frozen: no more members.
+    const late = await p.api("key", (client) =>
+      Effect.flip(client.proposals.proposeBudgetChange({
+        path: path(),
+        payload: { campaignId: freshCampaign().campaignId, newDailyBudgetMicros: 5_000_000, reason: "late", changesetId: opened.changesetId },
+        urlParams: {},
+        headers: {}
+      })))
+    expect(late).toMatchObject({ _tag: "Conflict", message: expect.stringMatching(/is queued: members are added only while it is open/) })
+
+    const detail = await changeset("person", opened.changesetId)
+    expect(detail.memberActions.map((m) => [m.actionId, m.changesetId])).toEqual([
+      [first.actionId, opened.changesetId],
+      [second.actionId, opened.changesetId]
+    ])
+  })
+
+  it("adds many members in one call, answering each: recorded, malformed, or refused by validation with its failed row", async () => {
+    const opened = await open("key", "bulk")
+    const campaign = freshCampaign()
+    const answer = await p.api("key", (client) =>
+      client.changesets.addChangesetMembers({
+        path: { ...path(), changesetId: opened.changesetId },
+        payload: {
+          proposals: [
+            { kind: "budget_change", body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! - 1_000_000, reason: "ok" } },
+            { kind: "budget_change", body: { campaignId: campaign.campaignId, reason: "no amount" } },
+            { kind: "budget_change", body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! * 4, reason: "too much" } }
+          ]
+        }
+      }))
+    expect(answer).toMatchObject({ changesetId: opened.changesetId, added: 1, refused: 2 })
+    expect(answer.results[0]).toMatchObject({ index: 0, status: 201, kind: "budget_change", error: null })
+    expect(answer.results[1]).toMatchObject({ index: 1, status: 400, actionId: null, error: { code: "invalid_request" } })
+    expect(answer.results[1]!.error!.message).toMatch(/newDailyBudgetMicros/)
+    expect(answer.results[2]).toMatchObject({ index: 2, status: 422, error: { code: "validation_failed" } })
+    expect(answer.results[2]!.error!.validationErrors.join(" ")).toMatch(/hard cap/)
+    // The refused proposal is a failed row of the ledger, not a member.
+    const failed = await p.action(answer.results[2]!.actionId!)
+    expect(failed.status).toBe("failed")
+    expect((await changeset("key", opened.changesetId)).changeset.members.total).toBe(1)
+  })
+
+  it("approves only the plan reviewed, refuses a plan the account moved under, and applies a resubmitted one's approval", async () => {
+    const opened = await open("key", "stale plan")
+    const [a, b] = [freshCampaign(), freshCampaign()]
+    const first = await budgetMember("key", opened.changesetId, a, 0.95)
+    await budgetMember("key", opened.changesetId, b, 0.95)
+    const submitted = await submit("key", opened.changesetId)
+
+    const wrongHash = await approve("person", opened.changesetId, "sha256:not-the-plan")
+    expect(wrongHash).toMatchObject({ _tag: "Left", left: { _tag: "Conflict", message: expect.stringMatching(/submitted again since that plan/) } })
+
+    // Someone changes the first member's campaign in the web UI; the change history brings it into the ledger.
+    const answer = p.simulator.webUiWrite({
+      adAccountId: Number(p.account.upstreamAccountId),
+      method: "PUT",
+      path: `/v1/campaigns/${a.campaignId}`,
+      body: { dailyBudget: { value: { amount: "77.00", currency: "USD" } } },
+      user: "web-ui-user@example.com"
+    })
+    expect(answer.status).toBe(200)
+    await p.api("key", (client) => client.warehouse.startSync({ path: path() }))
+    await waitFor("the outside change in the ledger", () =>
+      p.sql<{ n: string }>("SELECT count(*) AS n FROM actions WHERE kind = 'external_change' AND payload->'entity'->>'id' = $1", [a.campaignId]),
+      (rows) => Number(rows[0]!.n) > 0, { intervalMs: 250 })
+
+    const stale = await approve("person", opened.changesetId, submitted.planHash!)
+    expect(stale._tag).toBe("Left")
+    if (stale._tag === "Left") {
+      expect(stale.left).toMatchObject({ _tag: "Conflict", reason: "state_changed_since_proposal" })
+      if (stale.left._tag === "Conflict") {
+        expect(stale.left.members).toEqual([{ actionId: first.actionId, why: expect.stringMatching(/changed outside acs by web-ui-user@example.com/) }])
+      }
+    }
+    expect((await changeset("key", opened.changesetId)).changeset.status).toBe("queued")
+
+    // Resubmitting reads the prior state again: a new hash, then the approval holds.
+    const resubmitted = await submit("key", opened.changesetId)
+    expect(resubmitted.planHash).not.toBe(submitted.planHash)
+    const refreshed = await p.action(first.actionId)
+    expect(refreshed.payload["priorDailyBudgetMicros"]).toBe(77_000_000)
+    const approved = await approve("person", opened.changesetId, resubmitted.planHash!)
+    expect(approved._tag).toBe("Right")
+    if (approved._tag === "Right") expect(approved.right).toMatchObject({ decidedBy: { kind: "person" }, members: { total: 2 } })
+    expect(["approved", "applying", "applied"]).toContain((await changeset("key", opened.changesetId)).changeset.status)
+    await waitFor("changeset.approved", () => eventsOf("changeset.approved", opened.changesetId), (events) => events.length === 1)
+  })
+
+  it("refuses a plan another acs action changed since, naming that action", async () => {
+    const opened = await open("key", "raced")
+    const campaign = freshCampaign()
+    const member = await budgetMember("key", opened.changesetId, campaign, 0.9)
+    const submitted = await submit("key", opened.changesetId)
+    // The person's own cut auto-applies on the same campaign.
+    const own = await p.api("person", (client) =>
+      client.proposals.proposeBudgetChange({
+        path: path(),
+        payload: { campaignId: campaign.campaignId, newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 0.8), reason: "mine" },
+        urlParams: {},
+        headers: {}
+      })).then(recorded)
+    expect((await p.settle(own.actionId)).status).toBe("applied")
+    const stale = await approve("person", opened.changesetId, submitted.planHash!)
+    expect(stale).toMatchObject({
+      _tag: "Left",
+      left: {
+        reason: "state_changed_since_proposal",
+        members: [{ actionId: member.actionId, why: expect.stringContaining(`another acs action, ${own.actionId} (budget_change)`) }]
+      }
+    })
+  })
+
+  it("lets the opener withdraw it, and refuses a person approving their own changeset", async () => {
+    const mine = await open("person", "my own")
+    await budgetMember("person", mine.changesetId, freshCampaign(), 1.5)
+    const submitted = await submit("person", mine.changesetId)
+    expect(submitted.status).toBe("queued")
+    const own = await approve("person", mine.changesetId, submitted.planHash!)
+    expect(own).toMatchObject({ _tag: "Left", left: { _tag: "ForbiddenScope", required_grant: "second_approver" } })
+
+    const withdrawn = await p.api("person", (client) =>
+      client.changesets.rejectChangeset({ path: { ...path(), changesetId: mine.changesetId }, payload: { reason: "changed my mind" } }))
+    expect(withdrawn).toMatchObject({ status: "rejected", decisionReason: "changed my mind", members: { total: 1, pending: 0 } })
+    const detail = await changeset("person", mine.changesetId)
+    expect(detail.memberActions.map((m) => m.status)).toEqual(["rejected"])
+    await waitFor("changeset.rejected", () => eventsOf("changeset.rejected", mine.changesetId), (events) => events.length === 1)
+  })
+
+  it("counts every member in the 24-hour window exactly: of two changesets submitted at once on two instances, one fits", async () => {
+    const twin = await p.startTwin({ WORKER_CONCURRENCY: "0" })
+    const campaign = freshCampaign()
+    const both = await Promise.all(["left", "right"].map(async (tag) => {
+      const opened = await open("person", `window ${tag}`)
+      const added = await p.api("person", (client) =>
+        client.changesets.addChangesetMembers({ path: { ...path(), changesetId: opened.changesetId }, payload: negatives(campaign.campaignId, tag, 12) }))
+      expect(added.added).toBe(12)
+      return opened.changesetId
+    }))
+    const decided = await Promise.all([
+      submit("person", both[0]!),
+      // The other instance, by the bootstrap key: the members' own decisions (a person's) decide, not the submitter.
+      withApi(twin.baseUrl, BOOTSTRAP_KEY, (client) =>
+        client.changesets.submitChangeset({ path: { ...path(), changesetId: both[1]! }, urlParams: {} }))
+    ])
+    const modes = decided.map((c) => c.decision?.mode).sort()
+    expect(modes).toEqual(["auto_applied", "queued"])
+    const held = decided.find((c) => c.decision?.mode === "queued")!
+    expect(held.decision?.policyReasons).toEqual([
+      "24-hour window: the changeset's 12 members would need 12 auto-applies; the account has 8 left (12 of 20 used)"
+    ])
+    const policy = await p.api("key", (client) => client.actions.getPolicy({ path: path() }))
+    expect(policy).toMatchObject({ autoApplies: { usedLast24h: 12 } })
+    await twin.stop()
+  })
+})
