@@ -314,7 +314,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
      */
     const revokeRootedAt = (grant: Granted<"revokePersonKeys">, personId: string) =>
       Effect.gen(function*() {
-        const people = yield* sql<{ personId: string }>`SELECT person_id FROM people WHERE person_id = ${personId} AND org_id = ${grant.orgId}`
+        const people = yield* sql`SELECT person_id FROM people WHERE person_id = ${personId} AND org_id = ${grant.orgId}`
         if (people.length === 0) return yield* new NotFound({ message: `no person ${personId} in this workspace` })
         const rows = yield* sql`
           UPDATE api_keys SET revoked_at = now()

@@ -95,6 +95,10 @@ export type DeliveryRow = typeof DeliveryRow.Type
 
 export const deliveryColumns = columnsOf(DeliveryRow)
 export const decodeDeliveries = decodeRows(DeliveryRow)
+const decodeDeliveryIds = decodeRows(DeliveryRow.pick("deliveryId"))
+
+/** An endpoint's back-off, in ms from now (int8 as text). */
+const decodeBackoff = decodeRows(Schema.Struct({ backoffMs: Schema.NumberFromString }))
 
 /** The admin's writes of the queue (Webhooks.ts): a ping, and an endpoint's waiting deliveries when it is deleted or enabled. */
 export const deliveryStatements = (sql: SqlClient.SqlClient, retryWindowSeconds: number) => ({
@@ -344,7 +348,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * as the claim is (the arrays are parameters: one text whatever the batch's size).
      */
     const delivered = (workerId: string, outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly result: AttemptResult }>) =>
-      outcomes.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`/* prepared */
+      outcomes.length === 0 ? Effect.succeed(new Set<string>()) : sql`/* prepared */
         UPDATE webhook_deliveries d SET status = 'delivered', delivered_at = clock_timestamp(), last_status_code = o.status_code,
           last_duration_ms = o.duration_ms, last_error = NULL, last_response = o.response, last_attempt_at = clock_timestamp(),
           locked_by = NULL, lease_until = NULL
@@ -353,8 +357,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           AS o (delivery_id, status_code, duration_ms, response)
         WHERE d.delivery_id = o.delivery_id AND d.locked_by = ${workerId}
         RETURNING d.delivery_id`.pipe(
-        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId))),
-        Effect.orDie
+        Effect.orDie,
+        Effect.flatMap(decodeDeliveryIds),
+        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId)))
       )
 
     /** Not delivered: tried again after `delayMs`. */
@@ -396,13 +401,14 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * claim's count of attempts taken back. Answers the ids recorded, as `delivered`.
      */
     const notAttempted = (workerId: string, deliveryIds: ReadonlyArray<string>, delayMs: number) =>
-      deliveryIds.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`
+      deliveryIds.length === 0 ? Effect.succeed(new Set<string>()) : sql`
         UPDATE webhook_deliveries SET attempts = attempts - 1, run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000}),
           locked_by = NULL, lease_until = NULL
         WHERE delivery_id = ANY(${deliveryIds}::text[]) AND locked_by = ${workerId}
         RETURNING delivery_id`.pipe(
-        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId))),
-        Effect.orDie
+        Effect.orDie,
+        Effect.flatMap(decodeDeliveryIds),
+        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId)))
       )
 
     /**
@@ -411,15 +417,16 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * try). Answers the back-off in ms (null: the endpoint is gone).
      */
     const backOff = (webhookId: string, baseMs: number, maxMs: number) =>
-      sql<{ readonly backoffMs: string }>`
+      sql`
         WITH tripped AS (${endpoints.backOff(webhookId, baseMs, maxMs)}),
         pushed AS (
           UPDATE webhook_deliveries d SET run_at = t.backoff_until FROM tripped t
           WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.run_at < t.backoff_until
             AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp()) AND NOT (d.event_type = 'ping' AND d.attempts = 0))
         SELECT (extract(epoch FROM backoff_until - clock_timestamp()) * 1000)::int8 AS backoff_ms FROM tripped`.pipe(
-        Effect.map((rows) => rows[0] === undefined ? null : Math.max(0, Number(rows[0].backoffMs))),
-        Effect.orDie
+        Effect.orDie,
+        Effect.flatMap(decodeBackoff),
+        Effect.map((rows) => rows[0] === undefined ? null : Math.max(0, rows[0].backoffMs))
       )
 
     /** An attempt to an endpoint that was backing off was answered: it is claimed in full again. */
