@@ -44,7 +44,7 @@ const ClaimedDeliveryRow = Schema.Struct({
 
 /**
  * A claim's row: a claimed delivery, or the one row of a claim that claimed none (its delivery's columns all
- * null). The null id tells them apart at once (a literal: the union looks it up, it does not try each member).
+ * null). The null id tells them apart: a literal, which the union looks up instead of trying the other member first.
  */
 const ClaimRow = Schema.Union(ClaimedDeliveryRow, Schema.Struct({ deliveryId: Schema.Null, ...claimTail }))
 const decodeClaimRows = decodeRows(ClaimRow)
