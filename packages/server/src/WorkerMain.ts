@@ -8,7 +8,7 @@
  * hand finish, within SHUTDOWN_TIMEOUT_MS.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Effect, Layer, Logger, LogLevel, Option, Schema } from "effect"
 import { ServicesLive } from "./AppLayer.ts"
 import { DatabaseMode, databaseLayer } from "./db/Database.ts"
 import { migrationCount } from "./db/Migrations.ts"
@@ -19,11 +19,15 @@ import { withTracing } from "./telemetry/Tracing.ts"
 import { EventWakeLive } from "./events/Sequencer.ts"
 import { WebhookWorkerLive } from "./webhooks/WebhookWorker.ts"
 import { WorkerLive } from "./worker/Worker.ts"
+import { decodeRows } from "./db/Rows.ts"
+
+const decodeLatest = decodeRows(Schema.Struct({ latest: Schema.NullOr(Schema.Number) }))
 
 /** Refuses to start on a database the API has not migrated to this build's schema yet. */
 const requireMigrated = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ latest: number | null }>`SELECT max(migration_id)::int AS latest FROM effect_sql_migrations`.pipe(
+  const rows = yield* sql`SELECT max(migration_id)::int AS latest FROM effect_sql_migrations`.pipe(
+    Effect.flatMap(decodeLatest),
     Effect.catchAll(() => Effect.succeed([{ latest: null }]))
   )
   const latest = rows[0]?.latest ?? 0

@@ -15,6 +15,7 @@ const ImportedRow = AccountRow.pick("projectId", "upstreamAccountId", "name", "c
 const importedColumns = columnsOf(ImportedRow)
 const decodeImportedAccounts = decodeRows(ImportedRow)
 const decodeImported = decodeRows(Schema.Struct({ ...AccountRow.fields, inserted: Schema.Boolean }))
+const decodeProjectIds = decodeRows(AccountRow.pick("projectId"))
 
 export const toAccount = (row: AccountRecord): Account => ({
   projectId: row.projectId,
@@ -126,9 +127,9 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
     const existing = (orgId: string, projectIds: ReadonlyArray<string>) =>
       projectIds.length === 0
         ? Effect.succeed<ReadonlyArray<string>>([])
-        : sql<{ projectId: string }>`SELECT project_id FROM accounts WHERE org_id = ${orgId} AND ${
+        : sql`SELECT project_id FROM accounts WHERE org_id = ${orgId} AND ${
           sql.in("project_id", projectIds)
-        }`.pipe(Effect.map((rows) => rows.map((row) => row.projectId)), Effect.orDie)
+        }`.pipe(Effect.orDie, Effect.flatMap(decodeProjectIds), Effect.map((rows) => rows.map((row) => row.projectId)))
 
     /** The org's accounts the caller reaches: all of them, or the subset its key is bound to (listAccounts). */
     const listReachable = (grant: Granted<"listAccounts">) =>

@@ -18,6 +18,7 @@ import { newId } from "../db/Ids.ts"
 import { columnsOf, decodeRows } from "../db/Rows.ts"
 import { mapImportedAccounts } from "./AccountMapping.ts"
 import { accountWrites, toAccount } from "./Accounts.ts"
+import { AccountRow } from "./AccountRecord.ts"
 
 /** What making a client needs of the connection row. */
 export interface SavedConnection {
@@ -39,6 +40,14 @@ const ConnectionRow = Schema.Struct({
 type ConnectionRow = typeof ConnectionRow.Type
 
 const connectionColumns = columnsOf(ConnectionRow)
+
+/** Which project each imported upstream account is: two columns of the account's row. */
+const ImportedAccount = AccountRow.pick("upstreamAccountId", "projectId")
+const importedColumns = columnsOf(ImportedAccount)
+const decodeImported = decodeRows(ImportedAccount)
+
+/** A connection's status before an update changed it. */
+const decodePrevious = decodeRows(Schema.Struct({ previous: ConnectionRow.fields.status }))
 const decodeConnections = decodeRows(ConnectionRow)
 
 const KeyPairRow = Schema.Struct({
@@ -209,11 +218,11 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
      */
     const markBroken = (orgId: string, message: string) =>
       sql.withTransaction(Effect.gen(function*() {
-        const changed = yield* sql<{ readonly previous: string }>`
+        const changed = yield* sql`
           WITH before AS (SELECT status FROM connections WHERE org_id = ${orgId} FOR UPDATE)
           UPDATE connections c SET status = 'error', error = ${message}, checked_at = now()
           FROM before WHERE c.org_id = ${orgId}
-          RETURNING before.status AS previous`
+          RETURNING before.status AS previous`.pipe(Effect.flatMap(decodePrevious))
         if (changed[0]?.previous === "ok") {
           yield* writeEvent(sql, { orgId, projectId: null, type: "connection.broken", data: { connection: { status: "error", error: message } } })
         }
@@ -275,10 +284,10 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
       Effect.sync(() => clients.delete(orgId)).pipe(Effect.zipRight(markBroken(orgId, message)))
 
     const importedIn = (orgId: string) =>
-      sql<{ upstreamAccountId: string; projectId: string }>`
-        SELECT upstream_account_id, project_id FROM accounts WHERE org_id = ${orgId}`.pipe(
-        Effect.map((rows) => new Map(rows.map((r) => [r.upstreamAccountId, r.projectId]))),
-        Effect.orDie
+      sql`SELECT ${sql.unsafe(importedColumns)} FROM accounts WHERE org_id = ${orgId}`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeImported),
+        Effect.map((rows) => new Map(rows.map((r) => [r.upstreamAccountId, r.projectId])))
       )
 
     const discover = (grant: Granted<"discoverAccounts">) =>

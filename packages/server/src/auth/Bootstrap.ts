@@ -4,13 +4,14 @@
  * and the optional ADMIN_BOOTSTRAP_KEY.
  */
 import { SqlClient } from "@effect/sql"
-import { Config, Console, Effect, Option, Redacted } from "effect"
+import { Config, Console, Effect, Option, Redacted, Schema } from "effect"
 import { orgStatements } from "../accounts/Orgs.ts"
 import { DatabaseMode } from "../db/Database.ts"
 import { newId } from "../db/Ids.ts"
 import { KeyStore } from "./KeyStore.ts"
 import { People } from "./People.ts"
 import { acceptPassword, generatedPassword } from "./PasswordRule.ts"
+import { decodeRows } from "../db/Rows.ts"
 
 export const BootstrapConfig = Config.all({
   orgName: Config.string("ORG_NAME").pipe(Config.withDefault("Default workspace")),
@@ -39,10 +40,12 @@ export const firstStartNotice = (email: string, password: string): string => {
   return ["", rule, ...lines.map((line) => `|  ${line.padEnd(width)}  |`), rule, ""].join("\n")
 }
 
+const decodeOrgIds = decodeRows(Schema.Struct({ orgId: Schema.String }))
+
 /** The org every single-workspace install uses: the oldest one. */
 export const defaultOrgId = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql<{ orgId: string }>`SELECT org_id FROM orgs ORDER BY created_at, org_id LIMIT 1`
+  const rows = yield* sql`SELECT org_id FROM orgs ORDER BY created_at, org_id LIMIT 1`.pipe(Effect.flatMap(decodeOrgIds))
   return Option.fromNullable(rows[0]?.orgId)
 }).pipe(Effect.orDie)
 

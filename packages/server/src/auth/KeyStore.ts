@@ -20,7 +20,7 @@ import { Accounts, boundProjects, covers } from "../accounts/Accounts.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
 import { Invalidation } from "../db/Invalidation.ts"
-import { columnsOf, decodeRows } from "../db/Rows.ts"
+import { columnsOf, countOf, decodeRows } from "../db/Rows.ts"
 import type { Granted } from "./Access.ts"
 import { newKeySecret, sha256 } from "./Secrets.ts"
 
@@ -58,6 +58,11 @@ const decodeKeys = decodeRows(KeyRow)
 const decodeRootedKeys = decodeRows(RootedKeyRow)
 
 const keyColumns = columnsOf(KeyRow)
+
+/** What a revocation returns: the key and the hash it is cached under. */
+const RevokedKey = Schema.Struct({ keyId: KeyRow.fields.keyId, secretHash: Schema.String })
+const revokedColumns = columnsOf(RevokedKey)
+const decodeRevoked = decodeRows(RevokedKey)
 
 /** The joins that find a key's root; `k` is the key. */
 const ROOT_COLUMNS = `${columnsOf(KeyRow, "k")}, coalesce(p.name, rk.name, k.name) AS root_name, p.role AS root_role, p.disabled_at AS root_disabled_at`
@@ -222,10 +227,11 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
       listInOrg(grant.orgId).pipe(Effect.map((keys) => keys.filter((key) => covers(grant.principal.binding, key.binding))))
 
     const revokeInOrg = (orgId: string, keyId: string) =>
-      sql<{ keyId: string; secretHash: string }>`
+      sql`
         UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-        WHERE key_id = ${keyId} AND org_id = ${orgId} RETURNING key_id, secret_hash`.pipe(
+        WHERE key_id = ${keyId} AND org_id = ${orgId} RETURNING ${sql.unsafe(revokedColumns)}`.pipe(
         Effect.orDie,
+        Effect.flatMap(decodeRevoked),
         Effect.flatMap((rows) =>
           rows[0] === undefined
             ? Effect.fail(new NotFound({ message: `no key ${keyId} in this org` }))
@@ -308,12 +314,12 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
      */
     const revokeRootedAt = (grant: Granted<"revokePersonKeys">, personId: string) =>
       Effect.gen(function*() {
-        const people = yield* sql<{ personId: string }>`SELECT person_id FROM people WHERE person_id = ${personId} AND org_id = ${grant.orgId}`
+        const people = yield* sql`SELECT person_id FROM people WHERE person_id = ${personId} AND org_id = ${grant.orgId}`
         if (people.length === 0) return yield* new NotFound({ message: `no person ${personId} in this workspace` })
-        const rows = yield* sql<{ keyId: string; secretHash: string }>`
+        const rows = yield* sql`
           UPDATE api_keys SET revoked_at = now()
           WHERE root_person_id = ${personId} AND org_id = ${grant.orgId} AND revoked_at IS NULL
-          RETURNING key_id, secret_hash`
+          RETURNING ${sql.unsafe(revokedColumns)}`.pipe(Effect.flatMap(decodeRevoked))
         // Committed: this instance forgets the keys now; the others on the trigger's notifications.
         for (const row of rows) liveKeys.invalidate(row.secretHash)
         const revokedKeyIds = rows.map((row) => row.keyId).sort()
@@ -323,9 +329,10 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         return { revokedKeyIds }
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("KeyStore.revokeRootedAt"))
 
-    const isEmpty = sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys`.pipe(
-      Effect.map((rows) => (rows[0]?.n ?? 0) === 0),
-      Effect.orDie
+    const isEmpty = sql`SELECT count(*)::int AS n FROM api_keys`.pipe(
+      Effect.orDie,
+      Effect.flatMap(countOf),
+      Effect.map((n) => n === 0)
     )
 
     return { create, createAsOperator, list, listInOrg, revoke, revokeInOrg, revokeRootedAt, authenticate, isEmpty } as const

@@ -5,7 +5,7 @@ import { type Role, roleAccess, RoleSchema } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
-import { columnsOf, decodeRows } from "../db/Rows.ts"
+import { columnsOf, countOf, decodeRows } from "../db/Rows.ts"
 import { type AcceptedPassword, acceptPassword, generatedPassword } from "./PasswordRule.ts"
 import { hashPassword } from "./Secrets.ts"
 import { sessionStatements } from "./SessionStore.ts"
@@ -89,10 +89,7 @@ export class People extends Effect.Service<People>()("acs/People", {
     const list = (orgId: string) =>
       sql`SELECT ${sql.unsafe(columns)} FROM people WHERE org_id = ${orgId} ORDER BY email`.pipe(Effect.orDie, Effect.flatMap(decodePeople))
 
-    const count = sql<{ n: number }>`SELECT count(*)::int AS n FROM people`.pipe(
-      Effect.map((rows) => rows[0]?.n ?? 0),
-      Effect.orDie
-    )
+    const count = sql`SELECT count(*)::int AS n FROM people`.pipe(Effect.orDie, Effect.flatMap(countOf))
 
     /**
      * An admin adds a person to their org; without a password one is generated and answered once. A given
@@ -101,7 +98,7 @@ export class People extends Effect.Service<People>()("acs/People", {
     const add = (orgId: string, input: { email: string; name: string; role: Role; password?: string | undefined }) =>
       Effect.gen(function*() {
         const given = input.password === undefined ? undefined : yield* acceptPassword("password", input.password)
-        const taken = yield* sql<{ personId: string }>`SELECT person_id FROM people WHERE lower(email) = lower(${input.email})`.pipe(Effect.orDie)
+        const taken = yield* sql`SELECT person_id FROM people WHERE lower(email) = lower(${input.email})`.pipe(Effect.orDie)
         if (taken.length > 0) return yield* new Conflict({ message: `a person with the email ${input.email} exists already` })
         const generated = given === undefined ? generatedPassword() : undefined
         const row = yield* create({ orgId, email: input.email, name: input.name, role: input.role, password: given ?? generated! })
@@ -128,10 +125,13 @@ export class People extends Effect.Service<People>()("acs/People", {
           return yield* new Conflict({ message: "you cannot change your own role or disable yourself; another admin must" })
         }
         if (person.role === "admin" && person.disabledAt === null && ((demoted && change.role !== "admin") || disabling)) {
-          const others = yield* sql<{ n: number }>`
+          const others = yield* sql`
             SELECT count(*)::int AS n FROM people
-            WHERE org_id = ${orgId} AND role = 'admin' AND disabled_at IS NULL AND person_id <> ${personId}`.pipe(Effect.orDie)
-          if ((others[0]?.n ?? 0) === 0) return yield* new Conflict({ message: "the workspace needs at least one active admin" })
+            WHERE org_id = ${orgId} AND role = 'admin' AND disabled_at IS NULL AND person_id <> ${personId}`.pipe(
+            Effect.orDie,
+            Effect.flatMap(countOf)
+          )
+          if (others === 0) return yield* new Conflict({ message: "the workspace needs at least one active admin" })
         }
         const updated = yield* sql`
           UPDATE people SET

@@ -16,6 +16,12 @@ export const decodeRows = <A, I>(row: Schema.Schema<A, I>) => {
   return (rows: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<A>> => Effect.orDie(decode(rows))
 }
 
+const decodeCounts = decodeRows(Schema.Struct({ n: Schema.Int }))
+
+/** The number a `SELECT count(*)::int AS n …` answers (0 for no row). */
+export const countOf = (rows: ReadonlyArray<unknown>): Effect.Effect<number> =>
+  Effect.map(decodeCounts(rows), (counted) => counted[0]?.n ?? 0)
+
 /** `createdAtIso` -> `created_at_iso`, as a type (the inverse of the client's `snakeToCamel` for these names). */
 export type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
   ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`

@@ -11,9 +11,10 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
-import { Config, Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { Config, Duration, Effect, Layer, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { DatabaseMode } from "../db/Database.ts"
 import { newId } from "../db/Ids.ts"
+import { decodeRows } from "../db/Rows.ts"
 import { EVENTS_CHANNEL, EventSignal, readNotification } from "./EventSignal.ts"
 import { EVENTS_WRITTEN_CHANNEL } from "./Outbox.ts"
 
@@ -28,10 +29,9 @@ const BATCH = 1_000
 const GATHER_MS = 25
 
 /** What a pass did: events sequenced, webhook deliveries due for them (an event for an endpoint that wants it). */
-export interface Sequenced {
-  readonly events: number
-  readonly deliveries: number
-}
+const Sequenced = Schema.Struct({ events: Schema.Int, deliveries: Schema.Int })
+export type Sequenced = typeof Sequenced.Type
+const decodeSequenced = decodeRows(Sequenced)
 
 export class Sequencer extends Effect.Service<Sequencer>()("acs/Sequencer", {
   effect: Effect.gen(function*() {
@@ -44,10 +44,11 @@ export class Sequencer extends Effect.Service<Sequencer>()("acs/Sequencer", {
      * One batch: positions, the endpoints' marks, the notification, in one statement (migrations 0018, 0025);
      * `events` is -1 when another instance holds the sequencer (it passes again for the same commits).
      */
-    const sequenceBatch: Effect.Effect<Sequenced> = sql<{ readonly events: number; readonly deliveries: number }>`/* prepared */
+    const sequenceBatch: Effect.Effect<Sequenced> = sql`/* prepared */
       SELECT events, deliveries FROM acs_sequence_events(${BATCH}, ${config.retryWindowSeconds}, ${EVENTS_CHANNEL}, ${instance})`.pipe(
-      Effect.map((rows) => rows[0] ?? { events: 0, deliveries: 0 }),
       Effect.orDie,
+      Effect.flatMap(decodeSequenced),
+      Effect.map((rows) => rows[0] ?? { events: 0, deliveries: 0 }),
       Effect.withSpan("Sequencer.batch")
     )
 

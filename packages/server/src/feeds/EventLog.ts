@@ -8,10 +8,11 @@ import { EVENTS_DEFAULT_LIMIT, EVENTS_MAX_LIMIT, type EventType } from "@acs/dom
 import { AccountMismatch, InvalidRequest } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { Accounts, reaches } from "../accounts/Accounts.ts"
 import type { Granted } from "../auth/Access.ts"
-import { decodeEvents, eventColumns, type EventRow, toEvent } from "../events/EventRows.ts"
+import { decodeRows } from "../db/Rows.ts"
+import { decodeEvents, eventColumns, EventRow, toEvent } from "../events/EventRows.ts"
 
 /** Which events a reader sees: its org, the accounts it reaches (all of the org's when undefined), a type. */
 export interface EventFilter {
@@ -31,6 +32,10 @@ export const matcherOf = (filter: EventFilter): ((row: EventRow) => boolean) => 
     (projectIds === undefined || (row.projectId !== null && projectIds.has(row.projectId))) &&
     (filter.type === undefined || row.type === filter.type)
 }
+
+/** An event's position, and the sequencer's last (int8 as text). */
+const decodePositions = decodeRows(EventRow.pick("position"))
+const decodeLastPosition = decodeRows(Schema.Struct({ lastPosition: Schema.String }))
 
 export class EventLog extends Effect.Service<EventLog>()("acs/EventLog", {
   effect: Effect.gen(function*() {
@@ -63,8 +68,9 @@ export class EventLog extends Effect.Service<EventLog>()("acs/EventLog", {
 
     /** The position of one of the org's events; an id it does not know (or no longer keeps: 30 days) is 400. */
     const positionOf = (orgId: string, eventId: string, name: string) =>
-      sql<{ readonly position: string }>`SELECT position FROM events WHERE org_id = ${orgId} AND event_id = ${eventId} AND position IS NOT NULL`.pipe(
+      sql`SELECT position FROM events WHERE org_id = ${orgId} AND event_id = ${eventId} AND position IS NOT NULL`.pipe(
         Effect.orDie,
+        Effect.flatMap(decodePositions),
         Effect.flatMap((rows) =>
           rows[0] === undefined
             ? Effect.fail(new InvalidRequest({ message: `${name}: no event ${eventId} in this org (events are kept 30 days)` }))
@@ -89,8 +95,9 @@ export class EventLog extends Effect.Service<EventLog>()("acs/EventLog", {
       }).pipe(Effect.withSpan("EventLog.list"))
 
     /** The last position handed out: where a stream that names no event starts, and what the streams' watch reads. */
-    const lastPosition = sql<{ readonly lastPosition: string }>`SELECT last_position FROM event_sequencer WHERE id = 1`.pipe(
+    const lastPosition = sql`SELECT last_position FROM event_sequencer WHERE id = 1`.pipe(
       Effect.orDie,
+      Effect.flatMap(decodeLastPosition),
       Effect.map((rows) => rows[0]!.lastPosition)
     )
 

@@ -4,8 +4,9 @@
  * "budget-capped" finding and the plan's budget raise always name the same campaigns.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
+import { decodeRows } from "../db/Rows.ts"
 import { coveredDays, type MetricWindow, windowEndingYesterday } from "../warehouse/Window.ts"
 
 /** The policy's window (docs/contract.md 3.1 "30-day CPA"), so the plan reasons over the numbers the policy will check. */
@@ -35,20 +36,24 @@ export interface BudgetLimited extends CampaignTotals {
 
 const num = (value: string | number | null): number => (value === null ? 0 : Number(value))
 
+/** A campaign beside its sums over the window (int8 and numeric as text; null when it did not spend). */
+const CampaignSums = Schema.Struct({
+  campaignId: Schema.String,
+  name: Schema.String,
+  status: Schema.String,
+  bidStrategy: Schema.String,
+  dailyBudgetMicros: Schema.NullOr(Schema.String),
+  spend: Schema.NullOr(Schema.String),
+  taps: Schema.NullOr(Schema.String),
+  installs: Schema.NullOr(Schema.String)
+})
+const decodeCampaignSums = decodeRows(CampaignSums)
+
 /** Every campaign of the account with its totals over the window (zero when it did not spend). */
 export const campaignTotals = (account: AccountRecord, window: MetricWindow) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{
-      campaignId: string
-      name: string
-      status: string
-      bidStrategy: string
-      dailyBudgetMicros: string | null
-      spend: string | null
-      taps: string | null
-      installs: string | null
-    }>`
+    const rows = yield* sql`
       SELECT c.campaign_id, c.name, c.status, c.bid_strategy, c.daily_budget_micros,
         m.spend, m.taps, m.installs
       FROM campaigns c
@@ -60,7 +65,7 @@ export const campaignTotals = (account: AccountRecord, window: MetricWindow) =>
         GROUP BY entity_key
       ) m ON m.entity_key = c.campaign_id
       WHERE c.project_id = ${account.projectId}
-      ORDER BY c.campaign_id`
+      ORDER BY c.campaign_id`.pipe(Effect.flatMap(decodeCampaignSums))
     return rows.map((r): CampaignTotals => ({
       campaignId: r.campaignId,
       name: r.name,

@@ -43,6 +43,25 @@ type AuditRow = typeof AuditRow.Type
 const auditColumns = columnsOf(AuditRow)
 const decodeAudits = decodeRows(AuditRow)
 
+/** An enabled ad group no negative reaches, with its campaign's name. */
+const UnguardedAdGroup = Schema.Struct({ adGroupId: Schema.String, name: Schema.String, searchMatch: Schema.Boolean, campaignName: Schema.String })
+const decodeUnguarded = decodeRows(UnguardedAdGroup)
+
+/** One text and match type active in several ad groups of a campaign. */
+const DuplicatedKeyword = Schema.Struct({
+  campaignId: Schema.String,
+  campaignName: Schema.String,
+  text: Schema.String,
+  matchType: Schema.String,
+  keywordIds: Schema.Array(Schema.String),
+  adGroupNames: Schema.Array(Schema.String)
+})
+const decodeDuplicated = decodeRows(DuplicatedKeyword)
+
+/** An ad group whose `active` keywords are all BROAD. */
+const BroadOnlyAdGroup = Schema.Struct({ adGroupId: Schema.String, name: Schema.String, campaignName: Schema.String, active: Schema.Number })
+const decodeBroadOnly = decodeRows(BroadOnlyAdGroup)
+
 const toAudit = (row: AuditRow): Audit => ({
   auditId: row.auditId,
   createdAt: new Date(row.createdAt).toISOString(),
@@ -94,7 +113,7 @@ export class Audits extends Effect.Service<Audits>()("acs/Audits", {
     const withoutNegatives = (account: AccountRecord) =>
       Effect.gen(function*() {
         const p = account.projectId
-        const rows = yield* sql<{ adGroupId: string; name: string; searchMatch: boolean; campaignName: string }>`
+        const rows = yield* sql`
           SELECT g.ad_group_id, g.name, g.search_match, c.name AS campaign_name
           FROM ad_groups g
           JOIN campaigns c ON c.project_id = g.project_id AND c.campaign_id = g.campaign_id AND c.status = 'ENABLED'
@@ -102,7 +121,7 @@ export class Audits extends Effect.Service<Audits>()("acs/Audits", {
             AND NOT EXISTS (
               SELECT 1 FROM negative_keywords n
               WHERE n.project_id = ${p} AND n.campaign_id = g.campaign_id AND (n.ad_group_id IS NULL OR n.ad_group_id = g.ad_group_id))
-          ORDER BY g.ad_group_id`
+          ORDER BY g.ad_group_id`.pipe(Effect.flatMap(decodeUnguarded))
         // Search Match without negatives is the costlier case: it is reported on its own, not twice.
         const searchMatch = rows.filter((r) => r.searchMatch).map((r): Finding => ({
           severity: "high",
@@ -128,14 +147,7 @@ export class Audits extends Effect.Service<Audits>()("acs/Audits", {
     const duplicates = (account: AccountRecord) =>
       Effect.gen(function*() {
         const p = account.projectId
-        const rows = yield* sql<{
-          campaignId: string
-          campaignName: string
-          text: string
-          matchType: string
-          keywordIds: ReadonlyArray<string>
-          adGroupNames: ReadonlyArray<string>
-        }>`
+        const rows = yield* sql`
           SELECT k.campaign_id, c.name AS campaign_name, lower(btrim(k.text)) AS text, k.match_type,
             array_agg(k.keyword_id ORDER BY k.keyword_id) AS keyword_ids, array_agg(DISTINCT g.name) AS ad_group_names
           FROM keywords k
@@ -144,7 +156,7 @@ export class Audits extends Effect.Service<Audits>()("acs/Audits", {
           WHERE k.project_id = ${p} AND k.status = 'ACTIVE'
           GROUP BY k.campaign_id, c.name, lower(btrim(k.text)), k.match_type
           HAVING count(DISTINCT k.ad_group_id) > 1
-          ORDER BY count(DISTINCT k.ad_group_id) DESC, k.campaign_id, lower(btrim(k.text)), k.match_type`
+          ORDER BY count(DISTINCT k.ad_group_id) DESC, k.campaign_id, lower(btrim(k.text)), k.match_type`.pipe(Effect.flatMap(decodeDuplicated))
         return capped(
           rows.map((r): Finding => ({
             severity: "medium",
@@ -160,7 +172,7 @@ export class Audits extends Effect.Service<Audits>()("acs/Audits", {
     const broadOnly = (account: AccountRecord) =>
       Effect.gen(function*() {
         const p = account.projectId
-        const rows = yield* sql<{ adGroupId: string; name: string; campaignName: string; active: number }>`
+        const rows = yield* sql`
           SELECT g.ad_group_id, g.name, c.name AS campaign_name, count(*)::int AS active
           FROM keywords k
           JOIN ad_groups g ON g.project_id = k.project_id AND g.ad_group_id = k.ad_group_id AND g.status = 'ENABLED'
@@ -168,7 +180,7 @@ export class Audits extends Effect.Service<Audits>()("acs/Audits", {
           WHERE k.project_id = ${p} AND k.status = 'ACTIVE'
           GROUP BY g.ad_group_id, g.name, c.name
           HAVING bool_and(k.match_type = 'BROAD')
-          ORDER BY g.ad_group_id`
+          ORDER BY g.ad_group_id`.pipe(Effect.flatMap(decodeBroadOnly))
         return capped(
           rows.map((r): Finding => ({
             severity: "low",

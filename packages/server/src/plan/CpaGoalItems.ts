@@ -1,10 +1,23 @@
 /** Plan rule (d): ad-group CPA goals outside the band take one bounded step toward it. */
 import { cpaGoalChange } from "@acs/domain/ProposalKinds"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { MAX_AUTO_CPA_GOAL_STEP_PERCENT } from "../actions/kinds/CpaGoalChange.ts"
 import { money, withinPercent } from "../actions/kinds/KindSupport.ts"
+import { decodeRows } from "../db/Rows.ts"
 import { type Context, baseEvidence, bandText, num, pathOf, planItem } from "./PlanItems.ts"
+
+/** An ad group with a CPA goal beside its sums over the window (int8 and numeric as text; null when it did not spend). */
+const GoalSums = Schema.Struct({
+  adGroupId: Schema.String,
+  campaignId: Schema.String,
+  name: Schema.String,
+  cpaGoalMicros: Schema.String,
+  spend: Schema.NullOr(Schema.String),
+  taps: Schema.NullOr(Schema.String),
+  installs: Schema.NullOr(Schema.String)
+})
+const decodeGoalSums = decodeRows(GoalSums)
 
 /** (d) Ad-group CPA goals outside the band: one step of at most 10% toward it. */
 export const cpaGoalItems = (c: Context) =>
@@ -12,15 +25,7 @@ export const cpaGoalItems = (c: Context) =>
     const sql = yield* SqlClient.SqlClient
     const { account, window } = c
     const p = account.projectId
-    const rows = yield* sql<{
-      adGroupId: string
-      campaignId: string
-      name: string
-      cpaGoalMicros: string
-      spend: string | null
-      taps: string | null
-      installs: string | null
-    }>`
+    const rows = yield* sql`
       SELECT g.ad_group_id, g.campaign_id, g.name, g.cpa_goal_micros, m.spend, m.taps, m.installs
       FROM ad_groups g
       JOIN campaigns c ON c.project_id = g.project_id AND c.campaign_id = g.campaign_id AND c.status = 'ENABLED'
@@ -31,7 +36,7 @@ export const cpaGoalItems = (c: Context) =>
         GROUP BY entity_key
       ) m ON m.entity_key = g.ad_group_id
       WHERE g.project_id = ${p} AND g.status = 'ENABLED' AND g.cpa_goal_micros IS NOT NULL
-      ORDER BY g.ad_group_id`
+      ORDER BY g.ad_group_id`.pipe(Effect.flatMap(decodeGoalSums))
     return rows.flatMap((row) => {
       const band = c.bands.get(row.campaignId) ?? null
       if (band === null) return []

@@ -2,9 +2,10 @@
 import type { PlanItem } from "@acs/domain/Plan"
 import { keywordBidChange, keywordStatus } from "@acs/domain/ProposalKinds"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { groupBy, plural } from "../actions/kinds/KeywordSupport.ts"
 import { money } from "../actions/kinds/KindSupport.ts"
+import { decodeRows } from "../db/Rows.ts"
 import { FACT_DAYS } from "./AccountFacts.ts"
 import { type Context, baseEvidence, cpaOf, num, pathOf, planItem, sum } from "./PlanItems.ts"
 
@@ -12,6 +13,22 @@ import { type Context, baseEvidence, cpaOf, num, pathOf, planItem, sum } from ".
 export const KEYWORD_OVER_BAND = 1.5
 /** A bid cut brings the bid in proportion to max/CPA, but never below this share of the bid in one step. */
 export const MIN_BID_FACTOR = 0.5
+
+/** A keyword that spent, with its ad group's and campaign's bid settings and its sums (int8 and numeric as text). */
+const SpentKeyword = Schema.Struct({
+  keywordId: Schema.String,
+  adGroupId: Schema.String,
+  campaignId: Schema.String,
+  adGroupName: Schema.String,
+  text: Schema.String,
+  bidMicros: Schema.NullOr(Schema.String),
+  defaultBidMicros: Schema.String,
+  bidStrategy: Schema.String,
+  spend: Schema.String,
+  taps: Schema.String,
+  installs: Schema.String
+})
+const decodeSpentKeywords = decodeRows(SpentKeyword)
 
 /** (b) Keywords far over the band: paused when they never installed, else their bid cut toward the band. */
 export const keywordItems = (c: Context) =>
@@ -21,19 +38,7 @@ export const keywordItems = (c: Context) =>
     const p = account.projectId
     const banded = [...c.bands].flatMap(([campaignId, band]) => (band === null ? [] : [{ campaignId, max: band.maxMicros }]))
     if (banded.length === 0) return []
-    const rows = yield* sql<{
-      keywordId: string
-      adGroupId: string
-      campaignId: string
-      adGroupName: string
-      text: string
-      bidMicros: string | null
-      defaultBidMicros: string
-      bidStrategy: string
-      spend: string
-      taps: string
-      installs: string
-    }>`
+    const rows = yield* sql`
       WITH bands AS (
         SELECT * FROM unnest(${banded.map((b) => b.campaignId)}::text[], ${banded.map((b) => b.max)}::int8[])
           AS b(campaign_id, max_micros)
@@ -52,7 +57,7 @@ export const keywordItems = (c: Context) =>
       JOIN bands b ON b.campaign_id = k.campaign_id
       -- CPA over 1.5 × max, or (no install) spend over 1.5 × max: one test, with installs counted at least once.
       WHERE 2 * s.spend > 3 * b.max_micros * greatest(s.installs, 1)
-      ORDER BY k.ad_group_id, s.spend DESC, k.keyword_id`
+      ORDER BY k.ad_group_id, s.spend DESC, k.keyword_id`.pipe(Effect.flatMap(decodeSpentKeywords))
     const pauses = groupBy(rows.filter((row) => num(row.installs) === 0), (row) => row.adGroupId)
     const cuts: Array<PlanItem> = []
     for (const row of rows) {

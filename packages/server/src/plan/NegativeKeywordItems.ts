@@ -1,9 +1,10 @@
 /** Plan rule (a): search terms that spend without installs become EXACT negatives of their ad group. */
 import { addNegativeKeywords } from "@acs/domain/ProposalKinds"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { groupBy, MAX_KEYWORDS_PER_AD_GROUP, plural } from "../actions/kinds/KeywordSupport.ts"
 import { money } from "../actions/kinds/KindSupport.ts"
+import { decodeRows } from "../db/Rows.ts"
 import { FACT_DAYS } from "./AccountFacts.ts"
 import { type Context, baseEvidence, num, pathOf, planItem, sum } from "./PlanItems.ts"
 
@@ -14,21 +15,25 @@ export const NEGATIVE_TAPS_FLOOR = 20
 /** Terms per negative-keyword item: the costliest first. */
 export const NEGATIVES_PER_ITEM = 100
 
+/** A wasted search term of an ad group, with its sums (numeric as text) and how many keywords and negatives the ad group `held`. */
+const WastedTerm = Schema.Struct({
+  campaignId: Schema.String,
+  adGroupId: Schema.String,
+  adGroupName: Schema.String,
+  text: Schema.String,
+  spend: Schema.String,
+  taps: Schema.String,
+  held: Schema.Number
+})
+const decodeWastedTerms = decodeRows(WastedTerm)
+
 /** (a) Search terms that spent without an install: EXACT negatives in their ad group, one item per ad group. */
 export const negativeItems = (c: Context, threshold: number, reference: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { account, window } = c
     const p = account.projectId
-    const rows = yield* sql<{
-      campaignId: string
-      adGroupId: string
-      adGroupName: string
-      text: string
-      spend: string
-      taps: string
-      held: number
-    }>`
+    const rows = yield* sql`
       WITH terms AS (
         SELECT st.campaign_id, st.ad_group_id, lower(btrim(st.text)) AS term, min(btrim(st.text)) AS text,
           sum(m.spend_micros) AS spend, sum(m.taps) AS taps, sum(m.installs) AS installs
@@ -54,7 +59,7 @@ export const negativeItems = (c: Context, threshold: number, reference: string) 
       FROM waste w
       JOIN ad_groups g ON g.project_id = ${p} AND g.ad_group_id = w.ad_group_id AND g.status = 'ENABLED'
       JOIN campaigns c ON c.project_id = ${p} AND c.campaign_id = w.campaign_id AND c.status = 'ENABLED'
-      ORDER BY w.ad_group_id, w.spend DESC, w.text`
+      ORDER BY w.ad_group_id, w.spend DESC, w.text`.pipe(Effect.flatMap(decodeWastedTerms))
     return [...groupBy(rows, (row) => row.adGroupId).values()].flatMap((all) => {
       const first = all[0]!
       // The platform counts an ad group's keywords and negatives together against one limit.

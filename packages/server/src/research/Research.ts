@@ -6,9 +6,10 @@ import { InvalidRequest } from "@acs/domain/Errors"
 import type { AppSearchRequest, GeoSearchRequest, KeywordIdeasRequest } from "@acs/domain/Research"
 import { clampLimit, DEFAULT_DAYS } from "@acs/domain/Warehouse"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { Connections } from "../accounts/Connections.ts"
 import type { Granted } from "../auth/Access.ts"
+import { decodeRows } from "../db/Rows.ts"
 import { freshnessFor, metricsOf } from "../warehouse/Reads.ts"
 import { windowEndingYesterday } from "../warehouse/Window.ts"
 
@@ -19,6 +20,18 @@ export const seedTokens = (seeds: ReadonlyArray<string>): ReadonlyArray<string> 
 const likePattern = (token: string) => `%${token.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 const num = (value: string | number | null): number => (value === null ? 0 : Number(value))
+
+/** A keyword idea: the term, how many ad groups saw it, its sums (numeric as text) and the `total` of ideas. */
+const IdeaRow = Schema.Struct({
+  text: Schema.String,
+  adGroups: Schema.Number,
+  impressions: Schema.String,
+  taps: Schema.String,
+  installs: Schema.String,
+  spend: Schema.String,
+  total: Schema.Number
+})
+const decodeIdeas = decodeRows(IdeaRow)
 
 export class Research extends Effect.Service<Research>()("acs/Research", {
   effect: Effect.gen(function*() {
@@ -52,15 +65,7 @@ export class Research extends Effect.Service<Research>()("acs/Research", {
         const now = yield* Clock.currentTimeMillis
         const window = windowEndingYesterday(now, account.timeZone, request.days ?? DEFAULT_DAYS)
         const limit = clampLimit(request.limit)
-        const rows = yield* sql<{
-          text: string
-          adGroups: number
-          impressions: string
-          taps: string
-          installs: string
-          spend: string
-          total: number
-        }>`
+        const rows = yield* sql`
           WITH terms AS (
             SELECT lower(btrim(st.text)) AS term, count(DISTINCT st.ad_group_id)::int AS ad_groups,
               sum(m.impressions) AS impressions, sum(m.taps) AS taps, sum(m.installs) AS installs, sum(m.spend_micros) AS spend
@@ -75,7 +80,7 @@ export class Research extends Effect.Service<Research>()("acs/Research", {
               AND NOT EXISTS (SELECT 1 FROM negative_keywords n WHERE n.project_id = ${p} AND lower(btrim(n.text)) = t.term)
           )
           SELECT term AS text, ad_groups, impressions, taps, installs, spend, count(*) OVER ()::int AS total
-          FROM ideas ORDER BY installs DESC, spend DESC, term LIMIT ${limit}`.pipe(Effect.orDie)
+          FROM ideas ORDER BY installs DESC, spend DESC, term LIMIT ${limit}`.pipe(Effect.orDie, Effect.flatMap(decodeIdeas))
         const total = rows[0]?.total ?? 0
         return {
           ideas: rows.map((r) => ({

@@ -10,6 +10,7 @@ import { DatabaseMode } from "../db/Database.ts"
 import { defaultOrgId } from "../auth/Bootstrap.ts"
 import { Syncs } from "../warehouse/Syncs.ts"
 import { SqlClient } from "@effect/sql"
+import { countOf } from "../db/Rows.ts"
 
 export const UpstreamMode = Config.literal("simulator", "apple")("UPSTREAM").pipe(Config.withDefault("simulator" as const))
 
@@ -24,8 +25,8 @@ export const connectDemo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const orgId = yield* defaultOrgId
   if (Option.isNone(orgId)) return
-  const existing = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM connections WHERE org_id = ${orgId.value}`
-  if ((existing[0]?.n ?? 0) > 0) return
+  const existing = yield* sql`SELECT count(*)::int AS n FROM connections WHERE org_id = ${orgId.value}`.pipe(Effect.flatMap(countOf))
+  if (existing > 0) return
   const connections = yield* Connections
   const accounts = yield* Accounts
   const syncs = yield* Syncs

@@ -1,6 +1,7 @@
 /**
  * The entity tables' rows (`campaigns`, `ad_groups`, `keywords`, `negative_keywords`, `ads`), declared once for
- * their readers (actions/kinds/WarehouseView.ts); their owner, SyncEntities.ts, writes them whole on every sync.
+ * their readers (actions/kinds/WarehouseView.ts, Reads.ts); their owner, SyncEntities.ts, writes them whole on
+ * every sync. `search_terms`, whose copy SwapCopy.ts makes the account's, is declared here beside them.
  * The account's id is left out: every read names it. int8 columns are text (db/Database.ts).
  */
 import { Schema } from "effect"
@@ -64,11 +65,21 @@ export const AdRow = Schema.Struct({
 })
 export type AdRow = typeof AdRow.Type
 
+export const SearchTermRow = Schema.Struct({
+  entityKey: Schema.String,
+  campaignId: Schema.String,
+  adGroupId: Schema.String,
+  keywordId: Schema.NullOr(Schema.String),
+  text: Schema.NullOr(Schema.String)
+})
+export type SearchTermRow = typeof SearchTermRow.Type
+
 /** Each entity table's select list and decoder, derived from its row. */
 export const entityRows = {
   campaigns: { columns: columnsOf(CampaignRow), decode: decodeRows(CampaignRow) },
   adGroups: { columns: columnsOf(AdGroupRow), decode: decodeRows(AdGroupRow) },
   keywords: { columns: columnsOf(KeywordRow), decode: decodeRows(KeywordRow) },
   negatives: { columns: columnsOf(NegativeRow), decode: decodeRows(NegativeRow) },
-  ads: { columns: columnsOf(AdRow), decode: decodeRows(AdRow) }
+  ads: { columns: columnsOf(AdRow), decode: decodeRows(AdRow) },
+  searchTerms: { columns: columnsOf(SearchTermRow), decode: decodeRows(SearchTermRow) }
 } as const

@@ -3,7 +3,8 @@
  * dropping those left behind, discarding a failed sync's, and building indexes in one sorted pass.
  */
 import type { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { decodeRows } from "../db/Rows.ts"
 
 /** A generation's tables: names built from the sync id (or, for migrated copies, the project id) alone. */
 export const tablesOf = (generation: string) => ({
@@ -18,18 +19,21 @@ export const PARENTS = ["daily_metrics", "search_terms", "spend_suffixes"] as co
 export const projectLiteral = (projectId: string) =>
   /^[a-z0-9_]+$/.test(projectId) ? Effect.succeed(`'${projectId}'`) : Effect.dieMessage(`unexpected project id ${projectId}`)
 
+const decodeRelations = decodeRows(Schema.Struct({ relname: Schema.String }))
+
 export const makeGenerationTables = (sql: SqlClient.SqlClient) => {
   /**
    * Drops the tables that syncs no longer running left behind (their instance died before cleaning up).
    * Attached partitions and the tables of running syncs are not touched.
    */
-  const dropAbandonedTables = sql<{ relname: string }>`
+  const dropAbandonedTables = sql`
     SELECT c.relname FROM pg_class c
     WHERE c.relkind = 'r' AND NOT c.relispartition AND c.relnamespace = current_schema()::regnamespace
       AND (${sql.or(PARENTS.map((parent) => sql`c.relname LIKE ${`${parent.replaceAll("_", "\\_")}\\_syn\\_%`}`))})
       AND NOT EXISTS (
         SELECT 1 FROM syncs s WHERE s.status = 'running'
           AND c.relname IN (${sql.csv(PARENTS.map((parent) => sql`${`${parent}_`} || s.sync_id`))}))`.pipe(
+    Effect.flatMap(decodeRelations),
     Effect.flatMap((tables) =>
       Effect.forEach(tables, ({ relname }) => sql`DROP TABLE IF EXISTS ${sql(relname)}`.pipe(Effect.ignore), { discard: true })
     ),

@@ -5,11 +5,12 @@
  */
 import type { DataFreshness } from "@acs/domain/Accounts"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { dataFreshness } from "../accounts/Freshness.ts"
 import type { Granted } from "../accounts/Granted.ts"
-import { entityRows } from "./EntityRows.ts"
+import { columnsOf, countOf, decodeRows } from "../db/Rows.ts"
+import { entityRows, NegativeRow } from "./EntityRows.ts"
 import { coveredDays, daysBetween, type MetricWindow, windowEndingYesterday } from "./Window.ts"
 
 export type RankedLevel = "campaigns" | "adGroups" | "keywords" | "searchTerms" | "ads"
@@ -46,6 +47,27 @@ export const metricsOf = (m: { impressions: number; taps: number; installs: numb
 
 const num = (value: string | number | null | undefined): number => (value === null || value === undefined ? 0 : Number(value))
 const numOrNull = (value: string | number | null | undefined): number | null => (value === null || value === undefined ? null : Number(value))
+
+/** A ranked entity, and its spend over the window's days (int8 as text) for one that spent. */
+const RankedKey = Schema.Struct({ entityKey: Schema.String })
+const decodeRankedKeys = decodeRows(RankedKey)
+const Spender = Schema.Struct({ ...RankedKey.fields, spend: Schema.String })
+const decodeSpenders = decodeRows(Spender)
+
+/** An entity's sums over the window (numeric as text). */
+const WindowSums = Schema.Struct({
+  entityKey: Schema.String,
+  impressions: Schema.String,
+  taps: Schema.String,
+  installs: Schema.String,
+  spendMicros: Schema.String
+})
+const decodeWindowSums = decodeRows(WindowSums)
+
+/** A negative as the API lists it: its row without the status. */
+const ListedNegative = NegativeRow.omit("status")
+const listedNegativeColumns = columnsOf(ListedNegative)
+const decodeListedNegatives = decodeRows(ListedNegative)
 
 interface EntityTable {
   readonly table: string
@@ -88,37 +110,39 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
         // Spend over the window = spend over the last `d` synced days, when the last synced day is before the end.
         const lag = account.lastSyncedDay === null ? window.days : daysBetween(account.lastSyncedDay, window.end)
         const d = Math.min(90, window.days - Math.max(0, lag))
-        const [totalRows, spenders] = yield* Effect.all([
-          sql<{ n: number }>`SELECT count(*)::int AS n FROM ${table} WHERE project_id = ${projectId} AND ${narrowing(level, q)}`,
-          d <= 0 ? Effect.succeed([]) : sql<{ entityKey: string; spend: string }>`
+        const [total, spenders] = yield* Effect.all([
+          sql`SELECT count(*)::int AS n FROM ${table} WHERE project_id = ${projectId} AND ${narrowing(level, q)}`.pipe(
+            Effect.flatMap(countOf)
+          ),
+          d <= 0 ? Effect.succeed([]) : sql`
             SELECT entity_key, spend[${d}] AS spend FROM spend_suffixes
             WHERE project_id = ${projectId} AND level = ${level} AND spend[${d}] > 0 AND ${narrowing(level, q)}
-            ORDER BY spend[${d}] DESC, entity_key LIMIT ${q.limit}`
+            ORDER BY spend[${d}] DESC, entity_key LIMIT ${q.limit}`.pipe(Effect.flatMap(decodeSpenders))
         ], { concurrency: 1 })
         const ranked = spenders.map((row) => row.entityKey)
         if (ranked.length < q.limit) {
-          const fill = yield* sql<{ entityKey: string }>`
+          const fill = yield* sql`
             SELECT ${id} AS entity_key FROM ${table} e
             WHERE e.project_id = ${projectId} AND ${narrowing(level, q, "e")}
               AND NOT EXISTS (
                 SELECT 1 FROM spend_suffixes s
                 WHERE s.project_id = e.project_id AND s.level = ${level} AND s.entity_key = e.${id} AND ${d > 0 ? sql`s.spend[${d}] > 0` : sql`FALSE`})
-            ORDER BY ${id} LIMIT ${q.limit - ranked.length}`
+            ORDER BY ${id} LIMIT ${q.limit - ranked.length}`.pipe(Effect.flatMap(decodeRankedKeys))
           ranked.push(...fill.map((row) => row.entityKey))
         }
-        return { ranked, total: totalRows[0]?.n ?? 0 }
+        return { ranked, total }
       })
 
     const windowMetrics = (account: AccountRecord, level: RankedLevel, keys: ReadonlyArray<string>, window: MetricWindow) =>
       keys.length === 0
         ? Effect.succeed(new Map<string, RowMetrics>())
-        : sql<{ entityKey: string; impressions: string; taps: string; installs: string; spendMicros: string }>`
+        : sql`
           SELECT entity_key, sum(impressions) AS impressions, sum(taps) AS taps, sum(installs) AS installs,
             sum(spend_micros) AS spend_micros
           FROM daily_metrics
           WHERE project_id = ${account.projectId} AND level = ${level} AND entity_key = ANY(${keys}::text[])
             AND day BETWEEN ${window.start} AND ${window.end}
-          GROUP BY entity_key`.pipe(Effect.map((rows) =>
+          GROUP BY entity_key`.pipe(Effect.flatMap(decodeWindowSums), Effect.map((rows) =>
           new Map(rows.map((row) => [row.entityKey, metricsOf({
             impressions: num(row.impressions),
             taps: num(row.taps),
@@ -212,8 +236,10 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
 
     const searchTerms = ({ account }: Granted<"listSearchTerms">, q: ReadQuery) =>
       ranked(account, "searchTerms", q, (keys) =>
-        sql<{ entityKey: string; text: string | null; campaignId: string; adGroupId: string; keywordId: string | null }>`
-          SELECT * FROM search_terms WHERE project_id = ${account.projectId} AND entity_key = ANY(${keys}::text[])`.pipe(
+        sql`
+          SELECT ${sql.unsafe(entityRows.searchTerms.columns)} FROM search_terms
+          WHERE project_id = ${account.projectId} AND entity_key = ANY(${keys}::text[])`.pipe(
+          Effect.flatMap(entityRows.searchTerms.decode),
           Effect.map((rows) =>
             rows.map((r) => ({
               key: r.entityKey,
@@ -252,13 +278,12 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
           ...(q.adGroupId !== undefined ? [sql`ad_group_id = ${q.adGroupId}`] : [])
         ])
         const [rows, total] = yield* Effect.all([
-          sql<{ negativeKeywordId: string; campaignId: string; adGroupId: string | null; text: string; matchType: string }>`
-            SELECT negative_keyword_id, campaign_id, ad_group_id, text, match_type FROM negative_keywords
-            WHERE ${where} ORDER BY text, negative_keyword_id LIMIT ${q.limit}`,
-          sql<{ n: number }>`SELECT count(*)::int AS n FROM negative_keywords WHERE ${where}`
+          sql`
+            SELECT ${sql.unsafe(listedNegativeColumns)} FROM negative_keywords
+            WHERE ${where} ORDER BY text, negative_keyword_id LIMIT ${q.limit}`.pipe(Effect.flatMap(decodeListedNegatives)),
+          sql`SELECT count(*)::int AS n FROM negative_keywords WHERE ${where}`.pipe(Effect.flatMap(countOf))
         ])
-        const count = total[0]?.n ?? 0
-        return { rows, total: count, truncated: rows.length < count, dataFreshness: freshnessFor(account, window, now) }
+        return { rows, total, truncated: rows.length < total, dataFreshness: freshnessFor(account, window, now) }
       }).pipe(Effect.orDie, Effect.withSpan("Reads.negativeKeywords"))
 
     return { campaigns, adGroups, keywords, searchTerms, ads, negativeKeywords } as const

@@ -4,15 +4,19 @@
  */
 import type { SqlClient } from "@effect/sql"
 import type { ReportLevel } from "@acs/upstream/Upstream"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { accountWrites } from "../accounts/Accounts.ts"
+import { decodeRows } from "../db/Rows.ts"
 import { PARENTS, projectLiteral, type Tables, tablesOf } from "./GenerationTables.ts"
 import { type Entities, makeEntityWrites } from "./SyncEntities.ts"
 import { syncWrites, writeSyncEvent } from "./SyncRuns.ts"
 import { RETAINED_DAYS, type SyncPlan } from "./SyncPlan.ts"
 import { timed } from "./TimedStep.ts"
 import { MAX_DAYS } from "./Window.ts"
+
+/** The generation a `metric_generations` row names: the suffix of the account's partitions. */
+const decodeGenerations = decodeRows(Schema.Struct({ generation: Schema.String }))
 
 export const makeSwapCopy = (sql: SqlClient.SqlClient) => {
   const { replaceEntities } = makeEntityWrites(sql)
@@ -105,7 +109,9 @@ export const makeSwapCopy = (sql: SqlClient.SqlClient) => {
         // All three parents at once, in the order a read statement touching two of them locks them (an entity
         // table before the suffixes), so no reader can hold one while waiting for another held here.
         yield* sql`LOCK TABLE search_terms, spend_suffixes, daily_metrics IN ACCESS EXCLUSIVE MODE`
-        const previous = yield* sql<{ generation: string }>`SELECT generation FROM metric_generations WHERE project_id = ${projectId}`
+        const previous = yield* sql`SELECT generation FROM metric_generations WHERE project_id = ${projectId}`.pipe(
+          Effect.flatMap(decodeGenerations)
+        )
         for (const { generation } of previous) {
           for (const table of Object.values(tablesOf(generation))) yield* sql`DROP TABLE IF EXISTS ${sql(table)}`
         }

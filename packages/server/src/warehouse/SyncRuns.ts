@@ -9,7 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { afterCommit } from "../db/AfterCommit.ts"
 import { newId } from "../db/Ids.ts"
-import { columnsOf, decodeRows } from "../db/Rows.ts"
+import { columnsOf, countOf, decodeRows } from "../db/Rows.ts"
 import { writeEvent } from "../events/Outbox.ts"
 import { countSync } from "../telemetry/Metrics.ts"
 
@@ -135,9 +135,7 @@ export class SyncRuns extends Effect.Service<SyncRuns>()("acs/SyncRuns", {
       Effect.all({
         rows: sql`SELECT ${sql.unsafe(syncColumns)} FROM syncs WHERE project_id = ${projectId} ORDER BY started_at DESC, sync_id LIMIT ${limit}`
           .pipe(Effect.flatMap(decodeSyncs)),
-        total: sql<{ n: number }>`SELECT count(*)::int AS n FROM syncs WHERE project_id = ${projectId}`.pipe(
-          Effect.map((rows) => rows[0]?.n ?? 0)
-        )
+        total: sql`SELECT count(*)::int AS n FROM syncs WHERE project_id = ${projectId}`.pipe(Effect.flatMap(countOf))
       }).pipe(Effect.orDie, Effect.withSpan("SyncRuns.history"))
 
     const find = (projectId: string, syncId: string) =>

@@ -16,33 +16,46 @@ import { EventsConfig } from "../events/Sequencer.ts"
 import { endpointFragments, endpointStatements } from "./Endpoints.ts"
 import type { AttemptResult } from "./WebhookSender.ts"
 
-export interface ClaimedDelivery {
-  readonly deliveryId: string
-  readonly webhookId: string
-  readonly eventId: string
-  readonly eventType: string
-  readonly body: Readonly<Record<string, unknown>>
-  readonly attempts: number
-  readonly url: string
-  readonly format: "json" | "slack"
-  readonly secretSealed: string
-  /** Milliseconds left until the delivery gives up. */
-  readonly windowLeftMs: number
+/** What every row of a claim says: whether more waits, and the next due time (int8 as text). */
+const claimTail = { more: Schema.Boolean, nextDueInMs: Schema.NullOr(Schema.NumberFromString) }
+
+/** A claimed delivery as the claim's row carries it. */
+const ClaimedDeliveryRow = Schema.Struct({
+  deliveryId: Schema.String,
+  webhookId: Schema.String,
+  eventId: Schema.String,
+  eventType: Schema.String,
+  attempts: Schema.Number,
+  url: Schema.String,
+  format: Schema.Literal("json", "slack"),
+  secretSealed: Schema.String,
+  /** Milliseconds left until the delivery gives up (int8 as text). */
+  windowLeftMs: Schema.NumberFromString,
   /** The traceparent of what wrote the event (telemetry: the delivery's span links to it). */
-  readonly traceParent: string | null
+  traceParent: Schema.NullOr(Schema.String),
   /** A first attempt's batch (its row is inserted when the attempt ended); null for a queued delivery. */
-  readonly batchId: string | null
+  batchId: Schema.NullOr(Schema.String),
   /** Its endpoint's last attempts got no answer (migration 0029): this is a probe, one of its kind at a time. */
-  readonly endpointFailing: boolean
+  endpointFailing: Schema.Boolean,
+  /** As text: the SQL client would rename the keys of a JSON value it decodes. Null when the event is gone. */
+  bodyText: Schema.NullOr(Schema.String),
+  ...claimTail
+})
+
+/**
+ * A claim's row: a claimed delivery, or the one row of a claim that claimed none (its delivery's columns all
+ * null). The null id tells them apart: a literal, which the union looks up instead of trying the other member first.
+ */
+const ClaimRow = Schema.Union(ClaimedDeliveryRow, Schema.Struct({ deliveryId: Schema.Null, ...claimTail }))
+const decodeClaimRows = decodeRows(ClaimRow)
+
+export interface ClaimedDelivery extends Omit<typeof ClaimedDeliveryRow.Type, "bodyText" | "more" | "nextDueInMs"> {
+  readonly body: Readonly<Record<string, unknown>>
 }
 
-/** A claim's row: a claimed delivery's columns (all null when none was claimed), whether more waits, the next due time. */
-type ClaimRow = { readonly [K in keyof Omit<ClaimedDelivery, "body" | "windowLeftMs">]: ClaimedDelivery[K] | null } & {
-  readonly bodyText: string | null
-  readonly windowLeftMs: string | null
-  readonly more: boolean
-  readonly nextDueInMs: string | null
-}
+/** What the recording of a batch's first attempts answers: a recorded delivery, and whether its endpoint has more. */
+const RecordedAttempt = Schema.Struct({ deliveryId: Schema.String, more: Schema.Boolean })
+const decodeRecordedAttempts = decodeRows(RecordedAttempt)
 
 /** What one claim answers. */
 export interface Claimed {
@@ -82,6 +95,10 @@ export type DeliveryRow = typeof DeliveryRow.Type
 
 export const deliveryColumns = columnsOf(DeliveryRow)
 export const decodeDeliveries = decodeRows(DeliveryRow)
+const decodeDeliveryIds = decodeRows(DeliveryRow.pick("deliveryId"))
+
+/** An endpoint's back-off, in ms from now (int8 as text). */
+const decodeBackoff = decodeRows(Schema.Struct({ backoffMs: Schema.NumberFromString }))
 
 /** The admin's writes of the queue (Webhooks.ts): a ping, and an endpoint's waiting deliveries when it is deleted or enabled. */
 export const deliveryStatements = (sql: SqlClient.SqlClient, retryWindowSeconds: number) => ({
@@ -146,7 +163,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * deliveries of different endpoints. An admin's ping is sent at once whatever its endpoint's state.
      */
     const claim = (workerId: string, leaseMs: number, limit: number) =>
-      sql<ClaimRow>`/* prepared */
+      sql`/* prepared */
         WITH rescued AS (
           DELETE FROM webhook_batches b WHERE b.batch_id IN (
             SELECT batch_id FROM webhook_batches WHERE lease_until < clock_timestamp() ORDER BY lease_until LIMIT ${limit}
@@ -255,20 +272,18 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           endpoint.format, endpoint.secret_sealed, ${retryWindowSeconds * 1000}::int8, t.body_text, t.trace_parent, leased.batch_id,
           endpoint.failing, due.more, due.next_due_in_ms
         FROM taken t, endpoint, leased, due`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeClaimRows),
         Effect.map((rows): Claimed => ({
           // One row even when nothing was claimed: it carries whether more waits and the next due time.
-          batch: rows.flatMap(({ bodyText, more: _, nextDueInMs: __, ...rest }): Array<ClaimedDelivery> =>
-            rest.deliveryId === null || bodyText === null ? [] : [{
-              ...(rest as Omit<ClaimedDelivery, "body" | "windowLeftMs">),
-              // The body as text: the SQL client would rename the keys of a JSON value it decodes.
-              body: JSON.parse(bodyText) as Readonly<Record<string, unknown>>,
-              windowLeftMs: Number(rest.windowLeftMs)
-            }]
-          ),
+          batch: rows.flatMap((row): Array<ClaimedDelivery> => {
+            if (row.deliveryId === null || row.bodyText === null) return []
+            const { bodyText, more: _, nextDueInMs: __, ...delivery } = row
+            return [{ ...delivery, body: JSON.parse(bodyText) as Readonly<Record<string, unknown>> }]
+          }),
           more: rows[0]?.more === true,
-          nextDueInMs: rows[0]?.nextDueInMs === null || rows[0] === undefined ? null : Number(rows[0].nextDueInMs)
+          nextDueInMs: rows[0]?.nextDueInMs ?? null
         })),
-        Effect.orDie,
         Effect.withSpan("Deliveries.claim", HOT_SPAN)
       )
 
@@ -281,7 +296,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * claim them before the poll. Arrays, as `delivered`.
      */
     const firstAttempts = (batchId: string, workerId: string, attempts: ReadonlyArray<FirstAttempt>) =>
-      attempts.length === 0 ? Effect.succeed({ recorded: new Set<string>(), more: false }) : sql<{ readonly deliveryId: string; readonly more: boolean }>`/* prepared */
+      attempts.length === 0 ? Effect.succeed({ recorded: new Set<string>(), more: false }) : sql`/* prepared */
         WITH ended AS (
           DELETE FROM webhook_batches b WHERE b.batch_id = ${batchId} AND b.locked_by = ${workerId}
           RETURNING b.webhook_id),
@@ -317,8 +332,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           RETURNING delivery_id)
         SELECT recorded.delivery_id, endpoint.more
         FROM (SELECT unnest(delivery_ids) AS delivery_id FROM delivered UNION ALL SELECT delivery_id FROM queued) recorded, endpoint`.pipe(
-        Effect.map((rows) => ({ recorded: new Set(rows.map((row) => row.deliveryId)), more: rows[0]?.more === true })),
-        Effect.orDie
+        Effect.orDie,
+        Effect.flatMap(decodeRecordedAttempts),
+        Effect.map((rows) => ({ recorded: new Set(rows.map((row) => row.deliveryId)), more: rows[0]?.more === true }))
       )
 
     const attemptColumns = (result: AttemptResult) =>
@@ -332,7 +348,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * as the claim is (the arrays are parameters: one text whatever the batch's size).
      */
     const delivered = (workerId: string, outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly result: AttemptResult }>) =>
-      outcomes.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`/* prepared */
+      outcomes.length === 0 ? Effect.succeed(new Set<string>()) : sql`/* prepared */
         UPDATE webhook_deliveries d SET status = 'delivered', delivered_at = clock_timestamp(), last_status_code = o.status_code,
           last_duration_ms = o.duration_ms, last_error = NULL, last_response = o.response, last_attempt_at = clock_timestamp(),
           locked_by = NULL, lease_until = NULL
@@ -341,8 +357,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           AS o (delivery_id, status_code, duration_ms, response)
         WHERE d.delivery_id = o.delivery_id AND d.locked_by = ${workerId}
         RETURNING d.delivery_id`.pipe(
-        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId))),
-        Effect.orDie
+        Effect.orDie,
+        Effect.flatMap(decodeDeliveryIds),
+        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId)))
       )
 
     /** Not delivered: tried again after `delayMs`. */
@@ -384,13 +401,14 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * claim's count of attempts taken back. Answers the ids recorded, as `delivered`.
      */
     const notAttempted = (workerId: string, deliveryIds: ReadonlyArray<string>, delayMs: number) =>
-      deliveryIds.length === 0 ? Effect.succeed(new Set<string>()) : sql<{ readonly deliveryId: string }>`
+      deliveryIds.length === 0 ? Effect.succeed(new Set<string>()) : sql`
         UPDATE webhook_deliveries SET attempts = attempts - 1, run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000}),
           locked_by = NULL, lease_until = NULL
         WHERE delivery_id = ANY(${deliveryIds}::text[]) AND locked_by = ${workerId}
         RETURNING delivery_id`.pipe(
-        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId))),
-        Effect.orDie
+        Effect.orDie,
+        Effect.flatMap(decodeDeliveryIds),
+        Effect.map((rows) => new Set(rows.map((row) => row.deliveryId)))
       )
 
     /**
@@ -399,15 +417,16 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * try). Answers the back-off in ms (null: the endpoint is gone).
      */
     const backOff = (webhookId: string, baseMs: number, maxMs: number) =>
-      sql<{ readonly backoffMs: string }>`
+      sql`
         WITH tripped AS (${endpoints.backOff(webhookId, baseMs, maxMs)}),
         pushed AS (
           UPDATE webhook_deliveries d SET run_at = t.backoff_until FROM tripped t
           WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.run_at < t.backoff_until
             AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp()) AND NOT (d.event_type = 'ping' AND d.attempts = 0))
         SELECT (extract(epoch FROM backoff_until - clock_timestamp()) * 1000)::int8 AS backoff_ms FROM tripped`.pipe(
-        Effect.map((rows) => rows[0] === undefined ? null : Math.max(0, Number(rows[0].backoffMs))),
-        Effect.orDie
+        Effect.orDie,
+        Effect.flatMap(decodeBackoff),
+        Effect.map((rows) => rows[0] === undefined ? null : Math.max(0, rows[0].backoffMs))
       )
 
     /** An attempt to an endpoint that was backing off was answered: it is claimed in full again. */

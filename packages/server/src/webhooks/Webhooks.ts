@@ -18,6 +18,7 @@ import { decodeDeliveries, deliveryColumns, type DeliveryRow, deliveryStatements
 import { decodeWebhooks, endpointStatements, webhookColumns, type WebhookRow } from "./Endpoints.ts"
 import { resolvePublic, urlRefusal } from "./WebhookTargets.ts"
 import { WebhookConfig } from "./WebhookWorker.ts"
+import { countOf } from "../db/Rows.ts"
 
 const iso = (value: string | null) => (value === null ? null : new Date(value).toISOString())
 
@@ -69,10 +70,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
         const secret = `whsec_${Crypto.randomBytes(32).toString("base64url")}`
         const rows = yield* sql.withTransaction(Effect.gen(function*() {
           // The org's row locked: two creations at once cannot both see room for one.
-          const counted = yield* sql<{ readonly endpoints: number }>`
-            SELECT (SELECT count(*)::int FROM webhooks WHERE org_id = o.org_id AND deleted_at IS NULL) AS endpoints
-            FROM orgs o WHERE o.org_id = ${grant.orgId} FOR NO KEY UPDATE`
-          const endpoints = counted[0]?.endpoints ?? 0
+          const endpoints = yield* sql`
+            SELECT (SELECT count(*)::int FROM webhooks WHERE org_id = o.org_id AND deleted_at IS NULL) AS n
+            FROM orgs o WHERE o.org_id = ${grant.orgId} FOR NO KEY UPDATE`.pipe(Effect.flatMap(countOf))
           if (endpoints >= maxEndpointsPerOrg) {
             return yield* invalid(`this org has ${endpoints} webhook endpoints, the most it may have (${maxEndpointsPerOrg}): delete one first`)
           }

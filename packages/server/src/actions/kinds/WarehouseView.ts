@@ -11,8 +11,9 @@ import type {
   UpstreamNegativeKeyword
 } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
+import { decodeRows } from "../../db/Rows.ts"
 import { decodeTargets, TargetsRow, targetsColumns } from "../../policy/Targets.ts"
 import { type AdGroupRow, type AdRow, type CampaignRow, entityRows, type KeywordRow, type NegativeRow } from "../../warehouse/EntityRows.ts"
 import { windowEndingYesterday } from "../../warehouse/Window.ts"
@@ -132,11 +133,9 @@ export const warehouseView = (account: AccountRecord) =>
 
 const POLICY_DAYS = 30
 
-interface Totals {
-  readonly spend: string | null
-  readonly taps: string | null
-  readonly installs: string | null
-}
+/** Sums over the window (numeric as text; null when no day matched). */
+const Totals = Schema.Struct({ spend: Schema.NullOr(Schema.String), taps: Schema.NullOr(Schema.String), installs: Schema.NullOr(Schema.String) })
+const decodeTotals = decodeRows(Totals)
 
 /**
  * The policy's window, kept per time zone for the quarter hour: every proposal needs it, and a day starts on
@@ -175,13 +174,14 @@ export const policyFactsWith = (account: AccountRecord, band: TargetBand | null)
     const sql = yield* SqlClient.SqlClient
     const window = policyWindow(yield* Clock.currentTimeMillis, account.timeZone)
     const totals = (campaignId: string | null) =>
-      sql<Totals>`/* prepared */
+      sql`/* prepared */
         SELECT sum(spend_micros) AS spend, sum(taps) AS taps, sum(installs) AS installs FROM daily_metrics
         WHERE project_id = ${account.projectId} AND level = 'campaigns'
           AND day BETWEEN ${window.start}::date AND ${window.end}::date
           ${campaignId === null ? sql`` : sql`AND entity_key = ${campaignId}`}`.pipe(
-        Effect.map((rows) => rows[0] ?? { spend: null, taps: null, installs: null }),
-        Effect.orDie
+        Effect.orDie,
+        Effect.flatMap(decodeTotals),
+        Effect.map((rows) => rows[0] ?? { spend: null, taps: null, installs: null })
       )
     const ratio = (numerator: string | null, denominator: string | null) =>
       numerator === null || denominator === null || Number(denominator) === 0
