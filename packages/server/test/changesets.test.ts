@@ -19,12 +19,15 @@ let p: Pipeline
 let campaigns: ReadonlyArray<UpstreamCampaign>
 let next = 0
 
-/** A campaign no other test in this file touches. */
+/** A campaign no other test in this file changes upstream (the tests whose members apply, or race another change). */
 const freshCampaign = () => {
   const campaign = campaigns[next++]
   if (campaign === undefined) throw new Error("the demo account has too few campaigns for this file")
   return campaign
 }
+
+/** A campaign for members that are never applied: any of them, as the warehouse has it. */
+const someCampaign = (i: number) => campaigns[campaigns.length - 1 - (i % campaigns.length)]!
 
 const path = () => ({ projectId: p.account.projectId })
 
@@ -87,7 +90,7 @@ describe("a changeset up to its decision", () => {
   it("records members without queueing them one by one, freezes a plan on submit and queues the whole with its reasons", async () => {
     const opened = await open("key", "trim two budgets")
     expect(opened).toMatchObject({ status: "open", title: "trim two budgets", onFailure: "stop", planHash: null, members: { total: 0 } })
-    const [a, b] = [freshCampaign(), freshCampaign()]
+    const [a, b] = [someCampaign(0), someCampaign(1)]
     const first = await budgetMember("key", opened.changesetId, a, 0.9)
     const second = await budgetMember("key", opened.changesetId, b, 1.1)
     // A member waits for its changeset: proposed, not in the approval queue, no action.proposed of its own.
@@ -102,10 +105,14 @@ describe("a changeset up to its decision", () => {
     expect(preview.plan?.order).toEqual([first.actionId, second.actionId])
     const delta = Math.round(a.dailyBudgetMicros! * 0.9) - a.dailyBudgetMicros! + Math.round(b.dailyBudgetMicros! * 1.1) - b.dailyBudgetMicros!
     expect(preview.impact).toMatchObject({ dailyBudgetDeltaMicros: delta, byKind: { budget_change: 2 } })
+    // Each reason once, with the members it holds: the raise is also outside the auto-apply set.
     expect(preview.decision).toEqual({
       mode: "queued",
-      riskTier: "safe",
-      policyReasons: [`2 members (${first.actionId}, ${second.actionId}): proposed with an API key: every key-proposed change queues for review`]
+      riskTier: "review",
+      policyReasons: [
+        `2 members (${first.actionId}, ${second.actionId}): proposed with an API key: every key-proposed change queues for review`,
+        `member (${second.actionId}): outside the auto-apply set: budget raises auto-apply only with a CPA target band set (PUT /targets); none is set`
+      ]
     })
     expect((await changeset("key", opened.changesetId)).changeset.status).toBe("open")
 
@@ -120,7 +127,7 @@ describe("a changeset up to its decision", () => {
     const late = await p.api("key", (client) =>
       Effect.flip(client.proposals.proposeBudgetChange({
         path: path(),
-        payload: { campaignId: freshCampaign().campaignId, newDailyBudgetMicros: 5_000_000, reason: "late", changesetId: opened.changesetId },
+        payload: { campaignId: someCampaign(2).campaignId, newDailyBudgetMicros: 5_000_000, reason: "late", changesetId: opened.changesetId },
         urlParams: {},
         headers: {}
       })))
@@ -135,7 +142,7 @@ describe("a changeset up to its decision", () => {
 
   it("adds many members in one call, answering each: recorded, malformed, or refused by validation with its failed row", async () => {
     const opened = await open("key", "bulk")
-    const campaign = freshCampaign()
+    const campaign = someCampaign(3)
     const answer = await p.api("key", (client) =>
       client.changesets.addChangesetMembers({
         path: { ...path(), changesetId: opened.changesetId },
@@ -163,6 +170,8 @@ describe("a changeset up to its decision", () => {
     const opened = await open("key", "stale plan")
     const [a, b] = [freshCampaign(), freshCampaign()]
     const first = await budgetMember("key", opened.changesetId, a, 0.95)
+    // Set in the web UI below: a tenth lower, so the member still holds against it.
+    const outsideBudget = Math.round(a.dailyBudgetMicros! * 0.9 / 10_000) * 10_000
     await budgetMember("key", opened.changesetId, b, 0.95)
     const submitted = await submit("key", opened.changesetId)
 
@@ -174,7 +183,7 @@ describe("a changeset up to its decision", () => {
       adAccountId: Number(p.account.upstreamAccountId),
       method: "PUT",
       path: `/v1/campaigns/${a.campaignId}`,
-      body: { dailyBudget: { value: { amount: "77.00", currency: "USD" } } },
+      body: { dailyBudget: { value: { amount: (outsideBudget / 1_000_000).toFixed(2), currency: "USD" } } },
       user: "web-ui-user@example.com"
     })
     expect(answer.status).toBe(200)
@@ -197,7 +206,7 @@ describe("a changeset up to its decision", () => {
     const resubmitted = await submit("key", opened.changesetId)
     expect(resubmitted.planHash).not.toBe(submitted.planHash)
     const refreshed = await p.action(first.actionId)
-    expect(refreshed.payload["priorDailyBudgetMicros"]).toBe(77_000_000)
+    expect(refreshed.payload["priorDailyBudgetMicros"]).toBe(outsideBudget)
     const approved = await approve("person", opened.changesetId, resubmitted.planHash!)
     expect(approved._tag).toBe("Right")
     if (approved._tag === "Right") expect(approved.right).toMatchObject({ decidedBy: { kind: "person" }, members: { total: 2 } })
@@ -231,7 +240,7 @@ describe("a changeset up to its decision", () => {
 
   it("lets the opener withdraw it, and refuses a person approving their own changeset", async () => {
     const mine = await open("person", "my own")
-    await budgetMember("person", mine.changesetId, freshCampaign(), 1.5)
+    await budgetMember("person", mine.changesetId, someCampaign(4), 1.5)
     const submitted = await submit("person", mine.changesetId)
     expect(submitted.status).toBe("queued")
     const own = await approve("person", mine.changesetId, submitted.planHash!)
@@ -247,7 +256,11 @@ describe("a changeset up to its decision", () => {
 
   it("counts every member in the 24-hour window exactly: of two changesets submitted at once on two instances, one fits", async () => {
     const twin = await p.startTwin({ WORKER_CONCURRENCY: "0" })
-    const campaign = freshCampaign()
+    const campaign = someCampaign(5)
+    const usedNow = async () => (await p.api("key", (client) => client.actions.getPolicy({ path: path() }))).autoApplies.usedLast24h
+    // The person's cut above auto-applied: what is left must still hold one changeset of 12, never two.
+    const before = await usedNow()
+    expect(before + 12).toBeLessThanOrEqual(20)
     const both = await Promise.all(["left", "right"].map(async (tag) => {
       const opened = await open("person", `window ${tag}`)
       const added = await p.api("person", (client) =>
@@ -265,10 +278,10 @@ describe("a changeset up to its decision", () => {
     expect(modes).toEqual(["auto_applied", "queued"])
     const held = decided.find((c) => c.decision?.mode === "queued")!
     expect(held.decision?.policyReasons).toEqual([
-      "24-hour window: the changeset's 12 members would need 12 auto-applies; the account has 8 left (12 of 20 used)"
+      `24-hour window: the changeset's 12 members would need 12 auto-applies; the account has ${20 - before - 12} left ` +
+      `(${before + 12} of 20 used)`
     ])
-    const policy = await p.api("key", (client) => client.actions.getPolicy({ path: path() }))
-    expect(policy).toMatchObject({ autoApplies: { usedLast24h: 12 } })
+    expect(await usedNow()).toBe(before + 12)
     await twin.stop()
   })
 })
