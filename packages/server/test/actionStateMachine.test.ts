@@ -5,10 +5,11 @@
  * the API must agree after each command. Each action pauses its own keyword, so actions never drift into
  * each other.
  */
+import { isProposalResponse, type ProposalPreview, type ProposalResponse } from "@acs/domain/Actions"
+import { Effect, Either } from "effect"
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
-import { errorCode } from "./support/server.ts"
 
 interface ModelAction {
   readonly id: string
@@ -39,6 +40,12 @@ const nextKeyword = (): string => {
   return keyword
 }
 
+/** A proposal's answer; a preview (no action recorded) fails the command. */
+const proposal = (answer: ProposalResponse | ProposalPreview): ProposalResponse => {
+  if (!isProposalResponse(answer)) throw new Error(`a preview where a proposal was expected: ${JSON.stringify(answer)}`)
+  return answer
+}
+
 const settled = (actionId: string) => p.settle(actionId, ["proposed", "applied", "failed", "rejected", "reverted"])
 
 class Propose implements fc.AsyncCommand<Model, Real> {
@@ -46,9 +53,14 @@ class Propose implements fc.AsyncCommand<Model, Real> {
   check = () => true
   async run(model: Model) {
     count("propose")
-    const answer = await p.propose("keyword-status", { keywordIds: [nextKeyword()], status: "PAUSED", reason: "model" }, { as: this.caller })
-    expect(answer.status, answer.text).toBe(201)
-    const body = answer.body as { actionId: string; mode: string }
+    const keywordId = nextKeyword()
+    const body = proposal(await p.api(this.caller, (client) =>
+      client.proposals.proposeKeywordStatus({
+        path: { projectId: p.account.projectId },
+        payload: { keywordIds: [keywordId], status: "PAUSED", reason: "model" },
+        urlParams: {},
+        headers: {}
+      })))
     const auto = this.caller === "person" && model.killSwitchOn && model.autoApplies < 20
     expect(body.mode).toBe(auto ? "auto_applied" : "queued")
     if (auto) model.autoApplies++
@@ -65,12 +77,15 @@ class Decide implements fc.AsyncCommand<Model, Real> {
   async run(model: Model) {
     count(this.decision)
     const action = model.actions[this.pick % model.actions.length]!
-    const answer = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${action.id}/${this.decision}`, this.decision === "reject" ? {} : undefined)
+    const path = { projectId: p.account.projectId, actionId: action.id }
+    const answer = await p.api("approver", (client) =>
+      Effect.either(this.decision === "approve" ? client.actions.approveAction({ path }) : client.actions.rejectAction({ path, payload: {} })))
     if (action.status !== "proposed") {
-      expect([answer.status, errorCode(answer)]).toEqual([409, "conflict"])
+      // The error class of a 409 `conflict`.
+      expect(Either.isLeft(answer) && answer.left).toMatchObject({ _tag: "Conflict" })
       return
     }
-    expect(answer.status, answer.text).toBe(200)
+    expect(Either.isRight(answer), String(answer)).toBe(true)
     action.status = this.decision === "approve" ? "applied" : "rejected"
     expect((await settled(action.id)).status).toBe(action.status)
   }
@@ -83,13 +98,15 @@ class RevertAction implements fc.AsyncCommand<Model, Real> {
   async run(model: Model) {
     count("revert")
     const action = model.actions[this.pick % model.actions.length]!
-    const answer = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${action.id}/revert`)
+    const answer = await p.api("person", (client) =>
+      Effect.either(client.actions.revertAction({ path: { projectId: p.account.projectId, actionId: action.id }, urlParams: {} })))
     if (action.status !== "applied" || action.compensation || action.reverted) {
-      expect([answer.status, errorCode(answer)]).toEqual([422, "not_revertible"])
+      // The error class of a 422 `not_revertible`.
+      expect(Either.isLeft(answer) && answer.left).toMatchObject({ _tag: "NotRevertible" })
       return
     }
-    expect(answer.status, answer.text).toBe(201)
-    const body = answer.body as { actionId: string; mode: string }
+    if (Either.isLeft(answer)) throw new Error(`the revert was refused: ${String(answer.left)}`)
+    const body = proposal(answer.right)
     // Undo applies at once whatever the kill switch says, and does not count toward the cap.
     expect(body.mode).toBe("auto_applied")
     action.reverted = true
@@ -134,8 +151,8 @@ describe("the action state machine", () => {
     const property = fc.asyncProperty(fc.commands(commands, { maxCommands: 20, size: "max" }), async (sequence) => {
       // Each run starts with the kill switch on and the account's 24-hour count as the policy reports it.
       await p.as("key", "PUT", "/settings", { platformAutoApply: true })
-      const policy = await p.as("key", "GET", `/accounts/${p.account.projectId}/policy`)
-      const autoApplies = (policy.body as { autoApplies: { usedLast24h: number } }).autoApplies.usedLast24h
+      const policy = await p.api("key", (client) => client.actions.getPolicy({ path: { projectId: p.account.projectId } }))
+      const autoApplies = policy.autoApplies.usedLast24h
       await fc.asyncModelRun(() => ({ model: { actions: [], autoApplies, killSwitchOn: true }, real: { p } }), sequence)
     })
     const kinds = ["propose", "approve", "reject", "revert"]

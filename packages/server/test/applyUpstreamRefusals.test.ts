@@ -4,9 +4,10 @@
  * read-only marks the account `readOnly` (later proposals 403 `read_only_account`) until a sync sees the
  * role back. Upstream calls are counted in the simulator's call log.
  */
+import { isProposalResponse } from "@acs/domain/Actions"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type AccountView, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { errorCode } from "./support/server.ts"
 import { WAIT_MS } from "./support/wait.ts"
 
@@ -41,10 +42,11 @@ const cut = (campaign: UpstreamCampaign) => ({
 
 /** Proposes a 10% cut as the person (auto-applies); the action id. */
 const proposeCut = async (campaign: UpstreamCampaign) => {
-  const answer = await p.propose("budget-change", cut(campaign))
-  expect(answer.status, answer.text).toBe(201)
-  expect(answer.body).toMatchObject({ mode: "auto_applied" })
-  return (answer.body as { actionId: string }).actionId
+  const answer = await p.api("person", (client) =>
+    client.proposals.proposeBudgetChange({ path: { projectId: p.account.projectId }, payload: cut(campaign), urlParams: {}, headers: {} }))
+  if (!isProposalResponse(answer)) throw new Error(`a preview where a proposal was expected: ${JSON.stringify(answer)}`)
+  expect(answer).toMatchObject({ mode: "auto_applied" })
+  return answer.actionId
 }
 
 const lastCall = () => p.simulator.control.listCalls().at(-1)?.seq ?? 0
@@ -53,11 +55,8 @@ const lastCall = () => p.simulator.control.listCalls().at(-1)?.seq ?? 0
 const callsOn = (method: string, campaign: UpstreamCampaign, since: number) =>
   p.simulator.control.listCalls({ method, path: new RegExp(`/campaigns/${campaign.campaignId}$`), since }).map((call) => call.status)
 
-const account = async (): Promise<AccountView> => {
-  const answer = await p.as("key", "GET", `/accounts/${p.account.projectId}`)
-  expect(answer.status, answer.text).toBe(200)
-  return (answer.body as { account: AccountView }).account
-}
+const account = async () =>
+  (await p.api("key", (client) => client.accounts.getAccount({ path: { projectId: p.account.projectId } }))).account
 
 beforeAll(async () => {
   p = await startPipeline({ seed: 66 })
@@ -114,13 +113,11 @@ describe("a write refused because the role became read-only", () => {
 
     // The role comes back; a sync sees it and proposals work again.
     p.simulator.control.setRoles(orgId, roles)
-    const started = await p.as("key", "POST", `/accounts/${p.account.projectId}/syncs`)
-    expect(started.status, started.text).toBe(202)
-    const syncId = (started.body as { syncId: string }).syncId
-    await until("the sync finished", async () => {
-      const sync = await p.as("key", "GET", `/accounts/${p.account.projectId}/syncs/${syncId}`)
-      return (sync.body as { status: string }).status !== "running"
-    })
+    const projectId = p.account.projectId
+    // The typed client decodes a Sync only from the declared 202.
+    const { syncId } = await p.api("key", (client) => client.warehouse.startSync({ path: { projectId } }))
+    await until("the sync finished", async () =>
+      (await p.api("key", (client) => client.warehouse.getSync({ path: { projectId, syncId } }))).status !== "running")
     expect((await account()).readOnly).toBe(false)
     const again = await proposeCut(await freshCampaign())
     expect((await p.settle(again, ["applied", "failed"])).status).toBe("applied")

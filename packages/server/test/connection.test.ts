@@ -4,12 +4,14 @@
  * what they reach; importing twice never duplicates an account.
  */
 import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
+import { Connection, ConnectionKeyPair, Discovery } from "@acs/domain/Connection"
+import { ErrorBodies } from "@acs/domain/Errors"
 import * as Crypto from "node:crypto"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { withApi } from "./support/apiClient.ts"
 import { createDatabase, query } from "./support/database.ts"
-import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
+import { type Answer, BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
 let simulator: Simulator
@@ -38,7 +40,12 @@ afterAll(async () => {
 })
 
 const put = (body: unknown) => call(`${server.api}/connection`, { method: "PUT", key: BOOTSTRAP_KEY, body })
-const getConnection = async () => (await call(`${server.api}/connection`, { key: BOOTSTRAP_KEY })).body as Record<string, unknown>
+const getConnection = () => withApi(server.baseUrl, BOOTSTRAP_KEY, (client) => client.connection.getConnection())
+/** A 400's message, decoded with the contract's `invalid_request` envelope. */
+const invalidRequestMessage = (answer: Answer) => {
+  expect(answer.status, answer.text).toBe(400)
+  return Schema.decodeUnknownSync(ErrorBodies.InvalidRequest)(answer.body).message
+}
 const ids = (credentials: { clientId: string; teamId: string; keyId: string }) => ({
   clientId: credentials.clientId,
   teamId: credentials.teamId,
@@ -57,14 +64,12 @@ describe("connection", () => {
       status: "not_connected"
     })
     const malformed = await put({ ...simulator.credentials, privateKeyPem: "-----BEGIN NOTHING-----" })
-    expect(malformed.status).toBe(400)
-    expect((malformed.body as { error: { message: string } }).error.message).toContain("privateKeyPem")
+    expect(invalidRequestMessage(malformed)).toContain("privateKeyPem")
   })
 
   it("needs a private key: the request's own, or a generated key pair", async () => {
     const none = await put(ids(simulator.credentials))
-    expect(none.status).toBe(400)
-    expect((none.body as { error: { message: string } }).error.message).toContain("POST /connection/keypair")
+    expect(invalidRequestMessage(none)).toContain("POST /connection/keypair")
     expect(await getConnection()).toMatchObject({ connected: false, apiVersion: null, warning: null, keyPair: null })
   })
 
@@ -72,7 +77,7 @@ describe("connection", () => {
     const saved = await put({ ...simulator.credentials, apiVersion: "v5" })
     expect(saved.status).toBe(200)
     expect(saved.body).toMatchObject({ connected: true, apiVersion: "v5" })
-    expect(String((saved.body as { warning: string }).warning)).toContain("2027-01-26")
+    expect(Schema.decodeUnknownSync(Connection)(saved.body).warning).toContain("2027-01-26")
     expect(await getConnection()).toMatchObject({ apiVersion: "v5", warning: expect.stringContaining("v1") })
     expect(simulator.control.listCalls({ path: /^\/api\/v5\/acls$/ }).length).toBeGreaterThan(0)
   })
@@ -80,7 +85,7 @@ describe("connection", () => {
   it("generates a key pair, keeps the private half sealed, and connects over v1 with the ids Apple Ads gives for its public half", async () => {
     const generated = await call(`${server.api}/connection/keypair`, { method: "POST", key: BOOTSTRAP_KEY })
     expect(generated.status).toBe(201)
-    const pair = generated.body as { publicKeyPem: string; fingerprint: string; createdAt: string }
+    const pair = Schema.decodeUnknownSync(ConnectionKeyPair)(generated.body)
     expect(pair.publicKeyPem).toMatch(/^-----BEGIN PUBLIC KEY-----/)
     expect(pair.fingerprint).toBe(Crypto.createHash("sha256").update(Crypto.createPublicKey(pair.publicKeyPem).export({ type: "spki", format: "der" })).digest("hex"))
     expect(JSON.stringify(generated.body)).not.toContain("PRIVATE KEY")
@@ -115,7 +120,7 @@ describe("connection", () => {
     const discovered = await call(`${server.api}/connection/discover`, { method: "POST", key: BOOTSTRAP_KEY })
     expect(discovered.status).toBe(200)
     expect(discovered.headers.get("ratelimit-policy")).toBe("5;w=60;name=\"expensive\"")
-    const accounts = (discovered.body as { accounts: Array<{ upstreamAccountId: string; readOnly: boolean; projectId: string | null }> }).accounts
+    const { accounts } = Schema.decodeUnknownSync(Discovery)(discovered.body)
     expect(accounts.map((a) => a.upstreamAccountId).sort()).toEqual(simulator.accounts.map((a) => String(a.orgId)).sort())
     expect(accounts.filter((a) => a.readOnly)).toHaveLength(simulator.accounts.filter((a) => a.readOnly).length)
     expect(accounts.every((a) => a.projectId === null)).toBe(true)
@@ -144,10 +149,9 @@ describe("connection", () => {
       expect(errorCode(refused)).toBe("connection_error")
       expect((await call(`${server.api}/connection`, { key: BOOTSTRAP_KEY })).body).toMatchObject({ connected: false, status: "error" })
       // The moment it broke is an event (docs/contract.md 6), org-level.
-      const broken = await waitFor("the connection.broken event", async () =>
-        ((await call(`${server.api}/events?type=connection.broken`, { key: BOOTSTRAP_KEY })).body as {
-          events: Array<{ projectId: string | null; data: { connection: { status: string } } }>
-        }).events, (events) => events.length > 0)
+      const broken = await waitFor("the connection.broken event", () =>
+        withApi(server.baseUrl, BOOTSTRAP_KEY, (client) =>
+          Effect.map(client.events.listEvents({ urlParams: { type: "connection.broken" } }), (page) => page.events)), (events) => events.length > 0)
       expect(broken[0]).toMatchObject({ projectId: null, data: { connection: { status: "error" } } })
     } finally {
       simulator.control.clearFaults()

@@ -1,5 +1,7 @@
 /** Key lifecycle over HTTP against the started server: create, use, list, revoke, uniform 401. */
-import { Effect } from "effect"
+import { CreatedKey } from "@acs/domain/ApiKeys"
+import { ErrorBodies } from "@acs/domain/Errors"
+import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type ApiClient, withApi } from "./support/apiClient.ts"
 import { createDatabase, insertAccount, query } from "./support/database.ts"
@@ -28,6 +30,10 @@ afterAll(async () => {
 const withKey = <A, E>(key: string, use: (client: ApiClient) => Effect.Effect<A, E>) =>
   Effect.promise(() => withApi(server.baseUrl, key, use))
 
+/** A key made by the bootstrap admin, through the typed client. */
+const createKey = (request: Parameters<ApiClient["keys"]["createKey"]>[0]["payload"]) =>
+  withApi(server.baseUrl, BOOTSTRAP_KEY, (admin) => admin.keys.createKey({ payload: request }))
+
 const unauthorizedBody = {
   error: { code: "unauthorized", message: "missing, invalid, revoked or expired credentials: send Authorization: Bearer <API key>" }
 }
@@ -40,7 +46,7 @@ describe("API keys end to end", () => {
       body: { name: "reporting script", scope: "read" }
     })
     expect(created.status).toBe(201)
-    const { key, secret } = created.body as { key: { keyId: string; scope: string; binding: unknown }; secret: string }
+    const { key, secret } = Schema.decodeUnknownSync(CreatedKey)(created.body)
     expect(secret).toMatch(/^acs_[\w-]{43}$/)
     expect(key.scope).toBe("read")
     expect(key.binding).toEqual({ kind: "org" })
@@ -57,7 +63,7 @@ describe("API keys end to end", () => {
     expect(listed.status).toBe(200)
     expect(listed.text).not.toContain(secret)
     expect(listed.text).not.toContain(stored[0]!.secret_hash)
-    expect((listed.body as { keys: Array<{ keyId: string }> }).keys.map((k) => k.keyId)).toContain(key.keyId)
+    expect((await withApi(server.baseUrl, BOOTSTRAP_KEY, (admin) => admin.keys.listKeys())).keys.map((k) => k.keyId)).toContain(key.keyId)
   })
 
   it("binds keys to a subset or to one account, and `current` resolves to the bound account", () =>
@@ -80,19 +86,12 @@ describe("API keys end to end", () => {
       })))
 
   it("answers every kind of bad credential with the same 401 body", async () => {
-    const expired = await call(`${server.api}/keys`, {
-      method: "POST",
-      key: BOOTSTRAP_KEY,
-      body: { name: "expiring", scope: "read", expiresAt: new Date(Date.now() + 3_600_000).toISOString() }
-    })
-    expect(expired.status).toBe(201)
-    const expiredBody = expired.body as { secret: string; key: { keyId: string } }
-    const expiredSecret = expiredBody.secret
+    const expired = await createKey({ name: "expiring", scope: "read", expiresAt: new Date(Date.now() + 3_600_000).toISOString() })
+    const expiredSecret = expired.secret
     // Its hour passes at once: the expiry moved to now, rather than a wait a busy machine could outrun.
-    await query(database, "UPDATE api_keys SET expires_at = now() WHERE key_id = $1", [expiredBody.key.keyId])
-    const revoked = await call(`${server.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name: "revoked", scope: "read" } })
-    const revokedBody = revoked.body as { secret: string; key: { keyId: string } }
-    expect((await call(`${server.api}/keys/${revokedBody.key.keyId}`, { method: "DELETE", key: BOOTSTRAP_KEY })).status).toBe(204)
+    await query(database, "UPDATE api_keys SET expires_at = now() WHERE key_id = $1", [expired.key.keyId])
+    const revokedBody = await createKey({ name: "revoked", scope: "read" })
+    await withApi(server.baseUrl, BOOTSTRAP_KEY, (admin) => admin.keys.revokeKey({ path: { keyId: revokedBody.key.keyId } }))
 
     const answers = await Promise.all([
       call(`${server.api}/accounts`),
@@ -109,8 +108,7 @@ describe("API keys end to end", () => {
   })
 
   it("sees a revocation on a second server process on its very next request", async () => {
-    const created = await call(`${server.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name: "shared", scope: "read" } })
-    const { key, secret } = created.body as { secret: string; key: { keyId: string } }
+    const { key, secret } = await createKey({ name: "shared", scope: "read" })
     expect((await call(`${second.api}/accounts`, { key: secret })).status).toBe(200)
     expect((await call(`${server.api}/keys/${key.keyId}`, { method: "DELETE", key: BOOTSTRAP_KEY })).status).toBe(204)
     const after = await call(`${second.api}/accounts`, { key: secret })
@@ -119,15 +117,14 @@ describe("API keys end to end", () => {
   })
 
   it("refuses to hand out more than the creator holds", async () => {
-    const reader = await call(`${server.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name: "admin, no approve", scope: "admin" } })
-    const secret = (reader.body as { secret: string }).secret
+    const { secret } = await createKey({ name: "admin, no approve", scope: "admin" })
     const escalate = await call(`${server.api}/keys`, { method: "POST", key: secret, body: { name: "x", scope: "write", canApprove: true } })
     expect(escalate.status).toBe(403)
     expect(escalate.body).toMatchObject({ error: { code: "forbidden_scope", required_grant: "approve" } })
     const unknown = await call(`${server.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name: "x", scope: "read", projectIds: ["prj_nope"] } })
     expect(unknown.status).toBe(403)
     expect(unknown.body).toMatchObject({ error: { code: "account_mismatch" } })
-    expect((unknown.body as { error: { message: string } }).error.message).toContain("prj_nope")
+    expect(Schema.decodeUnknownSync(ErrorBodies.AccountMismatch)(unknown.body).message).toContain("prj_nope")
   })
 
   it("lets a subset-bound admin key see and revoke only keys within its reach", () =>

@@ -5,9 +5,11 @@
  * proves the invalidation, not an uncached lookup.
  */
 import { AcsClient } from "@acs/domain/AcsClient"
+import { isProposalResponse } from "@acs/domain/Actions"
 import { Effect, Either } from "effect"
 import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { withApi } from "./support/apiClient.ts"
 import { createDatabase, insertAccount, insertOrg, query } from "./support/database.ts"
 import { type Answer, BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
@@ -48,10 +50,8 @@ const silently = (statements: string) =>
   query(database, `BEGIN; SET LOCAL session_replication_role = replica; ${statements}; COMMIT;`)
 
 const newKey = async (name: string) => {
-  const created = await call(`${a.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name, scope: "write" } })
-  expect(created.status).toBe(201)
-  const body = created.body as { secret: string; key: { keyId: string } }
-  return { secret: body.secret, keyId: body.key.keyId }
+  const created = await withApi(a.baseUrl, BOOTSTRAP_KEY, (client) => client.keys.createKey({ payload: { name, scope: "write" } }))
+  return { secret: created.secret, keyId: created.key.keyId }
 }
 
 const ledgerPage = (server: RunningServer, secret: string, projectId = "prj_cached") =>
@@ -131,7 +131,7 @@ describe("the account lookup cache", () => {
 
 describe("the org settings cache", () => {
   const settingsOn = async (server: RunningServer) =>
-    ((await call(`${server.api}/settings`, { key: BOOTSTRAP_KEY })).body as { platformAutoApply: boolean }).platformAutoApply
+    (await withApi(server.baseUrl, BOOTSTRAP_KEY, (client) => client.settings.getSettings())).platformAutoApply
 
   it("answers from the cache on instance B (a change made without its notification is not seen)", async () => {
     await waitFor("instance B to serve the org's settings from its cache", async () => {
@@ -155,13 +155,16 @@ describe("the org settings cache", () => {
 
 describe("the target band cache", () => {
   const previewReasons = async (server: RunningServer) => {
-    const answer = await call(`${server.api}/accounts/prj_band/actions/budget-change?preview=true`, {
-      method: "POST",
-      key: BOOTSTRAP_KEY,
-      body: { campaignId: "77", newDailyBudgetMicros: 110_000_000, reason: "band" }
-    })
-    expect(answer.status).toBe(200)
-    return (answer.body as { policyReasons: ReadonlyArray<string> }).policyReasons.join(" | ")
+    const answer = await withApi(server.baseUrl, BOOTSTRAP_KEY, (client) =>
+      client.proposals.proposeBudgetChange({
+        path: { projectId: "prj_band" },
+        payload: { campaignId: "77", newDailyBudgetMicros: 110_000_000, reason: "band" },
+        urlParams: { preview: true },
+        headers: {}
+      }))
+    // A preview (200), not a proposal (201, with an actionId).
+    expect(isProposalResponse(answer)).toBe(false)
+    return answer.policyReasons.join(" | ")
   }
   const noBand = /none is set/
 
@@ -249,11 +252,8 @@ describe("the session lookup cache", () => {
     cookieOf(await call(`${a.api}/auth/login`, { method: "POST", body: { email: who, password: secret } }))
   const tokenHash = (cookie: string) => Crypto.createHash("sha256").update(cookie.slice("acs_session=".length)).digest("hex")
   const me = (server: RunningServer, cookie: string) => call(`${server.api}/auth/me`, { headers: { cookie } })
-  const roleOn = async (server: RunningServer, cookie: string) => {
-    const answer = await me(server, cookie)
-    expect(answer.status, answer.text).toBe(200)
-    return (answer.body as { principal: { role: string } }).principal.role
-  }
+  const roleOn = async (server: RunningServer, cookie: string) =>
+    (await withApi(server.baseUrl, { cookie }, (client) => client.auth.getMe())).principal.role
   const changePerson = async (change: { role?: string; disabled?: boolean }) => {
     const answer = await call(`${a.api}/people/${personId}`, { method: "PUT", headers: { cookie: admin }, body: change })
     expect(answer.status, answer.text).toBe(200)
@@ -268,9 +268,9 @@ describe("the session lookup cache", () => {
 
   beforeAll(async () => {
     admin = await signIn(ADMIN_EMAIL, ADMIN_PASSWORD)
-    const added = await call(`${a.api}/people`, { method: "POST", headers: { cookie: admin }, body: { email, name: "Sam", role: "editor", password } })
-    expect(added.status, added.text).toBe(201)
-    personId = (added.body as { person: { personId: string } }).person.personId
+    const added = await withApi(a.baseUrl, { cookie: admin }, (client) =>
+      client.people.createPerson({ payload: { email, name: "Sam", role: "editor", password } }))
+    personId = added.person.personId
   })
 
   it("answers from the cache on instance B (a sign-out made without its notification is not seen)", async () => {

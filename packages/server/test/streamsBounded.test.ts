@@ -23,7 +23,7 @@ beforeAll(async () => {
   p = await startPipeline({ env: { EVENTS_HEARTBEAT_MS: "300", EVENTS_POLL_MS: "200" } })
   const [org] = await p.sql<{ orgId: string }>("SELECT org_id AS \"orgId\" FROM accounts WHERE project_id = $1", [p.account.projectId])
   orgId = org!.orgId
-  accounts = ((await p.as("key", "GET", "/accounts")).body as { accounts: Array<{ projectId: string }> }).accounts.map((a) => a.projectId)
+  accounts = (await p.api("key", (client) => client.accounts.listAccounts())).accounts.map((a) => a.projectId)
 }, 600_000)
 
 afterAll(async () => {
@@ -31,11 +31,9 @@ afterAll(async () => {
   await p?.close()
 })
 
-const readKey = async (projectIds?: ReadonlyArray<string>) => {
-  const created = await p.as("key", "POST", "/keys", { name: "stream reader", scope: "read", ...(projectIds === undefined ? {} : { projectIds }) })
-  expect(created.status, created.text).toBe(201)
-  return created.body as { secret: string; key: { keyId: string } }
-}
+const readKey = (projectIds?: ReadonlyArray<string>) =>
+  p.api("key", (client) =>
+    client.keys.createKey({ payload: { name: "stream reader", scope: "read", ...(projectIds === undefined ? {} : { projectIds }) } }))
 
 const signIn = async () => {
   const login = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })

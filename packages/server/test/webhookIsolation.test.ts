@@ -7,11 +7,15 @@
  * the workers waited out each timeout), while the hanging ones back off; an admin's ping is sent at once all the same.
  */
 import { AcsClient } from "@acs/domain/AcsClient"
-import { Effect, Either } from "effect"
+import { isProposalResponse } from "@acs/domain/Actions"
+import { ErrorBodies } from "@acs/domain/Errors"
+import { CreatedWebhook } from "@acs/domain/Webhooks"
+import { Effect, Either, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ApiClient, withApi } from "./support/apiClient.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { type Receiver, startReceiver } from "./support/receiver.ts"
-import { BOOTSTRAP_KEY, call } from "./support/server.ts"
+import { type Answer, BOOTSTRAP_KEY, call } from "./support/server.ts"
 import { sleep, waitFor } from "./support/wait.ts"
 
 const ORG_B = "org_isolation_b"
@@ -31,9 +35,14 @@ const ENV = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", WORKER_CONCURRENCY: "0" }
 
 const asOrgB = (method: string, path: string, body?: unknown) => call(`${p.server.api}${path}`, { method, key: ORG_B_KEY, body })
 
+/** A key's typed client of the server. */
+const withKey = <A, E>(key: string, use: (client: ApiClient) => Effect.Effect<A, E>) => withApi(p.server.baseUrl, key, use)
+
 const firstCampaign = async (projectId: string, key: string) => {
-  const answer = await call(`${p.server.api}/accounts/${projectId}/campaigns?limit=5`, { key })
-  return (answer.body as { campaigns: Array<{ campaignId: string; dailyBudgetMicros: number }> }).campaigns.find((c) => c.dailyBudgetMicros > 0)!
+  const { campaigns } = await withKey(key, (client) => client.warehouse.listCampaigns({ path: { projectId }, urlParams: { limit: 5 } }))
+  return campaigns.flatMap(({ campaignId, dailyBudgetMicros }) =>
+    dailyBudgetMicros !== null && dailyBudgetMicros > 0 ? [{ campaignId, dailyBudgetMicros }] : []
+  )[0]!
 }
 
 beforeAll(async () => {
@@ -41,8 +50,8 @@ beforeAll(async () => {
   hanging.answer = () => "hang"
   p = await startPipeline({ env: ENV })
   // Another org: the demo's EUR account moved into it, with an admin key of its own.
-  const listed = await p.as("key", "GET", "/accounts")
-  const euro = (listed.body as { accounts: Array<{ projectId: string; currency: string }> }).accounts.find((a) => a.currency === "EUR")!
+  const { accounts } = await p.api("key", (client) => client.accounts.listAccounts())
+  const euro = accounts.find((a) => a.currency === "EUR")!
   const campaign = await firstCampaign(euro.projectId, BOOTSTRAP_KEY)
   await p.sql("INSERT INTO orgs (org_id, name) VALUES ($1, 'Isolation B')", [ORG_B])
   await p.sql("UPDATE accounts SET org_id = $1 WHERE project_id = $2", [ORG_B, euro.projectId])
@@ -62,15 +71,17 @@ afterAll(async () => {
   await Promise.all([hanging?.close(), healthyA?.close(), healthyB?.close()])
 })
 
+/** An org's endpoints, by its admin key. */
+const webhooksOf = (key: string) => withKey(key, (client) => Effect.map(client.webhooks.listWebhooks(), (listed) => listed.webhooks))
+
 /** The URLs of an org's endpoints. */
-const urlsOf = async (list: () => Promise<{ readonly body: unknown }>) =>
-  ((await list()).body as { webhooks: Array<{ url: string }> }).webhooks.map((w) => w.url)
+const urlsOf = async (key: string) => (await webhooksOf(key)).map((w) => w.url)
 
 const hangingUrl = (n: number) => `${hanging.url}?endpoint=${n}`
 
-const created = (answer: { readonly status: number; readonly text: string; readonly body: unknown }) => {
+const created = (answer: Answer) => {
   expect(answer.status, answer.text).toBe(201)
-  return (answer.body as { webhook: { webhookId: string } }).webhook.webhookId
+  return Schema.decodeUnknownSync(CreatedWebhook)(answer.body).webhook.webhookId
 }
 
 /** Restarts the server with room for one endpoint more than the hanging ones, once, whichever test asks first. */
@@ -88,8 +99,8 @@ describe("endpoints per org", () => {
     }
     const refused = await p.as("key", "POST", "/webhooks", { url: healthyA.url, events: ["action.proposed"] })
     expect(refused.status, refused.text).toBe(422)
-    const error = (refused.body as { error: { code: string; message: string; validation_errors: Array<string> } }).error
-    expect(error.code).toBe("validation_failed")
+    // Decoding to the error class checks its code (`validation_failed`).
+    const error = Schema.decodeUnknownSync(ErrorBodies.ValidationFailed)(refused.body)
     expect(error.message).toMatch(/20 webhook endpoints, the most it may have/)
     expect(error.validation_errors).toHaveLength(1)
     // The same over RPC, as the error class with its fields.
@@ -101,8 +112,7 @@ describe("endpoints per org", () => {
     )
     expect(Either.isLeft(viaRpc) && viaRpc.left).toMatchObject({ _tag: "ValidationFailed", message: error.message })
     // Nothing was saved.
-    const listed = await p.as("key", "GET", "/webhooks")
-    expect((listed.body as { webhooks: Array<unknown> }).webhooks).toHaveLength(HANGING)
+    expect(await webhooksOf(BOOTSTRAP_KEY)).toHaveLength(HANGING)
     // Another org creates its own.
     created(await asOrgB("POST", "/webhooks", { url: healthyB.url, events: ["action.proposed"] }))
   })
@@ -120,26 +130,27 @@ describe("twenty endpoints that never answer", () => {
     // Org A: 20 hanging endpoints and a healthy one; org B: a healthy one (as the tests above left them, when
     // they ran).
     await raiseLimit()
-    const inA = await urlsOf(() => p.as("key", "GET", "/webhooks"))
+    const inA = await urlsOf(BOOTSTRAP_KEY)
     for (const url of [...Array.from({ length: HANGING }, (_, n) => hangingUrl(n)), healthyA.url].filter((u) => !inA.includes(u))) {
       created(await p.as("key", "POST", "/webhooks", { url, events: ["action.proposed"] }))
     }
-    if (!(await urlsOf(() => asOrgB("GET", "/webhooks"))).includes(healthyB.url)) {
+    if (!(await urlsOf(ORG_B_KEY)).includes(healthyB.url)) {
       created(await asOrgB("POST", "/webhooks", { url: healthyB.url, events: ["action.proposed"] }))
     }
-    const listed = ((await p.as("key", "GET", "/webhooks")).body as { webhooks: Array<{ webhookId: string; url: string }> }).webhooks
+    const listed = await webhooksOf(BOOTSTRAP_KEY)
     const firstHanging = listed.find((w) => w.url === hangingUrl(0))!.webhookId
     const proposed = { A: [] as Array<string>, B: [] as Array<string> }
     const propose = async (org: "A" | "B", step: number) => {
-      const answer = org === "A"
-        ? await p.propose("budget-change", { campaignId: campaignA.campaignId, newDailyBudgetMicros: campaignA.dailyBudgetMicros + step * 10_000, reason: "isolation" }, { as: "key" })
-        : await asOrgB("POST", `/accounts/${orgB.projectId}/actions/budget-change`, {
-          campaignId: orgB.campaignId,
-          newDailyBudgetMicros: orgB.dailyBudgetMicros + step * 10_000,
-          reason: "isolation"
-        })
-      expect(answer.status, answer.text).toBe(201)
-      proposed[org].push((answer.body as { actionId: string }).actionId)
+      const [key, projectId, campaign] = org === "A" ? [BOOTSTRAP_KEY, p.account.projectId, campaignA] : [ORG_B_KEY, orgB.projectId, orgB]
+      const answer = await withKey(key, (client) =>
+        client.proposals.proposeBudgetChange({
+          path: { projectId },
+          payload: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros + step * 10_000, reason: "isolation" },
+          urlParams: {},
+          headers: {}
+        }))
+      if (!isProposalResponse(answer)) throw new Error(`a preview where a proposal was expected: ${JSON.stringify(answer)}`)
+      proposed[org].push(answer.actionId)
     }
     const started = Date.now()
     for (let step = 1; Date.now() - started < STREAM_MS; step++) {
@@ -175,8 +186,7 @@ describe("twenty endpoints that never answer", () => {
     // their last error, not each of the stream's events sent into them.
     expect(new Set(hanging.received.map((r) => r.path)).size).toBe(HANGING)
     expect(hanging.received.length).toBeLessThan((HANGING * proposed.A.length) / 4)
-    const log = await p.as("key", "GET", `/webhooks/${firstHanging}/deliveries?limit=200`)
-    const deliveries = (log.body as { deliveries: Array<{ status: string; lastError: string | null; nextRetryAt: string | null }> }).deliveries
+    const { deliveries } = await p.api("key", (client) => client.webhooks.listWebhookDeliveries({ path: { webhookId: firstHanging }, urlParams: { limit: 200 } }))
     expect(deliveries.length).toBeGreaterThan(0)
     expect(deliveries.every((d) => d.status === "pending")).toBe(true)
     expect(deliveries.some((d) => d.lastError === "no answer within 10000 ms")).toBe(true)
@@ -188,7 +198,7 @@ describe("twenty endpoints that never answer", () => {
   }, 600_000)
 
   it("an admin's ping is a backing-off endpoint's next probe, sent at once", async () => {
-    const listed = ((await p.as("key", "GET", "/webhooks")).body as { webhooks: Array<{ webhookId: string; url: string }> }).webhooks
+    const listed = await webhooksOf(BOOTSTRAP_KEY)
     const webhookId = listed.find((w) => w.url === hangingUrl(1))!.webhookId
     // An hour of back-off, with nothing of the endpoint out whose record could shorten it.
     const backOffAnHour = () => p.sql("UPDATE webhooks SET backoff_until = now() + interval '1 hour' WHERE webhook_id = $1", [webhookId])
@@ -201,9 +211,8 @@ describe("twenty endpoints that never answer", () => {
         [webhookId]
       ), (rows) => rows[0]!.out === 0)
     await backOffAnHour()
-    const ping = await p.as("key", "POST", `/webhooks/${webhookId}/test`)
-    expect(ping.status, ping.text).toBe(202)
-    const eventId = (ping.body as { eventId: string }).eventId
+    // The typed client decodes a Delivery only from the declared 202.
+    const { eventId } = await p.api("key", (client) => client.webhooks.testWebhook({ path: { webhookId } }))
     await waitFor("the ping at the hanging endpoint", () => Promise.resolve(hanging.received.filter((r) => r.eventId === eventId)), (r) => r.length > 0)
   })
 })

@@ -12,14 +12,18 @@ import * as Dns from "node:dns"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { isProposalResponse, type ProposalPreview, type ProposalResponse } from "@acs/domain/Actions"
+import { ErrorBodies } from "@acs/domain/Errors"
+import { CreatedWebhook } from "@acs/domain/Webhooks"
+import { ConfigProvider, Effect, Layer, Option, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Transitions } from "../src/actions/pipeline/Transitions.ts"
 import { databaseLayer } from "../src/db/Database.ts"
 import { nonPublicRange } from "../src/webhooks/PublicAddress.ts"
+import type { ApiClient } from "./support/apiClient.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { type Receiver, startReceiver } from "./support/receiver.ts"
-import { BOOTSTRAP_KEY, call, repoRoot, type RunningServer } from "./support/server.ts"
+import { type Answer, BOOTSTRAP_KEY, call, repoRoot, type RunningServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
 type Verify = (rawBody: string, header: string, secret: string, toleranceSeconds?: number) => boolean
@@ -72,9 +76,10 @@ const FAST = {
 beforeAll(async () => {
   receiver = await startReceiver()
   p = await startPipeline({ env: FAST })
-  const campaigns = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?limit=5`)
-  campaign = (campaigns.body as { campaigns: Array<{ campaignId: string; dailyBudgetMicros: number }> }).campaigns
-    .find((c) => c.dailyBudgetMicros > 0)!
+  const { campaigns } = await p.api("key", (client) => client.warehouse.listCampaigns({ path: { projectId: p.account.projectId }, urlParams: { limit: 5 } }))
+  campaign = campaigns.flatMap(({ campaignId, dailyBudgetMicros }) =>
+    dailyBudgetMicros !== null && dailyBudgetMicros > 0 ? [{ campaignId, dailyBudgetMicros }] : []
+  )[0]!
 }, 600_000)
 
 afterAll(async () => {
@@ -82,19 +87,47 @@ afterAll(async () => {
   await receiver?.close()
 })
 
-const queue = async (): Promise<string> => {
-  step++
-  const answer = await p.propose("budget-change", {
-    campaignId: campaign.campaignId,
-    newDailyBudgetMicros: campaign.dailyBudgetMicros + step * 1_000_000,
-    reason: "webhook test"
-  }, { as: "key" })
-  expect(answer.status, answer.text).toBe(201)
-  return (answer.body as { actionId: string }).actionId
+/** A proposal's action id, through the typed client (a preview's answer, having none, fails the test). */
+const proposed = async (propose: (client: ApiClient) => Effect.Effect<ProposalResponse | ProposalPreview, unknown>): Promise<string> => {
+  const answer = await p.api("key", propose)
+  if (!isProposalResponse(answer)) throw new Error(`a preview where a proposal was expected: ${JSON.stringify(answer)}`)
+  return answer.actionId
 }
 
+const queue = (): Promise<string> => {
+  step++
+  return proposed((client) =>
+    client.proposals.proposeBudgetChange({
+      path: { projectId: p.account.projectId },
+      payload: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros + step * 1_000_000, reason: "webhook test" },
+      urlParams: {},
+      headers: {}
+    }))
+}
+
+/** POST /webhooks on the wire: the SSRF tests assert its status and exact body. */
 const createWebhook = async (body: Record<string, unknown>, server: RunningServer = p.server) =>
   call(`${server.api}/webhooks`, { method: "POST", key: BOOTSTRAP_KEY, body })
+
+/** A created endpoint, decoded with the contract's schema. */
+const createdOf = (answer: Answer) => {
+  expect(answer.status, answer.text).toBe(201)
+  return Schema.decodeUnknownSync(CreatedWebhook)(answer.body)
+}
+
+/** A refusal to save an endpoint: 422, decoded to its error class (which checks `validation_failed`). */
+const refusalOf = (answer: Answer, url: string) => {
+  expect(answer.status, `${url}: ${answer.text}`).toBe(422)
+  return Schema.decodeUnknownSync(ErrorBodies.ValidationFailed)(answer.body)
+}
+
+/** The action an event is about, if any (an event's data is any JSON object). */
+const ActionData = Schema.Struct({ action: Schema.Struct({ actionId: Schema.String }) })
+const actionIdOf = (data: unknown) => Option.getOrUndefined(Schema.decodeUnknownOption(ActionData)(data))?.action.actionId
+
+/** The latest action.proposed events, through the typed client. */
+const proposedEvents = (limit: number) =>
+  p.api("key", (client) => Effect.map(client.events.listEvents({ urlParams: { type: "action.proposed", limit } }), (page) => page.events))
 
 /** The org's endpoints, through the typed client. */
 const listWebhooks = () => p.api("key", (client) => Effect.map(client.webhooks.listWebhooks(), (listed) => listed.webhooks))
@@ -109,8 +142,7 @@ const deleteAll = async () => {
 }
 
 /** The requests the receiver got for the action's action.proposed event. */
-const requestsFor = (actionId: string) =>
-  receiver.received.filter((r) => (r.body["data"] as { action?: { actionId?: string } } | undefined)?.action?.actionId === actionId)
+const requestsFor = (actionId: string) => receiver.received.filter((r) => actionIdOf(r.body["data"]) === actionId)
 
 const deliveredOnce = (actionId: string) =>
   waitFor(`a successful delivery of ${actionId}'s event`, () => Promise.resolve(requestsFor(actionId)), (requests) =>
@@ -121,9 +153,7 @@ describe("deliveries", () => {
   let webhookId: string
 
   beforeAll(async () => {
-    const created = await createWebhook({ url: receiver.url, events: ["action.proposed", "action.rejected"], description: "test" })
-    expect(created.status, created.text).toBe(201)
-    ;({ secret, webhook: { webhookId } } = created.body as { secret: string; webhook: { webhookId: string } })
+    ;({ secret, webhook: { webhookId } } = createdOf(await createWebhook({ url: receiver.url, events: ["action.proposed", "action.rejected"], description: "test" })))
     expect(secret).toMatch(/^whsec_/)
     // The secret is shown once: never listed again.
     const listed = await p.as("key", "GET", "/webhooks")
@@ -154,9 +184,7 @@ describe("deliveries", () => {
     const actionId = await queue()
     await deliveredOnce(actionId)
     const request = requestsFor(actionId)[0]!
-    const events = await p.as("key", "GET", "/events?type=action.proposed&limit=50")
-    const event = (events.body as { events: Array<{ eventId: string; data: { action?: { actionId?: string } } }> }).events
-      .find((e) => e.data.action?.actionId === actionId)!
+    const event = (await proposedEvents(50)).find((e) => actionIdOf(e.data) === actionId)!
     expect(verifiedEvent(request.rawBody, request.signature!, secret)?.eventId).toBe(event.eventId)
     // A receiver deduping as the README says: a replay of the delivery under another Acs-Event-Id header (which
     // the signature does not cover, and the snippet does not read) is the same event; a body whose eventId was
@@ -210,9 +238,8 @@ describe("deliveries", () => {
   })
 
   it("a ping is delivered on request", async () => {
-    const ping = await p.as("key", "POST", `/webhooks/${webhookId}/test`)
-    expect(ping.status, ping.text).toBe(202)
-    const eventId = (ping.body as { eventId: string }).eventId
+    // The typed client decodes a Delivery only from the declared 202.
+    const { eventId } = await p.api("key", (client) => client.webhooks.testWebhook({ path: { webhookId } }))
     await waitFor("the ping", () => Promise.resolve(receiver.received.filter((r) => r.eventId === eventId)), (r) => r.length > 0)
     expect(receiver.received.find((r) => r.eventId === eventId)!.body["type"]).toBe("ping")
   })
@@ -279,10 +306,7 @@ describe("deliveries", () => {
       await waitFor("the first event's attempt, held", () => Promise.resolve(requestsFor(first)), (r) => r.length > 0)
       // Sequenced while the first's batch is out: the claim it wakes skips the endpoint (one batch out at a time).
       const second = await queue()
-      await waitFor("the second event sequenced", async () => {
-        const answer = await p.as("key", "GET", `/events?type=action.proposed&limit=200`)
-        return (answer.body as { events: Array<{ data: { action?: { actionId?: string } } }> }).events
-      }, (events) => events.some((e) => e.data.action?.actionId === second))
+      await waitFor("the second event sequenced", () => proposedEvents(200), (events) => events.some((e) => actionIdOf(e.data) === second))
       receiver.releaseHung(200)
       await deliveredOnce(second)
       expect(requestsFor(second)).toHaveLength(1)
@@ -291,8 +315,7 @@ describe("deliveries", () => {
   })
 
   it("slack format: an incoming-webhook message with the summary, the reasons, the proposer and a console link", async () => {
-    const created = await createWebhook({ url: `${receiver.url}/slack`, events: ["action.proposed"], format: "slack" })
-    expect(created.status, created.text).toBe(201)
+    const created = createdOf(await createWebhook({ url: `${receiver.url}/slack`, events: ["action.proposed"], format: "slack" }))
     const actionId = await queue()
     const action = await p.action(actionId)
     const message = await waitFor("the Slack message", () =>
@@ -302,25 +325,24 @@ describe("deliveries", () => {
     expect(blocks).toContain(action.policyReasons[0]!.slice(0, 30))
     expect(blocks).toContain("Proposed by")
     expect(blocks).toContain(`/#/approvals/${p.account.projectId}`)
-    await p.as("key", "DELETE", `/webhooks/${(created.body as { webhook: { webhookId: string } }).webhook.webhookId}`)
+    await p.as("key", "DELETE", `/webhooks/${created.webhook.webhookId}`)
   })
 
   it("slack format: a campaign name with Slack markup arrives as text, escaped in every field (the exact body)", async () => {
     await deleteAll()
-    const created = await createWebhook({ url: `${receiver.url}/slack-escaped`, events: ["action.proposed"], format: "slack" })
-    expect(created.status, created.text).toBe(201)
-    const listed = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?limit=5`)
-    const target = (listed.body as { campaigns: Array<{ campaignId: string; name: string }> }).campaigns.find((c) => c.campaignId !== campaign.campaignId)!
+    const created = createdOf(await createWebhook({ url: `${receiver.url}/slack-escaped`, events: ["action.proposed"], format: "slack" }))
+    const projectId = p.account.projectId
+    const { campaigns } = await p.api("key", (client) => client.warehouse.listCampaigns({ path: { projectId }, urlParams: { limit: 5 } }))
+    const target = campaigns.find((c) => c.campaignId !== campaign.campaignId)!
     const name = `<!channel> <https://evil.example/?a=1&b=2|click> & co ${step}`
-    const proposed = await p.propose("rename", { entity: "campaign", id: target.campaignId, name, reason: "<@U024BE7LH> please & thanks" }, { as: "key" })
-    expect(proposed.status, proposed.text).toBe(201)
-    const actionId = (proposed.body as { actionId: string }).actionId
-    const action = (await p.as("key", "GET", `/accounts/${p.account.projectId}/actions/${actionId}`)).body as {
-      actionId: string
-      summary: string
-      policyReasons: Array<string>
-      proposedBy: { name: string }
-    }
+    const actionId = await proposed((client) =>
+      client.proposals.proposeRename({
+        path: { projectId },
+        payload: { entity: "campaign", id: target.campaignId, name, reason: "<@U024BE7LH> please & thanks" },
+        urlParams: {},
+        headers: {}
+      }))
+    const action = await p.api("key", (client) => client.actions.getAction({ path: { projectId, actionId } }))
     const message = await waitFor("the Slack message", () =>
       Promise.resolve(receiver.received.find((r) => r.rawBody.includes(action.actionId) && "blocks" in r.body)), (r) => r !== undefined)
     const escaped = (value: string) => value.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;")
@@ -345,27 +367,26 @@ describe("deliveries", () => {
         { type: "context", elements: [{ type: "mrkdwn", text: `action.proposed · ${message!.eventId}` }] }
       ]
     })
-    await p.as("key", "DELETE", `/webhooks/${(created.body as { webhook: { webhookId: string } }).webhook.webhookId}`)
+    await p.as("key", "DELETE", `/webhooks/${created.webhook.webhookId}`)
   })
 
   it("an endpoint failing for its whole retry window is disabled, and an admin enables it again", async () => {
     await deleteAll()
     await p.restart({ ...FAST, WEBHOOK_RETRY_WINDOW_SECONDS: "2" })
-    const created = await createWebhook({ url: `${receiver.url}/down`, events: ["action.proposed"] })
-    const id = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
+    const id = createdOf(await createWebhook({ url: `${receiver.url}/down`, events: ["action.proposed"] })).webhook.webhookId
     receiver.answer = () => ({ status: 503 })
     await queue()
     const disabled = await waitFor("the endpoint to be disabled", async () => (await listWebhooks()).find((w) => w.webhookId === id)!,
       (w) => w.disabledAt !== null)
     expect(disabled.disabledReason).toMatch(/retry window/)
-    const refusedPing = await p.as("key", "POST", `/webhooks/${id}/test`)
-    expect(refusedPing.status).toBe(409)
+    // A refusal is the error class of its status (409 `conflict`); a Delivery decodes only from the declared 202.
+    const refusedPing = await p.api("key", (client) => Effect.flip(client.webhooks.testWebhook({ path: { webhookId: id } })))
+    expect(refusedPing).toMatchObject({ _tag: "Conflict" })
     receiver.answer = () => ({ status: 200 })
-    const enabled = await p.as("key", "POST", `/webhooks/${id}/enable`)
-    expect(enabled.status, enabled.text).toBe(200)
-    expect((enabled.body as { disabledAt: string | null }).disabledAt).toBeNull()
-    const ping = await p.as("key", "POST", `/webhooks/${id}/test`)
-    expect(ping.status).toBe(202)
+    const enabled = await p.api("key", (client) => client.webhooks.enableWebhook({ path: { webhookId: id } }))
+    expect(enabled.disabledAt).toBeNull()
+    const ping = await p.api("key", (client) => client.webhooks.testWebhook({ path: { webhookId: id } }))
+    expect(ping.eventType).toBe("ping")
   })
 })
 
@@ -381,9 +402,8 @@ describe("the SSRF guard", () => {
     beforeAll(async () => {
       await deleteAll()
       const { name, addresses } = await privateName()
-      const created = await createWebhook({ url: `https://${name}:${new URL(receiver.url).port}/rebound`, events: ["action.proposed"] })
-      expect(created.status, created.text).toBe(201)
-      rebound = { id: (created.body as { webhook: { webhookId: string } }).webhook.webhookId, name, addresses }
+      const created = createdOf(await createWebhook({ url: `https://${name}:${new URL(receiver.url).port}/rebound`, events: ["action.proposed"] }))
+      rebound = { id: created.webhook.webhookId, name, addresses }
       await p.restart({ ...FAST, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "false" })
     })
 
@@ -399,9 +419,7 @@ describe("the SSRF guard", () => {
         "https://localhost./hook",
         "ftp://hooks.example.com/"
       ]) {
-        const refused = await createWebhook({ url, events: ["action.proposed"] })
-        expect(refused.status, `${url}: ${refused.text}`).toBe(422)
-        expect((refused.body as { error: { code: string } }).error.code).toBe("validation_failed")
+        expect(refusalOf(await createWebhook({ url, events: ["action.proposed"] }), url)).toMatchObject({ _tag: "ValidationFailed" })
       }
       for (const [url, range] of [
         ["https://127.0.0.1/hook", /loopback/],
@@ -426,10 +444,8 @@ describe("the SSRF guard", () => {
         ["https://[fec0::1]/hook", /site-local/],
         ["https://[ff02::1]/hook", /multicast/]
       ] as const) {
-        const refused = await createWebhook({ url, events: ["action.proposed"] })
-        expect(refused.status, `${url}: ${refused.text}`).toBe(422)
-        const error = (refused.body as { error: { code: string; message: string } }).error
-        expect(error.code).toBe("validation_failed")
+        const error = refusalOf(await createWebhook({ url, events: ["action.proposed"] }), url)
+        expect(error._tag).toBe("ValidationFailed")
         expect(error.message, url).toMatch(/url: the host \S+ is not a public address/)
         expect(error.message, url).toMatch(range)
       }
@@ -437,9 +453,9 @@ describe("the SSRF guard", () => {
 
     it("refuses a name that resolves to a non-public address without saying the address", async () => {
       const { name, addresses } = await privateName()
-      const refused = await createWebhook({ url: `https://${name}/hook`, events: ["action.proposed"] })
-      expect(refused.status, refused.text).toBe(422)
-      const error = (refused.body as { error: { code: string; message: string } }).error
+      const url = `https://${name}/hook`
+      const refused = await createWebhook({ url, events: ["action.proposed"] })
+      const error = refusalOf(refused, url)
       expect(error.message).toBe(`the webhook cannot be saved: url: the host ${name} does not resolve to a public address`)
       for (const address of addresses) expect(refused.text).not.toContain(address)
     })
@@ -459,8 +475,7 @@ describe("the SSRF guard", () => {
 
   it("does not follow a redirect: the delivery fails with the 3xx and the redirect's target sees nothing", async () => {
     await deleteAll()
-    const created = await createWebhook({ url: `${receiver.url}/redirecting`, events: ["action.proposed"] })
-    const id = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
+    const id = createdOf(await createWebhook({ url: `${receiver.url}/redirecting`, events: ["action.proposed"] })).webhook.webhookId
     receiver.answer = () => ({ status: 302, location: `${receiver.url}/elsewhere` })
     const actionId = await queue()
     await waitFor("the redirected attempt", () => Promise.resolve(requestsFor(actionId)), (r) => r.length > 0)
