@@ -5,7 +5,7 @@
  */
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 
 let p: Pipeline
 let campaigns: ReadonlyArray<UpstreamCampaign>
@@ -41,7 +41,7 @@ const applyCut = async (campaign: UpstreamCampaign, budget?: number) => {
   })
   expect(answer.status, answer.text).toBe(201)
   expect(answer.body).toMatchObject({ mode: "auto_applied" })
-  const actionId = (answer.body as { actionId: string }).actionId
+  const actionId = proposalOf(answer).actionId
   const settled = await p.settle(actionId, ["applied", "failed", "proposed"])
   expect(settled.status, JSON.stringify(settled.failure)).toBe("applied")
   return actionId
@@ -83,7 +83,7 @@ describe("credentials refused to a kept client", () => {
     try {
       const answer = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: budget, reason: "trim" })
       expect(answer.status, answer.text).toBe(201)
-      const failed = await p.settle((answer.body as { actionId: string }).actionId, ["applied", "failed", "proposed"])
+      const failed = await p.settle(proposalOf(answer).actionId, ["applied", "failed", "proposed"])
       expect(failed.status).toBe("failed")
       expect(failed.failure?.message).toMatch(/credentials/)
       expect((await p.as("key", "GET", "/connection")).body).toMatchObject({ connected: false, status: "error" })

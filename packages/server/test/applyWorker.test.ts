@@ -5,7 +5,7 @@
  */
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import type { RunningServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
@@ -40,7 +40,7 @@ const proposeCut = async (campaign: UpstreamCampaign) => {
   })
   expect(answer.status, answer.text).toBe(201)
   expect(answer.body).toMatchObject({ mode: "auto_applied", status: "approved" })
-  return (answer.body as { actionId: string }).actionId
+  return proposalOf(answer).actionId
 }
 
 let since = 0
@@ -150,7 +150,7 @@ describe("upstream faults during apply", () => {
       reason: "big raise"
     })
     expect(answer.body).toMatchObject({ mode: "queued" })
-    const actionId = (answer.body as { actionId: string }).actionId
+    const actionId = proposalOf(answer).actionId
     expect((await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)).status).toBe(200)
     const lowered = "UPDATE campaigns SET daily_budget_micros = $3 WHERE project_id = $1 AND campaign_id = $2"
     await p.sql(lowered, [p.account.projectId, campaign.campaignId, campaign.dailyBudgetMicros! - 10_000])

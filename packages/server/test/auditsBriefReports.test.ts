@@ -6,9 +6,13 @@
  * simulator's seeded set-up cannot be reshaped through the platform's API without going through acs's own
  * proposals. Reports and app/geo search go to the simulator and are compared with what it answers directly.
  */
+import type { CreateKeyRequest } from "@acs/domain/ApiKeys"
 import type { Audit, Finding } from "@acs/domain/Audits"
+import { Brief } from "@acs/domain/Brief"
 import type { Report, ReportRequest } from "@acs/domain/Research"
+import { type Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ApiClient, withApi } from "./support/apiClient.ts"
 import { addKeyword, addSearchTerm, campaignTotals } from "./support/arrange.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { type Answer, call, errorCode } from "./support/server.ts"
@@ -26,11 +30,11 @@ let y: { campaignId: string; name: string; adGroups: [string, string] }
 const withKey = (key: string, method: string, path: string, body?: unknown): Promise<Answer> =>
   call(`${p.server.api}${path}`, { method, key, ...(body === undefined ? {} : { body }) })
 
-const createKey = async (scope: string): Promise<string> => {
-  const answer = await p.as("key", "POST", "/keys", { name: `audits ${scope}`, scope })
-  expect(answer.status, answer.text).toBe(201)
-  return (answer.body as { secret: string }).secret
-}
+const createKey = async (scope: CreateKeyRequest["scope"]): Promise<string> =>
+  (await p.api("key", (client) => client.keys.createKey({ payload: { name: `audits ${scope}`, scope } }))).secret
+
+/** The typed client with the read key. */
+const reading = <A, E>(use: (client: ApiClient) => Effect.Effect<A, E>): Promise<A> => withApi(p.server.baseUrl, readKey, use)
 
 const audit = (): Promise<Audit> => p.api("person", (client) => client.insights.runAudit({ path: { projectId } }))
 
@@ -187,7 +191,7 @@ describe("the brief", () => {
     expect(put.body).toMatchObject({ text, updatedBy: expect.stringMatching(/^person:/) })
     const got = await withKey(readKey, "GET", `/accounts/${projectId}/brief`)
     expect(got.body).toEqual(put.body)
-    expect(Date.parse((got.body as { updatedAt: string }).updatedAt)).toBeGreaterThan(Date.now() - 60_000)
+    expect(Date.parse(Schema.decodeUnknownSync(Brief)(got.body).updatedAt ?? "")).toBeGreaterThan(Date.now() - 60_000)
 
     for (const key of [readKey, writeKey]) {
       const refused = await withKey(key, "PUT", `/accounts/${projectId}/brief`, { text: "mine" })
@@ -294,15 +298,12 @@ describe("reports", () => {
 describe("research", () => {
   it("searches apps and places through the org's connection", async () => {
     const appName = x.name.split(" - ")[0]!
-    const apps = await withKey(readKey, "POST", "/research/apps", { query: appName.toLowerCase(), limit: 5 })
-    expect(apps.status, apps.text).toBe(200)
-    const found = (apps.body as { apps: Array<{ adamId: string; appName: string }> }).apps
+    const found = (await reading((client) => client.research.searchApps({ payload: { query: appName.toLowerCase(), limit: 5 } }))).apps
     expect(found.map((a) => a.appName)).toContain(appName)
     expect(found.length).toBeLessThanOrEqual(5)
 
-    const geo = await withKey(readKey, "POST", "/research/geo", { query: "cupertino", countryCode: "us" })
-    expect(geo.status, geo.text).toBe(200)
-    expect((geo.body as { geo: Array<{ displayName: string }> }).geo.map((g) => g.displayName)).toEqual([
+    const geo = await reading((client) => client.research.searchGeo({ payload: { query: "cupertino", countryCode: "us" } }))
+    expect(geo.geo.map((g) => g.displayName)).toEqual([
       "Cupertino, California, United States"
     ])
     const elsewhere = await withKey(readKey, "POST", "/research/geo", { query: "cupertino", countryCode: "DE" })
@@ -336,9 +337,7 @@ describe("research", () => {
     )
     await addSearchTerm(p, place(first), "seedless unrelated", { spendMicros: 5_000_000, taps: 9, installs: 9 })
 
-    const answer = await withKey(readKey, "POST", "/research/keyword-ideas", { projectId, seeds: ["IdeaSeed!"] })
-    expect(answer.status, answer.text).toBe(200)
-    const body = answer.body as { ideas: Array<{ text: string; installs: number; adGroups: number; spendMicros: number; cpaMicros: number | null }>; total: number; truncated: boolean }
+    const body = await reading((client) => client.research.keywordIdeas({ payload: { projectId, seeds: ["IdeaSeed!"] } }))
     expect(body.ideas.map((i) => i.text)).toEqual(["ideaseed golden", "ideaseed silver", "ideaseed quiet"])
     expect(body.ideas[0]).toMatchObject({ installs: 7, adGroups: 2, spendMicros: 14_000_000, cpaMicros: 2_000_000 })
     expect(body).toMatchObject({ total: 3, truncated: false, dataFreshness: { coverage: "30 of 30 requested days" } })
@@ -359,9 +358,9 @@ describe("research", () => {
       expect([refused.status, errorCode(refused)], JSON.stringify(body)).toEqual([400, "invalid_request"])
       expect(refused.text).toMatch(field)
     }
-    const bound = await p.as("key", "POST", `/accounts/${p.readOnlyAccount.projectId}/keys`, { name: "other account", scope: "read" })
-    expect(bound.status, bound.text).toBe(201)
-    const secret = (bound.body as { secret: string }).secret
+    const { secret } = await p.api("key", (client) =>
+      client.keys.createAccountKey({ path: { projectId: p.readOnlyAccount.projectId }, payload: { name: "other account", scope: "read" } })
+    )
     const mismatch = await withKey(secret, "POST", "/research/keyword-ideas", { projectId, seeds: ["ideaseed"] })
     expect([mismatch.status, errorCode(mismatch)]).toEqual([403, "account_mismatch"])
     const current = await withKey(secret, "POST", "/research/keyword-ideas", { projectId: "current", seeds: ["ideaseed"] })

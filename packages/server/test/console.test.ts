@@ -8,10 +8,12 @@
  * phone width. The run writes the README's screenshots (docs/console-*.png).
  */
 import * as Path from "node:path"
+import { ExternalChangePayload, ProposalPreview } from "@acs/domain/Actions"
+import { Schema } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, seriousViolations } from "./support/browser.ts"
-import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import { BOOTSTRAP_KEY, call, repoRoot } from "./support/server.ts"
 import { waitFor, WAIT_MS } from "./support/wait.ts"
 
@@ -49,7 +51,7 @@ const proposeBudget = async (as: "key" | "person", reason: string) => {
   const newDailyBudgetMicros = Math.round((campaign.dailyBudgetMicros! * 1.1) / 10_000) * 10_000
   const answer = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros, reason }, { as })
   expect(answer.status, answer.text).toBe(201)
-  return { campaign, newDailyBudgetMicros, action: answer.body as { actionId: string; mode: string; policyReasons: Array<string> } }
+  return { campaign, newDailyBudgetMicros, action: proposalOf(answer) }
 }
 
 const usd = (micros: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(micros / 1_000_000)
@@ -76,8 +78,8 @@ const signIn = async (target: Page, secret: string) => {
 
 beforeAll(async () => {
   p = await startPipeline({ seed: 61, env: { CHANGE_HISTORY_POLL_SECONDS: "0", LOG_LEVEL: "info" } })
-  const listed = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?limit=100`)
-  campaigns = (listed.body as { campaigns: Array<Campaign> }).campaigns
+  const listed = await p.api("key", (client) => client.warehouse.listCampaigns({ path: { projectId: p.account.projectId }, urlParams: { limit: 100 } }))
+  campaigns = listed.campaigns
     .filter((c) => c.status === "ENABLED" && c.dailyBudgetMicros !== null && c.dailyBudgetMicros > 0)
   browser = await launchBrowser()
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } })
@@ -174,7 +176,7 @@ describe("the console", () => {
     // the prior one, and that it applies at once; opening the dialog records nothing.
     const preview = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${approvedId}/revert?preview=true`)
     expect(preview.status, preview.text).toBe(200)
-    const previewed = preview.body as { summary: string; mode: string }
+    const previewed = Schema.decodeUnknownSync(ProposalPreview)(preview.body)
     await dialog.getByText(previewed.summary, { exact: true }).waitFor({ timeout: WAIT_MS })
     await dialog.getByRole("columnheader", { name: "Revert writes" }).waitFor({ timeout: WAIT_MS })
     await dialog.getByRole("cell", { name: usd(prior) }).waitFor({ timeout: WAIT_MS })
@@ -243,9 +245,10 @@ describe("the console", () => {
   })
 
   it("shows whom each key answers to and that a disabled admin's key is suspended, and revokes all of a person's keys", async () => {
-    const added = await p.as("person", "POST", "/people", { email: "erin@console.example", name: "Erin Admin", role: "admin" })
-    const erin = added.body as { person: { personId: string }; password: string }
-    const login = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email: "erin@console.example", password: erin.password } })
+    const erin = await p.api("person", (client) =>
+      client.people.createPerson({ payload: { email: "erin@console.example", name: "Erin Admin", role: "admin" } })
+    )
+    const login = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email: "erin@console.example", password: erin.password ?? "" } })
     const cookie = login.headers.getSetCookie().find((l) => l.startsWith("acs_session="))!.split(";")[0]!
     const key = await call(`${p.server.api}/keys`, { method: "POST", headers: { cookie }, body: { name: "erin's agent", scope: "admin", canApprove: true } })
     expect(key.status, key.text).toBe(201)
@@ -263,8 +266,8 @@ describe("the console", () => {
     await dialog.getByRole("button", { name: "Revoke their keys" }).click()
     await page.getByRole("status").filter({ hasText: "1 key of Erin Admin revoked" }).waitFor({ timeout: WAIT_MS })
     await row.getByRole("cell", { name: /^revoked / }).waitFor({ timeout: WAIT_MS })
-    const listed = await p.as("key", "GET", "/keys")
-    const revoked = (listed.body as { keys: Array<{ name: string; revokedAt: string | null }> }).keys.find((k) => k.name === "erin's agent")
+    const { keys } = await p.api("key", (client) => client.keys.listKeys())
+    const revoked = keys.find((k) => k.name === "erin's agent")
     expect(revoked?.revokedAt).not.toBeNull()
   })
 
@@ -277,9 +280,10 @@ describe("the console", () => {
     const targets = await p.as("key", "GET", `/accounts/${p.account.projectId}/targets`)
     expect(targets.body).toMatchObject({ cpaBand: { minMicros: 1_000_000, maxMicros: 3_000_000 } })
 
-    const plan = await p.as("key", "GET", `/accounts/${p.account.projectId}/plan`)
-    const item = (plan.body as { items: Array<{ title: string; proposal: { kind: string; body: { newBidMicros?: number } } }> }).items
-      .find((i) => i.proposal.kind === "keyword_bid_change")
+    const plan = await p.api("key", (client) => client.insights.getPlan({ path: { projectId: p.account.projectId }, urlParams: {} }))
+    const item = plan.items
+      .flatMap(({ title, proposal }) => (proposal.kind === "keyword_bid_change" ? [{ title, proposal }] : []))
+      .at(0)
     expect(item, "the band makes the plan suggest a bid cut").toBeDefined()
     await goTo(`#/accounts/${p.account.projectId}`, "Accounts")
     const entry = page.locator("ol.plan > li").filter({ has: page.getByRole("heading", { name: item!.title }) })
@@ -288,13 +292,15 @@ describe("the console", () => {
     // The keyword's own bid before (or the ad group's default it bids), and the plan's new bid.
     const keyword = /keyword "(.+?)"/.exec(item!.title)![1]!
     const row = preview.getByRole("row").filter({ has: page.getByRole("rowheader", { name: `${keyword}: bid` }) })
-    await row.getByRole("cell", { name: usd(item!.proposal.body.newBidMicros!) }).waitFor({ timeout: WAIT_MS })
+    await row.getByRole("cell", { name: usd(item!.proposal.body.newBidMicros) }).waitFor({ timeout: WAIT_MS })
     expect(await row.getByRole("cell").first().innerText()).toMatch(/^(\$\d+\.\d\d|ad group default)$/)
     await expectAccessible("a plan item's preview")
     await entry.getByRole("button", { name: "Propose" }).click()
     await entry.getByRole("status").filter({ hasText: "Proposed:" }).waitFor({ timeout: WAIT_MS })
-    const ledger = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?kind=keyword_bid_change&limit=5`)
-    expect((ledger.body as { actions: Array<{ summary: string }> }).actions.length).toBe(1)
+    const ledger = await p.api("key", (client) =>
+      client.actions.listActions({ path: { projectId: p.account.projectId }, urlParams: { kind: "keyword_bid_change", limit: 5 } })
+    )
+    expect(ledger.actions.length).toBe(1)
   })
 
   it("engages the kill switch after a confirmation, and sets how long a queued change waits", async () => {
@@ -334,14 +340,12 @@ describe("the console", () => {
     await expectAccessible("the reject dialog")
     await dialog.getByRole("button", { name: "Reject", exact: true }).click()
     await entry.waitFor({ state: "detached", timeout: WAIT_MS })
-    const rejected = await p.action(action.actionId) as unknown as { status: string; decisionReason: string | null }
+    const rejected = await p.action(action.actionId)
     expect(rejected).toMatchObject({ status: "rejected", decisionReason: "not this week" })
   })
 
   it("lets the person approve their own agent's change, says why, and follows the rule chosen on the Policy page", async () => {
-    const created = await p.as("person", "POST", "/keys", { name: "my bidding agent", scope: "write" })
-    expect(created.status, created.text).toBe(201)
-    const agent = (created.body as { secret: string }).secret
+    const agent = (await p.api("person", (client) => client.keys.createKey({ payload: { name: "my bidding agent", scope: "write" } }))).secret
     const propose = async (reason: string) => {
       // The campaign of the change withdrawn above: the demo account has few campaigns to spare.
       const campaign = withdrawnCampaign!
@@ -351,7 +355,7 @@ describe("the console", () => {
         body: { campaignId: campaign.campaignId, newDailyBudgetMicros: Math.round((campaign.dailyBudgetMicros! * 0.9) / 10_000) * 10_000, reason }
       })
       expect(answer.status, answer.text).toBe(201)
-      return (answer.body as { actionId: string }).actionId
+      return proposalOf(answer).actionId
     }
 
     // Another person is needed under distinct_person: the admin chooses it on the Policy page.
@@ -379,8 +383,7 @@ describe("the console", () => {
     await expectAccessible("approvals page with an agent's proposal")
     await entry.getByRole("button", { name: "Approve", exact: true }).click()
     await entry.waitFor({ state: "detached", timeout: WAIT_MS })
-    expect(((await p.as("key", "GET", `/accounts/${p.account.projectId}/actions/${held}`)).body as { decidedBy: unknown }).decidedBy)
-      .toMatchObject({ kind: "person" })
+    expect((await p.action(held)).decidedBy).toMatchObject({ kind: "person" })
   })
 
   it("rejects several selected proposals at once with one reason", async () => {
@@ -430,9 +433,11 @@ describe("the console", () => {
     expect(await sync.getByRole("progressbar").count()).toBe(0)
     expect(await page.evaluate<boolean>("window.__sameDocument === true"), "no reload").toBe(true)
     await waitFor("the outside change recorded", async () => {
-      const ledger = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?origin=external&limit=50`)
-      return (ledger.body as { actions: Array<{ summary: string; payload: { entity?: { id?: string } } }> }).actions
-    }, (rows) => rows.some((r) => r.payload.entity?.id === campaign.campaignId), { intervalMs: 250 })
+      const ledger = await p.api("key", (client) =>
+        client.actions.listActions({ path: { projectId: p.account.projectId }, urlParams: { origin: "external", limit: 50 } })
+      )
+      return ledger.actions.map((a) => Schema.decodeUnknownSync(ExternalChangePayload)(a.payload))
+    }, (payloads) => payloads.some((payload) => payload.entity.id === campaign.campaignId), { intervalMs: 250 })
 
     await goTo(`#/ledger/${p.account.projectId}`, "Ledger")
     await page.getByLabel("Origin").selectOption("external")
@@ -448,9 +453,11 @@ describe("the console", () => {
     await page.locator("ol.timeline > li").first().waitFor({ timeout: WAIT_MS })
     await waitFor("only the outside modifier's changes", () => page.locator("ol.timeline > li").evaluateAll((items) =>
       items.map((item) => item.className)), (classes) => classes.length > 0 && classes.every((c) => c === "external"))
-    const keyId = ((await p.as("key", "GET", "/auth/me")).body as { principal: { id: string; name: string } }).principal
-    const keyActions = await p.as("key", "GET", `/accounts/${p.account.projectId}/actions?proposedBy=${keyId.id}&limit=100`)
-    const expected = (keyActions.body as { actions: Array<{ actionId: string }> }).actions.map((a) => a.actionId)
+    const keyId = (await p.api("key", (client) => client.auth.getMe())).principal
+    const keyActions = await p.api("key", (client) =>
+      client.actions.listActions({ path: { projectId: p.account.projectId }, urlParams: { proposedBy: keyId.id, limit: 100 } })
+    )
+    const expected = keyActions.actions.map((a) => a.actionId)
     await page.getByLabel("Proposed by").selectOption({ label: `key “${keyId.name}”` })
     await waitFor("only the key's actions", () => page.locator("ol.timeline > li").evaluateAll((items) =>
       items.map((item) => item.getAttribute("data-action-id"))), (ids) => JSON.stringify(ids) === JSON.stringify(expected.slice(0, 25)))

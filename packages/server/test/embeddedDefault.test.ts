@@ -7,7 +7,9 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import type { Effect } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
+import { type ApiClient, withApi } from "./support/apiClient.ts"
 import { startReceiver } from "./support/receiver.ts"
 import { BOOTSTRAP_KEY, call, startServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
@@ -33,9 +35,7 @@ describe("embedded default database", () => {
     // Quiet logs on the first start: the notice must not depend on the log level. Through tsx, the development
     // path (the other servers run the production build `pnpm start` runs: support/entries.ts).
     const first = await startServer({ ...env, LOG_LEVEL: "error" }, { via: "tsx" })
-    const created = await call(`${first.api}/keys`, { method: "POST", key: BOOTSTRAP_KEY, body: { name: "survivor", scope: "read" } })
-    expect(created.status).toBe(201)
-    const secret = (created.body as { secret: string }).secret
+    const { secret } = await withApi(first.baseUrl, BOOTSTRAP_KEY, (client) => client.keys.createKey({ payload: { name: "survivor", scope: "read" } }))
     const password = noticedPassword(first.logs())
     expect(password).toMatch(/^[\w-]{20,}$/)
     expect(first.logs()).toContain("shown once")
@@ -84,21 +84,19 @@ describe("embedded default database", () => {
     const receiver = await startReceiver()
     const server = await startServer({ ACS_DATA_DIR: dataDir, ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true", EVENTS_POLL_MS: "200" })
     try {
-      const created = await call(`${server.api}/webhooks`, { method: "POST", key: BOOTSTRAP_KEY, body: { url: `${receiver.url}/embedded`, events: ["sync.succeeded"] } })
-      expect(created.status, JSON.stringify(created.body)).toBe(201)
-      const accounts = await call(`${server.api}/accounts`, { key: BOOTSTRAP_KEY })
-      const projectId = (accounts.body as { accounts: Array<{ projectId: string }> }).accounts[0]!.projectId
-      const started = await call(`${server.api}/accounts/${projectId}/syncs`, { method: "POST", key: BOOTSTRAP_KEY })
-      expect(started.status).toBe(202)
-      const syncId = (started.body as { syncId: string }).syncId
+      const api = <A, E>(use: (client: ApiClient) => Effect.Effect<A, E>) => withApi(server.baseUrl, BOOTSTRAP_KEY, use)
+      const created = await api((client) => client.webhooks.createWebhook({ payload: { url: `${receiver.url}/embedded`, events: ["sync.succeeded"] } }))
+      const projectId = (await api((client) => client.accounts.listAccounts())).accounts[0]!.projectId
+      const { syncId } = await api((client) => client.warehouse.startSync({ path: { projectId } }))
       const ofSync = () => receiver.received.filter((r) => JSON.stringify(r.body["data"]).includes(syncId))
       await waitFor("the sync.succeeded delivery", () => Promise.resolve(ofSync()), (r) => r.length > 0)
       expect(ofSync().map((r) => r.body["type"])).toEqual(["sync.succeeded"])
-      const webhookId = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
-      const log = await waitFor("the delivery in the log", async () => {
-        const answer = await call(`${server.api}/webhooks/${webhookId}/deliveries`, { key: BOOTSTRAP_KEY })
-        return (answer.body as { deliveries: Array<{ eventId: string; status: string; attempts: number }> }).deliveries
-      }, (d) => d.some((x) => x.eventId === ofSync()[0]!.eventId))
+      const webhookId = created.webhook.webhookId
+      const log = await waitFor(
+        "the delivery in the log",
+        async () => (await api((client) => client.webhooks.listWebhookDeliveries({ path: { webhookId }, urlParams: {} }))).deliveries,
+        (d) => d.some((x) => x.eventId === ofSync()[0]!.eventId)
+      )
       expect(log.find((x) => x.eventId === ofSync()[0]!.eventId)).toMatchObject({ status: "delivered", attempts: 1 })
     } finally {
       await server.stop()

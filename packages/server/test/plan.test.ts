@@ -7,25 +7,12 @@
  * platform's API, so the test writes the warehouse rows (daily metrics, a search term, a budget, a CPA goal)
  * that a sync would have written, and the plan reads them like any other.
  */
+import { Plan } from "@acs/domain/Plan"
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { accountTotals, addSearchTerm, campaignTotals, setDaily, type Totals } from "./support/arrange.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 
-interface Item {
-  readonly itemId: string
-  readonly title: string
-  readonly rationale: string
-  readonly impactMicros: number
-  readonly evidence: Record<string, unknown>
-  readonly proposal: { readonly kind: string; readonly path: string; readonly body: Record<string, unknown> }
-}
-
-interface PlanAnswer {
-  readonly items: ReadonlyArray<Item>
-  readonly total: number
-  readonly truncated: boolean
-  readonly dataFreshness: { readonly coverage: string }
-}
 
 const CENT = 10_000
 
@@ -40,13 +27,17 @@ let accountCpa: number
 const cents = (micros: number) => Math.round(micros / CENT) * CENT
 const floorCents = (micros: number) => Math.floor(micros / CENT) * CENT
 
-const plan = async (limit = 1000): Promise<PlanAnswer> => {
+/**
+ * The plan as answered. Items are POSTed as they come, so a field the contract does not name fails the
+ * decoding rather than being dropped from what is posted.
+ */
+const plan = async (limit = 1000): Promise<Plan> => {
   const answer = await p.as("key", "GET", `/accounts/${p.account.projectId}/plan?limit=${limit}`)
   expect(answer.status, answer.text).toBe(200)
-  return answer.body as PlanAnswer
+  return Schema.decodeUnknownSync(Plan, { onExcessProperty: "error" })(answer.body)
 }
 
-const item = (answer: PlanAnswer, itemId: string) => answer.items.find((i) => i.itemId === itemId)
+const item = (answer: Plan, itemId: string) => answer.items.find((i) => i.itemId === itemId)
 
 const putTargets = async (campaigns: Record<string, { minMicros: number; maxMicros: number }>) => {
   const answer = await p.as("key", "PUT", `/accounts/${p.account.projectId}/targets`, { cpaBand: null, campaigns })
@@ -137,13 +128,15 @@ describe("the plan", () => {
       path: `/api/v1/accounts/${p.account.projectId}/actions/add-negative-keywords`,
       body: { campaignId: manual.campaignId, adGroupId }
     })
-    const body = found!.proposal.body as { keywords: Array<{ text: string; matchType: string }>; reason: string }
+    const proposal = found!.proposal
+    if (proposal.kind !== "add_negative_keywords") throw new Error(`not a negatives proposal: ${proposal.kind}`)
+    const body = proposal.body
     expect(body.keywords).toContainEqual({ text: "planwaste alpha", matchType: "EXACT" })
     expect(body.reason).toMatch(/^acs plan: /)
     expect(found!.evidence).toMatchObject({ windowDays: 30, thresholdMicros: 2 * accountCpa, installs: 0 })
-    expect(found!.evidence["items"]).toContainEqual({ text: "planwaste alpha", id: null, spendMicros: 3 * accountCpa, taps: 40, installs: 0 })
+    expect(found!.evidence.items).toContainEqual({ text: "planwaste alpha", id: null, spendMicros: 3 * accountCpa, taps: 40, installs: 0 })
     const suggested = answer.items.flatMap((i) =>
-      i.proposal.kind === "add_negative_keywords" ? (i.proposal.body["keywords"] as Array<{ text: string }>).map((k) => k.text) : []
+      i.proposal.kind === "add_negative_keywords" ? i.proposal.body.keywords.map((k) => k.text) : []
     )
     expect(suggested).not.toContain("planwaste converting")
     expect(suggested).not.toContain("planwaste cheap")
@@ -165,7 +158,7 @@ describe("the plan", () => {
     const answer = await plan()
     const paused = item(answer, `pause:${adGroupId}`)
     expect(paused?.proposal).toMatchObject({ kind: "keyword_status", body: { status: "PAUSED" } })
-    expect(paused!.proposal.body["keywordIds"]).toContain(pause!.keywordId)
+    expect(paused!.proposal.kind === "keyword_status" && paused!.proposal.body.keywordIds).toContain(pause!.keywordId)
     expect(paused!.evidence).toMatchObject({ band: { maxMicros: bandMax }, thresholdMicros: Math.round(1.5 * bandMax) })
 
     const bid = Number(cut!.bidMicros ?? cut!.defaultBidMicros)
@@ -177,7 +170,7 @@ describe("the plan", () => {
     })
     expect(cutItem!.evidence).toMatchObject({ cpaMicros: 3 * bandMax, installs: 2, bidMicros: bid })
 
-    const named = answer.items.flatMap((i) => (i.proposal.body["keywordIds"] as Array<string> | undefined) ?? [])
+    const named = answer.items.flatMap((i) => ("keywordIds" in i.proposal.body ? i.proposal.body.keywordIds : []))
     expect(named).not.toContain(inBand!.keywordId)
     expect(named).not.toContain(notFar!.keywordId)
     expect(item(answer, `bid:${pause!.keywordId}`)).toBeUndefined()
@@ -199,7 +192,7 @@ describe("the plan", () => {
       body: { campaignId: limited, newDailyBudgetMicros: Math.floor((budget * 120) / 100 / CENT) * CENT }
     })
     expect(raise!.evidence).toMatchObject({ dailyBudgetMicros: budget, band: wide })
-    expect(raise!.evidence["avgDailySpendMicros"]).toBeGreaterThanOrEqual(0.9 * budget)
+    expect(raise!.evidence.avgDailySpendMicros).toBeGreaterThanOrEqual(0.9 * budget)
     expect(item(answer, `budget:${roomy}`)).toBeUndefined()
 
     // The same campaign with its CPA outside the band: no raise.

@@ -5,15 +5,16 @@
  * REST, RPC, MCP and `acs propose --preview`.
  */
 import { AcsClient } from "@acs/domain/AcsClient"
-import { isProposalResponse } from "@acs/domain/Actions"
+import { isProposalResponse, ProposalPreview } from "@acs/domain/Actions"
+import { ErrorBodies } from "@acs/domain/Errors"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Either } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { jsonOf, runAcs } from "../../cli/test/support/runAcs.ts"
-import { type Caller, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Caller, type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import { type Answer, BOOTSTRAP_KEY, call, errorCode } from "./support/server.ts"
 
 let p: Pipeline
@@ -33,15 +34,6 @@ afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)))
   await p?.close()
 })
-
-interface Preview {
-  readonly kind: string
-  readonly mode: string
-  readonly riskTier: string
-  readonly policyReasons: ReadonlyArray<string>
-  readonly summary: string
-  readonly payload: Record<string, unknown>
-}
 
 /** A budget change local validation refuses: an amount finer than a cent, and far outside the docs/contract.md 3.1 bounds. */
 const invalidBody = () => ({ campaignId: campaigns[0]!.campaignId, newDailyBudgetMicros: 1_000_001, reason: "x" })
@@ -77,13 +69,14 @@ const previewThenPropose = async (kindPath: string, body: Record<string, unknown
   expect(preview.headers.get("location")).toBeNull()
   expect(preview.headers.get("ratelimit-policy")).toMatch(/name="read"/)
   expect(await written()).toEqual(before)
-  const previewed = preview.body as Preview
+  // A key the contract does not name fails the decoding, as the exact key list below asserts.
+  const previewed = Schema.decodeUnknownSync(ProposalPreview, { onExcessProperty: "error" })(preview.body)
   expect(Object.keys(previewed).sort()).toEqual(["kind", "mode", "payload", "policyReasons", "riskTier", "summary"])
 
   const proposed = await p.propose(kindPath, body, { as })
   expect(proposed.status, proposed.text).toBe(201)
   expect(proposed.headers.get("ratelimit-policy")).toMatch(/name="write"/)
-  const actionId = (proposed.body as { actionId: string }).actionId
+  const actionId = proposalOf(proposed).actionId
   const recorded = await p.action(actionId)
   expect(previewed).toEqual({
     kind: recorded.kind,
@@ -146,7 +139,7 @@ describe("preview over REST", () => {
     expect(await written()).toEqual(before)
     const proposed = await p.propose("budget-change", body, { as: "key", idempotencyKey: "preview-key-1" })
     expect(proposed.status, proposed.text).toBe(201)
-    expect((proposed.body as { replayed?: boolean }).replayed).toBeUndefined()
+    expect(proposalOf(proposed).replayed).toBeUndefined()
   })
 
   it("answers a validation failure 422 with every reason and no action_id, recording nothing", async () => {
@@ -154,8 +147,8 @@ describe("preview over REST", () => {
     const preview = await previewOf("budget-change", invalidBody())
     expect(preview.status, preview.text).toBe(422)
     expect(errorCode(preview)).toBe("validation_failed")
-    const error = (preview.body as { error: Record<string, unknown> }).error
-    expect(error["validation_errors"]).toEqual(expect.arrayContaining([expect.any(String)]))
+    const error = Schema.decodeUnknownSync(ErrorBodies.ValidationFailed)(preview.body)
+    expect(error.validation_errors).toEqual(expect.arrayContaining([expect.any(String)]))
     expect(error).not.toHaveProperty("action_id")
     expect(await written()).toEqual(before)
     // A bad flag is the usual 400, naming it.
@@ -169,9 +162,7 @@ describe("preview over REST", () => {
   })
 
   it("needs the proposal's scope: a read key gets 403, and a read-only account 422 as for the proposal", async () => {
-    const created = await p.as("key", "POST", "/keys", { name: "preview reader", scope: "read" })
-    expect(created.status, created.text).toBe(201)
-    const secret = (created.body as { secret: string }).secret
+    const { secret } = await p.api("key", (client) => client.keys.createKey({ payload: { name: "preview reader", scope: "read" } }))
     const campaign = campaigns[0]!
     const answer = await call(`${p.server.api}/accounts/${p.account.projectId}/actions/budget-change?preview=true`, {
       method: "POST",

@@ -10,7 +10,9 @@ import { execFileSync, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { withApi } from "./support/apiClient.ts"
 import { call, repoRoot, type RunningServer, startServer } from "./support/server.ts"
 import { waitFor, WAIT_MS } from "./support/wait.ts"
 
@@ -64,13 +66,13 @@ beforeAll(async () => {
   await waitFor("the demo accounts' first syncs", async () => {
     const login = await call(`${server.api}/auth/login`, { method: "POST", body: { email: "admin@acs.local", password } })
     const cookie = login.headers.getSetCookie()[0]?.split(";")[0] ?? ""
-    const accounts = await call(`${server.api}/accounts`, { headers: { cookie } })
-    const projectIds = ((accounts.body as { accounts?: Array<{ projectId: string }> }).accounts ?? []).map((a) => a.projectId)
-    const syncs = await Promise.all(projectIds.map(async (projectId) =>
-      ((await call(`${server.api}/accounts/${projectId}/syncs`, { headers: { cookie } })).body as { syncs: Array<{ status: string }> }).syncs[0]?.status
-    ))
-    return syncs
-  }, (syncs) => syncs.length > 0 && syncs.every((status) => status === "succeeded"))
+    return withApi(server.baseUrl, { cookie }, (client) =>
+      client.accounts.listAccounts().pipe(Effect.flatMap(({ accounts }) =>
+        Effect.forEach(accounts, ({ projectId }) =>
+          Effect.map(client.warehouse.listSyncs({ path: { projectId }, urlParams: {} }), ({ syncs }) => syncs[0]?.status))
+      ))
+    )
+  }, (syncs) => syncs.length > 0 && syncs.every((status) => status === "succeeded"), { ignoreErrors: true })
 }, 600_000)
 
 afterAll(async () => {
@@ -98,10 +100,14 @@ describe("the README's walk-through on a fresh install", () => {
       decidedBy: { kind: "person" }
     })
     // Its revert, the walk-through's last step, applies at once.
-    const revert = await waitFor("the revert to apply", async () => {
-      const ledger = await call(`${server.api}/accounts/${projectId}/actions?limit=20`, { headers: { cookie } })
-      return (ledger.body as { actions: Array<{ revertOf: string | null; status: string }> }).actions.find((a) => a.revertOf === actionId)
-    }, (found) => found?.status === "applied")
+    const revert = await waitFor(
+      "the revert to apply",
+      async () => {
+        const ledger = await withApi(server.baseUrl, { cookie }, (client) => client.actions.listActions({ path: { projectId: projectId! }, urlParams: { limit: 20 } }))
+        return ledger.actions.find((a) => a.revertOf === actionId)
+      },
+      (found) => found?.status === "applied"
+    )
     expect(revert).toMatchObject({ kind: "budget_change", status: "applied", proposedBy: { kind: "person" } })
   })
 })

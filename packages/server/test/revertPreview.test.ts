@@ -13,7 +13,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { jsonOf, runAcs } from "../../cli/test/support/runAcs.ts"
-import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import { BOOTSTRAP_KEY, call, errorCode } from "./support/server.ts"
 
 let p: Pipeline
@@ -40,7 +40,7 @@ beforeAll(async () => {
   const next = Math.round((prior * 1.1) / 10_000) * 10_000
   const proposed = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: next, reason: "room to spend" }, { as: "key" })
   expect(proposed.status, proposed.text).toBe(201)
-  const actionId = (proposed.body as { actionId: string }).actionId
+  const actionId = proposalOf(proposed).actionId
   const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
   expect(approved.status, approved.text).toBe(200)
   expect((await p.settle(actionId)).status).toBe("applied")
@@ -77,7 +77,7 @@ describe("a revert's preview", () => {
     const revert = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${applied.actionId}/revert`)
     expect(revert.status, revert.text).toBe(201)
     expect(revert.headers.get("ratelimit-policy")).toMatch(/name="write"/)
-    const recorded = await p.action((revert.body as { actionId: string }).actionId)
+    const recorded = await p.action(proposalOf(revert).actionId)
     expect(preview).toEqual({
       kind: recorded.kind,
       mode: recorded.mode,
@@ -97,9 +97,7 @@ describe("a revert's preview", () => {
     const unknown = await p.as("person", "POST", previewPath("act_unknown"))
     expect(unknown.status).toBe(404)
 
-    const created = await p.as("person", "POST", "/keys", { name: "reader", scope: "read" })
-    expect(created.status, created.text).toBe(201)
-    const reader = (created.body as { secret: string }).secret
+    const reader = (await p.api("person", (client) => client.keys.createKey({ payload: { name: "reader", scope: "read" } }))).secret
     const refused = await call(`${p.server.api}${previewPath(applied.actionId)}`, { method: "POST", key: reader })
     expect(refused.status).toBe(403)
     expect(errorCode(refused)).toBe("forbidden_scope")
@@ -113,7 +111,7 @@ describe("a revert's preview", () => {
       .filter((c) => !c.deleted && c.status === "ENABLED" && c.dailyBudgetMicros !== null && c.dailyBudgetMicros > 0)[1]!
     const next = Math.round((campaign.dailyBudgetMicros! * 1.05) / 10_000) * 10_000
     const proposed = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: next, reason: "a little more" }, { as: "key" })
-    const actionId = (proposed.body as { actionId: string }).actionId
+    const actionId = proposalOf(proposed).actionId
     expect((await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)).status).toBe(200)
     expect((await p.settle(actionId)).status).toBe("applied")
 

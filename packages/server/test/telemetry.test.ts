@@ -10,7 +10,7 @@ import parsePrometheus, { type MetricFamily } from "parse-prometheus-text-format
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { toolName } from "../src/mcp/McpTools.ts"
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "./support/otlpReceiver.ts"
-import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import { freePort } from "./support/postgres.ts"
 import { nodeArgs } from "./support/entries.ts"
 import { BOOTSTRAP_KEY, call, repoRoot, stopProcess } from "./support/server.ts"
@@ -55,7 +55,7 @@ const proposeAndApply = async () => {
   })
   expect(answer.status, answer.text).toBe(201)
   expect(answer.body).toMatchObject({ mode: "auto_applied", status: "approved" })
-  const actionId = (answer.body as { actionId: string }).actionId
+  const actionId = proposalOf(answer).actionId
   const settled = await p.settle(actionId)
   expect(settled.status).toBe("applied")
   return actionId
@@ -127,7 +127,7 @@ describe("traces over OTLP/HTTP", () => {
       reason: "telemetry, queued"
     }, { as: "key" })
     expect(proposed.status, proposed.text).toBe(201)
-    const actionId = (proposed.body as { actionId: string }).actionId
+    const actionId = proposalOf(proposed).actionId
     const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
     expect(approved.status, approved.text).toBe(200)
     expect((await p.settle(actionId)).status).toBe("applied")
@@ -179,11 +179,11 @@ describe("traces of webhook deliveries", () => {
     })
     await new Promise<void>((resolve) => hooks.listen(0, "127.0.0.1", resolve))
     try {
-      const created = await p.as("key", "POST", "/webhooks", {
-        url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`,
-        events: ["action.applied"]
-      })
-      expect(created.status, created.text).toBe(201)
+      const created = await p.api("key", (client) =>
+        client.webhooks.createWebhook({
+          payload: { url: `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/hook`, events: ["action.applied"] }
+        })
+      )
       const actionId = await proposeAndApply()
       const [apply] = await waitFor(
         "the apply's span",
@@ -201,8 +201,7 @@ describe("traces of webhook deliveries", () => {
       // The receiver got the attempt's own span as its parent (W3C traceparent).
       const eventId = String(delivery[0]!.attributes["eventId"])
       expect(traceparents.get(eventId)).toBe(`00-${delivery[0]!.traceId}-${delivery[0]!.spanId}-01`)
-      const webhookId = (created.body as { webhook: { webhookId: string } }).webhook.webhookId
-      expect((await p.as("key", "DELETE", `/webhooks/${webhookId}`)).status).toBe(204)
+      await p.api("key", (client) => client.webhooks.deleteWebhook({ path: { webhookId: created.webhook.webhookId } }))
     } finally {
       await new Promise((resolve) => hooks.close(resolve))
     }
@@ -245,7 +244,7 @@ describe("/metrics", () => {
     })
     const queued = await p.propose("budget-change", cut(0.93, "telemetry, rolled back"), { as: "key" })
     expect(queued.status, queued.text).toBe(201)
-    const actionId = (queued.body as { actionId: string }).actionId
+    const actionId = proposalOf(queued).actionId
     const approve = () => p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
     const approvedCount = (families: ReadonlyArray<MetricFamily>) => valueOf(families, "acs_actions_total", { status: "approved" })
     const autoApplied = (families: ReadonlyArray<MetricFamily>) =>
@@ -279,7 +278,7 @@ describe("/metrics", () => {
     expect(approvedCount(committed) - approvedCount(rolledBack)).toBe(2)
     expect(autoApplied(committed) - autoApplied(rolledBack)).toBe(1)
     // Both on one campaign: the second to apply may meet drift and queue again; either way the worker is done.
-    for (const settled of [actionId, (proposed.body as { actionId: string }).actionId]) await p.settle(settled)
+    for (const settled of [actionId, proposalOf(proposed).actionId]) await p.settle(settled)
   })
 
   it("moves the sync, rate-limit and queue metrics when a sync runs, a caller is refused, a job waits for a worker process", async () => {
@@ -287,12 +286,11 @@ describe("/metrics", () => {
     const before = await scrape(url())
 
     // A sync started by hand: its rows and its duration.
-    const started = await p.as("key", "POST", `/accounts/${p.account.projectId}/syncs`)
-    expect(started.status, started.text).toBe(202)
-    const syncId = (started.body as { syncId: string }).syncId
+    const path = { projectId: p.account.projectId }
+    const { syncId } = await p.api("key", (client) => client.warehouse.startSync({ path }))
     const sync = await waitFor(
       "the sync to finish",
-      async () => (await p.as("key", "GET", `/accounts/${p.account.projectId}/syncs/${syncId}`)).body as { status: string; rowsWritten: number },
+      () => p.api("key", (client) => client.warehouse.getSync({ path: { ...path, syncId } })),
       (s) => s.status !== "running"
     )
     expect(sync.status).toBe("succeeded")
@@ -348,7 +346,7 @@ describe("/metrics", () => {
       worker.stdout.on("data", (chunk: Buffer) => (workerLogs += chunk.toString()))
       worker.stderr.on("data", (chunk: Buffer) => (workerLogs += chunk.toString()))
       try {
-        expect((await p.settle((proposed.body as { actionId: string }).actionId)).status, workerLogs).toBe("applied")
+        expect((await p.settle(proposalOf(proposed).actionId)).status, workerLogs).toBe("applied")
         const counted = await waitFor("the worker's apply lag", () => scrape(workerMetrics), (f) => valueOf(f, "acs_apply_lag_seconds") === 1, {
           ignoreErrors: true
         })

@@ -6,7 +6,7 @@
  * row and warehouse row stays, the accounts take their v1 ids, and what was applied over v5 reverts over v1.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import type { Answer } from "./support/server.ts"
 import { AD_GROUP_NEGATIVES_BULK_CREATE, KEYWORDS_BULK_CREATE } from "./support/upstreamPaths.ts"
 import { waitFor } from "./support/wait.ts"
@@ -25,7 +25,7 @@ afterAll(async () => {
 
 const created = (answer: Answer) => {
   expect(answer.status, answer.text).toBe(201)
-  return answer.body as { actionId: string; mode: string }
+  return proposalOf(answer)
 }
 
 const v1Calls = () => p.simulator.control.listCalls({ path: /^\/v1\// }).length
@@ -45,13 +45,12 @@ const revert = async (actionId: string) => {
 }
 
 const startSync = async () => {
-  const answer = await p.as("key", "POST", `/accounts/${p.account.projectId}/syncs`)
-  expect(answer.status, answer.text).toBe(202)
-  const started = answer.body as { syncId: string }
+  const path = { projectId: p.account.projectId }
+  const { syncId } = await p.api("key", (client) => client.warehouse.startSync({ path }))
   return waitFor(
-    `sync ${started.syncId} to end`,
-    async () => (await p.as("key", "GET", `/accounts/${p.account.projectId}/syncs/${started.syncId}`)).body as { status: string },
-    (sync) => sync.status !== "running" && sync.status !== "queued"
+    `sync ${syncId} to end`,
+    () => p.api("key", (client) => client.warehouse.getSync({ path: { ...path, syncId } })),
+    (sync) => sync.status !== "running"
   )
 }
 
@@ -76,7 +75,7 @@ const warehouseDigest = async () => {
 
 describe("an org connected over v5", () => {
   it("says so, and warns of Apple's sunset", async () => {
-    const connection = (await p.as("key", "GET", "/connection")).body as { apiVersion: string; warning: string }
+    const connection = await p.api("key", (client) => client.connection.getConnection())
     expect(connection.apiVersion).toBe("v5")
     expect(connection.warning).toContain("2027-01-26")
     expect(v1Calls()).toBe(0)

@@ -6,7 +6,7 @@
  */
 import type { UpstreamAdGroup, UpstreamCampaign } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type ActionView, type Pipeline, startPipeline } from "../support/pipeline.ts"
+import { type ActionView, type Pipeline, proposalOf, startPipeline, validationFailureOf } from "../support/pipeline.ts"
 import { type Answer, errorCode } from "../support/server.ts"
 import { AD_GROUP_CREATE, AD_GROUP_NEGATIVES_BULK_CREATE, KEYWORDS_BULK_CREATE } from "../support/upstreamPaths.ts"
 
@@ -47,10 +47,9 @@ interface AdGroupRow extends Record<string, unknown> {
 const warehouseAdGroup = async (adGroupId: string) =>
   (await p.sql<AdGroupRow>("SELECT * FROM ad_groups WHERE project_id = $1 AND ad_group_id = $2", [p.account.projectId, adGroupId]))[0]
 
-const body = <A>(answer: Answer) => answer.body as A
 const proposed = (answer: Answer) => {
   expect(answer.status, answer.text).toBe(201)
-  return body<{ actionId: string; mode: string; riskTier: string; policyReasons: Array<string>; summary: string }>(answer)
+  return proposalOf(answer)
 }
 
 const approveAndSettle = async (actionId: string): Promise<ActionView> => {
@@ -63,7 +62,7 @@ const approveAndSettle = async (actionId: string): Promise<ActionView> => {
 const revert = async (actionId: string): Promise<ActionView> => {
   const answer = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${actionId}/revert`)
   expect(answer.status, answer.text).toBe(201)
-  return p.settle(body<{ actionId: string }>(answer).actionId)
+  return p.settle(proposalOf(answer).actionId)
 }
 
 const expectError = (answer: Answer, status: number, code: string) => expect([answer.status, errorCode(answer)], answer.text).toEqual([status, code])
@@ -74,9 +73,9 @@ const readOnlyRefuses = async (path: string, request: Record<string, unknown>) =
 /** 422 validation_failed: every reason, and the failed ledger row it recorded. */
 const expectValidationFailed = async (answer: Answer): Promise<ReadonlyArray<string>> => {
   expectError(answer, 422, "validation_failed")
-  const error = body<{ error: { action_id: string; validation_errors: Array<string> } }>(answer).error
+  const error = validationFailureOf(answer)
   expect(error.action_id).toEqual(expect.any(String))
-  expect((await p.action(error.action_id)).status).toBe("failed")
+  expect((await p.action(error.action_id ?? "")).status).toBe("failed")
   return error.validation_errors
 }
 
@@ -377,7 +376,7 @@ describe("create_ad_group", () => {
     await p.run(p.upstream.createKeywords(accountId(), campaign.campaignId, adGroupId, [{ text: "someone else", matchType: "EXACT", bidMicros: null }]))
     const reverted = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${answer.actionId}/revert`)
     expect(reverted.status).toBe(201)
-    const compensation = body<{ mode: string; policyReasons: Array<string> }>(reverted)
+    const compensation = proposalOf(reverted)
     expect(compensation.mode).toBe("queued")
     expect(compensation.policyReasons.join(" ")).toMatch(/drift: ad group .* has 1 keyword added since it was created \("someone else"\)/)
     expect((await upstreamAdGroup({ campaignId: campaign.campaignId, adGroupId })).deleted).toBe(false)

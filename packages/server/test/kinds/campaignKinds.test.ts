@@ -9,7 +9,7 @@ import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { StepContext } from "../../src/actions/kinds/Kind.ts"
 import { CreateCampaign } from "../../src/actions/kinds/CreateCampaign.ts"
-import { type ActionView, type Pipeline, startPipeline } from "../support/pipeline.ts"
+import { type ActionView, type Pipeline, proposalOf, startPipeline, validationFailureOf } from "../support/pipeline.ts"
 import { type Answer, errorCode } from "../support/server.ts"
 import { KEYWORDS_BULK_CREATE } from "../support/upstreamPaths.ts"
 
@@ -41,9 +41,6 @@ const countIn = async (table: "ad_groups" | "keywords" | "negative_keywords", ca
     [p.account.projectId, campaignId]
   ))[0]?.n)
 
-const proposalOf = (answer: Answer) =>
-  answer.body as { actionId: string; mode: string; status: string; riskTier: string; policyReasons: Array<string> }
-
 /** A person approves a queued action; it then applies. */
 const approveAndSettle = async (actionId: string): Promise<ActionView> => {
   const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${actionId}/approve`)
@@ -64,10 +61,10 @@ const revert = async (actionId: string, kind: string): Promise<ActionView> => {
 /** A 422 validation_failed whose failed ledger row is recorded; returns its reasons. */
 const expectValidationFailed = async (answer: Answer): Promise<Array<string>> => {
   expect([answer.status, errorCode(answer)]).toEqual([422, "validation_failed"])
-  const error = (answer.body as { error: { action_id: string; validation_errors: Array<string> } }).error
+  const error = validationFailureOf(answer)
   expect(error.action_id).toEqual(expect.any(String))
-  expect((await p.action(error.action_id)).status).toBe("failed")
-  return error.validation_errors
+  expect((await p.action(error.action_id ?? "")).status).toBe("failed")
+  return [...error.validation_errors]
 }
 
 const expectCode = (answer: Answer, status: number, code: string) => expect([answer.status, errorCode(answer)]).toEqual([status, code])

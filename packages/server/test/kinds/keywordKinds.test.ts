@@ -5,12 +5,13 @@
  * (or, for remove_keywords, the refusal); bulk calls where some or all rows fail; a composite rolled back. The
  * prior state recorded in `prior…` fields (docs/contract.md 1), and ledger rows written before that rename (migration 0007).
  */
+import type { ProposalResponse } from "@acs/domain/Actions"
 import type { UpstreamAdGroup, UpstreamCampaign, UpstreamKeyword, UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import priorFieldNames from "../../src/db/migrations/0007_prior_field_names.ts"
-import { type ActionView, type Pipeline, startPipeline } from "../support/pipeline.ts"
+import { type ActionView, type Pipeline, proposalOf, startPipeline, validationFailureOf } from "../support/pipeline.ts"
 import { type Answer, errorCode } from "../support/server.ts"
 import { KEYWORDS_BULK_CREATE, keywordDeleteRowRefused } from "../support/upstreamPaths.ts"
 
@@ -23,18 +24,9 @@ let automaticAdGroups: Array<UpstreamAdGroup>
 const account = () => p.account.upstreamAccountId
 const project = () => p.account.projectId
 
-interface Proposed {
-  readonly actionId: string
-  readonly kind: string
-  readonly mode: string
-  readonly riskTier: string
-  readonly policyReasons: ReadonlyArray<string>
-  readonly summary: string
-}
-
-const proposed = (answer: Answer): Proposed => {
+const proposed = (answer: Answer): ProposalResponse => {
   if (answer.status !== 201) throw new Error(`expected 201, got ${answer.status} ${answer.text}`)
-  return answer.body as Proposed
+  return proposalOf(answer)
 }
 
 /** An ad group no other test in this file touches. */
@@ -89,7 +81,7 @@ const revert = (actionId: string) => p.as("person", "POST", `/accounts/${project
 const reverted = async (original: string, kind: string): Promise<ActionView> => {
   const answer = await revert(original)
   expect(answer.status, answer.text).toBe(201)
-  const compensation = await p.settle((answer.body as { actionId: string }).actionId)
+  const compensation = await p.settle(proposalOf(answer).actionId)
   expect(compensation, JSON.stringify(compensation)).toMatchObject({ status: "applied", kind, revertOf: original })
   expect(await p.action(original)).toMatchObject({ status: "reverted", revertedBy: compensation.actionId })
   return compensation
@@ -98,8 +90,9 @@ const reverted = async (original: string, kind: string): Promise<ActionView> => 
 /** A 422 validation_failed whose recorded ledger row is failed; its validation errors. */
 const validationFailed = async (answer: Answer): Promise<ReadonlyArray<string>> => {
   expect([answer.status, errorCode(answer)], answer.text).toEqual([422, "validation_failed"])
-  const error = (answer.body as { error: { action_id: string; validation_errors: ReadonlyArray<string> } }).error
-  expect(await p.action(error.action_id)).toMatchObject({ status: "failed" })
+  const error = validationFailureOf(answer)
+  expect(error.action_id).toEqual(expect.any(String))
+  expect(await p.action(error.action_id ?? "")).toMatchObject({ status: "failed" })
   return error.validation_errors
 }
 

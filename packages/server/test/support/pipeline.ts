@@ -6,7 +6,11 @@
 import { makeAppleSearchAdsClient } from "@acs/upstream/AppleSearchAdsClient"
 import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
 import type { UpstreamClient, UpstreamFailure } from "@acs/upstream/Upstream"
-import { type Effect, ManagedRuntime } from "effect"
+import { type Account, AccountList } from "@acs/domain/Accounts"
+import { ActionRecord, ProposalResponse } from "@acs/domain/Actions"
+import { ErrorBodies, type ValidationFailed } from "@acs/domain/Errors"
+import { SyncList } from "@acs/domain/Warehouse"
+import { type Effect, ManagedRuntime, Schema } from "effect"
 import { type ApiClient, withApi } from "./apiClient.ts"
 import { createDatabase, query } from "./database.ts"
 import { type Answer, BOOTSTRAP_KEY, call, type RunningServer, startServer } from "./server.ts"
@@ -24,29 +28,11 @@ export type Caller = "person" | "key" | "approver"
 
 const APPROVER_KEY = "acs_test_second_approver_0123456789abcdefghijklmn"
 
-export interface ActionView {
-  readonly actionId: string
-  readonly kind: string
-  readonly mode: string | null
-  readonly status: string
-  readonly riskTier: string
-  readonly policyReasons: ReadonlyArray<string>
-  readonly summary: string
-  readonly payload: Record<string, unknown>
-  readonly result: Record<string, unknown> | null
-  readonly warnings: ReadonlyArray<string>
-  readonly failure: { readonly step: number | null; readonly stepName: string | null; readonly message: string; readonly upstreamRequestId: string | null } | null
-  readonly created_at: string
-  readonly revertOf: string | null
-  readonly revertedBy: string | null
-}
+/** An action as the API answers it (the contract's schema). */
+export type ActionView = ActionRecord
 
-export interface AccountView {
-  readonly projectId: string
-  readonly upstreamAccountId: string
-  readonly currency: string
-  readonly readOnly: boolean
-}
+/** An account as the API lists it. */
+export type AccountView = Account
 
 export interface Pipeline {
   readonly simulator: Simulator
@@ -83,6 +69,12 @@ export interface Pipeline {
   readonly close: () => Promise<void>
 }
 
+/** A proposal endpoint's answer, decoded with the contract's schema (it throws on anything else, a refusal included). */
+export const proposalOf = (answer: Answer): ProposalResponse => Schema.decodeUnknownSync(ProposalResponse)(answer.body)
+
+/** A 422 validation_failed's error (its reasons and the failed row's `action_id`), decoded with the contract's schema. */
+export const validationFailureOf = (answer: Answer): ValidationFailed => Schema.decodeUnknownSync(ErrorBodies.ValidationFailed)(answer.body)
+
 export const SETTLED = ["applied", "failed", "proposed", "rejected", "reverted"] as const
 
 export const startPipeline = async (
@@ -118,10 +110,10 @@ export const startPipeline = async (
     "the demo import and every account's first sync",
     async () => {
       const listed = await call(`${server.api}/accounts`, { key: BOOTSTRAP_KEY })
-      const found = (listed.body as { accounts?: Array<AccountView> }).accounts ?? []
+      const found = Schema.decodeUnknownSync(AccountList)(listed.body).accounts
       const syncs = await Promise.all(found.map(async (a) => {
         const answer = await call(`${server.api}/accounts/${a.projectId}/syncs`, { key: BOOTSTRAP_KEY })
-        return (answer.body as { syncs?: Array<{ status: string }> }).syncs?.[0]?.status ?? "none"
+        return Schema.decodeUnknownSync(SyncList)(answer.body).syncs[0]?.status ?? "none"
       }))
       return { accounts: found, syncs }
     },
@@ -183,7 +175,7 @@ export const startPipeline = async (
   const action = async (actionId: string, projectId = account.projectId) => {
     const answer = await as("key", "GET", `/accounts/${projectId}/actions/${actionId}`)
     if (answer.status !== 200) throw new Error(`GET action ${actionId}: ${answer.status} ${answer.text}`)
-    return answer.body as ActionView
+    return Schema.decodeUnknownSync(ActionRecord)(answer.body)
   }
 
   const pipeline: Pipeline = {
