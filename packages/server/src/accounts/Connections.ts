@@ -21,14 +21,10 @@ import { accountWrites, toAccount } from "./Accounts.ts"
 import { AccountRow } from "./AccountRecord.ts"
 
 /** What making a client needs of the connection row. */
-export interface SavedConnection {
-  readonly apiVersion: UpstreamApiVersion
-  readonly credentialsEncrypted: string | null
-  readonly status: "ok" | "error"
-}
+
 
 /** A `connections` row (the org aside), this module being the table's owner. */
-const ConnectionRow = Schema.Struct({
+export const ConnectionRow = Schema.Struct({
   provider: Schema.Literal("apple", "simulator"),
   apiVersion: ApiVersionSchema,
   credentialsEncrypted: Schema.NullOr(Schema.String),
@@ -38,6 +34,10 @@ const ConnectionRow = Schema.Struct({
   checkedAt: Schema.NullOr(Schema.String)
 })
 type ConnectionRow = typeof ConnectionRow.Type
+
+/** What making a client needs of the connection row (an apply carries it with its claim: worker/StartingPoint.ts). */
+export const SavedConnection = ConnectionRow.pick("apiVersion", "credentialsEncrypted", "status")
+export type SavedConnection = typeof SavedConnection.Type
 
 const connectionColumns = columnsOf(ConnectionRow)
 

@@ -4,36 +4,17 @@
  * payload names. The claim carries it (ClaimStatement.ts), so claiming a job and reading what it needs is one
  * round trip (docs/decisions/pipeline.md "One read to start an apply, carried by the claim").
  */
-import { Account } from "@acs/domain/Accounts"
-import { UpstreamApiVersion } from "@acs/domain/Connection"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import type { AccountRecord } from "../accounts/AccountRecord.ts"
-import type { SavedConnection } from "../accounts/Connections.ts"
+import { AccountRow } from "../accounts/AccountRecord.ts"
+import { SavedConnection } from "../accounts/Connections.ts"
 import { campaignJson, toCampaign } from "../actions/kinds/WarehouseView.ts"
 import { ACTION_COLUMNS, actionRowWith, toRecord } from "../actions/pipeline/ActionRow.ts"
 import { jsonRow } from "../db/Rows.ts"
 import { CampaignRow } from "../warehouse/EntityRows.ts"
 import { RecordedStep, recordedSteps } from "./ActionSteps.ts"
 
-/** The account as `Accounts.find` reads it: its columns, the same raw text for times and days. */
-const carriedAccountFields = {
-  ...Account.fields,
-  orgId: Schema.String,
-  lastSyncedAt: Schema.NullOr(Schema.String),
-  firstSyncedDay: Schema.NullOr(Schema.String),
-  lastSyncedDay: Schema.NullOr(Schema.String)
-}
-const CarriedAccount: Schema.Schema<AccountRecord> = Schema.Struct(carriedAccountFields)
-
-/** What making a client needs of the connection row. */
-const carriedConnectionFields = {
-  apiVersion: UpstreamApiVersion,
-  credentialsEncrypted: Schema.NullOr(Schema.String),
-  status: Schema.Literal("ok", "error")
-}
-const CarriedConnection: Schema.Schema<SavedConnection> = Schema.Struct(carriedConnectionFields)
 
 /** The query's row: the action's columns and what it starts from beside them. */
 export const StartingRow = actionRowWith({
@@ -43,9 +24,9 @@ export const StartingRow = actionRowWith({
   platformAutoApply: Schema.Boolean,
   recordedSteps: Schema.Array(RecordedStep),
   /** Null when the account is gone. */
-  account: Schema.NullOr(CarriedAccount),
+  account: Schema.NullOr(AccountRow),
   /** Null when the org has no connection. */
-  connection: Schema.NullOr(CarriedConnection),
+  connection: Schema.NullOr(SavedConnection),
   /** The campaign the payload names (`campaignId`), null when it names none; `namedCampaign` null when there is no such row. */
   namedCampaignId: Schema.NullOr(Schema.String),
   namedCampaign: Schema.NullOr(CampaignRow)
@@ -55,13 +36,13 @@ export type StartingRow = typeof StartingRow.Type
 export const decodeStartingRow = Schema.decodeUnknown(StartingRow)
 
 /** Both as JSON values (null when absent), keyed by their fields. */
-const ACCOUNT_JSON = jsonRow("acc", carriedAccountFields, "project_id", {
+const ACCOUNT_JSON = jsonRow("acc", AccountRow.fields, "project_id", {
   // Text, as the driver answers these columns (a JSON value would be in another format).
   lastSyncedAt: "acc.last_synced_at::text",
   firstSyncedDay: "acc.first_synced_day::text",
   lastSyncedDay: "acc.last_synced_day::text"
 })
-const CONNECTION_JSON = jsonRow("c", carriedConnectionFields, "org_id")
+const CONNECTION_JSON = jsonRow("c", SavedConnection.fields, "org_id")
 
 /** The query, with `projectId` and `actionId` values or the claim's columns. */
 export const startingPoint = (sql: SqlClient.SqlClient, projectId: string | Statement.Fragment, actionId: string | Statement.Fragment) =>
