@@ -29,8 +29,11 @@ import {
   ChangesetDetail,
   ChangesetList,
   ChangesetListParams,
+  ChangesetRevert,
   OpenChangesetRequest,
-  RejectChangesetRequest
+  RejectChangesetRequest,
+  RevertChangesetRequest,
+  RevertPlan
 } from "./Changesets.ts"
 import { Connection, ConnectionKeyPair, ConnectionRequest, Discovery, ImportRequest } from "./Connection.ts"
 import {
@@ -466,6 +469,24 @@ export class ChangesetsGroup extends HttpApiGroup.make("changesets")
     ))
   .add(HttpApiEndpoint.post("rejectChangeset")`/accounts/${projectId}/changesets/${changesetId}/reject`
     .setPayload(RejectChangesetRequest).addSuccess(Changeset).addError(ConflictBody))
+  .add(HttpApiEndpoint.post("revertChangeset")`/accounts/${projectId}/changesets/${changesetId}/revert`
+    .setUrlParams(PreviewParams)
+    .setPayload(RevertChangesetRequest)
+    // First the revert (201), then its preview (200): only the revert's answer has a `changeset`.
+    .addSuccess(ChangesetRevert, { status: 201 })
+    .addSuccess(RevertPlan)
+    .addError(NotRevertibleBody)
+    .addError(ConflictBody)
+    .addError(ReadOnlyAccountBody)
+    .addError(ConnectionErrorBody)
+    .addError(UpstreamErrorBody)
+    .addError(UpstreamUnavailableBody)
+    .annotate(
+      OpenApi.Description,
+      "Undoes the changeset as one compensating changeset, applied at once. Each member is checked three ways " +
+        "(its prior state, what acs wrote, what is upstream now): `revertible`, `conflicted` (moved since: left " +
+        "alone unless listed in `force`) or `not_revertible`. `?preview=true`: the revert plan, nothing written."
+    ))
   .add(HttpApiEndpoint.get("listChangesets")`/accounts/${projectId}/changesets`
     .setUrlParams(ChangesetListParams).addSuccess(ChangesetList))
   .add(HttpApiEndpoint.get("getChangeset")`/accounts/${projectId}/changesets/${changesetId}`.addSuccess(ChangesetDetail))

@@ -154,3 +154,42 @@ export const ApproveChangesetRequest = Schema.Struct({
 export const RejectChangesetRequest = Schema.Struct({
   reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
 }).annotations({ identifier: "RejectChangesetRequest" })
+
+/** A member's fate in a revert: undone, left alone because it moved since (unless forced), or not undoable. */
+export const RevertVerdict = Schema.Literal("revertible", "conflicted", "not_revertible")
+
+export const RevertPlanMember = Schema.Struct({
+  actionId: Schema.String,
+  kind: ActionKind,
+  summary: Schema.String,
+  verdict: RevertVerdict,
+  why: Schema.String.annotations({
+    description: "For conflicted: what moved it since acs wrote it, by whom and when; for not_revertible: why not"
+  }),
+  compensation: Schema.NullOr(Schema.Struct({ kind: ActionKind, summary: Schema.String }))
+}).annotations({ identifier: "RevertPlanMember" })
+
+/**
+ * What a changeset's revert undoes, from a three-way check per member: its prior state, what acs wrote, and what
+ * is upstream now (read again, not the warehouse).
+ */
+export const RevertPlan = Schema.Struct({
+  changesetId: Schema.String,
+  coverage: Schema.Literal("full", "partial", "none").annotations({
+    description: "full: every applied member is undone; partial: some are; none: nothing would be"
+  }),
+  members: Schema.Array(RevertPlanMember)
+}).annotations({ identifier: "RevertPlan" })
+export type RevertPlan = typeof RevertPlan.Type
+
+export const RevertChangesetRequest = Schema.Struct({
+  force: Schema.optional(Schema.Array(Schema.String).pipe(Schema.maxItems(CHANGESET_MAX_MEMBERS)).annotations({
+    description: "Conflicted members to undo anyway, writing over what changed since"
+  }))
+}).annotations({ identifier: "RevertChangesetRequest" })
+
+/** A revert: the compensating changeset (applied at once) and the plan it follows. */
+export const ChangesetRevert = Schema.Struct({
+  changeset: Changeset,
+  plan: RevertPlan
+}).annotations({ identifier: "ChangesetRevert" })

@@ -170,6 +170,14 @@ export const Operations = {
   },
   // Its opener may withdraw it without the approval grant: the service checks who (actions/changesets/).
   rejectChangeset: { scope: "write", account: true, bucket: "write", summary: "Reject or withdraw a changeset", mcp: { tool: true, idempotent: true } },
+  revertChangeset: {
+    scope: "write",
+    grant: "approve",
+    account: true,
+    bucket: "write",
+    summary: "Undo an applied changeset as one compensating changeset",
+    mcp: { tool: true, destructive: true, openWorld: true, note: "`preview: true` answers the revert plan: per member revertible, conflicted or not." }
+  },
   listChangesets: { scope: "read", account: true, bucket: "read", summary: "The account's changesets, newest first", mcp: tool },
   getChangeset: { scope: "read", account: true, bucket: "read", summary: "One changeset: plan, impact, decision and members", mcp: tool },
   getPolicy: { scope: "read", account: true, bucket: "read", summary: "The live safe-apply policy of the account", mcp: tool },
@@ -227,11 +235,14 @@ const proposalOperationNames: ReadonlySet<string> = new Set(proposalKinds.map((k
 export const isProposalOperation = (operation: OperationName): operation is ProposalOperationName =>
   proposalOperationNames.has(operation)
 
+/** Operations besides the proposals whose `?preview=true` writes nothing. */
+const PREVIEWED: ReadonlySet<OperationName> = new Set(["revertAction", "submitChangeset", "revertChangeset"])
+
 /**
  * The bucket a call counts against: its operation's, except a proposal's or a revert's dry run (`?preview=true`,
  * docs/contract.md 4.1), which writes nothing and counts as a read. One operation either way: same scope, same grant.
  */
 export const bucketOf = (operation: OperationName, preview: boolean): Charge =>
-  preview && (isProposalOperation(operation) || operation === "revertAction" || operation === "submitChangeset")
+  preview && (isProposalOperation(operation) || PREVIEWED.has(operation))
     ? "read"
     : Operations[operation].bucket

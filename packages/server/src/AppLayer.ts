@@ -4,6 +4,7 @@ import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Approvals } from "./actions/pipeline/Approvals.ts"
 import { ChangesetExpiry, ChangesetExpiryLive } from "./actions/changesets/ChangesetExpiry.ts"
+import { ChangesetRevert } from "./actions/changesets/ChangesetRevert.ts"
 import { Changesets } from "./actions/changesets/Changesets.ts"
 import { Idempotency } from "./actions/pipeline/Idempotency.ts"
 import { Ledger } from "./actions/pipeline/Ledger.ts"
@@ -67,6 +68,7 @@ export const ServicesLive = Layer.mergeAll(
   Syncs.Default,
   Changesets.Default,
   ChangesetExpiry.Default,
+  ChangesetRevert.Default,
   Approvals.Default,
   Revert.Default,
   PolicyDocument.Default,

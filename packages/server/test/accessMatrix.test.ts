@@ -736,6 +736,12 @@ const samples: Record<OperationName, Sample> = {
     prepare: () => ({ params: { changesetId: "cs_unknown" }, body: {} }),
     granted: () => ({ status: 404, code: "not_found" })
   },
+  revertChangeset: {
+    method: "POST",
+    path: "/accounts/:projectId/changesets/:changesetId/revert",
+    prepare: () => ({ params: { changesetId: "cs_unknown" }, body: {} }),
+    granted: () => ({ status: 404, code: "not_found" })
+  },
   listChangesets: {
     method: "GET",
     path: "/accounts/:projectId/changesets",

@@ -16,6 +16,7 @@ import { Accounts, toAccount } from "../accounts/Accounts.ts"
 import { Brief } from "../accounts/Brief.ts"
 import { Connections } from "../accounts/Connections.ts"
 import { Approvals } from "../actions/pipeline/Approvals.ts"
+import { ChangesetRevert } from "../actions/changesets/ChangesetRevert.ts"
 import { Changesets } from "../actions/changesets/Changesets.ts"
 import { catalog } from "../actions/kinds/Catalog.ts"
 import { requestHash } from "../actions/pipeline/Idempotency.ts"
@@ -80,6 +81,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
     const approvals = yield* Approvals
     const revert = yield* Revert
     const changesets = yield* Changesets
+    const changesetRevert = yield* ChangesetRevert
     const policy = yield* PolicyDocument
     const targets = yield* Targets
     const plan = yield* Plan
@@ -219,6 +221,10 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       submitChangeset: (grant, { path, urlParams }) => changesets.submit(grant, path.changesetId, urlParams?.preview === true),
       approveChangeset: (grant, { path, payload }) => changesets.approve(grant, path.changesetId, payload.planHash),
       rejectChangeset: (grant, { path, payload }) => changesets.reject(grant, path.changesetId, payload?.reason),
+      revertChangeset: (grant, { path, payload, urlParams }) =>
+        urlParams?.preview === true
+          ? changesetRevert.preview(grant, path.changesetId)
+          : changesetRevert.revert(grant, path.changesetId, payload?.force ?? []),
       listChangesets: (grant, { urlParams }) => changesets.list(grant, urlParams?.status, clampLimit(urlParams?.limit)),
       getChangeset: (grant, { path }) => changesets.get(grant, path.changesetId),
       getPolicy: (grant) => policy.get(grant).pipe(withSql),

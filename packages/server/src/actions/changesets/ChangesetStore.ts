@@ -4,7 +4,8 @@
  * writes the changeset's event in the same transaction. Reads answer the row with its members' counts.
  *
  *   open --submit--> queued | approved --(apply job)--> applying --> applied | partially_applied | failed
- *   open | queued --reject/expire--> rejected | expired          applied | partially_applied --revert--> reverted
+ *   open | queued --reject/expire--> rejected | expired
+ *   applied | partially_applied --(its revert applied)--> reverted
  */
 import type { Actor } from "@acs/domain/Actions"
 import type { Changeset, ChangesetDecision, ChangesetImpact, ChangesetPlan, ChangesetStatus, OnFailure } from "@acs/domain/Changesets"
@@ -18,6 +19,7 @@ import { CHANGESET_COLUMNS, decodeChangesetRows, toChangeset } from "./Changeset
 
 const json = (value: unknown) => JSON.stringify(value)
 const encodeChangeset = Schema.encodeSync(ChangesetSchema)
+const decodeRevertOf = Schema.decodeUnknown(Schema.Array(Schema.Struct({ revertOf: Schema.NullOr(Schema.String) })))
 
 export interface NewChangeset {
   readonly orgId: string
@@ -98,14 +100,14 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
      * open | queued -> queued | approved, with the plan frozen. `counted` members count in the 24-hour window
      * from now (an auto-applied changeset); a queued one counts when it is approved, as a queued action does not.
      */
-    const submit = (changesetId: string, frozen: Frozen, by: Actor | null) =>
+    const submit = (changesetId: string, frozen: Frozen, by: Actor | null, options: { readonly counted: boolean } = { counted: true }) =>
       Effect.gen(function*() {
         const auto = frozen.decision.mode === "auto_applied"
         const done = yield* moved(sql`UPDATE changesets SET plan_hash = ${frozen.planHash}, plan = ${json(frozen.plan)}::jsonb,
             impact = ${json(frozen.impact)}::jsonb, decision = ${json(frozen.decision)}::jsonb, submitted_at = clock_timestamp(),
             status = ${auto ? "approved" : "queued"},
             decided_at = ${auto ? sql`clock_timestamp()` : sql`NULL`}, decided_by = ${auto && by !== null ? json(by) : null}::jsonb,
-            counted_members = ${auto ? frozen.plan.order.length : 0}, updated_at = clock_timestamp()
+            counted_members = ${auto && options.counted ? frozen.plan.order.length : 0}, updated_at = clock_timestamp()
           WHERE changeset_id = ${changesetId} AND status IN ('open', 'queued') RETURNING changeset_id`)
         if (done) {
           yield* event("changeset.submitted", changesetId)
@@ -137,21 +139,38 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
       moved(sql`UPDATE changesets SET status = 'applying', updated_at = clock_timestamp()
         WHERE changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING changeset_id`)
 
-    /** applying -> how the apply ended, with its event carrying the members' outcomes. */
+    /**
+     * applying -> how the apply ended, with its event carrying the members' outcomes. A revert's end settles its
+     * original: reverted (`changeset.reverted`) when anything was undone, free to be reverted again when nothing was.
+     */
     const finish = (changesetId: string, to: ApplyEnd) =>
-      Effect.tap(
-        moved(sql`UPDATE changesets SET status = ${to}, applied_at = clock_timestamp(), updated_at = clock_timestamp()
-          WHERE changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING changeset_id`),
-        (done) => done ? event(`changeset.${to}`, changesetId) : Effect.void
-      )
+      Effect.gen(function*() {
+        const rows = yield* sql`UPDATE changesets SET status = ${to}, applied_at = clock_timestamp(), updated_at = clock_timestamp()
+          WHERE changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING revert_of`.pipe(
+          Effect.flatMap(decodeRevertOf),
+          Effect.orDie
+        )
+        const ended = rows[0]
+        if (ended === undefined) return false
+        yield* event(`changeset.${to}`, changesetId)
+        if (ended.revertOf !== null) {
+          if (to === "failed") {
+            yield* sql`UPDATE changesets SET reverted_by = NULL, updated_at = clock_timestamp()
+              WHERE changeset_id = ${ended.revertOf} AND reverted_by = ${changesetId}`.pipe(Effect.orDie)
+          } else if (yield* moved(sql`UPDATE changesets SET status = 'reverted', updated_at = clock_timestamp()
+              WHERE changeset_id = ${ended.revertOf} AND reverted_by = ${changesetId}
+                AND status IN ('applied', 'partially_applied') RETURNING changeset_id`)) {
+            yield* event("changeset.reverted", ended.revertOf)
+          }
+        }
+        return true
+      })
 
-    /** applied | partially_applied -> reverted, naming the compensating changeset; `changeset.reverted`. */
-    const markReverted = (changesetId: string, revertedBy: string) =>
-      Effect.tap(
-        moved(sql`UPDATE changesets SET status = 'reverted', reverted_by = ${revertedBy}, updated_at = clock_timestamp()
-          WHERE changeset_id = ${changesetId} AND status IN ('applied', 'partially_applied') RETURNING changeset_id`),
-        (done) => done ? event("changeset.reverted", changesetId) : Effect.void
-      )
+    /** An applied changeset names its revert (until that revert ends); false if another revert was first. */
+    const linkRevert = (changesetId: string, revertId: string) =>
+      moved(sql`UPDATE changesets SET reverted_by = ${revertId}, updated_at = clock_timestamp()
+        WHERE changeset_id = ${changesetId} AND reverted_by IS NULL AND status IN ('applied', 'partially_applied')
+        RETURNING changeset_id`)
 
     /** Changesets waiting for a decision past their org's approval TTL (open: since opened; queued: since submitted). */
     const due = (limit: number, changesetId?: string) =>
@@ -163,6 +182,6 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
         Effect.orDie
       )
 
-    return { find, lock, list, open, submit, approve, end, markApplying, finish, markReverted, due } as const
+    return { find, lock, list, open, submit, approve, end, markApplying, finish, linkRevert, due } as const
   })
 }) {}

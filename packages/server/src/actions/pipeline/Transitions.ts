@@ -111,6 +111,10 @@ export interface NewAction {
   readonly failure?: Failure
   readonly revertOf?: string
   readonly countsTowardCap: boolean
+  /** A member of this changeset (a revert's compensation, recorded approved with its changeset). */
+  readonly changesetId?: string
+  /** Who decided it when it is recorded decided (a changeset's revert: the person who reverted). */
+  readonly decidedBy?: Actor
 }
 
 /** One change made outside acs, as the platform's change history recorded it. */
@@ -226,11 +230,13 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     const append = (action: NewAction) =>
       sql`
         INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
-          payload, failure, proposed_by, revert_of, counts_toward_cap, created_at)
+          payload, failure, proposed_by, revert_of, counts_toward_cap, changeset_id, decided_by, decided_at, created_at)
         VALUES (${newId("act")}, ${action.orgId}, ${action.projectId}, ${action.kind}, ${action.mode}, ${action.status},
           ${action.riskTier}, ${json(action.policyReasons)}::jsonb, ${action.summary}, ${action.reason},
           ${json(action.payload)}::jsonb, ${action.failure === undefined ? null : json(action.failure)}::jsonb,
-          ${json(action.proposedBy)}::jsonb, ${action.revertOf ?? null}, ${action.countsTowardCap},
+          ${json(action.proposedBy)}::jsonb, ${action.revertOf ?? null}, ${action.countsTowardCap}, ${action.changesetId ?? null},
+          ${action.decidedBy === undefined ? null : json(action.decidedBy)}::jsonb,
+          ${action.decidedBy === undefined ? null : sql`clock_timestamp()`},
           GREATEST(clock_timestamp(),
             (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${action.projectId})))
         RETURNING ${columns}`.pipe(

@@ -1,0 +1,218 @@
+/**
+ * A changeset's revert (docs/contract.md 4.3): one compensating changeset, applied at once (undoing is never
+ * blocked, also with the kill switch off), its members the compensations of the original's applied members in
+ * reverse plan order. Each member is first checked three ways — its prior state, what acs wrote, what is upstream
+ * now (read again from the platform, not the warehouse): `revertible`; `conflicted` when it moved since acs wrote
+ * it (left alone unless forced, when its compensation writes over the change); `not_revertible` when it was not
+ * applied, was undone already, or its kind has no compensating change.
+ */
+import type { ActionRecord } from "@acs/domain/Actions"
+import { ExternalChangePayload } from "@acs/domain/Actions"
+import type { Changeset, RevertPlan } from "@acs/domain/Changesets"
+import { NotFound, NotRevertible, ReadOnlyAccount } from "@acs/domain/Errors"
+import type { KindName } from "@acs/domain/ProposalKinds"
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { Connections } from "../../accounts/Connections.ts"
+import type { Granted } from "../../auth/Access.ts"
+import { lockAccount } from "../../policy/AutoApplyWindow.ts"
+import { Jobs } from "../../queue/Jobs.ts"
+import { WorkerSignal } from "../../queue/WorkerSignal.ts"
+import { kindNamed } from "../kinds/Catalog.ts"
+import type { Ids } from "../kinds/Kind.ts"
+import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
+import { Ledger } from "../pipeline/Ledger.ts"
+import { actorOf } from "../pipeline/Proposals.ts"
+import { Transitions } from "../pipeline/Transitions.ts"
+import { toChangeset } from "./ChangesetRow.ts"
+import { ChangesetStore } from "./ChangesetStore.ts"
+import { impactOf, planHashOf } from "./Plan.ts"
+
+const APPLIES_AT_ONCE = "revert: the compensating change applies at once, also with the kill switch off (undo must work during an incident)"
+
+interface Compensation {
+  readonly kind: KindName
+  readonly summary: string
+  readonly payload: unknown
+}
+
+interface CheckedMember {
+  readonly member: ActionRecord
+  readonly verdict: "revertible" | "conflicted" | "not_revertible"
+  readonly why: string
+  readonly compensation: Compensation | undefined
+}
+
+export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/ChangesetRevert", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* ChangesetStore
+    const ledger = yield* Ledger
+    const transitions = yield* Transitions
+    const jobs = yield* Jobs
+    const connections = yield* Connections
+    const signal = yield* WorkerSignal
+
+    /** Who moved a member since acs wrote it: the outside change the ledger recorded, or the drift as read now. */
+    const movedBy = (projectId: string, member: ActionRecord, drift: string) =>
+      member.supersededBy === null
+        ? Effect.succeed(`changed upstream since acs wrote it: ${drift}`)
+        : ledger.find(projectId, member.supersededBy).pipe(Effect.map((external) => {
+          const payload = external === undefined ? undefined : Schema.decodeUnknownOption(ExternalChangePayload)(external.payload)
+          const who = payload === undefined || payload._tag === "None"
+            ? "changed outside acs"
+            : describeOutsideChange(payload.value.upstream)
+          return `${who} (${member.supersededBy}): ${drift}`
+        }))
+
+    /** The three-way check of one member, reading the platform now. */
+    const check = (grant: Granted<"revertChangeset">, member: ActionRecord) =>
+      Effect.gen(function*() {
+        const refuse = (why: string): CheckedMember => ({ member, verdict: "not_revertible", why, compensation: undefined })
+        if (member.status === "reverted" || member.revertedBy !== null) return refuse(`already reverted by ${member.revertedBy ?? "an earlier revert"}`)
+        if (member.status !== "applied") return refuse(`it was not applied (${member.status})`)
+        if (member.kind === "external_change") return refuse("it is a change made outside acs")
+        const inverse = kindNamed(member.kind).use((definition) =>
+          definition.inverse?.(Schema.decodeUnknownSync(definition.payload)(member.payload), (member.result ?? {}) as Ids)
+        )
+        if (inverse === undefined) return refuse(`${member.kind} has no compensating change`)
+        const client = yield* connections.clientFor(grant.account.orgId)
+        // The compensation's prior state is what the member wrote: drift from it is a change since.
+        const drift = yield* kindNamed(inverse.kind).use((definition) =>
+          definition.drift(Schema.decodeUnknownSync(definition.payload)(inverse.payload), {
+            client,
+            accountId: grant.account.upstreamAccountId,
+            ids: {},
+            acceptDrift: false
+          })
+        ).pipe(Effect.catchTag("NotFound", (error) => Effect.succeed(`the entity is gone upstream (${error.message})`)))
+        const compensation = { kind: inverse.kind, summary: inverse.summary, payload: inverse.payload }
+        if (drift === null && member.supersededBy === null) {
+          return { member, verdict: "revertible", why: "unchanged since acs wrote it", compensation } satisfies CheckedMember
+        }
+        const why = yield* movedBy(grant.account.projectId, member, drift ?? "moved since")
+        return { member, verdict: "conflicted", why, compensation } satisfies CheckedMember
+      })
+
+    const planOf = (grant: Granted<"revertChangeset">, changesetId: string) =>
+      Effect.gen(function*() {
+        const { account } = grant
+        if (account.readOnly) {
+          return yield* new ReadOnlyAccount({ message: "the upstream credential cannot write to this account, so nothing can be reverted" })
+        }
+        const row = yield* store.find(account.projectId, changesetId)
+        if (row === undefined) return yield* new NotFound({ message: `no changeset ${changesetId} in this account` })
+        const refuse = (why: string) => new NotRevertible({ message: `changeset ${changesetId} cannot be reverted: ${why}` })
+        if (row.revertOf !== null) return yield* refuse("it is itself a revert")
+        if (row.revertedBy !== null) return yield* refuse(`it was already reverted by ${row.revertedBy}`)
+        if (row.status !== "applied" && row.status !== "partially_applied") {
+          return yield* refuse(`it is ${row.status}: only an applied or partially applied changeset is reverted`)
+        }
+        const members = yield* sql`SELECT action_id FROM actions WHERE changeset_id = ${changesetId}`.pipe(
+          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ actionId: Schema.String })))),
+          Effect.orDie
+        )
+        // In reverse plan order: children undone before their parents.
+        const order = [...(row.plan?.order ?? members.map((m) => m.actionId))].reverse()
+        const records = yield* Effect.forEach(order, (actionId) => ledger.find(account.projectId, actionId))
+        const checked = yield* Effect.forEach(records.filter((r): r is ActionRecord => r !== undefined), (member) => check(grant, member), {
+          concurrency: 4
+        })
+        // What the changeset changed and still stands: the members a revert is about.
+        const standing = checked.filter((c) => c.member.status === "applied" && c.member.revertedBy === null).length
+        const undone = checked.filter((c) => c.verdict === "revertible").length
+        const plan: RevertPlan = {
+          changesetId,
+          coverage: undone === 0 ? "none" : undone === standing ? "full" : "partial",
+          members: checked.map((c) => ({
+            actionId: c.member.actionId,
+            kind: c.member.kind,
+            summary: c.member.summary,
+            verdict: c.verdict,
+            why: c.why,
+            compensation: c.compensation === undefined ? null : { kind: c.compensation.kind, summary: c.compensation.summary }
+          }))
+        }
+        return { row, plan, checked, refuse }
+      })
+
+    /** `?preview=true`: the revert plan, nothing written. */
+    const preview = (grant: Granted<"revertChangeset">, changesetId: string) =>
+      Effect.map(planOf(grant, changesetId), ({ plan }) => plan).pipe(Effect.withSpan("ChangesetRevert.preview"))
+
+    const revert = (grant: Granted<"revertChangeset">, changesetId: string, force: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const { account, principal } = grant
+        const { checked, plan, refuse, row } = yield* planOf(grant, changesetId)
+        const forced = new Set(force)
+        const unknown = force.filter((id) => !checked.some((c) => c.member.actionId === id && c.verdict === "conflicted"))
+        if (unknown.length > 0) return yield* refuse(`force names no conflicted member: ${unknown.join(", ")}`)
+        const undo = checked.filter((c) => c.verdict === "revertible" || (c.verdict === "conflicted" && forced.has(c.member.actionId)))
+        if (undo.length === 0) return yield* refuse("none of its members can be undone (coverage none)")
+        const by = actorOf(principal)
+        const changeset: Changeset = yield* sql.withTransaction(Effect.gen(function*() {
+          yield* lockAccount(account.projectId)
+          const opened = yield* store.open({
+            orgId: account.orgId,
+            projectId: account.projectId,
+            title: `Revert of ${row.title}`,
+            reason: `revert of changeset ${changesetId}`,
+            // Undo as much as can be undone: one member that fails does not keep the rest in place.
+            onFailure: "continue",
+            openedBy: by,
+            revertOf: changesetId
+          })
+          if (!(yield* store.linkRevert(changesetId, opened.changesetId))) return yield* refuse("another revert of it was accepted first")
+          const recorded: Array<ActionRecord> = []
+          for (const item of undo) {
+            const compensation = item.compensation!
+            const overwrite = item.verdict === "conflicted"
+            const action = yield* transitions.append({
+              orgId: account.orgId,
+              projectId: account.projectId,
+              kind: compensation.kind,
+              mode: "auto_applied",
+              status: "approved",
+              riskTier: "review",
+              // A forced member's compensation writes over what moved it: the worker reads that from a drift reason and a decider.
+              policyReasons: overwrite ? [APPLIES_AT_ONCE, `drift: ${item.why} (forced by ${by.name})`] : [APPLIES_AT_ONCE],
+              summary: compensation.summary,
+              reason: `revert of ${item.member.actionId} (changeset ${changesetId})`,
+              payload: compensation.payload,
+              proposedBy: by,
+              decidedBy: by,
+              revertOf: item.member.actionId,
+              countsTowardCap: false,
+              changesetId: opened.changesetId
+            })
+            if (!(yield* transitions.linkRevert(item.member.actionId, action.actionId))) {
+              return yield* refuse(`member ${item.member.actionId} was reverted meanwhile`)
+            }
+            recorded.push(action)
+          }
+          const members = recorded.map((action) => ({
+            actionId: action.actionId,
+            kind: action.kind === "external_change" ? "rename" as const : action.kind,
+            dependsOn: [],
+            payload: action.payload
+          }))
+          const frozenPlan = { order: members.map((m) => m.actionId), dependencies: [] }
+          // Applied at once, as a single revert is; its members do not count in the 24-hour window.
+          yield* store.submit(opened.changesetId, {
+            plan: frozenPlan,
+            planHash: planHashOf(opened.changesetId, frozenPlan, members),
+            impact: impactOf(members),
+            decision: { mode: "auto_applied", riskTier: "review", policyReasons: [APPLIES_AT_ONCE] }
+          }, by, { counted: false })
+          yield* jobs.enqueueChangeset(opened.changesetId, account.projectId)
+          return toChangeset((yield* store.find(account.projectId, opened.changesetId))!)
+        })).pipe(Effect.catchTag("SqlError", Effect.die))
+        yield* signal.wake
+        return { changeset, plan }
+      }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("ChangesetRevert.revert"))
+
+    return { preview, revert } as const
+  }),
+  // Connections (over the upstream port) and WorkerSignal (one per instance) come from the application layer.
+  dependencies: [ChangesetStore.Default, Ledger.Default, Transitions.Default, Jobs.Default]
+}) {}
