@@ -53,6 +53,11 @@ export const actions = Metric.counter("acs_actions_total", {
   incremental: true
 })
 
+export const changesets = Metric.counter("acs_changesets_total", {
+  description: "Changes of a changeset's status, by the event it wrote (submitted, queued, approved, applied, …)",
+  incremental: true
+})
+
 export const applyLag = Metric.histogram(
   "acs_apply_lag_seconds",
   seconds([0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400]),
@@ -97,6 +102,10 @@ export const countProposal = (kind: string, mode: string | null): Effect.Effect<
 
 /** One action reaching `status`; `n` of them, decided together (a changeset's members). */
 export const countAction = (status: string, n = 1): Effect.Effect<void> => Metric.incrementBy(labelled(actions, { status }), n)
+
+/** A changeset's event (`changeset.applied` …), by what it says: `applied`. */
+export const countChangeset = (event: string): Effect.Effect<void> =>
+  Metric.increment(labelled(changesets, { status: event.replace(/^changeset\./, "") }))
 
 /** An action of `kind` applied `lagSeconds` after its approval. */
 export const observeApplyLag = (kind: string, lagSeconds: number): Effect.Effect<void> =>

@@ -20,6 +20,15 @@ const headlines: Readonly<Record<string, string>> = {
   "action.demoted": "Change sent back for review",
   "action.reverted": "Change reverted",
   "action.external": "Changed outside acs",
+  "changeset.submitted": "A changeset was submitted",
+  "changeset.queued": "A changeset waits for approval",
+  "changeset.approved": "Changeset approved",
+  "changeset.rejected": "Changeset rejected",
+  "changeset.expired": "Changeset expired before anyone decided",
+  "changeset.applied": "Changeset applied",
+  "changeset.partially_applied": "Changeset partly applied",
+  "changeset.failed": "Changeset failed",
+  "changeset.reverted": "Changeset reverted",
   "sync.succeeded": "Sync finished",
   "sync.failed": "Sync failed",
   "connection.broken": "The Apple Ads connection is broken",
@@ -52,13 +61,28 @@ export const slackMessage = (body: Readonly<Record<string, unknown>>, publicUrl:
     link = `${publicUrl.replace(/\/$/, "")}/#/${page}/${encodeURIComponent(projectId)}`
     lines.push(`<${escape(link)}|Open ${escape(actionId)} in acs>`)
   }
+  const changeset = data["changeset"]
+  if (isObject(changeset)) {
+    lines.push(`*${escape(text(changeset["title"]))}*`)
+    const opener = isObject(changeset["openedBy"]) ? text(changeset["openedBy"]["name"]) : ""
+    if (opener !== "") lines.push(`Opened by ${escape(opener)}${text(changeset["reason"]) !== "" ? `: “${escape(text(changeset["reason"]))}”` : ""}`)
+    const members = isObject(changeset["members"]) ? changeset["members"] : {}
+    const count = (name: string) => (typeof members[name] === "number" ? members[name] : 0)
+    lines.push(`${count("total")} members: ${count("applied")} applied, ${count("failed")} failed, ${count("skipped")} skipped, ${count("pending")} pending`)
+    const decision = isObject(changeset["decision"]) ? changeset["decision"] : {}
+    const reasons = Array.isArray(decision["policyReasons"]) ? decision["policyReasons"].map(text).filter((r) => r !== "") : []
+    if (type === "changeset.queued") for (const reason of reasons) lines.push(`• ${escape(reason)}`)
+    const page = type === "changeset.queued" ? "approvals" : "ledger"
+    link = `${publicUrl.replace(/\/$/, "")}/#/${page}/${encodeURIComponent(projectId)}`
+    lines.push(`<${escape(link)}|Open ${escape(text(changeset["changesetId"]))} in acs>`)
+  }
   const sync = data["sync"]
   if (isObject(sync)) lines.push(`Account ${escape(projectId)}${text(sync["error"]) !== "" ? `: ${escape(text(sync["error"]))}` : ""}`)
   const connection = data["connection"]
   if (isObject(connection)) lines.push(escape(text(connection["error"])))
   const detail = lines.join("\n")
   return {
-    text: escape(`${headline}${isObject(action) ? `: ${text(action["summary"])}` : ""}`),
+    text: escape(`${headline}${isObject(action) ? `: ${text(action["summary"])}` : isObject(changeset) ? `: ${text(changeset["title"])}` : ""}`),
     blocks: [
       { type: "header", text: { type: "plain_text", text: escape(headline) } },
       ...(detail === "" ? [] : [{ type: "section", text: { type: "mrkdwn", text: detail } }]),

@@ -61,6 +61,44 @@ describe("the Slack message", () => {
     })
   })
 
+  it("shows a queued changeset as one message: its title, opener, member counts and the reasons for the whole", () => {
+    const message = slackMessage({
+      eventId: "evt_4",
+      type: "changeset.queued",
+      projectId: "prj_1",
+      data: {
+        changeset: {
+          changesetId: "cs_1",
+          title: "Tune <!channel> bids",
+          reason: "weekly & more",
+          openedBy: { kind: "key", name: "agent" },
+          members: { total: 54, applied: 0, failed: 0, skipped: 0, pending: 54 },
+          decision: { policyReasons: ["54 members (act_1, act_2, act_3 and 51 more): proposed with an API key"] }
+        }
+      }
+    }, "https://acs.example.com")
+    expect(message).toEqual({
+      text: "A changeset waits for approval: Tune &lt;!channel&gt; bids",
+      blocks: [
+        { type: "header", text: { type: "plain_text", text: "A changeset waits for approval" } },
+        {
+          type: "section",
+          text: {
+            type: "mrkdwn",
+            text: [
+              "*Tune &lt;!channel&gt; bids*",
+              "Opened by agent: “weekly &amp; more”",
+              "54 members: 0 applied, 0 failed, 0 skipped, 54 pending",
+              "• 54 members (act_1, act_2, act_3 and 51 more): proposed with an API key",
+              "<https://acs.example.com/#/approvals/prj_1|Open cs_1 in acs>"
+            ].join("\n")
+          }
+        },
+        { type: "context", elements: [{ type: "mrkdwn", text: "changeset.queued · evt_4" }] }
+      ]
+    })
+  })
+
   it("escapes sync and connection errors and an unknown type", () => {
     const sync = slackMessage({ eventId: "evt_2", type: "sync.failed", projectId: "prj_1", data: { sync: { error: "<!channel> down & out" } } },
       "https://acs.example.com")

@@ -14,7 +14,9 @@ import type { EventType } from "@acs/domain/Events"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { newId } from "../../db/Ids.ts"
+import { afterCommit } from "../../db/AfterCommit.ts"
 import { writeEvent } from "../../events/Outbox.ts"
+import { countChangeset } from "../../telemetry/Metrics.ts"
 import { CHANGESET_COLUMNS, decodeChangesetRows, toChangeset } from "./ChangesetRow.ts"
 
 const json = (value: unknown) => JSON.stringify(value)
@@ -81,7 +83,10 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
       Effect.flatMap(read(changesetId), (row) =>
         row === undefined
           ? Effect.void
-          : writeEvent(sql, { orgId: row.orgId, projectId: row.projectId, type, data: { changeset: encodeChangeset(toChangeset(row)) } }))
+          : writeEvent(sql, { orgId: row.orgId, projectId: row.projectId, type, data: { changeset: encodeChangeset(toChangeset(row)) } }).pipe(
+            // Counted once the change committed, as an action's status is.
+            Effect.zipRight(afterCommit(countChangeset(type)))
+          ))
 
     const open = (changeset: NewChangeset): Effect.Effect<Changeset> =>
       Effect.gen(function*() {
