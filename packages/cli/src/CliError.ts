@@ -6,7 +6,8 @@
  *   (not safe to retry: the call may have partly written), `connection_error` (needs a human),
  *   `unreachable` (acs did not answer), `sync_failed`, a database that cannot be opened
  * - 2 bad input or something not found: `invalid_request`, `not_found`, `account_not_found`,
- *   `validation_failed`, `no_op`, `bid_strategy_conflict`, `not_revertible`, `conflict`, a bad command line
+ *   `validation_failed`, `no_op`, `bid_strategy_conflict`, `not_revertible`, `conflict`, a bad command line,
+ *   `members_refused` (some proposals of `acs changeset add` refused)
  * - 3 refused: `unauthorized`, `forbidden_scope`, `account_mismatch`, `read_only_account`
  * - 4 retryable: `rate_limited`, `upstream_unavailable` and `database_unavailable` (after `retry_after_ms`), `sync_in_progress`
  */
@@ -28,6 +29,11 @@ export class Unreachable extends Schema.TaggedError<Unreachable>()("Unreachable"
 
 /** A sync the command followed ended `failed`. Exit code 1. */
 export class SyncFailed extends Schema.TaggedError<SyncFailed>()("SyncFailed", {
+  message: Schema.String
+}) {}
+
+/** Some proposals of `acs changeset add` were refused (the others were added; the results say which). Exit code 2. */
+export class MembersRefused extends Schema.TaggedError<MembersRefused>()("MembersRefused", {
   message: Schema.String
 }) {}
 
@@ -75,7 +81,9 @@ const envelopeOf = (error: AcsError): EnvelopeBody => toEnvelope(error).body as 
 
 const codeOf = (error: unknown): Option.Option<number> => {
   if (isAcsError(error)) return Option.some(exitCodeOfErrorCode[envelopeOf(error).error.code])
-  if (error instanceof UsageError || ValidationError.isValidationError(error)) return Option.some(EXIT_USAGE)
+  if (error instanceof UsageError || error instanceof MembersRefused || ValidationError.isValidationError(error)) {
+    return Option.some(EXIT_USAGE)
+  }
   return Option.none()
 }
 
@@ -105,6 +113,7 @@ export const describeFailure = (cause: Cause.Cause<unknown>): Option.Option<stri
       if (isAcsError(error)) return Option.some(describeAcsError(error))
       if (error instanceof UsageError || error instanceof DatabaseBusy) return Option.some(`acs: ${error.message}`)
       if (error instanceof Unreachable) return Option.some(`acs: unreachable: ${error.message}`)
+      if (error instanceof MembersRefused) return Option.some(`acs: members_refused: ${error.message}`)
       if (error instanceof SyncFailed) return Option.some(`acs: sync_failed: ${error.message}`)
       if (error instanceof SqlError) return Option.some(`acs: database error: ${error.message}${causeMessage(error.cause)}`)
       return Option.some(`acs: unexpected failure\n${Cause.pretty(cause)}`)

@@ -91,7 +91,7 @@ export const checked = <I>(operation: OperationName, input: I): Effect.Effect<I,
  * `field: problem` for every field at fault; the leading part name (`payload`, `urlParams`) is dropped, as
  * REST has none, and a literal's alternatives (`Expected "a", actual "x"` once per literal) become one list.
  */
-const describeIssues = (error: ParseResult.ParseError): string => {
+export const describeIssues = (error: ParseResult.ParseError): string => {
   const byField = new Map<string, Array<string>>()
   for (const issue of parseIssues(error)) {
     const [part, ...rest] = issue.path.map(String)

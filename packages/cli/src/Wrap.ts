@@ -18,7 +18,10 @@ export const wrap = (text: string, indent = "", width = WIDTH): Array<string> =>
   return lines
 }
 
-/** `term` then `description`: side by side while the term fits `column`, else the description on the next lines. */
+/**
+ * `term` then `description`: side by side while the term fits `column`, else the description on the next lines;
+ * a term wider than a line (an option's long list of choices) wraps, its further lines indented.
+ */
 export const definition = (term: string, description: string, column: number, indent = "  "): Array<string> => {
   const pad = " ".repeat(column)
   const body = wrap(description, pad)
@@ -26,7 +29,7 @@ export const definition = (term: string, description: string, column: number, in
     const [first = "", ...rest] = body
     return [`${indent}${term}`.padEnd(column) + first.slice(column), ...rest]
   }
-  return [`${indent}${term}`, ...body]
+  return [...hanging(term, indent, `${indent}    `), ...body]
 }
 
 /** `text` wrapped with its first line after `first` and the others indented by `rest` (as long or longer). */

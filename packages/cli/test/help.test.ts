@@ -19,7 +19,7 @@ describe("acs help", () => {
   })
 
   it("gives each command's arguments and options in 100 columns", async () => {
-    const paths = [...commands.map((c) => [c.name]), ["keys", "create"], ["people", "add"], ["orgs", "create"]]
+    const paths = [...commands.map((c) => [c.name]), ["keys", "create"], ["people", "add"], ["orgs", "create"], ["changeset", "add"], ["changeset", "list"]]
     const runs = await inBatches(paths, 4, (path) => runAcs([...path, "--help"], {}))
     runs.forEach((run, i) => {
       const path = paths[i]!

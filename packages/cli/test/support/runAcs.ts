@@ -14,15 +14,20 @@ export interface Run {
 
 /**
  * Only PATH and HOME are inherited: the command sees exactly the environment a test gives it. `via: "tsx"`
- * runs it as `pnpm acs` does, whatever the run's bundle.
+ * runs it as `pnpm acs` does, whatever the run's bundle. `input` is written to its stdin, which is then closed.
  */
-export const runAcs = (args: ReadonlyArray<string>, env: Record<string, string>, options: { readonly via?: Via } = {}): Promise<Run> =>
+export const runAcs = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  options: { readonly via?: Via; readonly input?: string } = {}
+): Promise<Run> =>
   new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...nodeArgs("cli", options.via), ...args], {
       cwd: repoRoot,
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", NO_COLOR: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: ["pipe", "pipe", "pipe"]
     })
+    child.stdin.end(options.input)
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))

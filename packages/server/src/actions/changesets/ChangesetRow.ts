@@ -25,7 +25,8 @@ export const ChangesetRow = Schema.Struct({
   openedBy: Actor,
   planHash: Schema.NullOr(Schema.String),
   plan: Schema.NullOr(ChangesetPlan),
-  impact: Schema.NullOr(ChangesetImpact),
+  /** Read as text: the client's nested name transform would rename its `byKind` keys (`budget_change`). */
+  impact: Schema.NullOr(Schema.parseJson(ChangesetImpact)),
   decision: Schema.NullOr(ChangesetDecision),
   decidedBy: Schema.NullOr(Actor),
   decisionReason: Schema.NullOr(Schema.String),
@@ -61,7 +62,7 @@ export const CHANGESET_COLUMNS = selectList(ChangesetRow.fields, {
   openedBy: "c.opened_by",
   planHash: "c.plan_hash",
   plan: "c.plan",
-  impact: "c.impact",
+  impact: "c.impact::text",
   decision: "c.decision",
   decidedBy: "c.decided_by",
   decisionReason: "c.decision_reason",
