@@ -31,7 +31,9 @@ export const CHANGESET_MAX_MEMBERS = 5000
 export const MEMBERS_PER_CALL = 1000
 
 export const OpenChangesetRequest = Schema.Struct({
-  title: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  title: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({
+    description: "What the changes do together, shown to reviewers"
+  }),
   reason: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2000))),
   onFailure: Schema.optional(OnFailure.annotations({ description: "Default stop: a failed member skips the rest" }))
 }).annotations({ identifier: "OpenChangesetRequest" })
@@ -117,8 +119,13 @@ export const ChangesetListParams = Schema.Struct({
 export const AddMembersRequest = Schema.Struct({
   proposals: Schema.Array(Schema.Struct({
     kind: ProposalKindLiteral,
-    body: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-  })).pipe(Schema.minItems(1), Schema.maxItems(MEMBERS_PER_CALL))
+    body: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+      description: "The fields the kind's own proposal takes, `reason` included and `changesetId` left out; " +
+        "`dependsOn` names members already in the changeset"
+    })
+  })).pipe(Schema.minItems(1), Schema.maxItems(MEMBERS_PER_CALL)).annotations({
+    description: "Each answered on its own, in order: its member, or why it was refused"
+  })
 }).annotations({ identifier: "AddMembersRequest" })
 export type AddMembersRequest = typeof AddMembersRequest.Type
 

@@ -143,7 +143,8 @@ export const Operations = {
     summary: "Open a changeset: proposals made with its changesetId wait in it until it is submitted",
     mcp: {
       tool: true,
-      note: "Then propose with `changesetId` (or add many at once), submit, and a person approves the whole once."
+      note: "Then add its members: propose with a platform_propose_* tool passing its `changesetId`, or many at once with " +
+        "platform_add_changeset_members; then platform_submit_changeset, and a person approves the whole once."
     }
   },
   addChangesetMembers: {
@@ -151,14 +152,23 @@ export const Operations = {
     account: true,
     bucket: "write",
     summary: "Add up to 1,000 proposals to an open changeset, each answered on its own",
-    mcp: tool
+    mcp: {
+      tool: true,
+      note: "Each `body` holds the arguments of its platform_propose_<kind> tool (no changesetId, no idempotencyKey); " +
+        "a result is its member's actionId or its error. When all are in, platform_submit_changeset."
+    }
   },
   submitChangeset: {
     scope: "write",
     account: true,
     bucket: "write",
     summary: "Freeze a changeset's plan and have the policy decide it as one unit",
-    mcp: { tool: true, note: "`preview: true` answers the plan, impact and decision without freezing." }
+    mcp: {
+      tool: true,
+      note: "It auto-applies only when every member would (an API key's never does); else it is `queued` until a person " +
+        "approves its `planHash`: read `decision.policyReasons`, then poll platform_get_changeset. `preview: true` " +
+        "answers the plan, impact and decision without freezing."
+    }
   },
   approveChangeset: {
     scope: "write",
@@ -166,10 +176,23 @@ export const Operations = {
     account: true,
     bucket: "write",
     summary: "Approve a submitted changeset by its plan hash; its members apply in order",
-    mcp: { tool: true, destructive: true, idempotent: true, openWorld: true }
+    mcp: {
+      tool: true,
+      destructive: true,
+      idempotent: true,
+      openWorld: true,
+      note: "Pass the `planHash` reviewed (platform_get_changeset): a plan resubmitted since, or one the account moved " +
+        "under, is refused as a `conflict`; resubmit and review it again."
+    }
   },
   // Its opener may withdraw it without the approval grant: the service checks who (actions/changesets/).
-  rejectChangeset: { scope: "write", account: true, bucket: "write", summary: "Reject or withdraw a changeset", mcp: { tool: true, idempotent: true } },
+  rejectChangeset: {
+    scope: "write",
+    account: true,
+    bucket: "write",
+    summary: "Reject or withdraw a changeset",
+    mcp: { tool: true, idempotent: true, note: "None of its members applies. Its opener may withdraw it without the approval grant." }
+  },
   revertChangeset: {
     scope: "write",
     grant: "approve",

@@ -107,7 +107,18 @@ const IDEMPOTENCY_KEY = "idempotencyKey"
 const idempotencyKeySchema: JsonSchema = { type: "string", minLength: 1, maxLength: 255 }
 
 /** Fields the instructions describe once, for every tool: their schemas here carry no description. */
-const SHARED_FIELDS: ReadonlySet<string> = new Set(["projectId", "reason", "preview", IDEMPOTENCY_KEY, "days", "limit", "before"])
+const SHARED_FIELDS: ReadonlySet<string> = new Set([
+  "projectId",
+  "reason",
+  "preview",
+  IDEMPOTENCY_KEY,
+  "days",
+  "limit",
+  "before",
+  // Every proposal tool's changeset membership (said with the changeset sequence in the instructions).
+  "changesetId",
+  "dependsOn"
+])
 
 /** The SPEC safe automation sequence, in tool names. */
 export const SAFE_SEQUENCE = "Safe automation sequence: 1. check data freshness with platform_list_syncs; " +
@@ -353,11 +364,14 @@ const makeTool = (operation: OperationName, facts: Tool, endpoint: Endpoint): Mc
     const { maximum: _maximum, minimum: _minimum, ...rest } = limit
     properties["limit"] = rest
   }
+  // Names first, schemas under them: a field named like a keyword (a changeset's `title`) is no keyword.
+  const eachForModel = (schemas: Record<string, JsonSchema>) =>
+    Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, forModel(schema, false) as JsonSchema]))
   const inputSchema: ToolInputSchema = {
     type: "object",
-    properties: forModel(properties, false) as Properties,
+    properties: eachForModel(properties),
     required: [...required],
-    ...(Object.keys(definitions).length > 0 ? { $defs: forModel(definitions, false) as Record<string, JsonSchema> } : {})
+    ...(Object.keys(definitions).length > 0 ? { $defs: eachForModel(definitions) } : {})
   }
 
   const toInput = (raw: Readonly<Record<string, unknown>>): Either.Either<RawInput, string> => {
