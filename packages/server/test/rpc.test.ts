@@ -1,7 +1,7 @@
 /**
  * The typed RPC surface (`/rpc`) with the client internal services use (`AcsClient` from packages/domain)
- * against the started server: reads, proposals with an idempotency key, decisions and revert round-trip,
- * and refusals arrive as the SPEC error classes with their fields.
+ * against the started server: reads, proposals with an idempotency key, decisions and revert round-trip, a
+ * changeset opened, filled, submitted and read back, and refusals arrive as the SPEC error classes with their fields.
  */
 import { isProposalResponse } from "@acs/domain/Actions"
 import { AcsClient } from "@acs/domain/AcsClient"
@@ -86,6 +86,54 @@ describe("RPC", () => {
     expect(rejected).toMatchObject({ status: "rejected", decisionReason: "not now" })
     const again = await asBootstrap((client) => Effect.either(client.approveAction({ path })))
     expect(Either.isLeft(again) && again.left._tag).toBe("Conflict")
+  })
+
+  it("opens a changeset, adds members (each answered on its own), submits its plan and reads it back", async () => {
+    // Campaigns from the end of the list: the other tests here change the first one.
+    const campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId))).filter((c) => c.dailyBudgetMicros !== null).slice(-2)
+    expect(campaigns).toHaveLength(2)
+    const projectId = p.account.projectId
+    const opened = await asBootstrap((client) => client.openChangeset({ path: { projectId }, payload: { title: "rpc pass", onFailure: "continue" } }))
+    expect(opened).toMatchObject({ status: "open", onFailure: "continue", members: { total: 0 } })
+    const path = { projectId, changesetId: opened.changesetId }
+
+    const added = await asBootstrap((client) =>
+      client.addChangesetMembers({
+        path,
+        payload: {
+          proposals: [
+            ...campaigns.map((c) => ({
+              kind: "budget_change" as const,
+              body: { campaignId: c.campaignId, newDailyBudgetMicros: c.dailyBudgetMicros! + 2_000_000, reason: "rpc changeset" }
+            })),
+            { kind: "budget_change" as const, body: { campaignId: campaigns[0]!.campaignId, reason: "no budget named" } }
+          ]
+        }
+      }))
+    expect(added).toMatchObject({ changesetId: opened.changesetId, added: 2, refused: 1 })
+    expect(added.results.map((r) => r.status)).toEqual([201, 201, 400])
+    expect(added.results[2]?.error?.code).toBe("invalid_request")
+
+    const submitted = await asBootstrap((client) => client.submitChangeset({ path, urlParams: {} }))
+    expect(submitted).toMatchObject({
+      status: "queued",
+      members: { total: 2, pending: 2 },
+      impact: { dailyBudgetDeltaMicros: 4_000_000, byKind: { budget_change: 2 } },
+      decision: { mode: "queued" }
+    })
+    expect(submitted.planHash).toEqual(expect.any(String))
+
+    const detail = await asBootstrap((client) => client.getChangeset({ path }))
+    expect(detail.changeset).toEqual(submitted)
+    expect(detail.memberActions.map((a) => a.actionId)).toEqual(submitted.plan?.order)
+    expect(detail.memberActions.map((a) => [a.changesetId, a.status])).toEqual([[opened.changesetId, "proposed"], [opened.changesetId, "proposed"]])
+    // A submitted changeset's members are frozen: one more is a Conflict.
+    const late = await asBootstrap((client) =>
+      Effect.either(client.addChangesetMembers({
+        path,
+        payload: { proposals: [{ kind: "budget_change", body: { campaignId: campaigns[0]!.campaignId, newDailyBudgetMicros: 9_000_000, reason: "late" } }] }
+      })))
+    expect(Either.isLeft(late) && late.left._tag).toBe("Conflict")
   })
 
   it("refuses with the SPEC error classes: Unauthorized, ForbiddenScope with its fields, AccountMismatch", async () => {
