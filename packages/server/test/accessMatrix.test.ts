@@ -1516,6 +1516,8 @@ const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
   "listWebhooks",
   "testWebhook",
   "enableWebhook",
+  // Each call opens a changeset of its own (id, times).
+  "openChangeset",
   ...proposalKinds.map((kind) => kind.operation)
 ])
 
