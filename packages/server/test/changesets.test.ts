@@ -150,16 +150,32 @@ describe("a changeset up to its decision", () => {
           proposals: [
             { kind: "budget_change", body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! - 1_000_000, reason: "ok" } },
             { kind: "budget_change", body: { campaignId: campaign.campaignId, reason: "no amount" } },
-            { kind: "budget_change", body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! * 4, reason: "too much" } }
+            { kind: "budget_change", body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! * 4, reason: "too much" } },
+            { kind: "campaign_status", body: { campaignId: campaign.campaignId, status: "PAUSED", reason: "after", dependsOn: ["act_elsewhere"] } }
           ]
         }
       }))
-    expect(answer).toMatchObject({ changesetId: opened.changesetId, added: 1, refused: 2 })
+    expect(answer).toMatchObject({ changesetId: opened.changesetId, added: 1, refused: 3 })
     expect(answer.results[0]).toMatchObject({ index: 0, status: 201, kind: "budget_change", error: null })
     expect(answer.results[1]).toMatchObject({ index: 1, status: 400, actionId: null, error: { code: "invalid_request" } })
     expect(answer.results[1]!.error!.message).toMatch(/newDailyBudgetMicros/)
     expect(answer.results[2]).toMatchObject({ index: 2, status: 422, error: { code: "validation_failed" } })
     expect(answer.results[2]!.error!.validationErrors.join(" ")).toMatch(/hard cap/)
+    expect(answer.results[3]).toMatchObject({
+      index: 3,
+      status: 422,
+      actionId: null,
+      error: { code: "validation_failed", validationErrors: [`dependsOn: act_elsewhere is not a member of changeset ${opened.changesetId}`] }
+    })
+    // A dependency outside a changeset means nothing: refused as malformed.
+    const loose = await p.api("key", (client) =>
+      Effect.flip(client.proposals.proposeCampaignStatus({
+        path: path(),
+        payload: { campaignId: campaign.campaignId, status: "PAUSED", reason: "loose", dependsOn: [answer.results[0]!.actionId!] },
+        urlParams: {},
+        headers: {}
+      })))
+    expect(loose).toMatchObject({ _tag: "InvalidRequest", message: "dependsOn names members of a changeset: send changesetId with it" })
     // The refused proposal is a failed row of the ledger, not a member.
     const failed = await p.action(answer.results[2]!.actionId!)
     expect(failed.status).toBe("failed")
