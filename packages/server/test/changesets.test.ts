@@ -99,6 +99,8 @@ describe("a changeset up to its decision", () => {
     expect(queue.approvals.map((x) => x.actionId)).not.toContain(first.actionId)
     expect((await p.action(first.actionId)).status).toBe("proposed")
     expect(await eventsOf("action.proposed", first.actionId)).toEqual([])
+    const alone = await p.api("person", (client) => Effect.flip(client.actions.approveAction({ path: { ...path(), actionId: first.actionId } })))
+    expect(alone).toMatchObject({ _tag: "Conflict", message: expect.stringMatching(/member of changeset .* decided with its changeset/) })
 
     const preview = await submit("key", opened.changesetId, true)
     expect(preview.status).toBe("open")
