@@ -272,6 +272,20 @@ describe("a changeset up to its decision", () => {
     await waitFor("changeset.rejected", () => eventsOf("changeset.rejected", mine.changesetId), (events) => events.length === 1)
   })
 
+  it("expires a queued changeset past the org's approvalTtlHours with its members; approving it then is 409", async () => {
+    const opened = await open("key", "too late")
+    await budgetMember("key", opened.changesetId, someCampaign(6), 0.9)
+    const submitted = await submit("key", opened.changesetId)
+    // Submitted 73 hours ago: past the default 72-hour TTL.
+    await p.sql("UPDATE changesets SET submitted_at = now() - interval '73 hours' WHERE changeset_id = $1", [opened.changesetId])
+    const late = await approve("person", opened.changesetId, submitted.planHash!)
+    expect(late).toMatchObject({ _tag: "Left", left: { _tag: "Conflict", message: expect.stringMatching(/is expired: only a queued changeset/) } })
+    const detail = await changeset("key", opened.changesetId)
+    expect(detail.changeset).toMatchObject({ status: "expired", decisionReason: expect.stringMatching(/within 72 hours/) })
+    expect(detail.memberActions.map((m) => m.status)).toEqual(["expired"])
+    await waitFor("changeset.expired", () => eventsOf("changeset.expired", opened.changesetId), (events) => events.length === 1)
+  })
+
   it("counts every member in the 24-hour window exactly: of two changesets submitted at once on two instances, one fits", async () => {
     const twin = await p.startTwin({ WORKER_CONCURRENCY: "0" })
     const campaign = someCampaign(5)
