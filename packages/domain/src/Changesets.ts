@@ -120,12 +120,9 @@ export const AddMembersRequest = Schema.Struct({
   proposals: Schema.Array(Schema.Struct({
     kind: ProposalKindLiteral,
     body: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-      description: "The fields the kind's own proposal takes, `reason` included and `changesetId` left out; " +
-        "`dependsOn` names members already in the changeset"
+      description: "The kind's own proposal fields, with `reason`, without `changesetId`"
     })
-  })).pipe(Schema.minItems(1), Schema.maxItems(MEMBERS_PER_CALL)).annotations({
-    description: "Each answered on its own, in order: its member, or why it was refused"
-  })
+  })).pipe(Schema.minItems(1), Schema.maxItems(MEMBERS_PER_CALL))
 }).annotations({ identifier: "AddMembersRequest" })
 export type AddMembersRequest = typeof AddMembersRequest.Type
 

@@ -143,8 +143,8 @@ export const Operations = {
     summary: "Open a changeset: proposals made with its changesetId wait in it until it is submitted",
     mcp: {
       tool: true,
-      note: "Then add its members: propose with a platform_propose_* tool passing its `changesetId`, or many at once with " +
-        "platform_add_changeset_members; then platform_submit_changeset, and a person approves the whole once."
+      note: "Then propose with its `changesetId` (platform_propose_*) or add many with platform_add_changeset_members; " +
+        "then platform_submit_changeset; a person approves the whole once."
     }
   },
   addChangesetMembers: {
@@ -154,8 +154,8 @@ export const Operations = {
     summary: "Add up to 1,000 proposals to an open changeset, each answered on its own",
     mcp: {
       tool: true,
-      note: "Each `body` holds the arguments of its platform_propose_<kind> tool (no changesetId, no idempotencyKey); " +
-        "a result is its member's actionId or its error. When all are in, platform_submit_changeset."
+      note: "A `body` holds its platform_propose_<kind> tool's arguments; a result, its member's actionId or its error. " +
+        "Then platform_submit_changeset."
     }
   },
   submitChangeset: {

@@ -45,12 +45,13 @@ const AdGroupPlan = {
   negativeKeywords: Schema.Array(NewNegativeKeywordBody).pipe(Schema.maxItems(1000))
 }
 
-/** Membership of a changeset (docs/contract.md 4.3): the proposal is recorded as a member, applied with the whole. */
-const ChangesetId = Schema.String.pipe(Schema.pattern(/^cs_[A-Za-z0-9_-]{1,64}$/)).annotations({
-  description: "Record the proposal as a member of this open changeset: nothing applies until the changeset is submitted"
-})
+/**
+ * Membership of a changeset (docs/contract.md 4.3): `changesetId` records the proposal as a member of that open
+ * changeset, `dependsOn` names members that must apply first. No descriptions: they repeat on every proposal, and
+ * the MCP tool list's size is budgeted (docs/decisions/surfaces.md); the changeset tools and the API document say it.
+ */
+const ChangesetId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(80))
 const DependsOn = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))).pipe(Schema.maxItems(100))
-  .annotations({ description: "Members of the same changeset that must apply first; if one fails, this member is skipped" })
 
 const body = <F extends Schema.Struct.Fields>(identifier: string, fields: F) =>
   Schema.Struct({ ...fields, reason: Reason, changesetId: Schema.optional(ChangesetId), dependsOn: Schema.optional(DependsOn) })

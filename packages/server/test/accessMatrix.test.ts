@@ -1509,6 +1509,9 @@ const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
   "updateBrief",
   "listActions",
   "listApprovals",
+  // Each call opens a changeset of its own; the list moves with them.
+  "openChangeset",
+  "listChangesets",
   "getPolicy",
   // Events accumulate while the matrix runs; webhooks are made (ids, secrets, times) by each call.
   "listEvents",
@@ -1516,8 +1519,6 @@ const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
   "listWebhooks",
   "testWebhook",
   "enableWebhook",
-  // Each call opens a changeset of its own (id, times).
-  "openChangeset",
   ...proposalKinds.map((kind) => kind.operation)
 ])
 

@@ -99,6 +99,8 @@ describe("a changeset up to its decision", () => {
     expect(queue.approvals.map((x) => x.actionId)).not.toContain(first.actionId)
     expect((await p.action(first.actionId)).status).toBe("proposed")
     expect(await eventsOf("action.proposed", first.actionId)).toEqual([])
+    const alone = await p.api("person", (client) => Effect.flip(client.actions.approveAction({ path: { ...path(), actionId: first.actionId } })))
+    expect(alone).toMatchObject({ _tag: "Conflict", message: expect.stringMatching(/member of changeset .* decided with its changeset/) })
 
     const preview = await submit("key", opened.changesetId, true)
     expect(preview.status).toBe("open")
@@ -150,16 +152,32 @@ describe("a changeset up to its decision", () => {
           proposals: [
             { kind: "budget_change", body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! - 1_000_000, reason: "ok" } },
             { kind: "budget_change", body: { campaignId: campaign.campaignId, reason: "no amount" } },
-            { kind: "budget_change", body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! * 4, reason: "too much" } }
+            { kind: "budget_change", body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! * 4, reason: "too much" } },
+            { kind: "campaign_status", body: { campaignId: campaign.campaignId, status: "PAUSED", reason: "after", dependsOn: ["act_elsewhere"] } }
           ]
         }
       }))
-    expect(answer).toMatchObject({ changesetId: opened.changesetId, added: 1, refused: 2 })
+    expect(answer).toMatchObject({ changesetId: opened.changesetId, added: 1, refused: 3 })
     expect(answer.results[0]).toMatchObject({ index: 0, status: 201, kind: "budget_change", error: null })
     expect(answer.results[1]).toMatchObject({ index: 1, status: 400, actionId: null, error: { code: "invalid_request" } })
     expect(answer.results[1]!.error!.message).toMatch(/newDailyBudgetMicros/)
     expect(answer.results[2]).toMatchObject({ index: 2, status: 422, error: { code: "validation_failed" } })
     expect(answer.results[2]!.error!.validationErrors.join(" ")).toMatch(/hard cap/)
+    expect(answer.results[3]).toMatchObject({
+      index: 3,
+      status: 422,
+      actionId: null,
+      error: { code: "validation_failed", validationErrors: [`dependsOn: act_elsewhere is not a member of changeset ${opened.changesetId}`] }
+    })
+    // A dependency outside a changeset means nothing: refused as malformed.
+    const loose = await p.api("key", (client) =>
+      Effect.flip(client.proposals.proposeCampaignStatus({
+        path: path(),
+        payload: { campaignId: campaign.campaignId, status: "PAUSED", reason: "loose", dependsOn: [answer.results[0]!.actionId!] },
+        urlParams: {},
+        headers: {}
+      })))
+    expect(loose).toMatchObject({ _tag: "InvalidRequest", message: "dependsOn names members of a changeset: send changesetId with it" })
     // The refused proposal is a failed row of the ledger, not a member.
     const failed = await p.action(answer.results[2]!.actionId!)
     expect(failed.status).toBe("failed")
@@ -252,6 +270,20 @@ describe("a changeset up to its decision", () => {
     const detail = await changeset("person", mine.changesetId)
     expect(detail.memberActions.map((m) => m.status)).toEqual(["rejected"])
     await waitFor("changeset.rejected", () => eventsOf("changeset.rejected", mine.changesetId), (events) => events.length === 1)
+  })
+
+  it("expires a queued changeset past the org's approvalTtlHours with its members; approving it then is 409", async () => {
+    const opened = await open("key", "too late")
+    await budgetMember("key", opened.changesetId, someCampaign(6), 0.9)
+    const submitted = await submit("key", opened.changesetId)
+    // Submitted 73 hours ago: past the default 72-hour TTL.
+    await p.sql("UPDATE changesets SET submitted_at = now() - interval '73 hours' WHERE changeset_id = $1", [opened.changesetId])
+    const late = await approve("person", opened.changesetId, submitted.planHash!)
+    expect(late).toMatchObject({ _tag: "Left", left: { _tag: "Conflict", message: expect.stringMatching(/is expired: only a queued changeset/) } })
+    const detail = await changeset("key", opened.changesetId)
+    expect(detail.changeset).toMatchObject({ status: "expired", decisionReason: expect.stringMatching(/within 72 hours/) })
+    expect(detail.memberActions.map((m) => m.status)).toEqual(["expired"])
+    await waitFor("changeset.expired", () => eventsOf("changeset.expired", opened.changesetId), (events) => events.length === 1)
   })
 
   it("counts every member in the 24-hour window exactly: of two changesets submitted at once on two instances, one fits", async () => {

@@ -107,18 +107,7 @@ const IDEMPOTENCY_KEY = "idempotencyKey"
 const idempotencyKeySchema: JsonSchema = { type: "string", minLength: 1, maxLength: 255 }
 
 /** Fields the instructions describe once, for every tool: their schemas here carry no description. */
-const SHARED_FIELDS: ReadonlySet<string> = new Set([
-  "projectId",
-  "reason",
-  "preview",
-  IDEMPOTENCY_KEY,
-  "days",
-  "limit",
-  "before",
-  // Every proposal tool's changeset membership (said with the changeset sequence in the instructions).
-  "changesetId",
-  "dependsOn"
-])
+const SHARED_FIELDS: ReadonlySet<string> = new Set(["projectId", "reason", "preview", IDEMPOTENCY_KEY, "days", "limit", "before"])
 
 /** The SPEC safe automation sequence, in tool names. */
 export const SAFE_SEQUENCE = "Safe automation sequence: 1. check data freshness with platform_list_syncs; " +

@@ -33,12 +33,25 @@ import { actionColumns, decodeActionRows, toRecord } from "../pipeline/ActionRow
 import { Idempotency } from "../pipeline/Idempotency.ts"
 import { Ledger } from "../pipeline/Ledger.ts"
 import { actorOf, Proposals } from "../pipeline/Proposals.ts"
+import type { Recording } from "../pipeline/ProposalStatement.ts"
+import { countProposal } from "../../telemetry/Metrics.ts"
 import { Transitions } from "../pipeline/Transitions.ts"
 import { ChangesetExpiry } from "./ChangesetExpiry.ts"
 import { type ChangesetRow, toChangeset } from "./ChangesetRow.ts"
 import { ChangesetStore, type Frozen } from "./ChangesetStore.ts"
 import { impactOf, type PlanMember, planHashOf, planOf } from "./Plan.ts"
+import { recordMembers } from "./MembersStatement.ts"
 import { movedMembers } from "./Staleness.ts"
+
+const decodeIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ actionId: Schema.String })))
+
+/** Members of one `members` call validated at once against the warehouse (the pool's connections, not one). */
+const EVALUATION_CONCURRENCY = 8
+
+const dependsOnOf = (body: Readonly<Record<string, unknown>>): ReadonlyArray<string> => {
+  const value = body["dependsOn"]
+  return Array.isArray(value) ? [...new Set(value.filter((id): id is string => typeof id === "string"))] : []
+}
 
 const decodeUsed = Schema.decodeUnknown(Schema.Array(Schema.Struct({ used: Schema.NumberFromString })))
 
@@ -116,48 +129,83 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
       store.list(grant.account.projectId, status, limit)
 
     /**
-     * Many proposals as members, each validated and recorded on its own as its own endpoint would (one refused
-     * proposal refuses only itself): the answer says, per proposal, its member or the envelope of its refusal.
+     * Many proposals as members, each validated as its own endpoint would (one refused proposal refuses only
+     * itself), then every prepared row recorded in one statement (MembersStatement.ts): the answer says, per
+     * proposal, its member or the envelope of its refusal. The changeset and every `dependsOn` are checked once for the call.
      */
     const addMembers = (grant: Granted<"addChangesetMembers">, changesetId: string, request: AddMembersRequest) =>
       Effect.gen(function*() {
-        yield* refuseReadOnly(grant.account)
-        const row = yield* found(yield* store.find(grant.account.projectId, changesetId), changesetId)
+        const { account } = grant
+        yield* refuseReadOnly(account)
+        const row = yield* found(yield* store.find(account.projectId, changesetId), changesetId)
         if (row.status !== "open") {
           return yield* new Conflict({ message: `changeset ${changesetId} is ${row.status}: members are added only while it is open` })
         }
-        const results: Array<MemberResult> = []
-        for (const [index, item] of request.proposals.entries()) {
-          const refused = (tag: keyof typeof AcsErrorTable, message: string, validationErrors: ReadonlyArray<string>, actionId: string | null) =>
-            results.push({
+        const named = [...new Set(request.proposals.flatMap((item) => dependsOnOf(item.body)))]
+        const existing = named.length === 0 ? new Set<string>() : new Set(
+          (yield* sql`SELECT action_id FROM actions WHERE changeset_id = ${changesetId} AND ${sql.in("action_id", named)}`.pipe(
+            Effect.flatMap(decodeIds),
+            Effect.orDie
+          )).map((member) => member.actionId)
+        )
+        type Prepared =
+          | { readonly _tag: "Refused"; readonly result: MemberResult }
+          | { readonly _tag: "Prepared"; readonly recording: Recording; readonly answer: { readonly status: 201 | 422; readonly message?: string; readonly validationErrors?: ReadonlyArray<string> } }
+        const refusal = (
+          index: number,
+          kind: MemberResult["kind"],
+          tag: keyof typeof AcsErrorTable,
+          message: string,
+          validationErrors: ReadonlyArray<string>
+        ): MemberResult => ({
+          index,
+          status: AcsErrorTable[tag].status,
+          actionId: null,
+          kind,
+          summary: null,
+          error: { code: AcsErrorTable[tag].code, message, validationErrors }
+        })
+        const refused = (...args: Parameters<typeof refusal>): Prepared => ({ _tag: "Refused", result: refusal(...args) })
+        const prepared = yield* Effect.forEach(request.proposals, (item, index) =>
+          Effect.gen(function*() {
+            const decoded = yield* Effect.either(bodyOf.get(item.kind)!({ ...item.body, changesetId }))
+            if (decoded._tag === "Left") return refused(index, item.kind, "InvalidRequest", ParseResult.TreeFormatter.formatErrorSync(decoded.left), [])
+            const dependsOn = dependsOnOf(item.body)
+            const unknown = dependsOn.filter((id) => !existing.has(id))
+            if (unknown.length > 0) {
+              const errors = unknown.map((id) => `dependsOn: ${id} is not a member of changeset ${changesetId}`)
+              return refused(index, item.kind, "ValidationFailed", errors.join("; "), errors)
+            }
+            const outcome = yield* Effect.either(proposals.prepare(
+              { grant, kind: kindNamed(item.kind), body: decoded.right, idempotency: undefined },
+              { changesetId, dependsOn }
+            ))
+            if (outcome._tag === "Left") return refused(index, item.kind, outcome.left._tag, outcome.left.message, [])
+            return { _tag: "Prepared", recording: outcome.right.recording, answer: outcome.right.answer } satisfies Prepared
+          }), { concurrency: EVALUATION_CONCURRENCY })
+        const toRecord = prepared.flatMap((p) => p._tag === "Prepared" ? [p.recording] : [])
+        const recorded = new Map((yield* recordMembers(sql, account, changesetId, toRecord)).map((action) => [action.actionId, action]))
+        const results = prepared.map((p, index): MemberResult => {
+          if (p._tag === "Refused") return p.result
+          const { answer, recording } = p
+          const action = recorded.get(recording.actionId)
+          const kind = request.proposals[index]!.kind
+          if (answer.status === 422) {
+            return {
               index,
-              status: AcsErrorTable[tag].status,
-              actionId,
-              kind: item.kind,
+              status: 422,
+              actionId: recording.actionId,
+              kind,
               summary: null,
-              error: { code: AcsErrorTable[tag].code, message, validationErrors }
-            })
-          const decoded = yield* Effect.either(bodyOf.get(item.kind)!({ ...item.body, changesetId }))
-          if (decoded._tag === "Left") {
-            refused("InvalidRequest", ParseResult.TreeFormatter.formatErrorSync(decoded.left), [], null)
-            continue
+              error: { code: "validation_failed", message: answer.message ?? "", validationErrors: answer.validationErrors ?? [] }
+            }
           }
-          const outcome = yield* Effect.either(
-            proposals.propose({ grant, kind: kindNamed(item.kind), body: decoded.right, idempotency: undefined })
-          )
-          if (outcome._tag === "Right") {
-            const { response } = outcome.right
-            results.push({ index, status: 201, actionId: response.actionId, kind: item.kind, summary: response.summary, error: null })
-            continue
+          if (action === undefined) {
+            return refusal(index, kind, "Conflict", `changeset ${changesetId} was submitted or ended meanwhile: members are added only while it is open`, [])
           }
-          const error = outcome.left
-          refused(
-            error._tag,
-            error.message,
-            error._tag === "ValidationFailed" ? error.validation_errors : [],
-            error._tag === "ValidationFailed" ? error.action_id ?? null : null
-          )
-        }
+          return { index, status: 201, actionId: action.actionId, kind, summary: action.summary, error: null }
+        })
+        for (const action of recorded.values()) yield* countProposal(action.kind, action.mode)
         const added = results.filter((result) => result.status === 201).length
         return { changesetId, added, refused: results.length - added, results } satisfies AddMembersResponse
       }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("Changesets.addMembers"))

@@ -70,6 +70,11 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
         if (action.status !== "proposed") {
           return yield* new Conflict({ message: `action ${actionId} is ${action.status}, not pending: only proposed actions can be decided` })
         }
+        if (action.changesetId !== null) {
+          return yield* new Conflict({
+            message: `action ${actionId} is a member of changeset ${action.changesetId}: it is decided with its changeset, not on its own`
+          })
+        }
         return action
       })
 

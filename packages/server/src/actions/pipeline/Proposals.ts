@@ -17,7 +17,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Effect, Layer, Option } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import type { Granted } from "../../accounts/Granted.ts"
-import { membershipOf } from "../changesets/Membership.ts"
+import { type Membership, membershipOf } from "../changesets/Membership.ts"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { Invalidation } from "../../db/Invalidation.ts"
 import { newId } from "../../db/Ids.ts"
@@ -147,8 +147,12 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         return { _tag: "Valid" as const, payload: prepared.right.payload, summary: prepared.right.summary, decideFor }
       })
 
-    /** What the request records, with every read done: a failed row for a validation failure, else the proposal. */
-    const prepare = (request: ProposalRequest) =>
+    /**
+     * What the request records, with every read done: a failed row for a validation failure, else the proposal.
+     * `membership`: a changeset's `members` call has checked the
+     * changeset and the dependencies of all its proposals at once (Changesets.ts); else the body says.
+     */
+    const prepare = (request: ProposalRequest, membership?: Membership) =>
       Effect.gen(function*() {
         const { kind } = request
         const { account, principal } = request.grant
@@ -157,7 +161,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           : ""
         const actionId = newId("act")
         const base = { orgId: account.orgId, projectId: account.projectId, kind: kind.kind, reason, proposedBy: actorOf(principal) }
-        const member = yield* membershipOf(account.projectId, request.body).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const member = membership ?? (yield* membershipOf(account.projectId, request.body).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
         const evaluated = yield* evaluate(account, principal.kind, kind, request.body)
         if (evaluated._tag === "Invalid") {
           const { rejection } = evaluated
@@ -270,7 +274,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         })
       ).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Proposals.preview", HOT_SPAN))
 
-    return { propose, preview, evaluate } as const
+    return { propose, preview, evaluate, prepare } as const
   }),
   dependencies: [Invalidation.Default]
 }) {

@@ -175,6 +175,47 @@ export const insertProposed = (sql: SqlClient.SqlClient, row: ProposedRow, sourc
     FROM ${sql.unsafe(source)}
     RETURNING *`
 
+/**
+ * The insert of many proposals' ledger rows at once (a changeset's `members` call), for a data-modifying CTE: one
+ * row per element of `rows` (a JSON array of NewRows), in order, each `created_at` one microsecond after the one
+ * before from `firstCreatedAt`; a member's row only where `open` (a condition over the statement's CTEs) holds.
+ */
+export const insertMany = (
+  sql: SqlClient.SqlClient,
+  rows: ReadonlyArray<ManyRow>,
+  shared: { readonly orgId: string; readonly projectId: string; readonly traceParent: string | null },
+  firstCreatedAt: Statement.Fragment,
+  open: Statement.Fragment
+) =>
+  sql`INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+      payload, failure, proposed_by, counts_toward_cap, created_at, trace_parent, changeset_id, depends_on)
+    SELECT r.action_id, ${shared.orgId}, ${shared.projectId}, r.kind, r.mode, r.status, r.risk_tier, r.policy_reasons, r.summary,
+      r.reason, r.payload, r.failure, r.proposed_by, false, ${firstCreatedAt} + r.i * interval '1 microsecond', ${shared.traceParent},
+      r.changeset_id, r.depends_on
+    FROM jsonb_to_recordset(${json(rows)}::jsonb) AS r(action_id text, kind text, mode text, status text, risk_tier text,
+      policy_reasons jsonb, summary text, reason text, payload jsonb, failure jsonb, proposed_by jsonb, changeset_id text,
+      depends_on text[], i int)
+    WHERE r.changeset_id IS NULL OR ${open}
+    RETURNING *`
+
+/** One row of `insertMany`, in the columns' names. */
+export interface ManyRow {
+  readonly action_id: string
+  readonly kind: KindName
+  readonly mode: Mode | null
+  readonly status: ActionStatus
+  readonly risk_tier: RiskTier
+  readonly policy_reasons: ReadonlyArray<string>
+  readonly summary: string
+  readonly reason: string
+  readonly payload: unknown
+  readonly failure: Failure | null
+  readonly proposed_by: Actor
+  readonly changeset_id: string | null
+  readonly depends_on: ReadonlyArray<string>
+  readonly i: number
+}
+
 /** How a compensating action ended: applied (its original is reverted) or not (its original is free again). */
 export type CompensationEnd = "applied" | "abandoned"
 
