@@ -21,6 +21,7 @@ import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { kindNamed } from "../kinds/Catalog.ts"
 import type { Ids } from "../kinds/Kind.ts"
 import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
+import { decodeActionIds } from "../pipeline/ActionRow.ts"
 import { Ledger } from "../pipeline/Ledger.ts"
 import { actorOf } from "../pipeline/Proposals.ts"
 import { Transitions } from "../pipeline/Transitions.ts"
@@ -109,7 +110,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
           return yield* refuse(`it is ${row.status}: only an applied or partially applied changeset is reverted`)
         }
         const members = yield* sql`SELECT action_id FROM actions WHERE changeset_id = ${changesetId}`.pipe(
-          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ actionId: Schema.String })))),
+          Effect.flatMap(decodeActionIds),
           Effect.orDie
         )
         // In reverse plan order: children undone before their parents.

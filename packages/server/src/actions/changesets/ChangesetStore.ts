@@ -14,6 +14,7 @@ import type { EventType } from "@acs/domain/Events"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { newId } from "../../db/Ids.ts"
+import { countOf, decodeRows } from "../../db/Rows.ts"
 import { afterCommit } from "../../db/AfterCommit.ts"
 import { writeEvent } from "../../events/Outbox.ts"
 import { countChangeset } from "../../telemetry/Metrics.ts"
@@ -21,7 +22,8 @@ import { CHANGESET_COLUMNS, decodeChangesetRows, toChangeset } from "./Changeset
 
 const json = (value: unknown) => JSON.stringify(value)
 const encodeChangeset = Schema.encodeSync(ChangesetSchema)
-const decodeRevertOf = Schema.decodeUnknown(Schema.Array(Schema.Struct({ revertOf: Schema.NullOr(Schema.String) })))
+const decodeRevertOf = decodeRows(Schema.Struct({ revertOf: Schema.NullOr(Schema.String) }))
+const decodeDue = decodeRows(Schema.Struct({ changesetId: Schema.String, approvalTtlHours: Schema.Number }))
 
 export interface NewChangeset {
   readonly orgId: string
@@ -69,12 +71,10 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
         sql`SELECT ${columns} FROM changesets c WHERE c.project_id = ${projectId}
             ${status === undefined ? sql`` : sql`AND c.status = ${status}`}
             ORDER BY c.created_at DESC, c.changeset_id DESC LIMIT ${limit}`.pipe(Effect.flatMap(decodeChangesetRows)),
-        sql`SELECT count(*)::int AS total FROM changesets WHERE project_id = ${projectId}
-            ${status === undefined ? sql`` : sql`AND status = ${status}`}`.pipe(
-          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ total: Schema.Number }))))
-        )
+        sql`SELECT count(*)::int AS n FROM changesets WHERE project_id = ${projectId}
+            ${status === undefined ? sql`` : sql`AND status = ${status}`}`.pipe(Effect.flatMap(countOf))
       ]).pipe(
-        Effect.map(([rows, count]) => ({ changesets: rows.map(toChangeset), total: count[0]?.total ?? 0 })),
+        Effect.map(([rows, total]) => ({ changesets: rows.map(toChangeset), total })),
         Effect.orDie
       )
 
@@ -183,7 +183,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
         WHERE c.status IN ('open', 'queued') ${changesetId === undefined ? sql`` : sql`AND c.changeset_id = ${changesetId}`}
           AND COALESCE(c.submitted_at, c.created_at) + make_interval(hours => o.approval_ttl_hours) <= clock_timestamp()
         ORDER BY c.created_at LIMIT ${limit}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Array(Schema.Struct({ changesetId: Schema.String, approvalTtlHours: Schema.Number })))),
+        Effect.flatMap(decodeDue),
         Effect.orDie
       )
 

@@ -29,7 +29,8 @@ import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
 import { kindNamed } from "../kinds/Catalog.ts"
-import { actionColumns, decodeActionRows, toRecord } from "../pipeline/ActionRow.ts"
+import { actionColumns, decodeActionIds, decodeActionRows, toRecord } from "../pipeline/ActionRow.ts"
+import { decodeRows } from "../../db/Rows.ts"
 import { Idempotency } from "../pipeline/Idempotency.ts"
 import { Ledger } from "../pipeline/Ledger.ts"
 import { actorOf, Proposals } from "../pipeline/Proposals.ts"
@@ -43,7 +44,6 @@ import { impactOf, type PlanMember, planHashOf, planOf } from "./Plan.ts"
 import { recordMembers } from "./MembersStatement.ts"
 import { movedMembers } from "./Staleness.ts"
 
-const decodeIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ actionId: Schema.String })))
 
 /** Members of one `members` call validated at once against the warehouse (the pool's connections, not one). */
 const EVALUATION_CONCURRENCY = 8
@@ -53,7 +53,7 @@ const dependsOnOf = (body: Readonly<Record<string, unknown>>): ReadonlyArray<str
   return Array.isArray(value) ? [...new Set(value.filter((id): id is string => typeof id === "string"))] : []
 }
 
-const decodeUsed = Schema.decodeUnknown(Schema.Array(Schema.Struct({ used: Schema.NumberFromString })))
+const decodeUsed = decodeRows(Schema.Struct({ used: Schema.NumberFromString }))
 
 /** A kind's declared body schema by kind name: a `members` call decodes each body as its endpoint would. */
 const bodyOf = new Map(proposalKinds.map((kind) => [kind.kind, Schema.decodeUnknown(kind.body as Schema.Schema<unknown, unknown>)]))
@@ -144,7 +144,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         const named = [...new Set(request.proposals.flatMap((item) => dependsOnOf(item.body)))]
         const existing = named.length === 0 ? new Set<string>() : new Set(
           (yield* sql`SELECT action_id FROM actions WHERE changeset_id = ${changesetId} AND ${sql.in("action_id", named)}`.pipe(
-            Effect.flatMap(decodeIds),
+            Effect.flatMap(decodeActionIds),
             Effect.orDie
           )).map((member) => member.actionId)
         )

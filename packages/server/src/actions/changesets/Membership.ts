@@ -5,7 +5,10 @@
  */
 import { Conflict, InvalidRequest, NotFound, ValidationFailed } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
+import { decodeRows } from "../../db/Rows.ts"
+import { decodeActionIds } from "../pipeline/ActionRow.ts"
+import { ChangesetRow } from "./ChangesetRow.ts"
 
 export type MembershipError = NotFound | Conflict | InvalidRequest | ValidationFailed
 
@@ -20,8 +23,7 @@ const field = (body: unknown, name: string): unknown =>
 const strings = (value: unknown): ReadonlyArray<string> =>
   Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : []
 
-const decodeStatus = Schema.decodeUnknown(Schema.Array(Schema.Struct({ status: Schema.String })))
-const decodeIds = Schema.decodeUnknown(Schema.Array(Schema.Struct({ actionId: Schema.String })))
+const decodeStatus = decodeRows(ChangesetRow.pick("status"))
 
 /** The proposal's membership, undefined when it names no changeset; refused when it cannot be one. */
 export const membershipOf = (
@@ -46,7 +48,7 @@ export const membershipOf = (
     }
     if (dependsOn.length > 0) {
       const members = yield* sql`SELECT action_id FROM actions WHERE changeset_id = ${changesetId} AND ${sql.in("action_id", dependsOn)}`.pipe(
-        Effect.flatMap(decodeIds),
+        Effect.flatMap(decodeActionIds),
         Effect.orDie
       )
       const known = new Set(members.map((member) => member.actionId))

@@ -6,7 +6,7 @@ import { type ActionRecord, ActionStatus, Actor, Failure, Mode, RiskTier } from 
 import { ActionKind } from "@acs/domain/ProposalKinds"
 import type { SqlClient } from "@effect/sql"
 import { Schema, String as Str } from "effect"
-import { selectList, type SnakeRow } from "../../db/Rows.ts"
+import { decodeRows, selectList, type SnakeRow } from "../../db/Rows.ts"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
@@ -41,6 +41,9 @@ export type ActionRow = typeof ActionRow.Type
 
 /** The row with more columns a statement reads beside it (`RETURNING org_id, ...`, the apply's starting point). */
 export const actionRowWith = <Fields extends Schema.Struct.Fields>(extra: Fields) => Schema.Struct({ ...ActionRow.fields, ...extra })
+
+/** Decodes rows of action ids (`SELECT action_id …`). */
+export const decodeActionIds = decodeRows(ActionRow.pick("actionId"))
 
 /** Decodes the rows a statement answered with the client's name transform. */
 export const decodeActionRows = Schema.decodeUnknown(Schema.Array(ActionRow))
