@@ -3,6 +3,8 @@
  * syncing a simulator account, over `/rpc` with API keys: `--json` answers parsed back and compared with
  * REST, the exit codes scripts branch on, and the SPEC's safe automation sequence end to end.
  */
+import { CreatedKey } from "@acs/domain/ApiKeys"
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, startPipeline } from "../../server/test/support/pipeline.ts"
 import { BOOTSTRAP_KEY } from "../../server/test/support/server.ts"
@@ -17,7 +19,7 @@ const keys = { read: "", write: "", approver: "", readOne: "" }
 const createKey = async (body: Record<string, unknown>): Promise<string> => {
   const created = await p.as("key", "POST", "/keys", body)
   if (created.status !== 201) throw new Error(`POST /keys: ${created.status} ${created.text}`)
-  return (created.body as { secret: string }).secret
+  return Schema.decodeUnknownSync(CreatedKey)(created.body).secret
 }
 
 const envOf = (key: string): Record<string, string> => ({ ACS_URL: p.server.baseUrl, ACS_KEY: key })

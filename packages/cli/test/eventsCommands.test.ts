@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { nodeArgs, repoRoot } from "../../server/test/support/entries.ts"
-import { type Pipeline, startPipeline } from "../../server/test/support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline } from "../../server/test/support/pipeline.ts"
 import { BOOTSTRAP_KEY } from "../../server/test/support/server.ts"
 import { waitFor } from "../../server/test/support/wait.ts"
 import { jsonOf, runAcs } from "./support/runAcs.ts"
@@ -32,7 +32,7 @@ const queue = async (): Promise<string> => {
     reason: "cli events"
   }, { as: "key" })
   expect(answer.status, answer.text).toBe(201)
-  return (answer.body as { actionId: string }).actionId
+  return proposalOf(answer).actionId
 }
 
 describe("acs events", () => {

@@ -5,7 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { nodeArgs, repoRoot } from "../../server/test/support/entries.ts"
-import { type Pipeline, startPipeline } from "../../server/test/support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline } from "../../server/test/support/pipeline.ts"
 import { stopProcess } from "../../server/test/support/server.ts"
 
 let p: Pipeline
@@ -28,7 +28,7 @@ describe("acs worker", () => {
     const target = Math.round(campaign.dailyBudgetMicros! * 0.9 / 10_000) * 10_000
     const answer = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: target, reason: "trim" })
     expect(answer.status, answer.text).toBe(201)
-    const actionId = (answer.body as { actionId: string }).actionId
+    const actionId = proposalOf(answer).actionId
 
     worker = spawn(process.execPath, [...nodeArgs("cli"), "worker"], {
       cwd: repoRoot,

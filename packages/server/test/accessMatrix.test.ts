@@ -23,10 +23,13 @@
  * own `it`, named `<surface>: operation × principal → account`.
  */
 import { AcsClient, RPC_PATH } from "@acs/domain/AcsClient"
+import { ApprovalList } from "@acs/domain/Actions"
 import { Api } from "@acs/domain/Api"
+import { ApiKey, CreatedKey } from "@acs/domain/ApiKeys"
 import { isAcsError, toEnvelope } from "@acs/domain/Errors"
 import { type Operation, type OperationName, Operations, type Scope } from "@acs/domain/Operations"
 import { Event } from "@acs/domain/Events"
+import type { Root } from "@acs/domain/FourEyes"
 import { type ProposalKindName, proposalKinds, type ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { AcsErrorSchema, AcsRpcs, operationEndpoints, operationRpcGroup } from "@acs/domain/Rpcs"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
@@ -1628,11 +1631,6 @@ describe("who may approve, on every surface: principals with one root are one ac
     readonly keyId: string
     readonly secret: string
   }
-  interface Root {
-    readonly kind: "person" | "key"
-    readonly id: string
-    readonly name: string
-  }
   /** A key the admin person made (their agent), a key that key made, and a key an operator made. */
   let personKey: Made
   let mintedKey: Made
@@ -1643,7 +1641,7 @@ describe("who may approve, on every surface: principals with one root are one ac
   const createKey = async (headers: Record<string, string>, name: string, scope: Scope): Promise<Made> => {
     const answer = await call(`${server.api}/keys`, { method: "POST", headers, body: { name, scope, canApprove: true } })
     expect(answer.status, answer.text).toBe(201)
-    const created = answer.body as { key: { keyId: string; root: Root }; secret: string }
+    const created = Schema.decodeUnknownSync(CreatedKey)(answer.body)
     roots.set(created.key.keyId, created.key.root)
     return { keyId: created.key.keyId, secret: created.secret }
   }
@@ -1737,7 +1735,7 @@ describe("who may approve, on every surface: principals with one root are one ac
 
   it("records who created each key and who it answers to: a person, or an org key that depends on nobody", async () => {
     const listed = await call(`${server.api}/keys`, { key: BOOTSTRAP_KEY })
-    const keys = (listed.body as { keys: Array<{ keyId: string; createdBy: string | null; root: Root }> }).keys
+    const { keys } = Schema.decodeUnknownSync(Schema.Struct({ keys: Schema.Array(ApiKey) }))(listed.body)
     const byId = (keyId: string) => keys.find((k) => k.keyId === keyId)
     expect(byId(personKey.keyId)).toMatchObject({ createdBy: `person:${personIds.get("admin")}`, root: adminRoot() })
     expect(byId(mintedKey.keyId)).toMatchObject({ createdBy: `key:${personKey.keyId}`, root: adminRoot() })
@@ -1801,7 +1799,9 @@ describe("who may approve, on every surface: principals with one root are one ac
     const mayOf = async (headers: Record<string, string>) => {
       const answer = await call(`${server.api}/accounts/${A}/approvals?limit=1000`, { headers })
       expect(answer.status, answer.text).toBe(200)
-      return (answer.body as { approvals: Array<{ actionId: string; callerMay: unknown }> }).approvals.find((a) => a.actionId === byAgent)?.callerMay
+      // Excess properties refused: the caller's permissions are compared whole, as the server sent them.
+      const { approvals } = Schema.decodeUnknownSync(ApprovalList, { onExcessProperty: "error" })(answer.body)
+      return approvals.find((a) => a.actionId === byAgent)?.callerMay
     }
     expect(await mayOf(credentials.get("person admin")!)).toEqual({
       approve: true,

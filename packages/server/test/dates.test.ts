@@ -7,6 +7,7 @@
  * thing wrong with each request is the date.
  */
 import SwaggerParser from "@apidevtools/swagger-parser"
+import { ActionList } from "@acs/domain/Actions"
 import { operationEndpoints } from "@acs/domain/Rpcs"
 import { Arbitrary, FastCheck, Option, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -293,7 +294,7 @@ describe("date and time inputs", () => {
     const page = async (params: Record<string, string>) => {
       const answer = await call(`${server.api}/accounts/${PROJECT_ID}/actions?${new URLSearchParams(params).toString()}`, { key: BOOTSTRAP_KEY })
       expect(answer.status).toBe(200)
-      return answer.body as { actions: Array<{ actionId: string; created_at: string }>; nextBefore: string | null }
+      return Schema.decodeUnknownSync(ActionList)(answer.body)
     }
     const first = await page({ limit: "1" })
     expect(first.actions.map((a) => a.actionId)).toEqual(["act_us123457"])

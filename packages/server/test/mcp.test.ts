@@ -3,11 +3,13 @@
  * from the HttpApi, a read and a proposal that answer what REST answers, every refusal with its SPEC error
  * code, revocation on the next request, and the account resources.
  */
+import { CreatedKey } from "@acs/domain/ApiKeys"
 import { type OperationName, Operations } from "@acs/domain/Operations"
 import { proposalKinds } from "@acs/domain/ProposalKinds"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { toolName } from "../src/mcp/McpTools.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
@@ -44,9 +46,12 @@ const makeKey = async (body: Record<string, unknown>, projectId?: string): Promi
     body
   })
   expect(answer.status).toBe(201)
-  const created = answer.body as { key: { keyId: string }; secret: string }
+  const created = Schema.decodeUnknownSync(CreatedKey)(answer.body)
   return { keyId: created.key.keyId, secret: created.secret }
 }
+
+/** The REST campaign page, read as raw rows: the tool's structuredContent must carry the same JSON. */
+const CampaignPage = Schema.Struct({ campaigns: Schema.Array(Schema.Unknown), total: Schema.Int })
 
 const callTool = async (client: Client, name: string, args: Record<string, unknown>) =>
   (await client.callTool({ name, arguments: args })) as CallToolResult
@@ -191,9 +196,9 @@ describe("tool calls run the REST endpoint", () => {
     const result = await callTool(client, "platform_list_campaigns", { projectId: p.account.projectId, days: 30, limit: 5 })
     expect(result.isError).toBeFalsy()
     const rest = await p.as("key", "GET", `/accounts/${p.account.projectId}/campaigns?days=30&limit=5`)
-    const body = rest.body as Record<string, unknown>
-    expect(structured(result)["campaigns"]).toEqual(body["campaigns"])
-    expect(structured(result)["total"]).toBe(body["total"])
+    const body = Schema.decodeUnknownSync(CampaignPage)(rest.body)
+    expect(structured(result)["campaigns"]).toEqual(body.campaigns)
+    expect(structured(result)["total"]).toBe(body.total)
     expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(structured(result))
   })
 

@@ -3,9 +3,11 @@
  * end — freshness, policy, plan, a proposal with an idempotency key, mode and policyReasons,
  * a person's approval, polling the ledger to `applied`, warnings — and the upstream changed.
  */
+import { CreatedKey } from "@acs/domain/ApiKeys"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { waitFor } from "./support/wait.ts"
@@ -32,7 +34,7 @@ const tool = async (client: Client, name: string, args: Record<string, unknown>)
 const newKey = async (body: Record<string, unknown>, by: "key" | "person" = "key") => {
   const answer = await p.as(by, "POST", "/keys", body)
   expect(answer.status).toBe(201)
-  return (answer.body as { secret: string }).secret
+  return Schema.decodeUnknownSync(CreatedKey)(answer.body).secret
 }
 
 beforeAll(async () => {

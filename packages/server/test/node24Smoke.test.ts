@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { node24, NODE_MAJOR, versionOf } from "./support/node24.ts"
-import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 
 let p: Pipeline
 let node: string
@@ -37,13 +37,13 @@ describe(`the built server on Node ${NODE_MAJOR}`, () => {
 
     const proposed = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: cut, reason: "Node 24 smoke" })
     expect(proposed.status, proposed.text).toBe(201)
-    const actionId = (proposed.body as { actionId: string }).actionId
+    const actionId = proposalOf(proposed).actionId
     expect((await p.settle(actionId, ["applied", "failed"])).status).toBe("applied")
     expect((await p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(cut)
 
     const reverted = await p.as("person", "POST", `/accounts/${p.account.projectId}/actions/${actionId}/revert`)
     expect(reverted.status, reverted.text).toBe(201)
-    const revertId = (reverted.body as { actionId: string }).actionId
+    const revertId = proposalOf(reverted).actionId
     expect((await p.settle(revertId, ["applied", "failed"])).status).toBe("applied")
     expect((await p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(before)
     expect((await p.action(actionId)).status).toBe("reverted")

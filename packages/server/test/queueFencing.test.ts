@@ -8,7 +8,7 @@ import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { databaseLayer } from "../src/db/Database.ts"
 import { Jobs } from "../src/queue/Jobs.ts"
-import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import type { RunningServer } from "./support/server.ts"
 import { WAIT_MS } from "./support/wait.ts"
 
@@ -51,7 +51,7 @@ const proposeCut = async (campaign: UpstreamCampaign) => {
   })
   expect(answer.status, answer.text).toBe(201)
   expect(answer.body).toMatchObject({ mode: "auto_applied", status: "approved" })
-  return (answer.body as { actionId: string }).actionId
+  return proposalOf(answer).actionId
 }
 
 const jobOf = async (actionId: string) =>

@@ -5,7 +5,8 @@
  */
 import { isProposalResponse } from "@acs/domain/Actions"
 import { AcsClient } from "@acs/domain/AcsClient"
-import { Effect, Either } from "effect"
+import { CreatedKey } from "@acs/domain/ApiKeys"
+import { Effect, Either, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { BOOTSTRAP_KEY } from "./support/server.ts"
@@ -141,7 +142,7 @@ describe("RPC", () => {
     expect(Either.isLeft(unauthorized) && unauthorized.left._tag).toBe("Unauthorized")
 
     const created = await p.as("key", "POST", "/keys", { name: "rpc reader", scope: "read", projectIds: [p.account.projectId] })
-    const reader = (created.body as { secret: string }).secret
+    const reader = Schema.decodeUnknownSync(CreatedKey)(created.body).secret
     const refused = await withClient(reader, (client) =>
       Effect.either(client.proposeCampaignStatus({
         path: { projectId: p.account.projectId },

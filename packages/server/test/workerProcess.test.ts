@@ -7,7 +7,7 @@ import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import { type Receiver, startReceiver } from "./support/receiver.ts"
 import { repoRoot, stopProcess } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
@@ -66,7 +66,7 @@ describe("a worker process beside an API process with WORKER_CONCURRENCY=0 and W
     const answer = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: target, reason: "trim" })
     expect(answer.status, answer.text).toBe(201)
     expect(answer.body).toMatchObject({ mode: "auto_applied", status: "approved" })
-    const actionId = (answer.body as { actionId: string }).actionId
+    const actionId = proposalOf(answer).actionId
 
     // Enqueued by the API, claimed by nobody: the API process runs no apply worker.
     const [job] = await p.sql<{ attempts: number; locked_by: string | null }>(

@@ -4,7 +4,7 @@
  * so acs's generated key pair can be exercised end to end, and it attributes each write to the client
  * that made it, so a second API client's edits are told apart from acs's own.
  */
-import { Effect, ManagedRuntime } from "effect"
+import { Effect, ManagedRuntime, Schema } from "effect"
 import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { UpstreamFailure } from "../src/Upstream.ts"
@@ -38,7 +38,7 @@ describe("simulator API clients created from a user-supplied public key", () => 
     const { privateKey, publicKey } = Crypto.generateKeyPairSync("ec", { namedCurve: "P-256" })
     const created = await register({ publicKeyPem: publicKey.export({ type: "spki", format: "pem" }).toString() })
     expect(created.status).toBe(201)
-    const ids = created.body as { clientId: string; teamId: string; keyId: string }
+    const ids = Schema.decodeUnknownSync(Schema.Struct({ clientId: Schema.String, teamId: Schema.String, keyId: Schema.String }))(created.body)
     expect(ids.clientId).toMatch(/^SEARCHADS\./)
     expect(ids.clientId).not.toBe(simulator.credentials.clientId)
 

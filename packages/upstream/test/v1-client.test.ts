@@ -33,6 +33,9 @@ const DAY_MS = 86_400_000
 const isoDaysBefore = (iso: string, days: number) => new Date(Date.parse(`${iso}T00:00:00Z`) - days * DAY_MS).toISOString().slice(0, 10)
 
 type Json = Readonly<Record<string, unknown>>
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+/** The rows of a raw v1 answer (`result`), read as the simulator sent them. */
+const rowsOf = (body: unknown): ReadonlyArray<Json> => Schema.decodeUnknownSync(Schema.Struct({ result: Schema.Array(JsonObject) }))(body).result
 const fixture = (name: string): Json => JSON.parse(readFileSync(new URL(`./fixtures/v1/${name}`, import.meta.url), "utf8")) as Json
 
 /** Every key path of a JSON value (arrays by their first element): what "the same shape" compares. */
@@ -303,13 +306,13 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
         returnTotalCount: true
       })
       expect(sorted.body).toMatchObject({ pagination: { offset: 1, pageSize: 5, totalCount: ids.length } })
-      expect((sorted.body as { result: ReadonlyArray<Json> }).result.map((c) => c["id"])).toEqual([...ids].sort((a, b) => b - a).slice(1))
+      expect(rowsOf(sorted.body).map((c) => c["id"])).toEqual([...ids].sort((a, b) => b - a).slice(1))
       const word = campaigns[0]!.name.split(" ")[0]!.toUpperCase()
       const contains = await raw("POST", "/campaigns/query", usOrg, { filters: [{ field: "name", operator: "CONTAINS", value: word, ignoreCase: true }] })
-      const names = (contains.body as { result: ReadonlyArray<Json> }).result.map((c) => String(c["name"]))
+      const names = rowsOf(contains.body).map((c) => String(c["name"]))
       expect(names.length).toBeGreaterThan(0)
       for (const name of names) expect(name.toUpperCase()).toContain(word)
-      expect((contains.body as { pagination: Json }).pagination["totalCount"]).toBeUndefined()
+      expect(Schema.decodeUnknownSync(Schema.Struct({ pagination: JsonObject }))(contains.body).pagination["totalCount"]).toBeUndefined()
     })
 
     it("deletes are soft and cascade: a deleted ad group's keywords leave the query, as on v5", async () => {
@@ -406,7 +409,7 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
       // The simulator refuses a report without a campaignId filter, so every call named campaigns: one call per
       // report for the default client, one per chunk of two (every campaign, deleted ones too) for the other.
       const all = await raw("POST", "/campaigns/query", usOrg, { filters: [{ field: "deleted", operator: "IN", value: [true, false] }], pagination: { offset: 0, pageSize: 1000 } })
-      const count = (all.body as { result: ReadonlyArray<Json> }).result.length
+      const count = rowsOf(all.body).length
       expect(count).toBeGreaterThan(campaigns.length - 1)
       const sent = calls("POST", /^\/v1\/reports\/apps\/campaigns\/query$/)
       expect(sent.map((c) => c.status)).toEqual(Array.from({ length: 10 * (Math.ceil(count / 2) + 1) }, () => 200))
@@ -544,8 +547,11 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
       await webUi(usOrg, "PUT", `/v1/adgroups/${adGroup.adGroupId}`, { status: "PAUSED" })
       const query = await raw("POST", "/change-history/query", usOrg, { options: { metadata: "latest" } })
       expect(keyPaths(query.body)).toEqual(expect.arrayContaining(keyPaths(appleSummary)))
-      const detailId = (query.body as { result: ReadonlyArray<{ metas: ReadonlyArray<Json> }> }).result[0]!.metas[0]!["detailId"]
-      expect(detailId).toBe(`AdGroup.${adGroup.adGroupId}.${String((query.body as { result: ReadonlyArray<Json> }).result[0]!["transactionId"])}`)
+      const summaries = Schema.decodeUnknownSync(Schema.Struct({
+        result: Schema.Array(Schema.Struct({ transactionId: Schema.Unknown, metas: Schema.Array(JsonObject) }))
+      }))(query.body).result
+      const detailId = summaries[0]!.metas[0]!["detailId"]
+      expect(detailId).toBe(`AdGroup.${adGroup.adGroupId}.${String(summaries[0]!.transactionId)}`)
       const answer = await raw("GET", `/change-history/${String(detailId)}`, usOrg)
       expect(keyPaths(answer.body)).toEqual(expect.arrayContaining(keyPaths(appleDetail)))
     })
@@ -603,7 +609,7 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
       const notModelled = new Set([".result[].result.creationTime", ".result[].result.modificationTime"])
       const want = keyPaths(fixture("keyword-bulk-create.response.json")).filter((path) => !notModelled.has(path))
       expect(keyPaths(answer.body)).toEqual(expect.arrayContaining(want))
-      expect((answer.body as { result: ReadonlyArray<Json> }).result.map((r) => r["correlationId"])).toEqual([1, 2])
+      expect(rowsOf(answer.body).map((r) => r["correlationId"])).toEqual([1, 2])
 
       const app = (await run(client.campaigns(usOrg)))[0]!.adamId
       const created = await raw("POST", "/campaigns", usOrg, { ...fixture("campaign-create.request.json"), promotedObjectType: "APPSTORE_APP", promotedObjectId: app })
