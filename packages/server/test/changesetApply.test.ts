@@ -38,9 +38,11 @@ const startWorker = async () => {
   worker ??= await p.startTwin(WORKER_ENV)
 }
 
+/** Stops the worker instance; its exit code (undefined when none ran). */
 const stopWorker = async (signal?: NodeJS.Signals) => {
-  await worker?.stop(signal)
+  const code = await worker?.stop(signal)
   worker = undefined
+  return code
 }
 
 const open = (onFailure: OnFailure) =>
@@ -207,7 +209,7 @@ describe("a member's failure", () => {
     expect(statuses(done)).toEqual({ [first]: "failed", [dependant]: "skipped", [independent]: "applied", [transitive]: "skipped" })
     const reasons = Object.fromEntries(done.memberActions.map((member) => [member.actionId, member.decisionReason]))
     expect(reasons[dependant]).toBe(`not applied: it depends on ${first}, which failed`)
-    expect(reasons[transitive]).toBe(`not applied: it depends on ${dependant}, which skipped`)
+    expect(reasons[transitive]).toBe(`not applied: it depends on ${dependant}, which was skipped`)
     expect(await upstreamBid(c!)).toBe(c!.bidMicros + 10_000)
     expect(await upstreamBid(b!)).toBe(b!.bidMicros)
   })
@@ -250,8 +252,57 @@ describe("a member's failure", () => {
   })
 })
 
-describe("a worker killed mid-changeset", () => {
-  it("leaves the run to another worker after the lease: every member applied once, in plan order", async () => {
+describe("a member whose apply would be demoted", () => {
+  it("fails, naming the drift, instead of waiting for a person inside the approved changeset", async () => {
+    await stopWorker()
+    const { changesetId } = await open("stop")
+    const [moved, after] = take(2)
+    const first = await addMember(changesetId, moved!)
+    const second = await addMember(changesetId, after!)
+    await submitAndApprove(changesetId)
+    // Someone changes the keyword's bid in the web UI after the approval, before the apply.
+    const outside = moved!.bidMicros + 70_000
+    await p.run(p.upstream.updateKeywords(p.account.upstreamAccountId, moved!.campaignId, moved!.adGroupId, [
+      { keywordId: moved!.keywordId, bidMicros: outside }
+    ]))
+    await startWorker()
+    const done = await settled(changesetId)
+    expect(statuses(done)).toEqual({ [first]: "failed", [second]: "skipped" })
+    expect(done.changeset.status).toBe("failed")
+    const failed = done.memberActions.find((member) => member.actionId === first)!
+    expect(failed.failure?.message).toMatch(/^not applied: drift: /)
+    expect(await upstreamBid(moved!), "the outside change is kept").toBe(outside)
+  })
+})
+
+describe("a worker stopped or killed mid-changeset", () => {
+  it("SIGTERM: the member in hand finishes, the job is handed back between members, another worker finishes the run", async () => {
+    const { changesetId } = await open("stop")
+    for (const keyword of take(40)) await addMember(changesetId, keyword)
+    // The 10th member's answer is held, so the stop arrives while that member is under way.
+    p.simulator.control.addFault({ kind: "timeout", delayMs: 2_000, process: true, method: "POST", path: KEYWORD_WRITES, nth: 10 })
+    await submitAndApprove(changesetId)
+    await waitFor(
+      "the held write to reach the upstream",
+      () => Promise.resolve(p.simulator.control.listCalls({ method: "POST", path: new RegExp(KEYWORD_WRITES), since }).length),
+      (n) => n >= 10,
+      { intervalMs: 25 }
+    )
+    expect(await stopWorker()).toBe(0)
+    const stopped = await detail(changesetId)
+    expect(stopped.changeset.status).toBe("applying")
+    expect(stopped.changeset.members.applied, "the member in hand finished").toBe(10)
+    const [job] = await p.sql<{ locked_by: string | null }>("SELECT locked_by FROM jobs WHERE changeset_id = $1", [changesetId])
+    expect(job, "handed back, not left to its lease").toEqual({ locked_by: null })
+
+    await startWorker()
+    const done = await settled(changesetId)
+    expect(done.changeset.status).toBe("applied")
+    expect(await appliedOrder(changesetId)).toEqual(done.changeset.plan!.order)
+    expect(acceptedWrites()).toHaveLength(40)
+  })
+
+  it("SIGKILL: another worker resumes the run after the lease, every member applied once, in plan order", async () => {
     const { changesetId } = await open("stop")
     const keywords = take(200)
     const added = await p.api("key", (client) =>

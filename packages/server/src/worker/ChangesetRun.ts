@@ -3,14 +3,14 @@
  * lease: the changeset marked applying, then its members in plan order, each applied exactly as a single action
  * is (Apply.ts, as a member: fenced by this job's lease, its end not the job's, failed where it would be demoted).
  * A member already applied, failed or skipped is passed over, so a run that a crash or `upstream_unavailable`
- * interrupted resumes where it was; a member whose dependency failed or was skipped is skipped. `onFailure`:
+ * interrupted (or a worker that stopped between two members) resumes where it was; a member whose dependency failed or was skipped is skipped. `onFailure`:
  * `stop` skips every member not yet applied after a failure, `continue` goes on, `rollback` stops and then
  * compensates the applied members in reverse order, at once, in this run. The changeset's end (its status and
  * event, the members left skipped) commits with the job's deletion.
  */
 import type { ActionRecord, ActionStatus } from "@acs/domain/Actions"
 import { SqlClient } from "@effect/sql"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import { type ApplyEnd, ChangesetStore } from "../actions/changesets/ChangesetStore.ts"
 import type { ChangesetRow } from "../actions/changesets/ChangesetRow.ts"
 import { kindNamed } from "../actions/kinds/Catalog.ts"
@@ -45,6 +45,12 @@ export type ChangesetOutcome =
  * member's end renews the job (in the same statement or transaction) instead of deleting it.
  */
 export const memberLease = (lease: Lease): Lease => ({ ...lease, settlement: lease.renewal, settle: lease.check })
+
+/**
+ * Whether the worker is stopping (its fiber was interrupted): the run is uninterruptible, as an apply is, and
+ * looks between members, where handing the job back loses nothing (a long changeset must not hold a shutdown).
+ */
+const stopping = Effect.map(Effect.exit(Effect.interruptible(Effect.void)), Exit.isInterrupted)
 
 const TERMINAL: ReadonlySet<ActionStatus> = new Set(["applied", "failed", "skipped", "reverted", "rejected", "expired"])
 
@@ -158,9 +164,10 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
         for (const actionId of order) {
           if (stoppedBy !== undefined) break
           if (TERMINAL.has(status.get(actionId)!)) continue
+          if (yield* stopping) return { _tag: "Retry", error: "the worker stopped mid-changeset", retryAfterMs: 0, progressed: true } satisfies ChangesetOutcome
           const blocking = byId.get(actionId)!.dependsOn.find((dependency) => status.get(dependency) === "failed" || status.get(dependency) === "skipped")
           if (blocking !== undefined) {
-            yield* settled(sql, fenced, transitions.skipMembers([actionId], `not applied: it depends on ${blocking}, which ${status.get(blocking)}`))
+            yield* settled(sql, fenced, transitions.skipMembers([actionId], `not applied: it depends on ${blocking}, which ${status.get(blocking) === "failed" ? "failed" : "was skipped"}`))
             status.set(actionId, "skipped")
             continue
           }
