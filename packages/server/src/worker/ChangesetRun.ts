@@ -75,7 +75,9 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
         Effect.orDie
       )
 
-    const failure = (message: string) => ({ step: null, stepName: null, message, upstreamRequestId: null })
+    /** Fails a member (or a compensation) that did not end by itself, behind the lease. */
+    const failMember = (actionId: string, message: string, lease: Lease) =>
+      settled(sql, lease, transitions.fail(actionId, { step: null, stepName: null, message, upstreamRequestId: null }))
 
     /**
      * The compensating action of an applied member, recorded approved (it applies at once, in this run) and
@@ -146,12 +148,13 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
             if (outcome._tag === "LeaseLost") return outcome
             if (outcome._tag === "Retry") {
               if (!lastAttempt) return retry(outcome.error, outcome.retryAfterMs)
-              yield* apply.fail(byId.get(actionId)!, failure(`upstream_unavailable: gave up after ${job.attempts} attempts: ${outcome.error}`), fenced)
+              yield* failMember(actionId, `upstream_unavailable: gave up after ${job.attempts} attempts: ${outcome.error}`, fenced)
               return "failed" as const
             }
-            // Still pending only when its account is gone: nothing can apply it.
-            if (outcome.status === undefined || !TERMINAL.has(outcome.status)) {
-              yield* apply.fail(byId.get(actionId)!, failure("not_found: its account is gone"), fenced)
+            // Still pending only when its account is gone: nothing can apply it. (A compensation a person's
+            // revert queued earlier stays `proposed`, for that person to decide.)
+            if (outcome.status === undefined || outcome.status === "approved" || outcome.status === "applying") {
+              yield* failMember(actionId, "not_found: its account is gone", fenced)
               return "failed" as const
             }
             return outcome.status
@@ -223,7 +226,32 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
         Effect.withSpan("ChangesetRun.run", { attributes: { changesetId: job.changesetId } })
       )
 
-    return { run } as const
+    /**
+     * Ends a run that keeps crashing (a defect, not the upstream): every member still pending fails with
+     * `message` and the changeset ends as its members did, with the job, so it does not retry forever.
+     */
+    const giveUp = (job: ChangesetJob, lease: Lease, message: string) =>
+      Effect.gen(function*() {
+        const changeset = yield* store.find(job.projectId, job.changesetId)
+        if (changeset === undefined) return
+        const members = yield* readMembers(job.changesetId)
+        const pending = members.filter((member) => !TERMINAL.has(member.status))
+        yield* settled(
+          sql,
+          lease,
+          Effect.gen(function*() {
+            for (const member of pending) {
+              yield* transitions.fail(member.actionId, { step: null, stepName: null, message, upstreamRequestId: null })
+            }
+            yield* store.finish(
+              job.changesetId,
+              applyEnd(members.map((member) => pending.includes(member) ? "failed" : member.status), false)
+            )
+          })
+        )
+      })
+
+    return { run, giveUp } as const
   }),
   // Apply (over the upstream port) comes from the application layer.
   dependencies: [ChangesetStore.Default, Transitions.Default]

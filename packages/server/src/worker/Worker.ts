@@ -70,6 +70,13 @@ export const WorkerLive = Layer.scopedDiscard(
         )
         if (outcome._tag === "LeaseLost") return true
         if (outcome._tag === "Done") return outcome.settled || (yield* jobs.complete(job.jobId, workerId))
+        // The upstream's unavailability is given up on inside the run (its last attempt); what is left is a crash.
+        if (!outcome.progressed && job.attempts >= config.maxAttempts) {
+          return yield* changesets.giveUp(job, lease, `internal error: gave up after ${job.attempts} attempts: ${outcome.error}`).pipe(
+            Effect.as(true),
+            Effect.catchTag("LeaseLost", () => Effect.succeed(false))
+          )
+        }
         // Progress made: the next attempt is soon and counts afresh.
         const delay = retryDelayMs(outcome.progressed ? 1 : job.attempts, outcome.retryAfterMs)
         return yield* jobs.retryLater(job.jobId, workerId, delay, outcome.error, outcome.progressed)
