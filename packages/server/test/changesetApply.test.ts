@@ -302,6 +302,37 @@ describe("a worker stopped or killed mid-changeset", () => {
     expect(acceptedWrites()).toHaveLength(40)
   })
 
+  it("SIGKILL during a rollback: another worker finishes the compensations, each written once", async () => {
+    const { changesetId } = await open("rollback")
+    const keywords = take(4)
+    for (const keyword of keywords) await addMember(changesetId, keyword)
+    // The third member fails; the first compensation's write (the fourth write) lands but its answer is held.
+    p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: KEYWORD_WRITES, nth: 3 })
+    p.simulator.control.addFault({ kind: "timeout", delayMs: 30_000, process: true, method: "POST", path: KEYWORD_WRITES, nth: 4 })
+    await submitAndApprove(changesetId)
+    await waitFor(
+      "the first compensation's write to reach the upstream",
+      () => Promise.resolve(p.simulator.control.listCalls({ method: "POST", path: new RegExp(KEYWORD_WRITES), since }).length),
+      (n) => n >= 4,
+      { intervalMs: 25 }
+    )
+    await stopWorker("SIGKILL")
+    expect((await detail(changesetId)).changeset.status).toBe("applying")
+
+    await startWorker()
+    const done = await settled(changesetId)
+    expect(done.changeset.status).toBe("failed")
+    const byId = statuses(done)
+    expect(done.changeset.plan!.order.map((id) => byId[id])).toEqual(["reverted", "reverted", "failed", "skipped"])
+    for (const keyword of keywords) expect(await upstreamBid(keyword)).toBe(keyword.bidMicros)
+    // Two members, one failure, two compensations: the held one not written again.
+    expect(p.simulator.control.listCalls({ method: "POST", path: new RegExp(KEYWORD_WRITES), since })).toHaveLength(5)
+    const compensations = await p.sql<{ n: number }>("SELECT count(*)::int AS n FROM actions WHERE revert_of = ANY($1::text[])", [
+      done.changeset.plan!.order
+    ])
+    expect(compensations[0]!.n, "one compensation per applied member").toBe(2)
+  })
+
   it("SIGKILL: another worker resumes the run after the lease, every member applied once, in plan order", async () => {
     const { changesetId } = await open("stop")
     const keywords = take(200)
