@@ -39,6 +39,7 @@ import { Reads } from "./warehouse/Reads.ts"
 import { Syncs } from "./warehouse/Syncs.ts"
 import { SyncRuns } from "./warehouse/SyncRuns.ts"
 import { Apply } from "./worker/Apply.ts"
+import { ChangesetRun } from "./worker/ChangesetRun.ts"
 import { Jobs } from "./queue/Jobs.ts"
 import { ChangeHistoryPollLive } from "./worker/ChangeHistoryPoll.ts"
 import { WorkerLive } from "./worker/Worker.ts"
@@ -81,7 +82,8 @@ export const ServicesLive = Layer.mergeAll(
   EventLog.Default,
   EventStream.Default,
   Webhooks.Default,
-  ApprovalExpiry.Default
+  ApprovalExpiry.Default,
+  ChangesetRun.Default
 ).pipe(
   Layer.provideMerge(Proposals.Default),
   Layer.provideMerge(RecordOutsideChangesAfterSync),

@@ -20,6 +20,7 @@ import { RateLimits } from "../src/limits/RateLimits.ts"
 import { Jobs } from "../src/queue/Jobs.ts"
 import { makeEntityWrites, readEntities } from "../src/warehouse/SyncEntities.ts"
 import { Apply } from "../src/worker/Apply.ts"
+import { ChangesetRun } from "../src/worker/ChangesetRun.ts"
 import { WorkerLive } from "../src/worker/Worker.ts"
 import { WAIT_MS } from "./support/wait.ts"
 
@@ -54,7 +55,7 @@ const reviewer: Principal = {
 
 const TestLayer = WorkerLive.pipe(
   Layer.provideMerge(Access.Default),
-  Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, Jobs.Default)),
+  Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, Jobs.Default, ChangesetRun.Default)),
   // One embedded database under all three: their Test layers share it when built together.
   Layer.provideMerge(Layer.mergeAll(Proposals.Test, Approvals.Test, Apply.Test)),
   Layer.provide(UpstreamPortLive),

@@ -1,5 +1,5 @@
 /**
- * The apply queue: one `jobs` row per approved action, claimed with `FOR UPDATE SKIP LOCKED` under a lease.
+ * The apply queue: one `jobs` row per approved action or approved changeset, claimed with `FOR UPDATE SKIP LOCKED` under a lease.
  * A heartbeat extends the lease while the apply runs; a lease that ran out (its instance died) makes the job
  * claimable again, which is the rescue. `NOTIFY acs_jobs` on enqueue wakes idle workers on every instance.
  * `locked_by` is the fence: a worker whose job was rescued can no longer renew, complete or give it back.
@@ -12,16 +12,24 @@ import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
 export const JOBS_CHANNEL = "acs_jobs"
 
-/** A claimed job as `claimNext` answers it. */
-export const ClaimedJob = Schema.Struct({
+/** What every claimed job carries, whatever it applies. */
+const claimedFields = {
   jobId: Schema.String,
-  actionId: Schema.String,
   projectId: Schema.String,
   attempts: Schema.Number,
   /** The traceparent of what queued the apply (a proposal, an approval, a revert), and of the proposal. */
   jobTraceParent: Schema.NullOr(Schema.String),
   actionTraceParent: Schema.NullOr(Schema.String)
-})
+}
+
+/**
+ * A claimed job as `claimNext` answers it: one action's apply, or an approved changeset's (its members applied
+ * in plan order under this one job's lease); exactly one of the two ids is set.
+ */
+export const ClaimedJob = Schema.Union(
+  Schema.Struct({ ...claimedFields, actionId: Schema.String, changesetId: Schema.Null }),
+  Schema.Struct({ ...claimedFields, actionId: Schema.Null, changesetId: Schema.String })
+)
 export type ClaimedJob = typeof ClaimedJob.Type
 const decodeClaimed = Schema.decodeUnknown(Schema.Array(ClaimedJob))
 
@@ -54,7 +62,7 @@ export const claimNext = (sql: SqlClient.SqlClient, workerId: string, leaseMs: n
       ORDER BY run_at
       LIMIT 1
       FOR UPDATE SKIP LOCKED)
-    RETURNING job_id, action_id, project_id, attempts, trace_parent AS job_trace_parent,
+    RETURNING job_id, action_id, changeset_id, project_id, attempts, trace_parent AS job_trace_parent,
       (SELECT a.trace_parent FROM actions a WHERE a.action_id = jobs.action_id) AS action_trace_parent`
 
 /** When the next job is due, in ms from now (null for none), as a scalar subquery. */
@@ -129,11 +137,13 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
 
     /**
      * Gives the job back to run again after `delayMs` (a retryable upstream failure, or a graceful stop);
-     * false (and nothing done) when it is no longer this worker's.
+     * false (and nothing done) when it is no longer this worker's. `progressed`: the attempt got somewhere (a
+     * changeset's run applied members before the upstream went away), so its attempts count afresh: they bound
+     * the attempts that achieve nothing, not the length of a long run.
      */
-    const retryLater = (jobId: string, workerId: string, delayMs: number, error: string | null) =>
+    const retryLater = (jobId: string, workerId: string, delayMs: number, error: string | null, progressed = false) =>
       sql`UPDATE jobs SET locked_by = NULL, lease_until = NULL, last_error = ${error},
-            run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000})
+            run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000})${progressed ? sql`, attempts = 0` : sql``}
           WHERE job_id = ${jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie

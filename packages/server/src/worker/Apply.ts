@@ -9,6 +9,7 @@
  * owner. The write that ends the run deletes the job with it, so the outcome and the job's end commit together
  * (docs/decisions/pipeline.md).
  */
+import type { ActionRecord, ActionStatus } from "@acs/domain/Actions"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Option, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
@@ -35,8 +36,11 @@ import { makeWriteFence } from "./WriteFence.ts"
  * the lease was lost (another worker may own the job now and settles it).
  */
 export type ApplyOutcome =
-  /** `settled`: the job was deleted with the outcome's state change; otherwise the worker completes it. */
-  | { readonly _tag: "Done"; readonly settled: boolean }
+  /**
+   * `settled`: the job was deleted with the outcome's state change; otherwise the worker completes it. `status`:
+   * where the action is now (undefined: it is gone, or its account is).
+   */
+  | { readonly _tag: "Done"; readonly settled: boolean; readonly status: ActionStatus | undefined }
   | { readonly _tag: "Retry"; readonly error: string; readonly retryAfterMs: number | undefined }
   | { readonly _tag: "LeaseLost" }
 
@@ -52,7 +56,17 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
 
     const failure = (message: string, upstreamRequestId: string | null = null) => ({ step: null, stepName: null, message, upstreamRequestId })
 
-    const runAction = <P>(definition: KindDefinition<P>, starting: Starting, account: AccountRecord, lease: Lease) =>
+    /**
+     * A changeset's member is never demoted: inside an approved changeset there is no queue of its own to wait
+     * in, so what would demote it (a drift, the policy no longer clearing it) fails it, naming the reasons.
+     */
+    const held = (action: ActionRecord, reasons: ReadonlyArray<string>, lease: Lease, member: boolean) =>
+      member
+        ? fail(action, failure(`not applied: ${reasons.join("; ")}`), lease).pipe(Effect.as<ActionStatus>("failed"))
+        : demote(action, reasons, lease).pipe(Effect.as<ActionStatus>("proposed"))
+
+    /** Where the run ends the action (its job ended with it). */
+    const runAction = <P>(definition: KindDefinition<P>, starting: Starting, account: AccountRecord, lease: Lease, member: boolean) =>
       Effect.gen(function*() {
         const { action, before, run } = starting
         const payload = yield* Schema.decodeUnknown(definition.payload)(action.payload).pipe(Effect.orDie)
@@ -64,8 +78,8 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           namedCampaign: starting.namedCampaign,
           begun: before.length > 0
         })
-        if (verdict._tag === "Demote") return yield* demote(action, verdict.reasons, lease)
-        if (verdict._tag === "Fail") return yield* fail(action, failure(verdict.message), lease)
+        if (verdict._tag === "Demote") return yield* held(action, verdict.reasons, lease, member)
+        if (verdict._tag === "Fail") return yield* fail(action, failure(verdict.message), lease).pipe(Effect.as<ActionStatus>("failed"))
         const fence = makeWriteFence(lease.check)
         const client = fence.fenced(yield* connections.clientFor(account.orgId, { reuse: true, saved: starting.connection }))
         const outcome = yield* runSteps(definition, action, run, payload, client, account, before, lease, fence)
@@ -73,11 +87,11 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           case "Unavailable":
             return yield* outcome.error
           case "Drift":
-            return yield* demote(action, [`drift: ${outcome.reason}${yield* whoChanged(client, account, action)}`], lease)
+            return yield* held(action, [`drift: ${outcome.reason}${yield* whoChanged(client, account, action)}`], lease, member)
           case "Failed":
             // The kept client's credentials were refused (a token refresh): a new client next time, the connection marked.
             if (outcome.refusedCredentials !== null) yield* connections.refused(account.orgId, outcome.refusedCredentials)
-            return yield* fail(action, outcome.failure, lease, { readOnly: outcome.readOnly })
+            return yield* fail(action, outcome.failure, lease, { readOnly: outcome.readOnly }).pipe(Effect.as<ActionStatus>("failed"))
           case "Applied": {
             // One statement ends the run: the job's deletion fences the last step's record, the write-back and
             // the status change with its event (and, for a compensation, its original's reversal).
@@ -93,41 +107,42 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             if (!ended.fenced) return yield* lease.lost
             yield* Effect.logInfo("action applied").pipe(Effect.annotateLogs({ actionId: action.actionId, kind: action.kind }))
             yield* observeApplyLag(action.kind, ((yield* Clock.currentTimeMillis) - Date.parse(action.decidedAt ?? action.created_at)) / 1000)
+            return ended.applied ? "applied" : action.status
           }
         }
       })
 
-    const done = (settledJob: boolean): ApplyOutcome => ({ _tag: "Done", settled: settledJob })
+    const done = (settledJob: boolean, status: ActionStatus | undefined): ApplyOutcome => ({ _tag: "Done", settled: settledJob, status })
 
-    const pending = (start: Starting | undefined): start is Starting =>
-      start !== undefined && (start.action.status === "approved" || start.action.status === "applying")
+    const pending = (start: Starting) => start.action.status === "approved" || start.action.status === "applying"
 
     /**
      * Runs one claimed action to a terminal or demoted state (ending its job in the same transaction), or says
      * to retry it later. `lease` guards every write: once it fails, the apply stops where it is and the
-     * outcome is `LeaseLost`.
+     * outcome is `LeaseLost`. `member`: a changeset's member, applied under its changeset's lease (whose
+     * `settlement` then only renews it: the run's end is not the job's) and failed where it would be demoted.
      */
-    const apply = (actionId: string, projectId: string, lease: Lease, carried: StartingRow | undefined) =>
+    const apply = (actionId: string, projectId: string, lease: Lease, carried: StartingRow | undefined, member = false) =>
       Effect.gen(function*() {
         let found = carried === undefined ? undefined : startFrom(carried)
         // The claim read the action with its statement's snapshot, which may predate a re-enqueue the claim
         // saw (an approval committed meanwhile): "nothing to do" is confirmed by a read of its own.
-        if (!pending(found)) {
+        if (found === undefined || !pending(found)) {
           const read = yield* readStartingPoint(sql, projectId, actionId)
           found = read === undefined ? undefined : startFrom(read)
         }
         // A job whose action was decided or applied meanwhile has nothing left to do.
-        if (!pending(found)) return done(false)
+        if (found === undefined || !pending(found)) return done(false, found?.action.status)
         const starting = found
         const { account, action } = starting
-        if (account === undefined) return done(false)
+        if (account === undefined) return done(false, undefined)
         const failed = (message: string, upstreamRequestId: string | null = null, readOnly = false) =>
-          fail(action, failure(message, upstreamRequestId), lease, { readOnly }).pipe(Effect.as(done(true)))
+          fail(action, failure(message, upstreamRequestId), lease, { readOnly }).pipe(Effect.as(done(true, "failed")))
         // Outside changes are recorded applied and never queued; nothing applies them.
-        if (action.kind === "external_change") return done(false)
-        return yield* kindNamed(action.kind).use((definition) => runAction(definition, starting, account, lease)).pipe(
+        if (action.kind === "external_change") return done(false, action.status)
+        return yield* kindNamed(action.kind).use((definition) => runAction(definition, starting, account, lease, member)).pipe(
           // Every way through runAction ends the run with its job (or fails, below).
-          Effect.as(done(true)),
+          Effect.map((status) => done(true, status)),
           Effect.catchTags({
             UpstreamUnavailable: (error) =>
               records.markApplying(action, lease).pipe(

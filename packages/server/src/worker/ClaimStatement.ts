@@ -4,7 +4,8 @@
  * needs to start (StartingPoint.ts), and when there is nothing to claim it answers when the next job is due: an
  * idle worker's round trip, not two. With a job, `moreDue` says whether another was claimable too (read before
  * this claim's own update, hence the exclusion): without one, the worker waits for a wake before claiming again
- * instead of finding nothing.
+ * instead of finding nothing. A changeset's job is claimed by the same statement (one more column); it carries
+ * nothing, its members are read by its run (ChangesetRun.ts).
  */
 import type { SqlClient } from "@effect/sql"
 import { Effect, type ParseResult, Schema } from "effect"
@@ -15,6 +16,8 @@ import { decodeStartingRow, startingPoint, type StartingRow } from "./StartingPo
 const ClaimRow = Schema.Struct({
   jobId: Schema.NullOr(Schema.String),
   actionId: Schema.NullOr(Schema.String),
+  /** Aliased: the carried action's own `changeset_id` is beside it. */
+  jobChangesetId: Schema.NullOr(Schema.String),
   projectId: Schema.NullOr(Schema.String),
   jobAttempts: Schema.NullOr(Schema.Number),
   jobTraceParent: Schema.NullOr(Schema.String),
@@ -34,17 +37,23 @@ const claimedFrom = (raw: object | undefined): Effect.Effect<Claimed, ParseResul
   raw === undefined
     ? Effect.succeed({ job: undefined, dueInMs: null })
     : Effect.flatMap(decodeClaimRow(raw), (row): Effect.Effect<Claimed, ParseResult.ParseError> => {
-      if (row.jobId === null || row.actionId === null || row.projectId === null || row.jobAttempts === null) {
+      if (row.jobId === null || row.projectId === null || row.jobAttempts === null) {
         return Effect.succeed({ job: undefined, dueInMs: row.dueInMs === null ? null : Number(row.dueInMs) })
       }
-      const job: ClaimedJob = {
+      const common = {
         jobId: row.jobId,
-        actionId: row.actionId,
         projectId: row.projectId,
         attempts: row.jobAttempts,
         jobTraceParent: row.jobTraceParent,
         actionTraceParent: row.actionTraceParent
       }
+      // A job names an action or a changeset (never both: the table's check); a changeset's carries no starting point.
+      const job: ClaimedJob | undefined = row.actionId !== null
+        ? { ...common, actionId: row.actionId, changesetId: null }
+        : row.jobChangesetId !== null
+        ? { ...common, actionId: null, changesetId: row.jobChangesetId }
+        : undefined
+      if (job === undefined) return Effect.succeed({ job: undefined, dueInMs: null })
       return Effect.map(
         row.found === true ? decodeStartingRow(raw) : Effect.succeed(undefined),
         (carried) => ({ job, carried, moreDue: row.moreDue === true })
@@ -54,7 +63,7 @@ const claimedFrom = (raw: object | undefined): Effect.Effect<Claimed, ParseResul
 export const claimOrNextDue = (sql: SqlClient.SqlClient, workerId: string, leaseMs: number) =>
   sql`/* prepared */
     WITH claimed AS (${claimNext(sql, workerId, leaseMs)})
-    SELECT carried.*, claimed.job_id, claimed.action_id, claimed.project_id, claimed.attempts AS job_attempts,
+    SELECT carried.*, claimed.job_id, claimed.action_id, claimed.changeset_id AS job_changeset_id, claimed.project_id, claimed.attempts AS job_attempts,
       claimed.job_trace_parent, claimed.action_trace_parent,
       -- The scan for the next due time runs only when nothing was claimed (an InitPlan runs when first used).
       CASE WHEN claimed.job_id IS NULL THEN ${nextDueInMs(sql)} END AS due_in_ms,

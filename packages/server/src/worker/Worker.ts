@@ -16,6 +16,7 @@ import { DatabaseMode } from "../db/Database.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
 import { Apply } from "./Apply.ts"
+import { type ChangesetOutcome, ChangesetRun } from "./ChangesetRun.ts"
 import { claimOrNextDue } from "./ClaimStatement.ts"
 import type { Lease } from "./Lease.ts"
 import type { StartingRow } from "./StartingPoint.ts"
@@ -42,6 +43,7 @@ export const WorkerLive = Layer.scopedDiscard(
     const sql = yield* SqlClient.SqlClient
     const jobs = yield* Jobs
     const apply = yield* Apply
+    const changesets = yield* ChangesetRun
     const ledger = yield* Ledger
     const signal = yield* WorkerSignal
     const idempotency = yield* Idempotency
@@ -54,6 +56,31 @@ export const WorkerLive = Layer.scopedDiscard(
         Effect.zipRight(Ref.set(lost, true)),
         Effect.delay(Duration.millis(Math.floor(config.leaseMs / 3)))
       )
+
+    /** A changeset's job: its run settles or gives back the job as an action's apply does, its last attempt inside the run. */
+    const processChangeset = (job: ClaimedJob & { readonly changesetId: string }, lease: Lease, workerId: string) =>
+      Effect.gen(function*() {
+        const outcome = yield* changesets.run(job, lease, job.attempts >= config.maxAttempts).pipe(
+          Effect.catchAllDefect((defect) =>
+            Effect.logError("changeset apply crashed; the job will be retried").pipe(
+              Effect.annotateLogs({ changesetId: job.changesetId, defect: String(defect) }),
+              Effect.as<ChangesetOutcome>({ _tag: "Retry", error: "internal error during apply", retryAfterMs: undefined, progressed: false })
+            )
+          )
+        )
+        if (outcome._tag === "LeaseLost") return true
+        if (outcome._tag === "Done") return outcome.settled || (yield* jobs.complete(job.jobId, workerId))
+        // The upstream's unavailability is given up on inside the run (its last attempt); what is left is a crash.
+        if (!outcome.progressed && job.attempts >= config.maxAttempts) {
+          return yield* changesets.giveUp(job, lease, `internal error: gave up after ${job.attempts} attempts: ${outcome.error}`).pipe(
+            Effect.as(true),
+            Effect.catchTag("LeaseLost", () => Effect.succeed(false))
+          )
+        }
+        // Progress made: the next attempt is soon and counts afresh.
+        const delay = retryDelayMs(outcome.progressed ? 1 : job.attempts, outcome.retryAfterMs)
+        return yield* jobs.retryLater(job.jobId, workerId, delay, outcome.error, outcome.progressed)
+      })
 
     const processJob = (job: ClaimedJob, carried: StartingRow | undefined, workerId: string) =>
       Effect.gen(function*() {
@@ -75,6 +102,17 @@ export const WorkerLive = Layer.scopedDiscard(
           })
         }
         const beating = yield* Effect.fork(Effect.interruptible(heartbeat(job, workerId, lost)))
+        if (job.changesetId !== null) {
+          const changesetSettled = yield* processChangeset({ ...job, changesetId: job.changesetId }, lease, workerId).pipe(
+            Effect.ensuring(Fiber.interrupt(beating))
+          )
+          if (!changesetSettled) {
+            yield* Effect.logWarning("lease lost before the job was settled: it is left to the worker that holds it now").pipe(
+              Effect.annotateLogs({ changesetId: job.changesetId, jobId: job.jobId })
+            )
+          }
+          return
+        }
         const outcome = yield* apply.apply(job.actionId, job.projectId, lease, carried).pipe(
           Effect.ensuring(Fiber.interrupt(beating)),
           Effect.catchAllDefect((defect) =>
@@ -116,7 +154,11 @@ export const WorkerLive = Layer.scopedDiscard(
           root: true,
           kind: "consumer",
           ...HOT_SPAN,
-          attributes: { actionId: job.actionId, projectId: job.projectId, attempt: job.attempts },
+          attributes: {
+            ...(job.changesetId === null ? { actionId: job.actionId } : { changesetId: job.changesetId }),
+            projectId: job.projectId,
+            attempt: job.attempts
+          },
           links: [
             ...linkTo(job.actionTraceParent, { "acs.link": "proposal" }),
             ...(job.jobTraceParent === job.actionTraceParent ? [] : linkTo(job.jobTraceParent, { "acs.link": "queued_by" }))

@@ -15,7 +15,7 @@ import { lockAccount } from "../../policy/AutoApplyWindow.ts"
 import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { kindNamed } from "../kinds/Catalog.ts"
-import type { Ids } from "../kinds/Kind.ts"
+import { compensationOf } from "./Compensation.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
 import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
 import { actorOf } from "./Proposals.ts"
@@ -60,11 +60,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
           return yield* refuse(`it was already reverted by ${original.revertedBy ?? "an earlier revert"}`)
         }
         if (original.status !== "applied") return yield* refuse(`it is ${original.status}, not applied`)
-        const kind = kindNamed(original.kind)
-        const inverse = kind.use((definition) => {
-          const payload = Schema.decodeUnknownSync(definition.payload)(original.payload)
-          return definition.inverse?.(payload, (original.result ?? {}) as Ids)
-        })
+        const inverse = compensationOf(original)
         if (inverse === undefined) return yield* refuse(`${original.kind} has no compensating change`)
         const compensation = kindNamed(inverse.kind)
         // Drift since the apply: the compensating payload's prior state is what the original applied.
