@@ -19,9 +19,9 @@ import { lockAccount } from "../../policy/AutoApplyWindow.ts"
 import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { kindNamed } from "../kinds/Catalog.ts"
-import type { Ids } from "../kinds/Kind.ts"
 import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
 import { decodeActionIds } from "../pipeline/ActionRow.ts"
+import { compensationOf } from "../pipeline/Compensation.ts"
 import { Ledger } from "../pipeline/Ledger.ts"
 import { actorOf } from "../pipeline/Proposals.ts"
 import { Transitions } from "../pipeline/Transitions.ts"
@@ -72,10 +72,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
         const refuse = (why: string): CheckedMember => ({ member, verdict: "not_revertible", why, compensation: undefined })
         if (member.status === "reverted" || member.revertedBy !== null) return refuse(`already reverted by ${member.revertedBy ?? "an earlier revert"}`)
         if (member.status !== "applied") return refuse(`it was not applied (${member.status})`)
-        if (member.kind === "external_change") return refuse("it is a change made outside acs")
-        const inverse = kindNamed(member.kind).use((definition) =>
-          definition.inverse?.(Schema.decodeUnknownSync(definition.payload)(member.payload), (member.result ?? {}) as Ids)
-        )
+        const inverse = compensationOf(member)
         if (inverse === undefined) return refuse(`${member.kind} has no compensating change`)
         const client = yield* connections.clientFor(grant.account.orgId)
         // The compensation's prior state is what the member wrote: drift from it is a change since.
