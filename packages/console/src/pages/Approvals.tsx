@@ -81,8 +81,8 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
   const [decided, setDecided] = useState<ReadonlyArray<Decided>>([])
   const [busy, setBusy] = useState(false)
   const [rejectingChangeset, setRejectingChangeset] = useState<Changeset | null>(null)
-  /** An approval refused, by changeset: shown on its card until the next decision. */
-  const [refusals, setRefusals] = useState<ReadonlyMap<string, ApiFailure>>(new Map())
+  /** An approval refused, by changeset, with the plan it was about: a plan submitted again since is reviewed afresh. */
+  const [refusals, setRefusals] = useState<ReadonlyMap<string, { readonly planHash: string | null; readonly failure: ApiFailure }>>(new Map())
   const [decidedChangesets, setDecidedChangesets] = useState<ReadonlyArray<DecidedChangeset>>([])
 
   const queue = useLoad<Queue>(async () => {
@@ -117,7 +117,7 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
     setBusy(false)
     setRefusals((r) => {
       const next = new Map(r)
-      if (Either.isLeft(answer)) next.set(changeset.changesetId, answer.left)
+      if (Either.isLeft(answer)) next.set(changeset.changesetId, { planHash: changeset.planHash, failure: answer.left })
       else next.delete(changeset.changesetId)
       return next
     })
@@ -171,6 +171,10 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
     })
 
   const q = queue.data
+  const refusalOf = (changeset: Changeset) => {
+    const refusal = refusals.get(changeset.changesetId)
+    return refusal !== undefined && refusal.planHash === changeset.planHash ? refusal.failure : undefined
+  }
   const chosen = q?.actions.filter((a) => selected.has(a.actionId)) ?? []
   const canApprove = session.me.canApprove
 
@@ -209,7 +213,7 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
                   ttlHours={ttlHours(q.settings)}
                   now={now}
                   busy={busy}
-                  failure={refusals.get(changeset.changesetId)}
+                  failure={refusalOf(changeset)}
                   onApprove={() => decideChangeset(changeset, "approved")}
                   onReject={() => setRejectingChangeset(changeset)}
                 />
