@@ -197,4 +197,48 @@ describe("changesets in the console", () => {
     await card.waitFor({ state: "detached", timeout: WAIT_MS })
     expect(["approved", "applying", "applied"]).toContain(await changesetStatus(changeset.changesetId))
   })
+
+  it("tells the person a changeset they opened needs another approver, as the server would answer, and lets them withdraw it once", async () => {
+    await page.goto(`${p.server.baseUrl}/#/approvals`)
+    await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+    const campaign = freshCampaign()
+    const opened = await p.api("person", (client) => client.changesets.openChangeset({ path: path(), payload: { title: "My own raise" } }))
+    await p.api("person", (client) =>
+      client.proposals.proposeBudgetChange({
+        path: path(),
+        payload: {
+          campaignId: campaign.campaignId,
+          newDailyBudgetMicros: Math.round((campaign.dailyBudgetMicros * 1.1) / 10_000) * 10_000,
+          reason: "mine",
+          changesetId: opened.changesetId
+        },
+        urlParams: {},
+        headers: {}
+      }))
+    const submitted = await p.api("person", (client) =>
+      client.changesets.submitChangeset({ path: { ...path(), changesetId: opened.changesetId }, urlParams: {} }))
+    // A raise without a CPA target band queues, even for a person.
+    expect(submitted.status).toBe("queued")
+    const card = changesetCard(opened.changesetId)
+    await card.getByRole("note").getByText("You proposed this change yourself: another approver must approve it (you may still withdraw it).")
+      .waitFor({ timeout: WAIT_MS })
+    await expect(card.getByRole("button", { name: "Approve changeset" }).count()).resolves.toBe(0)
+    // The server agrees: the person's approval is refused by four eyes.
+    const refused = await p.as("person", "POST", `/accounts/${p.account.projectId}/changesets/${opened.changesetId}/approve`, {
+      planHash: submitted.planHash
+    })
+    expect(refused.status).toBe(403)
+    await expectAccessible("the person's own changeset")
+
+    await card.getByRole("button", { name: "Withdraw…" }).click()
+    const dialog = page.getByRole("dialog", { name: "Reject this change?" })
+    await dialog.getByText("Changeset “My own raise” and its 1 member").waitFor({ timeout: WAIT_MS })
+    await dialog.getByLabel("Reason (the proposer sees it)").fill("not now")
+    await dialog.getByRole("button", { name: "Reject" }).click()
+    await card.waitFor({ state: "detached", timeout: WAIT_MS })
+    await page.locator(`.recent li[data-changeset-id="${opened.changesetId}"]`).getByText("rejected", { exact: true }).waitFor({ timeout: WAIT_MS })
+    const detail = await p.api("key", (client) => client.changesets.getChangeset({ path: { ...path(), changesetId: opened.changesetId } }))
+    expect(detail.changeset).toMatchObject({ status: "rejected", decisionReason: "not now" })
+    expect(detail.memberActions.map((m) => m.status)).toEqual(["rejected"])
+  })
 })

@@ -277,7 +277,7 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
           <ul>
             {(recentChangesets.data ?? []).map((cs) => (
               <li key={cs.changesetId} data-changeset-id={cs.changesetId}>
-                <StatusBadge status={cs.status} /> Changeset “{cs.title}” ({cs.members.total} member{cs.members.total === 1 ? "" : "s"})
+                <StatusBadge status={cs.status} /> Changeset “{cs.title}” ({plural(cs.members.total, "member")})
                 {" "}<a href={`#/ledger/${encodeURIComponent(cs.projectId)}`}>ledger</a>
               </li>
             ))}
@@ -293,7 +293,7 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
       )}
       {rejectingChangeset !== null && (
         <RejectDialog
-          summaries={[`Changeset “${rejectingChangeset.title}” and its ${rejectingChangeset.members.total} members`]}
+          summaries={[`Changeset “${rejectingChangeset.title}” and its ${plural(rejectingChangeset.members.total, "member")}`]}
           onCancel={() => setRejectingChangeset(null)}
           onReject={(reason) => {
             const changeset = rejectingChangeset
@@ -316,6 +316,8 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
     </section>
   )
 }
+
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`
 
 /** The server's reason as a sentence: capitalised, with a full stop. */
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}.`
