@@ -9,7 +9,7 @@ import type { ActionRecord, PendingAction } from "@acs/domain/Actions"
 import type { Changeset } from "@acs/domain/Changesets"
 import type { Settings } from "@acs/domain/Settings"
 import { Either } from "effect"
-import { useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import { api, type ApiFailure, apiOrThrow } from "../api.ts"
 import { mayDecideChangeset } from "../changesets.ts"
 import { Dialog, DiffTable, Notice, StatusBadge } from "../components.tsx"
@@ -36,27 +36,56 @@ const moves = (type: string) => type.startsWith("action.") || type.startsWith("c
 
 const failureOf = <A,>(answer: Either.Either<A, ApiFailure>): string | undefined => (Either.isLeft(answer) ? answer.left.message : undefined)
 
+/**
+ * A queued changeset's members, by its plan: they change only when it is submitted again (a new plan hash), so
+ * the page's live re-reads cost one list per account, not one read per changeset (the read rate limit).
+ */
+const membersByPlan = new Map<string, ReadonlyArray<ActionRecord>>()
+/** Campaign names by account, read once per page visit: a card names campaigns, which rarely change. */
+const campaignNamesByAccount = new Map<string, ReadonlyMap<string, string>>()
+
+const membersOf = async (changeset: Changeset): Promise<Either.Either<ReadonlyArray<ActionRecord>, ApiFailure>> => {
+  const key = `${changeset.changesetId}:${changeset.planHash ?? ""}`
+  const known = membersByPlan.get(key)
+  if (known !== undefined) return Either.right(known)
+  const detail = await api((c) => c.changesets.getChangeset({ path: { projectId: changeset.projectId, changesetId: changeset.changesetId } }))
+  if (Either.isRight(detail) && detail.right.changeset.planHash === changeset.planHash) {
+    // Decided changesets leave the queue; their plans are not read again.
+    if (membersByPlan.size >= 200) membersByPlan.clear()
+    membersByPlan.set(key, detail.right.memberActions)
+  }
+  return Either.map(detail, (d) => d.memberActions)
+}
+
+const campaignNamesOf = async (projectId: string): Promise<ReadonlyMap<string, string>> => {
+  const known = campaignNamesByAccount.get(projectId)
+  if (known !== undefined) return known
+  const listed = await api((c) => c.warehouse.listCampaigns({ path: { projectId }, urlParams: { limit: 1000 } }))
+  // Without names the card shows campaign ids: not worth a failure on the page.
+  if (Either.isLeft(listed)) return new Map()
+  const names = new Map(listed.right.campaigns.map((c) => [c.campaignId, c.name] as const))
+  campaignNamesByAccount.set(projectId, names)
+  return names
+}
+
 /** Every queued changeset of the accounts, with its members (in plan order), oldest submission first. */
 const loadChangesets = async (session: Session, settings: Settings) => {
   const lists = await Promise.all(session.accounts.map((a) =>
     api((c) => c.changesets.listChangesets({ path: { projectId: a.projectId }, urlParams: { status: "queued" } }))
   ))
   const queued = lists.flatMap((l) => (Either.isRight(l) ? l.right.changesets : []))
-  const details = await Promise.all(queued.map((cs) =>
-    api((c) => c.changesets.getChangeset({ path: { projectId: cs.projectId, changesetId: cs.changesetId } }))
-  ))
-  const changesets = details.flatMap((d) => (Either.isRight(d) ? [d.right] : [])).map((d): QueuedChangeset => ({
-    changeset: d.changeset,
-    members: d.memberActions,
-    may: mayDecideChangeset(settings.fourEyes, session.me, d.changeset, d.memberActions)
-  }))
-  const names = await Promise.all([...new Set(queued.map((cs) => cs.projectId))].map((projectId) =>
-    api((c) => c.warehouse.listCampaigns({ path: { projectId }, urlParams: { limit: 1000 } }))
-  ))
+  const [members, names] = await Promise.all([
+    Promise.all(queued.map(membersOf)),
+    Promise.all([...new Set(queued.map((cs) => cs.projectId))].map(campaignNamesOf))
+  ])
+  const changesets = queued.flatMap((changeset, i): ReadonlyArray<QueuedChangeset> => {
+    const read = members[i]!
+    return Either.isLeft(read) ? [] : [{ changeset, members: read.right, may: mayDecideChangeset(settings.fourEyes, session.me, changeset, read.right) }]
+  })
   return {
     changesets: changesets.sort((a, b) => (a.changeset.submittedAt ?? "").localeCompare(b.changeset.submittedAt ?? "")),
-    campaignNames: new Map(names.flatMap((n) => (Either.isRight(n) ? n.right.campaigns.map((c) => [c.campaignId, c.name] as const) : []))),
-    failures: [...lists.map(failureOf), ...details.map(failureOf)].flatMap((f) => (f === undefined ? [] : [f]))
+    campaignNames: new Map(names.flatMap((n) => [...n])),
+    failures: [...lists.map(failureOf), ...members.map(failureOf)].flatMap((f) => (f === undefined ? [] : [f]))
   }
 }
 
@@ -84,6 +113,8 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
   /** An approval refused, by changeset, with the plan it was about: a plan submitted again since is reviewed afresh. */
   const [refusals, setRefusals] = useState<ReadonlyMap<string, { readonly planHash: string | null; readonly failure: ApiFailure }>>(new Map())
   const [decidedChangesets, setDecidedChangesets] = useState<ReadonlyArray<DecidedChangeset>>([])
+  // Before the first read (effects run in order): a visit to the page reads the campaign names afresh.
+  useEffect(() => campaignNamesByAccount.clear(), [])
 
   const queue = useLoad<Queue>(async () => {
     const settings = await apiOrThrow((c) => c.settings.getSettings())
