@@ -5,13 +5,15 @@
  * the account's currency, members by kind and campaign, the policy's reasons, each member's diff), approves the
  * plan it shows, and finds the members under their changeset in the ledger. A plan the account moved under is
  * refused in plain words naming the member that moved. No serious or critical axe-core violation, at 1280 px and
- * at phone width.
+ * at phone width. The run writes the picture of a changeset's card in docs/using-the-api.md (docs/console-changeset.png).
  */
+import * as Path from "node:path"
 import { isProposalResponse, type ProposalPreview, type ProposalResponse } from "@acs/domain/Actions"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, seriousViolations } from "./support/browser.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { repoRoot } from "./support/server.ts"
 import { waitFor, WAIT_MS } from "./support/wait.ts"
 
 interface Campaign {
@@ -128,7 +130,8 @@ describe("changesets in the console", () => {
     await member.locator("summary", { hasText: first.action.summary }).click()
     await member.getByRole("cell", { name: usd(first.campaign.dailyBudgetMicros) }).waitFor({ timeout: WAIT_MS })
     await member.getByRole("cell", { name: usd(first.newDailyBudgetMicros) }).waitFor({ timeout: WAIT_MS })
-    await card.getByText(`Plan ${changeset.planHash!.slice(0, 12)}`).waitFor({ timeout: WAIT_MS })
+    await card.getByText(`Plan ${changeset.planHash!.replace(/^sha256:/, "").slice(0, 12)}`).waitFor({ timeout: WAIT_MS })
+    await card.screenshot({ path: Path.join(repoRoot, "docs", "console-changeset.png") })
     await expectAccessible("approvals with a changeset")
     await page.setViewportSize({ width: 390, height: 844 })
     await expectAccessible("approvals with a changeset at phone width")
@@ -192,7 +195,7 @@ describe("changesets in the console", () => {
     const resubmitted = await p.api("key", (client) =>
       client.changesets.submitChangeset({ path: { ...path(), changesetId: changeset.changesetId }, urlParams: {} }))
     expect(resubmitted.planHash).not.toBe(changeset.planHash)
-    await card.getByText(`Plan ${resubmitted.planHash!.slice(0, 12)}`).waitFor({ timeout: WAIT_MS })
+    await card.getByText(`Plan ${resubmitted.planHash!.replace(/^sha256:/, "").slice(0, 12)}`).waitFor({ timeout: WAIT_MS })
     await card.getByRole("button", { name: "Approve changeset" }).click()
     await card.waitFor({ state: "detached", timeout: WAIT_MS })
     expect(["approved", "applying", "applied"]).toContain(await changesetStatus(changeset.changesetId))

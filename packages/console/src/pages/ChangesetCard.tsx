@@ -23,6 +23,9 @@ export interface QueuedChangeset {
 /** The server's reason as a sentence: capitalised, with a full stop. */
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}.`
 
+/** A plan hash as people compare it: its first 12 hex digits (the full hash in the title). */
+export const shortHash = (planHash: string) => planHash.replace(/^sha256:/, "").slice(0, 12)
+
 const campaignLabel = (names: ReadonlyMap<string, string>, campaignId: string | null) =>
   campaignId === null ? "New campaigns" : `Campaign ${names.get(campaignId) ?? campaignId}`
 
@@ -136,7 +139,11 @@ export const ChangesetCard = (props: {
           </div>
         ))}
       </section>
-      {changeset.planHash !== null && <p class="muted plan-hash">Plan <code>{changeset.planHash.slice(0, 12)}</code>: approving approves exactly this plan.</p>}
+      {changeset.planHash !== null && (
+        <p class="muted plan-hash">
+          Plan <code title={changeset.planHash}>{shortHash(changeset.planHash)}</code>: approving approves exactly this plan.
+        </p>
+      )}
       {may.yours && <p class={may.approve ? "yours" : "own"} role="note">{sentence(may.reason)}</p>}
       {!may.yours && !may.approve && may.reject && <p class="own" role="note">{sentence(may.reason)}</p>}
       {props.failure !== undefined && <Refusal failure={props.failure} members={members} />}
