@@ -79,8 +79,9 @@ export const ChangesetRevertConfirmation = (props: {
                       <span class={`badge verdict-${m.verdict}`}>{VERDICTS[m.verdict]}</span>
                       {m.verdict === "conflicted" && (
                         <label class="check">
-                          <input type="checkbox" checked={forced.has(m.actionId)} onChange={() => toggle(m.actionId)} />
-                          <span>Revert anyway<span class="visually-hidden">: {m.summary}</span></span>
+                          <input type="checkbox" checked={forced.has(m.actionId)} onChange={() => toggle(m.actionId)}
+                            aria-label={`Revert anyway: ${m.summary}`} />
+                          <span aria-hidden="true">Revert anyway</span>
                         </label>
                       )}
                     </td>
