@@ -62,6 +62,25 @@ export interface ApiFailure {
   readonly code: string
   readonly message: string
   readonly requiredGrant?: string
+  /** Why a conflict: `state_changed_since_proposal` when the account moved under a changeset's plan. */
+  readonly reason?: string
+  /** With that reason: the members that moved, and why each. */
+  readonly moved?: ReadonlyArray<{ readonly actionId: string; readonly why: string }>
+}
+
+const movedOf = (members: unknown): ReadonlyArray<{ readonly actionId: string; readonly why: string }> | undefined =>
+  Array.isArray(members)
+    ? members.filter(isRecord).map((m) => ({ actionId: String(m["actionId"] ?? ""), why: String(m["why"] ?? "") }))
+    : undefined
+
+/** The refusal's extras: the grant it needs, a conflict's reason and the members that moved. */
+const extrasOf = (body: Record<string, unknown>): Pick<ApiFailure, "requiredGrant" | "reason" | "moved"> => {
+  const moved = movedOf(body["members"])
+  return {
+    ...(typeof body["required_grant"] === "string" ? { requiredGrant: body["required_grant"] } : {}),
+    ...(typeof body["reason"] === "string" ? { reason: body["reason"] } : {}),
+    ...(moved === undefined ? {} : { moved })
+  }
 }
 
 export const toFailure = (error: unknown): ApiFailure => {
@@ -71,10 +90,13 @@ export const toFailure = (error: unknown): ApiFailure => {
     return {
       code: String(body["code"] ?? "error"),
       message: `${String(body["message"] ?? "the request failed")}${details}`,
-      ...(typeof body["required_grant"] === "string" ? { requiredGrant: body["required_grant"] } : {})
+      ...extrasOf(body)
     }
   }
-  if (isRecord(error) && typeof error["message"] === "string") return { code: String(error["_tag"] ?? "error"), message: error["message"] }
+  // A refusal the declaration names arrives decoded: the error class, its fields as the envelope carried them.
+  if (isRecord(error) && typeof error["message"] === "string") {
+    return { code: String(error["_tag"] ?? "error"), message: error["message"], ...extrasOf(error) }
+  }
   return { code: "error", message: String(error) }
 }
 

@@ -2,7 +2,7 @@
  * Live updates from `GET /api/v1/events/stream` (Server-Sent Events, docs/contract.md 6): every event tells the
  * pages that listen what changed (an action's status, a sync), and they read again through the typed client.
  * The browser's EventSource reconnects by itself with `Last-Event-ID`. Where the stream is refused (an
- * older acs, a restart, a rate limit), the console reads again every 15 s (each read of the approvals page costs one read per account, and a faster poll could keep the read bucket empty, so the stream itself would be refused), so pages still update without a
+ * older acs, a restart, a rate limit), the console reads again every 15 s (each read of the approvals page costs two reads per account, its queued actions and its queued changesets, and a faster poll could keep the read bucket empty, so the stream itself would be refused), so pages still update without a
  * reload, and tries the stream again every 15 s; while the stream is open, a slow re-read still runs, so a stream a proxy holds back (buffering)
  * leaves a page at most that far behind.
  */
@@ -18,7 +18,7 @@ type Listener = (event: LiveEvent) => void
 const listeners = new Set<Listener>()
 
 
-/** Without the stream; the approvals page reads each account's queue, within the 120 reads a minute. */
+/** Without the stream; the approvals page reads each account's queue and queued changesets, within the 120 reads a minute. */
 const FALLBACK_POLL_MS = 15_000
 const SAFETY_POLL_MS = 10_000
 

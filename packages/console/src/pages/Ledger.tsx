@@ -2,11 +2,15 @@
  * The ledger of one account: acs actions and changes made outside acs on one timeline, newest first, with
  * filters (status, kind, origin, who proposed: all on the server, so paging walks the filtered ledger),
  * cursor paging, warnings and the failed step in plain words, links between an action and its revert, and a
- * revert that first shows what it will write (the revert's own preview, `?preview=true`).
+ * revert that first shows what it will write (the revert's own preview, `?preview=true`). A changeset's members
+ * on the page sit under one row of their changeset (its title and status, expandable); a changeset is reverted
+ * as a whole (ChangesetRevert.tsx), its members never one by one.
  */
-import { type ActionRecord, type Actor, isProposalResponse, type ProposalPreview } from "@acs/domain/Actions"
+import { type ActionRecord, ActionStatus, type Actor, isProposalResponse, type ProposalPreview } from "@acs/domain/Actions"
+import type { Changeset } from "@acs/domain/Changesets"
 import { proposalKinds } from "@acs/domain/ProposalKinds"
 import { Either } from "effect"
+import type { ComponentChildren } from "preact"
 import { useEffect, useState } from "preact/hooks"
 import { api, apiOrThrow } from "../api.ts"
 import { AccountPicker, Dialog, DiffTable, Notice, StatusBadge } from "../components.tsx"
@@ -14,8 +18,9 @@ import { diffOf } from "../diff.ts"
 import { dateTime, kindLabel } from "../format.ts"
 import { useLoad } from "../hooks.ts"
 import { accountOf, actorLabel, type Session } from "../session.ts"
+import { ChangesetRevertConfirmation } from "./ChangesetRevert.tsx"
 
-const STATUSES = ["proposed", "approved", "applying", "applied", "failed", "rejected", "reverted", "expired"] as const
+const STATUSES = ActionStatus.literals
 const PAGE_SIZE = 25
 
 type Status = (typeof STATUSES)[number]
@@ -46,6 +51,44 @@ const useProposers = (session: Session, seen: ReadonlyArray<ActionRecord> | unde
   const all = new Map<string, Actor>([[session.me.id, { kind: "person", id: session.me.id, name: session.me.name }]])
   for (const actor of [...(known.data ?? []), ...remembered.values()]) if (!all.has(actor.id)) all.set(actor.id, actor)
   return [...all.values()]
+}
+
+/** A row of the page: an action on its own, or a changeset with its members on this page (newest first). */
+type Row =
+  | { readonly kind: "action"; readonly action: ActionRecord }
+  | { readonly kind: "changeset"; readonly changesetId: string; readonly members: Array<ActionRecord> }
+
+/** The page's actions with each changeset's members gathered under its row, placed where its newest member is. */
+const rowsOf = (actions: ReadonlyArray<ActionRecord>): ReadonlyArray<Row> => {
+  const rows: Array<Row> = []
+  const groups = new Map<string, Array<ActionRecord>>()
+  for (const action of actions) {
+    if (action.changesetId === null) {
+      rows.push({ kind: "action", action })
+      continue
+    }
+    const members = groups.get(action.changesetId)
+    if (members !== undefined) {
+      members.push(action)
+      continue
+    }
+    const fresh = [action]
+    groups.set(action.changesetId, fresh)
+    rows.push({ kind: "changeset", changesetId: action.changesetId, members: fresh })
+  }
+  return rows
+}
+
+/** The changesets the page's members belong to: the account's list in one read, any older one on its own. */
+const changesetsOf = async (projectId: string, actions: ReadonlyArray<ActionRecord>): Promise<ReadonlyMap<string, Changeset>> => {
+  const ids = new Set(actions.flatMap((a) => (a.changesetId === null ? [] : [a.changesetId])))
+  if (ids.size === 0) return new Map()
+  const listed = await api((c) => c.changesets.listChangesets({ path: { projectId }, urlParams: { limit: 1000 } }))
+  const found = new Map((Either.isRight(listed) ? listed.right.changesets : []).filter((c) => ids.has(c.changesetId)).map((c) => [c.changesetId, c] as const))
+  const missing = [...ids].filter((id) => !found.has(id))
+  const read = await Promise.all(missing.map((changesetId) => api((c) => c.changesets.getChangeset({ path: { projectId, changesetId } }))))
+  for (const detail of read) if (Either.isRight(detail)) found.set(detail.right.changeset.changesetId, detail.right.changeset)
+  return found
 }
 
 /** The revert's preview: what the compensating change writes, and whether it applies at once or queues. */
@@ -101,9 +144,11 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
   const [reverting, setReverting] = useState<ActionRecord | null>(null)
   const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
 
+  const [revertingChangeset, setRevertingChangeset] = useState<Changeset | null>(null)
+
   const page = useLoad(async () => {
-    if (projectId === undefined) return { actions: [], nextBefore: null }
-    return apiOrThrow((c) =>
+    if (projectId === undefined) return { actions: [], nextBefore: null, changesets: new Map<string, Changeset>() }
+    const listed = await apiOrThrow((c) =>
       c.actions.listActions({
         path: { projectId },
         urlParams: {
@@ -116,8 +161,10 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
         }
       })
     )
+    return { ...listed, changesets: await changesetsOf(projectId, listed.actions) }
   }, [projectId, before, filters.status, filters.kind, filters.origin, filters.who], (event) =>
-    (event.type.startsWith("action.") || event.type === "poll") && (event.projectId === null || event.projectId === projectId))
+    (event.type.startsWith("action.") || event.type.startsWith("changeset.") || event.type === "poll") &&
+    (event.projectId === null || event.projectId === projectId))
 
   const setFilter = (change: Partial<Filters>) => {
     setFilters((f) => ({ ...f, ...change }))
@@ -140,6 +187,58 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
   }
 
   const actions = page.data?.actions ?? []
+
+  const renderAction = (action: ActionRecord) => {
+    const external = action.kind === "external_change"
+    // A changeset's member is reverted with its changeset, not on its own.
+    const revertible = !external && action.changesetId === null && action.status === "applied" && action.revertedBy === null &&
+      action.revertOf === null
+    return (
+      <li key={action.actionId} id={`action-${action.actionId}`} data-action-id={action.actionId} class={external ? "external" : ""}>
+        <article aria-label={action.summary}>
+          <header class="card-head">
+            <StatusBadge status={action.status} />
+            <h2>{action.summary}</h2>
+            <span class="badge origin">{external ? "outside acs" : kindLabel(action.kind)}</span>
+          </header>
+          <p class="muted">
+            <time dateTime={action.created_at}>{dateTime(action.created_at)}</time> · {actorLabel(action.proposedBy)}
+            {action.decidedBy !== null && ` · decided by ${actorLabel(action.decidedBy)}`}
+            {action.mode !== null && ` · ${action.mode === "auto_applied" ? "auto-applied" : "queued"}`}
+          </p>
+          {action.decisionReason !== null && <p><strong>Decision reason:</strong> {action.decisionReason}</p>}
+          {action.warnings.length > 0 && (
+            <div class="warnings" role="note"><strong>Warnings:</strong><ul>{action.warnings.map((w) => <li key={w}>{w}</li>)}</ul></div>
+          )}
+          {action.failure !== null && (
+            <p class="error-text" role="note">
+              <strong>Failed</strong>
+              {action.failure.step !== null && ` at step ${action.failure.step}${action.failure.stepName === null ? "" : ` (${action.failure.stepName})`}`}: {action.failure.message}
+            </p>
+          )}
+          <p class="links">
+            {action.revertOf !== null && <a href={`#/ledger/${encodeURIComponent(action.projectId)}`} onClick={() => focusAction(action.revertOf)}>Reverts {action.revertOf}</a>}
+            {action.revertedBy !== null && <a href={`#/ledger/${encodeURIComponent(action.projectId)}`} onClick={() => focusAction(action.revertedBy)}>Reverted by {action.revertedBy}</a>}
+            {action.supersededBy !== null && <span>Changed outside acs since ({action.supersededBy})</span>}
+          </p>
+          <details>
+            <summary>Change details</summary>
+            <DiffTable rows={diffOf(action.kind, action.payload)} currency={currency} caption={`Fields of ${action.summary}`}
+              proposedLabel={external ? "New" : "Written"} />
+            {action.policyReasons.length > 0 && (
+              <>
+                <h3>Why it needed a human</h3>
+                <ul>{action.policyReasons.map((r) => <li key={r}>{r}</li>)}</ul>
+              </>
+            )}
+          </details>
+          {revertible && session.me.canApprove && (
+            <div class="actions"><button type="button" onClick={() => setReverting(action)}>Revert…</button></div>
+          )}
+        </article>
+      </li>
+    )
+  }
 
   return (
     <section aria-labelledby="ledger-title">
@@ -177,53 +276,14 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
       <Notice error={page.error ?? notice.error} message={notice.message} />
       {page.data === undefined ? <p>Loading the ledger…</p> : actions.length === 0 ? <p class="empty">No actions match.</p> : (
         <ol class="timeline">
-          {actions.map((action) => {
-            const external = action.kind === "external_change"
-            const revertible = !external && action.status === "applied" && action.revertedBy === null && action.revertOf === null
+          {rowsOf(actions).map((row) => {
+            if (row.kind === "action") return renderAction(row.action)
+            const changeset = page.data?.changesets.get(row.changesetId)
             return (
-              <li key={action.actionId} id={`action-${action.actionId}`} data-action-id={action.actionId} class={external ? "external" : ""}>
-                <article aria-label={action.summary}>
-                  <header class="card-head">
-                    <StatusBadge status={action.status} />
-                    <h2>{action.summary}</h2>
-                    <span class="badge origin">{external ? "outside acs" : kindLabel(action.kind)}</span>
-                  </header>
-                  <p class="muted">
-                    <time dateTime={action.created_at}>{dateTime(action.created_at)}</time> · {actorLabel(action.proposedBy)}
-                    {action.decidedBy !== null && ` · decided by ${actorLabel(action.decidedBy)}`}
-                    {action.mode !== null && ` · ${action.mode === "auto_applied" ? "auto-applied" : "queued"}`}
-                  </p>
-                  {action.decisionReason !== null && <p><strong>Decision reason:</strong> {action.decisionReason}</p>}
-                  {action.warnings.length > 0 && (
-                    <div class="warnings" role="note"><strong>Warnings:</strong><ul>{action.warnings.map((w) => <li key={w}>{w}</li>)}</ul></div>
-                  )}
-                  {action.failure !== null && (
-                    <p class="error-text" role="note">
-                      <strong>Failed</strong>
-                      {action.failure.step !== null && ` at step ${action.failure.step}${action.failure.stepName === null ? "" : ` (${action.failure.stepName})`}`}: {action.failure.message}
-                    </p>
-                  )}
-                  <p class="links">
-                    {action.revertOf !== null && <a href={`#/ledger/${encodeURIComponent(action.projectId)}`} onClick={() => focusAction(action.revertOf)}>Reverts {action.revertOf}</a>}
-                    {action.revertedBy !== null && <a href={`#/ledger/${encodeURIComponent(action.projectId)}`} onClick={() => focusAction(action.revertedBy)}>Reverted by {action.revertedBy}</a>}
-                    {action.supersededBy !== null && <span>Changed outside acs since ({action.supersededBy})</span>}
-                  </p>
-                  <details>
-                    <summary>Change details</summary>
-                    <DiffTable rows={diffOf(action.kind, action.payload)} currency={currency} caption={`Fields of ${action.summary}`}
-                      proposedLabel={external ? "New" : "Written"} />
-                    {action.policyReasons.length > 0 && (
-                      <>
-                        <h3>Why it needed a human</h3>
-                        <ul>{action.policyReasons.map((r) => <li key={r}>{r}</li>)}</ul>
-                      </>
-                    )}
-                  </details>
-                  {revertible && session.me.canApprove && (
-                    <div class="actions"><button type="button" onClick={() => setReverting(action)}>Revert…</button></div>
-                  )}
-                </article>
-              </li>
+              <ChangesetRow key={row.changesetId} changesetId={row.changesetId} changeset={changeset} members={row.members}
+                mayRevert={session.me.canApprove} onRevert={setRevertingChangeset}>
+                <ol class="timeline">{row.members.map(renderAction)}</ol>
+              </ChangesetRow>
             )
           })}
         </ol>
@@ -235,6 +295,17 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
           Older
         </button>
       </nav>
+      {revertingChangeset !== null && (
+        <ChangesetRevertConfirmation
+          changeset={revertingChangeset}
+          onClose={() => setRevertingChangeset(null)}
+          onReverted={(message) => {
+            setRevertingChangeset(null)
+            setNotice({ message })
+            page.reload()
+          }}
+        />
+      )}
       {reverting !== null && (
         <RevertConfirmation action={reverting} currency={currency} onRevert={() => revert(reverting)} onClose={() => setReverting(null)} />
       )}
@@ -251,4 +322,56 @@ const focusAction = (actionId: string | null) => {
     element.setAttribute("tabindex", "-1")
     element.focus()
   })
+}
+
+/** Where a changeset may be reverted: applied, wholly or in part, and not reverted yet (nor a revert itself). */
+const revertibleChangeset = (changeset: Changeset) =>
+  (changeset.status === "applied" || changeset.status === "partially_applied") && changeset.revertedBy === null && changeset.revertOf === null
+
+/** One changeset's row: its title, status and counts, its members on this page behind a disclosure. */
+const ChangesetRow = (props: {
+  readonly changesetId: string
+  readonly changeset: Changeset | undefined
+  readonly members: ReadonlyArray<ActionRecord>
+  readonly mayRevert: boolean
+  readonly onRevert: (changeset: Changeset) => void
+  readonly children: ComponentChildren
+}) => {
+  const { changeset } = props
+  const title = changeset?.title ?? props.changesetId
+  const total = changeset?.members.total ?? props.members.length
+  const here = props.members.length
+  return (
+    <li class="changeset-group" data-changeset-id={props.changesetId}>
+      <article aria-label={`Changeset ${title}`}>
+        <header class="card-head">
+          {changeset !== undefined && <StatusBadge status={changeset.status} />}
+          <h2>{title}</h2>
+          <span class="badge origin">changeset</span>
+        </header>
+        {changeset !== undefined && (
+          <p class="muted">
+            <time dateTime={changeset.createdAt}>{dateTime(changeset.createdAt)}</time> · opened by {actorLabel(changeset.openedBy)}
+            {changeset.decidedBy !== null && ` · decided by ${actorLabel(changeset.decidedBy)}`}
+            {` · ${changeset.members.applied} of ${total} applied`}
+            {changeset.members.failed > 0 && `, ${changeset.members.failed} failed`}
+            {changeset.members.skipped > 0 && `, ${changeset.members.skipped} skipped`}
+          </p>
+        )}
+        {changeset?.reason !== null && changeset?.reason !== undefined && <p><strong>Why:</strong> {changeset.reason}</p>}
+        {changeset?.decisionReason !== null && changeset?.decisionReason !== undefined && <p><strong>Decision reason:</strong> {changeset.decisionReason}</p>}
+        <p class="links">
+          {changeset !== undefined && changeset.revertOf !== null && <span>Reverts changeset {changeset.revertOf}</span>}
+          {changeset !== undefined && changeset.revertedBy !== null && <span>Reverted by changeset {changeset.revertedBy}</span>}
+        </p>
+        <details class="changeset-members">
+          <summary>{here === total ? `Members (${total})` : `Members on this page (${here} of ${total})`}</summary>
+          {props.children}
+        </details>
+        {changeset !== undefined && revertibleChangeset(changeset) && props.mayRevert && (
+          <div class="actions"><button type="button" onClick={() => props.onRevert(changeset)}>Revert changeset…</button></div>
+        )}
+      </article>
+    </li>
+  )
 }
