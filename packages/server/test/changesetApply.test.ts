@@ -275,6 +275,45 @@ describe("a member whose apply would be demoted", () => {
   })
 })
 
+describe("an auto-applied changeset", () => {
+  it("fails its members with the policy's reasons when the kill switch was turned off after the submit", async () => {
+    await stopWorker()
+    const campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId)))
+      .filter((c) => !c.deleted && c.dailyBudgetMicros !== null && c.status === "ENABLED")
+      .slice(0, 2)
+    expect(campaigns).toHaveLength(2)
+    const { changesetId } = await p.api("person", (client) =>
+      client.changesets.openChangeset({ path: { projectId }, payload: { title: "trim budgets" } }))
+    for (const campaign of campaigns) {
+      const answer = await p.propose("budget-change", {
+        campaignId: campaign.campaignId,
+        newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 0.9 / 10_000) * 10_000,
+        reason: "trim",
+        changesetId
+      })
+      expect(answer.status, answer.text).toBe(201)
+    }
+    // A person's budget cuts clear the policy: the changeset is approved by its submit, with no decision to wait for.
+    const submitted = await p.api("person", (client) => client.changesets.submitChangeset({ path: { projectId, changesetId }, urlParams: {} }))
+    expect(submitted.status).toBe("approved")
+    expect((await p.as("key", "PUT", "/settings", { platformAutoApply: false })).status).toBe(200)
+    try {
+      await startWorker()
+      const done = await settled(changesetId)
+      expect(done.changeset.status).toBe("failed")
+      const [first, second] = done.memberActions
+      expect(first!.status).toBe("failed")
+      expect(first!.failure?.message).toMatch(/^not applied: .*kill switch platformAutoApply was turned off/)
+      expect(second!.status).toBe("skipped")
+      for (const campaign of campaigns) {
+        expect((await p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(campaign.dailyBudgetMicros)
+      }
+    } finally {
+      await p.as("key", "PUT", "/settings", { platformAutoApply: true })
+    }
+  })
+})
+
 describe("a worker stopped or killed mid-changeset", () => {
   it("SIGTERM: the member in hand finishes, the job is handed back between members, another worker finishes the run", async () => {
     const { changesetId } = await open("stop")

@@ -2,11 +2,11 @@
  * The apply of an approved changeset (docs/contract.md 4.3, docs/decisions/changesets.md), under its one job's
  * lease: the changeset marked applying, then its members in plan order, each applied exactly as a single action
  * is (Apply.ts, as a member: fenced by this job's lease, its end not the job's, failed where it would be demoted).
- * A member already applied, failed or skipped is passed over, so a run that a crash or `upstream_unavailable`
- * interrupted (or a worker that stopped between two members) resumes where it was; a member whose dependency failed or was skipped is skipped. `onFailure`:
- * `stop` skips every member not yet applied after a failure, `continue` goes on, `rollback` stops and then
- * compensates the applied members in reverse order, at once, in this run. The changeset's end (its status and
- * event, the members left skipped) commits with the job's deletion.
+ * A member already applied, failed or skipped is passed over, so a run that a crash, `upstream_unavailable` or
+ * a stopping worker (between two members) interrupted resumes where it was; a member whose dependency failed or
+ * was skipped is skipped. `onFailure`: `stop` skips every member not yet applied after a failure, `continue`
+ * goes on, `rollback` stops and then compensates the applied members in reverse order, at once, in this run.
+ * The changeset's end (its status and event, the members left skipped) commits with the job's deletion.
  */
 import type { ActionRecord, ActionStatus } from "@acs/domain/Actions"
 import { SqlClient } from "@effect/sql"
@@ -167,10 +167,14 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
         for (const actionId of order) {
           if (stoppedBy !== undefined) break
           if (TERMINAL.has(status.get(actionId)!)) continue
-          if (yield* stopping) return { _tag: "Retry", error: "the worker stopped mid-changeset", retryAfterMs: 0, progressed: true } satisfies ChangesetOutcome
+          // A graceful stop is not a failed attempt: it counts as progress.
+          if (yield* stopping) {
+            return { _tag: "Retry", error: "the worker stopped mid-changeset", retryAfterMs: 0, progressed: true } satisfies ChangesetOutcome
+          }
           const blocking = byId.get(actionId)!.dependsOn.find((dependency) => status.get(dependency) === "failed" || status.get(dependency) === "skipped")
           if (blocking !== undefined) {
-            yield* settled(sql, fenced, transitions.skipMembers([actionId], `not applied: it depends on ${blocking}, which ${status.get(blocking) === "failed" ? "failed" : "was skipped"}`))
+            const why = `not applied: it depends on ${blocking}, which ${status.get(blocking) === "failed" ? "failed" : "was skipped"}`
+            yield* settled(sql, fenced, transitions.skipMembers([actionId], why))
             status.set(actionId, "skipped")
             continue
           }
@@ -214,7 +218,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
             store.finish(job.changesetId, end)
           )
         )
-        yield* Effect.logInfo("changeset applied").pipe(Effect.annotateLogs({ changesetId: job.changesetId, end }))
+        yield* Effect.logInfo("changeset apply ended").pipe(Effect.annotateLogs({ changesetId: job.changesetId, end }))
         return { _tag: "Done", settled: true } satisfies ChangesetOutcome
       }).pipe(
         Effect.catchSomeDefect((defect) => defect instanceof LeaseLost ? Option.some(Effect.fail(defect)) : Option.none()),

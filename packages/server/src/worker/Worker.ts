@@ -58,7 +58,7 @@ export const WorkerLive = Layer.scopedDiscard(
       )
 
     /** A changeset's job: its run settles or gives back the job as an action's apply does, its last attempt inside the run. */
-    const processChangeset = (job: ClaimedJob & { readonly changesetId: string }, lease: Lease, workerId: string) =>
+    const processChangeset = (job: Extract<ClaimedJob, { readonly changesetId: string }>, lease: Lease, workerId: string) =>
       Effect.gen(function*() {
         const outcome = yield* changesets.run(job, lease, job.attempts >= config.maxAttempts).pipe(
           Effect.catchAllDefect((defect) =>
@@ -103,7 +103,7 @@ export const WorkerLive = Layer.scopedDiscard(
         }
         const beating = yield* Effect.fork(Effect.interruptible(heartbeat(job, workerId, lost)))
         if (job.changesetId !== null) {
-          const changesetSettled = yield* processChangeset({ ...job, changesetId: job.changesetId }, lease, workerId).pipe(
+          const changesetSettled = yield* processChangeset(job, lease, workerId).pipe(
             Effect.ensuring(Fiber.interrupt(beating))
           )
           if (!changesetSettled) {
