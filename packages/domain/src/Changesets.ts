@@ -70,6 +70,7 @@ export const MemberCounts = Schema.Struct({
   applied: Schema.Int,
   failed: Schema.Int,
   skipped: Schema.Int,
+  reverted: Schema.Int.annotations({ description: "Applied, then undone (by a revert or a rollback)" }),
   pending: Schema.Int.annotations({ description: "Members still waiting for the decision or the apply" })
 }).annotations({ identifier: "MemberCounts" })
 export type MemberCounts = typeof MemberCounts.Type

@@ -140,7 +140,7 @@ describe("the apply of an approved changeset", () => {
 
     const done = await settled(changesetId)
     expect(done.changeset.status).toBe("applied")
-    expect(done.changeset.members).toEqual({ total: 8, applied: 8, failed: 0, skipped: 0, pending: 0 })
+    expect(done.changeset.members).toEqual({ total: 8, applied: 8, failed: 0, skipped: 0, reverted: 0, pending: 0 })
     expect(done.changeset.appliedAt).not.toBeNull()
     expect(Object.values(statuses(done))).toEqual(Array(8).fill("applied"))
     expect(await appliedOrder(changesetId)).toEqual(done.changeset.plan!.order)
@@ -182,7 +182,7 @@ describe("a member's failure", () => {
     await submitAndApprove(changesetId)
     const done = await settled(changesetId)
     expect(done.changeset.status).toBe("partially_applied")
-    expect(done.changeset.members).toEqual({ total: 5, applied: 2, failed: 1, skipped: 2, pending: 0 })
+    expect(done.changeset.members).toEqual({ total: 5, applied: 2, failed: 1, skipped: 2, reverted: 0, pending: 0 })
     const order = done.changeset.plan!.order
     const byId = statuses(done)
     expect(order.map((id) => byId[id])).toEqual(["applied", "applied", "failed", "skipped", "skipped"])
@@ -245,6 +245,7 @@ describe("a member's failure", () => {
     )
     expect(compensations.map((row) => [row.revert_of, row.status])).toEqual([[order[1], "applied"], [order[0], "applied"]])
     const reverted = done.memberActions.filter((member) => member.status === "reverted")
+    expect(done.changeset.members).toMatchObject({ applied: 0, reverted: 2, failed: 1 })
     expect(reverted.map((member) => member.revertedBy).sort()).toEqual(compensations.map((row) => row.action_id).sort())
     // Two writes applied, one failed, two compensations.
     expect(acceptedWrites()).toHaveLength(4)
@@ -409,7 +410,7 @@ describe("a worker stopped or killed mid-changeset", () => {
     await startWorker()
     const done = await settled(changesetId)
     expect(done.changeset.status).toBe("applied")
-    expect(done.changeset.members).toEqual({ total: 200, applied: 200, failed: 0, skipped: 0, pending: 0 })
+    expect(done.changeset.members).toEqual({ total: 200, applied: 200, failed: 0, skipped: 0, reverted: 0, pending: 0 })
     expect(await appliedOrder(changesetId)).toEqual(done.changeset.plan!.order)
     // The held write counted: the resumed run read the keyword before writing and found it done.
     expect(p.simulator.control.listCalls({ method: "POST", path: new RegExp(KEYWORD_WRITES), since }), "each member written once").toHaveLength(200)

@@ -37,7 +37,7 @@ const renderChangeset = (changeset: Changeset) =>
     [
       "members",
       `${changeset.members.total} (${changeset.members.applied} applied, ${changeset.members.failed} failed, ` +
-      `${changeset.members.skipped} skipped, ${changeset.members.pending} pending)`
+      `${changeset.members.skipped} skipped, ${changeset.members.reverted} reverted, ${changeset.members.pending} pending)`
     ]
   ])
 

@@ -356,6 +356,7 @@ const ChangesetRow = (props: {
             {` · ${changeset.members.applied} of ${total} applied`}
             {changeset.members.failed > 0 && `, ${changeset.members.failed} failed`}
             {changeset.members.skipped > 0 && `, ${changeset.members.skipped} skipped`}
+            {changeset.members.reverted > 0 && `, ${changeset.members.reverted} reverted`}
           </p>
         )}
         {changeset?.reason !== null && changeset?.reason !== undefined && <p><strong>Why:</strong> {changeset.reason}</p>}

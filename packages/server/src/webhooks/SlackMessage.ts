@@ -68,7 +68,8 @@ export const slackMessage = (body: Readonly<Record<string, unknown>>, publicUrl:
     if (opener !== "") lines.push(`Opened by ${escape(opener)}${text(changeset["reason"]) !== "" ? `: “${escape(text(changeset["reason"]))}”` : ""}`)
     const members = isObject(changeset["members"]) ? changeset["members"] : {}
     const count = (name: string) => (typeof members[name] === "number" ? members[name] : 0)
-    lines.push(`${count("total")} members: ${count("applied")} applied, ${count("failed")} failed, ${count("skipped")} skipped, ${count("pending")} pending`)
+    lines.push(`${count("total")} members: ${count("applied")} applied, ${count("failed")} failed, ${count("skipped")} skipped, ` +
+      `${count("reverted")} reverted, ${count("pending")} pending`)
     const decision = isObject(changeset["decision"]) ? changeset["decision"] : {}
     const reasons = Array.isArray(decision["policyReasons"]) ? decision["policyReasons"].map(text).filter((r) => r !== "") : []
     if (type === "changeset.queued") for (const reason of reasons) lines.push(`• ${escape(reason)}`)

@@ -72,7 +72,7 @@ describe("the Slack message", () => {
           title: "Tune <!channel> bids",
           reason: "weekly & more",
           openedBy: { kind: "key", name: "agent" },
-          members: { total: 54, applied: 0, failed: 0, skipped: 0, pending: 54 },
+          members: { total: 54, applied: 0, failed: 0, skipped: 0, reverted: 0, pending: 54 },
           decision: { policyReasons: ["54 members (act_1, act_2, act_3 and 51 more): proposed with an API key"] }
         }
       }
@@ -88,7 +88,7 @@ describe("the Slack message", () => {
             text: [
               "*Tune &lt;!channel&gt; bids*",
               "Opened by agent: “weekly &amp; more”",
-              "54 members: 0 applied, 0 failed, 0 skipped, 54 pending",
+              "54 members: 0 applied, 0 failed, 0 skipped, 0 reverted, 54 pending",
               "• 54 members (act_1, act_2, act_3 and 51 more): proposed with an API key",
               "<https://acs.example.com/#/approvals/prj_1|Open cs_1 in acs>"
             ].join("\n")

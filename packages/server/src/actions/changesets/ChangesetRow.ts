@@ -41,6 +41,7 @@ export const ChangesetRow = Schema.Struct({
   applied: Schema.Number,
   failed: Schema.Number,
   skipped: Schema.Number,
+  reverted: Schema.Number,
   pending: Schema.Number
 })
 export type ChangesetRow = typeof ChangesetRow.Type
@@ -73,8 +74,8 @@ export const CHANGESET_COLUMNS = selectList(ChangesetRow.fields, {
   decidedAtIso: iso("decided_at"),
   appliedAtIso: iso("applied_at"),
   total: count(""),
-  // Applied, reverted since included: it applied.
-  applied: count(" AND m.status IN ('applied', 'reverted')"),
+  applied: count(" AND m.status = 'applied'"),
+  reverted: count(" AND m.status = 'reverted'"),
   failed: count(" AND m.status = 'failed'"),
   skipped: count(" AND m.status = 'skipped'"),
   pending: count(" AND m.status IN ('proposed', 'approved', 'applying')")
@@ -105,6 +106,7 @@ export const toChangeset = (row: ChangesetRow): Changeset => ({
     applied: row.applied,
     failed: row.failed,
     skipped: row.skipped,
+    reverted: row.reverted,
     pending: row.pending
   },
   revertOf: row.revertOf,
