@@ -1,6 +1,6 @@
 /**
  * The pipeline under concurrency, on a real PostgreSQL with several server processes: the 24-hour auto-apply
- * cap holds across instances, one Idempotency-Key yields one action, 500 jobs over three instances are each
+ * cap holds across instances, one Idempotency-Key yields one action, 240 jobs over three instances are each
  * applied exactly once, and the ledger cursor never skips or repeats a row.
  */
 import { type LedgerParams, ProposalResponse } from "@acs/domain/Actions"
@@ -182,15 +182,15 @@ describe("the ledger cursor", () => {
 })
 
 describe("the apply queue", () => {
-  it("applies 500 jobs over three instances, each exactly once", async () => {
+  it("applies 240 jobs over three instances, each exactly once", async () => {
     const keywords = await p.sql<{ keyword_id: string }>(
       `SELECT k.keyword_id FROM keywords k JOIN campaigns c USING (project_id, campaign_id)
-       WHERE k.project_id = $1 AND k.status = 'ACTIVE' ORDER BY k.keyword_id LIMIT 500`,
+       WHERE k.project_id = $1 AND k.status = 'ACTIVE' ORDER BY k.keyword_id LIMIT 240`,
       [p.account.projectId]
     )
-    expect(keywords).toHaveLength(500)
+    expect(keywords).toHaveLength(240)
     const path = `/accounts/${p.account.projectId}/actions/keyword-status`
-    const proposed = await chunked(500, 25, (index) =>
+    const proposed = await chunked(240, 24, (index) =>
       on(index, "key", "POST", path, { keywordIds: [keywords[index]!.keyword_id], status: "PAUSED", reason: "queue test" })
     )
     const actionIds = proposed.map((answer) => {
@@ -198,7 +198,7 @@ describe("the apply queue", () => {
       return proposalOf(answer).actionId
     })
     const approver = await p.approverKey()
-    const approved = await chunked(500, 25, (index) =>
+    const approved = await chunked(240, 24, (index) =>
       withApi(instance(index).baseUrl, approver, (client) =>
         client.actions.approveAction({ path: { projectId: p.account.projectId, actionId: actionIds[index]! } }))
     )
@@ -206,29 +206,29 @@ describe("the apply queue", () => {
     const since = p.simulator.control.listCalls().at(-1)?.seq ?? 0
     const workers = await Promise.all([0, 1, 2].map(() => p.startTwin({ WORKER_CONCURRENCY: "3" })))
     try {
-      // 500 applies over three instances: minutes on a loaded machine, so a long deadline (a hang detector).
+      // 240 applies over three instances: minutes on a loaded machine, so a long deadline (a hang detector).
       await waitFor(
-        "500 approved actions to settle",
+        "240 approved actions to settle",
         async () =>
           Number((await p.sql<{ n: string }>(
             "SELECT count(*) AS n FROM actions WHERE action_id = ANY($1) AND status IN ('applied', 'failed')",
             [actionIds]
           ))[0]!.n),
-        (done) => done === 500,
+        (done) => done === 240,
         { timeoutMs: 2 * WAIT_MS, intervalMs: 250 }
       )
       const statuses = await p.sql<{ status: string; n: string }>(
         "SELECT status, count(*) AS n FROM actions WHERE action_id = ANY($1) GROUP BY status",
         [actionIds]
       )
-      expect(statuses.map((r) => [r.status, Number(r.n)])).toEqual([["applied", 500]])
+      expect(statuses.map((r) => [r.status, Number(r.n)])).toEqual([["applied", 240]])
       const steps = await p.sql<{ action_id: string; n: string }>(
         "SELECT action_id, count(*) AS n FROM action_steps WHERE action_id = ANY($1) AND phase = 'apply' GROUP BY action_id",
         [actionIds]
       )
       expect(steps.filter((r) => Number(r.n) !== 1)).toEqual([])
       const writes = callsTo(p.simulator.control, KEYWORDS_BULK_UPDATE, since)
-      expect(writes.filter((c) => c.status === 200), "one upstream write per action").toHaveLength(500)
+      expect(writes.filter((c) => c.status === 200), "one upstream write per action").toHaveLength(240)
       expect(await p.sql("SELECT 1 FROM jobs WHERE action_id = ANY($1)", [actionIds])).toHaveLength(0)
     } finally {
       await Promise.all(workers.map((w) => w.stop()))
