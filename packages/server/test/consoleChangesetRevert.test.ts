@@ -6,18 +6,13 @@
  * the moved one left alone with why, partial coverage), confirms it, and the two budgets go back while the moved
  * one keeps the outside value. No serious or critical axe-core violation.
  */
-import { isProposalResponse, type ProposalPreview, type ProposalResponse } from "@acs/domain/Actions"
+import type { ProposalResponse } from "@acs/domain/Actions"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, seriousViolations } from "./support/browser.ts"
-import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { seriousViolations } from "./support/browser.ts"
+import { type Campaign, recorded, startConsoleWorld } from "./support/consoleChangesetWorld.ts"
+import type { Pipeline } from "./support/pipeline.ts"
 import { waitFor, WAIT_MS } from "./support/wait.ts"
-
-interface Campaign {
-  readonly campaignId: string
-  readonly name: string
-  readonly dailyBudgetMicros: number
-}
 
 let p: Pipeline
 let browser: Browser
@@ -25,12 +20,6 @@ let page: Page
 let campaigns: Array<Campaign>
 
 const path = () => ({ projectId: p.account.projectId })
-
-/** A proposal's answer, not its preview (no `?preview=true` was sent). */
-const recorded = (answer: ProposalResponse | ProposalPreview): ProposalResponse => {
-  if (!isProposalResponse(answer)) throw new Error("a preview answered a proposal")
-  return answer
-}
 
 const changesetOf = (changesetId: string) =>
   p.api("key", (client) => client.changesets.getChangeset({ path: { ...path(), changesetId } })).then((d) => d.changeset)
@@ -40,20 +29,7 @@ const upstreamBudgets = async (): Promise<ReadonlyMap<string, number | null>> =>
   new Map((await p.run(p.upstream.campaigns(p.account.upstreamAccountId))).map((c) => [c.campaignId, c.dailyBudgetMicros] as const))
 
 beforeAll(async () => {
-  p = await startPipeline({ seed: 63, env: { CHANGE_HISTORY_POLL_SECONDS: "0" } })
-  const listed = await p.api("key", (client) => client.warehouse.listCampaigns({ path: path(), urlParams: { limit: 100 } }))
-  campaigns = listed.campaigns.flatMap((c) =>
-    c.status === "ENABLED" && c.dailyBudgetMicros !== null && c.dailyBudgetMicros > 0
-      ? [{ campaignId: c.campaignId, name: c.name, dailyBudgetMicros: c.dailyBudgetMicros }]
-      : []
-  )
-  browser = await launchBrowser()
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
-  await page.goto(p.server.baseUrl)
-  await page.getByLabel("Email").fill(ADMIN_EMAIL)
-  await page.getByLabel("Password").fill(ADMIN_PASSWORD)
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+  ;({ browser, campaigns, p, page } = await startConsoleWorld(63))
 })
 
 afterAll(async () => {

@@ -8,19 +8,14 @@
  * at phone width. The run writes the picture of a changeset's card in docs/using-the-api.md (docs/console-changeset.png).
  */
 import * as Path from "node:path"
-import { isProposalResponse, type ProposalPreview, type ProposalResponse } from "@acs/domain/Actions"
+import type { ProposalResponse } from "@acs/domain/Actions"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, seriousViolations } from "./support/browser.ts"
-import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { seriousViolations } from "./support/browser.ts"
+import { type Campaign, recorded, startConsoleWorld } from "./support/consoleChangesetWorld.ts"
+import type { Pipeline } from "./support/pipeline.ts"
 import { repoRoot } from "./support/server.ts"
 import { waitFor, WAIT_MS } from "./support/wait.ts"
-
-interface Campaign {
-  readonly campaignId: string
-  readonly name: string
-  readonly dailyBudgetMicros: number
-}
 
 let p: Pipeline
 let browser: Browser
@@ -36,12 +31,6 @@ const freshCampaign = () => {
 }
 
 const usd = (micros: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(micros / 1_000_000)
-
-/** A proposal's answer, not its preview (no `?preview=true` was sent). */
-const recorded = (answer: ProposalResponse | ProposalPreview): ProposalResponse => {
-  if (!isProposalResponse(answer)) throw new Error("a preview answered a proposal")
-  return answer
-}
 
 /** The key opens a changeset of budget changes (each campaign's budget times `factor`) and submits it. */
 const openAndSubmit = async (title: string, reason: string, members: ReadonlyArray<Campaign>, factor: number) => {
@@ -75,20 +64,7 @@ const expectAccessible = async (what: string) => {
 const changesetCard = (changesetId: string) => page.locator(`article[data-changeset-id="${changesetId}"]`)
 
 beforeAll(async () => {
-  p = await startPipeline({ seed: 62, env: { CHANGE_HISTORY_POLL_SECONDS: "0" } })
-  const listed = await p.api("key", (client) => client.warehouse.listCampaigns({ path: path(), urlParams: { limit: 100 } }))
-  campaigns = listed.campaigns.flatMap((c) =>
-    c.status === "ENABLED" && c.dailyBudgetMicros !== null && c.dailyBudgetMicros > 0
-      ? [{ campaignId: c.campaignId, name: c.name, dailyBudgetMicros: c.dailyBudgetMicros }]
-      : []
-  )
-  browser = await launchBrowser()
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
-  await page.goto(p.server.baseUrl)
-  await page.getByLabel("Email").fill(ADMIN_EMAIL)
-  await page.getByLabel("Password").fill(ADMIN_PASSWORD)
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+  ;({ browser, campaigns, p, page } = await startConsoleWorld(62))
 })
 
 afterAll(async () => {

@@ -14,7 +14,7 @@ import { Cause, Effect, Exit, Option } from "effect"
 import { type ApplyEnd, ChangesetStore } from "../actions/changesets/ChangesetStore.ts"
 import type { ChangesetRow } from "../actions/changesets/ChangesetRow.ts"
 import { kindNamed } from "../actions/kinds/Catalog.ts"
-import { actionColumns, decodeActionRows, toRecord } from "../actions/pipeline/ActionRow.ts"
+import { Ledger } from "../actions/pipeline/Ledger.ts"
 import { compensationOf } from "../actions/pipeline/Compensation.ts"
 import { Transitions } from "../actions/pipeline/Transitions.ts"
 import { lockAccount } from "../policy/AutoApplyWindow.ts"
@@ -66,14 +66,9 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
     const apply = yield* Apply
     const store = yield* ChangesetStore
     const transitions = yield* Transitions
-    const columns = actionColumns(sql)
+    const ledger = yield* Ledger
 
-    const readMembers = (changesetId: string) =>
-      sql`SELECT ${columns} FROM actions WHERE changeset_id = ${changesetId} ORDER BY created_at`.pipe(
-        Effect.flatMap(decodeActionRows),
-        Effect.map((rows) => rows.map(toRecord)),
-        Effect.orDie
-      )
+    const readMembers = ledger.members
 
     /** Fails a member (or a compensation) that did not end by itself, behind the lease. */
     const failMember = (actionId: string, message: string, lease: Lease) =>
@@ -258,5 +253,5 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
     return { run, giveUp } as const
   }),
   // Apply (over the upstream port) comes from the application layer.
-  dependencies: [ChangesetStore.Default, Transitions.Default]
+  dependencies: [ChangesetStore.Default, Ledger.Default, Transitions.Default]
 }) {}

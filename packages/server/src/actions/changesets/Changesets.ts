@@ -29,7 +29,7 @@ import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
 import { kindNamed } from "../kinds/Catalog.ts"
-import { actionColumns, decodeActionIds, decodeActionRows, toRecord } from "../pipeline/ActionRow.ts"
+import { decodeActionIds } from "../pipeline/ActionRow.ts"
 import { decodeRows } from "../../db/Rows.ts"
 import { Idempotency } from "../pipeline/Idempotency.ts"
 import { Ledger } from "../pipeline/Ledger.ts"
@@ -82,15 +82,8 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
     const signal = yield* WorkerSignal
     const settings = yield* OrgSettings
     const expiry = yield* ChangesetExpiry
-    const columns = actionColumns(sql)
-
-    /** The changeset's members, as added (oldest first). */
-    const membersOf = (changesetId: string) =>
-      sql`SELECT ${columns} FROM actions WHERE changeset_id = ${changesetId} ORDER BY created_at`.pipe(
-        Effect.flatMap(decodeActionRows),
-        Effect.map((rows) => rows.map(toRecord)),
-        Effect.orDie
-      )
+    const ledger = yield* Ledger
+    const membersOf = ledger.members
 
     const notFound = (changesetId: string) => new NotFound({ message: `no changeset ${changesetId} in this account` })
 
@@ -183,8 +176,8 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
             if (outcome._tag === "Left") return refused(index, item.kind, outcome.left._tag, outcome.left.message, [])
             return { _tag: "Prepared", recording: outcome.right.recording, answer: outcome.right.answer } satisfies Prepared
           }), { concurrency: EVALUATION_CONCURRENCY })
-        const toRecord = prepared.flatMap((p) => p._tag === "Prepared" ? [p.recording] : [])
-        const recorded = new Map((yield* recordMembers(sql, account, changesetId, toRecord)).map((action) => [action.actionId, action]))
+        const recordings = prepared.flatMap((p) => p._tag === "Prepared" ? [p.recording] : [])
+        const recorded = new Map((yield* recordMembers(sql, account, changesetId, recordings)).map((action) => [action.actionId, action]))
         const results = prepared.map((p, index): MemberResult => {
           if (p._tag === "Refused") return p.result
           const { answer, recording } = p
@@ -407,9 +400,9 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         return toChangeset((yield* store.find(account.projectId, changesetId))!)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Changesets.reject"))
 
-    return { open, get, list, addMembers, submit, approve, reject, membersOf } as const
+    return { open, get, list, addMembers, submit, approve, reject } as const
   }),
-  dependencies: [ChangesetStore.Default, Transitions.Default, Jobs.Default, ChangesetExpiry.Default]
+  dependencies: [ChangesetStore.Default, Ledger.Default, Transitions.Default, Jobs.Default, ChangesetExpiry.Default]
 }) {
   /** Over the embedded test database (db/TestDatabase.ts), with what a changeset uses, for in-process tests. */
   static readonly Test = Changesets.Default.pipe(

@@ -128,6 +128,14 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
           AND applied_at < ${beforeIso}::timestamptz
         ORDER BY created_at`.pipe(Effect.flatMap(decode), Effect.map((rows) => rows.map(toRecord)), Effect.orDie)
 
-    return { find, get, lock, list, pending, recordedOutsideChanges, appliedBefore } as const
+    /** A changeset's members, as they were added (oldest first). */
+    const members = (changesetId: string) =>
+      sql`SELECT ${columns} FROM actions WHERE changeset_id = ${changesetId} ORDER BY created_at`.pipe(
+        Effect.flatMap(decode),
+        Effect.map((rows) => rows.map(toRecord)),
+        Effect.orDie
+      )
+
+    return { find, get, lock, list, pending, recordedOutsideChanges, appliedBefore, members } as const
   })
 }) {}
