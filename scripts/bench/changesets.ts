@@ -1,7 +1,8 @@
 /**
  * `pnpm bench --only changesets`: one changeset of 1,000 keyword bid changes over 10 ad groups of one writable
  * account, through its whole life: members added in calls of 100 (a write key), submitted (the key), approved (the
- * signed-in admin, naming the planHash), applied (acs's worker, as its own process), then reverted (the key) and the
+ * signed-in admin, naming the planHash), applied (acs's worker, as its own process), then reverted (the admin: a
+ * revert needs the canApprove grant, which a key never has) and the
  * compensating changeset applied. Each phase reports its wall time, the CPU of acs's processes (the API and the
  * worker), the statements acs sent (pg_stat_statements, role `postgres`) and the upstream calls the simulator
  * answered (its call log), with the bench process's CPU beside them: the simulator answers inside it, so that
@@ -282,7 +283,7 @@ export const benchChangesets = async (cluster: BenchCluster, log: (message: stri
     const detail = record(await key.getJson(`${base}/${changesetId}`), "detail")
     const memberCounts = record(detail["changeset"], "changeset")["members"]
 
-    const reverted = await measure("revert request", async () => record(await key.sendJson("POST", `${base}/${changesetId}/revert`, {}), "revert"))
+    const reverted = await measure("revert request", async () => record(await person.sendJson("POST", `${base}/${changesetId}/revert`, {}), "revert"))
     const revertId = string(record(reverted["changeset"], "changeset"), "changesetId")
     const revertStatus = await measure("revert apply", () => ended(revertId))
     const revertCounts = record(record(await key.getJson(`${base}/${revertId}`), "detail")["changeset"], "changeset")["members"]
