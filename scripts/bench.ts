@@ -25,6 +25,7 @@
  *   pnpm bench --only surfaces      REST/RPC/MCP on the demo-size simulator
  *   pnpm bench --only login-flood   the sign-in flood alone
  *   pnpm bench --only streams       200 idle event streams: memory per stream, event reads per event (scripts/bench/streams.ts)
+ *   pnpm bench --only changesets    a changeset of 1,000 keyword bids: add, submit, approve, apply, revert (scripts/bench/changesets.ts)
  *   pnpm bench --only cli           acs start-up: CPU of --help, --version and client commands (scripts/bench/cliStart.ts)
  *
  * A partial run writes bench/results-<part>.json (not committed). Every part states the machine's load
@@ -33,6 +34,7 @@
  * BENCH_WORKER, BENCH_WORKER_NODE_ARGS, BENCH_API_NODE_OPTIONS (see the files).
  */
 import { buildEntries } from "../packages/server/test/support/entries.ts"
+import { benchChangesets, changesetDetails, changesetTargets } from "./bench/changesets.ts"
 import { benchCliStart, cliStartMet, describeCliStart } from "./bench/cliStart.ts"
 import { type BenchCluster, startBenchCluster } from "./bench/cluster.ts"
 import { benchEvents, type CpuSplit, type EventsResults, TARGET_DELIVERY_P95_MS, TARGET_WEBHOOK_SHARE } from "./bench/events.ts"
@@ -514,6 +516,21 @@ const streamsOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date
   }, load, startedAt)
 }
 
+/** One changeset of 1,000 keyword bid changes through its life, on a world of its own. */
+const changesetsOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
+  const cluster = await startClusterForRun()
+  const changesets = await benchChangesets(cluster, log)
+  finish(
+    "results-changesets",
+    `acs changesets: ${changesets.members.toLocaleString("en-US")} keyword bid changes over ${changesets.adGroups} ad groups (add, submit, approve, apply, revert)`,
+    changesetTargets(changesets),
+    changesetDetails(changesets, table),
+    { only: "changesets", changesets },
+    load,
+    startedAt
+  )
+}
+
 const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Date) => Promise<void>> = {
   proposals: proposalsOnly,
   events: eventsOnly,
@@ -521,6 +538,7 @@ const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Da
   sync: syncOnly,
   surfaces: surfacesOnly,
   streams: streamsOnly,
+  changesets: changesetsOnly,
   cli: async () => {
     const result = await benchCliStart(log)
     process.stdout.write(`${describeCliStart(result).join("\n")}\n`)

@@ -71,7 +71,7 @@ export interface Pipeline {
 }
 
 /** `acs worker` as its own process (the run's build when there is one), stopped with SIGTERM. */
-const startWorker = (env: Record<string, string>) => {
+export const startWorker = (env: Record<string, string>) => {
   let output = ""
   const child: ChildProcess = spawn(process.execPath, [...(process.env["BENCH_WORKER_NODE_ARGS"]?.split(" ") ?? []), ...nodeArgs("cli"), "worker"], {
     cwd: repoRoot,
