@@ -13,6 +13,7 @@ import { NotFound, NotRevertible, ReadOnlyAccount } from "@acs/domain/Errors"
 import type { KindName } from "@acs/domain/ProposalKinds"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import type { UpstreamClient } from "@acs/upstream/Upstream"
 import { Connections } from "../../accounts/Connections.ts"
 import type { Granted } from "../../auth/Access.ts"
 import { lockAccount } from "../../policy/AutoApplyWindow.ts"
@@ -20,7 +21,6 @@ import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { kindNamed } from "../kinds/Catalog.ts"
 import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
-import { decodeActionIds } from "../pipeline/ActionRow.ts"
 import { compensationOf } from "../pipeline/Compensation.ts"
 import { Ledger } from "../pipeline/Ledger.ts"
 import { actorOf } from "../pipeline/Proposals.ts"
@@ -67,14 +67,13 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
         }))
 
     /** The three-way check of one member, reading the platform now. */
-    const check = (grant: Granted<"revertChangeset">, member: ActionRecord) =>
+    const check = (grant: Granted<"revertChangeset">, client: UpstreamClient, member: ActionRecord) =>
       Effect.gen(function*() {
         const refuse = (why: string): CheckedMember => ({ member, verdict: "not_revertible", why, compensation: undefined })
         if (member.status === "reverted" || member.revertedBy !== null) return refuse(`already reverted by ${member.revertedBy ?? "an earlier revert"}`)
         if (member.status !== "applied") return refuse(`it was not applied (${member.status})`)
         const inverse = compensationOf(member)
         if (inverse === undefined) return refuse(`${member.kind} has no compensating change`)
-        const client = yield* connections.clientFor(grant.account.orgId)
         // The compensation's prior state is what the member wrote: drift from it is a change since.
         const drift = yield* kindNamed(inverse.kind).use((definition) =>
           definition.drift(Schema.decodeUnknownSync(definition.payload)(inverse.payload), {
@@ -106,14 +105,13 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
         if (row.status !== "applied" && row.status !== "partially_applied") {
           return yield* refuse(`it is ${row.status}: only an applied or partially applied changeset is reverted`)
         }
-        const members = yield* sql`SELECT action_id FROM actions WHERE changeset_id = ${changesetId}`.pipe(
-          Effect.flatMap(decodeActionIds),
-          Effect.orDie
-        )
+        const members = yield* ledger.members(changesetId)
         // In reverse plan order: children undone before their parents.
-        const order = [...(row.plan?.order ?? members.map((m) => m.actionId))].reverse()
-        const records = yield* Effect.forEach(order, (actionId) => ledger.find(account.projectId, actionId))
-        const checked = yield* Effect.forEach(records.filter((r): r is ActionRecord => r !== undefined), (member) => check(grant, member), {
+        const position = new Map((row.plan?.order ?? members.map((m) => m.actionId)).map((id, index) => [id, index]))
+        const records = [...members].sort((a, b) => (position.get(b.actionId) ?? -1) - (position.get(a.actionId) ?? -1))
+        // One client for the whole check (its token reused), not one per member.
+        const client = yield* connections.clientFor(account.orgId, { reuse: true })
+        const checked = yield* Effect.forEach(records, (member) => check(grant, client, member), {
           concurrency: 4
         })
         // What the changeset changed and still stands: the members a revert is about.
