@@ -1,14 +1,13 @@
 /**
  * Headless Chromium for the console's tests: Debian's `chromium` package (installed with apt-get when missing
  * and we are root, as postgres.ts does for PostgreSQL), driven by playwright-core through `executablePath`;
- * never a downloaded browser. axe-core is evaluated in the page for the accessibility checks, and the
- * console is built before the first browser starts, so a test run sees the current source.
+ * never a downloaded browser. axe-core is evaluated in the page for the accessibility checks. The console is
+ * built once for the run (globalSetup.ts), so a test run sees the current source.
  */
 import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import { createRequire } from "node:module"
 import { type Browser, chromium, type Page } from "playwright-core"
-import { buildConsole } from "../../../console/scripts/build.ts"
 
 const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
 
@@ -25,18 +24,14 @@ export const chromiumPath = (): string => {
   return installed
 }
 
-let built: Promise<string> | undefined
-
-/** Builds the console (once per test file) and starts a headless browser. */
-export const launchBrowser = async (): Promise<Browser> => {
-  await (built ??= buildConsole())
-  return chromium.launch({
+/** Starts a headless browser. */
+export const launchBrowser = async (): Promise<Browser> =>
+  chromium.launch({
     executablePath: chromiumPath(),
     headless: true,
     // As root in a container Chromium's sandbox cannot start; the pages are our own.
     args: ["--no-sandbox", "--disable-dev-shm-usage"]
   })
-}
 
 const axeSource = Fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 

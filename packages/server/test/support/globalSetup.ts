@@ -1,13 +1,16 @@
 /**
  * Starts one throwaway PostgreSQL cluster for the whole run (every project's files share it) and migrates a
  * template database that each test file clones (CREATE DATABASE … TEMPLATE), so every file starts from a
- * clean, migrated schema; and bundles the server and `acs` entry points once for the run's processes (entries.ts).
+ * clean, migrated schema; bundles the server and `acs` entry points once for the run's processes (entries.ts); and
+ * builds the console once, before any file serves it (a build per file would replace `dist/` under another file's
+ * browser).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import pg from "pg"
 import type { TestProject } from "vitest/node"
 import { runMigrations } from "../../src/db/Migrations.ts"
+import { buildConsole } from "../../../console/scripts/build.ts"
 import { buildEntries } from "./entries.ts"
 import { startCluster, TEMPLATE_DATABASE } from "./postgres.ts"
 
@@ -27,6 +30,7 @@ export default async function setup(project: TestProject) {
     return () => {}
   }
   const removeEntries = await buildEntries()
+  await buildConsole()
   try {
     const cluster = await startCluster()
     const admin = new pg.Client({ connectionString: cluster.url("postgres") })
