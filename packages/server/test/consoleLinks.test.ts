@@ -24,6 +24,9 @@ const inFlight = new Set<object>()
 /** The shell's own reads on any page: who is signed in, the accounts, the live stream (or its polling fallback). */
 const SHELL = new Set(["/api/v1/auth/me", "/api/v1/accounts", "/api/v1/events/stream", "/api/v1/events"])
 
+/** What the Approvals page, the first after sign-in, reads of each account. */
+const APPROVALS_PAGE_READS = ["/approvals", "/changesets"]
+
 /** What the Accounts page reads of its account when it opens (besides each account's freshness). */
 const ACCOUNTS_PAGE_READS = ["/campaigns", "/keywords", "/plan", "/syncs"]
 
@@ -46,6 +49,10 @@ beforeAll(async () => {
   await page.getByLabel("Password").fill(ADMIN_PASSWORD)
   await page.getByRole("button", { name: "Sign in" }).click()
   await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+  // The Approvals page's own reads (actions and changesets waiting) answered first, so that on a busy machine none
+  // of them is taken for a request of the first crafted link.
+  await waitFor("the Approvals page's reads sent and answered", () => Promise.resolve(sent), (reads) =>
+    APPROVALS_PAGE_READS.every((end) => reads.some((r) => r.path.endsWith(end))) && inFlight.size === 0)
 }, 600_000)
 
 afterAll(async () => {
