@@ -57,14 +57,6 @@ export const writeActionEvent = (
   extra: Readonly<Record<string, unknown>> = {}
 ): Effect.Effect<void> => writeEvent(sql, { orgId, projectId: action.projectId, type, data: { action: encodeAction(action), ...extra } })
 
-/**
- * `action.proposed`, for a path that inserts a queued action with its own SQL instead of `Transitions.append`
- * (which writes it itself): call it in the same transaction, with the inserted record. Anything but a row
- * queued for a human is no event here.
- */
-export const recordProposed = (sql: SqlClient.SqlClient, orgId: string, action: ActionRecord): Effect.Effect<void> =>
-  action.status === "proposed" ? writeActionEvent(sql, orgId, "action.proposed", action) : Effect.void
-
 /** An ISO 8601 UTC timestamp with microseconds, as ActionRow.ts reads them. */
 const isoSql = (sql: SqlClient.SqlClient, column: string) =>
   sql.unsafe(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`)
