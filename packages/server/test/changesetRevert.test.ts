@@ -111,14 +111,7 @@ describe("reverting a changeset", () => {
     const targets = campaigns.splice(0, 2)
     const { changeset, members } = await appliedChangeset(targets)
     // Someone sets the second campaign's budget in the web UI after acs wrote it.
-    const outside = p.simulator.webUiWrite({
-      adAccountId: Number(p.account.upstreamAccountId),
-      method: "PUT",
-      path: `/v1/campaigns/${targets[1]!.campaignId}`,
-      body: { dailyBudget: { value: { amount: "61.00", currency: "USD" } } },
-      user: "web-ui-user@example.com"
-    })
-    expect(outside.status).toBe(200)
+    p.setBudgetOutsideAcs(targets[1]!.campaignId, 61_000_000)
 
     const plan = await revertPlan(changeset.changesetId)
     expect(plan.coverage).toBe("partial")
@@ -144,13 +137,7 @@ describe("reverting a changeset", () => {
     const targets = restored.slice(0, 1)
     expect(targets).toHaveLength(1)
     const { changeset, members } = await appliedChangeset(targets)
-    p.simulator.webUiWrite({
-      adAccountId: Number(p.account.upstreamAccountId),
-      method: "PUT",
-      path: `/v1/campaigns/${targets[0]!.campaignId}`,
-      body: { dailyBudget: { value: { amount: "62.00", currency: "USD" } } },
-      user: "web-ui-user@example.com"
-    })
+    p.setBudgetOutsideAcs(targets[0]!.campaignId, 62_000_000)
     expect((await revertPlan(changeset.changesetId)).coverage).toBe("none")
     const refused = await p.api("person", (client) =>
       Effect.flip(client.changesets.revertChangeset({ path: { ...path(), changesetId: changeset.changesetId }, urlParams: {}, payload: {} })))

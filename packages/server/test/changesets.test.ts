@@ -26,7 +26,7 @@ const freshCampaign = () => {
   return campaign
 }
 
-/** A campaign for members that are never applied: any of them, as the warehouse has it. */
+/** A campaign for members whose changeset is not approved in their test: any of them, as the warehouse has it. */
 const someCampaign = (i: number) => campaigns[campaigns.length - 1 - (i % campaigns.length)]!
 
 const path = () => ({ projectId: p.account.projectId })
@@ -197,14 +197,7 @@ describe("a changeset up to its decision", () => {
     expect(wrongHash).toMatchObject({ _tag: "Left", left: { _tag: "Conflict", message: expect.stringMatching(/submitted again since that plan/) } })
 
     // Someone changes the first member's campaign in the web UI; the change history brings it into the ledger.
-    const answer = p.simulator.webUiWrite({
-      adAccountId: Number(p.account.upstreamAccountId),
-      method: "PUT",
-      path: `/v1/campaigns/${a.campaignId}`,
-      body: { dailyBudget: { value: { amount: (outsideBudget / 1_000_000).toFixed(2), currency: "USD" } } },
-      user: "web-ui-user@example.com"
-    })
-    expect(answer.status).toBe(200)
+    p.setBudgetOutsideAcs(a.campaignId, outsideBudget)
     await p.api("key", (client) => client.warehouse.startSync({ path: path() }))
     await waitFor("the outside change in the ledger", () =>
       p.sql<{ n: string }>("SELECT count(*) AS n FROM actions WHERE kind = 'external_change' AND payload->'entity'->>'id' = $1", [a.campaignId]),

@@ -66,14 +66,7 @@ describe("a changeset's revert in the console", () => {
     // The first campaign is changed in Apple's web UI since acs wrote it.
     const [moved, ...kept] = members as [Campaign, Campaign, Campaign]
     const outside = Math.round((moved.dailyBudgetMicros * 0.7) / 10_000) * 10_000
-    const answer = p.simulator.webUiWrite({
-      adAccountId: Number(p.account.upstreamAccountId),
-      method: "PUT",
-      path: `/v1/campaigns/${moved.campaignId}`,
-      body: { dailyBudget: { value: { amount: (outside / 1_000_000).toFixed(2), currency: "USD" } } },
-      user: "web-ui-user@example.com"
-    })
-    expect(answer.status).toBe(200)
+    p.setBudgetOutsideAcs(moved.campaignId, outside)
 
     await page.goto(`${p.server.baseUrl}/#/ledger/${p.account.projectId}`)
     await page.getByRole("heading", { level: 1, name: "Ledger" }).waitFor({ timeout: WAIT_MS })

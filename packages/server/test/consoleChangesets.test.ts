@@ -144,14 +144,7 @@ describe("changesets in the console", () => {
 
     // Someone changes the first member's campaign in Apple's web UI; the change history brings it into the ledger.
     const outside = Math.round((a.dailyBudgetMicros * 0.8) / 10_000) * 10_000
-    const answer = p.simulator.webUiWrite({
-      adAccountId: Number(p.account.upstreamAccountId),
-      method: "PUT",
-      path: `/v1/campaigns/${a.campaignId}`,
-      body: { dailyBudget: { value: { amount: (outside / 1_000_000).toFixed(2), currency: "USD" } } },
-      user: "web-ui-user@example.com"
-    })
-    expect(answer.status).toBe(200)
+    p.setBudgetOutsideAcs(a.campaignId, outside)
     await p.api("key", (client) => client.warehouse.startSync({ path: path() }))
     await waitFor("the outside change in the ledger", () =>
       p.sql<{ n: string }>("SELECT count(*) AS n FROM actions WHERE kind = 'external_change' AND payload->'entity'->>'id' = $1", [a.campaignId]),

@@ -57,6 +57,8 @@ export interface Pipeline {
   readonly action: (actionId: string, projectId?: string) => Promise<ActionView>
   /** The secret of the second approver's key (`as("approver", …)`), for the RPC and MCP clients. */
   readonly approverKey: () => Promise<string>
+  /** Sets a campaign's daily budget (whole cents) in Apple's web UI, as someone outside acs; fails unless it took. */
+  readonly setBudgetOutsideAcs: (campaignId: string, dailyBudgetMicros: number) => void
   /**
    * Polls the action until its status is one of `statuses` (when not given: any state the worker leaves it in);
    * fails after minutes (wait.ts), naming the status it stayed in.
@@ -198,6 +200,16 @@ export const startPipeline = async (
       ),
     action,
     approverKey: secondApprover,
+    setBudgetOutsideAcs: (campaignId, dailyBudgetMicros) => {
+      const answer = simulator.webUiWrite({
+        adAccountId: Number(account.upstreamAccountId),
+        method: "PUT",
+        path: `/v1/campaigns/${campaignId}`,
+        body: { dailyBudget: { value: { amount: (dailyBudgetMicros / 1_000_000).toFixed(2), currency: "USD" } } },
+        user: "web-ui-user@example.com"
+      })
+      if (answer.status !== 200) throw new Error(`the web-UI write answered ${answer.status}: ${JSON.stringify(answer.body)}`)
+    },
     settle: (actionId, statuses = SETTLED, projectId) =>
       waitFor(`action ${actionId} to be ${statuses.join(" or ")}`, () => action(actionId, projectId), (last) => statuses.includes(last.status), {
         intervalMs: 50,
