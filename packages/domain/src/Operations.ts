@@ -202,7 +202,18 @@ export const Operations = {
     mcp: { tool: true, destructive: true, openWorld: true, note: "`preview: true` answers the revert plan: per member revertible, conflicted or not." }
   },
   listChangesets: { scope: "read", account: true, bucket: "read", summary: "The account's changesets, newest first", mcp: tool },
-  getChangeset: { scope: "read", account: true, bucket: "read", summary: "One changeset: plan, impact, decision and members", mcp: tool },
+  getChangeset: {
+    scope: "read",
+    account: true,
+    bucket: "read",
+    summary: "One changeset: plan, impact, decision and members",
+    mcp: {
+      tool: true,
+      note: "After a submit, poll it until `status` is applied, partially_applied or failed (each member's `status` and " +
+        "`failure` say which and why; a member the apply never reached is `skipped`), rejected or expired; " +
+        "`reverted` once undone by the changeset in `revertedBy`."
+    }
+  },
   getPolicy: { scope: "read", account: true, bucket: "read", summary: "The live safe-apply policy of the account", mcp: tool },
   getTargets: { scope: "read", account: true, bucket: "read", summary: "The operator's CPA target band", mcp: tool },
   updateTargets: { scope: "admin", account: true, bucket: "write", summary: "Set the operator's CPA target band", mcp: human },

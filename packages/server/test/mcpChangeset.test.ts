@@ -1,9 +1,9 @@
 /**
  * Changesets as an agent meets them at /mcp, with the MCP SDK's own client: the tools teach the sequence (open,
- * members, submit, a person approves), every proposal tool takes `changesetId` and `dependsOn` (the instructions
- * say what they mean); an agent's key
- * opens a changeset, adds 30 keyword bid changes on the synced account's real keywords (29 in one call, one
- * through its proposal tool), submits it and reads why it queued; a person approves the plan over REST.
+ * members, submit, a person approves, get until it ends), every proposal tool takes `changesetId` and `dependsOn`
+ * (the instructions say what they mean); an agent's key opens a changeset, adds 30 keyword bid changes on the
+ * synced account's real keywords (29 in one call, one through its proposal tool), submits it and reads why it
+ * queued; a person approves the plan over REST.
  */
 import { proposalKinds } from "@acs/domain/ProposalKinds"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -58,6 +58,8 @@ describe("changesets over MCP", () => {
     const add = toolOf("platform_add_changeset_members")
     expect(add.description).toMatch(/platform_propose_<kind>.*platform_submit_changeset/s)
     expect(toolOf("platform_submit_changeset").description).toMatch(/queued.*planHash.*platform_get_changeset/s)
+    // Polling needs to know where a changeset ends: the answer's outline carries no enums.
+    expect(toolOf("platform_get_changeset").description).toMatch(/poll.*applied, partially_applied or failed.*rejected or expired/s)
     // Shared by every proposal tool, so said once, in the instructions, as `projectId` and `reason` are.
     for (const kind of proposalKinds) {
       const properties = propertiesOf(toolOf(toolName(kind.operation)))
@@ -69,7 +71,7 @@ describe("changesets over MCP", () => {
     // An agent's write key is no approver: the decision is a person's (or an approver key's).
     expect(tools.map((t) => t.name)).not.toContain("platform_approve_changeset")
     expect(tools.map((t) => t.name)).toContain("platform_reject_changeset")
-    expect(agent.getInstructions()).toMatch(/one changeset: platform_open_changeset/)
+    expect(agent.getInstructions()).toMatch(/one changeset: platform_open_changeset.*platform_submit_changeset.*platform_get_changeset/s)
   })
 
   it("opens, adds 30 members, submits to a queue with reasons, and a person approves the plan over REST", async () => {

@@ -90,7 +90,8 @@ const instructionsFor = (resources: ReadonlyArray<AccountResource>, tools: Reado
       ? "Many related changes go as one changeset: platform_open_changeset; then propose with its `changesetId` " +
         "(nothing applies before the changeset is submitted; `dependsOn` names members of it that must apply first, " +
         "and a member whose dependency failed is skipped) or add many with platform_add_changeset_members; " +
-        "platform_submit_changeset; a person approves the whole once, by its planHash."
+        "platform_submit_changeset; a person approves the whole once, by its planHash; platform_get_changeset follows it " +
+        "to its end."
       : "",
     `These count against the expensive rate limit: ${
       tools.filter((tool) => Operations[tool.operation].bucket === "expensive").map((tool) => tool.name).join(", ")
