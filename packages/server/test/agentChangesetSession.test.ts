@@ -57,7 +57,6 @@ const ENDED: ReadonlySet<string> = new Set(["applied", "partially_applied", "fai
 
 const Campaigns = Schema.Struct({ campaigns: Schema.Array(CampaignRow) })
 const Keywords = Schema.Struct({ keywords: Schema.Array(KeywordRow) })
-const Opened = Schema.Struct({ changesetId: Schema.String, status: Schema.String, title: Schema.String })
 
 const usd = (micros: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(micros / 1_000_000)
 const cents = (micros: number) => Math.round(micros / 10_000) * 10_000
@@ -117,7 +116,7 @@ describe("an agent's changeset session", () => {
     const [raised, trimmed] = manual
     expect(trimmed).toBeDefined()
 
-    const opened = await callTool(Opened, "platform_open_changeset", { projectId, title, reason: "bids toward the CPA target; two budgets follow the spend" })
+    const opened = await callTool(Changeset, "platform_open_changeset", { projectId, title, reason: "bids toward the CPA target; two budgets follow the spend" })
     expect(opened).toMatchObject({ status: "open", title })
     const { changesetId } = opened
 
@@ -186,7 +185,14 @@ describe("an agent's changeset session", () => {
     }
     const impactByCampaign = card.getByRole("region", { name: `Impact of ${title} by campaign` })
     await expect(impactByCampaign.getByRole("row").count()).resolves.toBe(1 + submitted.impact!.byCampaign.length)
+    for (const campaign of [raised!, trimmed!]) {
+      const delta = Number(after.get(`budget ${campaign.campaignId}`)) - campaign.dailyBudgetMicros!
+      const row = impactByCampaign.getByRole("row").filter({ has: page.getByRole("rowheader", { name: campaign.name, exact: true }) })
+      await row.getByRole("cell", { name: `${delta > 0 ? "+" : "−"}${usd(Math.abs(delta))}`, exact: true }).waitFor({ timeout: WAIT_MS })
+    }
     await card.getByText("Members (30)").waitFor({ timeout: WAIT_MS })
+    const shown = await card.locator(".members li[data-action-id]").evaluateAll((items) => items.map((li) => li.getAttribute("data-action-id")))
+    expect(new Set(shown)).toEqual(new Set(members.map((m) => m.actionId)))
     await expectAccessible("approvals with the agent's changeset")
 
     await card.getByRole("button", { name: "Approve changeset" }).click()
