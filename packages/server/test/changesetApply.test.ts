@@ -1,7 +1,8 @@
 /**
  * The apply of an approved changeset (docs/contract.md 4.3): a key opens a changeset, proposes keyword bid
  * changes into it and submits it (a key's changeset queues), a person approves it by its plan hash, and a worker
- * instance applies the members in plan order under the changeset's one job. Upstream faults from the simulator
+ * instance applies the members in plan order under the changeset's one job, the members on one ad group in one
+ * bulk update. Upstream faults from the simulator
  * exercise each `onFailure` mode, a dependency's failure skips its dependants, and a worker killed mid-changeset
  * leaves a run that another worker resumes with every member applied once. The proposing instance runs no
  * worker: each test's apply is the worker instance's.
@@ -28,11 +29,38 @@ interface Keyword {
   readonly bidMicros: number
 }
 
-/** Keywords of manual-bid campaigns with a bid of their own, each used by one member of this file only. */
+/** Keywords of manual-bid campaigns with a bid of their own, each used by one member of this file only: the next `n`, ad group by ad group. */
 const take = (n: number): Array<Keyword> => {
   if (pool.length < n) throw new Error(`the demo account has too few keywords left (${pool.length} for ${n})`)
   return pool.splice(0, n)
 }
+
+/** `n` keywords each on an ad group of its own: each member is then a bulk call of its own. */
+const takeApart = (n: number): Array<Keyword> => {
+  const taken: Array<Keyword> = []
+  for (const keyword of [...pool]) {
+    if (taken.length === n) break
+    if (taken.some((k) => k.adGroupId === keyword.adGroupId)) continue
+    taken.push(keyword)
+    pool.splice(pool.indexOf(keyword), 1)
+  }
+  if (taken.length < n) throw new Error(`the demo account has too few ad groups left (${taken.length} for ${n})`)
+  return taken
+}
+
+/** `perGroup` keywords on each of `groups` ad groups. */
+const takeGrouped = (groups: number, perGroup: number): Array<Keyword> => {
+  const byGroup = new Map<string, Array<Keyword>>()
+  for (const keyword of pool) byGroup.set(keyword.adGroupId, [...(byGroup.get(keyword.adGroupId) ?? []), keyword])
+  const chosen = [...byGroup.values()].filter((same) => same.length >= perGroup).slice(0, groups).map((same) => same.slice(0, perGroup))
+  if (chosen.length < groups) throw new Error(`the demo account has too few ad groups with ${perGroup} keywords left`)
+  const taken = chosen.flat()
+  pool = pool.filter((keyword) => !taken.includes(keyword))
+  return taken
+}
+
+/** The ad groups of `keywords`, each once, in order: the bulk calls their members make. */
+const adGroupsOf = (keywords: ReadonlyArray<Keyword>) => [...new Set(keywords.map((k) => k.adGroupId))]
 
 const startWorker = async () => {
   worker ??= await p.startTwin(WORKER_ENV)
@@ -102,6 +130,19 @@ const appliedOrder = async (changesetId: string) =>
     [changesetId]
   )).map((row) => row.action_id)
 
+/**
+ * The ad groups of members in the order given, each run of one ad group once: the members of one bulk call apply
+ * in one statement (their order inside it is the statement's), the calls in plan order.
+ */
+const adGroupRuns = async (actionIds: ReadonlyArray<string>) => {
+  const rows = await p.sql<{ action_id: string; ad_group_id: string }>(
+    "SELECT action_id, payload->'keywords'->0->>'adGroupId' AS ad_group_id FROM actions WHERE action_id = ANY($1::text[])",
+    [actionIds]
+  )
+  const adGroup = new Map(rows.map((row) => [row.action_id, row.ad_group_id]))
+  return actionIds.map((id) => adGroup.get(id)).filter((group, i, all) => i === 0 || group !== all[i - 1])
+}
+
 const eventTypes = async (changesetId: string) =>
   (await p.sql<{ type: string }>("SELECT type FROM events WHERE type LIKE 'changeset.%' AND data->'changeset'->>'changesetId' = $1 ORDER BY seq", [
     changesetId
@@ -130,9 +171,9 @@ afterAll(async () => {
 })
 
 describe("the apply of an approved changeset", () => {
-  it("applies every member in plan order once a person approves the plan, and says so", async () => {
+  it("applies every member in plan order once a person approves the plan, one bulk call per ad group, and says so", async () => {
     const { changesetId } = await open("stop")
-    const keywords = take(8)
+    const keywords = takeGrouped(3, 3)
     const members: Array<string> = []
     for (const keyword of keywords) members.push(await addMember(changesetId, keyword))
     const approved = await submitAndApprove(changesetId)
@@ -140,12 +181,13 @@ describe("the apply of an approved changeset", () => {
 
     const done = await settled(changesetId)
     expect(done.changeset.status).toBe("applied")
-    expect(done.changeset.members).toEqual({ total: 8, applied: 8, failed: 0, skipped: 0, reverted: 0, pending: 0 })
+    expect(done.changeset.members).toEqual({ total: 9, applied: 9, failed: 0, skipped: 0, reverted: 0, pending: 0 })
     expect(done.changeset.appliedAt).not.toBeNull()
-    expect(Object.values(statuses(done))).toEqual(Array(8).fill("applied"))
-    expect(await appliedOrder(changesetId)).toEqual(done.changeset.plan!.order)
+    expect(Object.values(statuses(done))).toEqual(Array(9).fill("applied"))
+    expect(await adGroupRuns(await appliedOrder(changesetId))).toEqual(await adGroupRuns(done.changeset.plan!.order))
+    expect(await adGroupRuns(done.changeset.plan!.order)).toEqual(adGroupsOf(keywords))
     for (const keyword of keywords) expect(await upstreamBid(keyword)).toBe(keyword.bidMicros + 10_000)
-    expect(acceptedWrites(), "one upstream write per member").toHaveLength(8)
+    expect(acceptedWrites(), "one bulk update per ad group").toHaveLength(3)
     // The job ended with the changeset.
     expect(await p.sql("SELECT 1 FROM jobs WHERE changeset_id = $1", [changesetId])).toHaveLength(0)
     expect(await eventTypes(changesetId)).toEqual(["changeset.submitted", "changeset.queued", "changeset.approved", "changeset.applied"])
@@ -154,12 +196,12 @@ describe("the apply of an approved changeset", () => {
       "SELECT count(*)::int AS n FROM events WHERE type = 'action.applied' AND data->'action'->>'changesetId' = $1",
       [changesetId]
     )
-    expect(applied[0]!.n).toBe(8)
+    expect(applied[0]!.n).toBe(9)
   })
 
   it("gives the job back on upstream_unavailable and resumes where it was, each member written once", async () => {
     const { changesetId } = await open("stop")
-    const keywords = take(5)
+    const keywords = takeApart(5)
     for (const keyword of keywords) await addMember(changesetId, keyword)
     // The third member's write answers 503 twice: the run stops there, the job waits, the next attempt goes on.
     p.simulator.control.addFault({ kind: "status", status: 503, retryAfterSeconds: 0, method: "POST", path: KEYWORD_WRITES, nth: 3, times: 2 })
@@ -176,7 +218,7 @@ describe("the apply of an approved changeset", () => {
 describe("a member's failure", () => {
   it("stop (the default): the members after it are skipped and the changeset is partially applied", async () => {
     const { changesetId } = await open("stop")
-    const keywords = take(5)
+    const keywords = takeApart(5)
     for (const keyword of keywords) await addMember(changesetId, keyword)
     p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: KEYWORD_WRITES, nth: 3 })
     await submitAndApprove(changesetId)
@@ -196,7 +238,7 @@ describe("a member's failure", () => {
 
   it("continue: the run goes on, and only the members that depend on the failed one are skipped", async () => {
     const { changesetId } = await open("continue")
-    const [a, b, c, d] = take(4)
+    const [a, b, c, d] = takeApart(4)
     const first = await addMember(changesetId, a!)
     const dependant = await addMember(changesetId, b!, [first])
     const independent = await addMember(changesetId, c!)
@@ -216,7 +258,7 @@ describe("a member's failure", () => {
 
   it("continue with every member failing: the changeset failed", async () => {
     const { changesetId } = await open("continue")
-    for (const keyword of take(2)) await addMember(changesetId, keyword)
+    for (const keyword of takeApart(2)) await addMember(changesetId, keyword)
     p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: KEYWORD_WRITES, times: 2 })
     await submitAndApprove(changesetId)
     const done = await settled(changesetId)
@@ -227,7 +269,7 @@ describe("a member's failure", () => {
 
   it("rollback: stops, compensates the applied members in reverse order at once, and ends failed", async () => {
     const { changesetId } = await open("rollback")
-    const keywords = take(4)
+    const keywords = takeApart(4)
     for (const keyword of keywords) await addMember(changesetId, keyword)
     p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: KEYWORD_WRITES, nth: 3 })
     await submitAndApprove(changesetId)
@@ -251,13 +293,39 @@ describe("a member's failure", () => {
     expect(acceptedWrites()).toHaveLength(4)
     expect(await eventTypes(changesetId)).toContain("changeset.failed")
   })
+
+  it("a refused row fails only its member; the call's other rows land, and a stop skips the members after the call", async () => {
+    const { changesetId } = await open("stop")
+    const keywords = takeGrouped(2, 3)
+    const members: Array<string> = []
+    for (const keyword of keywords) members.push(await addMember(changesetId, keyword))
+    // The first ad group's call refuses its second row.
+    p.simulator.control.addFault({ kind: "bulkRows", rows: [1], message: "bid below the minimum", method: "POST", path: KEYWORD_WRITES, nth: 1 })
+    await submitAndApprove(changesetId)
+    const done = await settled(changesetId)
+    expect(done.changeset.status).toBe("partially_applied")
+    expect(statuses(done)).toEqual({
+      [members[0]!]: "applied",
+      [members[1]!]: "failed",
+      [members[2]!]: "applied",
+      [members[3]!]: "skipped",
+      [members[4]!]: "skipped",
+      [members[5]!]: "skipped"
+    })
+    expect(done.memberActions.find((member) => member.actionId === members[1])!.failure?.message).toContain("bid below the minimum")
+    expect(acceptedWrites(), "the second ad group's call never made").toHaveLength(1)
+    expect(await upstreamBid(keywords[0]!)).toBe(keywords[0]!.bidMicros + 10_000)
+    expect(await upstreamBid(keywords[1]!)).toBe(keywords[1]!.bidMicros)
+    expect(await upstreamBid(keywords[3]!)).toBe(keywords[3]!.bidMicros)
+  })
 })
 
 describe("a member whose apply would be demoted", () => {
   it("fails, naming the drift, instead of waiting for a person inside the approved changeset", async () => {
     await stopWorker()
     const { changesetId } = await open("stop")
-    const [moved, after] = take(2)
+    // Two members on one ad group: the moved one comes first, so the bulk call leaves it to the one-member apply.
+    const [moved, after] = takeGrouped(1, 2)
     const first = await addMember(changesetId, moved!)
     const second = await addMember(changesetId, after!)
     await submitAndApprove(changesetId)
@@ -316,35 +384,36 @@ describe("an auto-applied changeset", () => {
 })
 
 describe("a worker stopped or killed mid-changeset", () => {
-  it("SIGTERM: the member in hand finishes, the job is handed back between members, another worker finishes the run", async () => {
+  it("SIGTERM: the bulk call in hand finishes, the job is handed back between calls, another worker finishes the run", async () => {
     const { changesetId } = await open("stop")
-    for (const keyword of take(40)) await addMember(changesetId, keyword)
-    // The 10th member's answer is held, so the stop arrives while that member is under way.
-    p.simulator.control.addFault({ kind: "timeout", delayMs: 2_000, process: true, method: "POST", path: KEYWORD_WRITES, nth: 10 })
+    const keywords = takeGrouped(4, 5)
+    for (const keyword of keywords) await addMember(changesetId, keyword)
+    // The second ad group's bulk update is held, so the stop arrives while that call is under way.
+    p.simulator.control.addFault({ kind: "timeout", delayMs: 2_000, process: true, method: "POST", path: KEYWORD_WRITES, nth: 2 })
     await submitAndApprove(changesetId)
     await waitFor(
       "the held write to reach the upstream",
       () => Promise.resolve(p.simulator.control.listCalls({ method: "POST", path: new RegExp(KEYWORD_WRITES), since }).length),
-      (n) => n >= 10,
+      (n) => n >= 2,
       { intervalMs: 25 }
     )
     expect(await stopWorker()).toBe(0)
     const stopped = await detail(changesetId)
     expect(stopped.changeset.status).toBe("applying")
-    expect(stopped.changeset.members.applied, "the member in hand finished").toBe(10)
+    expect(stopped.changeset.members.applied, "the call in hand finished: two ad groups' members").toBe(10)
     const [job] = await p.sql<{ locked_by: string | null }>("SELECT locked_by FROM jobs WHERE changeset_id = $1", [changesetId])
     expect(job, "handed back, not left to its lease").toEqual({ locked_by: null })
 
     await startWorker()
     const done = await settled(changesetId)
     expect(done.changeset.status).toBe("applied")
-    expect(await appliedOrder(changesetId)).toEqual(done.changeset.plan!.order)
-    expect(acceptedWrites()).toHaveLength(40)
+    expect(await adGroupRuns(await appliedOrder(changesetId))).toEqual(adGroupsOf(keywords))
+    expect(acceptedWrites(), "one bulk update per ad group").toHaveLength(4)
   })
 
   it("SIGKILL during a rollback: another worker finishes the compensations, each written once", async () => {
     const { changesetId } = await open("rollback")
-    const keywords = take(4)
+    const keywords = takeApart(4)
     for (const keyword of keywords) await addMember(changesetId, keyword)
     // The third member fails; the first compensation's write (the fourth write) lands but its answer is held.
     p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: KEYWORD_WRITES, nth: 3 })
@@ -373,9 +442,11 @@ describe("a worker stopped or killed mid-changeset", () => {
     expect(compensations[0]!.n, "one compensation per applied member").toBe(2)
   })
 
-  it("SIGKILL: another worker resumes the run after the lease, every member applied once, in plan order", async () => {
+  it("SIGKILL: another worker resumes the run after the lease, every member applied once, in plan order, no bulk call repeated", async () => {
     const { changesetId } = await open("stop")
     const keywords = take(200)
+    const adGroups = adGroupsOf(keywords)
+    expect(adGroups.length, "the members span several ad groups").toBeGreaterThanOrEqual(4)
     const added = await p.api("key", (client) =>
       client.changesets.addChangesetMembers({
         path: { projectId, changesetId },
@@ -387,33 +458,30 @@ describe("a worker stopped or killed mid-changeset", () => {
         }
       }))
     expect(added.added, JSON.stringify(added.results.filter((r) => r.status !== 201).slice(0, 3))).toBe(200)
-    // The 60th member's write lands upstream but its answer is held: the worker dies waiting for it, its step unrecorded.
-    p.simulator.control.addFault({ kind: "timeout", delayMs: 30_000, process: true, method: "POST", path: KEYWORD_WRITES, nth: 60 })
+    // The third ad group's bulk update lands upstream but its answer is held: the worker dies waiting for it, its
+    // members' steps under way and unfinished.
+    const beforeHeld = keywords.filter((k) => k.adGroupId === adGroups[0] || k.adGroupId === adGroups[1]).length
+    p.simulator.control.addFault({ kind: "timeout", delayMs: 30_000, process: true, method: "POST", path: KEYWORD_WRITES, nth: 3 })
     await submitAndApprove(changesetId)
-    await waitFor(
-      "the 60th member's write to be under way",
-      () => p.sql<{ n: number }>("SELECT count(*)::int AS n FROM actions WHERE changeset_id = $1 AND status = 'applied'", [changesetId]),
-      (rows) => rows[0]!.n >= 59,
-      { intervalMs: 50 }
-    )
     await waitFor(
       "the held write to reach the upstream",
       () => Promise.resolve(p.simulator.control.listCalls({ method: "POST", path: new RegExp(KEYWORD_WRITES), since }).length),
-      (n) => n >= 60,
+      (n) => n >= 3,
       { intervalMs: 25 }
     )
     await stopWorker("SIGKILL")
     const killed = await detail(changesetId)
     expect(killed.changeset.status).toBe("applying")
-    expect(killed.changeset.members.applied).toBe(59)
+    expect(killed.changeset.members.applied).toBe(beforeHeld)
 
     await startWorker()
     const done = await settled(changesetId)
     expect(done.changeset.status).toBe("applied")
     expect(done.changeset.members).toEqual({ total: 200, applied: 200, failed: 0, skipped: 0, reverted: 0, pending: 0 })
-    expect(await appliedOrder(changesetId)).toEqual(done.changeset.plan!.order)
-    // The held write counted: the resumed run read the keyword before writing and found it done.
-    expect(p.simulator.control.listCalls({ method: "POST", path: new RegExp(KEYWORD_WRITES), since }), "each member written once").toHaveLength(200)
-    for (const keyword of [keywords[0]!, keywords[59]!, keywords[199]!]) expect(await upstreamBid(keyword)).toBe(keyword.bidMicros + 10_000)
+    expect(await adGroupRuns(await appliedOrder(changesetId))).toEqual(adGroups)
+    // The held call counted: the resumed run read its rows before writing and found them done.
+    expect(p.simulator.control.listCalls({ method: "POST", path: new RegExp(KEYWORD_WRITES), since }), "one bulk update per ad group, none repeated")
+      .toHaveLength(adGroups.length)
+    for (const keyword of keywords) expect(await upstreamBid(keyword)).toBe(keyword.bidMicros + 10_000)
   })
 })

@@ -156,11 +156,10 @@ layer(TestLayer, { excludeTestServices: true })("Transitions", (it) => {
       })
       const endRun = (actionId: string, worker: string, name: string) =>
         endAppliedRun(sql, {
-          actionId,
           projectId: PROJECT,
-          result: { warnings: [], result: { campaignId: "c_end" } },
+          runs: [{ actionId, result: { warnings: [], result: { campaignId: "c_end" } } }],
           settlement: sql`DELETE FROM jobs WHERE action_id = ${actionId} AND locked_by = ${worker} RETURNING job_id`,
-          lastStep: undefined,
+          lastSteps: undefined,
           touched: campaign(name)
         })
       const eventTypes = (actionId: string) =>
@@ -174,14 +173,14 @@ layer(TestLayer, { excludeTestServices: true })("Transitions", (it) => {
       const actionId = yield* newAction("applying")
       yield* sql`INSERT INTO jobs (job_id, action_id, project_id, locked_by) VALUES ('job_end', ${actionId}, ${PROJECT}, 'worker 1')`
       // Another worker holds the job now: the fence fails, and nothing of the statement happens.
-      expect(yield* endRun(actionId, "worker 2", "not written")).toEqual({ fenced: false, applied: false })
+      expect(yield* endRun(actionId, "worker 2", "not written")).toEqual({ fenced: false, applied: 0 })
       expect(yield* row(actionId)).toMatchObject({ status: "applying" })
       expect(yield* campaignName).toBeUndefined()
       // Its proposal's event only (the test arranged the status directly).
       expect(yield* eventTypes(actionId)).toEqual(["action.proposed"])
       expect(yield* sql`SELECT 1 FROM jobs WHERE job_id = 'job_end'`).toHaveLength(1)
 
-      expect(yield* endRun(actionId, "worker 1", "written")).toEqual({ fenced: true, applied: true })
+      expect(yield* endRun(actionId, "worker 1", "written")).toEqual({ fenced: true, applied: 1 })
       expect(yield* row(actionId)).toMatchObject({ status: "applied" })
       expect(yield* campaignName).toBe("written")
       expect(yield* eventTypes(actionId)).toEqual(["action.proposed", "action.applied"])

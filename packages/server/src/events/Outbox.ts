@@ -77,6 +77,8 @@ export const actionEventCte = (
   options: {
     readonly where?: (column: (name: string) => Statement.Fragment) => Statement.Fragment
     readonly extra?: Readonly<Record<string, unknown>>
+    /** Beside the action, by key: another column of the changed row (a reverted original: `reverted_by`). */
+    readonly extraColumns?: Readonly<Record<string, string>>
     readonly traceParent?: string | null
   } = {}
 ) => {
@@ -95,7 +97,11 @@ export const actionEventCte = (
     INSERT INTO events (event_id, org_id, project_id, type, trace_parent, data)
     SELECT 'evt_' || replace(gen_random_uuid()::text, '-', ''), ${r("org_id")}, ${r("project_id")}, ${type},
       ${options.traceParent === undefined ? r("trace_parent") : sql`${options.traceParent}`},
-      ${options.extra === undefined ? action : sql`${action} || ${JSON.stringify(options.extra)}::jsonb`}
+      ${action}${options.extra === undefined ? sql`` : sql` || ${JSON.stringify(options.extra)}::jsonb`}${
+    options.extraColumns === undefined ? sql`` : sql` || jsonb_build_object(${
+      sql.join(", ", false)(Object.entries(options.extraColumns).map(([key, column]) => sql`${key}::text, ${r(column)}`))
+    })`
+  }
     FROM ${sql.unsafe(changed)}
     CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, ${r("org_id")}) WHERE ${options.where?.(r) ?? sql`true`}) AS woken
     RETURNING 1`

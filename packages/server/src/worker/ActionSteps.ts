@@ -56,3 +56,25 @@ export const stepEnd = (sql: SqlClient.SqlClient, of: StepOf, outcome: StepEnd, 
       error = ${"error" in outcome ? outcome.error : null}
     WHERE action_id = ${of.actionId} AND run = ${of.run} AND phase = ${of.phase} AND step = ${of.index + 1} AND ${fence}
     RETURNING step`
+
+/** The first step of many runs under way (the members of one bulk call), as a statement answering their rows, written only where `fence` holds. */
+export const firstStepStarts = (sql: SqlClient.SqlClient, runs: ReadonlyArray<{ readonly actionId: string; readonly run: number }>, name: string, fence: Statement.Fragment) =>
+  sql`INSERT INTO action_steps (action_id, run, phase, step, name, status)
+    SELECT r.action_id, r.run, 'apply', 1, ${name}, 'started'
+    FROM unnest(${runs.map((r) => r.actionId)}::text[], ${runs.map((r) => r.run)}::int[]) AS r(action_id, run) WHERE ${fence}
+    ON CONFLICT (action_id, run, phase, step) DO UPDATE SET status = 'started', started_at = clock_timestamp()
+    RETURNING step`
+
+/** The first step's outcome of many runs (the members of one bulk call), as a statement answering their rows, written only where `fence` holds. */
+export const firstStepEnds = (
+  sql: SqlClient.SqlClient,
+  ends: ReadonlyArray<{ readonly actionId: string; readonly run: number; readonly outcome: StepEnd }>,
+  fence: Statement.Fragment
+) =>
+  sql`UPDATE action_steps s SET finished_at = clock_timestamp(), status = e.status, output = e.output, error = e.error
+    FROM unnest(${ends.map((e) => e.actionId)}::text[], ${ends.map((e) => e.run)}::int[],
+      ${ends.map((e) => ("error" in e.outcome ? "failed" : "succeeded"))}::text[],
+      ${ends.map((e) => ("output" in e.outcome ? JSON.stringify(e.outcome.output) : null))}::jsonb[],
+      ${ends.map((e) => ("error" in e.outcome ? e.outcome.error : null))}::text[]) AS e(action_id, run, status, output, error)
+    WHERE s.action_id = e.action_id AND s.run = e.run AND s.phase = 'apply' AND s.step = 1 AND ${fence}
+    RETURNING s.step`

@@ -97,17 +97,16 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
             // the status change with its event (and, for a compensation, its original's reversal).
             const last = outcome.last
             const ended = yield* endAppliedRun(sql, {
-              actionId: action.actionId,
               projectId: action.projectId,
-              result: { warnings: outcome.warnings, result: outcome.ids },
+              runs: [{ actionId: action.actionId, result: { warnings: outcome.warnings, result: outcome.ids } }],
               settlement: lease.settlement,
-              lastStep: last === undefined ? undefined : records.endWrite(action, run, last.index, { output: last.output }),
+              lastSteps: last === undefined ? undefined : records.endWrite(action, run, last.index, { output: last.output }),
               touched: outcome.touched
             })
             if (!ended.fenced) return yield* lease.lost
             yield* Effect.logInfo("action applied").pipe(Effect.annotateLogs({ actionId: action.actionId, kind: action.kind }))
             yield* observeApplyLag(action.kind, ((yield* Clock.currentTimeMillis) - Date.parse(action.decidedAt ?? action.created_at)) / 1000)
-            return ended.applied ? "applied" : action.status
+            return ended.applied > 0 ? "applied" : action.status
           }
         }
       })

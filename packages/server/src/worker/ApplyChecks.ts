@@ -29,6 +29,8 @@ export interface Checked<P> {
   readonly namedCampaign: NamedCampaign | undefined
   /** The run recorded a step already: it is reconciled, not checked. */
   readonly begun: boolean
+  /** The warehouse as the members of one bulk call share it (read once for all of them: MemberBulk.ts). */
+  readonly view?: WarehouseView
 }
 
 const PROCEED: Verdict = { _tag: "Proceed" }
@@ -85,7 +87,7 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
       if (account.readOnly) {
         return { _tag: "Fail", message: "read_only_account: the upstream credential cannot write to this account" } satisfies Verdict
       }
-      const view = withCampaignsRead(yield* warehouseView(account), checked.namedCampaign)
+      const view = checked.view ?? withCampaignsRead(yield* warehouseView(account), checked.namedCampaign)
       const recheck = yield* definition.recheck(payload, view).pipe(Effect.either)
       if (Either.isLeft(recheck)) {
         const error = recheck.left

@@ -1,7 +1,8 @@
 /**
  * The apply of an approved changeset (docs/contract.md 4.3, docs/decisions/changesets.md), under its one job's
- * lease: the changeset marked applying, then its members in plan order, each applied exactly as a single action
- * is (Apply.ts, as a member: fenced by this job's lease, its end not the job's, failed where it would be demoted).
+ * lease: the changeset marked applying, then its members in plan order; members of one keyword-edit kind on one ad
+ * group together in one bulk call (MemberBulk.ts), every other member applied exactly as a single action is
+ * (Apply.ts, as a member: fenced by this job's lease, its end not the job's, failed where it would be demoted).
  * A member already applied, failed or skipped is passed over, so a run that a crash, `upstream_unavailable` or
  * a stopping worker (between two members) interrupted resumes where it was; a member whose dependency failed or
  * was skipped is skipped. `onFailure`: `stop` skips every member not yet applied after a failure, `continue`
@@ -11,6 +12,7 @@
 import type { ActionRecord, ActionStatus } from "@acs/domain/Actions"
 import { SqlClient } from "@effect/sql"
 import { Cause, Effect, Exit, Option } from "effect"
+import { Connections } from "../accounts/Connections.ts"
 import { type ApplyEnd, ChangesetStore } from "../actions/changesets/ChangesetStore.ts"
 import type { ChangesetRow } from "../actions/changesets/ChangesetRow.ts"
 import { kindNamed } from "../actions/kinds/Catalog.ts"
@@ -20,6 +22,7 @@ import { Transitions } from "../actions/pipeline/Transitions.ts"
 import { lockAccount } from "../policy/AutoApplyWindow.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
 import { Apply } from "./Apply.ts"
+import { bulkMember, makeMemberBulk } from "./MemberBulk.ts"
 import { type Lease, settled } from "./Lease.ts"
 
 /** A claimed changeset job, as the run needs it. */
@@ -67,6 +70,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
     const store = yield* ChangesetStore
     const transitions = yield* Transitions
     const ledger = yield* Ledger
+    const memberBulk = makeMemberBulk(sql, transitions, yield* Connections)
 
     const readMembers = ledger.members
 
@@ -157,8 +161,18 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
 
         // A failure recorded before (a resumed run) stops a `stop` or `rollback` run as it did then.
         let stoppedBy = onFailure === "continue" ? undefined : order.find((id) => status.get(id) === "failed")
-        // The members one by one, in plan order: a later grouping of members into the platform's bulk calls
-        // takes its members from this loop.
+        const ended = (actionId: string, to: ActionStatus) => {
+          status.set(actionId, to)
+          if (to === "applied") progressed = true
+          if (to === "failed" && onFailure !== "continue") stoppedBy ??= actionId
+        }
+        // Which members may share a bulk call (MemberBulk.ts); one the bulk call leaves to itself is taken out.
+        const bulk = new Map(members.flatMap((member) => {
+          const shared = bulkMember(member)
+          return shared === undefined ? [] : [[member.actionId, shared] as const]
+        }))
+        // The members in plan order: each either with the later members its bulk call can take (same kind and ad
+        // group, their dependencies applied), or alone.
         for (const actionId of order) {
           if (stoppedBy !== undefined) break
           if (TERMINAL.has(status.get(actionId)!)) continue
@@ -173,11 +187,21 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
             status.set(actionId, "skipped")
             continue
           }
-          const ended = yield* applyMember(actionId)
-          if (typeof ended !== "string") return ended
-          status.set(actionId, ended)
-          if (ended === "applied") progressed = true
-          if (ended === "failed" && onFailure !== "continue") stoppedBy = actionId
+          const shared = bulk.get(actionId)
+          if (shared !== undefined) {
+            const group = order.filter((id) =>
+              bulk.get(id)?.key === shared.key && !TERMINAL.has(status.get(id)!) &&
+              (id === actionId || byId.get(id)!.dependsOn.every((dependency) => status.get(dependency) === "applied"))
+            )
+            const outcome = yield* memberBulk.apply(job.projectId, group.map((id) => ({ actionId: id, bulk: bulk.get(id)! })), fenced, lastAttempt)
+            if (outcome._tag === "Unavailable") return retry(outcome.error, outcome.retryAfterMs)
+            for (const [id, to] of outcome.ended) ended(id, to)
+            for (const id of outcome.alone) bulk.delete(id)
+            if (TERMINAL.has(status.get(actionId)!) || stoppedBy !== undefined) continue
+          }
+          const one = yield* applyMember(actionId)
+          if (typeof one !== "string") return one
+          ended(actionId, one)
         }
 
         const rolledBack = stoppedBy !== undefined && onFailure === "rollback"
@@ -252,6 +276,6 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
 
     return { run, giveUp } as const
   }),
-  // Apply (over the upstream port) comes from the application layer.
+  // Apply and Connections (over the upstream port) come from the application layer.
   dependencies: [ChangesetStore.Default, Ledger.Default, Transitions.Default]
 }) {}

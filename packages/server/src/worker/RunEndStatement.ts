@@ -7,35 +7,35 @@
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect } from "effect"
 import type { Touched } from "../actions/kinds/Kind.ts"
-import { appliedCtes, appliedOutcome, appliedOutcomeOf, type AppliedResult } from "../actions/pipeline/Transitions.ts"
+import { appliedCtes, appliedOutcome, appliedOutcomeOf, type AppliedRun } from "../actions/pipeline/Transitions.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
 import { writeBackCall } from "./WarehouseWriteBack.ts"
 
 export interface AppliedRunEnd {
-  readonly actionId: string
   readonly projectId: string
-  readonly result: AppliedResult
-  /** The job's deletion while it is ours, answering a row: the fence. */
+  /** One action's run, or the runs of a changeset's members one bulk call wrote. */
+  readonly runs: ReadonlyArray<AppliedRun>
+  /** The job's deletion while it is ours (a changeset's member: its renewal), answering a row: the fence. */
   readonly settlement: Statement.Fragment
-  /** The last step's record, when this attempt ran it (its outcome is recorded here, not before). */
-  readonly lastStep: ((fence: Statement.Fragment) => Statement.Fragment) | undefined
+  /** The last steps' records, when this attempt ran them (their outcomes are recorded here, not before). */
+  readonly lastSteps: ((fence: Statement.Fragment) => Statement.Fragment) | undefined
   /** What the steps touched, written back into the warehouse. */
   readonly touched: Touched
 }
 
-/** Answers whether the fence held (false: the job is no longer ours, and nothing was written) and whether the action changed. */
+/** Answers whether the fence held (false: the job is no longer ours, and nothing was written) and how many actions it applied. */
 export const endAppliedRun = (sql: SqlClient.SqlClient, end: AppliedRunEnd) =>
   Effect.flatMap(currentTraceparent, (traceParent) => {
     const fence = sql`EXISTS (SELECT 1 FROM fence)`
     // A CTE that only selects runs when it is read: the select list reads both.
     return sql`/* prepared */
       WITH fence AS (${end.settlement}),
-      ${end.lastStep === undefined ? sql`` : sql`last_step AS (${end.lastStep(fence)}),`}
+      ${end.lastSteps === undefined ? sql`` : sql`last_steps AS (${end.lastSteps(fence)}),`}
       write_back AS (SELECT ${writeBackCall(sql, end.projectId, end.touched)} WHERE ${fence}),
-      ${appliedCtes(sql, end.actionId, end.result, fence, traceParent)}
+      ${appliedCtes(sql, end.runs, fence, traceParent)}
       SELECT ${appliedOutcome(sql, fence)}, (SELECT count(*) FROM write_back) AS written_back
-        ${end.lastStep === undefined ? sql`` : sql`, (SELECT count(*) FROM last_step) AS last_step`}`
+        ${end.lastSteps === undefined ? sql`` : sql`, (SELECT count(*) FROM last_steps) AS last_steps`}`
   }).pipe(
     Effect.orDie,
     Effect.flatMap(appliedOutcomeOf),

@@ -6,9 +6,9 @@
 import { NotFound } from "@acs/domain/Errors"
 import type { KeywordChange, UpstreamKeyword } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
-import { Drift, type Step, type StepContext } from "./Kind.ts"
+import { Drift, type KeywordRow, type Standing, type Step, type StepContext } from "./Kind.ts"
 import type { WarehouseView } from "./WarehouseView.ts"
-import { rowWarnings, someRowWorked } from "./KindSupport.ts"
+import { someRowWorked } from "./KindSupport.ts"
 
 /** The platform's identity of a keyword inside one ad group or negative list. */
 export const keywordKey = (text: string, matchType: string): string => `${matchType}|${text.trim().toLowerCase()}`
@@ -102,8 +102,6 @@ export interface KeywordEdits<F extends string | number | null> {
   readonly edits: ReadonlyArray<KeywordEdit<F>>
 }
 
-type Standing = "done" | "pending" | { readonly drift: string }
-
 const standing = <F extends string | number | null>(
   spec: KeywordEdits<F>,
   edit: KeywordEdit<F>,
@@ -119,8 +117,66 @@ const standing = <F extends string | number | null>(
   }
 }
 
-const driftReasons = (standings: ReadonlyArray<Standing>): Array<string> =>
+export const driftReasons = (standings: ReadonlyArray<Standing>): Array<string> =>
   standings.flatMap((s) => (typeof s === "object" ? [s.drift] : []))
+
+export const keywordRows = <F extends string | number | null>(spec: KeywordEdits<F>): ReadonlyArray<KeywordRow> =>
+  spec.edits.map((edit) => ({
+    keywordId: edit.keywordId,
+    adGroupId: edit.adGroupId,
+    campaignId: edit.campaignId,
+    text: edit.text,
+    standing: (current) => standing(spec, edit, current),
+    change: spec.change(edit.keywordId, edit.target)
+  }))
+
+/** The platform's most rows in one bulk call. */
+export const BULK_ROWS = 1000
+
+/** What became of a row: its keyword as upstream holds it after the write (or before, when it was at the target already), or why not. */
+export type RowOutcome =
+  | { readonly _tag: "Landed"; readonly keyword: UpstreamKeyword }
+  | { readonly _tag: "Refused"; readonly warning: string }
+  | { readonly _tag: "Untouched" }
+
+/**
+ * Writes the rows `write` marks in one bulk update per ad group (of at most BULK_ROWS rows), given the keywords as
+ * upstream holds them now: a row not written lands when it was at its target already. Answers each row's outcome,
+ * in order, so rows map back to whoever asked for them.
+ */
+export const writeKeywordRows = (
+  context: StepContext,
+  rows: ReadonlyArray<KeywordRow>,
+  write: ReadonlyArray<boolean>,
+  current: ReadonlyMap<string, UpstreamKeyword>
+) =>
+  Effect.gen(function*() {
+    const outcomes: Array<RowOutcome> = rows.map((row, i) => {
+      const keyword = current.get(row.keywordId)
+      return !write[i] && keyword !== undefined && row.standing(keyword) === "done"
+        ? { _tag: "Landed", keyword }
+        : { _tag: "Untouched" }
+    })
+    const indexed = rows.flatMap((row, index) => (write[index] ? [{ row, index }] : []))
+    for (const same of groupBy(indexed, (r) => r.row.adGroupId).values()) {
+      for (let start = 0; start < same.length; start += BULK_ROWS) {
+        const chunk = same.slice(start, start + BULK_ROWS)
+        const first = chunk[0]!.row
+        const result = yield* context.client.updateKeywords(
+          context.accountId,
+          first.campaignId,
+          first.adGroupId,
+          chunk.map((r) => r.row.change)
+        )
+        for (const landed of result.succeeded) outcomes[chunk[landed.index]!.index] = { _tag: "Landed", keyword: landed.value }
+        for (const [index, messages] of groupBy(result.failed, (f) => String(f.index))) {
+          const row = chunk[Number(index)]!
+          outcomes[row.index] = { _tag: "Refused", warning: `${keywordLabel(row.row, row.index)}: ${messages.map((m) => m.message).join("; ")}` }
+        }
+      }
+    }
+    return outcomes
+  })
 
 /** Reads the upstream: a reason when some keyword holds neither the prior value nor the target. */
 export const keywordEditsDrift = <F extends string | number | null>(spec: KeywordEdits<F>) => (context: StepContext) =>
@@ -132,40 +188,33 @@ export const keywordEditsDrift = <F extends string | number | null>(spec: Keywor
 /**
  * Sets the field on every keyword, one bulk update per ad group. Every keyword is read first and a drift
  * anywhere stops the step before any write, so the change never lands half on someone else's edit; a keyword
- * already at the target (an earlier, unrecorded run) is not written again.
+ * already at the target (an earlier, unrecorded run) is not written again. The step carries its rows, which a
+ * changeset's apply may send with other members' in one bulk call.
  */
-export const keywordEditsStep = <F extends string | number | null>(spec: KeywordEdits<F>): Step => ({
-  name: spec.name,
-  apply: (context) =>
-    Effect.gen(function*() {
-      const current = yield* upstreamKeywords(context, spec.edits)
-      const standings = spec.edits.map((edit) => standing(spec, edit, current.get(edit.keywordId)))
-      const drift = driftReasons(standings)
-      if (drift.length > 0 && !context.acceptDrift) return yield* new Drift({ reason: drift.join("; ") })
-      const touched: Array<UpstreamKeyword> = spec.edits.flatMap((edit, i) => {
-        const keyword = current.get(edit.keywordId)
-        return standings[i] === "done" && keyword !== undefined ? [keyword] : []
+export const keywordEditsStep = <F extends string | number | null>(spec: KeywordEdits<F>): Step => {
+  const rows = keywordRows(spec)
+  return {
+    name: spec.name,
+    keywordRows: rows,
+    apply: (context) =>
+      Effect.gen(function*() {
+        const current = yield* upstreamKeywords(context, rows)
+        const standings = rows.map((row) => row.standing(current.get(row.keywordId)))
+        const drift = driftReasons(standings)
+        if (drift.length > 0 && !context.acceptDrift) return yield* new Drift({ reason: drift.join("; ") })
+        // Approved over a drift: write over outside edits (saying so); a keyword removed outside acs stays removed.
+        const write = rows.map((row, i) => standings[i] === "pending" || (typeof standings[i] === "object" && current.has(row.keywordId)))
+        const outcomes = yield* writeKeywordRows(context, rows, write, current)
+        const touched = outcomes.flatMap((o) => (o._tag === "Landed" ? [o.keyword] : []))
+        const warnings = [
+          ...drift.map((reason) => `approved over drift: ${reason}`),
+          ...outcomes.flatMap((o) => (o._tag === "Refused" ? [o.warning] : []))
+        ]
+        yield* someRowWorked(touched.length, warnings)
+        return { ids: {}, touched: { keywords: touched }, warnings }
       })
-      // Approved over a drift: write over outside edits (saying so); a keyword removed outside acs stays removed.
-      const warnings: Array<string> = drift.map((reason) => `approved over drift: ${reason}`)
-      const pending = spec.edits.filter((edit, i) =>
-        standings[i] === "pending" || (typeof standings[i] === "object" && current.has(edit.keywordId))
-      )
-      for (const edits of groupBy(pending, (e) => e.adGroupId).values()) {
-        const first = edits[0]!
-        const result = yield* context.client.updateKeywords(
-          context.accountId,
-          first.campaignId,
-          first.adGroupId,
-          edits.map((e) => spec.change(e.keywordId, e.target))
-        )
-        touched.push(...result.succeeded.map((row) => row.value))
-        warnings.push(...rowWarnings(result, (index) => keywordLabel(edits[index], index)))
-      }
-      yield* someRowWorked(touched.length, warnings)
-      return { ids: {}, touched: { keywords: touched }, warnings }
-    })
-})
+  }
+}
 
 /** Where a negative keyword lives: a campaign (adGroupId null) or one of its ad groups, with names for summaries. */
 export interface NegativePlace {

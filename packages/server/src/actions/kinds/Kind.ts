@@ -10,6 +10,7 @@ import type {
   UpstreamAdGroup,
   UpstreamCampaign,
   UpstreamClient,
+  KeywordChange,
   UpstreamFailure,
   UpstreamKeyword,
   UpstreamNegativeKeyword
@@ -66,6 +67,22 @@ export interface StepContext {
   readonly acceptDrift: boolean
 }
 
+/** Where an entity stands against an edit: already at the target, still at the prior value, or moved (why). */
+export type Standing = "done" | "pending" | { readonly drift: string }
+
+/**
+ * One keyword's edit with its field erased: a row of the platform's bulk update, which rows of other actions may
+ * share (a changeset's members on one ad group: worker/MemberBulk.ts).
+ */
+export interface KeywordRow {
+  readonly keywordId: string
+  readonly adGroupId: string
+  readonly campaignId: string
+  readonly text: string
+  readonly standing: (current: UpstreamKeyword | undefined) => Standing
+  readonly change: KeywordChange
+}
+
 /**
  * One upstream write. `apply` reads the upstream first: already in the target state (a crash after the
  * call) → done without writing; still in the prior state → write; anything else → `Drift`. So a step whose
@@ -76,6 +93,8 @@ export interface Step {
   readonly apply: (context: StepContext) => Effect.Effect<StepResult, StepFailure>
   /** Undoes a completed step when a later step of a composite fails (best effort). */
   readonly undo?: (context: StepContext) => Effect.Effect<Touched, UpstreamFailure>
+  /** The step is a keyword edit (a bulk update of these rows), which may share its bulk call with other actions'. */
+  readonly keywordRows?: ReadonlyArray<KeywordRow>
 }
 
 // The kind's rule reads the facts and answers in the policy's terms (policy sits below actions).

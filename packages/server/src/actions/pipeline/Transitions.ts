@@ -31,32 +31,40 @@ import { countAction } from "../../telemetry/Metrics.ts"
 
 const json = (value: unknown) => JSON.stringify(value)
 
-/** What the statement of `applied` answers: whether its fence held, the changed row's org (null: unchanged), whether an original was reverted. */
+/** What the statement of `applied` answers: whether its fence held, how many actions it applied and how many originals it reverted. */
 const decodeAppliedOutcome = Schema.decodeUnknown(Schema.Array(Schema.Struct({
   fenced: Schema.Boolean,
-  orgId: Schema.NullOr(Schema.String),
-  reverted: Schema.Boolean
+  applied: Schema.Number,
+  reverted: Schema.Number
 })))
 
+/** One action's applied run: what its steps returned. */
+export interface AppliedRun {
+  readonly actionId: string
+  readonly result: AppliedResult
+}
+
 /**
- * applying -> applied as CTEs of a statement, each only where its `fence` (a condition over the statement's other
- * CTEs) holds: `changed`, the row with what the steps returned (warnings included); its `action.applied` event; for
- * a compensation, `original` marked reverted and its `action.reverted` event, after the applied one. The
- * statement selects `appliedOutcome` and hands its rows to `appliedOutcomeOf`: in a statement of its own
- * (`markApplied`) or in the one that ends an apply's run (worker/RunEndStatement.ts).
+ * applying -> applied, for one action or many (a changeset's bulk call), as CTEs of a statement, each only where its
+ * `fence` (a condition over the statement's other CTEs) holds: `changed`, the rows with what the steps returned
+ * (warnings included); their `action.applied` events; for a compensation, `original` marked reverted and its
+ * `action.reverted` event, after the applied ones. The statement selects `appliedOutcome` and hands its rows to
+ * `appliedOutcomeOf`: in a statement of its own (`markApplied`) or in the one that ends an apply's run
+ * (worker/RunEndStatement.ts).
  */
 export const appliedCtes = (
   sql: SqlClient.SqlClient,
-  actionId: string,
-  result: AppliedResult,
+  runs: ReadonlyArray<AppliedRun>,
   fence: Statement.Fragment,
   traceParent: string | null
 ) =>
   sql`changed AS (
-      UPDATE actions SET status = 'applied', warnings = ${json(result.warnings)}::jsonb, result = ${json(result.result)}::jsonb,
+      UPDATE actions a SET status = 'applied', warnings = r.warnings, result = r.result,
         applied_at = clock_timestamp(), updated_at = clock_timestamp()
-      WHERE action_id = ${actionId} AND status = 'applying' AND ${fence}
-      RETURNING *),
+      FROM unnest(${runs.map((run) => run.actionId)}::text[], ${runs.map((run) => json(run.result.warnings))}::jsonb[],
+        ${runs.map((run) => json(run.result.result))}::jsonb[]) AS r(action_id, warnings, result)
+      WHERE a.action_id = r.action_id AND a.status = 'applying' AND ${fence}
+      RETURNING a.*),
     applied_event AS (${actionEventCte(sql, "changed", "action.applied", { traceParent })}),
     original AS (
       UPDATE actions o SET status = 'reverted', updated_at = clock_timestamp() FROM changed
@@ -65,18 +73,18 @@ export const appliedCtes = (
     reverted_event AS (${
     actionEventCte(sql, "original", "action.reverted", {
       traceParent,
-      extra: { revertedBy: actionId },
-      // After the applied event: its row is inserted before this one's (a scan of it runs the insert).
+      extraColumns: { revertedBy: "reverted_by" },
+      // After the applied events: their rows are inserted before these (a scan of it runs the insert).
       where: () => sql`EXISTS (SELECT 1 FROM applied_event)`
     })
   })`
 
-/** The select list of a statement with `appliedCtes`: whether its fence held, the changed row's org, whether an original was reverted. */
+/** The select list of a statement with `appliedCtes`: whether its fence held, how many it applied and how many originals it reverted. */
 export const appliedOutcome = (sql: SqlClient.SqlClient, fence: Statement.Fragment) =>
-  sql`${fence} AS fenced, (SELECT org_id FROM changed) AS org_id, EXISTS (SELECT 1 FROM original) AS reverted`
+  sql`${fence} AS fenced, (SELECT count(*)::int FROM changed) AS applied, (SELECT count(*)::int FROM original) AS reverted`
 
 /**
- * What a statement with `appliedCtes` did: whether its fence held and whether the action changed, counted once
+ * What a statement with `appliedCtes` did: whether its fence held and how many actions it applied, counted once
  * the change committed (the statement's own, or the caller's transaction).
  */
 export const appliedOutcomeOf = (rows: ReadonlyArray<object>) =>
@@ -84,12 +92,13 @@ export const appliedOutcomeOf = (rows: ReadonlyArray<object>) =>
     Effect.orDie,
     Effect.map((decoded) => decoded[0]!),
     Effect.tap((row) =>
-      row.orgId === null
+      row.applied === 0
         ? Effect.void
-        : afterCommit(Effect.zipRight(countAction("applied"), row.reverted ? countAction("reverted") : Effect.void))
+        : afterCommit(Effect.zipRight(countAction("applied", row.applied), row.reverted > 0 ? countAction("reverted", row.reverted) : Effect.void))
     ),
-    Effect.map((row) => ({ fenced: row.fenced, applied: row.orgId !== null }))
+    Effect.map((row) => ({ fenced: row.fenced, applied: row.applied }))
   )
+
 
 /** A changed row as `RETURNING` answers it: the record's columns and the org its event belongs to. */
 const ChangedRow = actionRowWith({ orgId: Schema.String })
@@ -408,18 +417,35 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
               SELECT action_id ${counted(alongside)} FROM changed`
       ).pipe(Effect.withSpan("Transitions.markApplying", HOT_SPAN))
 
+    /**
+     * approved|applying -> applying for the members one bulk call writes, only where `guard` (the lease's renewal)
+     * answers a row, with `alongside` (their step records) in the same statement; answers how many it marked.
+     */
+    const markMembersApplying = (actionIds: ReadonlyArray<string>, guard: Statement.Fragment, alongside: ReadonlyArray<FencedWrite>) =>
+      sql`WITH guard AS (${guard}),
+          ${ctes(alongside.map((write) => write(sql`EXISTS (SELECT 1 FROM guard)`)))}
+          changed AS (
+            UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
+            WHERE action_id = ANY(${actionIds}::text[]) AND status IN ('approved', 'applying') AND EXISTS (SELECT 1 FROM guard)
+            RETURNING action_id)
+          SELECT action_id ${counted(alongside)} FROM changed`.pipe(
+        Effect.map((rows) => rows.length),
+        Effect.orDie,
+        Effect.withSpan("Transitions.markMembersApplying")
+      )
+
     /** applying -> applied (see `appliedCtes`), in a statement of its own; answers whether it happened. */
     const markApplied = (actionId: string, result: AppliedResult) =>
       Effect.flatMap(currentTraceparent, (traceParent) => {
         const fence = sql`EXISTS (SELECT 1 FROM fence)`
         return sql`/* prepared */
           WITH fence AS (SELECT 1),
-          ${appliedCtes(sql, actionId, result, fence, traceParent)}
+          ${appliedCtes(sql, [{ actionId, result }], fence, traceParent)}
           SELECT ${appliedOutcome(sql, fence)}`
       }).pipe(
         Effect.orDie,
         Effect.flatMap(appliedOutcomeOf),
-        Effect.map((outcome) => outcome.applied),
+        Effect.map((outcome) => outcome.applied > 0),
         Effect.withSpan("Transitions.markApplied", HOT_SPAN)
       )
 
@@ -510,6 +536,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       reject,
       expire,
       markApplying,
+      markMembersApplying,
       markApplied,
       fail,
       demote,

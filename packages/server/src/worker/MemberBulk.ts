@@ -1,0 +1,279 @@
+/**
+ * A changeset's members that share one platform bulk call (docs/contract.md 4.3, docs/decisions/changesets.md
+ * "Members on one ad group share a bulk call"): members of one keyword-edit kind on one ad group are read upstream
+ * once, written in one bulk update per ad group (per BULK_ROWS rows), and recorded set-based: one statement marks
+ * them applying with their step records, one ends their runs (step records, warehouse write-back, statuses and
+ * events). A member that needs more than the common case (a drift, a check that does not clear it, a run begun
+ * otherwise) is left to the one-member apply (Apply.ts), which explains it as it does for a single action.
+ * Crash-safe as a single apply is: the rows are read before the write, so a row that landed before a crash is not
+ * written again.
+ */
+import type { ActionRecord, ActionStatus, Failure } from "@acs/domain/Actions"
+import type { KindName } from "@acs/domain/ProposalKinds"
+import type { UpstreamFailure, UpstreamKeyword } from "@acs/upstream/Upstream"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
+import type { Connections } from "../accounts/Connections.ts"
+import { kindNamed } from "../actions/kinds/Catalog.ts"
+import type { KeywordRow, StepContext } from "../actions/kinds/Kind.ts"
+import { upstreamKeywords, writeKeywordRows } from "../actions/kinds/KeywordSupport.ts"
+import { warehouseView, type WarehouseView } from "../actions/kinds/WarehouseView.ts"
+import type { Transitions } from "../actions/pipeline/Transitions.ts"
+import { observeApplyLag } from "../telemetry/Metrics.ts"
+import { firstStepEnds, firstStepStarts, type StepEnd } from "./ActionSteps.ts"
+import { makeApplyChecks } from "./ApplyChecks.ts"
+import { type Lease, settled } from "./Lease.ts"
+import { endAppliedRun } from "./RunEndStatement.ts"
+import { decodeStartingRow, type Starting, startFrom, startingPoint } from "./StartingPoint.ts"
+
+/** A member that may share a bulk call: its one step's rows, all on one ad group. */
+export interface BulkMember {
+  readonly key: string
+  readonly stepName: string
+  readonly rows: ReadonlyArray<KeywordRow>
+}
+
+/**
+ * Whether a member may share a bulk call, and with whom (`key`: its kind and ad group): its kind applies it in one
+ * keyword-edit step whose rows are all on one ad group. A person's approval over a drift writes over it, which only
+ * the one-member apply does.
+ */
+export const bulkMember = (member: ActionRecord): BulkMember | undefined =>
+  member.kind === "external_change" ? undefined : kindNamed(member.kind).use((definition) => {
+    if (member.policyReasons.some((reason) => reason.startsWith("drift:"))) return undefined
+    const payload = Schema.decodeUnknownOption(definition.payload)(member.payload)
+    if (Option.isNone(payload)) return undefined
+    const steps = definition.steps(payload.value)
+    const rows = steps.length === 1 ? steps[0]!.keywordRows : undefined
+    const first = rows?.[0]
+    if (rows === undefined || first === undefined || rows.some((row) => row.adGroupId !== first.adGroupId)) return undefined
+    return { key: `${member.kind} ${first.campaignId}/${first.adGroupId}`, stepName: steps[0]!.name, rows }
+  })
+
+/** What became of a bulk call's members, or of the job when the call could not be made. */
+export type BulkOutcome =
+  | {
+    readonly _tag: "Ended"
+    /** Members the call ended, by id. */
+    readonly ended: ReadonlyMap<string, Extract<ActionStatus, "applied" | "failed">>
+    /** Members left to the one-member apply. */
+    readonly alone: ReadonlyArray<string>
+  }
+  | { readonly _tag: "Unavailable"; readonly error: string; readonly retryAfterMs: number | undefined }
+
+/** A view whose keyword reads are answered from one read of every keyword the members name, and whose campaigns are read once. */
+const sharedView = (view: WarehouseView, keywordIds: ReadonlyArray<string>, withCampaignsRead: (view: WarehouseView) => WarehouseView) =>
+  Effect.map(view.keywords(keywordIds), (read): WarehouseView => {
+    const byId = new Map(read.map((keyword) => [keyword.keywordId, keyword]))
+    return {
+      ...withCampaignsRead(view),
+      keywords: (ids) => Effect.succeed(ids.flatMap((id) => byId.get(id) ?? []))
+    }
+  })
+
+export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transitions, connections: Connections) => {
+  const checks = makeApplyChecks(sql)
+
+  /** Where each member starts from, in one read. */
+  const startingPoints = (projectId: string, actionIds: ReadonlyArray<string>) =>
+    sql`${startingPoint(sql, projectId, sql`ANY(${actionIds}::text[])`)}`.pipe(
+      Effect.flatMap(Effect.forEach((row) => decodeStartingRow(row))),
+      Effect.orDie,
+      Effect.map((rows) => rows.map(startFrom))
+    )
+
+  /** Whether the member clears the apply's checks (its run not begun) against the shared view. */
+  const clears = (start: Starting, kind: KindName, view: WarehouseView) =>
+    kindNamed(kind).use((definition) =>
+      Effect.gen(function*() {
+        const payload = yield* Schema.decodeUnknown(definition.payload)(start.action.payload).pipe(Effect.orDie)
+        const verdict = yield* checks.check(definition, {
+          action: start.action,
+          payload,
+          account: start.account!,
+          killSwitchOn: start.killSwitchOn,
+          namedCampaign: start.namedCampaign,
+          begun: start.before.length > 0,
+          view
+        })
+        return verdict._tag === "Proceed"
+      })
+    )
+
+  /** Fails members (with their step records, when they have one) in one transaction behind the lease. */
+  const failAll = (members: ReadonlyArray<{ readonly start: Starting; readonly failure: Failure }>, lease: Lease) =>
+    members.length === 0 ? Effect.void : settled(
+      sql,
+      lease,
+      Effect.gen(function*() {
+        const ends = members.map(({ failure, start }) => ({ actionId: start.action.actionId, run: start.run, outcome: { error: failure.message } satisfies StepEnd }))
+        yield* firstStepEnds(sql, ends, sql`true`)
+        for (const { failure, start } of members) yield* transitions.fail(start.action.actionId, failure)
+      })
+    )
+
+  /**
+   * The bulk call could not be made, or its answer is unknown: an unavailable upstream hands the job back (on the
+   * last attempt the members fail); a refused credential or a read-only account leaves the members to the
+   * one-member apply, which ends each as it ends a single action (nothing was written); any other refusal of the
+   * written call fails its members as it fails a single action.
+   */
+  const unwritten = (error: UpstreamFailure, members: ReadonlyArray<Starting>, lease: Lease, lastAttempt: boolean) =>
+    Effect.gen(function*() {
+      if (error._tag === "UpstreamUnavailable" && !lastAttempt) {
+        return { _tag: "Unavailable", error: error.message, retryAfterMs: error.retry_after_ms } satisfies BulkOutcome
+      }
+      if (error._tag === "ConnectionError" || error._tag === "ReadOnlyAccount") {
+        return { _tag: "Ended", ended: new Map(), alone: members.map((member) => member.action.actionId) } satisfies BulkOutcome
+      }
+      const failure: Failure = {
+        step: null,
+        stepName: null,
+        message: error._tag === "UpstreamUnavailable"
+          ? `upstream_unavailable: gave up: ${error.message}`
+          : `${error._tag === "NotFound" ? "not_found" : "upstream_error"}: ${error.message}`,
+        upstreamRequestId: error._tag === "UpstreamError" ? error.request_id ?? null : null
+      }
+      yield* failAll(members.map((start) => ({ start, failure })), lease)
+      return { _tag: "Ended", ended: new Map(members.map((start) => [start.action.actionId, "failed"])), alone: [] } satisfies BulkOutcome
+    })
+
+  /**
+   * Applies `members` (pending, of one kind on one ad group: `bulkMember`'s key) in one bulk call under the
+   * changeset job's member lease. `lastAttempt`: an unavailable upstream fails the members instead of retrying.
+   */
+  const apply = (projectId: string, members: ReadonlyArray<{ readonly actionId: string; readonly bulk: BulkMember }>, lease: Lease, lastAttempt: boolean) =>
+    Effect.gen(function*() {
+      const bulkOf = new Map(members.map((member) => [member.actionId, member.bulk]))
+      const read = new Map((yield* startingPoints(projectId, members.map((member) => member.actionId))).map((start) => [start.action.actionId, start]))
+      const account = read.values().next().value?.account
+      // The members the call takes: those in plan order up to the first that needs the one-member apply, which is
+      // then left to it (`alone`); the members after it wait for a later call, so a stop at it skips them.
+      let alone: string | undefined
+      const upTo = <A>(items: ReadonlyArray<A>, fits: (item: A) => boolean, id: (item: A) => string) => {
+        const cut = items.findIndex((item) => !fits(item))
+        if (cut === -1) return items
+        alone = id(items[cut]!)
+        return items.slice(0, cut)
+      }
+      const none = (): BulkOutcome => ({ _tag: "Ended", ended: new Map(), alone: alone === undefined ? [] : [alone] })
+      if (account === undefined) return { _tag: "Ended", ended: new Map(), alone: members.map((member) => member.actionId) } satisfies BulkOutcome
+      // A run begun otherwise than by a bulk call's one step (a step recorded done) ends by the one-member apply.
+      const fresh = upTo(
+        members.map((member) => read.get(member.actionId)),
+        (start) =>
+          start !== undefined && (start.action.status === "approved" || start.action.status === "applying") &&
+          start.before.every((step) => step.step === 1 && step.status === "started"),
+        (start) => start?.action.actionId ?? ""
+      ).flatMap((start) => start === undefined ? [] : [start])
+
+      const view = yield* sharedView(
+        yield* warehouseView(account).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
+        fresh.flatMap((start) => bulkOf.get(start.action.actionId)!.rows.map((row) => row.keywordId)),
+        (view) => checks.withCampaignsRead(view, undefined)
+      )
+      const verdicts = new Map<string, boolean>()
+      for (const start of fresh) {
+        const kind = start.action.kind
+        const cleared = kind !== "external_change" && (yield* clears(start, kind, view))
+        verdicts.set(start.action.actionId, cleared)
+        if (!cleared) break
+      }
+      const cleared = upTo(fresh, (start) => verdicts.get(start.action.actionId) === true, (start) => start.action.actionId)
+      const first = cleared[0]
+      if (first === undefined) return none()
+
+      const upstream = yield* Effect.either(Effect.gen(function*() {
+        const client = yield* connections.clientFor(account.orgId, { reuse: true, saved: first.connection })
+        const context: StepContext = { client, accountId: account.upstreamAccountId, ids: {}, acceptDrift: false }
+        const current: ReadonlyMap<string, UpstreamKeyword> = yield* upstreamKeywords(context, bulkOf.get(first.action.actionId)!.rows)
+        return { context, current }
+      }))
+      // Nothing written yet: the one-member apply meets the same failure and ends each member as a single action.
+      if (upstream._tag === "Left") {
+        const error = upstream.left
+        return error._tag === "UpstreamUnavailable" && !lastAttempt
+          ? { _tag: "Unavailable", error: error.message, retryAfterMs: error.retry_after_ms } satisfies BulkOutcome
+          : { _tag: "Ended", ended: new Map(), alone: cleared.map((start) => start.action.actionId) } satisfies BulkOutcome
+      }
+      const { context, current } = upstream.right
+      // A member with a row moved since proposal is explained (who moved it) by the one-member apply.
+      const writing = upTo(
+        cleared,
+        (start) => bulkOf.get(start.action.actionId)!.rows.every((row) => typeof row.standing(current.get(row.keywordId)) !== "object"),
+        (start) => start.action.actionId
+      )
+      if (writing.length === 0) return none()
+
+      // Marked applying with their step under way in one statement behind the lease, right before the write.
+      const runs = writing.map((start) => ({ actionId: start.action.actionId, run: start.run }))
+      const marked = yield* transitions.markMembersApplying(
+        runs.map((run) => run.actionId),
+        lease.renewal,
+        [(fence) => firstStepStarts(sql, runs, bulkOf.get(first.action.actionId)!.stepName, fence)]
+      )
+      if (marked === 0) return yield* lease.lost
+
+      const rows = writing.flatMap((start) => bulkOf.get(start.action.actionId)!.rows.map((row) => ({ start, row })))
+      const written = yield* writeKeywordRows(
+        context,
+        rows.map((r) => r.row),
+        rows.map((r) => r.row.standing(current.get(r.row.keywordId)) === "pending"),
+        current
+      ).pipe(Effect.either)
+      // Left applying with their step under way: a later attempt (or the one-member apply) reads the rows first
+      // and writes only what did not land.
+      if (written._tag === "Left") return yield* unwritten(written.left, writing, lease, lastAttempt)
+
+      // Each row's outcome back to its member: applied when one of its rows landed, failed when every row was refused.
+      const touched = new Map<string, Array<UpstreamKeyword>>()
+      const warnings = new Map<string, Array<string>>()
+      written.right.forEach((outcome, i) => {
+        const id = rows[i]!.start.action.actionId
+        if (outcome._tag === "Landed") touched.set(id, [...(touched.get(id) ?? []), outcome.keyword])
+        if (outcome._tag === "Refused") warnings.set(id, [...(warnings.get(id) ?? []), outcome.warning])
+      })
+      const applied = writing.filter((start) => touched.has(start.action.actionId))
+      const refused = writing.filter((start) => !touched.has(start.action.actionId))
+      const outputOf = (start: Starting) => ({
+        ids: {},
+        touched: { keywords: touched.get(start.action.actionId)! },
+        warnings: warnings.get(start.action.actionId) ?? []
+      })
+      if (applied.length > 0) {
+        const ended = yield* endAppliedRun(sql, {
+          projectId,
+          runs: applied.map((start) => ({ actionId: start.action.actionId, result: { warnings: outputOf(start).warnings, result: {} } })),
+          settlement: lease.renewal,
+          lastSteps: (fence) =>
+            firstStepEnds(sql, applied.map((start) => ({ actionId: start.action.actionId, run: start.run, outcome: { output: outputOf(start) } })), fence),
+          touched: { keywords: applied.flatMap((start) => touched.get(start.action.actionId)!) }
+        })
+        if (!ended.fenced) return yield* lease.lost
+        const now = yield* Clock.currentTimeMillis
+        for (const start of applied) {
+          yield* observeApplyLag(start.action.kind, (now - Date.parse(start.action.decidedAt ?? start.action.created_at)) / 1000)
+        }
+      }
+      yield* failAll(
+        refused.map((start) => ({
+          start,
+          failure: { step: null, stepName: null, message: `every row failed: ${(warnings.get(start.action.actionId) ?? []).join("; ")}`, upstreamRequestId: null }
+        })),
+        lease
+      )
+      yield* Effect.logInfo("changeset members applied in one bulk call").pipe(
+        Effect.annotateLogs({ members: writing.length, applied: applied.length, failed: refused.length })
+      )
+      return {
+        _tag: "Ended",
+        ended: new Map([
+          ...applied.map((start): [string, "applied"] => [start.action.actionId, "applied"]),
+          ...refused.map((start): [string, "failed"] => [start.action.actionId, "failed"])
+        ]),
+        alone: alone === undefined ? [] : [alone]
+      } satisfies BulkOutcome
+    }).pipe(Effect.withSpan("MemberBulk.apply", { attributes: { members: members.length } }))
+
+  return { apply } as const
+}
