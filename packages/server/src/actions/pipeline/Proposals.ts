@@ -33,7 +33,7 @@ import { Ledger, toProposalResponse } from "./Ledger.ts"
 import type { MembershipError } from "../changesets/Membership.ts"
 import { minorUnitReasons } from "./MinorUnits.ts"
 import { COUNT_PLACEHOLDER, recordProposal, type Recording } from "./ProposalStatement.ts"
-import { policyFactsWith, readTargetBand, type TargetBand, warehouseView } from "../kinds/WarehouseView.ts"
+import { policyFactsWith, readTargetBand, type TargetBand, type WarehouseView, warehouseView } from "../kinds/WarehouseView.ts"
 import { countAction, countProposal } from "../../telemetry/Metrics.ts"
 
 export interface ProposalRequest {
@@ -105,15 +105,16 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
      * account's read-only refusal, the kind's validation against the warehouse (with prior state), then
      * the policy's facts and the kill switch. The decision is answered as a function of the 24-hour count,
      * which the caller reads under the account's lock. Writes nothing. A validation failure is returned, not failed.
+     * `shared`: a view a batch of proposals shares (kinds/PrefetchedView.ts); else the account's own.
      */
-    const evaluate = (account: AccountRecord, proposedBy: Principal["kind"], kind: Kind, body: unknown) =>
+    const evaluate = (account: AccountRecord, proposedBy: Principal["kind"], kind: Kind, body: unknown, shared?: WarehouseView) =>
       Effect.gen(function*() {
         if (account.readOnly) {
           return yield* new ReadOnlyAccount({
             message: "the upstream credential has no account-manager role on this account, so no change can be applied"
           })
         }
-        const view = yield* warehouseView(account)
+        const view = shared ?? (yield* warehouseView(account))
         const amounts = minorUnitReasons(body, account.currency)
         const prepared = yield* kind.use((definition) =>
           definition.prepare(body, view).pipe(
@@ -150,9 +151,10 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
     /**
      * What the request records, with every read done: a failed row for a validation failure, else the proposal.
      * `membership`: a changeset's `members` call has checked the
-     * changeset and the dependencies of all its proposals at once (Changesets.ts); else the body says.
+     * changeset and the dependencies of all its proposals at once (Changesets.ts), and read the warehouse for all of
+     * them (`view`); else the body says.
      */
-    const prepare = (request: ProposalRequest, membership?: Membership) =>
+    const prepare = (request: ProposalRequest, membership?: Membership, view?: WarehouseView) =>
       Effect.gen(function*() {
         const { kind } = request
         const { account, principal } = request.grant
@@ -162,7 +164,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         const actionId = newId("act")
         const base = { orgId: account.orgId, projectId: account.projectId, kind: kind.kind, reason, proposedBy: actorOf(principal) }
         const member = membership ?? (yield* membershipOf(account.projectId, request.body).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
-        const evaluated = yield* evaluate(account, principal.kind, kind, request.body)
+        const evaluated = yield* evaluate(account, principal.kind, kind, request.body, view)
         if (evaluated._tag === "Invalid") {
           const { rejection } = evaluated
           const recording: Recording = {
