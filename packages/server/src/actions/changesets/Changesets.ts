@@ -160,8 +160,9 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
           error: { code: AcsErrorTable[tag].code, message, validationErrors }
         })
         const refused = (...args: Parameters<typeof refusal>): Prepared => ({ _tag: "Refused", result: refusal(...args) })
-        // The keywords and campaigns every proposal names, read once for the call rather than once per proposal.
-        const view = yield* prefetchedView(account, namedIn(request.proposals.map((item) => item.body)))
+        // The keywords and campaigns every proposal names, the policy's facts and the kill switch: read once for
+        // the call rather than once per proposal.
+        const shared = yield* proposals.share(account, yield* prefetchedView(account, namedIn(request.proposals.map((item) => item.body))))
         const prepared = yield* Effect.forEach(request.proposals, (item, index) =>
           Effect.gen(function*() {
             const decoded = yield* Effect.either(bodyOf.get(item.kind)!({ ...item.body, changesetId }))
@@ -175,7 +176,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
             const outcome = yield* Effect.either(proposals.prepare(
               { grant, kind: kindNamed(item.kind), body: decoded.right, idempotency: undefined },
               { changesetId, dependsOn },
-              view
+              shared
             ))
             if (outcome._tag === "Left") return refused(index, item.kind, outcome.left._tag, outcome.left.message, [])
             return { _tag: "Prepared", recording: outcome.right.recording, answer: outcome.right.answer } satisfies Prepared
