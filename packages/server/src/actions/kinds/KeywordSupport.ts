@@ -4,7 +4,7 @@
  * (bid or status) on keywords that may span ad groups, and where negative keywords live.
  */
 import { NotFound } from "@acs/domain/Errors"
-import type { KeywordChange, UpstreamKeyword } from "@acs/upstream/Upstream"
+import type { KeywordChange, UpstreamFailure, UpstreamKeyword } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
 import { Drift, type Step, type StepContext } from "./Kind.ts"
 import type { WarehouseView } from "./WarehouseView.ts"
@@ -89,14 +89,14 @@ const byKeywordId = (list: ReadonlyArray<UpstreamKeyword>): ReadonlyMap<string, 
 }
 
 /** The live upstream keywords of each named ad group, by keyword id. */
-export const upstreamKeywords = (context: StepContext, adGroups: ReadonlyArray<AdGroupRef>) =>
-  Effect.forEach(
-    [...groupBy(adGroups, (g) => g.adGroupId).values()].map((same) => same[0]!),
-    (g) => context.client.keywords(context.accountId, g.campaignId, g.adGroupId),
-    { concurrency: 4 }
-  ).pipe(Effect.map((lists): ReadonlyMap<string, UpstreamKeyword> =>
-    lists.length === 1 ? byKeywordId(lists[0]!) : new Map(lists.flat().map((k) => [k.keywordId, k]))
-  ))
+export const upstreamKeywords = (context: StepContext, adGroups: ReadonlyArray<AdGroupRef>): Effect.Effect<ReadonlyMap<string, UpstreamKeyword>, UpstreamFailure> => {
+  const distinct = [...groupBy(adGroups, (g) => g.adGroupId).values()].map((same) => same[0]!)
+  const read = (g: AdGroupRef) => context.client.keywords(context.accountId, g.campaignId, g.adGroupId)
+  // One ad group (most changes) is read without the fibers of a concurrent forEach.
+  return distinct.length === 1
+    ? Effect.map(read(distinct[0]!), byKeywordId)
+    : Effect.forEach(distinct, read, { concurrency: 4 }).pipe(Effect.map((lists) => new Map(lists.flat().map((k) => [k.keywordId, k]))))
+}
 
 /** One keyword's field to move from `prior` to `target`. */
 export interface KeywordEdit<F> {
