@@ -1,9 +1,9 @@
 /**
- * The warehouse view of a batch of proposals (a changeset's `members` call): every keyword the bodies name, and
- * every campaign they name or those keywords belong to, read once for the whole batch (two statements side by
- * side) instead of once per proposal; what the batch did not name is read as the plain view reads it. The
- * reads are made before any lock, as a single proposal's are, so answering from them is the same view a few
- * milliseconds earlier.
+ * The warehouse view of a batch (a changeset's `members` call, or its members checked again at approval): every
+ * keyword the batch names, and every campaign it names or those keywords belong to, read once for the whole batch
+ * (two statements side by side) instead of once per member; what the batch did not name is read as the plain
+ * view reads it. The reads run where the batch's would (before any lock for a `members` call, in the approval's
+ * transaction for an approval), so answering from them is the view its members would each have read.
  */
 import type { UpstreamCampaign, UpstreamKeyword } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
@@ -12,7 +12,10 @@ import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import { entityRows } from "../../warehouse/EntityRows.ts"
 import { toCampaign, toKeyword, type WarehouseView, warehouseView } from "./WarehouseView.ts"
 
-/** The entity ids a batch's bodies name: `keywordIds` and `campaignId` (what the kinds' `prepare` look up by id). */
+/**
+ * The entity ids a batch names: a body's `keywordIds` and `campaignId` (what the kinds' `prepare` look up by
+ * id), and a stored payload's `campaignId` and `keywords[].keywordId` (what their `recheck` looks up).
+ */
 export interface Named {
   readonly keywordIds: ReadonlyArray<string>
   readonly campaignIds: ReadonlyArray<string>
@@ -21,13 +24,20 @@ export interface Named {
 const field = (body: unknown, name: string): unknown =>
   typeof body === "object" && body !== null && name in body ? (body as Record<string, unknown>)[name] : undefined
 
-/** The ids the bodies name, each once. */
+/** The ids the bodies or payloads name, each once. */
 export const namedIn = (bodies: ReadonlyArray<unknown>): Named => {
   const keywordIds = new Set<string>()
   const campaignIds = new Set<string>()
   for (const body of bodies) {
-    const keywords = field(body, "keywordIds")
-    if (Array.isArray(keywords)) for (const id of keywords) if (typeof id === "string") keywordIds.add(id)
+    const ids = field(body, "keywordIds")
+    if (Array.isArray(ids)) for (const id of ids) if (typeof id === "string") keywordIds.add(id)
+    const keywords = field(body, "keywords")
+    if (Array.isArray(keywords)) {
+      for (const keyword of keywords) {
+        const id = field(keyword, "keywordId")
+        if (typeof id === "string") keywordIds.add(id)
+      }
+    }
     const campaignId = field(body, "campaignId")
     if (typeof campaignId === "string") campaignIds.add(campaignId)
   }
