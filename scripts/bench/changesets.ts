@@ -13,6 +13,8 @@
  *
  * Its own small world: a throwaway database, a simulator with one account of 10 ad groups × 100 keywords (2
  * campaigns × 5), acs's API with WORKER_CONCURRENCY=0 and `acs worker` beside it, as `pnpm bench` runs them.
+ * BENCH_API_NODE_OPTIONS and BENCH_WORKER_NODE_ARGS add node options to the API and the worker, as for the
+ * pipeline part (pipeline.ts).
  */
 import { type Simulator, startSimulator } from "../../packages/upstream/src/simulator/Simulator.ts"
 import { ACCOUNT_MANAGER } from "../../packages/upstream/src/simulator/SimulatorSize.ts"
@@ -141,7 +143,8 @@ const startWorld = async (cluster: BenchCluster, log: (message: string) => void)
       RATE_LIMIT_READ: "100000000",
       RATE_LIMIT_WRITE: "100000000",
       RATE_LIMIT_EXPENSIVE: "100000000",
-      LOG_LEVEL: "warn"
+      LOG_LEVEL: "warn",
+      ...(process.env["BENCH_API_NODE_OPTIONS"] === undefined ? {} : { NODE_OPTIONS: process.env["BENCH_API_NODE_OPTIONS"] })
     }, BOOTSTRAP_KEY)
     stops.push(() => acs.stop())
     const worker = startWorker({ DATABASE_URL: cluster.url(DATABASE), ACS_SECRETS_KEY: SECRETS_KEY, SIMULATOR_URL: simulator.url, LOG_LEVEL: "warn" })

@@ -133,6 +133,57 @@ describe("reverting a changeset", () => {
     })
   })
 
+  it("checks the members of one ad group with one upstream read of it, and records a compensation for each", async () => {
+    // Three keywords in each of two ad groups, their bids raised in one changeset by a `members` call.
+    const rows = await p.sql<{ keyword_id: string; ad_group_id: string; campaign_id: string; bid_micros: string }>(
+      `SELECT k.keyword_id, k.ad_group_id, k.campaign_id, k.bid_micros FROM keywords k
+       JOIN campaigns c ON c.project_id = k.project_id AND c.campaign_id = k.campaign_id
+       WHERE k.project_id = $1 AND k.bid_micros IS NOT NULL AND k.status = 'ACTIVE' AND c.bid_strategy <> 'MAX_CONVERSIONS'
+       ORDER BY k.ad_group_id, k.keyword_id`,
+      [p.account.projectId]
+    )
+    const adGroups = [...new Set(rows.map((row) => row.ad_group_id))].slice(0, 2)
+    const keywords = adGroups.flatMap((adGroupId) => rows.filter((row) => row.ad_group_id === adGroupId).slice(0, 3))
+    expect(keywords).toHaveLength(6)
+    const opened = await p.api("key", (client) => client.changesets.openChangeset({ path: path(), payload: { title: "raise bids" } }))
+    const added = await p.api("key", (client) =>
+      client.changesets.addChangesetMembers({
+        path: { ...path(), changesetId: opened.changesetId },
+        payload: {
+          proposals: keywords.map((k) => ({
+            kind: "keyword_bid_change" as const,
+            body: { keywordIds: [k.keyword_id], newBidMicros: Number(k.bid_micros) + 20_000, reason: "raise" }
+          }))
+        }
+      }))
+    expect(added.added).toBe(6)
+    const submitted = await p.api("key", (client) => client.changesets.submitChangeset({ path: { ...path(), changesetId: opened.changesetId }, urlParams: {} }))
+    await p.api("person", (client) =>
+      client.changesets.approveChangeset({ path: { ...path(), changesetId: opened.changesetId }, payload: { planHash: submitted.planHash! } }))
+    expect((await ended(opened.changesetId)).changeset.status).toBe("applied")
+
+    const since = p.simulator.control.listCalls().at(-1)?.seq ?? 0
+    const plan = await revertPlan(opened.changesetId)
+    expect(plan.coverage).toBe("full")
+    expect(plan.members.map((m) => m.verdict)).toEqual(Array(6).fill("revertible"))
+    expect(p.simulator.control.listCalls({ path: /^\/v1\/keywords\/query$/, since }), "one read per ad group").toHaveLength(2)
+
+    const { changeset: compensating } = await revert(opened.changesetId)
+    expect(compensating.members.total).toBe(6)
+    expect((await ended(compensating.changesetId)).changeset.status).toBe("applied")
+    const undone = await detail(compensating.changesetId)
+    const original = await detail(opened.changesetId)
+    expect(original.memberActions.map((m) => m.status)).toEqual(Array(6).fill("reverted"))
+    // Each original names its own compensation, and each compensation its original.
+    expect(new Map(original.memberActions.map((m) => [m.actionId, m.revertedBy]))).toEqual(
+      new Map(undone.memberActions.map((m) => [m.revertOf, m.actionId]))
+    )
+    for (const k of keywords) {
+      const upstream = await p.run(p.upstream.keywords(p.account.upstreamAccountId, k.campaign_id, k.ad_group_id))
+      expect(upstream.find((u) => u.keywordId === k.keyword_id)?.bidMicros).toBe(Number(k.bid_micros))
+    }
+  })
+
   it("writes over what moved a conflicted member when the person forces it", async () => {
     const targets = restored.slice(0, 1)
     expect(targets).toHaveLength(1)

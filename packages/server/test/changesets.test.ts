@@ -184,6 +184,48 @@ describe("a changeset up to its decision", () => {
     expect((await changeset("key", opened.changesetId)).changeset.members.total).toBe(1)
   })
 
+  it("validates each keyword proposal of a members call against the warehouse on its own: unknown, automatic bids, already at the bid", async () => {
+    const rows = await p.sql<{ keyword_id: string; bid_micros: string | null; bid_strategy: string }>(
+      `SELECT k.keyword_id, k.bid_micros, c.bid_strategy FROM keywords k
+       JOIN campaigns c ON c.project_id = k.project_id AND c.campaign_id = k.campaign_id
+       WHERE k.project_id = $1 AND k.status = 'ACTIVE' ORDER BY k.keyword_id`,
+      [p.account.projectId]
+    )
+    const manual = rows.filter((row) => row.bid_strategy === "MANUAL_CPT" && row.bid_micros !== null).slice(0, 2)
+    const automatic = rows.find((row) => row.bid_strategy === "MAX_CONVERSIONS")
+    expect(manual).toHaveLength(2)
+    expect(automatic).toBeDefined()
+    const opened = await open("key", "bids")
+    const bid = (keywordId: string, newBidMicros: number) => ({ kind: "keyword_bid_change" as const, body: { keywordIds: [keywordId], newBidMicros, reason: "tune" } })
+    const answer = await p.api("key", (client) =>
+      client.changesets.addChangesetMembers({
+        path: { ...path(), changesetId: opened.changesetId },
+        payload: {
+          proposals: [
+            bid(manual[0]!.keyword_id, Number(manual[0]!.bid_micros) + 10_000),
+            bid("999999999", 500_000),
+            bid(automatic!.keyword_id, 500_000),
+            bid(manual[1]!.keyword_id, Number(manual[1]!.bid_micros)),
+            bid(manual[1]!.keyword_id, Number(manual[1]!.bid_micros) + 30_000)
+          ]
+        }
+      }))
+    expect(answer.results.map((r) => [r.status, r.error?.code ?? null])).toEqual([
+      [201, null],
+      [404, "not_found"],
+      [422, "bid_strategy_conflict"],
+      [409, "no_op"],
+      [201, null]
+    ])
+    expect(answer.results[1]!.error!.message).toMatch(/no keyword 999999999/)
+    const members = (await changeset("key", opened.changesetId)).memberActions
+    // Each member keeps the prior bid the warehouse held, which its revert restores.
+    expect(members.map((m) => m.payload)).toMatchObject([
+      { keywords: [{ keywordId: manual[0]!.keyword_id, priorBidMicros: Number(manual[0]!.bid_micros) }] },
+      { keywords: [{ keywordId: manual[1]!.keyword_id, priorBidMicros: Number(manual[1]!.bid_micros) }] }
+    ])
+  })
+
   it("approves only the plan reviewed, refuses a plan the account moved under, and applies a resubmitted one's approval", async () => {
     const opened = await open("key", "stale plan")
     const [a, b] = [freshCampaign(), freshCampaign()]

@@ -24,12 +24,16 @@ import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
 import { compensationOf } from "../pipeline/Compensation.ts"
 import { Ledger } from "../pipeline/Ledger.ts"
 import { actorOf } from "../pipeline/Proposals.ts"
-import { Transitions } from "../pipeline/Transitions.ts"
+import { type NewAction, Transitions } from "../pipeline/Transitions.ts"
 import { toChangeset } from "./ChangesetRow.ts"
 import { ChangesetStore } from "./ChangesetStore.ts"
 import { impactOf, planHashOf } from "./Plan.ts"
+import { readsOnce } from "./ReadsOnce.ts"
 
 const APPLIES_AT_ONCE = "revert: the compensating change applies at once, also with the kill switch off (undo must work during an incident)"
+
+/** Members checked side by side (the upstream reads they wait for overlap). */
+const CHECK_RUNS = 4
 
 interface Compensation {
   readonly kind: KindName
@@ -109,11 +113,18 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
         // In reverse plan order: children undone before their parents.
         const position = new Map((row.plan?.order ?? members.map((m) => m.actionId)).map((id, index) => [id, index]))
         const records = [...members].sort((a, b) => (position.get(b.actionId) ?? -1) - (position.get(a.actionId) ?? -1))
-        // One client for the whole check (its token reused), not one per member.
-        const client = yield* connections.clientFor(account.orgId, { reuse: true })
-        const checked = yield* Effect.forEach(records, (member) => check(grant, client, member), {
-          concurrency: 4
-        })
+        // One client for the whole check (its token reused), not one per member, whose reads the members share:
+        // one read per ad group (or campaign), not one per member.
+        const client = readsOnce(yield* connections.clientFor(account.orgId, { reuse: true }))
+        // Four runs side by side over consecutive members (their ad groups read in parallel), each member of a run
+        // checked in turn: a fiber per run, not per member.
+        const runs = Array.from({ length: CHECK_RUNS }, (_, run) => records.slice(
+          Math.floor((records.length * run) / CHECK_RUNS),
+          Math.floor((records.length * (run + 1)) / CHECK_RUNS)
+        ))
+        const checked = (yield* Effect.forEach(runs, (run) => Effect.forEach(run, (member) => check(grant, client, member)), {
+          concurrency: CHECK_RUNS
+        })).flat()
         // What the changeset changed and still stands: the members a revert is about.
         const standing = checked.filter((c) => c.member.status === "applied" && c.member.revertedBy === null).length
         const undone = checked.filter((c) => c.verdict === "revertible").length
@@ -159,11 +170,11 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
             revertOf: changesetId
           })
           if (!(yield* store.linkRevert(changesetId, opened.changesetId))) return yield* refuse("another revert of it was accepted first")
-          const recorded: Array<ActionRecord> = []
-          for (const item of undo) {
+          // Every compensation in one statement, then every original linked to its own in one more.
+          const recorded = yield* transitions.appendMany(undo.map((item) => {
             const compensation = item.compensation!
             const overwrite = item.verdict === "conflicted"
-            const action = yield* transitions.append({
+            return {
               orgId: account.orgId,
               projectId: account.projectId,
               kind: compensation.kind,
@@ -180,12 +191,13 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
               revertOf: item.member.actionId,
               countsTowardCap: false,
               changesetId: opened.changesetId
-            })
-            if (!(yield* transitions.linkRevert(item.member.actionId, action.actionId))) {
-              return yield* refuse(`member ${item.member.actionId} was reverted meanwhile`)
-            }
-            recorded.push(action)
-          }
+            } satisfies NewAction
+          }))
+          const linked = yield* transitions.linkReverts(recorded.flatMap((action) =>
+            action.revertOf === null ? [] : [{ originalId: action.revertOf, compensationId: action.actionId }]
+          ))
+          const unlinked = undo.find((item) => !linked.has(item.member.actionId))
+          if (unlinked !== undefined) return yield* refuse(`member ${unlinked.member.actionId} was reverted meanwhile`)
           const members = recorded.map((action) => ({
             actionId: action.actionId,
             kind: action.kind === "external_change" ? "rename" as const : action.kind,

@@ -29,6 +29,7 @@ import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
 import { kindNamed } from "../kinds/Catalog.ts"
+import { namedIn, prefetchedView } from "../kinds/PrefetchedView.ts"
 import { decodeActionIds } from "../pipeline/ActionRow.ts"
 import { decodeRows } from "../../db/Rows.ts"
 import { Idempotency } from "../pipeline/Idempotency.ts"
@@ -159,6 +160,9 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
           error: { code: AcsErrorTable[tag].code, message, validationErrors }
         })
         const refused = (...args: Parameters<typeof refusal>): Prepared => ({ _tag: "Refused", result: refusal(...args) })
+        // The keywords and campaigns every proposal names, the policy's facts and the kill switch: read once for
+        // the call rather than once per proposal.
+        const shared = yield* proposals.share(account, yield* prefetchedView(account, namedIn(request.proposals.map((item) => item.body))))
         const prepared = yield* Effect.forEach(request.proposals, (item, index) =>
           Effect.gen(function*() {
             const decoded = yield* Effect.either(bodyOf.get(item.kind)!({ ...item.body, changesetId }))
@@ -171,17 +175,17 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
             }
             const outcome = yield* Effect.either(proposals.prepare(
               { grant, kind: kindNamed(item.kind), body: decoded.right, idempotency: undefined },
-              { changesetId, dependsOn }
+              { changesetId, dependsOn },
+              shared
             ))
             if (outcome._tag === "Left") return refused(index, item.kind, outcome.left._tag, outcome.left.message, [])
             return { _tag: "Prepared", recording: outcome.right.recording, answer: outcome.right.answer } satisfies Prepared
           }), { concurrency: EVALUATION_CONCURRENCY })
         const recordings = prepared.flatMap((p) => p._tag === "Prepared" ? [p.recording] : [])
-        const recorded = new Map((yield* recordMembers(sql, account, changesetId, recordings)).map((action) => [action.actionId, action]))
+        const recorded = yield* recordMembers(sql, account, changesetId, recordings)
         const results = prepared.map((p, index): MemberResult => {
           if (p._tag === "Refused") return p.result
           const { answer, recording } = p
-          const action = recorded.get(recording.actionId)
           const kind = request.proposals[index]!.kind
           if (answer.status === 422) {
             return {
@@ -193,12 +197,14 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
               error: { code: "validation_failed", message: answer.message ?? "", validationErrors: answer.validationErrors ?? [] }
             }
           }
-          if (action === undefined) {
+          if (!recorded.has(recording.actionId)) {
             return refusal(index, kind, "Conflict", `changeset ${changesetId} was submitted or ended meanwhile: members are added only while it is open`, [])
           }
-          return { index, status: 201, actionId: action.actionId, kind, summary: action.summary, error: null }
+          return { index, status: 201, actionId: recording.actionId, kind, summary: recording.row.summary, error: null }
         })
-        for (const action of recorded.values()) yield* countProposal(action.kind, action.mode)
+        for (const recording of recordings) {
+          if (recorded.has(recording.actionId)) yield* countProposal(recording.row.kind, recording.decision.mode)
+        }
         const added = results.filter((result) => result.status === 201).length
         return { changesetId, added, refused: results.length - added, results } satisfies AddMembersResponse
       }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("Changesets.addMembers"))

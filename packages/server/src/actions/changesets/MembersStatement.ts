@@ -9,7 +9,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ACCOUNT_LOCK_NAMESPACE } from "../../policy/AutoApplyWindow.ts"
 import { currentTraceparent } from "../../telemetry/TraceContext.ts"
-import { actionColumns, decodeActionRows, toRecord } from "../pipeline/ActionRow.ts"
+import { decodeActionIds } from "../pipeline/ActionRow.ts"
 import type { Recording } from "../pipeline/ProposalStatement.ts"
 import { insertMany, type ManyRow } from "../pipeline/Transitions.ts"
 
@@ -31,14 +31,17 @@ const manyRow = (recording: Recording, i: number): ManyRow => ({
   i
 })
 
-/** Records the prepared rows of one account in one statement; answers the rows recorded (a member is missing when its changeset closed meanwhile). */
+/**
+ * Records the prepared rows of one account in one statement; answers the ids of the rows recorded (a member is
+ * missing when its changeset closed meanwhile). Only the ids come back: the caller has every row it recorded.
+ */
 export const recordMembers = (
   sql: SqlClient.SqlClient,
   account: { readonly orgId: string; readonly projectId: string },
   changesetId: string,
   recordings: ReadonlyArray<Recording>
 ) =>
-  recordings.length === 0 ? Effect.succeed([]) : Effect.flatMap(currentTraceparent, (traceParent) =>
+  recordings.length === 0 ? Effect.succeed(new Set<string>()) : Effect.flatMap(currentTraceparent, (traceParent) =>
     sql`
       WITH w AS (SELECT next_created_at FROM acs_lock_account_window(${ACCOUNT_LOCK_NAMESPACE}, ${account.projectId})),
       cs AS (SELECT changeset_id FROM changesets
@@ -52,9 +55,9 @@ export const recordMembers = (
         sql`EXISTS (SELECT 1 FROM cs)`
       )
     })
-      SELECT ${actionColumns(sql)} FROM recorded ORDER BY created_at`).pipe(
-    Effect.flatMap(decodeActionRows),
-    Effect.map((rows) => rows.map(toRecord)),
+      SELECT action_id FROM recorded`).pipe(
+    Effect.flatMap(decodeActionIds),
+    Effect.map((rows) => new Set(rows.map((row) => row.actionId))),
     Effect.orDie,
     Effect.withSpan("Changesets.recordMembers")
   )

@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import { kindNamed } from "../kinds/Catalog.ts"
-import { warehouseView } from "../kinds/WarehouseView.ts"
+import { namedIn, prefetchedView } from "../kinds/PrefetchedView.ts"
 import { touchedEntities, touches } from "../outside/TouchedEntities.ts"
 import { actionColumns, decodeActionRows, toRecord } from "../pipeline/ActionRow.ts"
 
@@ -35,7 +35,8 @@ export const movedMembers = (
     const outside = yield* Effect.forEach(since.filter((a) => a.kind === "external_change"), (action) =>
       Effect.map(Effect.orDie(decodeExternal(action.payload)), (payload) => ({ action, payload })))
     const ours = since.filter((a) => a.kind !== "external_change").map((action) => ({ action, entities: touchedEntities(action) }))
-    const view = yield* warehouseView(account)
+    // What every member's recheck looks up, read once for all of them.
+    const view = yield* prefetchedView(account, namedIn(members.map((member) => member.payload)))
     const moved: Array<typeof MovedMember.Type> = []
     for (const member of members) {
       const entities = touchedEntities(member)

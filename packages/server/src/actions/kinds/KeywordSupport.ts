@@ -4,7 +4,7 @@
  * (bid or status) on keywords that may span ad groups, and where negative keywords live.
  */
 import { NotFound } from "@acs/domain/Errors"
-import type { KeywordChange, UpstreamKeyword } from "@acs/upstream/Upstream"
+import type { KeywordChange, UpstreamFailure, UpstreamKeyword } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
 import { Drift, type KeywordRow, type Standing, type Step, type StepContext } from "./Kind.ts"
 import type { WarehouseView } from "./WarehouseView.ts"
@@ -74,13 +74,29 @@ export interface AdGroupRef {
   readonly adGroupId: string
 }
 
+/**
+ * Each read list by keyword id, made once per list: a client that shares its reads (a changeset revert's check)
+ * answers the same list to every member of an ad group, which would otherwise index it again per member.
+ */
+const indexed = new WeakMap<ReadonlyArray<UpstreamKeyword>, ReadonlyMap<string, UpstreamKeyword>>()
+
+const byKeywordId = (list: ReadonlyArray<UpstreamKeyword>): ReadonlyMap<string, UpstreamKeyword> => {
+  const known = indexed.get(list)
+  if (known !== undefined) return known
+  const made = new Map(list.map((k) => [k.keywordId, k]))
+  indexed.set(list, made)
+  return made
+}
+
 /** The live upstream keywords of each named ad group, by keyword id. */
-export const upstreamKeywords = (context: StepContext, adGroups: ReadonlyArray<AdGroupRef>) =>
-  Effect.forEach(
-    [...groupBy(adGroups, (g) => g.adGroupId).values()].map((same) => same[0]!),
-    (g) => context.client.keywords(context.accountId, g.campaignId, g.adGroupId),
-    { concurrency: 4 }
-  ).pipe(Effect.map((lists) => new Map(lists.flat().map((k) => [k.keywordId, k]))))
+export const upstreamKeywords = (context: StepContext, adGroups: ReadonlyArray<AdGroupRef>): Effect.Effect<ReadonlyMap<string, UpstreamKeyword>, UpstreamFailure> => {
+  const distinct = [...groupBy(adGroups, (g) => g.adGroupId).values()].map((same) => same[0]!)
+  const read = (g: AdGroupRef) => context.client.keywords(context.accountId, g.campaignId, g.adGroupId)
+  // One ad group (most changes) is read without the fibers of a concurrent forEach.
+  return distinct.length === 1
+    ? Effect.map(read(distinct[0]!), byKeywordId)
+    : Effect.forEach(distinct, read, { concurrency: 4 }).pipe(Effect.map((lists) => new Map(lists.flat().map((k) => [k.keywordId, k]))))
+}
 
 /** One keyword's field to move from `prior` to `target`. */
 export interface KeywordEdit<F> {

@@ -60,7 +60,7 @@ const toAdGroup = (r: AdGroupRow): UpstreamAdGroup => ({
   deleted: false
 })
 
-const toKeyword = (r: KeywordRow): UpstreamKeyword => ({
+export const toKeyword = (r: KeywordRow): UpstreamKeyword => ({
   keywordId: r.keywordId,
   adGroupId: r.adGroupId,
   campaignId: r.campaignId,

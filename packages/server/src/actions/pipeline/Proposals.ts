@@ -28,12 +28,13 @@ import { OrgSettings } from "../../settings/Settings.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { Idempotency, type StoredAnswer } from "./Idempotency.ts"
 import type { Kind, Rejection } from "../kinds/Kind.ts"
+import type { PolicyFacts } from "../kinds/PolicyFacts.ts"
 import { requireNone } from "../kinds/KindSupport.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
 import type { MembershipError } from "../changesets/Membership.ts"
 import { minorUnitReasons } from "./MinorUnits.ts"
 import { COUNT_PLACEHOLDER, recordProposal, type Recording } from "./ProposalStatement.ts"
-import { policyFactsWith, readTargetBand, type TargetBand, warehouseView } from "../kinds/WarehouseView.ts"
+import { policyFactsWith, readTargetBand, type TargetBand, type WarehouseView, warehouseView } from "../kinds/WarehouseView.ts"
 import { countAction, countProposal } from "../../telemetry/Metrics.ts"
 
 export interface ProposalRequest {
@@ -72,6 +73,17 @@ const decisions = (decideFor: (used: number) => Decision) => {
   }
 }
 
+/**
+ * What the proposals of one batch (a changeset's `members` call) share, read once for the batch: the warehouse
+ * (a view that read every entity they name: kinds/PrefetchedView.ts), the policy's facts (the account's target
+ * band, the window) and the kill switch.
+ */
+export interface Shared {
+  readonly view: WarehouseView
+  readonly facts: PolicyFacts
+  readonly killSwitchOn: boolean
+}
+
 export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -100,20 +112,28 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         return { response: { ...toProposalResponse(record), replayed: true }, replayed: true } satisfies ProposalOutcome
       })
 
+    /** What the proposals of one batch share, read once for all of them (see `Shared`). */
+    const share = (account: AccountRecord, view: WarehouseView) =>
+      Effect.all([
+        Effect.flatMap(targetBand(account.projectId), (band) => policyFactsWith(account, band)),
+        settings.read(account.orgId)
+      ]).pipe(Effect.map(([facts, switchState]): Shared => ({ view, facts, killSwitchOn: switchState.platformAutoApply })))
+
     /**
      * Local validation and the policy, the part a proposal and its preview share (docs/contract.md 4.1): the
      * account's read-only refusal, the kind's validation against the warehouse (with prior state), then
      * the policy's facts and the kill switch. The decision is answered as a function of the 24-hour count,
      * which the caller reads under the account's lock. Writes nothing. A validation failure is returned, not failed.
+     * `shared`: what a batch of proposals read once for all of them; else each is read here.
      */
-    const evaluate = (account: AccountRecord, proposedBy: Principal["kind"], kind: Kind, body: unknown) =>
+    const evaluate = (account: AccountRecord, proposedBy: Principal["kind"], kind: Kind, body: unknown, shared?: Shared) =>
       Effect.gen(function*() {
         if (account.readOnly) {
           return yield* new ReadOnlyAccount({
             message: "the upstream credential has no account-manager role on this account, so no change can be applied"
           })
         }
-        const view = yield* warehouseView(account)
+        const view = shared?.view ?? (yield* warehouseView(account))
         const amounts = minorUnitReasons(body, account.currency)
         const prepared = yield* kind.use((definition) =>
           definition.prepare(body, view).pipe(
@@ -124,8 +144,10 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             Effect.map(({ payload, summary }) => ({
               payload,
               summary,
-              verdict: Effect.flatMap(targetBand(account.projectId), (band) =>
-                Effect.flatMap(policyFactsWith(account, band), (facts) => definition.autoApply(payload, facts)))
+              verdict: shared === undefined
+                ? Effect.flatMap(targetBand(account.projectId), (band) =>
+                  Effect.flatMap(policyFactsWith(account, band), (facts) => definition.autoApply(payload, facts)))
+                : definition.autoApply(payload, shared.facts)
             }))
           )
         ).pipe(Effect.either)
@@ -134,11 +156,14 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           if (rejection._tag !== "ValidationFailed") return yield* rejection
           return { _tag: "Invalid" as const, rejection }
         }
-        const [verdict, switchState] = yield* Effect.all([prepared.right.verdict, settings.read(account.orgId)])
+        const [verdict, killSwitchOn] = yield* Effect.all([
+          prepared.right.verdict,
+          shared === undefined ? Effect.map(settings.read(account.orgId), (switchState) => switchState.platformAutoApply) : Effect.succeed(shared.killSwitchOn)
+        ])
         const decideFor = (used: number) =>
           decide({
             proposedBy,
-            killSwitchOn: switchState.platformAutoApply,
+            killSwitchOn,
             accountStatus: account.status,
             autoAppliesLast24h: used,
             reviewTier: kind.reviewTier,
@@ -150,9 +175,10 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
     /**
      * What the request records, with every read done: a failed row for a validation failure, else the proposal.
      * `membership`: a changeset's `members` call has checked the
-     * changeset and the dependencies of all its proposals at once (Changesets.ts); else the body says.
+     * changeset and the dependencies of all its proposals at once (Changesets.ts), and read what they share once
+     * (`shared`); else the body says.
      */
-    const prepare = (request: ProposalRequest, membership?: Membership) =>
+    const prepare = (request: ProposalRequest, membership?: Membership, shared?: Shared) =>
       Effect.gen(function*() {
         const { kind } = request
         const { account, principal } = request.grant
@@ -162,7 +188,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         const actionId = newId("act")
         const base = { orgId: account.orgId, projectId: account.projectId, kind: kind.kind, reason, proposedBy: actorOf(principal) }
         const member = membership ?? (yield* membershipOf(account.projectId, request.body).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
-        const evaluated = yield* evaluate(account, principal.kind, kind, request.body)
+        const evaluated = yield* evaluate(account, principal.kind, kind, request.body, shared)
         if (evaluated._tag === "Invalid") {
           const { rejection } = evaluated
           const recording: Recording = {
@@ -274,7 +300,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         })
       ).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Proposals.preview", HOT_SPAN))
 
-    return { propose, preview, evaluate, prepare } as const
+    return { propose, preview, evaluate, prepare, share } as const
   }),
   dependencies: [Invalidation.Default]
 }) {

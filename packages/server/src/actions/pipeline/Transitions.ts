@@ -16,7 +16,7 @@
  * event (events/Outbox.ts) in the same transaction — the caller's, or one of its own when called outside
  * one — so an event exists exactly when its change committed.
  */
-import type { ActionStatus, Actor, ExternalChangePayload, Failure, Mode, RiskTier } from "@acs/domain/Actions"
+import type { ActionRecord, ActionStatus, Actor, ExternalChangePayload, Failure, Mode, RiskTier } from "@acs/domain/Actions"
 import type { KindName } from "@acs/domain/ProposalKinds"
 import type { EventType } from "@acs/domain/Events"
 import { SqlClient, type SqlError, type Statement } from "@effect/sql"
@@ -26,7 +26,7 @@ import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { newId } from "../../db/Ids.ts"
 import { actionEventCte, writeActionEvent } from "../../events/Outbox.ts"
 import { currentTraceparent } from "../../telemetry/TraceContext.ts"
-import { actionColumns, actionRowWith, decodeActionRows, toRecord } from "./ActionRow.ts"
+import { actionColumns, actionRowWith, decodeActionIds, decodeActionRows, toRecord } from "./ActionRow.ts"
 import { countAction } from "../../telemetry/Metrics.ts"
 
 const json = (value: unknown) => JSON.stringify(value)
@@ -301,6 +301,69 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       )
 
     /**
+     * Appends many rows of one account in one statement (a changeset revert's compensations), in the order given,
+     * each `created_at` one microsecond after the one before; the caller holds the account's proposal lock, as for
+     * `append`. Answers the records in that order. A row recorded proposed speaks as `append`'s does.
+     */
+    const appendMany = (actions: ReadonlyArray<NewAction>) => {
+      const first = actions[0]
+      if (first === undefined) return Effect.succeed<ReadonlyArray<ActionRecord>>([])
+      if (actions.some((action) => action.projectId !== first.projectId || action.orgId !== first.orgId)) {
+        return Effect.dieMessage("Transitions.appendMany: the rows belong to more than one account")
+      }
+      const rows = actions.map((action, i) => ({
+        action_id: newId("act"),
+        kind: action.kind,
+        mode: action.mode,
+        status: action.status,
+        risk_tier: action.riskTier,
+        policy_reasons: action.policyReasons,
+        summary: action.summary,
+        reason: action.reason,
+        payload: action.payload,
+        failure: action.failure ?? null,
+        proposed_by: action.proposedBy,
+        revert_of: action.revertOf ?? null,
+        counts_toward_cap: action.countsTowardCap,
+        changeset_id: action.changesetId ?? null,
+        decided_by: action.decidedBy ?? null,
+        i
+      }))
+      return sql`
+        WITH base AS (SELECT GREATEST(clock_timestamp(),
+          (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${first.projectId})) AS at)
+        INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+          payload, failure, proposed_by, revert_of, counts_toward_cap, changeset_id, decided_by, decided_at, created_at)
+        SELECT r.action_id, ${first.orgId}, ${first.projectId}, r.kind, r.mode, r.status, r.risk_tier, r.policy_reasons, r.summary,
+          r.reason, r.payload, r.failure, r.proposed_by, r.revert_of, r.counts_toward_cap, r.changeset_id, r.decided_by,
+          CASE WHEN r.decided_by IS NULL THEN NULL ELSE clock_timestamp() END, base.at + r.i * interval '1 microsecond'
+        FROM base, jsonb_to_recordset(${json(rows)}::jsonb) AS r(action_id text, kind text, mode text, status text, risk_tier text,
+          policy_reasons jsonb, summary text, reason text, payload jsonb, failure jsonb, proposed_by jsonb, revert_of text,
+          counts_toward_cap boolean, changeset_id text, decided_by jsonb, i int)
+        RETURNING ${columns}`.pipe(
+        Effect.flatMap(decodeActionRows),
+        Effect.map((inserted) => {
+          const byId = new Map(inserted.map((row) => [row.actionId, toRecord(row)]))
+          return rows.flatMap((row) => byId.get(row.action_id) ?? [])
+        }),
+        Effect.orDie,
+        Effect.tap((records) =>
+          Effect.forEach(records, (record) =>
+            record.status === "proposed" ? writeActionEvent(sql, first.orgId, "action.proposed", record) : Effect.void, { discard: true })
+        ),
+        Effect.tap((records) =>
+          Effect.suspend(() => {
+            const byStatus = new Map<string, number>()
+            for (const record of records) byStatus.set(record.status, (byStatus.get(record.status) ?? 0) + 1)
+            return Effect.forEach(byStatus, ([status, n]) => afterCommit(countAction(status, n)), { discard: true })
+          })
+        ),
+        atomically,
+        Effect.withSpan("Transitions.appendMany")
+      )
+    }
+
+    /**
      * Appends an outside change as an applied row (applied when the platform says it happened), once per
      * change-history detail: a detail already recorded (another poll, another instance) answers undefined.
      * The caller holds the account's proposal lock, as for `append`.
@@ -479,6 +542,24 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         Effect.withSpan("Transitions.linkRevert")
       )
 
+    /**
+     * `linkRevert` for many pairs in one statement; answers the originals that now name their compensation (one
+     * missing: another revert was first, or it is no longer applied).
+     */
+    const linkReverts = (pairs: ReadonlyArray<{ readonly originalId: string; readonly compensationId: string }>) =>
+      pairs.length === 0 ? Effect.succeed(new Set<string>()) : sql`
+        UPDATE actions o SET reverted_by = p.compensation_id, updated_at = clock_timestamp()
+        FROM unnest(${pairs.map((pair) => pair.originalId)}::text[], ${pairs.map((pair) => pair.compensationId)}::text[])
+          AS p(original_id, compensation_id)
+        WHERE o.action_id = p.original_id AND o.status = 'applied' AND o.reverted_by IS NULL
+          AND EXISTS (SELECT 1 FROM actions c WHERE c.action_id = p.compensation_id AND c.revert_of = p.original_id)
+        RETURNING o.action_id`.pipe(
+        Effect.flatMap(decodeActionIds),
+        Effect.map((rows) => new Set(rows.map((row) => row.actionId))),
+        Effect.orDie,
+        Effect.withSpan("Transitions.linkReverts")
+      )
+
     /** Applied actions an outside change overwrote name it; the first outside change after the apply wins. */
     const supersede = (projectId: string, actionIds: ReadonlyArray<string>, externalActionId: string) =>
       actionIds.length === 0 ? Effect.succeed(0) : sql`
@@ -531,6 +612,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
 
     return {
       append,
+      appendMany,
       appendOutsideChange,
       approve,
       reject,
@@ -541,6 +623,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       fail,
       demote,
       linkRevert,
+      linkReverts,
       settleOriginal,
       supersede,
       decideMembers,
