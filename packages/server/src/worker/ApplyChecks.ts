@@ -109,5 +109,7 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
       return PROCEED
     }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
-  return { check, factsFor, withCampaignsRead } as const
+  return { check } as const
 }
+
+export type ApplyChecks = ReturnType<typeof makeApplyChecks>

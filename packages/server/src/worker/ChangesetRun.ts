@@ -171,6 +171,8 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
           const shared = bulkMember(member)
           return shared === undefined ? [] : [[member.actionId, shared] as const]
         }))
+        const pendingBulk = members.filter((member) => bulk.has(member.actionId) && !TERMINAL.has(member.status))
+        const bulkStart = pendingBulk.length === 0 ? undefined : yield* memberBulk.start(job.projectId, pendingBulk)
         // The members in plan order: each either with the later members its bulk call can take (same kind and ad
         // group, their dependencies applied), or alone.
         for (const actionId of order) {
@@ -188,12 +190,12 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
             continue
           }
           const shared = bulk.get(actionId)
-          if (shared !== undefined) {
+          if (shared !== undefined && bulkStart !== undefined) {
             const group = order.filter((id) =>
               bulk.get(id)?.key === shared.key && !TERMINAL.has(status.get(id)!) &&
               (id === actionId || byId.get(id)!.dependsOn.every((dependency) => status.get(dependency) === "applied"))
             )
-            const outcome = yield* memberBulk.apply(job.projectId, group.map((id) => ({ actionId: id, bulk: bulk.get(id)! })), fenced, lastAttempt)
+            const outcome = yield* memberBulk.apply(bulkStart, group.map((id) => ({ action: byId.get(id)!, bulk: bulk.get(id)! })), fenced, lastAttempt)
             if (outcome._tag === "Unavailable") return retry(outcome.error, outcome.retryAfterMs)
             for (const [id, to] of outcome.ended) ended(id, to)
             for (const id of outcome.alone) bulk.delete(id)

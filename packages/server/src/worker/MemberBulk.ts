@@ -9,7 +9,6 @@
  * written again.
  */
 import type { ActionRecord, ActionStatus, Failure } from "@acs/domain/Actions"
-import type { KindName } from "@acs/domain/ProposalKinds"
 import type { UpstreamFailure, UpstreamKeyword } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
@@ -17,20 +16,30 @@ import type { Connections } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/kinds/Catalog.ts"
 import type { KeywordRow, StepContext } from "../actions/kinds/Kind.ts"
 import { upstreamKeywords, writeKeywordRows } from "../actions/kinds/KeywordSupport.ts"
-import { warehouseView, type WarehouseView } from "../actions/kinds/WarehouseView.ts"
+import { namedIn, prefetchedView } from "../actions/kinds/PrefetchedView.ts"
 import type { Transitions } from "../actions/pipeline/Transitions.ts"
 import { observeApplyLag } from "../telemetry/Metrics.ts"
 import { firstStepEnds, firstStepStarts, type StepEnd } from "./ActionSteps.ts"
-import { makeApplyChecks } from "./ApplyChecks.ts"
+import { type ApplyChecks, type Checked, makeApplyChecks, type Verdict } from "./ApplyChecks.ts"
 import { type Lease, settled } from "./Lease.ts"
 import { endAppliedRun } from "./RunEndStatement.ts"
-import { decodeStartingRow, type Starting, startFrom, startingPoint } from "./StartingPoint.ts"
+import { readMembersStart } from "./StartingPoint.ts"
 
-/** A member that may share a bulk call: its one step's rows, all on one ad group. */
+/** A member as the call carries it: its record (the changeset run's) and its run. */
+interface Start {
+  readonly action: ActionRecord
+  readonly run: number
+}
+
+/** What the apply's checks are given of a member of a bulk call beside its kind and payload. */
+type MemberChecked = Omit<Checked<unknown>, "payload" | "namedCampaign" | "begun">
+
+/** A member that may share a bulk call: its one step's rows, all on one ad group, and its checks (its payload decoded once). */
 export interface BulkMember {
   readonly key: string
   readonly stepName: string
   readonly rows: ReadonlyArray<KeywordRow>
+  readonly check: (checks: ApplyChecks, checked: MemberChecked) => Effect.Effect<Verdict>
 }
 
 /**
@@ -47,7 +56,13 @@ export const bulkMember = (member: ActionRecord): BulkMember | undefined =>
     const rows = steps.length === 1 ? steps[0]!.keywordRows : undefined
     const first = rows?.[0]
     if (rows === undefined || first === undefined || rows.some((row) => row.adGroupId !== first.adGroupId)) return undefined
-    return { key: `${member.kind} ${first.campaignId}/${first.adGroupId}`, stepName: steps[0]!.name, rows }
+    return {
+      key: `${member.kind} ${first.campaignId}/${first.adGroupId}`,
+      stepName: steps[0]!.name,
+      rows,
+      // Keyword kinds name no campaign of their own; a run begun is reconciled by the call's read, not checked.
+      check: (checks, checked) => checks.check(definition, { ...checked, payload: payload.value, namedCampaign: undefined, begun: false })
+    }
   })
 
 /** What became of a bulk call's members, or of the job when the call could not be made. */
@@ -61,47 +76,11 @@ export type BulkOutcome =
   }
   | { readonly _tag: "Unavailable"; readonly error: string; readonly retryAfterMs: number | undefined }
 
-/** A view whose keyword reads are answered from one read of every keyword the members name, and whose campaigns are read once. */
-const sharedView = (view: WarehouseView, keywordIds: ReadonlyArray<string>, withCampaignsRead: (view: WarehouseView) => WarehouseView) =>
-  Effect.map(view.keywords(keywordIds), (read): WarehouseView => {
-    const byId = new Map(read.map((keyword) => [keyword.keywordId, keyword]))
-    return {
-      ...withCampaignsRead(view),
-      keywords: (ids) => Effect.succeed(ids.flatMap((id) => byId.get(id) ?? []))
-    }
-  })
-
 export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transitions, connections: Connections) => {
   const checks = makeApplyChecks(sql)
 
-  /** Where each member starts from, in one read. */
-  const startingPoints = (projectId: string, actionIds: ReadonlyArray<string>) =>
-    sql`${startingPoint(sql, projectId, sql`ANY(${actionIds}::text[])`)}`.pipe(
-      Effect.flatMap(Effect.forEach((row) => decodeStartingRow(row))),
-      Effect.orDie,
-      Effect.map((rows) => rows.map(startFrom))
-    )
-
-  /** Whether the member clears the apply's checks (its run not begun) against the shared view. */
-  const clears = (start: Starting, kind: KindName, view: WarehouseView) =>
-    kindNamed(kind).use((definition) =>
-      Effect.gen(function*() {
-        const payload = yield* Schema.decodeUnknown(definition.payload)(start.action.payload).pipe(Effect.orDie)
-        const verdict = yield* checks.check(definition, {
-          action: start.action,
-          payload,
-          account: start.account!,
-          killSwitchOn: start.killSwitchOn,
-          namedCampaign: start.namedCampaign,
-          begun: start.before.length > 0,
-          view
-        })
-        return verdict._tag === "Proceed"
-      })
-    )
-
   /** Fails members (with their step records, when they have one) in one transaction behind the lease. */
-  const failAll = (members: ReadonlyArray<{ readonly start: Starting; readonly failure: Failure }>, lease: Lease) =>
+  const failAll = (members: ReadonlyArray<{ readonly start: Start; readonly failure: Failure }>, lease: Lease) =>
     members.length === 0 ? Effect.void : settled(
       sql,
       lease,
@@ -118,7 +97,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
    * one-member apply, which ends each as it ends a single action (nothing was written); any other refusal of the
    * written call fails its members as it fails a single action.
    */
-  const unwritten = (error: UpstreamFailure, members: ReadonlyArray<Starting>, lease: Lease, lastAttempt: boolean) =>
+  const unwritten = (error: UpstreamFailure, members: ReadonlyArray<Start>, lease: Lease, lastAttempt: boolean) =>
     Effect.gen(function*() {
       if (error._tag === "UpstreamUnavailable" && !lastAttempt) {
         return { _tag: "Unavailable", error: error.message, retryAfterMs: error.retry_after_ms } satisfies BulkOutcome
@@ -139,52 +118,70 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
     })
 
   /**
+   * What every bulk call of a run starts from, read once when the run starts (it holds the changeset's lease, so
+   * nothing else moves its members meanwhile): the account, its connection and kill switch, each member's run, and
+   * the warehouse rows the members' checks read.
+   */
+  const start = (projectId: string, members: ReadonlyArray<ActionRecord>) =>
+    Effect.gen(function*() {
+      const { account, connection, platformAutoApply, runs } = yield* readMembersStart(sql, projectId, members.map((member) => member.actionId))
+      const view = account === null ? undefined : yield* prefetchedView(account, namedIn(members.map((member) => member.payload))).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql)
+      )
+      return { account, connection, platformAutoApply, projectId, runOf: new Map(runs.map((run) => [run.actionId, run])), view }
+    })
+
+  /**
    * Applies `members` (pending, of one kind on one ad group: `bulkMember`'s key) in one bulk call under the
    * changeset job's member lease. `lastAttempt`: an unavailable upstream fails the members instead of retrying.
    */
-  const apply = (projectId: string, members: ReadonlyArray<{ readonly actionId: string; readonly bulk: BulkMember }>, lease: Lease, lastAttempt: boolean) =>
+  const apply = (
+    runStart: Effect.Effect.Success<ReturnType<typeof start>>,
+    members: ReadonlyArray<{ readonly action: ActionRecord; readonly bulk: BulkMember }>,
+    lease: Lease,
+    lastAttempt: boolean
+  ) =>
     Effect.gen(function*() {
-      const bulkOf = new Map(members.map((member) => [member.actionId, member.bulk]))
-      const read = new Map((yield* startingPoints(projectId, members.map((member) => member.actionId))).map((start) => [start.action.actionId, start]))
-      const account = read.values().next().value?.account
+      const bulkOf = new Map(members.map((member) => [member.action.actionId, member.bulk]))
+      const { account, connection, platformAutoApply, projectId, runOf, view } = runStart
       // The members the call takes: those in plan order up to the first that needs the one-member apply, which is
       // then left to it (`alone`); the members after it wait for a later call, so a stop at it skips them.
       let alone: string | undefined
-      const upTo = <A>(items: ReadonlyArray<A>, fits: (item: A) => boolean, id: (item: A) => string) => {
+      const upTo = <A extends Start>(items: ReadonlyArray<A>, fits: (item: A) => boolean) => {
         const cut = items.findIndex((item) => !fits(item))
         if (cut === -1) return items
-        alone = id(items[cut]!)
+        alone = items[cut]!.action.actionId
         return items.slice(0, cut)
       }
       const none = (): BulkOutcome => ({ _tag: "Ended", ended: new Map(), alone: alone === undefined ? [] : [alone] })
-      if (account === undefined) return { _tag: "Ended", ended: new Map(), alone: members.map((member) => member.actionId) } satisfies BulkOutcome
-      // A run begun otherwise than by a bulk call's one step (a step recorded done) ends by the one-member apply.
+      if (account === null || view === undefined) return { _tag: "Ended", ended: new Map(), alone: members.map((member) => member.action.actionId) } satisfies BulkOutcome
+      // A run begun otherwise than by a bulk call's one step (a step recorded done), or a member no longer pending,
+      // ends by the one-member apply.
       const fresh = upTo(
-        members.map((member) => read.get(member.actionId)),
+        members.map((member) => {
+          const run = runOf.get(member.action.actionId)
+          return { action: member.action, run: run?.applyRun ?? 0, status: run?.status, before: run?.recordedSteps ?? [] }
+        }),
         (start) =>
-          start !== undefined && (start.action.status === "approved" || start.action.status === "applying") &&
-          start.before.every((step) => step.step === 1 && step.status === "started"),
-        (start) => start?.action.actionId ?? ""
-      ).flatMap((start) => start === undefined ? [] : [start])
-
-      const view = yield* sharedView(
-        yield* warehouseView(account).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
-        fresh.flatMap((start) => bulkOf.get(start.action.actionId)!.rows.map((row) => row.keywordId)),
-        (view) => checks.withCampaignsRead(view, undefined)
+          (start.status === "approved" || start.status === "applying") &&
+          start.before.every((step) => step.step === 1 && step.status === "started")
       )
+
       const verdicts = new Map<string, boolean>()
       for (const start of fresh) {
-        const kind = start.action.kind
-        const cleared = kind !== "external_change" && (yield* clears(start, kind, view))
-        verdicts.set(start.action.actionId, cleared)
-        if (!cleared) break
+        // A run begun is reconciled by the call's read of the rows, not checked again (a sync may show its writes).
+        const verdict = start.before.length > 0
+          ? true
+          : (yield* bulkOf.get(start.action.actionId)!.check(checks, { action: start.action, account, killSwitchOn: platformAutoApply, view }))._tag === "Proceed"
+        verdicts.set(start.action.actionId, verdict)
+        if (!verdict) break
       }
-      const cleared = upTo(fresh, (start) => verdicts.get(start.action.actionId) === true, (start) => start.action.actionId)
+      const cleared = upTo(fresh, (start) => verdicts.get(start.action.actionId) === true)
       const first = cleared[0]
       if (first === undefined) return none()
 
       const upstream = yield* Effect.either(Effect.gen(function*() {
-        const client = yield* connections.clientFor(account.orgId, { reuse: true, saved: first.connection })
+        const client = yield* connections.clientFor(account.orgId, { reuse: true, saved: connection ?? undefined })
         const context: StepContext = { client, accountId: account.upstreamAccountId, ids: {}, acceptDrift: false }
         const current: ReadonlyMap<string, UpstreamKeyword> = yield* upstreamKeywords(context, bulkOf.get(first.action.actionId)!.rows)
         return { context, current }
@@ -200,8 +197,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
       // A member with a row moved since proposal is explained (who moved it) by the one-member apply.
       const writing = upTo(
         cleared,
-        (start) => bulkOf.get(start.action.actionId)!.rows.every((row) => typeof row.standing(current.get(row.keywordId)) !== "object"),
-        (start) => start.action.actionId
+        (start) => bulkOf.get(start.action.actionId)!.rows.every((row) => typeof row.standing(current.get(row.keywordId)) !== "object")
       )
       if (writing.length === 0) return none()
 
@@ -235,7 +231,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
       })
       const applied = writing.filter((start) => touched.has(start.action.actionId))
       const refused = writing.filter((start) => !touched.has(start.action.actionId))
-      const outputOf = (start: Starting) => ({
+      const outputOf = (start: Start) => ({
         ids: {},
         touched: { keywords: touched.get(start.action.actionId)! },
         warnings: warnings.get(start.action.actionId) ?? []
@@ -275,5 +271,5 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
       } satisfies BulkOutcome
     }).pipe(Effect.withSpan("MemberBulk.apply", { attributes: { members: members.length } }))
 
-  return { apply } as const
+  return { start, apply } as const
 }

@@ -84,3 +84,36 @@ export const startFrom = (row: StartingRow) => ({
   connection: row.connection ?? undefined
 })
 export type Starting = ReturnType<typeof startFrom>
+
+/** A member's run as a bulk call starts it: its status now, its run and the steps the run recorded. */
+const MemberRun = Schema.Struct({
+  actionId: Schema.String,
+  status: Schema.String,
+  applyRun: Schema.Number,
+  recordedSteps: Schema.Array(RecordedStep)
+})
+
+/** What the members of one bulk call start from (MemberBulk.ts): the account, its org's connection and kill switch once, each member's run. */
+const MembersStart = Schema.Struct({
+  account: Schema.NullOr(AccountRow),
+  connection: Schema.NullOr(SavedConnection),
+  platformAutoApply: Schema.Boolean,
+  runs: Schema.Array(MemberRun)
+})
+
+/**
+ * One read for the members of a bulk call, all of one account: what `startingPoint` reads for one action, without
+ * the actions' rows (the changeset's run holds them).
+ */
+export const readMembersStart = (sql: SqlClient.SqlClient, projectId: string, actionIds: ReadonlyArray<string>) =>
+  sql`SELECT ${sql.unsafe(ACCOUNT_JSON)} AS account, ${sql.unsafe(CONNECTION_JSON)} AS connection,
+      coalesce((SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = acc.org_id), false) AS platform_auto_apply,
+      (SELECT coalesce(json_agg(json_build_object('actionId', actions.action_id, 'status', actions.status, 'applyRun', actions.apply_run,
+        'recordedSteps', ${recordedSteps(sql)})), '[]'::json)
+        FROM actions WHERE actions.project_id = ${projectId} AND actions.action_id = ANY(${actionIds}::text[])) AS runs
+    FROM (SELECT ${projectId}::text AS project_id) p LEFT JOIN accounts acc ON acc.project_id = p.project_id
+    LEFT JOIN connections c ON c.org_id = acc.org_id`.pipe(
+    Effect.flatMap((rows) => Schema.decodeUnknown(MembersStart)(rows[0])),
+    Effect.orDie
+  )
+export type MembersStart = typeof MembersStart.Type
