@@ -41,6 +41,8 @@ const PER_CALL = 100
 const PLATFORM_BULK_ROWS = 1000
 const MINIMUM_WRITES = AD_GROUPS * Math.ceil(PER_AD_GROUP / PLATFORM_BULK_ROWS)
 const WRITE_PATH = /^\/v1\/keywords\/bulk-update$/
+/** The statements of the subsystems beside any apply (the event sequencer, the webhook deliveries' rescue), not the apply's own. */
+const BESIDE = /acs_sequence_events|webhook_batches/
 
 export const TARGET_ADD_MEMBERS_PER_SECOND = 2000
 export const TARGET_SUBMIT_MS = 1000
@@ -60,6 +62,8 @@ export interface Phase {
   /** This process's CPU: the simulator answering, and the bench's calls and status poll. */
   readonly simulatorCpuMs: number
   readonly statements: number
+  /** Of those, the statements of the subsystems that run beside any apply: the event sequencer and the webhook deliveries' rescue. */
+  readonly besideStatements: number
   readonly topStatements: StatementDelta["top"]
   readonly upstreamCalls: number
   readonly upstreamWrites: number
@@ -244,6 +248,7 @@ export const benchChangesets = async (cluster: BenchCluster, log: (message: stri
         workerCpuMs,
         simulatorCpuMs: (ownUsed.user + ownUsed.system) / 1000,
         statements: delta.calls,
+        besideStatements: delta.top.filter((statement) => BESIDE.test(statement.query)).reduce((sum, statement) => sum + statement.calls, 0),
         topStatements: delta.top.slice(0, 12),
         upstreamCalls: calls.length,
         upstreamWrites: calls.filter((c) => c.method === "POST" && WRITE_PATH.test(c.path)).length,
@@ -269,27 +274,35 @@ export const benchChangesets = async (cluster: BenchCluster, log: (message: stri
       }
     }
 
-    const opened = record(await key.sendJson("POST", base, { title: "Bench: 1,000 keyword bids", reason: "bench", onFailure: "continue" }), "changeset")
-    const changesetId = string(opened, "changesetId")
-    log(`changesets: ${changesetId} opened; adding ${MEMBERS} members in calls of ${PER_CALL}`)
-    await measure("add", async () => {
-      for (let at = 0; at < proposals.length; at += PER_CALL) {
-        const answer = record(await key.sendJson("POST", `${base}/${changesetId}/members`, { proposals: proposals.slice(at, at + PER_CALL) }), "members")
-        if (number(answer, "added") !== PER_CALL) throw new Error(`changesets: members refused: ${JSON.stringify(answer).slice(0, 1000)}`)
-      }
-    })
-    const submitted = await measure("submit", async () => record(await key.postJson(`${base}/${changesetId}/submit`), "submit"))
-    const planHash = string(submitted, "planHash")
-    const approved = await measure("approve", async () => record(await person.sendJson("POST", `${base}/${changesetId}/approve`, { planHash }), "approve"))
-    log(`changesets: approved (${string(approved, "status")}); waiting for the apply`)
-    const changesetStatus = await measure("apply", () => ended(changesetId))
-    const detail = record(await key.getJson(`${base}/${changesetId}`), "detail")
-    const memberCounts = record(detail["changeset"], "changeset")["members"]
+    /** One changeset's life, each phase through `phase`: added, submitted, approved, applied, reverted. */
+    const round = async (title: string, phase: <A>(name: PhaseName, run: () => Promise<A>) => Promise<A>) => {
+      const opened = record(await key.sendJson("POST", base, { title, reason: "bench", onFailure: "continue" }), "changeset")
+      const changesetId = string(opened, "changesetId")
+      log(`changesets: ${changesetId} opened; adding ${MEMBERS} members in calls of ${PER_CALL}`)
+      await phase("add", async () => {
+        for (let at = 0; at < proposals.length; at += PER_CALL) {
+          const answer = record(await key.sendJson("POST", `${base}/${changesetId}/members`, { proposals: proposals.slice(at, at + PER_CALL) }), "members")
+          if (number(answer, "added") !== PER_CALL) throw new Error(`changesets: members refused: ${JSON.stringify(answer).slice(0, 1000)}`)
+        }
+      })
+      const submitted = await phase("submit", async () => record(await key.postJson(`${base}/${changesetId}/submit`), "submit"))
+      const planHash = string(submitted, "planHash")
+      const approved = await phase("approve", async () => record(await person.sendJson("POST", `${base}/${changesetId}/approve`, { planHash }), "approve"))
+      log(`changesets: approved (${string(approved, "status")}); waiting for the apply`)
+      const changesetStatus = await phase("apply", () => ended(changesetId))
+      const detail = record(await key.getJson(`${base}/${changesetId}`), "detail")
+      const memberCounts = record(detail["changeset"], "changeset")["members"]
+      const reverted = await phase("revert request", async () => record(await person.sendJson("POST", `${base}/${changesetId}/revert`, {}), "revert"))
+      const revertId = string(record(reverted["changeset"], "changeset"), "changesetId")
+      const revertStatus = await phase("revert apply", () => ended(revertId))
+      const revertCounts = record(record(await key.getJson(`${base}/${revertId}`), "detail")["changeset"], "changeset")["members"]
+      return { changesetStatus, memberCounts, revertStatus, revertCounts }
+    }
 
-    const reverted = await measure("revert request", async () => record(await person.sendJson("POST", `${base}/${changesetId}/revert`, {}), "revert"))
-    const revertId = string(record(reverted["changeset"], "changeset"), "changesetId")
-    const revertStatus = await measure("revert apply", () => ended(revertId))
-    const revertCounts = record(record(await key.getJson(`${base}/${revertId}`), "detail")["changeset"], "changeset")["members"]
+    // A long-running acs has run its code before: one unmeasured round first (its revert puts every bid back), so the
+    // measured one is not the processes' first run of each path.
+    await round("Bench: warm-up", (_name, run) => run())
+    const { changesetStatus, memberCounts, revertCounts, revertStatus } = await round("Bench: 1,000 keyword bids", measure)
 
     // The simulator's own time for the platform's minimum: the same bid changes as one bulk-update per ad group.
     const statuses: Array<number> = []
@@ -334,7 +347,8 @@ export const changesetTargets = (r: ChangesetResults): Array<TargetRow> => {
   const revertApply = phaseOf(r, "revert apply")
   const addRate = r.members / (add.wallMs / 1000)
   const applyCpu = apply.acsCpuMs === null ? null : apply.acsCpuMs / r.members
-  const perBulk = apply.statements / r.minimumWrites
+  const own = apply.statements - apply.besideStatements
+  const perBulk = own / r.minimumWrites
   return [
     {
       name: `apply: upstream write calls (POST /v1/keywords/bulk-update), ${r.members} members`,
@@ -344,9 +358,10 @@ export const changesetTargets = (r: ChangesetResults): Array<TargetRow> => {
       pass: apply.upstreamWrites === r.minimumWrites && r.changesetStatus === "applied"
     },
     {
-      name: "apply: statements per bulk call (at the minimum)",
+      name: "apply: its statements per bulk call (at the minimum)",
       target: `<= ${TARGET_STATEMENTS_PER_BULK_CALL}`,
-      measured: `${fmt(perBulk, 1)} (${fmt(apply.statements)} statements / ${r.minimumWrites}; ${fmt(apply.statements / r.members, 1)} per member)`,
+      measured: `${fmt(perBulk, 1)} (${fmt(own)} statements / ${r.minimumWrites}; ${fmt(own / r.members, 2)} per member; ` +
+        `${fmt(apply.statements)} with the ${fmt(apply.besideStatements)} of the event sequencer and webhook rescue beside it)`,
       value: perBulk,
       pass: perBulk <= TARGET_STATEMENTS_PER_BULK_CALL
     },
