@@ -199,6 +199,48 @@ describe("the apply of an approved changeset", () => {
     expect(applied[0]!.n).toBe(9)
   })
 
+  it("new keywords and negatives on one ad group: one bulk create each, each member keeping the ids of its own rows", async () => {
+    const { changesetId } = await open("stop")
+    const [keyword] = take(1)
+    const { adGroupId, campaignId } = keyword!
+    const added: Array<{ readonly actionId: string; readonly texts: ReadonlyArray<string> }> = []
+    for (const n of [1, 2, 3]) {
+      const texts = [`bulk create ${n} a`, `bulk create ${n} b`]
+      const answer = await p.propose("add-keywords", {
+        adGroupId,
+        keywords: texts.map((text) => ({ text, matchType: "EXACT", bidMicros: 1_000_000 })),
+        reason: "grow the ad group",
+        changesetId
+      }, { as: "key" })
+      expect(answer.status, answer.text).toBe(201)
+      added.push({ actionId: (answer.body as { actionId: string }).actionId, texts })
+    }
+    for (const n of [1, 2]) {
+      const answer = await p.propose("add-negative-keywords", {
+        campaignId,
+        adGroupId,
+        keywords: [{ text: `bulk negative ${n}`, matchType: "EXACT" }],
+        reason: "keep the ad group clean",
+        changesetId
+      }, { as: "key" })
+      expect(answer.status, answer.text).toBe(201)
+    }
+    await submitAndApprove(changesetId)
+    const done = await settled(changesetId)
+    expect(done.changeset.status).toBe("applied")
+    expect(done.changeset.members).toMatchObject({ total: 5, applied: 5 })
+    const creates = (path: RegExp) => p.simulator.control.listCalls({ method: "POST", path, since }).filter((call) => call.status === 200)
+    expect(creates(/^\/v1\/keywords\/bulk-create$/), "one bulk create for the three members' six keywords").toHaveLength(1)
+    expect(creates(/^\/v1\/negative-keywords\/bulk-create$/), "one for the two members' negatives").toHaveLength(1)
+    // Each member's result names the keywords its own rows made, as a single apply's would (its revert removes them).
+    const upstream = await p.run(p.upstream.keywords(p.account.upstreamAccountId, campaignId, adGroupId))
+    for (const member of added) {
+      const action = done.memberActions.find((m) => m.actionId === member.actionId)!
+      const made = Object.values(action.result ?? {}).map((id) => upstream.find((k) => k.keywordId === id)?.text)
+      expect(made.sort()).toEqual([...member.texts].sort())
+    }
+  })
+
   it("gives the job back on upstream_unavailable and resumes where it was, each member written once", async () => {
     const { changesetId } = await open("stop")
     const keywords = takeApart(5)

@@ -1,7 +1,7 @@
 /**
  * The apply of an approved changeset (docs/contract.md 4.3, docs/decisions/changesets.md), under its one job's
- * lease: the changeset marked applying, then its members in plan order; members of one keyword-edit kind on one ad
- * group together in one bulk call (MemberBulk.ts), every other member applied exactly as a single action is
+ * lease: the changeset marked applying, then its members in plan order; members of one kind whose rows are in one place
+ * (an ad group) together in one bulk call (MemberBulk.ts), every other member applied exactly as a single action is
  * (Apply.ts, as a member: fenced by this job's lease, its end not the job's, failed where it would be demoted).
  * A member already applied, failed or skipped is passed over, so a run that a crash, `upstream_unavailable` or
  * a stopping worker (between two members) interrupted resumes where it was; a member whose dependency failed or

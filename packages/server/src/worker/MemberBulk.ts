@@ -1,7 +1,8 @@
 /**
  * A changeset's members that share one platform bulk call (docs/contract.md 4.3, docs/decisions/changesets.md
- * "Members on one ad group share a bulk call"): members of one keyword-edit kind on one ad group are read upstream
- * once, written in one bulk update per ad group (per BULK_ROWS rows), and recorded set-based: one statement marks
+ * "Members on one ad group share a bulk call"): members of one kind whose one step is a bulk part in one place
+ * (actions/kinds/BulkParts.ts: keyword bids and statuses, new keywords, new negatives) read that place upstream once,
+ * are written in one bulk call per place (per 1,000 rows), and are recorded set-based: one statement marks
  * them applying with their step records, one ends their runs (step records, warehouse write-back, statuses and
  * events). A member that needs more than the common case (a drift, a check that does not clear it, a run begun
  * otherwise) is left to the one-member apply (Apply.ts), which explains it as it does for a single action.
@@ -9,13 +10,13 @@
  * written again.
  */
 import type { ActionRecord, ActionStatus, Failure } from "@acs/domain/Actions"
-import type { UpstreamFailure, UpstreamKeyword } from "@acs/upstream/Upstream"
+import type { UpstreamFailure } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import type { Connections } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/kinds/Catalog.ts"
-import type { KeywordRow, StepContext } from "../actions/kinds/Kind.ts"
-import { upstreamKeywords, writeKeywordRows } from "../actions/kinds/KeywordSupport.ts"
+import type { BulkPart, StepContext } from "../actions/kinds/Kind.ts"
+import { partPlace, readParts } from "../actions/kinds/BulkParts.ts"
 import { namedIn, prefetchedView } from "../actions/kinds/PrefetchedView.ts"
 import type { Transitions } from "../actions/pipeline/Transitions.ts"
 import { observeApplyLag } from "../telemetry/Metrics.ts"
@@ -23,6 +24,7 @@ import { firstStepEnds, firstStepStarts, type StepEnd } from "./ActionSteps.ts"
 import { type ApplyChecks, type Checked, makeApplyChecks, type Verdict } from "./ApplyChecks.ts"
 import { type Lease, settled } from "./Lease.ts"
 import { endAppliedRun } from "./RunEndStatement.ts"
+import { mergeTouched } from "./RunSteps.ts"
 import { readMembersStart } from "./StartingPoint.ts"
 
 /** A member as the call carries it: its record (the changeset run's) and its run. */
@@ -34,17 +36,17 @@ interface Start {
 /** What the apply's checks are given of a member of a bulk call beside its kind and payload. */
 type MemberChecked = Omit<Checked<unknown>, "payload" | "namedCampaign" | "begun">
 
-/** A member that may share a bulk call: its one step's rows, all on one ad group, and its checks (its payload decoded once). */
+/** A member that may share a bulk call: its one step's part, all in one place, and its checks (its payload decoded once). */
 export interface BulkMember {
   readonly key: string
   readonly stepName: string
-  readonly rows: ReadonlyArray<KeywordRow>
+  readonly part: BulkPart
   readonly check: (checks: ApplyChecks, checked: MemberChecked) => Effect.Effect<Verdict>
 }
 
 /**
- * Whether a member may share a bulk call, and with whom (`key`: its kind and ad group): its kind applies it in one
- * keyword-edit step whose rows are all on one ad group. A person's approval over a drift writes over it, which only
+ * Whether a member may share a bulk call, and with whom (`key`: its kind and place): its kind applies it in one
+ * step that is a bulk part with all its rows in one place. A person's approval over a drift writes over it, which only
  * the one-member apply does.
  */
 export const bulkMember = (member: ActionRecord): BulkMember | undefined =>
@@ -53,13 +55,13 @@ export const bulkMember = (member: ActionRecord): BulkMember | undefined =>
     const payload = Schema.decodeUnknownOption(definition.payload)(member.payload)
     if (Option.isNone(payload)) return undefined
     const steps = definition.steps(payload.value)
-    const rows = steps.length === 1 ? steps[0]!.keywordRows : undefined
-    const first = rows?.[0]
-    if (rows === undefined || first === undefined || rows.some((row) => row.adGroupId !== first.adGroupId)) return undefined
+    const part = steps.length === 1 ? steps[0]!.bulk : undefined
+    const place = part === undefined ? undefined : partPlace(part)
+    if (part === undefined || place === undefined) return undefined
     return {
-      key: `${member.kind} ${first.campaignId}/${first.adGroupId}`,
+      key: `${member.kind} ${place}`,
       stepName: steps[0]!.name,
-      rows,
+      part,
       // Keyword kinds name no campaign of their own; a run begun is reconciled by the call's read, not checked.
       check: (checks, checked) => checks.check(definition, { ...checked, payload: payload.value, namedCampaign: undefined, begun: false })
     }
@@ -183,8 +185,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
       const upstream = yield* Effect.either(Effect.gen(function*() {
         const client = yield* connections.clientFor(account.orgId, { reuse: true, saved: connection ?? undefined })
         const context: StepContext = { client, accountId: account.upstreamAccountId, ids: {}, acceptDrift: false }
-        const current: ReadonlyMap<string, UpstreamKeyword> = yield* upstreamKeywords(context, bulkOf.get(first.action.actionId)!.rows)
-        return { context, current }
+        return yield* readParts(context, cleared.map((start) => bulkOf.get(start.action.actionId)!.part))
       }))
       // Nothing written yet: the one-member apply meets the same failure and ends each member as a single action.
       if (upstream._tag === "Left") {
@@ -193,12 +194,9 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
           ? { _tag: "Unavailable", error: error.message, retryAfterMs: error.retry_after_ms } satisfies BulkOutcome
           : { _tag: "Ended", ended: new Map(), alone: cleared.map((start) => start.action.actionId) } satisfies BulkOutcome
       }
-      const { context, current } = upstream.right
+      const read = upstream.right
       // A member with a row moved since proposal is explained (who moved it) by the one-member apply.
-      const writing = upTo(
-        cleared,
-        (start) => bulkOf.get(start.action.actionId)!.rows.every((row) => typeof row.standing(current.get(row.keywordId)) !== "object")
-      )
+      const writing = upTo(cleared, (start) => read.drift[cleared.indexOf(start)] === null)
       if (writing.length === 0) return none()
 
       // Marked applying with their step under way in one statement behind the lease, right before the write.
@@ -210,62 +208,39 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
       )
       if (marked === 0) return yield* lease.lost
 
-      const rows = writing.flatMap((start) => bulkOf.get(start.action.actionId)!.rows.map((row) => ({ start, row })))
-      const written = yield* writeKeywordRows(
-        context,
-        rows.map((r) => r.row),
-        rows.map((r) => r.row.standing(current.get(r.row.keywordId)) === "pending"),
-        current
-      ).pipe(Effect.either)
+      const written = yield* Effect.either(read.write(writing.length, false))
       // Left applying with their step under way: a later attempt (or the one-member apply) reads the rows first
       // and writes only what did not land.
       if (written._tag === "Left") return yield* unwritten(written.left, writing, lease, lastAttempt)
 
-      // Each row's outcome back to its member: applied when one of its rows landed, failed when every row was refused.
-      const touched = new Map<string, Array<UpstreamKeyword>>()
-      const warnings = new Map<string, Array<string>>()
-      written.right.forEach((outcome, i) => {
-        const id = rows[i]!.start.action.actionId
-        if (outcome._tag === "Landed") touched.set(id, [...(touched.get(id) ?? []), outcome.keyword])
-        if (outcome._tag === "Refused") warnings.set(id, [...(warnings.get(id) ?? []), outcome.warning])
-      })
-      const applied = writing.filter((start) => touched.has(start.action.actionId))
-      const refused = writing.filter((start) => !touched.has(start.action.actionId))
-      const outputOf = (start: Start) => ({
-        ids: {},
-        touched: { keywords: touched.get(start.action.actionId)! },
-        warnings: warnings.get(start.action.actionId) ?? []
-      })
+      // Each part's outcome is its member's: applied when one of its rows landed, failed when every row was refused.
+      const results = writing.map((start, i) => ({ start, outcome: written.right[i]! }))
+      const applied = results.flatMap(({ outcome, start }) => (outcome._tag === "Applied" ? [{ start, result: outcome.result }] : []))
+      const refused = results.flatMap(({ outcome, start }) => (outcome._tag === "Refused" ? [{ start, message: outcome.message }] : []))
       if (applied.length > 0) {
         const ended = yield* endAppliedRun(sql, {
           projectId,
-          runs: applied.map((start) => ({ actionId: start.action.actionId, result: { warnings: outputOf(start).warnings, result: {} } })),
+          runs: applied.map(({ result, start }) => ({ actionId: start.action.actionId, result: { warnings: result.warnings, result: result.ids } })),
           settlement: lease.renewal,
           lastSteps: (fence) =>
-            firstStepEnds(sql, applied.map((start) => ({ actionId: start.action.actionId, run: start.run, outcome: { output: outputOf(start) } })), fence),
-          touched: { keywords: applied.flatMap((start) => touched.get(start.action.actionId)!) }
+            firstStepEnds(sql, applied.map(({ result, start }) => ({ actionId: start.action.actionId, run: start.run, outcome: { output: result } })), fence),
+          touched: mergeTouched(applied.map(({ result }) => result.touched))
         })
         if (!ended.fenced) return yield* lease.lost
         const now = yield* Clock.currentTimeMillis
-        for (const start of applied) {
+        for (const { start } of applied) {
           yield* observeApplyLag(start.action.kind, (now - Date.parse(start.action.decidedAt ?? start.action.created_at)) / 1000)
         }
       }
-      yield* failAll(
-        refused.map((start) => ({
-          start,
-          failure: { step: null, stepName: null, message: `every row failed: ${(warnings.get(start.action.actionId) ?? []).join("; ")}`, upstreamRequestId: null }
-        })),
-        lease
-      )
+      yield* failAll(refused.map(({ message, start }) => ({ start, failure: { step: null, stepName: null, message, upstreamRequestId: null } })), lease)
       yield* Effect.logInfo("changeset members applied in one bulk call").pipe(
         Effect.annotateLogs({ members: writing.length, applied: applied.length, failed: refused.length })
       )
       return {
         _tag: "Ended",
         ended: new Map([
-          ...applied.map((start): [string, "applied"] => [start.action.actionId, "applied"]),
-          ...refused.map((start): [string, "failed"] => [start.action.actionId, "failed"])
+          ...applied.map(({ start }): [string, "applied"] => [start.action.actionId, "applied"]),
+          ...refused.map(({ start }): [string, "failed"] => [start.action.actionId, "failed"])
         ]),
         alone: alone === undefined ? [] : [alone]
       } satisfies BulkOutcome

@@ -2,11 +2,11 @@
  * 1.5 × the account's 30-day average cost per tap (docs/contract.md 3.1); its inverse removes what it created. */
 import { BidStrategyConflict } from "@acs/domain/Errors"
 import { addKeywords as declaration } from "@acs/domain/ProposalKinds"
-import type { UpstreamKeyword } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
-import { defineKind, type Ids, type Step } from "./Kind.ts"
+import { bulkStep } from "./BulkParts.ts"
+import { defineKind, type Step } from "./Kind.ts"
 import type { WarehouseView } from "./WarehouseView.ts"
-import { clears, decodeBody, found, holds, money, requireNone, rowWarnings, someRowWorked } from "./KindSupport.ts"
+import { clears, decodeBody, found, holds, money, requireNone } from "./KindSupport.ts"
 import { duplicatesIn, keywordKey, listed, MAX_KEYWORDS_PER_AD_GROUP, plural, quoted } from "./KeywordSupport.ts"
 import type { RemoveKeywordsPayload } from "./RemoveKeywords.ts"
 
@@ -62,43 +62,8 @@ const entities = (view: WarehouseView, adGroupId: string, keywords: ReadonlyArra
     return { adGroup, campaign }
   })
 
-const createStep = (p: Payload): Step => ({
-  name: "create keywords",
-  apply: (context) =>
-    Effect.gen(function*() {
-      // A keyword already there with the same text and match type is this action's, from a run whose outcome
-      // was not recorded: it is taken, not created twice (the platform would refuse the duplicate anyway).
-      const existing = yield* context.client.keywords(context.accountId, p.campaignId, p.adGroupId)
-      const byKey = new Map(existing.map((k) => [keywordKey(k.text, k.matchType), k]))
-      const made = new Map<number, UpstreamKeyword>()
-      p.keywords.forEach((k, index) => {
-        const there = byKey.get(keywordKey(k.text, k.matchType))
-        if (there !== undefined) made.set(index, there)
-      })
-      const pending = p.keywords.flatMap((k, index) => (made.has(index) ? [] : [{ index, keyword: k }]))
-      const warnings: Array<string> = []
-      if (pending.length > 0) {
-        // The body holds at most 1,000 keywords, so one bulk call takes them all.
-        const result = yield* context.client.createKeywords(
-          context.accountId,
-          p.campaignId,
-          p.adGroupId,
-          pending.map(({ keyword }) => ({ text: keyword.text, matchType: keyword.matchType, bidMicros: keyword.bidMicros }))
-        )
-        for (const row of result.succeeded) {
-          const at = pending[row.index]
-          if (at !== undefined) made.set(at.index, row.value)
-        }
-        warnings.push(...rowWarnings(result, (row) => {
-          const at = pending[row]
-          return at === undefined ? `row ${row}` : `keyword ${quoted(at.keyword)}`
-        }))
-      }
-      yield* someRowWorked(made.size, warnings)
-      const ids: Ids = Object.fromEntries([...made].map(([index, k]) => [keywordIdKey(index), k.keywordId]))
-      return { ids, touched: { keywords: [...made.values()] }, warnings }
-    })
-})
+const createStep = (p: Payload): Step =>
+  bulkStep("create keywords", { _tag: "CreateKeywords", campaignId: p.campaignId, adGroupId: p.adGroupId, rows: p.keywords, idKey: keywordIdKey })
 
 export const AddKeywords = defineKind<Payload>({
   kind: "add_keywords",

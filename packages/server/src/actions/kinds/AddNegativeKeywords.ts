@@ -3,10 +3,10 @@
  * negatives may come from several places, so every row carries its own place. */
 import { NotFound } from "@acs/domain/Errors"
 import { addNegativeKeywords as declaration } from "@acs/domain/ProposalKinds"
-import type { UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
-import { defineKind, type Ids, type Step } from "./Kind.ts"
-import { clears, decodeBody, found, requireNone, rowWarnings, someRowWorked } from "./KindSupport.ts"
+import { bulkStep } from "./BulkParts.ts"
+import { defineKind, type Step } from "./Kind.ts"
+import { clears, decodeBody, found, requireNone } from "./KindSupport.ts"
 import {
   duplicatesIn,
   groupBy,
@@ -15,8 +15,7 @@ import {
   negativesText,
   placeKey,
   placeText,
-  quoted,
-  upstreamNegatives
+  quoted
 } from "./KeywordSupport.ts"
 import { AddNegativeKeywordsPayload, type RemoveNegativeKeywordsPayload } from "./NegativeKeywordPayloads.ts"
 
@@ -29,44 +28,8 @@ const decode = decodeBody(declaration.body)
 
 const summary = (p: Payload) => `Add ${negativesText(p.negatives, "to")}`
 
-const createStep = (p: Payload): Step => ({
-  name: "create negative keywords",
-  apply: (context) =>
-    Effect.gen(function*() {
-      // One already there with the same text and match type (in the same place) is taken, not created twice.
-      const existing = yield* upstreamNegatives(context, p.negatives.map((n) => n.campaignId))
-      const byKey = new Map(existing.map((n) => [`${placeKey(n)}|${keywordKey(n.text, n.matchType)}`, n]))
-      const made = new Map<number, UpstreamNegativeKeyword>()
-      const pending: Array<{ readonly index: number; readonly negative: Payload["negatives"][number] }> = []
-      p.negatives.forEach((negative, index) => {
-        const there = byKey.get(`${placeKey(negative)}|${keywordKey(negative.text, negative.matchType)}`)
-        if (there !== undefined) made.set(index, there)
-        else pending.push({ index, negative })
-      })
-      const warnings: Array<string> = []
-      // One bulk call per place; a body holds at most 1,000 negatives.
-      for (const rows of groupBy(pending, (row) => placeKey(row.negative)).values()) {
-        const place = rows[0]!.negative
-        const result = yield* context.client.createNegativeKeywords(
-          context.accountId,
-          place.campaignId,
-          place.adGroupId,
-          rows.map(({ negative }) => ({ text: negative.text, matchType: negative.matchType }))
-        )
-        for (const row of result.succeeded) {
-          const at = rows[row.index]
-          if (at !== undefined) made.set(at.index, row.value)
-        }
-        warnings.push(...rowWarnings(result, (row) => {
-          const negative = rows[row]?.negative
-          return negative === undefined ? `row ${row}` : `negative keyword ${quoted(negative)} to ${placeText(negative)}`
-        }))
-      }
-      yield* someRowWorked(made.size, warnings)
-      const ids: Ids = Object.fromEntries([...made].map(([index, n]) => [negativeIdKey(index), n.negativeKeywordId]))
-      return { ids, touched: { negativeKeywords: [...made.values()] }, warnings }
-    })
-})
+const createStep = (p: Payload): Step =>
+  bulkStep("create negative keywords", { _tag: "CreateNegatives", rows: p.negatives, idKey: negativeIdKey })
 
 export const AddNegativeKeywords = defineKind<Payload>({
   kind: "add_negative_keywords",

@@ -3,10 +3,11 @@
 import { BidStrategyConflict } from "@acs/domain/Errors"
 import { keywordBidChange as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
+import { keywordEditsStep } from "./BulkParts.ts"
 import { defineKind } from "./Kind.ts"
 import type { WarehouseView } from "./WarehouseView.ts"
 import { decodeBody, holds, money, noOp } from "./KindSupport.ts"
-import { type KeywordEdits, keywordEditsDrift, keywordEditsStep, knownKeywords, listed, plural } from "./KeywordSupport.ts"
+import { type KeywordEdits, keywordEditsDrift, knownKeywords, listed, plural } from "./KeywordSupport.ts"
 
 const BidChange = Schema.Struct({
   keywordId: Schema.String,

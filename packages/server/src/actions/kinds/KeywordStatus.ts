@@ -2,9 +2,10 @@
  * the payload keeps each keyword's prior status, which the inverse restores. */
 import { keywordStatus as declaration } from "@acs/domain/ProposalKinds"
 import { Effect, Schema } from "effect"
+import { keywordEditsStep } from "./BulkParts.ts"
 import { defineKind } from "./Kind.ts"
 import { clears, decodeBody, holds, noOp } from "./KindSupport.ts"
-import { type KeywordEdits, keywordEditsDrift, keywordEditsStep, knownKeywords, listed, plural, quoted } from "./KeywordSupport.ts"
+import { type KeywordEdits, keywordEditsDrift, knownKeywords, listed, plural, quoted } from "./KeywordSupport.ts"
 
 const Status = Schema.Literal("ACTIVE", "PAUSED")
 

@@ -1,14 +1,13 @@
 /**
  * What the keyword kinds share: how the platform tells keywords apart (text, case and spaces ignored, plus
- * match type), upstream reads per ad group (its bulk calls are per ad group), the step that sets one field
- * (bid or status) on keywords that may span ad groups, and where negative keywords live.
+ * match type), upstream reads per ad group (its bulk calls are per ad group), a field's edit as bulk-update
+ * rows (their step: BulkParts.ts), and where negative keywords live.
  */
 import { NotFound } from "@acs/domain/Errors"
 import type { KeywordChange, UpstreamFailure, UpstreamKeyword } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
-import { Drift, type KeywordRow, type Standing, type Step, type StepContext } from "./Kind.ts"
+import type { KeywordRow, Standing, StepContext } from "./Kind.ts"
 import type { WarehouseView } from "./WarehouseView.ts"
-import { someRowWorked } from "./KindSupport.ts"
 
 /** The platform's identity of a keyword inside one ad group or negative list. */
 export const keywordKey = (text: string, matchType: string): string => `${matchType}|${text.trim().toLowerCase()}`
@@ -146,91 +145,12 @@ export const keywordRows = <F extends string | number | null>(spec: KeywordEdits
     change: spec.change(edit.keywordId, edit.target)
   }))
 
-/** The platform's most rows in one bulk call. */
-export const BULK_ROWS = 1000
-
-/** What became of a row: its keyword as upstream holds it after the write (or before, when it was at the target already), or why not. */
-export type RowOutcome =
-  | { readonly _tag: "Landed"; readonly keyword: UpstreamKeyword }
-  | { readonly _tag: "Refused"; readonly warning: string }
-  | { readonly _tag: "Untouched" }
-
-/**
- * Writes the rows `write` marks in one bulk update per ad group (of at most BULK_ROWS rows), given the keywords as
- * upstream holds them now: a row not written lands when it was at its target already. Answers each row's outcome,
- * in order, so rows map back to whoever asked for them.
- */
-export const writeKeywordRows = (
-  context: StepContext,
-  rows: ReadonlyArray<KeywordRow>,
-  write: ReadonlyArray<boolean>,
-  current: ReadonlyMap<string, UpstreamKeyword>
-) =>
-  Effect.gen(function*() {
-    const outcomes: Array<RowOutcome> = rows.map((row, i) => {
-      const keyword = current.get(row.keywordId)
-      return !write[i] && keyword !== undefined && row.standing(keyword) === "done"
-        ? { _tag: "Landed", keyword }
-        : { _tag: "Untouched" }
-    })
-    const indexed = rows.flatMap((row, index) => (write[index] ? [{ row, index }] : []))
-    for (const same of groupBy(indexed, (r) => r.row.adGroupId).values()) {
-      for (let start = 0; start < same.length; start += BULK_ROWS) {
-        const chunk = same.slice(start, start + BULK_ROWS)
-        const first = chunk[0]!.row
-        const result = yield* context.client.updateKeywords(
-          context.accountId,
-          first.campaignId,
-          first.adGroupId,
-          chunk.map((r) => r.row.change)
-        )
-        for (const landed of result.succeeded) outcomes[chunk[landed.index]!.index] = { _tag: "Landed", keyword: landed.value }
-        for (const [index, messages] of groupBy(result.failed, (f) => String(f.index))) {
-          const row = chunk[Number(index)]!
-          outcomes[row.index] = { _tag: "Refused", warning: `${keywordLabel(row.row, row.index)}: ${messages.map((m) => m.message).join("; ")}` }
-        }
-      }
-    }
-    return outcomes
-  })
-
 /** Reads the upstream: a reason when some keyword holds neither the prior value nor the target. */
 export const keywordEditsDrift = <F extends string | number | null>(spec: KeywordEdits<F>) => (context: StepContext) =>
   upstreamKeywords(context, spec.edits).pipe(Effect.map((current) => {
     const reasons = driftReasons(spec.edits.map((edit) => standing(spec, edit, current.get(edit.keywordId))))
     return reasons.length === 0 ? null : reasons.join("; ")
   }))
-
-/**
- * Sets the field on every keyword, one bulk update per ad group. Every keyword is read first and a drift
- * anywhere stops the step before any write, so the change never lands half on someone else's edit; a keyword
- * already at the target (an earlier, unrecorded run) is not written again. The step carries its rows, which a
- * changeset's apply may send with other members' in one bulk call.
- */
-export const keywordEditsStep = <F extends string | number | null>(spec: KeywordEdits<F>): Step => {
-  const rows = keywordRows(spec)
-  return {
-    name: spec.name,
-    keywordRows: rows,
-    apply: (context) =>
-      Effect.gen(function*() {
-        const current = yield* upstreamKeywords(context, rows)
-        const standings = rows.map((row) => row.standing(current.get(row.keywordId)))
-        const drift = driftReasons(standings)
-        if (drift.length > 0 && !context.acceptDrift) return yield* new Drift({ reason: drift.join("; ") })
-        // Approved over a drift: write over outside edits (saying so); a keyword removed outside acs stays removed.
-        const write = rows.map((row, i) => standings[i] === "pending" || (typeof standings[i] === "object" && current.has(row.keywordId)))
-        const outcomes = yield* writeKeywordRows(context, rows, write, current)
-        const touched = outcomes.flatMap((o) => (o._tag === "Landed" ? [o.keyword] : []))
-        const warnings = [
-          ...drift.map((reason) => `approved over drift: ${reason}`),
-          ...outcomes.flatMap((o) => (o._tag === "Refused" ? [o.warning] : []))
-        ]
-        yield* someRowWorked(touched.length, warnings)
-        return { ids: {}, touched: { keywords: touched }, warnings }
-      })
-  }
-}
 
 /** Where a negative keyword lives: a campaign (adGroupId null) or one of its ad groups, with names for summaries. */
 export interface NegativePlace {

@@ -11,6 +11,8 @@ import type {
   UpstreamCampaign,
   UpstreamClient,
   KeywordChange,
+  MatchType,
+  NewKeyword,
   UpstreamFailure,
   UpstreamKeyword,
   UpstreamNegativeKeyword
@@ -70,10 +72,7 @@ export interface StepContext {
 /** Where an entity stands against an edit: already at the target, still at the prior value, or moved (why). */
 export type Standing = "done" | "pending" | { readonly drift: string }
 
-/**
- * One keyword's edit with its field erased: a row of the platform's bulk update, which rows of other actions may
- * share (a changeset's members on one ad group: worker/MemberBulk.ts).
- */
+/** One keyword's edit with its field erased: a row of the platform's bulk update. */
 export interface KeywordRow {
   readonly keywordId: string
   readonly adGroupId: string
@@ -82,6 +81,32 @@ export interface KeywordRow {
   readonly standing: (current: UpstreamKeyword | undefined) => Standing
   readonly change: KeywordChange
 }
+
+/** A negative keyword to create, with its place (a campaign, or one of its ad groups) and their names. */
+export interface NegativeRow {
+  readonly campaignId: string
+  readonly campaignName: string
+  readonly adGroupId: string | null
+  readonly adGroupName: string | null
+  readonly text: string
+  readonly matchType: MatchType
+}
+
+/**
+ * A step's upstream work as one read of a place and one bulk write of rows there (BulkParts.ts): the step applies
+ * its part alone, and a changeset's members whose parts share a place share the read and the call
+ * (worker/MemberBulk.ts). `idKey`: where the result records row `index`'s new id.
+ */
+export type BulkPart =
+  | { readonly _tag: "UpdateKeywords"; readonly rows: ReadonlyArray<KeywordRow> }
+  | {
+    readonly _tag: "CreateKeywords"
+    readonly campaignId: string
+    readonly adGroupId: string
+    readonly rows: ReadonlyArray<NewKeyword>
+    readonly idKey: (index: number) => string
+  }
+  | { readonly _tag: "CreateNegatives"; readonly rows: ReadonlyArray<NegativeRow>; readonly idKey: (index: number) => string }
 
 /**
  * One upstream write. `apply` reads the upstream first: already in the target state (a crash after the
@@ -93,8 +118,8 @@ export interface Step {
   readonly apply: (context: StepContext) => Effect.Effect<StepResult, StepFailure>
   /** Undoes a completed step when a later step of a composite fails (best effort). */
   readonly undo?: (context: StepContext) => Effect.Effect<Touched, UpstreamFailure>
-  /** The step is a keyword edit (a bulk update of these rows), which may share its bulk call with other actions'. */
-  readonly keywordRows?: ReadonlyArray<KeywordRow>
+  /** The step's work as a part of a bulk call, which other actions' parts may share. */
+  readonly bulk?: BulkPart
 }
 
 // The kind's rule reads the facts and answers in the policy's terms (policy sits below actions).
