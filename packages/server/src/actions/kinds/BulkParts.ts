@@ -6,7 +6,7 @@
  * outcome was not recorded are taken, not written again: an edit already at its target, a keyword or negative
  * already there.
  */
-import type { UpstreamFailure, UpstreamKeyword, UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
+import type { BulkResult, UpstreamFailure, UpstreamKeyword } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
 import { type BulkPart, Drift, type Ids, type KeywordRow, type Step, type StepContext, type StepFailure, type StepResult, StepRefused } from "./Kind.ts"
 import { driftReasons, groupBy, type KeywordEdits, keywordKey, keywordLabel, keywordRows, placeKey, placeText, quoted, upstreamKeywords, upstreamNegatives } from "./KeywordSupport.ts"
@@ -56,7 +56,7 @@ const flatten = <R>(parts: ReadonlyArray<ReadonlyArray<R>>) =>
 const sendInChunks = <R, V>(
   rows: ReadonlyArray<R>,
   placeOf: (row: R) => string,
-  send: (chunk: ReadonlyArray<R>) => Effect.Effect<{ readonly succeeded: ReadonlyArray<{ readonly index: number; readonly value: V }>; readonly failed: ReadonlyArray<{ readonly index: number; readonly message: string }> }, UpstreamFailure>
+  send: (chunk: ReadonlyArray<R>) => Effect.Effect<BulkResult<V>, UpstreamFailure>
 ) =>
   Effect.gen(function*() {
     const outcomes = new Map<R, { readonly value: V } | { readonly messages: Array<string> }>()
@@ -111,39 +111,61 @@ const readUpdates = (context: StepContext, parts: ReadonlyArray<ReadonlyArray<Ke
     }
   })
 
+/**
+ * Writes the first `n` parts of rows to create: a row already there (`there`: same text and match type in its
+ * place) is the part's, from a run whose outcome was not recorded, taken and not created twice (the platform would
+ * refuse the duplicate anyway); the others go in one bulk call per place. Each part's rows made, by their index.
+ */
+const createRows = <R, V>(
+  parts: ReadonlyArray<ReadonlyArray<R>>,
+  n: number,
+  rules: {
+    readonly there: (row: R) => V | undefined
+    readonly placeOf: (row: R) => string
+    readonly send: (chunk: ReadonlyArray<R>) => Effect.Effect<BulkResult<V>, UpstreamFailure>
+    readonly label: (row: R) => string
+    readonly result: (made: ReadonlyArray<readonly [number, V]>, part: number, warnings: ReadonlyArray<string>) => PartResult
+  }
+) =>
+  Effect.gen(function*() {
+    const rows = flatten(parts.slice(0, n))
+    const written = yield* sendInChunks(
+      rows.filter((r) => rules.there(r.row) === undefined),
+      (r) => rules.placeOf(r.row),
+      (chunk) => rules.send(chunk.map((r) => r.row))
+    )
+    return parts.slice(0, n).map((_, part) => {
+      const made: Array<readonly [number, V]> = []
+      const warnings: Array<string> = []
+      for (const r of rows.filter((r) => r.part === part)) {
+        const outcome = written.get(r)
+        const taken = rules.there(r.row)
+        if (taken !== undefined) made.push([r.index, taken])
+        else if (outcome !== undefined && "value" in outcome) made.push([r.index, outcome.value])
+        else if (outcome !== undefined) warnings.push(`${rules.label(r.row)}: ${outcome.messages.join("; ")}`)
+      }
+      return rules.result(made, part, warnings)
+    })
+  })
+
 const readCreates = (context: StepContext, parts: ReadonlyArray<Extract<BulkPart, { readonly _tag: "CreateKeywords" }>>) =>
   Effect.gen(function*() {
     const places = [...groupBy(parts, (part) => part.adGroupId).values()].map((same) => same[0]!)
     const lists = yield* Effect.forEach(places, (place) => context.client.keywords(context.accountId, place.campaignId, place.adGroupId))
-    // A keyword already there with the same text and match type is the part's, from a run whose outcome was not
-    // recorded: it is taken, not created twice (the platform would refuse the duplicate anyway).
     const there = new Map(lists.flat().map((k) => [`${k.adGroupId}|${keywordKey(k.text, k.matchType)}`, k]))
     const read: PartsRead = {
       drift: parts.map(() => null),
       write: (n) =>
-        Effect.gen(function*() {
-          const rows = flatten(parts.slice(0, n).map((part) => part.rows.map((row) => ({ ...row, place: part }))))
-          const existing = (r: (typeof rows)[number]) => there.get(`${r.row.place.adGroupId}|${keywordKey(r.row.text, r.row.matchType)}`)
-          const written = yield* sendInChunks(
-            rows.filter((r) => existing(r) === undefined),
-            (r) => r.row.place.adGroupId,
-            (chunk) =>
-              context.client.createKeywords(context.accountId, chunk[0]!.row.place.campaignId, chunk[0]!.row.place.adGroupId,
-                chunk.map((r) => ({ text: r.row.text, matchType: r.row.matchType, bidMicros: r.row.bidMicros })))
-          )
-          return parts.slice(0, n).map((part, index) => {
-            const made: Array<readonly [number, UpstreamKeyword]> = []
-            const warnings: Array<string> = []
-            for (const r of rows.filter((r) => r.part === index)) {
-              const outcome = written.get(r)
-              const taken = existing(r)
-              if (taken !== undefined) made.push([r.index, taken])
-              else if (outcome !== undefined && "value" in outcome) made.push([r.index, outcome.value])
-              else if (outcome !== undefined) warnings.push(`keyword ${quoted(r.row)}: ${outcome.messages.join("; ")}`)
-            }
-            const ids: Ids = Object.fromEntries(made.map(([at, k]) => [part.idKey(at), k.keywordId]))
-            return resultOf({ keywords: made.map(([, k]) => k) }, made.length, ids, warnings)
-          })
+        createRows(parts.map((part) => part.rows.map((row) => ({ ...row, place: part }))), n, {
+          there: (row) => there.get(`${row.place.adGroupId}|${keywordKey(row.text, row.matchType)}`),
+          placeOf: (row) => row.place.adGroupId,
+          send: (chunk) =>
+            context.client.createKeywords(context.accountId, chunk[0]!.place.campaignId, chunk[0]!.place.adGroupId,
+              chunk.map((row) => ({ text: row.text, matchType: row.matchType, bidMicros: row.bidMicros }))),
+          label: (row) => `keyword ${quoted(row)}`,
+          result: (made, part, warnings) =>
+            resultOf({ keywords: made.map(([, k]) => k) }, made.length,
+              Object.fromEntries(made.map(([at, k]) => [parts[part]!.idKey(at), k.keywordId])), warnings)
         })
     }
     return read
@@ -152,34 +174,20 @@ const readCreates = (context: StepContext, parts: ReadonlyArray<Extract<BulkPart
 const readNegatives = (context: StepContext, parts: ReadonlyArray<Extract<BulkPart, { readonly _tag: "CreateNegatives" }>>) =>
   Effect.gen(function*() {
     const existing = yield* upstreamNegatives(context, parts.flatMap((part) => part.rows.map((row) => row.campaignId)))
-    // One already there with the same text and match type (in the same place) is taken, not created twice.
     const there = new Map(existing.map((n) => [`${placeKey(n)}|${keywordKey(n.text, n.matchType)}`, n]))
     const read: PartsRead = {
       drift: parts.map(() => null),
       write: (n) =>
-        Effect.gen(function*() {
-          const rows = flatten(parts.slice(0, n).map((part) => part.rows))
-          const taken = (r: (typeof rows)[number]) => there.get(`${placeKey(r.row)}|${keywordKey(r.row.text, r.row.matchType)}`)
-          const written = yield* sendInChunks(
-            rows.filter((r) => taken(r) === undefined),
-            (r) => placeKey(r.row),
-            (chunk) =>
-              context.client.createNegativeKeywords(context.accountId, chunk[0]!.row.campaignId, chunk[0]!.row.adGroupId,
-                chunk.map((r) => ({ text: r.row.text, matchType: r.row.matchType })))
-          )
-          return parts.slice(0, n).map((part, index) => {
-            const made: Array<readonly [number, UpstreamNegativeKeyword]> = []
-            const warnings: Array<string> = []
-            for (const r of rows.filter((r) => r.part === index)) {
-              const outcome = written.get(r)
-              const already = taken(r)
-              if (already !== undefined) made.push([r.index, already])
-              else if (outcome !== undefined && "value" in outcome) made.push([r.index, outcome.value])
-              else if (outcome !== undefined) warnings.push(`negative keyword ${quoted(r.row)} to ${placeText(r.row)}: ${outcome.messages.join("; ")}`)
-            }
-            const ids: Ids = Object.fromEntries(made.map(([at, k]) => [part.idKey(at), k.negativeKeywordId]))
-            return resultOf({ negativeKeywords: made.map(([, k]) => k) }, made.length, ids, warnings)
-          })
+        createRows(parts.map((part) => part.rows), n, {
+          there: (row) => there.get(`${placeKey(row)}|${keywordKey(row.text, row.matchType)}`),
+          placeOf: placeKey,
+          send: (chunk) =>
+            context.client.createNegativeKeywords(context.accountId, chunk[0]!.campaignId, chunk[0]!.adGroupId,
+              chunk.map((row) => ({ text: row.text, matchType: row.matchType }))),
+          label: (row) => `negative keyword ${quoted(row)} to ${placeText(row)}`,
+          result: (made, part, warnings) =>
+            resultOf({ negativeKeywords: made.map(([, k]) => k) }, made.length,
+              Object.fromEntries(made.map(([at, k]) => [parts[part]!.idKey(at), k.negativeKeywordId])), warnings)
         })
     }
     return read
