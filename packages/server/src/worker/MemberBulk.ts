@@ -196,7 +196,8 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
       }
       const read = upstream.right
       // A member with a row moved since proposal is explained (who moved it) by the one-member apply.
-      const writing = upTo(cleared, (start) => read.drift[cleared.indexOf(start)] === null)
+      const moved = new Map(cleared.map((start, i) => [start, read.drift[i] !== null]))
+      const writing = upTo(cleared, (start) => moved.get(start) === false)
       if (writing.length === 0) return none()
 
       // Marked applying with their step under way in one statement behind the lease, right before the write.

@@ -48,9 +48,11 @@ const every = (warnings: ReadonlyArray<string>) => `every row failed: ${warnings
 const resultOf = (touched: StepResult["touched"], landed: number, ids: Ids, warnings: ReadonlyArray<string>): PartResult =>
   landed > 0 ? { _tag: "Applied", result: { ids, touched, warnings } } : { _tag: "Refused", message: every(warnings) }
 
-/** Rows of many parts in one list, each knowing its part and its index there. */
-const flatten = <R>(parts: ReadonlyArray<ReadonlyArray<R>>) =>
-  parts.flatMap((rows, part) => rows.map((row, index) => ({ part, index, row })))
+/** Rows of many parts, each knowing its part and its index there: per part, and in one list. */
+const flatten = <R>(parts: ReadonlyArray<ReadonlyArray<R>>) => {
+  const byPart = parts.map((rows, part) => rows.map((row, index) => ({ part, index, row })))
+  return { byPart, rows: byPart.flat() }
+}
 
 /** Sends rows in bulk calls of at most BULK_ROWS, one place at a time; each row's outcome (its value or why not), in order. */
 const sendInChunks = <R, V>(
@@ -86,7 +88,7 @@ const readUpdates = (context: StepContext, parts: ReadonlyArray<ReadonlyArray<Ke
       }),
       write: (n, overDrift) =>
         Effect.gen(function*() {
-          const rows = flatten(parts.slice(0, n))
+          const { byPart, rows } = flatten(parts.slice(0, n))
           const standing = (r: (typeof rows)[number]) => standings[r.part]![r.index]!
           const written = yield* sendInChunks(
             rows.filter((r) => standing(r) === "pending" || (overDrift && typeof standing(r) === "object" && current.has(r.row.keywordId))),
@@ -94,7 +96,7 @@ const readUpdates = (context: StepContext, parts: ReadonlyArray<ReadonlyArray<Ke
             (chunk) => context.client.updateKeywords(context.accountId, chunk[0]!.row.campaignId, chunk[0]!.row.adGroupId, chunk.map((r) => r.row.change))
           )
           return parts.slice(0, n).map((_, part) => {
-            const mine = rows.filter((r) => r.part === part)
+            const mine = byPart[part]!
             const touched: Array<UpstreamKeyword> = []
             const warnings = overDrift ? driftReasons(standings[part]!).map((reason) => `approved over drift: ${reason}`) : []
             for (const r of mine) {
@@ -128,7 +130,7 @@ const createRows = <R, V>(
   }
 ) =>
   Effect.gen(function*() {
-    const rows = flatten(parts.slice(0, n))
+    const { byPart, rows } = flatten(parts.slice(0, n))
     const written = yield* sendInChunks(
       rows.filter((r) => rules.there(r.row) === undefined),
       (r) => rules.placeOf(r.row),
@@ -137,7 +139,7 @@ const createRows = <R, V>(
     return parts.slice(0, n).map((_, part) => {
       const made: Array<readonly [number, V]> = []
       const warnings: Array<string> = []
-      for (const r of rows.filter((r) => r.part === part)) {
+      for (const r of byPart[part]!) {
         const outcome = written.get(r)
         const taken = rules.there(r.row)
         if (taken !== undefined) made.push([r.index, taken])
