@@ -336,6 +336,27 @@ describe("a member's failure", () => {
     expect(await eventTypes(changesetId)).toContain("changeset.failed")
   })
 
+  it("two members on one keyword never share a bulk call: the later one, applied after the first, finds its bid moved", async () => {
+    const { changesetId } = await open("continue")
+    const [first, neighbour] = takeGrouped(1, 2)
+    const raise = await addMember(changesetId, first!)
+    const other = await addMember(changesetId, neighbour!)
+    const again = await p.propose("keyword-bid", {
+      keywordIds: [first!.keywordId],
+      newBidMicros: first!.bidMicros + 50_000,
+      reason: "tune it again",
+      changesetId
+    }, { as: "key" })
+    expect(again.status, again.text).toBe(201)
+    const second = (again.body as { actionId: string }).actionId
+    await submitAndApprove(changesetId)
+    const done = await settled(changesetId)
+    expect(statuses(done)).toEqual({ [raise]: "applied", [other]: "applied", [second]: "failed" })
+    expect(done.memberActions.find((member) => member.actionId === second)!.failure?.message).toMatch(/^not applied: drift: /)
+    expect(await upstreamBid(first!), "the first member's bid, not overwritten in the same call").toBe(first!.bidMicros + 10_000)
+    expect(acceptedWrites(), "the first two in one call; the third wrote nothing").toHaveLength(1)
+  })
+
   it("a refused row fails only its member; the call's other rows land, and a stop skips the members after the call", async () => {
     const { changesetId } = await open("stop")
     const keywords = takeGrouped(2, 3)

@@ -17,12 +17,13 @@ import { type ApplyEnd, ChangesetStore } from "../actions/changesets/ChangesetSt
 import type { ChangesetRow } from "../actions/changesets/ChangesetRow.ts"
 import { kindNamed } from "../actions/kinds/Catalog.ts"
 import { Ledger } from "../actions/pipeline/Ledger.ts"
+import { touchedEntities } from "../actions/outside/TouchedEntities.ts"
 import { compensationOf } from "../actions/pipeline/Compensation.ts"
 import { Transitions } from "../actions/pipeline/Transitions.ts"
 import { lockAccount } from "../policy/AutoApplyWindow.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
 import { Apply } from "./Apply.ts"
-import { bulkMember, makeMemberBulk } from "./MemberBulk.ts"
+import { type BulkMember, bulkMember, makeMemberBulk } from "./MemberBulk.ts"
 import { type Lease, settled } from "./Lease.ts"
 
 /** A claimed changeset job, as the run needs it. */
@@ -175,7 +176,28 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
         const bulkStart = pendingBulk.length === 0 ? undefined : yield* memberBulk.start(job.projectId, pendingBulk)
         // The members in plan order: each either with the later members its bulk call can take (same kind and ad
         // group, their dependencies applied), or alone.
-        for (const actionId of order) {
+        /**
+         * The members a bulk call starting at `actionId` takes: the later members of its key whose dependencies
+         * have applied, unless a member it passes over, or one it took, touches the same entity (taking it would
+         * change their order).
+         */
+        const callOf = (actionId: string, shared: BulkMember, index: number) => {
+          const group = [actionId]
+          const taken = new Set(shared.entities)
+          const passed = new Set<string>()
+          for (const id of order.slice(index + 1)) {
+            if (TERMINAL.has(status.get(id)!)) continue
+            const other = bulk.get(id)
+            const entities = other?.entities ?? touchedEntities(byId.get(id)!).map((ref) => `${ref.type}.${ref.id}`)
+            const joins = other?.key === shared.key &&
+              byId.get(id)!.dependsOn.every((dependency) => status.get(dependency) === "applied") &&
+              entities.every((entity) => !taken.has(entity) && !passed.has(entity))
+            for (const entity of entities) (joins ? taken : passed).add(entity)
+            if (joins) group.push(id)
+          }
+          return group
+        }
+        for (const [index, actionId] of order.entries()) {
           if (stoppedBy !== undefined) break
           if (TERMINAL.has(status.get(actionId)!)) continue
           // A graceful stop is not a failed attempt: it counts as progress.
@@ -191,10 +213,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
           }
           const shared = bulk.get(actionId)
           if (shared !== undefined && bulkStart !== undefined) {
-            const group = order.filter((id) =>
-              bulk.get(id)?.key === shared.key && !TERMINAL.has(status.get(id)!) &&
-              (id === actionId || byId.get(id)!.dependsOn.every((dependency) => status.get(dependency) === "applied"))
-            )
+            const group = callOf(actionId, shared, index)
             const outcome = yield* memberBulk.apply(bulkStart, group.map((id) => ({ action: byId.get(id)!, bulk: bulk.get(id)! })), fenced, lastAttempt)
             if (outcome._tag === "Unavailable") return retry(outcome.error, outcome.retryAfterMs)
             for (const [id, to] of outcome.ended) ended(id, to)

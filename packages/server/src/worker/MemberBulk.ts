@@ -17,6 +17,7 @@ import type { Connections } from "../accounts/Connections.ts"
 import { kindNamed } from "../actions/kinds/Catalog.ts"
 import type { BulkPart, StepContext } from "../actions/kinds/Kind.ts"
 import { partPlace, readParts } from "../actions/kinds/BulkParts.ts"
+import { keywordKey } from "../actions/kinds/KeywordSupport.ts"
 import { namedIn, prefetchedView } from "../actions/kinds/PrefetchedView.ts"
 import type { Transitions } from "../actions/pipeline/Transitions.ts"
 import { observeApplyLag } from "../telemetry/Metrics.ts"
@@ -41,6 +42,8 @@ export interface BulkMember {
   readonly key: string
   readonly stepName: string
   readonly part: BulkPart
+  /** What its rows touch, as `touchedEntities` names entities (a new row by its place and text): what orders it against others. */
+  readonly entities: ReadonlyArray<string>
   readonly check: (checks: ApplyChecks, checked: MemberChecked) => Effect.Effect<Verdict>
 }
 
@@ -62,6 +65,9 @@ export const bulkMember = (member: ActionRecord): BulkMember | undefined =>
       key: `${member.kind} ${place}`,
       stepName: steps[0]!.name,
       part,
+      entities: part._tag === "UpdateKeywords"
+        ? part.rows.map((row) => `Keyword.${row.keywordId}`)
+        : part.rows.map((row) => `new ${place}|${keywordKey(row.text, row.matchType)}`),
       // Keyword kinds name no campaign of their own; a run begun is reconciled by the call's read, not checked.
       check: (checks, checked) => checks.check(definition, { ...checked, payload: payload.value, namedCampaign: undefined, begun: false })
     }
