@@ -277,33 +277,11 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     ) => Effect.map(changed(statement, type, extra), (row) => row !== undefined)
 
     /** Appends a row; the caller holds the account's proposal lock (strictly increasing `created_at`). */
-    const append = (action: NewAction) =>
-      sql`
-        INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
-          payload, failure, proposed_by, revert_of, counts_toward_cap, changeset_id, decided_by, decided_at, created_at)
-        VALUES (${newId("act")}, ${action.orgId}, ${action.projectId}, ${action.kind}, ${action.mode}, ${action.status},
-          ${action.riskTier}, ${json(action.policyReasons)}::jsonb, ${action.summary}, ${action.reason},
-          ${json(action.payload)}::jsonb, ${action.failure === undefined ? null : json(action.failure)}::jsonb,
-          ${json(action.proposedBy)}::jsonb, ${action.revertOf ?? null}, ${action.countsTowardCap}, ${action.changesetId ?? null},
-          ${action.decidedBy === undefined ? null : json(action.decidedBy)}::jsonb,
-          ${action.decidedBy === undefined ? null : sql`clock_timestamp()`},
-          GREATEST(clock_timestamp(),
-            (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${action.projectId})))
-        RETURNING ${columns}`.pipe(
-        Effect.flatMap(decodeActionRows),
-        Effect.map((rows) => toRecord(rows[0]!)),
-        Effect.orDie,
-        // A row queued for a human is `action.proposed`; an auto-applied one speaks when it applies.
-        Effect.tap((record) => record.status === "proposed" ? writeActionEvent(sql, action.orgId, "action.proposed", record) : Effect.void),
-        Effect.tap((record) => afterCommit(countAction(record.status))),
-        atomically,
-        Effect.withSpan("Transitions.append")
-      )
-
     /**
-     * Appends many rows of one account in one statement (a changeset revert's compensations), in the order given,
-     * each `created_at` one microsecond after the one before; the caller holds the account's proposal lock, as for
-     * `append`. Answers the records in that order. A row recorded proposed speaks as `append`'s does.
+     * Appends rows of one account in one statement (a changeset revert's compensations), in the order given, each
+     * `created_at` after the account's latest and one microsecond after the one before; the caller holds the account's
+     * proposal lock (the ledger's order). Answers the records in that order. A row queued for a human is
+     * `action.proposed`; an auto-applied one speaks when it applies.
      */
     const appendMany = (actions: ReadonlyArray<NewAction>) => {
       const first = actions[0]
@@ -362,6 +340,9 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         Effect.withSpan("Transitions.appendMany")
       )
     }
+
+    /** Appends one row (see `appendMany`): a revert's or a rollback's compensation. */
+    const append = (action: NewAction) => Effect.map(appendMany([action]), (records) => records[0]!)
 
     /**
      * Appends an outside change as an applied row (applied when the platform says it happened), once per
@@ -531,20 +512,9 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       ).pipe(Effect.withSpan("Transitions.demote"))
 
     /**
-     * An applied, not yet reverted original names its compensating action; false if another revert was first.
-     * Only a compensation of this original (`revert_of` naming it) can be named, which `thenSettleRow` relies on.
-     */
-    const linkRevert = (originalId: string, compensationId: string) =>
-      happened(sql`UPDATE actions SET reverted_by = ${compensationId}, updated_at = clock_timestamp()
-        WHERE action_id = ${originalId} AND status = 'applied' AND reverted_by IS NULL
-          AND EXISTS (SELECT 1 FROM actions c WHERE c.action_id = ${compensationId} AND c.revert_of = ${originalId})
-        RETURNING action_id`).pipe(
-        Effect.withSpan("Transitions.linkRevert")
-      )
-
-    /**
-     * `linkRevert` for many pairs in one statement; answers the originals that now name their compensation (one
-     * missing: another revert was first, or it is no longer applied).
+     * Applied, not yet reverted originals name their compensating actions, in one statement; answers the originals
+     * that now do (one missing: another revert was first, or it is no longer applied). Only a compensation of its
+     * original (`revert_of` naming it) can be named, which `thenSettleRow` relies on.
      */
     const linkReverts = (pairs: ReadonlyArray<{ readonly originalId: string; readonly compensationId: string }>) =>
       pairs.length === 0 ? Effect.succeed(new Set<string>()) : sql`
@@ -559,6 +529,10 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         Effect.orDie,
         Effect.withSpan("Transitions.linkReverts")
       )
+
+    /** `linkReverts` for one pair: whether the original now names its compensation. */
+    const linkRevert = (originalId: string, compensationId: string) =>
+      Effect.map(linkReverts([{ originalId, compensationId }]), (linked) => linked.has(originalId))
 
     /** Applied actions an outside change overwrote name it; the first outside change after the apply wins. */
     const supersede = (projectId: string, actionIds: ReadonlyArray<string>, externalActionId: string) =>
