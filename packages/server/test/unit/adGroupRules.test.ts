@@ -20,6 +20,7 @@ import { decide } from "../../src/policy/Policy.ts"
 /** Facts no ad-group rule should need: each one fails the test if read. */
 const facts: PolicyFacts = {
   campaignCpa30d: () => Effect.die("the ad-group rules do not read the campaign CPA"),
+  campaignEvidence30d: () => Effect.die("the ad-group rules do not read the campaign evidence"),
   accountAvgCpt30d: Effect.die("the ad-group rules do not read the average CPT"),
   cpaBand: () => Effect.die("the ad-group rules do not read the CPA band")
 }

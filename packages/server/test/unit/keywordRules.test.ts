@@ -17,6 +17,7 @@ import { RemoveNegativeKeywords } from "../../src/actions/kinds/RemoveNegativeKe
 
 const facts = (avgCpt: number | null): PolicyFacts => ({
   campaignCpa30d: () => Effect.succeed(null),
+  campaignEvidence30d: () => Effect.die("the keyword rules do not read the campaign evidence"),
   accountAvgCpt30d: Effect.succeed(avgCpt),
   cpaBand: () => Effect.succeed(null)
 })

@@ -62,7 +62,11 @@ describe("decide", () => {
   })
 })
 
-const facts = (cpa: number | null, band: Band | null): PolicyFacts => ({
+/** Enough evidence behind a raise unless a test says otherwise. */
+const ENOUGH = { days: 30, installs: 100 }
+
+const facts = (cpa: number | null, band: Band | null, evidence: { readonly days: number; readonly installs: number } = ENOUGH): PolicyFacts => ({
+  campaignEvidence30d: () => Effect.succeed(evidence),
   campaignCpa30d: () => Effect.succeed(cpa),
   accountAvgCpt30d: Effect.succeed(null),
   cpaBand: () => Effect.succeed(band)
@@ -106,5 +110,19 @@ describe("budget_change rules (docs/contract.md 3.1)", () => {
       expect(verdictFor(prior, top, facts(null, band)).clears).toBe(false)
       expect(verdictFor(prior, top, facts(cpa, null)).clears).toBe(false)
     }))
+  })
+
+  it("clears a raise only with at least 7 complete days and 20 installs of data in 30 days, and says what it has", () => {
+    fc.assert(fc.property(budget, fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 1_000 }), (prior, days, installs) => {
+      const band = { minMicros: 1_000_000, maxMicros: 2_000_000 }
+      const raise = verdictFor(prior, Math.floor((13 * prior) / 10), facts(1_500_000, band, { days, installs }))
+      expect(raise.clears).toBe(days >= 7 && installs >= 20)
+      if (!raise.clears) expect(raise.rule).toMatch(new RegExp(`needs at least 7 complete days and 20 installs .* has ${days} days? and ${installs} installs?$`))
+      // A cut needs no evidence.
+      expect(verdictFor(prior, prior - 1, facts(null, null, { days, installs })).clears).toBe(true)
+    }))
+    expect(verdictFor(1_000_000, 1_300_000, facts(1_500_000, { minMicros: 1_000_000, maxMicros: 2_000_000 }, { days: 7, installs: 20 })).clears).toBe(true)
+    expect(verdictFor(1_000_000, 1_300_000, facts(1_500_000, { minMicros: 1_000_000, maxMicros: 2_000_000 }, { days: 6, installs: 20 })).clears).toBe(false)
+    expect(verdictFor(1_000_000, 1_300_000, facts(1_500_000, { minMicros: 1_000_000, maxMicros: 2_000_000 }, { days: 7, installs: 19 })).clears).toBe(false)
   })
 })

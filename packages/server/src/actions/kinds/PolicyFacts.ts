@@ -7,6 +7,8 @@ import type { Band } from "@acs/domain/Actions"
 import type { Effect } from "effect"
 
 export interface PolicyFacts {
+  /** The campaign's evidence over the same 30 days: the complete days it has metrics for, and its installs. */
+  readonly campaignEvidence30d: (campaignId: string) => Effect.Effect<{ readonly days: number; readonly installs: number }>
   /** The campaign's 30-day cost per install in micros; null without installs. */
   readonly campaignCpa30d: (campaignId: string) => Effect.Effect<number | null>
   /** The account's 30-day average cost per tap in micros; null without taps. */

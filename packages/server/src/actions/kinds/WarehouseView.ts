@@ -133,8 +133,13 @@ export const warehouseView = (account: AccountRecord) =>
 
 const POLICY_DAYS = 30
 
-/** Sums over the window (numeric as text; null when no day matched). */
-const Totals = Schema.Struct({ spend: Schema.NullOr(Schema.String), taps: Schema.NullOr(Schema.String), installs: Schema.NullOr(Schema.String) })
+/** Sums over the window (numeric as text; null when no day matched) and the days with a row. */
+const Totals = Schema.Struct({
+  spend: Schema.NullOr(Schema.String),
+  taps: Schema.NullOr(Schema.String),
+  installs: Schema.NullOr(Schema.String),
+  days: Schema.Number
+})
 const decodeTotals = decodeRows(Totals)
 
 /**
@@ -175,20 +180,32 @@ export const policyFactsWith = (account: AccountRecord, band: TargetBand | null)
     const window = policyWindow(yield* Clock.currentTimeMillis, account.timeZone)
     const totals = (campaignId: string | null) =>
       sql`/* prepared */
-        SELECT sum(spend_micros) AS spend, sum(taps) AS taps, sum(installs) AS installs FROM daily_metrics
+        SELECT sum(spend_micros) AS spend, sum(taps) AS taps, sum(installs) AS installs, count(DISTINCT day)::int AS days FROM daily_metrics
         WHERE project_id = ${account.projectId} AND level = 'campaigns'
           AND day BETWEEN ${window.start}::date AND ${window.end}::date
           ${campaignId === null ? sql`` : sql`AND entity_key = ${campaignId}`}`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeTotals),
-        Effect.map((rows) => rows[0] ?? { spend: null, taps: null, installs: null })
+        Effect.map((rows) => rows[0] ?? { spend: null, taps: null, installs: null, days: 0 })
       )
+    // A rule may ask for a campaign's CPA and its evidence: one read of its totals answers both.
+    const campaignTotals = new Map<string, Effect.Effect<Effect.Effect.Success<ReturnType<typeof totals>>>>()
+    const totalsOf = (campaignId: string) =>
+      Effect.suspend(() => {
+        const known = campaignTotals.get(campaignId)
+        if (known !== undefined) return known
+        return Effect.flatMap(Effect.cached(totals(campaignId)), (cached) => {
+          campaignTotals.set(campaignId, cached)
+          return cached
+        })
+      })
     const ratio = (numerator: string | null, denominator: string | null) =>
       numerator === null || denominator === null || Number(denominator) === 0
         ? null
         : Math.round(Number(numerator) / Number(denominator))
     const facts: PolicyFacts = {
-      campaignCpa30d: (campaignId) => totals(campaignId).pipe(Effect.map((t) => ratio(t.spend, t.installs))),
+      campaignCpa30d: (campaignId) => totalsOf(campaignId).pipe(Effect.map((t) => ratio(t.spend, t.installs))),
+      campaignEvidence30d: (campaignId) => totalsOf(campaignId).pipe(Effect.map((t) => ({ days: t.days, installs: Number(t.installs ?? 0) }))),
       accountAvgCpt30d: totals(null).pipe(Effect.map((t) => ratio(t.spend, t.taps))),
       cpaBand: (campaignId) => Effect.succeed(band?.campaigns[campaignId] ?? band?.cpaBand ?? null)
     }
