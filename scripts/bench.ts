@@ -159,11 +159,12 @@ const proposalTargets = (p: ProposalResults): Array<TargetRow> => {
     })
     rows.push({
       name: `person proposals, auto-applied / pgbench TPS, ${c.clients} client${c.clients === 1 ? "" : "s"}`,
-      target: isTarget ? `>= ${pct(TARGET_PERSON_SHARE)}` : "(reported)",
+      // A retired target: its share is reported against the old goal and never gates the run.
+      target: isTarget ? `(retired: was >= ${pct(TARGET_PERSON_SHARE)}; reported)` : "(reported)",
       measured: `${pct(c.personShare)} (${fmt(c.personTps, 1)} applied / ${fmt(c.pgbenchTps, 0)} per s; sent → applied p50 ${fmt(c.personToApplied.p50Ms, 0)} ms; ` +
         `rounds ${rounds(c.personShares)} %; ${pct(c.personSharePrepared)} of pgbench -M prepared)`,
       value: c.personShare,
-      pass: isTarget ? c.personShare >= TARGET_PERSON_SHARE : null
+      pass: null
     })
   }
   rows.push({
