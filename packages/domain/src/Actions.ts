@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { DataFreshness } from "./Accounts.ts"
 import { CallerMay, Root } from "./FourEyes.ts"
 import { Timestamp } from "./Dates.ts"
+import { EnvelopeUse, Guardrails } from "./Guardrails.ts"
 import { jsonObject } from "./Json.ts"
 import { ActionKind } from "./ProposalKinds.ts"
 import { IntegerParam, LimitParam } from "./Warehouse.ts"
@@ -232,6 +233,8 @@ export const PolicyDocument = Schema.Struct({
   }),
   keyProposals: Schema.Literal("always_review"),
   rules: Schema.Array(Schema.Struct({ kind: Schema.String, autoApplies: Schema.String })),
-  hardCaps: Schema.Struct({ budgetMultipleOfWarehouse: Schema.Int })
+  hardCaps: Schema.Struct({ budgetMultipleOfWarehouse: Schema.Int }),
+  guardrails: Guardrails,
+  envelope: EnvelopeUse
 }).annotations({ identifier: "PolicyDocument" })
 export type PolicyDocument = typeof PolicyDocument.Type

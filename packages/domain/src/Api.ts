@@ -36,6 +36,7 @@ import {
   RevertPlan
 } from "./Changesets.ts"
 import { Connection, ConnectionKeyPair, ConnectionRequest, Discovery, ImportRequest } from "./Connection.ts"
+import { Guardrails, GuardrailsSettings } from "./Guardrails.ts"
 import {
   AccountMismatchBody,
   BidStrategyConflictBody,
@@ -423,11 +424,14 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
   .add(HttpApiEndpoint.get("getPolicy")`/accounts/${projectId}/policy`.addSuccess(PolicyDocument))
   .add(HttpApiEndpoint.get("getTargets")`/accounts/${projectId}/targets`.addSuccess(Targets))
   .add(HttpApiEndpoint.put("updateTargets")`/accounts/${projectId}/targets`.setPayload(Targets).addSuccess(Targets))
+  .add(HttpApiEndpoint.get("getGuardrails")`/accounts/${projectId}/guardrails`.addSuccess(Guardrails))
+  .add(HttpApiEndpoint.put("updateGuardrails")`/accounts/${projectId}/guardrails`.setPayload(GuardrailsSettings).addSuccess(Guardrails))
+  .add(HttpApiEndpoint.del("resumeAutoApply")`/accounts/${projectId}/guardrails/pause`.addSuccess(Guardrails))
   .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
     "The change ledger: actions and their records, approvals (approve, reject), reverts, the " +
-    "safe-apply policy and the CPA target band."
+    "safe-apply policy, the account's guardrails and the CPA target band."
   )
 {}
 

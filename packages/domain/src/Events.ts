@@ -22,6 +22,9 @@ export const EventType = Schema.Literal(
   "changeset.failed",
   "changeset.expired",
   "changeset.reverted",
+  "guardrails.changed",
+  "account.paused",
+  "account.resumed",
   "sync.succeeded",
   "sync.failed",
   "connection.broken"
@@ -37,7 +40,7 @@ export const Event = Schema.Struct({
   createdAt: Schema.String,
   orgId: Schema.String,
   projectId: Schema.NullOr(Schema.String).annotations({ description: "null for org-level events" }),
-  data: jsonObject("{action} (as GET …/actions/{actionId}), {changeset} (as in GET …/changesets/{changesetId}), {sync} or {connection}")
+  data: jsonObject("{action} (as GET …/actions/{actionId}), {changeset} (as in GET …/changesets/{changesetId}), {guardrails, by}, {sync} or {connection}")
 }).annotations({ identifier: "Event" })
 export type Event = typeof Event.Type
 

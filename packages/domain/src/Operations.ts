@@ -215,6 +215,15 @@ export const Operations = {
     }
   },
   getPolicy: { scope: "read", account: true, bucket: "read", summary: "The live safe-apply policy of the account", mcp: tool },
+  getGuardrails: {
+    scope: "read",
+    account: true,
+    bucket: "read",
+    summary: "The account's guardrails: spend envelope, cooldowns, evidence, two-person rules, circuit breaker",
+    mcp: { tool: true, note: "What holds a change for review before you propose it; `GET …/policy` adds the envelope's use." }
+  },
+  updateGuardrails: { scope: "admin", account: true, bucket: "write", summary: "Set the account's guardrails", mcp: human },
+  resumeAutoApply: { scope: "admin", account: true, bucket: "write", summary: "Clear the circuit breaker: auto-apply resumes", mcp: human },
   getTargets: { scope: "read", account: true, bucket: "read", summary: "The operator's CPA target band", mcp: tool },
   updateTargets: { scope: "admin", account: true, bucket: "write", summary: "Set the operator's CPA target band", mcp: human },
   getPlan: { scope: "read", account: true, bucket: "read", summary: "Suggested changes, each a proposal to POST as is", mcp: { tool: true, note: "Act on an item with platform_propose_<proposal.kind>, passing the projectId and the fields of `proposal.body`." } },

@@ -28,6 +28,7 @@ import { RateLimits } from "./limits/RateLimits.ts"
 import { Audits } from "./plan/Audits.ts"
 import { Plan } from "./plan/Plan.ts"
 import { PolicyDocument } from "./actions/policy/PolicyDocument.ts"
+import { Guardrails } from "./policy/Guardrails.ts"
 import { Targets } from "./policy/Targets.ts"
 import { OrgSettings } from "./settings/Settings.ts"
 import { Reports } from "./research/Reports.ts"
@@ -91,7 +92,7 @@ export const ServicesLive = Layer.mergeAll(
   Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Transitions.Default, Jobs.Default, WorkerSignal.Default)),
   // One per instance: the sequencer wakes this instance's streams and webhook workers through it.
   Layer.provideMerge(Layer.mergeAll(EventSignal.Default, Sequencer.Default, Deliveries.Default)),
-  Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default, OrgSettings.Default)),
+  Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default, OrgSettings.Default, Guardrails.Default)),
   Layer.provideMerge(UpstreamPortLive)
 )
 

@@ -29,6 +29,7 @@ import { ApiKey, CreatedKey } from "@acs/domain/ApiKeys"
 import { isAcsError, toEnvelope } from "@acs/domain/Errors"
 import { type Operation, type OperationName, Operations, type Scope } from "@acs/domain/Operations"
 import { Event } from "@acs/domain/Events"
+import { DEFAULT_GUARDRAILS } from "@acs/domain/Guardrails"
 import type { Root } from "@acs/domain/FourEyes"
 import { type ProposalKindName, proposalKinds, type ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { AcsErrorSchema, AcsRpcs, operationEndpoints, operationRpcGroup } from "@acs/domain/Rpcs"
@@ -776,6 +777,25 @@ const samples: Record<OperationName, Sample> = {
     granted: () => ({ status: 200 }),
     verify: (answer) => expect(record(answer.body)).toMatchObject({ cpaBand: { minMicros: 1_000_000, maxMicros: 5_000_000 } })
   },
+  getGuardrails: {
+    method: "GET",
+    path: "/accounts/:projectId/guardrails",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toMatchObject({ evidence: { minDays: expect.any(Number) }, autoApplyPaused: null })
+  },
+  updateGuardrails: {
+    method: "PUT",
+    path: "/accounts/:projectId/guardrails",
+    prepare: () => ({ body: { ...DEFAULT_GUARDRAILS, cooldownHours: { bid: 48, budget: 72, status: 0 } } }),
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toMatchObject({ cooldownHours: { bid: 48 }, isDefault: false })
+  },
+  resumeAutoApply: {
+    method: "DELETE",
+    path: "/accounts/:projectId/guardrails/pause",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toMatchObject({ autoApplyPaused: null })
+  },
   // A never-synced account: an empty plan, an audit whose one finding says so, no such audit, a brief.
   getPlan: emptyCollection("/accounts/:projectId/plan", "items"),
   runAudit: {
@@ -1011,6 +1031,8 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "createConnectionKeyPair",
   "updateSettings",
   "updateTargets",
+  "updateGuardrails",
+  "resumeAutoApply",
   "updateBrief",
   "createWebhook",
   "listWebhooks",
@@ -1507,6 +1529,9 @@ const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
   "getSettings",
   "updateSettings",
   "updateTargets",
+  "updateGuardrails",
+  "getGuardrails",
+  "resumeAutoApply",
   "runAudit",
   "getBrief",
   "updateBrief",

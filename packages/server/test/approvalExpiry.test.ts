@@ -112,6 +112,36 @@ layer(TestLayer, { excludeTestServices: true })("approval expiry with the test c
       expect(yield* expiredEvents(actionId)).toHaveLength(1)
     }).pipe(Effect.provide(TestContext.TestContext), Effect.orDie))
 
+  it.effect("an expired raise gives back the room it reserved in the spend envelope (docs/contract.md 3.3)", () =>
+    Effect.gen(function*() {
+      const expiry = yield* ApprovalExpiry
+      const sql = yield* SqlClient.SqlClient
+      const reserved = sql<{ readonly reserved: string }>`SELECT reserved::text FROM acs_account_envelope(${PROJECT})`.pipe(
+        Effect.map((rows) => Number(rows[0]!.reserved))
+      )
+      const before = yield* reserved
+      const raise = yield* Effect.flatMap(Transitions, (transitions) =>
+        transitions.append({
+          orgId: ORG,
+          projectId: PROJECT,
+          kind: "budget_change",
+          mode: "queued",
+          status: "proposed",
+          riskTier: "review",
+          policyReasons: ["proposed with an API key"],
+          summary: "raise a budget",
+          reason: "expiry test",
+          payload: { campaignId: "1", campaignName: "c", currency: "USD", priorDailyBudgetMicros: 10_000_000, newDailyBudgetMicros: 12_500_000 },
+          proposedBy: { kind: "key", id: "key_1", name: "agent" },
+          countsTowardCap: false
+        }))
+      expect(yield* reserved).toBe(before + 2_500_000)
+      yield* TestClock.setTime((yield* timeOf(raise.actionId, "created_at")) + Duration.toMillis(TTL) + 60_000)
+      yield* expiry.sweep
+      expect((yield* state(raise.actionId)).status).toBe("expired")
+      expect(yield* reserved).toBe(before)
+    }).pipe(Effect.provide(TestContext.TestContext), Effect.orDie))
+
   it.effect("an approval's own check expires an action that is due before the sweep comes by", () =>
     Effect.gen(function*() {
       const expiry = yield* ApprovalExpiry

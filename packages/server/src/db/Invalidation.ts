@@ -1,7 +1,7 @@
 /**
  * Short-lived caches of per-request lookups (the API key, the account, the org's settings, the account's
- * target band, a person's session), kept exact across instances by PostgreSQL. Triggers NOTIFY `acs_invalidate` when one of them
- * changes (migrations 0012, 0017 and 0019), inside the changing transaction, so the notification is queued when
+ * target band and guardrails, a person's session), kept exact across instances by PostgreSQL. Triggers NOTIFY `acs_invalidate` when one of them
+ * changes (migrations 0012, 0017, 0019 and 0031), inside the changing transaction, so the notification is queued when
  * the change commits. Every instance LISTENs on one connection of its own and drops the entry named.
  *
  * A notification is delivered after its commit, not with it: a client that saw a revocation commit on
@@ -28,10 +28,11 @@ const PING_TIMEOUT_MS = 2_000
 
 /**
  * The cache's key prefixes in a notification's payload: `k:<secret hash>`, `a:<project id>`, `o:<org id>`
- * (the org's settings), `t:<project id>` (the account's target band), `s:<token hash>` (a person's session).
+ * (the org's settings), `t:<project id>` (the account's target band), `g:<project id>` (the account's guardrails),
+ * `s:<token hash>` (a person's session).
  * `<prefix>:*` drops that whole cache (a person's change, which every session of theirs carries).
  */
-export type CacheName = "k" | "a" | "o" | "t" | "s"
+export type CacheName = "k" | "a" | "o" | "t" | "g" | "s"
 
 /** The key of a notification that drops every entry of its cache. */
 const ALL_KEYS = "*"

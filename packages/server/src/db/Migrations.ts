@@ -36,6 +36,7 @@ import whoMayApprove from "./migrations/0027_who_may_approve.ts"
 import functionFiles from "./migrations/0028_function_files.ts"
 import webhookIsolation from "./migrations/0029_webhook_isolation.ts"
 import changesets from "./migrations/0030_changesets.ts"
+import guardrails from "./migrations/0031_guardrails.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -71,7 +72,8 @@ export const migrations = {
   "0027_who_may_approve": whoMayApprove,
   "0028_function_files": functionFiles,
   "0029_webhook_isolation": webhookIsolation,
-  "0030_changesets": changesets
+  "0030_changesets": changesets,
+  "0031_guardrails": guardrails
 }
 
 export const loader = Migrator.fromRecord(migrations)

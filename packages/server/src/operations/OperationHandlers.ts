@@ -31,6 +31,7 @@ import { Sessions } from "../auth/Sessions.ts"
 import { Audits } from "../plan/Audits.ts"
 import { Plan } from "../plan/Plan.ts"
 import { PolicyDocument } from "../actions/policy/PolicyDocument.ts"
+import { Guardrails } from "../policy/Guardrails.ts"
 import { Targets } from "../policy/Targets.ts"
 import { Reports } from "../research/Reports.ts"
 import { Research } from "../research/Research.ts"
@@ -84,6 +85,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
     const changesetRevert = yield* ChangesetRevert
     const policy = yield* PolicyDocument
     const targets = yield* Targets
+    const guardrails = yield* Guardrails
     const plan = yield* Plan
     const audits = yield* Audits
     const brief = yield* Brief
@@ -230,6 +232,9 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       getPolicy: (grant) => policy.get(grant).pipe(withSql),
       getTargets: (grant) => targets.get(grant),
       updateTargets: (grant, { payload }) => targets.put(grant, payload),
+      getGuardrails: (grant) => guardrails.get(grant),
+      updateGuardrails: (grant, { payload }) => guardrails.put(grant, payload),
+      resumeAutoApply: (grant) => guardrails.resume(grant),
       // insights
       getPlan: (grant, { urlParams }) => plan.get(grant, clampLimit(urlParams?.limit)),
       runAudit: (grant) => audits.run(grant),

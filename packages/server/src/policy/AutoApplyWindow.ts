@@ -1,6 +1,7 @@
 /**
- * The 24-hour auto-apply count of an account (docs/contract.md 8: global, database-derived). Proposals read it under the
- * account's lock inside their transaction, so concurrent proposals on any instance see each other's rows.
+ * The 24-hour auto-apply count of an account (docs/contract.md 8: global, database-derived) and its spend envelope
+ * (docs/contract.md 3.3). Proposals read both under the account's lock inside their transaction, so concurrent
+ * proposals on any instance see each other's rows.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -38,5 +39,44 @@ export const autoAppliesLast24h = (projectId: string) =>
       FROM counted`.pipe(
       Effect.flatMap(decodeWindow),
       Effect.map((rows) => ({ used: rows[0]?.used ?? 0, oldestInWindowAt: rows[0]?.oldest ?? null })),
+      Effect.orDie
+    ))
+
+const EnvelopeRow = Schema.Struct({
+  raise: Schema.NumberFromString,
+  used: Schema.NumberFromString,
+  reserved: Schema.NumberFromString,
+  committed: Schema.NumberFromString,
+  total: Schema.NumberFromString,
+  maxIncrease: Schema.NumberFromString,
+  maxTotal: Schema.NullOr(Schema.NumberFromString)
+})
+const decodeEnvelope = decodeRows(EnvelopeRow)
+
+/**
+ * The account's spend envelope as `acs_account_envelope` reads it (docs/contract.md 3.3), with what a change
+ * would raise daily budgets by (`acs_budget_delta`): one of `kind` with `payload`, or a changeset's proposed
+ * members together (their raises, already among the reserved). Under the account's lock (shared for a preview)
+ * it is what a proposal recorded now would read.
+ */
+export const accountEnvelope = (
+  projectId: string,
+  change?: { readonly of: "change"; readonly kind: string; readonly payload: unknown } | { readonly of: "changeset"; readonly changesetId: string }
+) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`
+      SELECT ${
+      change === undefined
+        ? sql`0`
+        : change.of === "changeset"
+        ? sql`(SELECT COALESCE(sum(budget_delta_micros), 0) FROM actions
+            WHERE changeset_id = ${change.changesetId} AND status = 'proposed' AND budget_delta_micros > 0)`
+        : sql`acs_budget_delta(${change.kind}, ${JSON.stringify(change.payload)}::jsonb)`
+    }::text AS raise,
+        used::text, reserved::text, committed::text, total::text, max_increase::text, max_total::text
+      FROM acs_account_envelope(${projectId})`.pipe(
+      Effect.flatMap(decodeEnvelope),
+      Effect.flatMap((rows) => rows[0] === undefined ? Effect.dieMessage("acs_account_envelope answered no row") : Effect.succeed(rows[0])),
+      Effect.map(({ raise, ...state }) => ({ raise, state })),
       Effect.orDie
     ))

@@ -1,6 +1,7 @@
 /**
  * The safe-apply policy for a changeset as a whole (docs/contract.md 4.3), pure: it auto-applies only when every
- * member would on its own and all its members fit in the account's 24-hour auto-apply window (each member counts);
+ * member would on its own, all its members fit in the account's 24-hour auto-apply window (each member counts) and
+ * their raises together fit the spend envelope (docs/contract.md 3.3);
  * otherwise it queues as one item, and its reasons say which members forced review and why. Property-tested in
  * test/unit/changesetPolicy.test.ts.
  */
@@ -22,6 +23,8 @@ export interface ChangesetPolicyInput {
   /** Circumstances read now: they may have changed since a member was added. */
   readonly killSwitchOn: boolean
   readonly accountStatus: string
+  /** The spend envelope's and the ceiling's reasons for the members' raises together (policy/Envelope.ts), if any. */
+  readonly envelopeHolds: ReadonlyArray<string>
 }
 
 const RISK_ORDER: Readonly<Record<RiskTier, number>> = { safe: 0, review: 1, high: 2 }
@@ -63,6 +66,7 @@ export const decideChangeset = (input: ChangesetPolicyInput): Decision => {
         `${Math.max(0, room)} left (${input.autoAppliesLast24h} of ${AUTO_APPLY_LIMIT_PER_24H} used)`
     )
   }
+  held.push(...input.envelopeHolds)
   if (held.length > 0) return { mode: "queued", riskTier, reasons: held }
   return {
     mode: "auto_applied",

@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import type { KindDefinition, PolicyFacts } from "../actions/kinds/Kind.ts"
-import { policyFactsWith, readTargetBand, type WarehouseView, warehouseView } from "../actions/kinds/WarehouseView.ts"
+import { minimumEvidenceOf, policyFactsWith, readTargetBand, type WarehouseView, warehouseView } from "../actions/kinds/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
 import type { NamedCampaign } from "./StartingPoint.ts"
 
@@ -39,13 +39,14 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
   /** The policy's facts, with the target band read only when a rule asks for it (a budget raise does, a cut does not). */
   const factsFor = (account: AccountRecord) =>
     Effect.gen(function*() {
+      const minimumEvidence = yield* Effect.cached(minimumEvidenceOf(sql, account.projectId))
       const withBand = yield* Effect.cached(
-        Effect.flatMap(readTargetBand(account.projectId), (band) => policyFactsWith(account, band)).pipe(
+        Effect.flatMap(readTargetBand(account.projectId), (band) => policyFactsWith(account, band, minimumEvidence)).pipe(
           Effect.provideService(SqlClient.SqlClient, sql)
         )
       )
       const facts: PolicyFacts = {
-        ...(yield* policyFactsWith(account, null)),
+        ...(yield* policyFactsWith(account, null, minimumEvidence)),
         cpaBand: (campaignId) => Effect.flatMap(withBand, (facts) => facts.cpaBand(campaignId))
       }
       return facts

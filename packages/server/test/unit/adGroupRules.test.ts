@@ -21,6 +21,7 @@ import { decide } from "../../src/policy/Policy.ts"
 const facts: PolicyFacts = {
   campaignCpa30d: () => Effect.die("the ad-group rules do not read the campaign CPA"),
   campaignEvidence30d: () => Effect.die("the ad-group rules do not read the campaign evidence"),
+  minimumEvidence: Effect.die("these rules do not read the evidence gate"),
   accountAvgCpt30d: Effect.die("the ad-group rules do not read the average CPT"),
   cpaBand: () => Effect.die("the ad-group rules do not read the CPA band")
 }

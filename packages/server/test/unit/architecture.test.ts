@@ -73,6 +73,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   daily_metrics: ["warehouse/SwapCopy.ts"],
   event_sequencer: ["events/Outbox.ts", "db/functions/acs_sequence_events.sql"],
   events: ["events/Outbox.ts", "db/functions/acs_sequence_events.sql"],
+  guardrails: ["policy/Guardrails.ts"],
   idempotency_keys: ["actions/pipeline/Idempotency.ts"],
   jobs: ["queue/Jobs.ts"],
   keywords: ["warehouse/SyncEntities.ts", "db/functions/acs_write_back.sql"],

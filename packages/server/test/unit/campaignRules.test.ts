@@ -16,6 +16,7 @@ import { TargetCpaChange } from "../../src/actions/kinds/TargetCpaChange.ts"
 const facts: PolicyFacts = {
   campaignCpa30d: () => Effect.succeed(null),
   campaignEvidence30d: () => Effect.die("the campaign rules do not read the campaign evidence"),
+  minimumEvidence: Effect.die("these rules do not read the evidence gate"),
   accountAvgCpt30d: Effect.succeed(null),
   cpaBand: () => Effect.succeed(null)
 }

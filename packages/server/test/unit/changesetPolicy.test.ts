@@ -1,6 +1,7 @@
 /**
  * The policy for a changeset as a whole (policy/ChangesetPolicy.ts): it auto-applies only when every member would
- * and all members fit the 24-hour window; otherwise it queues, naming each reason once with the members it holds.
+ * and all members fit the 24-hour window and the spend envelope; otherwise it queues, naming each reason once with
+ * the members it holds.
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -24,7 +25,8 @@ const base = (members: ReadonlyArray<MemberDecision>, used = 0): ChangesetPolicy
   members,
   autoAppliesLast24h: used,
   killSwitchOn: true,
-  accountStatus: "active"
+  accountStatus: "active",
+  envelopeHolds: []
 })
 
 describe("decideChangeset", () => {
@@ -67,6 +69,16 @@ describe("decideChangeset", () => {
     expect(decideChangeset(base([auto(0), heldBySwitch])).mode).toBe("auto_applied")
     expect(decideChangeset({ ...base([auto(0)]), killSwitchOn: false }).reasons[0]).toMatch(/^kill switch/)
     expect(decideChangeset({ ...base([auto(0)]), accountStatus: "paused" }).reasons[0]).toMatch(/^account status is paused/)
+  })
+
+  it("queues a changeset whose raises together do not fit the spend envelope, saying so last", () => {
+    const envelope = "spend envelope: this raise of 50.00 USD would bring the net increase of daily budgets in 24 hours to 120.00 USD, …"
+    fc.assert(fc.property(fc.integer({ min: 1, max: 10 }), (n) => {
+      const members = Array.from({ length: n }, (_, i) => auto(i))
+      expect(decideChangeset(base(members)).mode).toBe("auto_applied")
+      expect(decideChangeset({ ...base(members), envelopeHolds: [envelope] })).toEqual({ mode: "queued", riskTier: "safe", reasons: [envelope] })
+      expect(decideChangeset({ ...base(members, 20), envelopeHolds: [envelope] }).reasons.at(-1)).toBe(envelope)
+    }))
   })
 
   it("takes the highest risk tier of its members", () => {

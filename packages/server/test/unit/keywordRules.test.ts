@@ -18,6 +18,7 @@ import { RemoveNegativeKeywords } from "../../src/actions/kinds/RemoveNegativeKe
 const facts = (avgCpt: number | null): PolicyFacts => ({
   campaignCpa30d: () => Effect.succeed(null),
   campaignEvidence30d: () => Effect.die("the keyword rules do not read the campaign evidence"),
+  minimumEvidence: Effect.die("these rules do not read the evidence gate"),
   accountAvgCpt30d: Effect.succeed(avgCpt),
   cpaBand: () => Effect.succeed(null)
 })

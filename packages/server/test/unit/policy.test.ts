@@ -3,6 +3,7 @@
  * risk tier, and the budget rules of docs/contract.md 3.1 at, just inside and just outside their bounds (property tests).
  */
 import type { Band } from "@acs/domain/Actions"
+import { DEFAULT_GUARDRAILS, type Evidence } from "@acs/domain/Guardrails"
 import { Effect, Schema } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
@@ -65,8 +66,14 @@ describe("decide", () => {
 /** Enough evidence behind a raise unless a test says otherwise. */
 const ENOUGH = { days: 30, installs: 100 }
 
-const facts = (cpa: number | null, band: Band | null, evidence: { readonly days: number; readonly installs: number } = ENOUGH): PolicyFacts => ({
+const facts = (
+  cpa: number | null,
+  band: Band | null,
+  evidence: { readonly days: number; readonly installs: number } = ENOUGH,
+  minimum: Evidence = DEFAULT_GUARDRAILS.evidence
+): PolicyFacts => ({
   campaignEvidence30d: () => Effect.succeed(evidence),
+  minimumEvidence: Effect.succeed(minimum),
   campaignCpa30d: () => Effect.succeed(cpa),
   accountAvgCpt30d: Effect.succeed(null),
   cpaBand: () => Effect.succeed(band)
@@ -124,5 +131,22 @@ describe("budget_change rules (docs/contract.md 3.1)", () => {
     expect(verdictFor(1_000_000, 1_300_000, facts(1_500_000, { minMicros: 1_000_000, maxMicros: 2_000_000 }, { days: 7, installs: 20 })).clears).toBe(true)
     expect(verdictFor(1_000_000, 1_300_000, facts(1_500_000, { minMicros: 1_000_000, maxMicros: 2_000_000 }, { days: 6, installs: 20 })).clears).toBe(false)
     expect(verdictFor(1_000_000, 1_300_000, facts(1_500_000, { minMicros: 1_000_000, maxMicros: 2_000_000 }, { days: 7, installs: 19 })).clears).toBe(false)
+  })
+
+  it("takes the evidence gate from the account's guardrails, at, below and past its edge", () => {
+    fc.assert(fc.property(
+      fc.integer({ min: 0, max: 30 }),
+      fc.integer({ min: 0, max: 500 }),
+      fc.integer({ min: 0, max: 30 }),
+      fc.integer({ min: 0, max: 500 }),
+      (minDays, minInstalls, days, installs) => {
+        const band = { minMicros: 1_000_000, maxMicros: 2_000_000 }
+        const at = (d: number, i: number) => verdictFor(1_000_000, 1_200_000, facts(1_500_000, band, { days: d, installs: i }, { minDays, minInstalls }))
+        expect(at(days, installs).clears).toBe(days >= minDays && installs >= minInstalls)
+        expect(at(minDays, minInstalls).clears).toBe(true)
+        if (minDays > 0) expect(at(minDays - 1, minInstalls).rule).toContain(`needs at least ${minDays} complete days and ${minInstalls} installs`)
+        if (minInstalls > 0) expect(at(minDays, minInstalls - 1).clears).toBe(false)
+      }
+    ))
   })
 })

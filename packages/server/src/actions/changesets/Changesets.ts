@@ -24,7 +24,9 @@ import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import type { Granted } from "../../accounts/Granted.ts"
 import { TestDatabase } from "../../db/TestDatabase.ts"
 import { decideChangeset, type MemberDecision } from "../../policy/ChangesetPolicy.ts"
-import { ACCOUNT_LOCK_NAMESPACE, autoAppliesLast24h, lockAccountShared } from "../../policy/AutoApplyWindow.ts"
+import { ACCOUNT_LOCK_NAMESPACE, accountEnvelope, autoAppliesLast24h, lockAccount, lockAccountShared } from "../../policy/AutoApplyWindow.ts"
+import { envelopeReasons } from "../../policy/Envelope.ts"
+import { money } from "../kinds/KindSupport.ts"
 import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
@@ -210,12 +212,23 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
       }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("Changesets.addMembers"))
 
     /**
+     * The envelope's and the ceiling's verdict on the raises of the changeset's proposed members together. They
+     * are reserved already (recorded members), so the envelope is read without them before they are added.
+     */
+    const envelopeOf = (account: AccountRecord, changesetId: string) =>
+      Effect.map(
+        accountEnvelope(account.projectId, { of: "changeset", changesetId }).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
+        ({ raise, state }) => envelopeReasons({ ...state, reserved: state.reserved - raise }, raise, (micros) => money(micros, account.currency))
+      )
+
+    /**
      * What submit freezes: the plan of the proposed members (as added), its hash, the impact and the decision for
      * the whole with the 24-hour count given. A resubmit (a queued changeset) first evaluates each member again
      * against the warehouse, refreshing its prior state: a member that no longer holds refuses the resubmit.
      */
     const freeze = (row: ChangesetRow, account: AccountRecord, members: ReadonlyArray<ActionRecord>, used: number, refresh: boolean) =>
       Effect.gen(function*() {
+        const envelope = yield* envelopeOf(account, row.changesetId)
         if (members.length === 0) {
           return yield* new ValidationFailed({
             message: `changeset ${row.changesetId} has no members to submit`,
@@ -267,7 +280,8 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
           members: current.map(memberDecision),
           autoAppliesLast24h: used,
           killSwitchOn: switchState.platformAutoApply,
-          accountStatus: account.status
+          accountStatus: account.status,
+          envelopeHolds: [envelope.envelope, envelope.ceiling].flatMap((reason) => reason === undefined ? [] : [reason])
         })
         const planned = current.map(planMember)
         const plan = planOf(planned)
@@ -367,6 +381,10 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         }
         const members = (yield* membersOf(changesetId)).filter((member) => member.status === "proposed")
         yield* requireMayApprove(principal, distinctParties([row.openedBy, ...members.map((member) => member.proposedBy)]))
+        // Under the account's lock to the commit, as a submit takes it: no two approvals pass the ceiling together.
+        yield* lockAccount(account.projectId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const { ceiling } = yield* envelopeOf(account, changesetId)
+        if (ceiling !== undefined) return yield* new ValidationFailed({ message: ceiling, validation_errors: [ceiling] })
         const moved = yield* movedMembers(account, changesetId, row.submittedAtIso!, members).pipe(
           Effect.provideService(SqlClient.SqlClient, sql)
         )

@@ -20,9 +20,6 @@ type Payload = typeof BudgetChangePayload.Type
 /** Bounds of docs/contract.md 3.1, in percent of the prior budget. */
 export const MAX_AUTO_CUT_PERCENT = 30
 export const MAX_AUTO_RAISE_PERCENT = 30
-/** The evidence a raise needs behind it to auto-apply: complete days of metrics and installs in the 30 days. */
-export const MIN_EVIDENCE_DAYS = 7
-export const MIN_EVIDENCE_INSTALLS = 20
 
 const decode = decodeBody(declaration.body)
 
@@ -66,8 +63,8 @@ export const BudgetChange = defineKind<Payload>({
   declaration,
   reviewTier: "review",
   rule: `a cut of at most ${MAX_AUTO_CUT_PERCENT}%, or a raise of at most ${MAX_AUTO_RAISE_PERCENT}% while the campaign's ` +
-    `30-day CPA is inside the target band, with at least ${MIN_EVIDENCE_DAYS} complete days and ${MIN_EVIDENCE_INSTALLS} installs ` +
-    "of data behind it in those 30 days",
+    "30-day CPA is inside the target band, with the evidence the account's guardrails ask for behind it in those 30 days " +
+    "(by default at least 7 complete days and 20 installs)",
   composite: false,
   payload: BudgetChangePayload,
   prepare: (body, view) =>
@@ -116,10 +113,10 @@ export const BudgetChange = defineKind<Payload>({
       if (band === null) {
         return holds("budget raises auto-apply only with a CPA target band set (PUT /targets); none is set")
       }
-      const evidence = yield* facts.campaignEvidence30d(p.campaignId)
-      if (evidence.days < MIN_EVIDENCE_DAYS || evidence.installs < MIN_EVIDENCE_INSTALLS) {
+      const [evidence, minimum] = yield* Effect.all([facts.campaignEvidence30d(p.campaignId), facts.minimumEvidence])
+      if (evidence.days < minimum.minDays || evidence.installs < minimum.minInstalls) {
         return holds(
-          `budget raise of ${delta} needs at least ${MIN_EVIDENCE_DAYS} complete days and ${MIN_EVIDENCE_INSTALLS} installs of data ` +
+          `budget raise of ${delta} needs at least ${minimum.minDays} complete days and ${minimum.minInstalls} installs of data ` +
             `in 30 days; the campaign has ${evidence.days} ${evidence.days === 1 ? "day" : "days"} and ${evidence.installs} ` +
             `${evidence.installs === 1 ? "install" : "installs"}`
         )

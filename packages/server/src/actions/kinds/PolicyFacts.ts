@@ -4,11 +4,14 @@
  * again. Declared on its own so that those two name it without naming each other.
  */
 import type { Band } from "@acs/domain/Actions"
+import type { Evidence } from "@acs/domain/Guardrails"
 import type { Effect } from "effect"
 
 export interface PolicyFacts {
   /** The campaign's evidence over the same 30 days: the complete days it has metrics for, and its installs. */
   readonly campaignEvidence30d: (campaignId: string) => Effect.Effect<{ readonly days: number; readonly installs: number }>
+  /** The evidence a raise needs behind it to auto-apply: the account's guardrails (docs/contract.md 3.3). */
+  readonly minimumEvidence: Effect.Effect<Evidence>
   /** The campaign's 30-day cost per install in micros; null without installs. */
   readonly campaignCpa30d: (campaignId: string) => Effect.Effect<number | null>
   /** The account's 30-day average cost per tap in micros; null without taps. */

@@ -10,11 +10,13 @@ import type {
   UpstreamKeyword,
   UpstreamNegativeKeyword
 } from "@acs/upstream/Upstream"
+import type { Evidence } from "@acs/domain/Guardrails"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import { decodeRows } from "../../db/Rows.ts"
 import { decodeTargets, TargetsRow, targetsColumns } from "../../policy/Targets.ts"
+import { readGuardrails } from "../../policy/Guardrails.ts"
 import { type AdGroupRow, type AdRow, type CampaignRow, entityRows, type KeywordRow, type NegativeRow } from "../../warehouse/EntityRows.ts"
 import { windowEndingYesterday } from "../../warehouse/Window.ts"
 import type { PolicyFacts } from "./PolicyFacts.ts"
@@ -171,10 +173,19 @@ export const readTargetBand = (projectId: string) =>
     ))
 
 /** The policy's 30-day facts: complete days ending yesterday in the account's time zone. */
-export const policyFacts = (account: AccountRecord) => Effect.flatMap(readTargetBand(account.projectId), (band) => policyFactsWith(account, band))
+export const policyFacts = (account: AccountRecord) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.flatMap(readTargetBand(account.projectId), (band) => policyFactsWith(account, band, minimumEvidenceOf(sql, account.projectId))))
 
-/** The policy's facts with the account's target band already read (the proposal path reads it from a cache). */
-export const policyFactsWith = (account: AccountRecord, band: TargetBand | null) =>
+/** The account's evidence gate, read from its guardrails when a rule asks for it. */
+export const minimumEvidenceOf = (sql: SqlClient.SqlClient, projectId: string) =>
+  Effect.map(readGuardrails(sql, projectId), (guardrails) => guardrails.evidence)
+
+/**
+ * The policy's facts with the account's target band already read and its evidence gate to read (the proposal
+ * path reads both from a cache).
+ */
+export const policyFactsWith = (account: AccountRecord, band: TargetBand | null, minimumEvidence: Effect.Effect<Evidence>) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const window = policyWindow(yield* Clock.currentTimeMillis, account.timeZone)
@@ -207,7 +218,8 @@ export const policyFactsWith = (account: AccountRecord, band: TargetBand | null)
       campaignCpa30d: (campaignId) => totalsOf(campaignId).pipe(Effect.map((t) => ratio(t.spend, t.installs))),
       campaignEvidence30d: (campaignId) => totalsOf(campaignId).pipe(Effect.map((t) => ({ days: t.days, installs: Number(t.installs ?? 0) }))),
       accountAvgCpt30d: totals(null).pipe(Effect.map((t) => ratio(t.spend, t.taps))),
-      cpaBand: (campaignId) => Effect.succeed(band?.campaigns[campaignId] ?? band?.cpaBand ?? null)
+      cpaBand: (campaignId) => Effect.succeed(band?.campaigns[campaignId] ?? band?.cpaBand ?? null),
+      minimumEvidence
     }
     return facts
   })

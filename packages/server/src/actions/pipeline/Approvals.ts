@@ -5,7 +5,9 @@
  * rule over the approver's and the proposer's roots (@acs/domain/FourEyes); a proposer may always withdraw
  * (reject) their own action. An approval re-runs the
  * kind's local validation against the warehouse at once: 422 `validation_failed` (and the action stays
- * queued) when the account changed so that it no longer holds, instead of failing later at apply.
+ * queued) when the account changed so that it no longer holds, instead of failing later at apply; likewise a
+ * raise of daily budgets past the account's ceiling (docs/contract.md 3.3), checked under the account's lock so
+ * that two approvals on two instances cannot both pass it.
  */
 import type { ActionRecord } from "@acs/domain/Actions"
 import { Conflict, ForbiddenScope, NotFound, ValidationFailed } from "@acs/domain/Errors"
@@ -16,11 +18,14 @@ import { Effect, Layer, Schema } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import type { Granted } from "../../auth/Access.ts"
 import { TestDatabase } from "../../db/TestDatabase.ts"
+import { accountEnvelope, lockAccount } from "../../policy/AutoApplyWindow.ts"
+import { envelopeReasons, RAISING_KINDS } from "../../policy/Envelope.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
 import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { ApprovalExpiry } from "./ApprovalExpiry.ts"
 import { kindNamed } from "../kinds/Catalog.ts"
+import { money } from "../kinds/KindSupport.ts"
 import { Ledger } from "./Ledger.ts"
 import { actorOf } from "./Proposals.ts"
 import { Transitions } from "./Transitions.ts"
@@ -57,6 +62,17 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
         })
       )
 
+    /** A raise of daily budgets must fit under the account's ceiling with the raises already approved. */
+    const requireUnderCeiling = (account: AccountRecord, action: ActionRecord) =>
+      Effect.gen(function*() {
+        if (!RAISING_KINDS.has(action.kind)) return
+        const { raise, state } = yield* accountEnvelope(account.projectId, { of: "change", kind: action.kind, payload: action.payload }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const { ceiling } = envelopeReasons(state, raise, (micros) => money(micros, account.currency))
+        if (ceiling !== undefined) {
+          return yield* new ValidationFailed({ message: ceiling, validation_errors: [ceiling], action_id: action.actionId })
+        }
+      })
+
     const requireMayApprove = (approver: Principal, proposer: Party) =>
       Effect.gen(function*() {
         const verdict = mayApprove((yield* settings.read(approver.orgId)).fourEyes, approver, proposer)
@@ -83,9 +99,12 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
       expiry.expireIfDue(grant.account.projectId, actionId).pipe(Effect.zipRight(sql.withTransaction(
         Effect.gen(function*() {
           const projectId = grant.account.projectId
+          // First the account's lock, as a proposal takes it: the ceiling's sums hold until the commit.
+          yield* lockAccount(projectId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
           const action = yield* pendingAction(projectId, actionId)
           yield* requireMayApprove(grant.principal, action.proposedBy)
           yield* revalidate(grant.account, action)
+          yield* requireUnderCeiling(grant.account, action)
           // The row is locked and proposed, so the guarded transition happens.
           yield* transitions.approve(actionId, actorOf(grant.principal))
           yield* jobs.enqueue(actionId, projectId)

@@ -1,50 +1,87 @@
 /**
  * The locked part of a proposal as ONE statement (docs/decisions/pipeline.md "Reads first, the locked part one
- * statement"), assembled from its tables' owners: `acs_lock_account_window` (migration 0012) takes the account's
- * lock and reads the 24-hour count and the next `created_at` with a snapshot taken after the lock; the ledger
- * row (Transitions.ts) takes its decision from the count; the job and its NOTIFY (queue/Jobs.ts) follow an
- * auto-applied row; `action.proposed` (events/Outbox.ts) a queued one. Another write of the proposal's
- * transaction joins as one more CTE reading `recorded`.
+ * statement"), assembled from its tables' owners: `acs_lock_account_window` (db/functions/) takes the account's
+ * lock and reads the 24-hour count, the next `created_at` and, for a raise of daily budgets, the spend envelope
+ * (docs/contract.md 3.3), with a snapshot taken after the lock; the ledger row (Transitions.ts) takes its decision
+ * from them; the job and its NOTIFY (queue/Jobs.ts) follow an auto-applied row; `action.proposed`
+ * (events/Outbox.ts) a queued one. Another write of the proposal's transaction joins as one more CTE reading
+ * `recorded`.
  */
 import type { NewAction } from "./Transitions.ts"
-import type { SqlClient } from "@effect/sql"
+import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { proposedEventCte } from "../../events/Outbox.ts"
 import { ACCOUNT_LOCK_NAMESPACE } from "../../policy/AutoApplyWindow.ts"
-import { AUTO_APPLY_LIMIT_PER_24H } from "../../policy/Policy.ts"
+import { ceilingReason, envelopeReason, RAISING_KINDS } from "../../policy/Envelope.ts"
+import { AUTO_APPLY_LIMIT_PER_24H, dailyCapReason } from "../../policy/Policy.ts"
 import { enqueueApproved, notifyQueued } from "../../queue/Jobs.ts"
 import { currentTraceparent } from "../../telemetry/TraceContext.ts"
 import { actionColumns, actionRowWith, toRecord } from "./ActionRow.ts"
 import { insertProposed } from "./Transitions.ts"
 
-/** The ledger row a proposal writes; its decision may still depend on the count read under the lock. */
+/** The ledger row a proposal writes; its decision may still depend on what it reads under the lock. */
 export interface Recording {
   readonly actionId: string
   readonly row: Omit<NewAction, "mode" | "status" | "policyReasons" | "countsTowardCap" | "riskTier">
-  /** The decision under the cap; `capped` replaces it when the 24-hour count has reached the cap. */
+  /** The decision when nothing read under the lock holds it. */
   readonly decision: { readonly mode: NewAction["mode"]; readonly status: NewAction["status"]; readonly riskTier: NewAction["riskTier"]; readonly reasons: ReadonlyArray<string> }
-  readonly capped: { readonly reasonTemplate: string; readonly otherReasons: ReadonlyArray<string> } | undefined
+  /**
+   * For a decision that auto-applies: the reasons that follow the holds read under the lock (the 24-hour count,
+   * the envelope) when one holds it — the rule that would have cleared it.
+   */
+  readonly held: { readonly otherReasons: ReadonlyArray<string> } | undefined
+  /** The account's currency, to word the envelope's reasons. */
+  readonly currency: string
   /** A changeset's member: recorded only while its changeset is open (the row's share lock makes submit wait for it). */
   readonly member: { readonly changesetId: string; readonly dependsOn: ReadonlyArray<string> } | undefined
 }
-
-/** Placeholder of the count in the cap's reason; `format()` in the statement fills it in. */
-export const COUNT_PLACEHOLDER = "%s"
 
 const RecordedRow = actionRowWith({ notified: Schema.Number })
 const decodeRecorded = Schema.decodeUnknown(Schema.Array(RecordedRow))
 
 const json = (value: unknown) => JSON.stringify(value)
 
+/** The reasons' texts with `format()` placeholders for the numbers read under the lock. */
+const CAP_TEMPLATE = dailyCapReason("%s")
+const ENVELOPE_TEMPLATE = envelopeReason({ raise: "%1$s", after: "%2$s", max: "%3$s", used: "%4$s", reserved: "%5$s" })
+const CEILING_TEMPLATE = ceilingReason({ raise: "%1$s", after: "%2$s", max: "%3$s" })
+
+/**
+ * The holds read under the lock, as a JSON array of reasons (`holds.reasons`): the 24-hour count's for an action
+ * that would auto-apply, the envelope's and the ceiling's for a raise (`e.raise`, priced by `acs_budget_delta`).
+ */
+const holdsCte = (sql: SqlClient.SqlClient, recording: Recording, raises: boolean) => {
+  const money = (micros: Statement.Fragment) =>
+    sql`(regexp_replace(to_char((${micros}) / 1000000.0, 'FM999999999999990.000000'), '(\\.\\d\\d\\d*?)0+$', '\\1') || ' ' || ${recording.currency})`
+  const none = sql`'[]'::jsonb`
+  const cap = recording.held === undefined
+    ? none
+    : sql`CASE WHEN w.used >= ${AUTO_APPLY_LIMIT_PER_24H} THEN jsonb_build_array(format(${CAP_TEMPLATE}, w.used)) ELSE '[]'::jsonb END`
+  if (!raises) return sql`holds AS (SELECT ${cap} AS reasons FROM w)`
+  const after24h = sql`w.budget_used + w.budget_reserved + e.raise`
+  const afterTotal = sql`w.budget_total + w.budget_committed + e.raise`
+  const envelope = recording.held === undefined ? none : sql`CASE WHEN ${after24h} > w.max_increase THEN jsonb_build_array(format(
+      ${ENVELOPE_TEMPLATE}, ${money(sql`e.raise`)}, ${money(after24h)}, ${money(sql`w.max_increase`)}, ${money(sql`w.budget_used`)},
+      ${money(sql`w.budget_reserved`)})) ELSE '[]'::jsonb END`
+  return sql`holds AS (SELECT ${cap} || ${envelope} || CASE WHEN ${afterTotal} > w.max_total THEN jsonb_build_array(format(
+      ${CEILING_TEMPLATE}, ${money(sql`e.raise`)}, ${money(afterTotal)}, ${money(sql`w.max_total`)})) ELSE '[]'::jsonb END AS reasons
+    FROM w, e)`
+}
+
 /** Records the proposal in one statement; answers the ledger row as the API shows it, or undefined for a member whose changeset is no longer open. */
 export const recordProposal = (sql: SqlClient.SqlClient, recording: Recording) => {
-  const { actionId, capped, decision, member, row } = recording
-  const auto = capped !== undefined
-  const under = sql`w.used < ${AUTO_APPLY_LIMIT_PER_24H}`
+  const { actionId, decision, held, member, row } = recording
+  // A failed row (a validation failure) and a member (decided with its changeset) read nothing under the lock.
+  const raises = RAISING_KINDS.has(row.kind) && decision.status !== "failed" && member === undefined
+  const clear = sql`jsonb_array_length(holds.reasons) = 0`
   return Effect.flatMap(currentTraceparent, (traceParent) =>
     sql`/* prepared */
-      WITH w AS (SELECT used, next_created_at FROM acs_lock_account_window(${ACCOUNT_LOCK_NAMESPACE}, ${row.projectId})),
+      WITH ${raises ? sql`e AS (SELECT acs_budget_delta(${row.kind}, ${json(row.payload)}::jsonb) AS raise),` : sql``}
+      w AS (SELECT * FROM ${raises ? sql`e, ` : sql``}acs_lock_account_window(${ACCOUNT_LOCK_NAMESPACE}, ${row.projectId}${
+      raises ? sql`, e.raise` : sql``
+    })),
+      ${holdsCte(sql, recording, raises)},
       ${
       member === undefined ? sql`` : sql`cs AS (SELECT changeset_id FROM changesets
         WHERE changeset_id = ${member.changesetId} AND project_id = ${row.projectId} AND status = 'open' FOR SHARE),`
@@ -61,18 +98,17 @@ export const recordProposal = (sql: SqlClient.SqlClient, recording: Recording) =
         proposedBy: row.proposedBy,
         failure: row.failure,
         riskTier: decision.riskTier,
-        mode: auto ? sql`CASE WHEN ${under} THEN 'auto_applied' ELSE 'queued' END` : sql`${decision.mode}`,
-        status: auto ? sql`CASE WHEN ${under} THEN 'approved' ELSE 'proposed' END` : sql`${decision.status}`,
-        policyReasons: auto
-          ? sql`CASE WHEN ${under} THEN ${json(decision.reasons)}::jsonb
-              ELSE jsonb_build_array(format(${capped.reasonTemplate}, w.used)) || ${json(capped.otherReasons)}::jsonb END`
-          : sql`${json(decision.reasons)}::jsonb`,
-        countsTowardCap: auto ? under : sql`false`,
+        mode: held !== undefined ? sql`CASE WHEN ${clear} THEN 'auto_applied' ELSE 'queued' END` : sql`${decision.mode}`,
+        status: held !== undefined ? sql`CASE WHEN ${clear} THEN 'approved' ELSE 'proposed' END` : sql`${decision.status}`,
+        policyReasons: held !== undefined
+          ? sql`CASE WHEN ${clear} THEN ${json(decision.reasons)}::jsonb ELSE holds.reasons || ${json(held.otherReasons)}::jsonb END`
+          : sql`${json(decision.reasons)}::jsonb || holds.reasons`,
+        countsTowardCap: held !== undefined ? clear : sql`false`,
         createdAt: sql`w.next_created_at`,
         traceParent,
         changesetId: member?.changesetId ?? null,
         dependsOn: member?.dependsOn ?? []
-      }, member === undefined ? "w" : "w, cs")
+      }, member === undefined ? "w, holds" : "w, holds, cs")
     }),
       job AS (${enqueueApproved(sql, "recorded")}),
       notified AS (${notifyQueued(sql, "job")}),

@@ -22,18 +22,20 @@ import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { Invalidation } from "../../db/Invalidation.ts"
 import { newId } from "../../db/Ids.ts"
 import { TestDatabase } from "../../db/TestDatabase.ts"
-import { autoAppliesLast24h, lockAccountShared } from "../../policy/AutoApplyWindow.ts"
+import { accountEnvelope, autoAppliesLast24h, lockAccountShared } from "../../policy/AutoApplyWindow.ts"
+import { envelopeReasons, RAISING_KINDS } from "../../policy/Envelope.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, type Decision, dailyCapReason, decide } from "../../policy/Policy.ts"
+import { Guardrails } from "../../policy/Guardrails.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { Idempotency, type StoredAnswer } from "./Idempotency.ts"
 import type { Kind, Rejection } from "../kinds/Kind.ts"
 import type { PolicyFacts } from "../kinds/PolicyFacts.ts"
-import { requireNone } from "../kinds/KindSupport.ts"
+import { money, requireNone } from "../kinds/KindSupport.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
 import type { MembershipError } from "../changesets/Membership.ts"
 import { minorUnitReasons } from "./MinorUnits.ts"
-import { COUNT_PLACEHOLDER, recordProposal, type Recording } from "./ProposalStatement.ts"
+import { recordProposal, type Recording } from "./ProposalStatement.ts"
 import { policyFactsWith, readTargetBand, type TargetBand, type WarehouseView, warehouseView } from "../kinds/WarehouseView.ts"
 import { countAction, countProposal } from "../../telemetry/Metrics.ts"
 
@@ -56,21 +58,38 @@ const principalKey = (principal: Principal) => `${principal.kind}:${principal.id
 
 
 /**
- * The two decisions a valid proposal may get: the one under the cap and, when that one auto-applies, the
- * one at the cap (queued, held by the cap's reason with the count the statement reads).
+ * The decision a valid proposal gets when nothing read under the lock holds it and, when that one auto-applies,
+ * the reasons that follow a hold read under the lock: those of the decision at the cap after the cap's own.
  */
 const decisions = (decideFor: (used: number) => Decision) => {
   const open = decideFor(0)
-  if (open.mode !== "auto_applied") return { open, capped: undefined }
+  if (open.mode !== "auto_applied") return { open, held: undefined }
   const atCap = decideFor(AUTO_APPLY_LIMIT_PER_24H)
   // Under the cap nothing else holds it, so at the cap the cap's reason comes first, then the rest.
   if (atCap.reasons[0] !== dailyCapReason(AUTO_APPLY_LIMIT_PER_24H)) {
     throw new Error("policy: the daily cap is not the first reason of a capped auto-apply")
   }
-  return {
-    open,
-    capped: { reasonTemplate: dailyCapReason(COUNT_PLACEHOLDER), otherReasons: atCap.reasons.slice(1) }
-  }
+  return { open, held: { otherReasons: atCap.reasons.slice(1) } }
+}
+
+/**
+ * The decision the proposal statement makes from what it reads under the lock (ProposalStatement.ts), for a
+ * preview: an action that would auto-apply is held by the 24-hour count, the envelope and the ceiling, in that
+ * order; any other only gains the ceiling's reason (nobody could approve it).
+ */
+const underTheLock = (
+  { held, open }: ReturnType<typeof decisions>,
+  used: number,
+  envelope: { readonly envelope: string | undefined; readonly ceiling: string | undefined }
+): Decision => {
+  const ceiling = envelope.ceiling === undefined ? [] : [envelope.ceiling]
+  if (held === undefined) return { ...open, reasons: [...open.reasons, ...ceiling] }
+  const holds = [
+    ...(used >= AUTO_APPLY_LIMIT_PER_24H ? [dailyCapReason(used)] : []),
+    ...(envelope.envelope === undefined ? [] : [envelope.envelope]),
+    ...ceiling
+  ]
+  return holds.length === 0 ? open : { mode: "queued", riskTier: open.riskTier, reasons: [...holds, ...held.otherReasons] }
 }
 
 /**
@@ -90,6 +109,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
     const ledger = yield* Ledger
     const idempotency = yield* Idempotency
     const settings = yield* OrgSettings
+    const guardrails = yield* Guardrails
     const signal = yield* WorkerSignal
     // The account's target band, read by the policy on every proposal: cached, dropped on every instance when
     // the band changes (db/Invalidation.ts, migration 0017). Wrapped, so that "no band" is cached too.
@@ -99,6 +119,8 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         bands.get(projectId, Effect.map(readTargetBand(projectId), (band) => Option.some({ band }))),
         (cached) => Option.isSome(cached) ? cached.value.band : null
       )
+
+    const minimumEvidence = (projectId: string) => Effect.map(guardrails.read(projectId), (read) => read.evidence)
 
     const validationFailure = (answer: Extract<StoredAnswer, { status: 422 }>) =>
       new ValidationFailed({ message: answer.message, validation_errors: answer.validationErrors, action_id: answer.actionId })
@@ -115,7 +137,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
     /** What the proposals of one batch share, read once for all of them (see `Shared`). */
     const share = (account: AccountRecord, view: WarehouseView) =>
       Effect.all([
-        Effect.flatMap(targetBand(account.projectId), (band) => policyFactsWith(account, band)),
+        Effect.flatMap(targetBand(account.projectId), (band) => policyFactsWith(account, band, minimumEvidence(account.projectId))),
         settings.read(account.orgId)
       ]).pipe(Effect.map(([facts, switchState]): Shared => ({ view, facts, killSwitchOn: switchState.platformAutoApply })))
 
@@ -146,7 +168,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
               summary,
               verdict: shared === undefined
                 ? Effect.flatMap(targetBand(account.projectId), (band) =>
-                  Effect.flatMap(policyFactsWith(account, band), (facts) => definition.autoApply(payload, facts)))
+                  Effect.flatMap(policyFactsWith(account, band, minimumEvidence(account.projectId)), (facts) => definition.autoApply(payload, facts)))
                 : definition.autoApply(payload, shared.facts)
             }))
           )
@@ -200,7 +222,8 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
               failure: { step: null, stepName: null, message: rejection.validation_errors.join("; "), upstreamRequestId: null }
             },
             decision: { mode: null, status: "failed", riskTier: kind.reviewTier, reasons: [] },
-            capped: undefined,
+            held: undefined,
+            currency: account.currency,
             // A proposal that failed validation is a failed row of the ledger, never a member.
             member: undefined
           }
@@ -215,18 +238,20 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             actionId,
             row,
             decision: { mode: own.mode, status: "proposed", riskTier: own.riskTier, reasons: own.reasons },
-            capped: undefined,
+            held: undefined,
+            currency: account.currency,
             member
           }
           return { recording, answer: { status: 201 as const, actionId } }
         }
-        const { open, capped } = decisions(evaluated.decideFor)
+        const { open, held } = decisions(evaluated.decideFor)
         const auto = open.mode === "auto_applied"
         const recording: Recording = {
           actionId,
           row,
           decision: { mode: open.mode, status: auto ? "approved" : "proposed", riskTier: open.riskTier, reasons: open.reasons },
-          capped: capped === undefined ? undefined : { reasonTemplate: capped.reasonTemplate, otherReasons: capped.otherReasons },
+          held,
+          currency: account.currency,
           member: undefined
         }
         return { recording, answer: { status: 201 as const, actionId } }
@@ -283,8 +308,17 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
               validation_errors: evaluated.rejection.validation_errors
             })
           }
-          const window = yield* autoAppliesLast24h(grant.account.projectId)
-          const decision = evaluated.decideFor(window.used)
+          const projectId = grant.account.projectId
+          const [window, envelope] = yield* Effect.all([
+            autoAppliesLast24h(projectId),
+            RAISING_KINDS.has(kind.kind)
+              ? Effect.map(
+                accountEnvelope(projectId, { of: "change", kind: kind.kind, payload: evaluated.payload }),
+                ({ raise, state }) => envelopeReasons(state, raise, (micros) => money(micros, grant.account.currency))
+              )
+              : Effect.succeed({ envelope: undefined, ceiling: undefined })
+          ])
+          const decision = underTheLock(decisions(evaluated.decideFor), window.used, envelope)
           const payload = evaluated.payload
           if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
             return yield* Effect.dieMessage(`${kind.kind}: a prepared payload is not an object`)
@@ -306,7 +340,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
 }) {
   /** Over the embedded test database (db/TestDatabase.ts), with what a proposal uses, for in-process tests. */
   static readonly Test = Proposals.Default.pipe(
-    Layer.provideMerge(Layer.mergeAll(Ledger.Default, Idempotency.Default, OrgSettings.Default, WorkerSignal.Default)),
+    Layer.provideMerge(Layer.mergeAll(Ledger.Default, Idempotency.Default, OrgSettings.Default, Guardrails.Default, WorkerSignal.Default)),
     Layer.provideMerge(TestDatabase)
   )
 }

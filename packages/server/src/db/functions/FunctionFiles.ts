@@ -11,11 +11,14 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 
 export const FUNCTION_NAMES = [
+  "acs_account_envelope",
+  "acs_budget_delta",
   "acs_event_body",
   "acs_keep_pending_bodies",
   "acs_last_position",
   "acs_lock_account_window",
   "acs_notify_account_change",
+  "acs_notify_guardrails_change",
   "acs_notify_key_change",
   "acs_notify_org_change",
   "acs_notify_person_change",

@@ -1,0 +1,26 @@
+-- How much an action changes the sum of the account's campaign daily budgets, in micros (positive: a raise):
+-- `actions.budget_delta_micros` is generated from it, so every way a row is written (a proposal, a member, a revert,
+-- an outside change) is priced the same. A payload that does not say is 0; it never fails (a rejected proposal
+-- keeps whatever body it was sent).
+-- The current body, installed by the migrations (db/functions/FunctionFiles.ts); edit it here.
+CREATE OR REPLACE FUNCTION public.acs_budget_delta(kind text, payload jsonb)
+ RETURNS numeric
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+      SELECT CASE
+        WHEN kind = 'budget_change'
+          AND jsonb_typeof(payload -> 'newDailyBudgetMicros') = 'number'
+          AND jsonb_typeof(payload -> 'priorDailyBudgetMicros') = 'number'
+          THEN (payload ->> 'newDailyBudgetMicros')::numeric - (payload ->> 'priorDailyBudgetMicros')::numeric
+        WHEN kind IN ('create_campaign', 'clone_campaign') AND jsonb_typeof(payload -> 'dailyBudgetMicros') = 'number'
+          THEN (payload ->> 'dailyBudgetMicros')::numeric
+        WHEN kind = 'external_change' AND payload #>> '{entity,type}' = 'campaign' THEN COALESCE((
+          SELECT (c ->> 'newValue')::numeric - (c ->> 'oldValue')::numeric
+          FROM jsonb_array_elements(CASE WHEN jsonb_typeof(payload -> 'changes') = 'array' THEN payload -> 'changes' ELSE '[]' END) c
+          WHERE c ->> 'field' = 'dailyBudgetMicros' AND jsonb_typeof(c -> 'newValue') = 'number'
+            AND jsonb_typeof(c -> 'oldValue') = 'number'
+          LIMIT 1), 0)
+        ELSE 0
+      END
+    $function$

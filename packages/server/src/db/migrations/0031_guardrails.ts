@@ -1,0 +1,42 @@
+/**
+ * Guardrails (docs/contract.md 3.3, docs/decisions/guardrails.md): an account's money and pace limits.
+ *
+ * - `guardrails`: one row per account an admin configured or whose circuit breaker opened (policy/Guardrails.ts
+ *   owns it); `settings` null means the defaults. Its trigger drops the account's entry from every instance's
+ *   lookup cache, as `targets`' does.
+ * - `actions.budget_delta_micros`: what the row changes of the sum of the account's daily budgets, generated from
+ *   its kind and payload (`acs_budget_delta`), so that every way of writing a row prices it alike. A raise
+ *   reserves its delta while the row is proposed, approved or applying (a demoted row once approved again); an applied row's
+ *   delta is used for 24 hours from `applied_at`. Both sums have a partial index, read under the account's lock
+ *   by `acs_lock_account_window` (now with the proposal's raise) through `acs_account_envelope`.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { installFunctions } from "../functions/FunctionFiles.ts"
+
+export default Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE guardrails (
+      project_id text PRIMARY KEY REFERENCES accounts (project_id),
+      settings jsonb,
+      paused_reason text,
+      paused_since timestamptz,
+      updated_at timestamptz,
+      updated_by text
+    )`
+  yield* sql`DROP FUNCTION acs_lock_account_window(integer, text)`
+  yield* installFunctions(["acs_budget_delta", "acs_notify_guardrails_change"])
+  yield* sql`
+    CREATE TRIGGER guardrails_invalidate AFTER INSERT OR UPDATE OR DELETE ON guardrails FOR EACH ROW
+    EXECUTE FUNCTION acs_notify_guardrails_change()`
+  yield* sql`
+    ALTER TABLE actions ADD COLUMN budget_delta_micros numeric NOT NULL
+      GENERATED ALWAYS AS (acs_budget_delta(kind, payload)) STORED`
+  yield* sql`
+    CREATE INDEX actions_budget_reserved ON actions (project_id)
+    WHERE budget_delta_micros > 0 AND status IN ('proposed', 'approved', 'applying')`
+  yield* sql`
+    CREATE INDEX actions_budget_applied ON actions (project_id, applied_at) WHERE budget_delta_micros <> 0`
+  yield* installFunctions(["acs_account_envelope", "acs_lock_account_window"])
+})

@@ -1,0 +1,103 @@
+/**
+ * An account's guardrails (docs/contract.md 3.3), the owner of the `guardrails` table: what an admin set (else the
+ * defaults, which are on) and whether the circuit breaker paused the account's auto-apply. Every change is an
+ * event (`guardrails.changed`, `account.paused`, `account.resumed`) written in its transaction. The proposal path
+ * reads them on every proposal: cached, dropped on every instance when the row changes (db/Invalidation.ts,
+ * migration 0031). The envelope's numbers are read under the account's lock from the table itself
+ * (`acs_account_envelope`), never from the cache.
+ */
+import { DEFAULT_GUARDRAILS, type Guardrails as Document, GuardrailsSettings } from "@acs/domain/Guardrails"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import type { Granted } from "../auth/Access.ts"
+import { Invalidation } from "../db/Invalidation.ts"
+import { decodeRows } from "../db/Rows.ts"
+import { writeEvent } from "../events/Outbox.ts"
+
+const GuardrailsRow = Schema.Struct({
+  settings: Schema.NullOr(GuardrailsSettings),
+  pausedReason: Schema.NullOr(Schema.String),
+  pausedSinceIso: Schema.NullOr(Schema.String),
+  updatedAtIso: Schema.NullOr(Schema.String),
+  updatedBy: Schema.NullOr(Schema.String)
+})
+type GuardrailsRow = typeof GuardrailsRow.Type
+const decodeGuardrails = decodeRows(GuardrailsRow)
+
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
+const COLUMNS = `settings, paused_reason, ${iso("paused_since")} AS paused_since_iso, ${iso("updated_at")} AS updated_at_iso, updated_by`
+
+const toDocument = (row: GuardrailsRow | undefined): Document => ({
+  ...(row?.settings ?? DEFAULT_GUARDRAILS),
+  autoApplyPaused: row?.pausedReason == null || row.pausedSinceIso === null ? null : { reason: row.pausedReason, since: row.pausedSinceIso },
+  isDefault: row?.settings == null,
+  updatedAt: row?.updatedAtIso ?? null,
+  updatedBy: row?.updatedBy ?? null
+})
+
+/** The account's guardrails, read now (the defaults when nobody set them). */
+export const readGuardrails = (sql: SqlClient.SqlClient, projectId: string) =>
+  sql`SELECT ${sql.unsafe(COLUMNS)} FROM guardrails WHERE project_id = ${projectId}`.pipe(
+    Effect.orDie,
+    Effect.flatMap(decodeGuardrails),
+    Effect.map((rows) => toDocument(rows[0]))
+  )
+
+const by = (grant: Granted<"updateGuardrails" | "resumeAutoApply">) => `${grant.principal.kind}:${grant.principal.id}`
+
+export class Guardrails extends Effect.Service<Guardrails>()("acs/Guardrails", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cached = (yield* Invalidation).cache<Document>("g")
+
+    const load = (projectId: string) => readGuardrails(sql, projectId)
+
+    /** The account's guardrails as the policy reads them on every proposal (cached across requests). */
+    const read = (projectId: string) =>
+      Effect.map(cached.get(projectId, Effect.map(load(projectId), Option.some)), Option.getOrElse(() => toDocument(undefined)))
+
+    const get = (grant: Granted<"getGuardrails">) => load(grant.account.projectId).pipe(Effect.withSpan("Guardrails.get"))
+
+    const changed = (grant: Granted<"updateGuardrails" | "resumeAutoApply">, type: "guardrails.changed" | "account.resumed", rows: ReadonlyArray<unknown>) =>
+      Effect.gen(function*() {
+        const document = toDocument((yield* decodeGuardrails(rows))[0])
+        yield* writeEvent(sql, {
+          orgId: grant.orgId,
+          projectId: grant.account.projectId,
+          type,
+          data: { guardrails: document, by: by(grant) }
+        })
+        cached.invalidate(grant.account.projectId)
+        return document
+      })
+
+    const put = (grant: Granted<"updateGuardrails">, settings: GuardrailsSettings) =>
+      sql`
+        INSERT INTO guardrails (project_id, settings, updated_at, updated_by)
+        VALUES (${grant.account.projectId}, ${JSON.stringify(settings)}::jsonb, now(), ${by(grant)})
+        ON CONFLICT (project_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = EXCLUDED.updated_at,
+          updated_by = EXCLUDED.updated_by
+        RETURNING ${sql.unsafe(COLUMNS)}`.pipe(
+        Effect.orDie,
+        Effect.flatMap((rows) => changed(grant, "guardrails.changed", rows)),
+        sql.withTransaction,
+        Effect.orDie,
+        Effect.tap(() => Effect.logInfo("guardrails changed").pipe(Effect.annotateLogs({ projectId: grant.account.projectId }))),
+        Effect.withSpan("Guardrails.put")
+      )
+
+    /** An admin clears the circuit breaker (`DELETE …/guardrails/pause`); clearing what is not paused changes nothing. */
+    const resume = (grant: Granted<"resumeAutoApply">) =>
+      Effect.gen(function*() {
+        const rows = yield* sql`
+          UPDATE guardrails SET paused_reason = NULL, paused_since = NULL
+          WHERE project_id = ${grant.account.projectId} AND paused_since IS NOT NULL
+          RETURNING ${sql.unsafe(COLUMNS)}`.pipe(Effect.orDie)
+        if (rows.length === 0) return yield* load(grant.account.projectId)
+        return yield* changed(grant, "account.resumed", rows)
+      }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("Guardrails.resume"))
+
+    return { read, get, put, resume } as const
+  }),
+  dependencies: [Invalidation.Default]
+}) {}

@@ -1,0 +1,232 @@
+/**
+ * Guardrails and the spend envelope (docs/contract.md 3.3) on a real PostgreSQL with two server processes: the
+ * account's guardrails are on before anyone sets them and every change is an event; raises reserve their increase
+ * when recorded and exactly as many auto-apply as fit, whichever instance records them; a reservation ends when
+ * its raise is rejected, fails or is demoted (and comes back when a person approves a demoted one) and becomes
+ * used when it applies; a revert applies at once past the envelope and counts; past the ceiling nobody can
+ * approve. The expiry path is in approvalExpiry.test.ts (with the test clock).
+ */
+import { PolicyDocument } from "@acs/domain/Actions"
+import { DEFAULT_GUARDRAILS, Guardrails, type GuardrailsSettings } from "@acs/domain/Guardrails"
+import type { UpstreamCampaign } from "@acs/upstream/Upstream"
+import { Schema } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Pipeline, proposalOf, startPipeline, validationFailureOf } from "./support/pipeline.ts"
+import { ADMIN_EMAIL, ADMIN_PASSWORD } from "./support/pipeline.ts"
+import { BOOTSTRAP_KEY, call, errorCode, type RunningServer } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
+
+let p: Pipeline
+let twin: RunningServer
+let cookie: string
+let worker: RunningServer | undefined
+/** Campaigns with installs in the last 30 days (a raise needs a CPA inside the band to auto-apply). */
+let campaigns: Array<UpstreamCampaign>
+let next = 0
+
+const path = (rest: string) => `/accounts/${p.account.projectId}${rest}`
+
+const putGuardrails = async (change: Partial<GuardrailsSettings>) => {
+  const answer = await p.as("person", "PUT", path("/guardrails"), { ...DEFAULT_GUARDRAILS, evidence: { minDays: 0, minInstalls: 0 }, ...change })
+  expect(answer.status, answer.text).toBe(200)
+  return Schema.decodeUnknownSync(Guardrails)(answer.body)
+}
+
+const envelope = async () => {
+  const answer = await p.as("key", "GET", path("/policy"))
+  expect(answer.status, answer.text).toBe(200)
+  return Schema.decodeUnknownSync(PolicyDocument)(answer.body).envelope
+}
+
+/** The next campaign with installs, as the upstream holds it now. */
+const freshCampaign = async () => {
+  const campaign = campaigns[next++ % campaigns.length]!
+  return p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))
+}
+
+/** A raise of `by` micros on the campaign, by the person (auto-eligible) or the key (always queued). */
+const raise = (campaign: UpstreamCampaign, by: number, as: "person" | "key" = "person", server = p.server) =>
+  call(`${server.api}${path("/actions/budget-change")}`, {
+    method: "POST",
+    body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! + by, reason: "more reach" },
+    ...(as === "person" ? { headers: { cookie } } : { key: BOOTSTRAP_KEY })
+  })
+
+const startWorker = async () => {
+  worker ??= await p.startTwin({ WORKER_CONCURRENCY: "2", WORKER_LEASE_MS: "1500" })
+}
+const stopWorker = async () => {
+  await worker?.stop()
+  worker = undefined
+}
+
+beforeAll(async () => {
+  // The proposing instances apply nothing: a raise stays reserved until a test starts a worker. Fifty proposals
+  // wait for one account's lock, each holding a pooled connection: on a busy machine the last waits long.
+  p = await startPipeline({ seed: 35, env: { WORKER_CONCURRENCY: "0", WORKER_LEASE_MS: "1500", DATABASE_CONNECT_TIMEOUT_MS: "120000" } })
+  twin = await p.startTwin()
+  const login = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })
+  cookie = login.headers.getSetCookie().find((line) => line.startsWith("acs_session="))!.split(";")[0]!
+  const withInstalls = new Set((await p.sql<{ entity_key: string }>(
+    `SELECT entity_key FROM daily_metrics WHERE project_id = $1 AND level = 'campaigns'
+     GROUP BY entity_key HAVING sum(installs) > 0`,
+    [p.account.projectId]
+  )).map((row) => row.entity_key))
+  campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId)))
+    .filter((c) => !c.deleted && c.dailyBudgetMicros !== null && withInstalls.has(c.campaignId))
+  expect(campaigns.length, "campaigns with installs in the demo account").toBeGreaterThan(4)
+  // Any CPA is inside the band: these tests are about money, not about the CPA rule.
+  const band = await p.as("person", "PUT", path("/targets"), { cpaBand: { minMicros: 0, maxMicros: 1_000_000_000_000 }, campaigns: {} })
+  expect(band.status, band.text).toBe(200)
+})
+
+afterAll(async () => {
+  await stopWorker()
+  await twin?.stop()
+  await p?.close()
+})
+
+describe("the guardrails resource", () => {
+  it("answers the documented defaults, on, before anyone sets them; a change is an event and shows who made it", async () => {
+    const before = Schema.decodeUnknownSync(Guardrails)((await p.as("key", "GET", path("/guardrails"))).body)
+    expect(before).toMatchObject({ ...DEFAULT_GUARDRAILS, isDefault: true, autoApplyPaused: null, updatedBy: null })
+    const after = await putGuardrails({ cooldownHours: { bid: 24, budget: 72, status: 0 } })
+    expect(after).toMatchObject({ cooldownHours: { bid: 24 }, evidence: { minDays: 0, minInstalls: 0 }, isDefault: false })
+    expect(after.updatedBy).toMatch(/^person:/)
+    const events = await waitFor("the guardrails.changed event", async () =>
+      (await p.as("key", "GET", `/events?type=guardrails.changed&projectId=${p.account.projectId}`)).body as { events: Array<{ data: unknown }> },
+      (page) => page.events.length > 0)
+    expect(events.events[0]!.data).toMatchObject({ guardrails: { cooldownHours: { bid: 24 } }, by: after.updatedBy })
+    const bad = await p.as("person", "PUT", path("/guardrails"), { ...DEFAULT_GUARDRAILS, evidence: { minDays: 31, minInstalls: -1 } })
+    expect([bad.status, errorCode(bad)]).toEqual([400, "invalid_request"])
+    const byKeyOfAnotherRole = await p.as("approver", "PUT", path("/guardrails"), DEFAULT_GUARDRAILS)
+    expect(byKeyOfAnotherRole.status).toBe(403)
+  })
+})
+
+describe("the spend envelope", () => {
+  it("lets exactly as many of 50 simultaneous raises on two instances auto-apply as fit; the rest queue, reserved, naming it", async () => {
+    const campaign = await freshCampaign()
+    const step = Math.max(10_000, Math.round(campaign.dailyBudgetMicros! / 100 / 10_000) * 10_000)
+    await putGuardrails({ envelope: { maxDailyBudgetIncreaseMicros24h: 10 * step, maxTotalDailyBudgetMicros: null } })
+    const start = await envelope()
+    expect(start).toMatchObject({ maxIncrease24h: 10 * step, used: 0, reserved: 0, remaining: 10 * step })
+
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => raise(campaign, step, "person", i % 2 === 0 ? p.server : twin)))
+    expect(answers.map((a) => a.status), answers.find((a) => a.status !== 201)?.text).toEqual(Array(50).fill(201))
+    const proposals = answers.map(proposalOf)
+    expect(proposals.filter((a) => a.mode === "auto_applied")).toHaveLength(10)
+    const queued = proposals.filter((a) => a.mode === "queued")
+    expect(queued).toHaveLength(40)
+    for (const proposal of queued) {
+      expect(proposal.policyReasons[0]).toMatch(/^spend envelope: this raise of .* past the envelope of .* reserved by changes not yet applied\)$/)
+      expect(proposal.policyReasons.at(-1)).toMatch(/^would auto-apply: budget raise/)
+    }
+    // Never over: what auto-applied fits the envelope; what waits for a person holds its room too.
+    expect(await envelope()).toMatchObject({ used: 0, reserved: 50 * step, remaining: 0 })
+    const preview = await p.as("person", "POST", `${path("/actions/budget-change")}?preview=true`, {
+      campaignId: campaign.campaignId,
+      newDailyBudgetMicros: campaign.dailyBudgetMicros! + step,
+      reason: "more reach"
+    })
+    expect(preview.body).toMatchObject({ mode: "queued", policyReasons: [expect.stringMatching(/^spend envelope: /), expect.anything()] })
+
+    // Rejecting the queued ones gives their room back.
+    for (const proposal of queued) {
+      const rejected = await p.as("approver", "POST", path(`/approvals/${proposal.actionId}/reject`), { reason: "not now" })
+      expect(rejected.status, rejected.text).toBe(200)
+    }
+    expect(await envelope()).toMatchObject({ used: 0, reserved: 10 * step, remaining: 0 })
+
+    // Applied, a raise's reservation becomes used: each of the ten that ends applied counts its raise once.
+    await startWorker()
+    const ends = await Promise.all(proposals.filter((a) => a.mode === "auto_applied").map((a) => p.settle(a.actionId, ["applied", "failed", "proposed"])))
+    const applied = ends.filter((action) => action.status === "applied").length
+    expect(applied).toBeGreaterThan(0)
+    expect(await envelope()).toMatchObject({ reserved: 0, used: applied * step })
+    await stopWorker()
+  })
+
+  it("gives a reservation back when its raise fails or is demoted, and takes it again when a person approves the demoted one", async () => {
+    await putGuardrails({ envelope: { maxDailyBudgetIncreaseMicros24h: 1_000_000_000_000, maxTotalDailyBudgetMicros: null } })
+    const start = await envelope()
+
+    // Failure with an injected upstream 500.
+    const failing = await freshCampaign()
+    p.simulator.control.addFault({ kind: "status", status: 500, method: "PUT", path: `/campaigns/${failing.campaignId}$` })
+    const failed = proposalOf(await raise(failing, 50_000))
+    expect(failed.mode).toBe("auto_applied")
+    expect((await envelope()).reserved).toBe(start.reserved + 50_000)
+    await startWorker()
+    expect((await p.settle(failed.actionId, ["applied", "failed"])).status).toBe("failed")
+    expect(await envelope()).toMatchObject({ used: start.used, reserved: start.reserved })
+    await stopWorker()
+
+    // Demotion: the kill switch turned off after the proposal.
+    const demoting = await freshCampaign()
+    const demoted = proposalOf(await raise(demoting, 70_000))
+    expect((await envelope()).reserved).toBe(start.reserved + 70_000)
+    expect((await p.as("key", "PUT", "/settings", { platformAutoApply: false })).status).toBe(200)
+    await startWorker()
+    expect((await p.settle(demoted.actionId, ["proposed", "applied", "failed"])).status).toBe("proposed")
+    await stopWorker()
+    expect((await envelope()).reserved, "a demoted raise holds no room").toBe(start.reserved)
+    await p.as("key", "PUT", "/settings", { platformAutoApply: true })
+    const approved = await p.as("approver", "POST", path(`/approvals/${demoted.actionId}/approve`))
+    expect(approved.status, approved.text).toBe(200)
+    expect((await envelope()).reserved, "approved again, it holds its room").toBe(start.reserved + 70_000)
+    await startWorker()
+    expect((await p.settle(demoted.actionId, ["applied", "failed"])).status).toBe("applied")
+    expect(await envelope()).toMatchObject({ used: start.used + 70_000, reserved: start.reserved })
+    await stopWorker()
+  })
+
+  it("applies a revert at once past a full envelope, and counts what it raises as used", async () => {
+    const campaign = await freshCampaign()
+    const cutBy = Math.round(campaign.dailyBudgetMicros! * 0.1 / 10_000) * 10_000
+    await startWorker()
+    const cut = proposalOf(await raise(campaign, -cutBy))
+    expect(cut.mode).toBe("auto_applied")
+    await p.settle(cut.actionId, ["applied"])
+    const afterCut = await envelope()
+    // Nothing may rise on its own any more: the revert of the cut would queue if it were a proposal.
+    await putGuardrails({ envelope: { maxDailyBudgetIncreaseMicros24h: 0, maxTotalDailyBudgetMicros: null } })
+    const revert = await p.as("person", "POST", path(`/actions/${cut.actionId}/revert`))
+    expect(revert.status, revert.text).toBe(201)
+    expect(revert.body).toMatchObject({ mode: "auto_applied" })
+    await p.settle(proposalOf(revert).actionId, ["applied"])
+    await stopWorker()
+    const afterRevert = await envelope()
+    expect(afterRevert.used).toBe(afterCut.used + cutBy)
+    // What the revert raised is used: a raise now finds the envelope spent.
+    expect(afterRevert.used).toBeGreaterThan(0)
+    const other = await freshCampaign()
+    const preview = await p.as("person", "POST", `${path("/actions/budget-change")}?preview=true`, {
+      campaignId: other.campaignId,
+      newDailyBudgetMicros: other.dailyBudgetMicros! + 10_000,
+      reason: "more reach"
+    })
+    expect(preview.status, preview.text).toBe(200)
+    expect(preview.body).toMatchObject({ mode: "queued", policyReasons: [expect.stringMatching(/^spend envelope: /), expect.anything()] })
+  })
+
+  it("queues a raise past the ceiling with a reason, refuses its approval with 422, and approves it once the ceiling is raised", async () => {
+    const campaign = await freshCampaign()
+    const { totalDailyBudget } = await envelope()
+    await putGuardrails({ envelope: { maxDailyBudgetIncreaseMicros24h: 1_000_000_000_000, maxTotalDailyBudgetMicros: totalDailyBudget + 100_000 } })
+    const within = proposalOf(await raise(campaign, 100_000, "key"))
+    expect(within.policyReasons.join(" ")).not.toMatch(/ceiling/)
+    // Approved, its raise is committed: another of the same no longer fits under the ceiling.
+    expect((await p.as("approver", "POST", path(`/approvals/${within.actionId}/approve`))).status).toBe(200)
+    const past = proposalOf(await raise(await freshCampaign(), 100_000, "key"))
+    expect(past.mode).toBe("queued")
+    expect(past.policyReasons.at(-1)).toMatch(/^budget ceiling: .* past its ceiling of .* nobody can approve it/)
+    const refused = await p.as("approver", "POST", path(`/approvals/${past.actionId}/approve`))
+    expect([refused.status, errorCode(refused)]).toEqual([422, "validation_failed"])
+    expect(validationFailureOf(refused).validation_errors[0]).toMatch(/^budget ceiling: /)
+    expect((await p.action(past.actionId)).status).toBe("proposed")
+
+    await putGuardrails({ envelope: { maxDailyBudgetIncreaseMicros24h: 1_000_000_000_000, maxTotalDailyBudgetMicros: null } })
+    expect((await p.as("approver", "POST", path(`/approvals/${past.actionId}/approve`))).status).toBe(200)
+  })
+})
