@@ -4,6 +4,7 @@
  * the risk tier, and reasons that always name the rule that cleared or held the action.
  */
 import type { Mode, RiskTier } from "@acs/domain/Actions"
+import type { AutoApplyPause } from "@acs/domain/Guardrails"
 
 /** A kind's own rule on a payload: whether it clears auto-apply, and the rule's name. */
 export type Verdict =
@@ -19,11 +20,19 @@ export const BUDGET_HARD_CAP_MULTIPLE = 3
 export const dailyCapReason = (used: number | string): string =>
   `daily cap: the account already has ${used} auto-applies in the last 24 hours (limit ${AUTO_APPLY_LIMIT_PER_24H})`
 
+/** The reason the circuit breaker holds every change of the account. */
+export const pausedReason = (pause: AutoApplyPause): string =>
+  `circuit breaker: auto-apply of this account is paused since ${pause.since} (${pause.reason}); an admin resumes it`
+
 export interface PolicyInput {
   readonly proposedBy: "key" | "person"
   readonly killSwitchOn: boolean
   readonly accountStatus: string
   readonly autoAppliesLast24h: number
+  /** The account's circuit breaker, open (docs/contract.md 3.3): nothing auto-applies until an admin resumes it. */
+  readonly autoApplyPaused: AutoApplyPause | null
+  /** The reason a cooldown holds the change (policy/Cooldown.ts), or null. */
+  readonly cooldown: string | null
   /** `high` kinds always need review (docs/contract.md 3, reason 4). */
   readonly reviewTier: Exclude<RiskTier, "safe">
   readonly verdict: Verdict
@@ -42,7 +51,9 @@ export const decide = (input: PolicyInput): Decision => {
   if (input.accountStatus !== "active") {
     held.push(`account status is ${input.accountStatus}: only active accounts auto-apply`)
   }
+  if (input.autoApplyPaused !== null) held.push(pausedReason(input.autoApplyPaused))
   if (input.autoAppliesLast24h >= AUTO_APPLY_LIMIT_PER_24H) held.push(dailyCapReason(input.autoAppliesLast24h))
+  if (input.cooldown !== null) held.push(input.cooldown)
   if (input.reviewTier === "high") held.push(`always review: ${input.verdict.rule}`)
   else if (!input.verdict.clears) held.push(`outside the auto-apply set: ${input.verdict.rule}`)
   if (input.proposedBy === "key") held.push("proposed with an API key: every key-proposed change queues for review")
@@ -56,8 +67,9 @@ export const decide = (input: PolicyInput): Decision => {
 }
 
 /** Reasons checked again by the apply worker for an auto-applied action (docs/contract.md 3: "conditions changed"). */
-export const stillClears = (input: Omit<PolicyInput, "proposedBy" | "autoAppliesLast24h">): ReadonlyArray<string> => {
+export const stillClears = (input: Omit<PolicyInput, "proposedBy" | "autoAppliesLast24h" | "cooldown">): ReadonlyArray<string> => {
   const reasons: Array<string> = []
+  if (input.autoApplyPaused !== null) reasons.push(`demoted at apply: ${pausedReason(input.autoApplyPaused)}`)
   if (!input.killSwitchOn) reasons.push("demoted at apply: the kill switch platformAutoApply was turned off after proposal")
   if (input.accountStatus !== "active") reasons.push(`demoted at apply: the account is now ${input.accountStatus}`)
   if (!input.verdict.clears) reasons.push(`demoted at apply: the rule no longer clears it: ${input.verdict.rule}`)

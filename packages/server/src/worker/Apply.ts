@@ -75,6 +75,7 @@ export class Apply extends Effect.Service<Apply>()("acs/Apply", {
           payload,
           account,
           killSwitchOn: starting.killSwitchOn,
+          autoApplyPaused: starting.autoApplyPaused,
           namedCampaign: starting.namedCampaign,
           begun: before.length > 0
         })

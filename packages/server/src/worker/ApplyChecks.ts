@@ -4,6 +4,7 @@
  * kind's local validation against the warehouse, and the budget hard cap. A run already under way (a retry after
  * `upstream_unavailable`, or a crash) is only reconciled: its writes may have landed and a sync may show them.
  */
+import type { AutoApplyPause } from "@acs/domain/Guardrails"
 import type { ActionRecord } from "@acs/domain/Actions"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
@@ -26,6 +27,8 @@ export interface Checked<P> {
   readonly payload: P
   readonly account: AccountRecord
   readonly killSwitchOn: boolean
+  /** The account's circuit breaker when open: an auto-applied action is demoted. */
+  readonly autoApplyPaused: AutoApplyPause | null
   readonly namedCampaign: NamedCampaign | undefined
   /** The run recorded a step already: it is reconciled, not checked. */
   readonly begun: boolean
@@ -79,6 +82,7 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
         const facts = yield* factsFor(account)
         const reasons = stillClears({
           killSwitchOn: checked.killSwitchOn,
+          autoApplyPaused: checked.autoApplyPaused,
           accountStatus: account.status,
           reviewTier: definition.reviewTier,
           verdict: yield* definition.autoApply(payload, facts)

@@ -132,11 +132,11 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
    */
   const start = (projectId: string, members: ReadonlyArray<ActionRecord>) =>
     Effect.gen(function*() {
-      const { account, connection, platformAutoApply, runs } = yield* readMembersStart(sql, projectId, members.map((member) => member.actionId))
+      const { account, autoApplyPaused, connection, platformAutoApply, runs } = yield* readMembersStart(sql, projectId, members.map((member) => member.actionId))
       const view = account === null ? undefined : yield* prefetchedView(account, namedIn(members.map((member) => member.payload))).pipe(
         Effect.provideService(SqlClient.SqlClient, sql)
       )
-      return { account, connection, platformAutoApply, projectId, runOf: new Map(runs.map((run) => [run.actionId, run])), view }
+      return { account, autoApplyPaused, connection, platformAutoApply, projectId, runOf: new Map(runs.map((run) => [run.actionId, run])), view }
     })
 
   /**
@@ -151,7 +151,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
   ) =>
     Effect.gen(function*() {
       const bulkOf = new Map(members.map((member) => [member.action.actionId, member.bulk]))
-      const { account, connection, platformAutoApply, projectId, runOf, view } = runStart
+      const { account, autoApplyPaused, connection, platformAutoApply, projectId, runOf, view } = runStart
       // The members the call takes: those in plan order up to the first that needs the one-member apply, which is
       // then left to it (`alone`); the members after it wait for a later call, so a stop at it skips them.
       let alone: string | undefined
@@ -180,7 +180,13 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
         // A run begun is reconciled by the call's read of the rows, not checked again (a sync may show its writes).
         const verdict = start.before.length > 0
           ? true
-          : (yield* bulkOf.get(start.action.actionId)!.check(checks, { action: start.action, account, killSwitchOn: platformAutoApply, view }))._tag === "Proceed"
+          : (yield* bulkOf.get(start.action.actionId)!.check(checks, {
+              action: start.action,
+              account,
+              killSwitchOn: platformAutoApply,
+              autoApplyPaused,
+              view
+            }))._tag === "Proceed"
         verdicts.set(start.action.actionId, verdict)
         if (!verdict) break
       }

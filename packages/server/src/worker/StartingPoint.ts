@@ -1,9 +1,11 @@
 /**
- * What an apply starts from, as one query: the action and its run, the org's kill switch, the steps this run
+ * What an apply starts from, as one query: the action and its run, the org's kill switch, the account's circuit
+ * breaker, the steps this run
  * recorded already (empty for a run not yet begun), its account, its org's connection and the campaign its
  * payload names. The claim carries it (ClaimStatement.ts), so claiming a job and reading what it needs is one
  * round trip (docs/decisions/pipeline.md "One read to start an apply, carried by the claim").
  */
+import { AutoApplyPause } from "@acs/domain/Guardrails"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -22,6 +24,7 @@ export const StartingRow = actionRowWith({
   found: Schema.Literal(true),
   applyRun: Schema.Number,
   platformAutoApply: Schema.Boolean,
+  autoApplyPaused: Schema.NullOr(AutoApplyPause),
   recordedSteps: Schema.Array(RecordedStep),
   /** Null when the account is gone. */
   account: Schema.NullOr(AccountRow),
@@ -44,6 +47,12 @@ const ACCOUNT_JSON = jsonRow("acc", AccountRow.fields, "project_id", {
 })
 const CONNECTION_JSON = jsonRow("c", SavedConnection.fields, "org_id")
 
+/** The account's circuit breaker when it is open (docs/contract.md 3.3), as JSON; null when closed. */
+const pausedJson = (projectId: string) =>
+  `(SELECT json_build_object('reason', g.paused_reason, 'since',
+      to_char(g.paused_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+    FROM guardrails g WHERE g.project_id = ${projectId} AND g.paused_since IS NOT NULL)`
+
 /** The query, with `projectId` and `actionId` values or the claim's columns. */
 export const startingPoint = (sql: SqlClient.SqlClient, projectId: string | Statement.Fragment, actionId: string | Statement.Fragment) =>
   sql`SELECT true AS found, a.*, ${sql.unsafe(ACCOUNT_JSON)} AS account,
@@ -52,6 +61,7 @@ export const startingPoint = (sql: SqlClient.SqlClient, projectId: string | Stat
     FROM (
       SELECT ${sql.unsafe(ACTION_COLUMNS)}, apply_run,
         (SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = actions.org_id) AS platform_auto_apply,
+        ${sql.unsafe(pausedJson("actions.project_id"))} AS auto_apply_paused,
         ${recordedSteps(sql)} AS recorded_steps
       FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}
     ) a LEFT JOIN accounts acc ON acc.project_id = a.project_id
@@ -76,6 +86,7 @@ export const startFrom = (row: StartingRow) => ({
   action: toRecord(row),
   run: row.applyRun,
   killSwitchOn: row.platformAutoApply,
+  autoApplyPaused: row.autoApplyPaused,
   before: row.recordedSteps,
   account: row.account ?? undefined,
   namedCampaign: row.namedCampaignId === null
@@ -98,6 +109,7 @@ const MembersStart = Schema.Struct({
   account: Schema.NullOr(AccountRow),
   connection: Schema.NullOr(SavedConnection),
   platformAutoApply: Schema.Boolean,
+  autoApplyPaused: Schema.NullOr(AutoApplyPause),
   runs: Schema.Array(MemberRun)
 })
 
@@ -108,6 +120,7 @@ const MembersStart = Schema.Struct({
 export const readMembersStart = (sql: SqlClient.SqlClient, projectId: string, actionIds: ReadonlyArray<string>) =>
   sql`SELECT ${sql.unsafe(ACCOUNT_JSON)} AS account, ${sql.unsafe(CONNECTION_JSON)} AS connection,
       coalesce((SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = acc.org_id), false) AS platform_auto_apply,
+      ${sql.unsafe(pausedJson("p.project_id"))} AS auto_apply_paused,
       (SELECT coalesce(json_agg(json_build_object('actionId', actions.action_id, 'status', actions.status, 'applyRun', actions.apply_run,
         'recordedSteps', ${recordedSteps(sql)})), '[]'::json)
         FROM actions WHERE actions.project_id = ${projectId} AND actions.action_id = ANY(${actionIds}::text[])) AS runs

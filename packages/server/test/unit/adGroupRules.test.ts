@@ -174,6 +174,8 @@ describe("ad-group kinds that never auto-apply", () => {
         proposedBy: "person",
         killSwitchOn: true,
         accountStatus: "active",
+        autoApplyPaused: null,
+        cooldown: null,
         autoAppliesLast24h: 0,
         reviewTier: kind.reviewTier,
         verdict: verdict(kind, payload)

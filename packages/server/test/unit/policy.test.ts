@@ -18,10 +18,15 @@ const base: PolicyInput = {
   proposedBy: "person",
   killSwitchOn: true,
   accountStatus: "active",
+  autoApplyPaused: null,
+  cooldown: null,
   autoAppliesLast24h: 0,
   reviewTier: "review",
   verdict: clearing
 }
+
+const PAUSE = { reason: "5 upstream write failures in 10 minutes", since: "2026-11-28T10:00:00.000Z" }
+const COOLDOWN = "cooldown: action act_1 changed the budget of the same entity at 2026-11-27T10:00:00Z; another budget raise auto-applies only after 2026-11-30T10:00:00Z (72-hour cooldown)"
 
 describe("decide", () => {
   it("auto-applies a person's change the rule clears, naming the rule", () => {
@@ -32,6 +37,8 @@ describe("decide", () => {
     ["1 kill switch off", { killSwitchOn: false }, /^kill switch: platformAutoApply is off/],
     ["2 account not active", { accountStatus: "paused" }, /^account status is paused/],
     ["3 daily cap reached", { autoAppliesLast24h: AUTO_APPLY_LIMIT_PER_24H }, /^daily cap: .* 20 auto-applies/],
+    ["circuit breaker open", { autoApplyPaused: PAUSE }, /^circuit breaker: auto-apply of this account is paused since 2026-11-28T10:00:00.000Z \(5 upstream/],
+    ["inside a cooldown", { cooldown: COOLDOWN }, /^cooldown: action act_1 changed the budget/],
     ["4 always-review kind", { reviewTier: "high", verdict: { clears: false, rule: "bid strategy switches always need review" } }, /^always review: bid strategy/],
     ["5 outside the auto-apply set", { verdict: holding }, /^outside the auto-apply set: budget cut of 40\.0%/],
     ["6 proposed with a key", { proposedBy: "key" }, /^proposed with an API key/]
@@ -49,6 +56,15 @@ describe("decide", () => {
     expect(decision.riskTier).toBe("safe")
   })
 
+  it("auto-applies only with the circuit breaker closed and outside any cooldown (property)", () => {
+    fc.assert(fc.property(fc.boolean(), fc.boolean(), fc.nat({ max: 30 }), (paused, cooling, used) => {
+      const decision = decide({ ...base, autoApplyPaused: paused ? PAUSE : null, cooldown: cooling ? COOLDOWN : null, autoAppliesLast24h: used })
+      expect(decision.mode).toBe(!paused && !cooling && used < AUTO_APPLY_LIMIT_PER_24H ? "auto_applied" : "queued")
+      expect(decision.reasons.includes(COOLDOWN)).toBe(cooling)
+      if (decision.mode === "queued") expect(decision.reasons.at(-1)).toBe(`would auto-apply: ${clearing.rule}`)
+    }))
+  })
+
   it("auto-applies under the cap and queues at it (property)", () => {
     fc.assert(fc.property(fc.nat({ max: 100 }), (used) => {
       expect(decide({ ...base, autoAppliesLast24h: used }).mode).toBe(used < AUTO_APPLY_LIMIT_PER_24H ? "auto_applied" : "queued")
@@ -56,9 +72,9 @@ describe("decide", () => {
   })
 
   it("re-checks at apply: a kill switch turned off, an account no longer active, a rule that no longer clears", () => {
-    expect(stillClears({ killSwitchOn: true, accountStatus: "active", reviewTier: "review", verdict: clearing })).toEqual([])
-    const reasons = stillClears({ killSwitchOn: false, accountStatus: "disconnected", reviewTier: "review", verdict: holding })
-    expect(reasons).toHaveLength(3)
+    expect(stillClears({ killSwitchOn: true, autoApplyPaused: null, accountStatus: "active", reviewTier: "review", verdict: clearing })).toEqual([])
+    const reasons = stillClears({ killSwitchOn: false, autoApplyPaused: PAUSE, accountStatus: "disconnected", reviewTier: "review", verdict: holding })
+    expect(reasons).toHaveLength(4)
     expect(reasons.every((r) => r.startsWith("demoted at apply"))).toBe(true)
   })
 })

@@ -10,6 +10,7 @@
  * same validation and policy and writes nothing.
  */
 import type { ActionRecord, ProposalPreview, ProposalResponse } from "@acs/domain/Actions"
+import type { CooldownHours, Guardrails as GuardrailsDocument } from "@acs/domain/Guardrails"
 import { Conflict, ReadOnlyAccount, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
@@ -25,6 +26,7 @@ import { TestDatabase } from "../../db/TestDatabase.ts"
 import { accountEnvelope, autoAppliesLast24h, lockAccountShared } from "../../policy/AutoApplyWindow.ts"
 import { envelopeReasons, RAISING_KINDS } from "../../policy/Envelope.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, type Decision, dailyCapReason, decide } from "../../policy/Policy.ts"
+import { COOLDOWN_FAMILIES, cooldownReason, lastChangeWithin, raisesSpend } from "../../policy/Cooldown.ts"
 import { Guardrails } from "../../policy/Guardrails.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
@@ -101,6 +103,7 @@ export interface Shared {
   readonly view: WarehouseView
   readonly facts: PolicyFacts
   readonly killSwitchOn: boolean
+  readonly guardrails: GuardrailsDocument
 }
 
 export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
@@ -138,8 +141,19 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
     const share = (account: AccountRecord, view: WarehouseView) =>
       Effect.all([
         Effect.flatMap(targetBand(account.projectId), (band) => policyFactsWith(account, band, minimumEvidence(account.projectId))),
-        settings.read(account.orgId)
-      ]).pipe(Effect.map(([facts, switchState]): Shared => ({ view, facts, killSwitchOn: switchState.platformAutoApply })))
+        settings.read(account.orgId),
+        guardrails.read(account.projectId)
+      ]).pipe(Effect.map(([facts, switchState, rails]): Shared => ({ view, facts, killSwitchOn: switchState.platformAutoApply, guardrails: rails })))
+
+    /** The cooldown's reason when the change raises spend on an entity changed within its family's cooldown, else null. */
+    const cooldownOf = (projectId: string, kind: string, payload: unknown, hours: CooldownHours) => {
+      const family = COOLDOWN_FAMILIES[kind]
+      if (family === undefined || hours[family] === 0 || !raisesSpend(kind, payload)) return Effect.succeed(null)
+      return lastChangeWithin(projectId, kind, payload, hours[family]).pipe(
+        Effect.map((earlier) => earlier === undefined ? null : cooldownReason(family, hours[family], earlier)),
+        Effect.provideService(SqlClient.SqlClient, sql)
+      )
+    }
 
     /**
      * Local validation and the policy, the part a proposal and its preview share (docs/contract.md 4.1): the
@@ -178,15 +192,19 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           if (rejection._tag !== "ValidationFailed") return yield* rejection
           return { _tag: "Invalid" as const, rejection }
         }
-        const [verdict, killSwitchOn] = yield* Effect.all([
+        const [verdict, killSwitchOn, rails] = yield* Effect.all([
           prepared.right.verdict,
-          shared === undefined ? Effect.map(settings.read(account.orgId), (switchState) => switchState.platformAutoApply) : Effect.succeed(shared.killSwitchOn)
+          shared === undefined ? Effect.map(settings.read(account.orgId), (switchState) => switchState.platformAutoApply) : Effect.succeed(shared.killSwitchOn),
+          shared === undefined ? guardrails.read(account.projectId) : Effect.succeed(shared.guardrails)
         ])
+        const cooldown = yield* cooldownOf(account.projectId, kind.kind, prepared.right.payload, rails.cooldownHours)
         const decideFor = (used: number) =>
           decide({
             proposedBy,
             killSwitchOn,
             accountStatus: account.status,
+            autoApplyPaused: rails.autoApplyPaused,
+            cooldown,
             autoAppliesLast24h: used,
             reviewTier: kind.reviewTier,
             verdict

@@ -13,6 +13,7 @@ import * as Path from "node:path"
 export const FUNCTION_NAMES = [
   "acs_account_envelope",
   "acs_budget_delta",
+  "acs_cooldown_keys",
   "acs_event_body",
   "acs_keep_pending_bodies",
   "acs_last_position",

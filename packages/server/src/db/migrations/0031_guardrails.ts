@@ -9,6 +9,8 @@
  *   reserves its delta while the row is proposed, approved or applying (a demoted row once approved again); an applied row's
  *   delta is used for 24 hours from `applied_at`. Both sums have a partial index, read under the account's lock
  *   by `acs_lock_account_window` (now with the proposal's raise) through `acs_account_envelope`.
+ * - `actions.cooldown_keys`: the cooldown families and entities the row changes (`acs_cooldown_keys`), outside
+ *   changes included; a raise looks for an applied row sharing a key within its family's cooldown.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -26,17 +28,21 @@ export default Effect.gen(function*() {
       updated_by text
     )`
   yield* sql`DROP FUNCTION acs_lock_account_window(integer, text)`
-  yield* installFunctions(["acs_budget_delta", "acs_notify_guardrails_change"])
+  yield* installFunctions(["acs_budget_delta", "acs_cooldown_keys", "acs_notify_guardrails_change"])
   yield* sql`
     CREATE TRIGGER guardrails_invalidate AFTER INSERT OR UPDATE OR DELETE ON guardrails FOR EACH ROW
     EXECUTE FUNCTION acs_notify_guardrails_change()`
   yield* sql`
     ALTER TABLE actions ADD COLUMN budget_delta_micros numeric NOT NULL
-      GENERATED ALWAYS AS (acs_budget_delta(kind, payload)) STORED`
+      GENERATED ALWAYS AS (acs_budget_delta(kind, payload)) STORED,
+    ADD COLUMN cooldown_keys text[] NOT NULL GENERATED ALWAYS AS (acs_cooldown_keys(kind, payload)) STORED`
   yield* sql`
     CREATE INDEX actions_budget_reserved ON actions (project_id)
     WHERE budget_delta_micros > 0 AND status IN ('proposed', 'approved', 'applying')`
   yield* sql`
     CREATE INDEX actions_budget_applied ON actions (project_id, applied_at) WHERE budget_delta_micros <> 0`
+  yield* sql`
+    CREATE INDEX actions_cooldown_keys ON actions USING gin (cooldown_keys)
+    WHERE applied_at IS NOT NULL AND cardinality(cooldown_keys) > 0`
   yield* installFunctions(["acs_account_envelope", "acs_lock_account_window"])
 })

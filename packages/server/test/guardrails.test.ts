@@ -1,10 +1,11 @@
 /**
- * Guardrails and the spend envelope (docs/contract.md 3.3) on a real PostgreSQL with two server processes: the
- * account's guardrails are on before anyone sets them and every change is an event; raises reserve their increase
- * when recorded and exactly as many auto-apply as fit, whichever instance records them; a reservation ends when
- * its raise is rejected, fails or is demoted (and comes back when a person approves a demoted one) and becomes
- * used when it applies; a revert applies at once past the envelope and counts; past the ceiling nobody can
- * approve. The expiry path is in approvalExpiry.test.ts (with the test clock).
+ * Guardrails (docs/contract.md 3.3) on a real PostgreSQL with two server processes: the account's guardrails are
+ * on before anyone sets them and every change is an event; raises reserve their increase when recorded and
+ * exactly as many auto-apply as fit, whichever instance records them; a reservation ends when its raise is
+ * rejected, fails or is demoted (and comes back when a person approves a demoted one) and becomes used when it
+ * applies; a revert applies at once past the envelope and counts; past the ceiling nobody can approve; a raise
+ * inside a cooldown queues, naming the change that started it, an outside one too. The expiry path is in
+ * approvalExpiry.test.ts (with the test clock).
  */
 import { PolicyDocument } from "@acs/domain/Actions"
 import { DEFAULT_GUARDRAILS, Guardrails, type GuardrailsSettings } from "@acs/domain/Guardrails"
@@ -26,8 +27,14 @@ let next = 0
 
 const path = (rest: string) => `/accounts/${p.account.projectId}${rest}`
 
+/** Sets the guardrails: the defaults, without the evidence gate and cooldowns unless a test names them. */
 const putGuardrails = async (change: Partial<GuardrailsSettings>) => {
-  const answer = await p.as("person", "PUT", path("/guardrails"), { ...DEFAULT_GUARDRAILS, evidence: { minDays: 0, minInstalls: 0 }, ...change })
+  const answer = await p.as("person", "PUT", path("/guardrails"), {
+    ...DEFAULT_GUARDRAILS,
+    evidence: { minDays: 0, minInstalls: 0 },
+    cooldownHours: { bid: 0, budget: 0, status: 0 },
+    ...change
+  })
   expect(answer.status, answer.text).toBe(200)
   return Schema.decodeUnknownSync(Guardrails)(answer.body)
 }
@@ -51,6 +58,11 @@ const raise = (campaign: UpstreamCampaign, by: number, as: "person" | "key" = "p
     body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! + by, reason: "more reach" },
     ...(as === "person" ? { headers: { cookie } } : { key: BOOTSTRAP_KEY })
   })
+
+/** The campaign as the upstream holds it now. */
+const current = (campaign: UpstreamCampaign) => p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))
+
+const BIG_ENVELOPE = { maxDailyBudgetIncreaseMicros24h: 1_000_000_000_000, maxTotalDailyBudgetMicros: null }
 
 const startWorker = async () => {
   worker ??= await p.startTwin({ WORKER_CONCURRENCY: "2", WORKER_LEASE_MS: "1500" })
@@ -228,5 +240,53 @@ describe("the spend envelope", () => {
 
     await putGuardrails({ envelope: { maxDailyBudgetIncreaseMicros24h: 1_000_000_000_000, maxTotalDailyBudgetMicros: null } })
     expect((await p.as("approver", "POST", path(`/approvals/${past.actionId}/approve`))).status).toBe(200)
+  })
+})
+
+describe("cooldowns", () => {
+  it("holds a second raise of the same campaign inside the budget cooldown, naming the first and when it ends; a cut never waits", async () => {
+    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
+    const campaign = await freshCampaign()
+    await startWorker()
+    const first = proposalOf(await raise(campaign, 10_000))
+    expect(first.mode).toBe("auto_applied")
+    await p.settle(first.actionId, ["applied"])
+    const second = proposalOf(await raise(await current(campaign), 10_000))
+    expect(second.mode).toBe("queued")
+    expect(second.policyReasons[0]).toMatch(new RegExp(
+      `^cooldown: action ${first.actionId} changed the budget of the same entity at \\S+Z; another budget raise auto-applies only after \\S+Z \\(72-hour cooldown\\)$`
+    ))
+    expect(second.policyReasons.at(-1)).toMatch(/^would auto-apply: /)
+    const cut = proposalOf(await raise(await current(campaign), -10_000))
+    expect(cut.mode, "a cut is never held by a cooldown").toBe("auto_applied")
+    await p.settle(cut.actionId, ["applied"])
+    await stopWorker()
+    // Without a budget cooldown the same raise would auto-apply.
+    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 0, status: 0 } })
+    const preview = await p.as("person", "POST", `${path("/actions/budget-change")}?preview=true`, {
+      campaignId: campaign.campaignId,
+      newDailyBudgetMicros: (await current(campaign)).dailyBudgetMicros! + 10_000,
+      reason: "more reach"
+    })
+    expect(preview.body).toMatchObject({ mode: "auto_applied" })
+  })
+
+  it("starts a cooldown from a change made outside acs", async () => {
+    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
+    const campaign = await freshCampaign()
+    p.setBudgetOutsideAcs(campaign.campaignId, campaign.dailyBudgetMicros! + 20_000)
+    const { syncId } = await p.api("key", (client) => client.warehouse.startSync({ path: { projectId: p.account.projectId } }))
+    const outside = await waitFor(
+      `sync ${syncId} to record the outside change`,
+      () => p.sql<{ action_id: string }>(
+        "SELECT action_id FROM actions WHERE kind = 'external_change' AND project_id = $1 AND payload #>> '{entity,id}' = $2",
+        [p.account.projectId, campaign.campaignId]
+      ),
+      (rows) => rows.length > 0,
+      { intervalMs: 250 }
+    )
+    const raised = proposalOf(await raise(await current(campaign), 10_000))
+    expect(raised.mode).toBe("queued")
+    expect(raised.policyReasons[0]).toMatch(new RegExp(`^cooldown: an outside change ${outside[0]!.action_id} changed the budget of the same entity`))
   })
 })
