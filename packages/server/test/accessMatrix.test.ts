@@ -1031,6 +1031,7 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "createConnectionKeyPair",
   "updateSettings",
   "updateTargets",
+  "getGuardrails",
   "updateGuardrails",
   "resumeAutoApply",
   "updateBrief",
