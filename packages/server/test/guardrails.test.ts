@@ -290,3 +290,37 @@ describe("cooldowns", () => {
     expect(raised.policyReasons[0]).toMatch(new RegExp(`^cooldown: an outside change ${outside[0]!.action_id} changed the budget of the same entity`))
   })
 })
+
+describe("the circuit breaker", () => {
+  it("pauses the account's auto-apply after repeated upstream write failures, holds every change, and resumes when an admin clears it", async () => {
+    await putGuardrails({ envelope: BIG_ENVELOPE, circuitBreaker: { failures: 3, windowMinutes: 10 } })
+    const failing = [await freshCampaign(), await freshCampaign(), await freshCampaign()]
+    for (const campaign of failing) {
+      p.simulator.control.addFault({ kind: "status", status: 500, method: "PUT", path: `/campaigns/${campaign.campaignId}$`, times: 1 })
+    }
+    const cuts = await Promise.all(failing.map(async (campaign) => proposalOf(await raise(campaign, -10_000))))
+    expect(cuts.map((cut) => cut.mode)).toEqual(["auto_applied", "auto_applied", "auto_applied"])
+    await startWorker()
+    for (const cut of cuts) expect((await p.settle(cut.actionId, ["applied", "failed"])).status).toBe("failed")
+    await stopWorker()
+
+    const paused = Schema.decodeUnknownSync(Guardrails)((await p.as("key", "GET", path("/guardrails"))).body).autoApplyPaused
+    // Counted under the account's lock: it opens at the third failure in the window (an earlier test's failure included).
+    expect(paused?.reason).toBe("3 upstream write failures in 10 minutes")
+    const event = await waitFor("the account.paused event", async () =>
+      (await p.as("key", "GET", `/events?type=account.paused&projectId=${p.account.projectId}`)).body as { events: ReadonlyArray<unknown> },
+      (page) => page.events.length > 0)
+    expect(event.events[0]).toMatchObject({ data: { guardrails: { autoApplyPaused: paused }, by: "circuit breaker" } })
+
+    const held = proposalOf(await raise(await current(failing[0]!), -10_000))
+    expect(held.mode).toBe("queued")
+    expect(held.policyReasons[0]).toMatch(/^circuit breaker: auto-apply of this account is paused since .* \(3 upstream write failures in 10 minutes\)/)
+    expect((await p.as("key", "DELETE", path("/guardrails/pause"))).status, "an admin key of the bootstrap clears it").toBe(200)
+    await waitFor("the account.resumed event", async () =>
+      (await p.as("key", "GET", `/events?type=account.resumed&projectId=${p.account.projectId}`)).body as { events: ReadonlyArray<unknown> },
+      (page) => page.events.length > 0)
+    const resumed = proposalOf(await raise(await current(failing[1]!), -10_000))
+    expect(resumed.mode).toBe("auto_applied")
+    await p.as("approver", "POST", path(`/approvals/${held.actionId}/reject`), {})
+  })
+})

@@ -1,11 +1,13 @@
 /**
  * An account's guardrails (docs/contract.md 3.3), the owner of the `guardrails` table: what an admin set (else the
- * defaults, which are on) and whether the circuit breaker paused the account's auto-apply. Every change is an
+ * defaults, which are on) and whether the circuit breaker paused the account's auto-apply (`tripCircuitBreaker`,
+ * run by the apply worker when an upstream write fails). Every change is an
  * event (`guardrails.changed`, `account.paused`, `account.resumed`) written in its transaction. The proposal path
  * reads them on every proposal: cached, dropped on every instance when the row changes (db/Invalidation.ts,
  * migration 0031). The envelope's numbers are read under the account's lock from the table itself
  * (`acs_account_envelope`), never from the cache.
  */
+import type { Failure } from "@acs/domain/Actions"
 import { DEFAULT_GUARDRAILS, type Guardrails as Document, GuardrailsSettings } from "@acs/domain/Guardrails"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
@@ -13,6 +15,7 @@ import type { Granted } from "../auth/Access.ts"
 import { Invalidation } from "../db/Invalidation.ts"
 import { decodeRows } from "../db/Rows.ts"
 import { writeEvent } from "../events/Outbox.ts"
+import { lockAccount } from "./AutoApplyWindow.ts"
 
 const GuardrailsRow = Schema.Struct({
   settings: Schema.NullOr(GuardrailsSettings),
@@ -42,6 +45,51 @@ export const readGuardrails = (sql: SqlClient.SqlClient, projectId: string) =>
     Effect.flatMap(decodeGuardrails),
     Effect.map((rows) => toDocument(rows[0]))
   )
+
+/**
+ * Whether a failure counts toward the circuit breaker: a write step failed, the upstream answered it with an
+ * error (its request id), or the connection failed, not a re-check or a drift.
+ */
+export const isUpstreamWriteFailure = (failure: Failure): boolean =>
+  failure.stepName !== null || failure.upstreamRequestId !== null || failure.message.startsWith("connection_error:")
+
+/**
+ * The circuit breaker (docs/contract.md 3.3), in the transaction that failed an action: when the account's upstream
+ * write failures within the window reach the threshold (the account's guardrails, else the defaults), its
+ * auto-apply pauses, with an `account.paused` event. A paused account stays paused (and keeps its first reason)
+ * until an admin resumes it. Answers whether it paused now.
+ */
+export const tripCircuitBreaker = (sql: SqlClient.SqlClient, projectId: string) =>
+  Effect.gen(function*() {
+    const { failures, windowMinutes } = DEFAULT_GUARDRAILS.circuitBreaker
+    // Under the account's lock, failures committing together count each other: the count below is read after it.
+    yield* lockAccount(projectId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    const rows = yield* sql`
+      WITH limits AS (
+        SELECT COALESCE((g.settings #>> '{circuitBreaker,failures}')::int, ${failures}) AS failures,
+          COALESCE((g.settings #>> '{circuitBreaker,windowMinutes}')::int, ${windowMinutes}) AS window_minutes
+        FROM (SELECT 1) one LEFT JOIN guardrails g ON g.project_id = ${projectId}),
+      failing AS (
+        SELECT count(a.action_id) AS n, limits.failures, limits.window_minutes
+        FROM limits LEFT JOIN actions a ON a.project_id = ${projectId} AND a.status = 'failed'
+          AND a.updated_at > clock_timestamp() - make_interval(mins => limits.window_minutes)
+          AND (a.failure ->> 'stepName' IS NOT NULL OR a.failure ->> 'upstreamRequestId' IS NOT NULL
+            OR starts_with(a.failure ->> 'message', 'connection_error:'))
+        GROUP BY limits.failures, limits.window_minutes)
+      INSERT INTO guardrails (project_id, paused_reason, paused_since)
+      SELECT ${projectId}, format('%s upstream write failures in %s minutes', n, window_minutes), now()
+      FROM failing WHERE n >= failures
+      ON CONFLICT (project_id) DO UPDATE SET paused_reason = EXCLUDED.paused_reason, paused_since = EXCLUDED.paused_since
+        WHERE guardrails.paused_since IS NULL
+      RETURNING ${sql.unsafe(COLUMNS)}, (SELECT org_id FROM accounts WHERE project_id = ${projectId}) AS org_id`.pipe(Effect.orDie)
+    const row = rows[0]
+    if (row === undefined) return false
+    const [paused] = yield* decodeGuardrails(rows)
+    const { orgId } = yield* Schema.decodeUnknown(Schema.Struct({ orgId: Schema.String }))(row).pipe(Effect.orDie)
+    yield* writeEvent(sql, { orgId, projectId, type: "account.paused", data: { guardrails: toDocument(paused), by: "circuit breaker" } })
+    yield* Effect.logWarning("auto-apply paused by the circuit breaker").pipe(Effect.annotateLogs({ projectId, reason: paused?.pausedReason }))
+    return true
+  })
 
 const by = (grant: Granted<"updateGuardrails" | "resumeAutoApply">) => `${grant.principal.kind}:${grant.principal.id}`
 

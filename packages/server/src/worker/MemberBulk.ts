@@ -11,6 +11,7 @@
  */
 import type { ActionRecord, ActionStatus, Failure } from "@acs/domain/Actions"
 import type { UpstreamFailure } from "@acs/upstream/Upstream"
+import { isUpstreamWriteFailure, tripCircuitBreaker } from "../policy/Guardrails.ts"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import type { Connections } from "../accounts/Connections.ts"
@@ -96,6 +97,8 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
         const ends = members.map(({ failure, start }) => ({ actionId: start.action.actionId, run: start.run, outcome: { error: failure.message } satisfies StepEnd }))
         yield* firstStepEnds(sql, ends, sql`true`)
         for (const { failure, start } of members) yield* transitions.fail(start.action.actionId, failure)
+        const tripping = members.find(({ failure }) => isUpstreamWriteFailure(failure))
+        if (tripping !== undefined) yield* tripCircuitBreaker(sql, tripping.start.action.projectId)
       })
     )
 

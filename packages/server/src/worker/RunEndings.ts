@@ -1,6 +1,6 @@
 /**
  * The ends of a run that are not an apply: the action failed (and, when the upstream refused the role, its
- * account marked read-only) or demoted to wait for a person, each in one transaction with the job's deletion.
+ * account marked read-only; when an upstream write failed, the circuit breaker counts it) or demoted to wait for a person, each in one transaction with the job's deletion.
  */
 import type { ActionRecord, Failure } from "@acs/domain/Actions"
 import type { UpstreamClient } from "@acs/upstream/Upstream"
@@ -12,6 +12,7 @@ import { describeOutsideChange } from "../actions/outside/OutsideChangeText.ts"
 import { outsideChangesTo } from "../actions/outside/OutsideChanges.ts"
 import { touchedEntities } from "../actions/outside/TouchedEntities.ts"
 import type { Transitions } from "../actions/pipeline/Transitions.ts"
+import { isUpstreamWriteFailure, tripCircuitBreaker } from "../policy/Guardrails.ts"
 import { type Lease, settled } from "./Lease.ts"
 
 export const makeRunEndings = (sql: SqlClient.SqlClient, transitions: Transitions) => {
@@ -26,7 +27,8 @@ export const makeRunEndings = (sql: SqlClient.SqlClient, transitions: Transition
       Effect.all([
         // A failed compensation frees its original (inside `fail`).
         transitions.fail(action.actionId, failure),
-        options.readOnly === true ? markReadOnly(sql, action.projectId) : Effect.void
+        options.readOnly === true ? markReadOnly(sql, action.projectId) : Effect.void,
+        isUpstreamWriteFailure(failure) ? tripCircuitBreaker(sql, action.projectId) : Effect.void
       ], { discard: true })
     ).pipe(Effect.tap(() => Effect.logWarning("action failed").pipe(Effect.annotateLogs({ actionId: action.actionId, ...failure }))))
 
