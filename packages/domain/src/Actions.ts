@@ -39,6 +39,9 @@ export const Actor = Schema.Struct({
 }).annotations({ identifier: "Actor" })
 export type Actor = typeof Actor.Type
 
+export const Approval = Schema.Struct({ by: Actor, at: Schema.String }).annotations({ identifier: "Approval" })
+export type Approval = typeof Approval.Type
+
 export const Failure = Schema.Struct({
   step: Schema.NullOr(Schema.Int).annotations({ description: "1-based step of a composite that failed; null otherwise" }),
   stepName: Schema.NullOr(Schema.String),
@@ -107,6 +110,9 @@ export const ActionRecord = Schema.Struct({
   proposedBy: Actor,
   decidedBy: Schema.NullOr(Actor),
   decisionReason: Schema.NullOr(Schema.String),
+  approvals: Schema.Array(Approval).annotations({
+    description: "Who approved it and when; a high-risk change (docs/contract.md 3.3) stays queued after the first of two"
+  }),
   created_at: Schema.String.annotations({ description: "ISO 8601 with microseconds; the ledger orders by it" }),
   decidedAt: Schema.NullOr(Schema.String),
   appliedAt: Schema.NullOr(Schema.String),

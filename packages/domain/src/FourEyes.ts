@@ -89,6 +89,22 @@ export const mayApprove = (rule: FourEyesRule, approver: Party, proposer: Party)
 }
 
 /**
+ * The second approval of a high-risk change (docs/contract.md 3.3): it must come from another person than the
+ * first, roots compared (two keys of one person, or the person and their key, are one).
+ */
+export const maySecondApprove = (first: Party, approver: Party): { readonly allowed: boolean; readonly reason: string } => {
+  const earlier = rootOf(first)
+  const mine = rootOf(approver)
+  return earlier !== undefined && mine !== undefined && sameRoot(earlier, mine)
+    ? {
+      allowed: false,
+      reason: `two people: ${described(earlier)} approved this high-risk change already; the second approval must come ` +
+        "from another person"
+    }
+    : { allowed: true, reason: `two people: the second approval, after ${first.kind} "${first.name}"` }
+}
+
+/**
  * The rule an org had under the earlier boolean setting: `requireSecondApprover: true` was the chain-proof
  * rule, now `distinct_person`; `false` is `off`.
  */

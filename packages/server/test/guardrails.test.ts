@@ -7,10 +7,14 @@
  * inside a cooldown queues, naming the change that started it, an outside one too. The expiry path is in
  * approvalExpiry.test.ts (with the test clock).
  */
+import { AcsClient } from "@acs/domain/AcsClient"
 import { PolicyDocument } from "@acs/domain/Actions"
 import { DEFAULT_GUARDRAILS, Guardrails, type GuardrailsSettings } from "@acs/domain/Guardrails"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
-import { Schema } from "effect"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Effect, Exit, ManagedRuntime, Option, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, proposalOf, startPipeline, validationFailureOf } from "./support/pipeline.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD } from "./support/pipeline.ts"
@@ -322,5 +326,61 @@ describe("the circuit breaker", () => {
     const resumed = proposalOf(await raise(await current(failing[1]!), -10_000))
     expect(resumed.mode).toBe("auto_applied")
     await p.as("approver", "POST", path(`/approvals/${held.actionId}/reject`), {})
+  })
+})
+
+/** An approval over MCP with the second approver's key: the tool's result as the API's JSON. */
+const mcpApprove = async (actionId: string) => {
+  const client = new Client({ name: "two people", version: "1" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${p.server.baseUrl}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${await p.approverKey()}` } }
+  }))
+  try {
+    const result = (await client.callTool({ name: "platform_approve_action", arguments: { projectId: p.account.projectId, actionId } })) as CallToolResult
+    return { isError: result.isError === true, body: JSON.parse((result.content[0] as { type: "text"; text: string }).text) as unknown }
+  } finally {
+    await client.close()
+  }
+}
+
+/** An approval over RPC with the second approver's key: its failure, or undefined. */
+const rpcApprove = async (actionId: string) => {
+  const runtime = ManagedRuntime.make(AcsClient.layer({ url: p.server.baseUrl, key: await p.approverKey() }))
+  try {
+    const exit = await runtime.runPromiseExit(Effect.flatMap(AcsClient, (client) =>
+      client.approveAction({ path: { projectId: p.account.projectId, actionId } })))
+    return Exit.isSuccess(exit) ? undefined : Option.getOrUndefined(Cause.failureOption(exit.cause))
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+describe("two people for high risk", () => {
+  it("keeps a budget raise past the line queued after one approval (MCP), refuses the same approver again (RPC, REST), applies after another's", async () => {
+    await putGuardrails({ envelope: BIG_ENVELOPE, highRisk: { budgetIncreasePct: 25, removals: 10, enableCampaign: true } })
+    const campaign = await freshCampaign()
+    const by = Math.round(campaign.dailyBudgetMicros! * 0.26 / 10_000) * 10_000
+    const below = proposalOf(await raise(campaign, Math.round(campaign.dailyBudgetMicros! * 0.2 / 10_000) * 10_000, "key"))
+    expect(below.riskTier).not.toBe("high")
+    expect(below.policyReasons.join(" ")).not.toMatch(/two people/)
+    await p.as("approver", "POST", path(`/approvals/${below.actionId}/reject`), {})
+
+    const raised = proposalOf(await raise(campaign, by, "key"))
+    expect(raised).toMatchObject({ mode: "queued", riskTier: "high" })
+    expect(raised.policyReasons).toContainEqual(expect.stringMatching(/^two people: a budget raise of 2[67]\.\d% is past the 25% high-risk line$/))
+
+    const first = await mcpApprove(raised.actionId)
+    expect(first.isError).toBe(false)
+    expect(first.body).toMatchObject({ status: "proposed", approvals: [{ by: { kind: "key", id: "key_second_approver" } }] })
+    expect(await rpcApprove(raised.actionId)).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
+    const again = await p.as("approver", "POST", path(`/approvals/${raised.actionId}/approve`))
+    expect([again.status, errorCode(again)]).toEqual([403, "forbidden_scope"])
+    expect(again.body).toMatchObject({ error: { required_grant: "second_approver", message: expect.stringMatching(/^two people: .* another person$/) } })
+
+    const second = await p.as("person", "POST", path(`/approvals/${raised.actionId}/approve`))
+    expect(second.status, second.text).toBe(200)
+    const approved = await p.action(raised.actionId)
+    expect(approved.status).toBe("approved")
+    expect(approved.approvals.map((a) => a.by.kind)).toEqual(["key", "person"])
   })
 })

@@ -33,6 +33,8 @@ export interface PolicyInput {
   readonly autoApplyPaused: AutoApplyPause | null
   /** The reason a cooldown holds the change (policy/Cooldown.ts), or null. */
   readonly cooldown: string | null
+  /** Why the change needs two people (policy/HighRisk.ts), or null: it never auto-applies. */
+  readonly highRisk: string | null
   /** `high` kinds always need review (docs/contract.md 3, reason 4). */
   readonly reviewTier: Exclude<RiskTier, "safe">
   readonly verdict: Verdict
@@ -54,20 +56,21 @@ export const decide = (input: PolicyInput): Decision => {
   if (input.autoApplyPaused !== null) held.push(pausedReason(input.autoApplyPaused))
   if (input.autoAppliesLast24h >= AUTO_APPLY_LIMIT_PER_24H) held.push(dailyCapReason(input.autoAppliesLast24h))
   if (input.cooldown !== null) held.push(input.cooldown)
+  if (input.highRisk !== null) held.push(input.highRisk)
   if (input.reviewTier === "high") held.push(`always review: ${input.verdict.rule}`)
   else if (!input.verdict.clears) held.push(`outside the auto-apply set: ${input.verdict.rule}`)
   if (input.proposedBy === "key") held.push("proposed with an API key: every key-proposed change queues for review")
-  const riskTier: RiskTier = input.reviewTier === "high" ? "high" : input.verdict.clears ? "safe" : "review"
+  const riskTier: RiskTier = input.reviewTier === "high" || input.highRisk !== null ? "high" : input.verdict.clears ? "safe" : "review"
   if (held.length > 0) {
     // A safe change held only by circumstance still says which rule would have cleared it.
-    const wouldClear = input.verdict.clears && input.reviewTier !== "high" ? [`would auto-apply: ${input.verdict.rule}`] : []
+    const wouldClear = input.verdict.clears && riskTier !== "high" ? [`would auto-apply: ${input.verdict.rule}`] : []
     return { mode: "queued", riskTier, reasons: [...held, ...wouldClear] }
   }
   return { mode: "auto_applied", riskTier, reasons: [`auto-apply: ${input.verdict.rule}`] }
 }
 
 /** Reasons checked again by the apply worker for an auto-applied action (docs/contract.md 3: "conditions changed"). */
-export const stillClears = (input: Omit<PolicyInput, "proposedBy" | "autoAppliesLast24h" | "cooldown">): ReadonlyArray<string> => {
+export const stillClears = (input: Omit<PolicyInput, "proposedBy" | "autoAppliesLast24h" | "cooldown" | "highRisk">): ReadonlyArray<string> => {
   const reasons: Array<string> = []
   if (input.autoApplyPaused !== null) reasons.push(`demoted at apply: ${pausedReason(input.autoApplyPaused)}`)
   if (!input.killSwitchOn) reasons.push("demoted at apply: the kill switch platformAutoApply was turned off after proposal")

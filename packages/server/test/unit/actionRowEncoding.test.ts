@@ -35,6 +35,7 @@ const base: RawActionRow = {
   proposed_by: { kind: "key", id: "key_1", name: "bench" },
   decided_by: null,
   decision_reason: null,
+  approvals: [],
   created_at_iso: "2026-11-25T10:00:00.123456Z",
   decided_at_iso: null,
   applied_at_iso: null,
@@ -57,6 +58,10 @@ describe("toEncodedRecord", () => {
         proposed_by: { kind: "key", id: "key_1", name: "agent", root: { kind: "person", id: "psn_1", name: "Ann", extra: 1 } } as unknown as RawActionRow["proposed_by"],
         decided_by: { kind: "person", id: "psn_1", name: "Ann", extra_field: "dropped", root: { kind: "person", id: "psn_1", name: "Ann" } } as unknown as RawActionRow["decided_by"],
         decision_reason: "ok",
+        approvals: [
+          { by: { kind: "person", id: "psn_2", name: "Bo", extra: 1 }, at: "2026-11-25T10:00:00.500Z" },
+          { by: { kind: "person", id: "psn_1", name: "Ann", root: { kind: "person", id: "psn_1", name: "Ann" } }, at: "2026-11-25T10:00:01.000Z" }
+        ] as unknown as RawActionRow["approvals"],
         decided_at_iso: "2026-11-25T10:00:01.000000Z",
         applied_at_iso: "2026-11-25T10:00:02.000000Z",
         revert_of: "act_0",

@@ -176,6 +176,7 @@ describe("ad-group kinds that never auto-apply", () => {
         accountStatus: "active",
         autoApplyPaused: null,
         cooldown: null,
+        highRisk: null,
         autoAppliesLast24h: 0,
         reviewTier: kind.reviewTier,
         verdict: verdict(kind, payload)

@@ -20,6 +20,7 @@ const base: PolicyInput = {
   accountStatus: "active",
   autoApplyPaused: null,
   cooldown: null,
+  highRisk: null,
   autoAppliesLast24h: 0,
   reviewTier: "review",
   verdict: clearing

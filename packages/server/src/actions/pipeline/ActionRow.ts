@@ -2,7 +2,7 @@
  * An `actions` row as read back from Postgres, declared once (docs/decisions/architecture.md "One owner per table"):
  * its select list and its raw snake-case form derive from it. The record the API shows is made from it.
  */
-import { type ActionRecord, ActionStatus, Actor, Failure, Mode, RiskTier } from "@acs/domain/Actions"
+import { type ActionRecord, ActionStatus, Actor, Approval, Failure, Mode, RiskTier } from "@acs/domain/Actions"
 import { ActionKind } from "@acs/domain/ProposalKinds"
 import type { SqlClient } from "@effect/sql"
 import { Schema, String as Str } from "effect"
@@ -27,6 +27,7 @@ export const ActionRow = Schema.Struct({
   proposedBy: Actor,
   decidedBy: Schema.NullOr(Actor),
   decisionReason: Schema.NullOr(Schema.String),
+  approvals: Schema.Array(Approval),
   /** Timestamps as ISO strings with microseconds (`iso` below). */
   createdAtIso: Schema.String,
   decidedAtIso: Schema.NullOr(Schema.String),
@@ -77,6 +78,7 @@ export const toRecord = (row: ActionRow): ActionRecord => ({
   proposedBy: row.proposedBy,
   decidedBy: row.decidedBy,
   decisionReason: row.decisionReason,
+  approvals: row.approvals,
   created_at: row.createdAtIso,
   decidedAt: row.decidedAtIso,
   appliedAt: row.appliedAtIso,
@@ -182,6 +184,10 @@ export const toEncodedRecord = (row: RawActionRow): ActionRecord => {
     proposedBy: actor(row.proposed_by),
     decidedBy: row.decided_by === null ? null : actor(row.decided_by),
     decisionReason: row.decision_reason,
+    approvals: (row.approvals as ReadonlyArray<{ readonly by: unknown; readonly at: string }>).map((approval) => ({
+      by: actor(approval.by),
+      at: approval.at
+    })),
     created_at: row.created_at_iso,
     decidedAt: row.decided_at_iso,
     appliedAt: row.applied_at_iso,

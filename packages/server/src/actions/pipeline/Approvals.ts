@@ -7,11 +7,12 @@
  * kind's local validation against the warehouse at once: 422 `validation_failed` (and the action stays
  * queued) when the account changed so that it no longer holds, instead of failing later at apply; likewise a
  * raise of daily budgets past the account's ceiling (docs/contract.md 3.3), checked under the account's lock so
- * that two approvals on two instances cannot both pass it.
+ * that two approvals on two instances cannot both pass it. A high-risk change needs two people: the first
+ * approval is recorded and the action stays queued; the second must come from another person.
  */
 import type { ActionRecord } from "@acs/domain/Actions"
 import { Conflict, ForbiddenScope, NotFound, ValidationFailed } from "@acs/domain/Errors"
-import { type Party, mayApprove } from "@acs/domain/FourEyes"
+import { type Party, mayApprove, maySecondApprove } from "@acs/domain/FourEyes"
 import type { Principal } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Schema } from "effect"
@@ -20,6 +21,8 @@ import type { Granted } from "../../auth/Access.ts"
 import { TestDatabase } from "../../db/TestDatabase.ts"
 import { accountEnvelope, lockAccount } from "../../policy/AutoApplyWindow.ts"
 import { envelopeReasons, RAISING_KINDS } from "../../policy/Envelope.ts"
+import { Guardrails } from "../../policy/Guardrails.ts"
+import { highRiskReason } from "../../policy/HighRisk.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
 import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
@@ -41,6 +44,7 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
     const signal = yield* WorkerSignal
     const settings = yield* OrgSettings
     const expiry = yield* ApprovalExpiry
+    const guardrails = yield* Guardrails
 
     /** The kind's local validation, against the warehouse as it is now (the apply worker checks it again). */
     const revalidate = (account: AccountRecord, action: ActionRecord) =>
@@ -105,8 +109,21 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
           yield* requireMayApprove(grant.principal, action.proposedBy)
           yield* revalidate(grant.account, action)
           yield* requireUnderCeiling(grant.account, action)
+          const by = actorOf(grant.principal)
+          // Two people for high risk, by the account's guardrails now: the first approval is recorded, the
+          // action stays queued for a second from another person.
+          const twoPeople = highRiskReason(action.kind, action.payload, (yield* guardrails.read(projectId)).highRisk)
+          if (twoPeople !== null) {
+            const first = action.approvals[0]
+            if (first === undefined) {
+              yield* transitions.recordFirstApproval(actionId, by)
+              return (yield* ledger.find(projectId, actionId))!
+            }
+            const second = maySecondApprove(first.by, grant.principal)
+            if (!second.allowed) return yield* new ForbiddenScope({ message: second.reason, required_grant: "second_approver" })
+          }
           // The row is locked and proposed, so the guarded transition happens.
-          yield* transitions.approve(actionId, actorOf(grant.principal))
+          yield* transitions.approve(actionId, by)
           yield* jobs.enqueue(actionId, projectId)
           // The answer is the action as approved: read before the commit, since a woken worker may apply it (or
           // fail it) before a read after the commit.
@@ -135,7 +152,7 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
     return { approve, reject } as const
   }),
   // WorkerSignal (one per instance, shared with the workers) comes from the application layer.
-  dependencies: [OrgSettings.Default, Ledger.Default, Transitions.Default, Jobs.Default, ApprovalExpiry.Default]
+  dependencies: [OrgSettings.Default, Guardrails.Default, Ledger.Default, Transitions.Default, Jobs.Default, ApprovalExpiry.Default]
 }) {
   /** Over the embedded test database (db/TestDatabase.ts), with the worker's wake-up it signals, for in-process tests. */
   static readonly Test = Approvals.Default.pipe(Layer.provideMerge(WorkerSignal.Default), Layer.provideMerge(TestDatabase))

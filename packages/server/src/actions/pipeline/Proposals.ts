@@ -28,6 +28,7 @@ import { envelopeReasons, RAISING_KINDS } from "../../policy/Envelope.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, type Decision, dailyCapReason, decide } from "../../policy/Policy.ts"
 import { COOLDOWN_FAMILIES, cooldownReason, lastChangeWithin, raisesSpend } from "../../policy/Cooldown.ts"
 import { Guardrails } from "../../policy/Guardrails.ts"
+import { highRiskReason } from "../../policy/HighRisk.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { Idempotency, type StoredAnswer } from "./Idempotency.ts"
@@ -205,6 +206,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             accountStatus: account.status,
             autoApplyPaused: rails.autoApplyPaused,
             cooldown,
+            highRisk: highRiskReason(kind.kind, prepared.right.payload, rails.highRisk),
             autoAppliesLast24h: used,
             reviewTier: kind.reviewTier,
             verdict

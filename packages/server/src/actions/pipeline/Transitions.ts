@@ -403,14 +403,29 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         ? Effect.succeed(true)
         : Effect.as(settleOriginal(actionId, end), true)
 
+    /** `approvals` with one more: who, and when (ISO, milliseconds). */
+    const withApproval = (by: Actor) =>
+      sql`approvals || jsonb_build_array(jsonb_build_object('by', ${json(by)}::jsonb,
+        'at', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`
+
     /** proposed -> approved; a new apply run begins. */
     const approve = (actionId: string, by: Actor) =>
       transition(
         sql`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
-            updated_at = clock_timestamp(), apply_run = apply_run + 1
+            approvals = ${withApproval(by)}, updated_at = clock_timestamp(), apply_run = apply_run + 1
           WHERE action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
         "action.approved"
       ).pipe(Effect.withSpan("Transitions.approve"))
+
+    /**
+     * The first of a high-risk change's two approvals (docs/contract.md 3.3): recorded, the action stays proposed
+     * for the second. True when it was recorded (the row was proposed, with no approval yet).
+     */
+    const recordFirstApproval = (actionId: string, by: Actor) =>
+      happened(sql`UPDATE actions SET approvals = ${withApproval(by)}, updated_at = clock_timestamp()
+        WHERE action_id = ${actionId} AND status = 'proposed' AND approvals = '[]'::jsonb RETURNING action_id`).pipe(
+        Effect.withSpan("Transitions.recordFirstApproval")
+      )
 
     /** proposed -> rejected (a decision or a withdrawal). */
     const reject = (actionId: string, by: Actor, reason: string | undefined) =>
@@ -596,6 +611,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       markApplied,
       fail,
       demote,
+      recordFirstApproval,
       linkRevert,
       linkReverts,
       settleOriginal,

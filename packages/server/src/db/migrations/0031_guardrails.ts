@@ -9,6 +9,8 @@
  *   reserves its delta while the row is proposed, approved or applying (a demoted row once approved again); an applied row's
  *   delta is used for 24 hours from `applied_at`. Both sums have a partial index, read under the account's lock
  *   by `acs_lock_account_window` (now with the proposal's raise) through `acs_account_envelope`.
+ * - `actions.approvals`: who approved and when (`[{by, at}]`); a high-risk change stays `proposed` after the first
+ *   of its two approvals.
  * - `actions.cooldown_keys`: the cooldown families and entities the row changes (`acs_cooldown_keys`), outside
  *   changes included; a raise looks for an applied row sharing a key within its family's cooldown.
  */
@@ -35,7 +37,8 @@ export default Effect.gen(function*() {
   yield* sql`
     ALTER TABLE actions ADD COLUMN budget_delta_micros numeric NOT NULL
       GENERATED ALWAYS AS (acs_budget_delta(kind, payload)) STORED,
-    ADD COLUMN cooldown_keys text[] NOT NULL GENERATED ALWAYS AS (acs_cooldown_keys(kind, payload)) STORED`
+    ADD COLUMN cooldown_keys text[] NOT NULL GENERATED ALWAYS AS (acs_cooldown_keys(kind, payload)) STORED,
+    ADD COLUMN approvals jsonb NOT NULL DEFAULT '[]'`
   yield* sql`
     CREATE INDEX actions_budget_reserved ON actions (project_id)
     WHERE budget_delta_micros > 0 AND status IN ('proposed', 'approved', 'applying')`
