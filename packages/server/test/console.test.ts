@@ -393,6 +393,26 @@ describe("the console", () => {
     const banner = page.getByRole("alert").filter({ hasText: "Auto-apply is paused for this account" })
     await banner.getByText(reason, { exact: false }).waitFor({ timeout: WAIT_MS })
     await expectAccessible("policy page with auto-apply paused")
+
+    // An approver reads the same, with neither the form nor the button: changing guardrails is an admin's.
+    const approver = await p.api("person", (client) =>
+      client.people.createPerson({ payload: { email: "gale@console.example", name: "Gale Approver", role: "approver" } })
+    )
+    const other = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    const reader = await other.newPage()
+    await reader.goto(p.server.baseUrl)
+    await reader.getByLabel("Email").fill("gale@console.example")
+    await reader.getByLabel("Password").fill(approver.password ?? "")
+    await reader.getByRole("button", { name: "Sign in" }).click()
+    await reader.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+    await reader.goto(`${p.server.baseUrl}/#/policy/${projectId}`)
+    await reader.getByRole("alert").filter({ hasText: "Auto-apply is paused for this account" }).waitFor({ timeout: WAIT_MS })
+    const readOnly = reader.getByRole("region", { name: "Guardrails", exact: true })
+    await readOnly.getByRole("cell", { name: "$25.00 (set by an admin)" }).waitFor({ timeout: WAIT_MS })
+    expect(await reader.getByRole("button", { name: "Resume auto-apply…" }).count()).toBe(0)
+    expect(await reader.getByRole("form", { name: "Change the guardrails" }).count()).toBe(0)
+    await other.close()
+
     await page.getByRole("button", { name: "Resume auto-apply…" }).click()
     const dialog = page.getByRole("dialog", { name: "Resume auto-apply for this account?" })
     await dialog.getByText(reason, { exact: false }).waitFor({ timeout: WAIT_MS })
