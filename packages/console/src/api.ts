@@ -7,7 +7,7 @@
  */
 import { Api } from "@acs/domain/Api"
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Effect, Either } from "effect"
+import { Effect, Either, ParseResult } from "effect"
 
 const UNSAFE: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
@@ -83,7 +83,22 @@ const extrasOf = (body: Record<string, unknown>): Pick<ApiFailure, "requiredGran
   }
 }
 
+/**
+ * The typed client checks a payload against the declaration before sending it, so input the server would refuse
+ * with 400 is refused here: said as the server says it, `field: problem` for each field at fault.
+ */
+const unsent = (error: ParseResult.ParseError): ApiFailure => {
+  const byField = new Map<string, Array<string>>()
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
+    const field = issue.path.length === 0 ? "body" : issue.path.map(String).join(".")
+    byField.set(field, [...byField.get(field) ?? [], issue.message])
+  }
+  const fields = [...byField].map(([field, messages]) => `${field}: ${messages.join(" or ")}`)
+  return { code: "invalid_request", message: `invalid request: ${fields.join("; ")}` }
+}
+
 export const toFailure = (error: unknown): ApiFailure => {
+  if (ParseResult.isParseError(error)) return unsent(error)
   if (isRecord(error) && isRecord(error["error"])) {
     const body = error["error"]
     const details = Array.isArray(body["validation_errors"]) ? `: ${body["validation_errors"].join("; ")}` : ""

@@ -3,12 +3,14 @@
  * against the real server, the simulator and PostgreSQL. A person signs in, finds a key's proposal in the
  * queue with its diff and reasons, approves it and sees it applied without a reload, reverts it from the
  * ledger, creates a key whose secret is shown once, engages the kill switch, cannot approve their own
- * proposal, rejects with a reason, manages people, sets targets and proposes a plan item after its preview, sees an outside change in the ledger, and changes their password, which
+ * proposal, rejects with a reason, manages people, sets targets and proposes a plan item after its preview, sets the account's
+ * guardrails and resumes auto-apply the circuit breaker paused, sees an outside change in the ledger, and changes their password, which
  * ends their other sessions. Every page has no serious or critical axe-core violation, at 1280 px and at
  * phone width. The run writes the README's screenshots (docs/console-*.png).
  */
 import * as Path from "node:path"
-import { ExternalChangePayload, ProposalPreview } from "@acs/domain/Actions"
+import { ExternalChangePayload, PolicyDocument, ProposalPreview } from "@acs/domain/Actions"
+import { Guardrails } from "@acs/domain/Guardrails"
 import { Schema } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -320,6 +322,105 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Save expiry" }).click()
     await page.getByRole("status").filter({ hasText: "Settings saved." }).waitFor({ timeout: WAIT_MS })
     expect((await p.as("key", "GET", "/settings")).body).toMatchObject({ approvalTtlHours: 48, platformAutoApply: false })
+  })
+
+  it("shows the account's guardrails on, sets an envelope and a ceiling, and resumes auto-apply the circuit breaker paused", async () => {
+    const projectId = p.account.projectId
+    const guardrailsOf = async () => {
+      const answer = await p.as("key", "GET", `/accounts/${projectId}/guardrails`)
+      expect(answer.status, answer.text).toBe(200)
+      return Schema.decodeUnknownSync(Guardrails)(answer.body)
+    }
+    const policyOf = async () => {
+      const answer = await p.as("key", "GET", `/accounts/${projectId}/policy`)
+      expect(answer.status, answer.text).toBe(200)
+      return Schema.decodeUnknownSync(PolicyDocument)(answer.body)
+    }
+    const guardrailsCard = page.getByRole("region", { name: "Guardrails", exact: true })
+    const row = (header: string) => guardrailsCard.getByRole("row").filter({ has: page.getByRole("rowheader", { name: header, exact: true }) })
+
+    // Nobody set them: the defaults, on, with the envelope's numbers in dollars.
+    await goTo(`#/policy/${projectId}`, "Policy and settings")
+    const before = await policyOf()
+    expect(before.guardrails.isDefault).toBe(true)
+    await guardrailsCard.getByText("defaults, on", { exact: true }).waitFor({ timeout: WAIT_MS })
+    await row("24-hour envelope").getByRole("cell", { name: `${usd(before.envelope.maxIncrease24h)} (the default: 20 % of the total daily budget 24 hours ago)` })
+      .waitFor({ timeout: WAIT_MS })
+    await row("Total daily budget now").getByRole("cell", { name: usd(before.envelope.totalDailyBudget) }).waitFor({ timeout: WAIT_MS })
+    await row("Ceiling of the total daily budget").getByRole("cell", { name: "No ceiling set" }).waitFor({ timeout: WAIT_MS })
+    await row("Cooldown on the same entity").getByRole("cell", { name: "bid 72 h, budget 72 h, status none" }).waitFor({ timeout: WAIT_MS })
+    await row("Two people approve").getByRole("cell", { name: /^a budget raise past 25 %; removing 10 or more entities; enabling a campaign$/ })
+      .waitFor({ timeout: WAIT_MS })
+    await expectAccessible("policy page with the default guardrails")
+
+    // The admin sets a 24-hour envelope of $25 and a ceiling of twice today's total, in the currency's units.
+    const ceilingMicros = Math.ceil((before.envelope.totalDailyBudget * 2) / 1_000_000) * 1_000_000
+    const form = page.getByRole("form", { name: "Change the guardrails" })
+    await form.getByLabel(/^24-hour envelope/).fill("25")
+    await form.getByLabel(/^Ceiling of the total daily budget/).fill(String(ceilingMicros / 1_000_000))
+    await form.getByLabel("After a bid change").fill("48")
+    await form.getByRole("button", { name: "Save guardrails" }).click()
+    await guardrailsCard.getByRole("status").filter({ hasText: "Guardrails saved." }).waitFor({ timeout: WAIT_MS })
+    await guardrailsCard.getByText("set by an admin", { exact: true }).waitFor({ timeout: WAIT_MS })
+    await row("24-hour envelope").getByRole("cell", { name: "$25.00 (set by an admin)" }).waitFor({ timeout: WAIT_MS })
+    await row("Ceiling of the total daily budget").getByRole("cell", { name: `${usd(ceilingMicros)} (nobody can approve a raise past it)` })
+      .waitFor({ timeout: WAIT_MS })
+    await row("Cooldown on the same entity").getByRole("cell", { name: "bid 48 h, budget 72 h, status none" }).waitFor({ timeout: WAIT_MS })
+    const saved = await guardrailsOf()
+    expect(saved).toMatchObject({
+      isDefault: false,
+      envelope: { maxDailyBudgetIncreaseMicros24h: 25_000_000, maxTotalDailyBudgetMicros: ceilingMicros },
+      cooldownHours: { bid: 48, budget: 72, status: 0 },
+      evidence: { minDays: 7, minInstalls: 20 },
+      highRisk: { budgetIncreasePct: 25, removals: 10, enableCampaign: true },
+      circuitBreaker: { failures: 5, windowMinutes: 10 }
+    })
+    expect((await policyOf()).envelope).toMatchObject({ maxIncrease24h: 25_000_000, maxTotal: ceilingMicros })
+
+    // An amount the API cannot take is refused with the field named, and nothing changes.
+    await form.getByLabel(/^24-hour envelope/).fill("1e30")
+    await form.getByRole("button", { name: "Save guardrails" }).click()
+    await guardrailsCard.getByRole("alert").filter({ hasText: /^invalid request: envelope\.maxDailyBudgetIncreaseMicros24h: Expected an integer/ })
+      .waitFor({ timeout: WAIT_MS })
+    expect(await guardrailsOf()).toEqual(saved)
+
+    // The circuit breaker opened (arranged in the database): the page says so first, and the admin resumes.
+    const reason = "5 upstream write failures within 10 minutes"
+    const paused = await p.sql("UPDATE guardrails SET paused_reason = $1, paused_since = now() WHERE project_id = $2 RETURNING project_id", [reason, projectId])
+    expect(paused).toHaveLength(1)
+    await waitFor("the policy to see the pause", policyOf, (policy) => policy.guardrails.autoApplyPaused !== null, { intervalMs: 100 })
+    await page.reload()
+    const banner = page.getByRole("alert").filter({ hasText: "Auto-apply is paused for this account" })
+    await banner.getByText(reason, { exact: false }).waitFor({ timeout: WAIT_MS })
+    await expectAccessible("policy page with auto-apply paused")
+
+    // An approver reads the same, with neither the form nor the button: changing guardrails is an admin's.
+    const approver = await p.api("person", (client) =>
+      client.people.createPerson({ payload: { email: "gale@console.example", name: "Gale Approver", role: "approver" } })
+    )
+    const other = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    const reader = await other.newPage()
+    await reader.goto(p.server.baseUrl)
+    await reader.getByLabel("Email").fill("gale@console.example")
+    await reader.getByLabel("Password").fill(approver.password ?? "")
+    await reader.getByRole("button", { name: "Sign in" }).click()
+    await reader.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+    await reader.goto(`${p.server.baseUrl}/#/policy/${projectId}`)
+    await reader.getByRole("alert").filter({ hasText: "Auto-apply is paused for this account" }).waitFor({ timeout: WAIT_MS })
+    const readOnly = reader.getByRole("region", { name: "Guardrails", exact: true })
+    await readOnly.getByRole("cell", { name: "$25.00 (set by an admin)" }).waitFor({ timeout: WAIT_MS })
+    expect(await reader.getByRole("button", { name: "Resume auto-apply…" }).count()).toBe(0)
+    expect(await reader.getByRole("form", { name: "Change the guardrails" }).count()).toBe(0)
+    await other.close()
+
+    await page.getByRole("button", { name: "Resume auto-apply…" }).click()
+    const dialog = page.getByRole("dialog", { name: "Resume auto-apply for this account?" })
+    await dialog.getByText(reason, { exact: false }).waitFor({ timeout: WAIT_MS })
+    await expectAccessible("the resume confirmation")
+    await dialog.getByRole("button", { name: "Resume auto-apply", exact: true }).click()
+    await banner.waitFor({ state: "detached", timeout: WAIT_MS })
+    expect(await page.getByRole("button", { name: "Resume auto-apply…" }).count()).toBe(0)
+    expect((await guardrailsOf()).autoApplyPaused).toBeNull()
   })
 
   it("shows the person's own proposal as one they cannot approve (who may approve), and rejects it with a reason", async () => {

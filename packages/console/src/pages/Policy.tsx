@@ -1,6 +1,7 @@
 /**
  * Policy and settings: the org's kill switch (with a confirmation) and four-eyes rule, the approval expiry;
- * per account the live policy with its 24-hour auto-apply counter, the CPA target band and the brief.
+ * per account the circuit breaker's pause, the live policy with its 24-hour auto-apply counter, the guardrails
+ * (pages/Guardrails.tsx), the CPA target band and the brief.
  */
 import type { FourEyesRule } from "@acs/domain/FourEyes"
 import type { Settings, UpdateSettingsRequest } from "@acs/domain/Settings"
@@ -11,6 +12,10 @@ import { AccountPicker, Dialog, Notice, TableWrap } from "../components.tsx"
 import { dateTime, kindLabel, money } from "../format.ts"
 import { useLoad } from "../hooks.ts"
 import { accountOf, type Session } from "../session.ts"
+import { AutoApplyPausedBanner, GuardrailsCard } from "./Guardrails.tsx"
+
+/** What changes the account's policy document: its actions, its guardrails and the circuit breaker. */
+const POLICY_EVENTS: ReadonlySet<string> = new Set(["guardrails.changed", "account.paused", "account.resumed", "poll"])
 
 const toMicros = (text: string): number => Math.round(Number(text) * 1_000_000)
 const fromMicros = (micros: number): string => String(micros / 1_000_000)
@@ -25,7 +30,7 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
 
   const settings = useLoad(() => apiOrThrow((c) => c.settings.getSettings()), [])
   const policy = useLoad(async () => projectId === undefined ? undefined : apiOrThrow((c) => c.actions.getPolicy({ path: { projectId } })),
-    [projectId], (e) => e.type.startsWith("action.") || e.type === "poll")
+    [projectId], (e) => e.type.startsWith("action.") || POLICY_EVENTS.has(e.type))
   const targets = useLoad(async () => projectId === undefined ? undefined : apiOrThrow((c) => c.actions.getTargets({ path: { projectId } })), [projectId])
   const brief = useLoad(async () => projectId === undefined ? undefined : apiOrThrow((c) => c.insights.getBrief({ path: { projectId } })), [projectId])
 
@@ -65,6 +70,10 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
         </section>
       )}
       <div class="filters"><AccountPicker accounts={session.accounts} value={projectId} route="policy" /></div>
+      {projectId !== undefined && policy.data?.guardrails.autoApplyPaused != null && (
+        <AutoApplyPausedBanner key={projectId} projectId={projectId} pause={policy.data.guardrails.autoApplyPaused} admin={admin}
+          onResumed={() => policy.reload()} />
+      )}
       {policy.data !== undefined && (
         <section aria-labelledby="account-policy-title" class="card">
           <h2 id="account-policy-title">Safe-apply policy of this account</h2>
@@ -81,6 +90,10 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
             </table>
           </TableWrap>
         </section>
+      )}
+      {projectId !== undefined && policy.data !== undefined && (
+        <GuardrailsCard key={projectId} projectId={projectId} currency={currency} admin={admin}
+          guardrails={policy.data.guardrails} envelope={policy.data.envelope} onSaved={() => policy.reload()} />
       )}
       {projectId !== undefined && targets.data !== undefined && (
         <TargetsForm key={projectId} projectId={projectId} currency={currency} admin={admin}
