@@ -372,6 +372,11 @@ describe("two people for high risk", () => {
     const first = await mcpApprove(raised.actionId)
     expect(first.isError).toBe(false)
     expect(first.body).toMatchObject({ status: "proposed", approvals: [{ by: { kind: "key", id: "key_second_approver" } }] })
+    const listedTo = async (caller: "approver" | "person") =>
+      ((await p.as(caller, "GET", path("/approvals?limit=500"))).body as { approvals: ReadonlyArray<{ actionId: string; callerMay: unknown }> })
+        .approvals.find((item) => item.actionId === raised.actionId)?.callerMay
+    expect(await listedTo("approver")).toMatchObject({ approve: false, reason: expect.stringMatching(/^two people: /) })
+    expect(await listedTo("person")).toMatchObject({ approve: true })
     expect(await rpcApprove(raised.actionId)).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
     const again = await p.as("approver", "POST", path(`/approvals/${raised.actionId}/approve`))
     expect([again.status, errorCode(again)]).toEqual([403, "forbidden_scope"])

@@ -6,7 +6,7 @@
  * with the surface, and the filtering and orchestration an operation needs lives in the services.
  */
 import { InvalidRequest, NotFound } from "@acs/domain/Errors"
-import { callerMay } from "@acs/domain/FourEyes"
+import { callerMay, maySecondApprove } from "@acs/domain/FourEyes"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
 import { clampLimit, DEFAULT_DAYS } from "@acs/domain/Warehouse"
 import { SqlClient } from "@effect/sql"
@@ -210,7 +210,12 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
         Effect.gen(function*() {
           const { rows, total } = yield* ledger.pending(grant, clampLimit(urlParams?.limit))
           const { fourEyes } = yield* settings.read(grant.orgId)
-          const approvals = rows.map((row) => ({ ...row, callerMay: callerMay(fourEyes, grant.principal, row.proposedBy) }))
+          const approvals = rows.map((row) => {
+            const may = callerMay(fourEyes, grant.principal, row.proposedBy)
+            // A high-risk change approved once waits for another person than the first (docs/contract.md 3.3).
+            const second = row.approvals[0] === undefined ? undefined : maySecondApprove(row.approvals[0].by, grant.principal)
+            return { ...row, callerMay: may.approve && second?.allowed === false ? { ...may, approve: false, reason: second.reason } : may }
+          })
           return { approvals, total, truncated: rows.length < total, dataFreshness: yield* freshnessNow(grant.account) }
         }),
       approveAction: (grant, { path }) => approvals.approve(grant, path.actionId),
