@@ -1,10 +1,11 @@
 /**
  * A proposal (docs/decisions/pipeline.md): every read first, without a lock or a transaction — the
- * account's read-only refusal, the kind's validation against the warehouse, the policy's facts and the kill
- * switch — then the locked part as ONE statement (ProposalStatement.ts): the account's lock, the 24-hour
- * auto-apply count, the ledger row and, when it auto-applies, the apply job and its NOTIFY. The count is the
- * only input of the decision read under the lock, so the decision is made twice beforehand (under the cap and
- * at it) and the statement picks one. A validation failure commits its failed ledger row the same way and
+ * account's read-only refusal, the kind's validation against the warehouse, the policy's facts, the kill
+ * switch and the account's guardrails (a cooldown, two people) — then the locked part as ONE statement
+ * (ProposalStatement.ts): the account's lock, the 24-hour auto-apply count and the spend envelope, the ledger row
+ * and, when it auto-applies, the apply job and its NOTIFY. The count and the envelope are the only inputs of the
+ * decision read under the lock: the decision is made beforehand as if nothing there held it, with the reasons
+ * that follow a hold, and the statement adds the holds it reads. A validation failure commits its failed ledger row the same way and
  * answers 422 with that row's id. With an `Idempotency-Key` the key's row (with its answer: the action's id
  * is chosen before the statement) is claimed first in a transaction around the statement. A preview runs the
  * same validation and policy and writes nothing.
