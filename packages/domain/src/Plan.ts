@@ -58,10 +58,21 @@ export const PlanItem = Schema.Struct({
 }).annotations({ identifier: "PlanItem" })
 export type PlanItem = typeof PlanItem.Type
 
+/** A suggestion the account's guardrails would refuse or hold now, left out of `items` with the reason. */
+export const WithheldItem = Schema.Struct({
+  itemId: Schema.String,
+  title: Schema.String,
+  reason: Schema.String
+}).annotations({ identifier: "WithheldItem" })
+export type WithheldItem = typeof WithheldItem.Type
+
 export const Plan = Schema.Struct({
   items: Schema.Array(PlanItem),
   total: Schema.Int,
   truncated: Schema.Boolean,
+  withheld: Schema.Array(WithheldItem).annotations({
+    description: "Suggestions a guardrail would refuse (past the budget ceiling) or hold (inside a cooldown), with why"
+  }),
   dataFreshness: DataFreshness
 }).annotations({ identifier: "Plan" })
 export type Plan = typeof Plan.Type

@@ -7,6 +7,7 @@
  * platform's API, so the test writes the warehouse rows (daily metrics, a search term, a budget, a CPA goal)
  * that a sync would have written, and the plan reads them like any other.
  */
+import { DEFAULT_GUARDRAILS } from "@acs/domain/Guardrails"
 import { Plan } from "@acs/domain/Plan"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -194,6 +195,43 @@ describe("the plan", () => {
     expect(raise!.evidence).toMatchObject({ dailyBudgetMicros: budget, band: wide })
     expect(raise!.evidence.avgDailySpendMicros).toBeGreaterThanOrEqual(0.9 * budget)
     expect(item(answer, `budget:${roomy}`)).toBeUndefined()
+    expect(answer.withheld).toEqual([])
+
+    // A ceiling the raise would pass: not suggested, and the plan says why (docs/contract.md 3.3).
+    const total = Number((await p.sql<{ total: string }>("SELECT sum(daily_budget_micros)::text AS total FROM campaigns WHERE project_id = $1", [p.account.projectId]))[0]!.total)
+    const guardrails = (envelope: { maxDailyBudgetIncreaseMicros24h: number | null; maxTotalDailyBudgetMicros: number | null }) =>
+      p.as("person", "PUT", `/accounts/${p.account.projectId}/guardrails`, { ...DEFAULT_GUARDRAILS, envelope })
+    expect((await guardrails({ maxDailyBudgetIncreaseMicros24h: null, maxTotalDailyBudgetMicros: total })).status).toBe(200)
+    const capped = await plan()
+    expect(item(capped, `budget:${limited}`)).toBeUndefined()
+    expect(capped.withheld).toEqual([{ itemId: `budget:${limited}`, title: raise!.title, reason: expect.stringMatching(/^budget ceiling: .* nobody can approve it/) }])
+    expect((await guardrails({ maxDailyBudgetIncreaseMicros24h: null, maxTotalDailyBudgetMicros: null })).status).toBe(200)
+    expect(item(await plan(), `budget:${limited}`)).toBeDefined()
+
+    // A budget changed within the budget cooldown: a raise now would be held, so it is not suggested either.
+    // Arranged in the ledger as applied an hour ago (the warehouse's budget is the test's, not the platform's).
+    const actionId = "act_plan_cooldown"
+    await p.sql(
+      `INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, summary, reason, payload, proposed_by,
+         applied_at, created_at)
+       SELECT $2, org_id, project_id, 'budget_change', 'auto_applied', 'applied', 'safe', 'trim', 'trim',
+         jsonb_build_object('campaignId', $3::text, 'priorDailyBudgetMicros', $4::bigint, 'newDailyBudgetMicros', $4::bigint - 10000),
+         '{"kind":"person","id":"psn_plan","name":"plan"}', now() - interval '1 hour', now() - interval '1 hour'
+       FROM accounts WHERE project_id = $1`,
+      [p.account.projectId, actionId, limited, budget]
+    )
+    const cooling = await plan()
+    expect(item(cooling, `budget:${limited}`)).toBeUndefined()
+    expect(cooling.withheld).toEqual([{
+      itemId: `budget:${limited}`,
+      title: expect.any(String),
+      reason: expect.stringMatching(new RegExp(`^cooldown: action ${actionId} changed the budget of the same entity`))
+    }])
+    const noCooldown = await p.as("person", "PUT", `/accounts/${p.account.projectId}/guardrails`, {
+      ...DEFAULT_GUARDRAILS,
+      cooldownHours: { ...DEFAULT_GUARDRAILS.cooldownHours, budget: 0 }
+    })
+    expect(noCooldown.status).toBe(200)
 
     // The same campaign with its CPA outside the band: no raise.
     await putTargets({ [limited]: { minMicros: 0, maxMicros: CENT } })
