@@ -423,6 +423,26 @@ describe("the console", () => {
     expect((await guardrailsOf()).autoApplyPaused).toBeNull()
   })
 
+  it("shows a high-risk change approved once as waiting for a second person, and lets another person give it", async () => {
+    const campaign = freshCampaign()
+    const raised = Math.round((campaign.dailyBudgetMicros! * 1.3) / 10_000) * 10_000
+    const answer = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: raised, reason: "scale" }, { as: "key" })
+    expect(answer.status, answer.text).toBe(201)
+    const action = proposalOf(answer)
+    expect(action.riskTier).toBe("high")
+    const first = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${action.actionId}/approve`)
+    expect(first.status, first.text).toBe(200)
+    await goTo("#/approvals", "Approvals")
+    const entry = card(action.actionId)
+    await entry.getByText(/^two people: a budget raise of 30\.0% is past the 25% high-risk line$/).waitFor({ timeout: WAIT_MS })
+    await entry.getByRole("note").filter({ hasText: /^Approved by key “second approver” .*: a high-risk change needs a second person to approve it\.$/ })
+      .waitFor({ timeout: WAIT_MS })
+    await expectAccessible("a high-risk change approved once")
+    await entry.getByRole("button", { name: "Approve", exact: true }).click()
+    await waitFor("the second approval", () => p.action(action.actionId), (a) => a.status !== "proposed")
+    expect((await p.action(action.actionId)).approvals.map((a) => a.by.kind)).toEqual(["key", "person"])
+  })
+
   it("shows the person's own proposal as one they cannot approve (who may approve), and rejects it with a reason", async () => {
     // The kill switch is engaged: the person's own proposal queues.
     const { action, campaign } = await proposeBudget("person", "my own idea")

@@ -289,6 +289,12 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
                       <ul>{action.policyReasons.map((r) => <li key={r}>{r}</li>)}</ul>
                     </div>
                   )}
+                  {action.approvals.length > 0 && (
+                    <p class="second" role="note">
+                      Approved by {action.approvals.map((a) => `${actorLabel(a.by)} (${ago(a.at, now)})`).join(", ")}: a high-risk change
+                      needs a second person to approve it.{!may.approve && !may.yours && ` ${sentence(may.reason)}`}
+                    </p>
+                  )}
                   {may.yours && <p class={may.approve ? "yours" : "own"} role="note">{sentence(may.reason)}</p>}
                   {may.reject && (
                     <div class="actions">

@@ -88,7 +88,7 @@ export const actionEventCte = (
         'status', ${r("status")}, 'riskTier', ${r("risk_tier")}, 'policyReasons', ${r("policy_reasons")},
         'summary', ${r("summary")}, 'reason', ${r("reason")}, 'payload', ${r("payload")}, 'result', ${r("result")},
         'warnings', coalesce(${r("warnings")}, '[]'::jsonb), 'failure', ${r("failure")}, 'proposedBy', ${r("proposed_by")},
-        'decidedBy', ${r("decided_by")}, 'decisionReason', ${r("decision_reason")},
+        'decidedBy', ${r("decided_by")}, 'decisionReason', ${r("decision_reason")}, 'approvals', ${r("approvals")},
         'created_at', ${isoSql(sql, `${changed}.created_at`)}, 'decidedAt', ${isoSql(sql, `${changed}.decided_at`)},
         'appliedAt', ${isoSql(sql, `${changed}.applied_at`)}, 'revertOf', ${r("revert_of")},
         'revertedBy', ${r("reverted_by")}, 'supersededBy', ${r("superseded_by")}, 'changesetId', ${r("changeset_id")},

@@ -69,7 +69,7 @@ export const lastChangeWithin = (projectId: string, kind: string, payload: unkno
       SELECT action_id, kind, to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS applied_at,
         to_char((applied_at + make_interval(hours => ${hours})) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS ends_at
       FROM actions
-      WHERE project_id = ${projectId} AND cardinality(cooldown_keys) > 0
+      WHERE project_id = ${projectId} AND cardinality(cooldown_keys) > 0 AND applied_at IS NOT NULL
         AND cooldown_keys && acs_cooldown_keys(${kind}, ${JSON.stringify(payload)}::jsonb)
         AND applied_at > clock_timestamp() - make_interval(hours => ${hours})
       ORDER BY applied_at DESC LIMIT 1`.pipe(

@@ -1,6 +1,6 @@
 -- An account's spend envelope now (docs/contract.md 3.2), in micros: the net change of daily budgets applied in
--- the last 24 hours; the raises reserved (recorded and not ended; a demoted one, which `queued_at` marks, only
--- once a person approved it again), of which `committed` are approved and on their way; the sum of the campaigns' daily budgets in the
+-- the last 24 hours; the raises reserved (`reserving`: recorded and not ended; a demoted one, which `queued_at`
+-- marks, only once a person approved it again), of which `committed` are approved and on their way; the sum of the campaigns' daily budgets in the
 -- warehouse; the 24-hour envelope in effect (the admin's, else 20 % of the total as it was 24 hours ago); the
 -- ceiling (null: none).
 -- The current body, installed by the migrations (db/functions/FunctionFiles.ts); edit it here.
@@ -11,13 +11,11 @@ CREATE OR REPLACE FUNCTION public.acs_account_envelope(account text)
 AS $function$
       WITH applied AS (
         SELECT COALESCE(sum(a.budget_delta_micros), 0) AS used FROM actions a
-        WHERE a.project_id = account AND a.budget_delta_micros <> 0 AND a.applied_at > clock_timestamp() - interval '24 hours'),
+        WHERE a.project_id = account AND a.budget_applied_at > clock_timestamp() - interval '24 hours'),
       held AS (
         SELECT COALESCE(sum(a.budget_delta_micros), 0) AS reserved,
           COALESCE(sum(a.budget_delta_micros) FILTER (WHERE a.status <> 'proposed'), 0) AS committed
-        FROM actions a
-        WHERE a.project_id = account AND a.budget_delta_micros > 0 AND a.status IN ('proposed', 'approved', 'applying')
-          AND (a.status <> 'proposed' OR a.queued_at IS NULL)),
+        FROM actions a WHERE a.project_id = account AND a.reserving),
       budgets AS (SELECT COALESCE(sum(c.daily_budget_micros), 0)::numeric AS total FROM campaigns c WHERE c.project_id = account),
       set_by_admin AS (SELECT g.settings -> 'envelope' AS envelope FROM guardrails g WHERE g.project_id = account)
       SELECT applied.used, held.reserved, held.committed, budgets.total,
