@@ -5,7 +5,7 @@
  */
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, proposalOf, startPipeline, tolerateUpstreamFaults } from "./support/pipeline.ts"
 import type { RunningServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
@@ -54,6 +54,7 @@ const upstreamBudget = async (campaignId: string) =>
 beforeAll(async () => {
   // The proposing instance applies nothing; a worker instance is started when a test wants the apply.
   p = await startPipeline({ seed: 33, env: { WORKER_CONCURRENCY: "0", WORKER_LEASE_MS: "1500" } })
+  await tolerateUpstreamFaults(p)
   campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId))).filter((c) => !c.deleted && c.dailyBudgetMicros !== null)
 })
 

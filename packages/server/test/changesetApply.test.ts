@@ -9,7 +9,7 @@
  */
 import type { Changeset, ChangesetDetail, OnFailure } from "@acs/domain/Changesets"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Pipeline, startPipeline, tolerateUpstreamFaults } from "./support/pipeline.ts"
 import type { RunningServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
@@ -151,6 +151,7 @@ const eventTypes = async (changesetId: string) =>
 beforeAll(async () => {
   p = await startPipeline({ seed: 34, env: { WORKER_CONCURRENCY: "0", WORKER_LEASE_MS: "1500" } })
   projectId = p.account.projectId
+  await tolerateUpstreamFaults(p)
   pool = (await p.sql<{ keyword_id: string; ad_group_id: string; campaign_id: string; bid_micros: string }>(
     `SELECT k.keyword_id, k.ad_group_id, k.campaign_id, k.bid_micros FROM keywords k
      JOIN campaigns c ON c.project_id = k.project_id AND c.campaign_id = k.campaign_id

@@ -10,6 +10,7 @@ import { type Account, AccountList } from "@acs/domain/Accounts"
 import { ActionRecord, ProposalResponse } from "@acs/domain/Actions"
 import { ErrorBodies, type ValidationFailed } from "@acs/domain/Errors"
 import { SyncList } from "@acs/domain/Warehouse"
+import { DEFAULT_GUARDRAILS } from "@acs/domain/Guardrails"
 import { type Effect, ManagedRuntime, Schema } from "effect"
 import { type ApiClient, withApi } from "./apiClient.ts"
 import { createDatabase, query } from "./database.ts"
@@ -230,4 +231,16 @@ export const startPipeline = async (
     }
   }
   return pipeline
+}
+
+/**
+ * For the tests of the apply under injected upstream faults: the account's circuit breaker (docs/contract.md 3.3)
+ * would pause its auto-apply after their failures, so it opens only after many more. guardrails.test.ts tests it.
+ */
+export const tolerateUpstreamFaults = async (pipeline: Pipeline, projectId = pipeline.account.projectId) => {
+  const answer = await pipeline.as("person", "PUT", `/accounts/${projectId}/guardrails`, {
+    ...DEFAULT_GUARDRAILS,
+    circuitBreaker: { failures: 1_000, windowMinutes: 1 }
+  })
+  if (answer.status !== 200) throw new Error(`PUT guardrails: ${answer.status} ${answer.text}`)
 }
