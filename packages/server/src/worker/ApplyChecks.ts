@@ -22,7 +22,8 @@ export type Verdict =
 
 /** What the checks read of the claimed action. */
 export interface Checked<P> {
-  readonly action: ActionRecord
+  /** Of the action, what decides whether it was auto-applied (and so whether the policy is asked again). */
+  readonly action: Pick<ActionRecord, "mode" | "decidedBy" | "revertOf">
   readonly payload: P
   readonly account: AccountRecord
   readonly killSwitchOn: boolean
