@@ -5,8 +5,8 @@
 import { type ActionRecord, ActionStatus, Actor, Failure, Mode, RiskTier } from "@acs/domain/Actions"
 import { ActionKind } from "@acs/domain/ProposalKinds"
 import type { SqlClient } from "@effect/sql"
-import { Schema, String as Str } from "effect"
-import { decodeRows, selectList, type SnakeRow } from "../../db/Rows.ts"
+import { Schema } from "effect"
+import { camelName, decodeRows, selectList, type SnakeRow } from "../../db/Rows.ts"
 
 const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
@@ -143,8 +143,8 @@ export const toRecord = (row: ActionRow): ActionRecord => ({
  */
 export type RawActionRow = SnakeRow<typeof ActionRow.Encoded>
 
-/** `Str.snakeToCamel` (the client's transform), without a new string for a key with no `_` past its first character. */
-const camelKey = (key: string): string => key.length > 0 && key.indexOf("_", 1) < 0 ? key : Str.snakeToCamel(key)
+/** The client's transform of a key (db/Rows.ts). */
+const camelKey = camelName
 
 /**
  * What the client's nested transform (`transformJson`) makes of a JSON value, built anew only where a key
