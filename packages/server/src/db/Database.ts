@@ -14,6 +14,7 @@ import * as Net from "node:net"
 import * as Path from "node:path"
 import { deferAfterCommit } from "./AfterCommit.ts"
 import { DatabaseBusy, lockDataDir } from "./DataDirLock.ts"
+import { camelName } from "./Rows.ts"
 import Pg from "pg"
 
 /** Timestamps, dates and int8 as strings: microsecond precision, calendar days and exact micros survive the trip. */
@@ -32,7 +33,7 @@ const types = {
 } as const
 
 const clientNames = {
-  transformResultNames: Str.snakeToCamel,
+  transformResultNames: camelName,
   transformQueryNames: Str.camelToSnake,
   types
 }

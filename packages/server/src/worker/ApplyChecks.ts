@@ -23,7 +23,8 @@ export type Verdict =
 
 /** What the checks read of the claimed action. */
 export interface Checked<P> {
-  readonly action: ActionRecord
+  /** Of the action, what decides whether it was auto-applied (and so whether the policy is asked again). */
+  readonly action: Pick<ActionRecord, "mode" | "decidedBy" | "revertOf">
   readonly payload: P
   readonly account: AccountRecord
   readonly killSwitchOn: boolean
@@ -53,7 +54,7 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
         cpaBand: (campaignId) => Effect.flatMap(withBand, (facts) => facts.cpaBand(campaignId))
       }
       return facts
-    })
+    }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
 
   /**
    * One read of a campaign per apply: the re-check and the hard cap ask for the same row, and the one the
@@ -73,7 +74,8 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
     }
   }
 
-  const check = <P>(definition: KindDefinition<P>, checked: Checked<P>) =>
+  /** The client is provided only to the reads that need it, not around every check (a bulk call checks 100 members). */
+  const check = <P>(definition: KindDefinition<P>, checked: Checked<P>): Effect.Effect<Verdict> =>
     Effect.gen(function*() {
       const { account, action, begun, payload } = checked
       if (begun) return PROCEED
@@ -92,7 +94,8 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
       if (account.readOnly) {
         return { _tag: "Fail", message: "read_only_account: the upstream credential cannot write to this account" } satisfies Verdict
       }
-      const view = checked.view ?? withCampaignsRead(yield* warehouseView(account), checked.namedCampaign)
+      const view = checked.view ??
+        withCampaignsRead(yield* warehouseView(account).pipe(Effect.provideService(SqlClient.SqlClient, sql)), checked.namedCampaign)
       const recheck = yield* definition.recheck(payload, view).pipe(Effect.either)
       if (Either.isLeft(recheck)) {
         const error = recheck.left
@@ -112,7 +115,7 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
         }
       }
       return PROCEED
-    }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    })
 
   return { check } as const
 }

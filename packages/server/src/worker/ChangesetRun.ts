@@ -73,7 +73,8 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
     const ledger = yield* Ledger
     const memberBulk = makeMemberBulk(sql, transitions, yield* Connections)
 
-    const readMembers = ledger.members
+    // The run reads of its members only what it uses (`MemberRow`); a rollback reads the whole records it compensates.
+    const readMembers = ledger.memberRuns
 
     /** Fails a member (or a compensation) that did not end by itself, behind the lease. */
     const failMember = (actionId: string, message: string, lease: Lease) =>
@@ -228,9 +229,10 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
         const rolledBack = stoppedBy !== undefined && onFailure === "rollback"
         if (rolledBack) {
           // The applied members compensated in reverse order; one already compensated (a resumed run) is passed over.
+          const records = new Map((yield* ledger.members(job.changesetId)).map((member) => [member.actionId, member]))
           for (const actionId of [...order].reverse()) {
             if (status.get(actionId) !== "applied") continue
-            const member = byId.get(actionId)!
+            const member = records.get(actionId)!
             const compensationId = member.revertedBy ?? (yield* recordCompensation(changeset, member, stoppedBy!, fenced))
             if (compensationId === undefined) {
               yield* Effect.logWarning("a member of a rolled-back changeset has no compensating change: it stays applied").pipe(

@@ -9,7 +9,7 @@
  * Crash-safe as a single apply is: the rows are read before the write, so a row that landed before a crash is not
  * written again.
  */
-import type { ActionRecord, ActionStatus, Failure } from "@acs/domain/Actions"
+import type { ActionStatus, Failure } from "@acs/domain/Actions"
 import type { UpstreamFailure } from "@acs/upstream/Upstream"
 import { isUpstreamWriteFailure, tripCircuitBreaker } from "../policy/Guardrails.ts"
 import { SqlClient } from "@effect/sql"
@@ -20,6 +20,7 @@ import type { BulkPart, StepContext } from "../actions/kinds/Kind.ts"
 import { partPlace, readParts } from "../actions/kinds/BulkParts.ts"
 import { keywordKey } from "../actions/kinds/KeywordSupport.ts"
 import { namedIn, prefetchedView } from "../actions/kinds/PrefetchedView.ts"
+import type { MemberRecord } from "../actions/pipeline/ActionRow.ts"
 import type { Transitions } from "../actions/pipeline/Transitions.ts"
 import { observeApplyLag } from "../telemetry/Metrics.ts"
 import { firstStepEnds, firstStepStarts, type StepEnd } from "./ActionSteps.ts"
@@ -31,7 +32,7 @@ import { readMembersStart } from "./StartingPoint.ts"
 
 /** A member as the call carries it: its record (the changeset run's) and its run. */
 interface Start {
-  readonly action: ActionRecord
+  readonly action: MemberRecord
   readonly run: number
 }
 
@@ -53,7 +54,7 @@ export interface BulkMember {
  * step that is a bulk part with all its rows in one place. A person's approval over a drift writes over it, which only
  * the one-member apply does.
  */
-export const bulkMember = (member: ActionRecord): BulkMember | undefined =>
+export const bulkMember = (member: MemberRecord): BulkMember | undefined =>
   member.kind === "external_change" ? undefined : kindNamed(member.kind).use((definition) => {
     if (member.policyReasons.some((reason) => reason.startsWith("drift:"))) return undefined
     const payload = Schema.decodeUnknownOption(definition.payload)(member.payload)
@@ -133,7 +134,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
    * nothing else moves its members meanwhile): the account, its connection and kill switch, each member's run, and
    * the warehouse rows the members' checks read.
    */
-  const start = (projectId: string, members: ReadonlyArray<ActionRecord>) =>
+  const start = (projectId: string, members: ReadonlyArray<MemberRecord>) =>
     Effect.gen(function*() {
       const { account, autoApplyPaused, connection, platformAutoApply, runs } = yield* readMembersStart(sql, projectId, members.map((member) => member.actionId))
       const view = account === null ? undefined : yield* prefetchedView(account, namedIn(members.map((member) => member.payload))).pipe(
@@ -148,7 +149,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
    */
   const apply = (
     runStart: Effect.Effect.Success<ReturnType<typeof start>>,
-    members: ReadonlyArray<{ readonly action: ActionRecord; readonly bulk: BulkMember }>,
+    members: ReadonlyArray<{ readonly action: MemberRecord; readonly bulk: BulkMember }>,
     lease: Lease,
     lastAttempt: boolean
   ) =>

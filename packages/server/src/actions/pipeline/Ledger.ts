@@ -11,7 +11,16 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { Granted } from "../../accounts/Granted.ts"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
-import { actionColumns, decodeActionRows, type RawActionRow, toEncodedRecord, toRecord } from "./ActionRow.ts"
+import {
+  actionColumns,
+  decodeActionRows,
+  decodeMemberRows,
+  MEMBER_COLUMNS,
+  type RawActionRow,
+  toEncodedRecord,
+  toMemberRecord,
+  toRecord
+} from "./ActionRow.ts"
 
 /** The proposal endpoints' answer for a recorded action (docs/contract.md 4). */
 export const toProposalResponse = (record: ActionRecord): ProposalResponse => ({
@@ -136,6 +145,14 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         Effect.orDie
       )
 
-    return { find, get, lock, list, pending, recordedOutsideChanges, appliedBefore, members } as const
+    /** A changeset's members as its apply reads them (`MemberRow`: not the whole record), as they were added. */
+    const memberRuns = (changesetId: string) =>
+      sql`SELECT ${sql.unsafe(MEMBER_COLUMNS)} FROM actions WHERE changeset_id = ${changesetId} ORDER BY created_at`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeMemberRows),
+        Effect.map((rows) => rows.map(toMemberRecord))
+      )
+
+    return { find, get, lock, list, pending, recordedOutsideChanges, appliedBefore, members, memberRuns } as const
   })
 }) {}
