@@ -2,7 +2,15 @@
  * The client commands (`acs accounts`, `acs propose`, …) run as real processes against a started server
  * syncing a simulator account, over `/rpc` with API keys: `--json` answers parsed back and compared with
  * REST, the exit codes scripts branch on, and the SPEC's safe automation sequence end to end.
+ *
+ * `acs changeset …`, in the same world's second account (its campaigns and keywords are its own): a script's key
+ * opens a changeset, adds members from a file and from stdin (each answered on its own, a refusal exiting 2),
+ * submits it (the plan, impact and decision printed), and an approver's key approves the plan it fetched;
+ * another changeset is rejected with a reason.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { CreatedKey } from "@acs/domain/ApiKeys"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -13,8 +21,14 @@ import { inBatches, jsonOf, type Run, runAcs } from "./support/runAcs.ts"
 
 let p: Pipeline
 let project: string
-/** Org-wide keys: read; write without the approve grant; write with it. The bootstrap key is admin. */
-const keys = { read: "", write: "", approver: "", readOne: "" }
+/** The second account, where the changeset commands work. */
+let changesetProject: string
+let dir: string
+/**
+ * Org-wide keys: read; write without the approve grant; write with it; the changeset script's (write). The
+ * bootstrap key is admin.
+ */
+const keys = { read: "", write: "", approver: "", readOne: "", changesetScript: "" }
 
 const createKey = async (body: Record<string, unknown>): Promise<string> => {
   const created = await p.as("key", "POST", "/keys", body)
@@ -60,6 +74,46 @@ const budgetCut = async (reason: string) => {
   return { campaignId: campaign.campaignId, newDailyBudgetMicros, reason }
 }
 
+/** `acs` with its arguments as one list, and `input` on its stdin. */
+const acsWith = (key: string, args: ReadonlyArray<string>, input?: string): Promise<Run> =>
+  runAcs(args, envOf(key), input === undefined ? {} : { input })
+
+interface Changeset {
+  readonly changesetId: string
+  readonly status: string
+  readonly planHash: string | null
+  readonly decision: { readonly mode: string; readonly policyReasons: ReadonlyArray<string> } | null
+  readonly impact: { readonly dailyBudgetDeltaMicros: number; readonly byKind: Record<string, number> } | null
+  readonly plan: { readonly order: ReadonlyArray<string> } | null
+  readonly members: { readonly total: number }
+}
+
+interface MemberResult {
+  readonly index: number
+  readonly status: number
+  readonly actionId: string | null
+  readonly error: { readonly code: string } | null
+}
+
+/** Keyword bid raises and campaign budget cuts on real rows of the synced second account, each a new value. */
+const proposals = async () => {
+  const keywords = (await rest(`/accounts/${changesetProject}/keywords?limit=50`)) as {
+    keywords: Array<{ keywordId: string; bidMicros: number | null }>
+  }
+  const bids = keywords.keywords.filter((k) => k.bidMicros !== null).slice(0, 2).map((k) => ({
+    kind: "keyword_bid_change",
+    body: { keywordIds: [k.keywordId], newBidMicros: k.bidMicros! + 100_000, reason: "raise the bid of a converting keyword" }
+  }))
+  const campaigns = (await p.run(p.upstream.campaigns(p.secondAccount.upstreamAccountId))).filter((c) => c.dailyBudgetMicros !== null)
+  const cuts = campaigns.slice(0, 2).map((c) => ({
+    kind: "budget_change",
+    body: { campaignId: c.campaignId, newDailyBudgetMicros: c.dailyBudgetMicros! - 1_000_000, reason: "trim the budget" }
+  }))
+  expect(bids).toHaveLength(2)
+  expect(cuts).toHaveLength(2)
+  return { bids, cuts }
+}
+
 beforeAll(async () => {
   p = await startPipeline({ seed: 71 })
   project = p.account.projectId
@@ -68,10 +122,14 @@ beforeAll(async () => {
   // Four eyes: the approver is no key the proposing script's creator made.
   keys.approver = await p.approverKey()
   keys.readOne = await createKey({ name: "cli one account", scope: "read", projectIds: [project] })
+  changesetProject = p.secondAccount.projectId
+  keys.changesetScript = await createKey({ name: "changeset script", scope: "write" })
+  dir = await mkdtemp(join(tmpdir(), "acs-changeset-"))
 })
 
 afterAll(async () => {
   await p?.close()
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true })
 })
 
 describe("acs client commands", () => {
@@ -254,5 +312,95 @@ describe("acs client commands", () => {
     const refused = await acs(keys.write, "sync", project)
     expect(refused.code).toBe(3)
     expect(refused.stderr).toMatch(/^acs: forbidden_scope: .*\n {2}required_scope: admin/)
+  })
+})
+
+describe("acs changeset", () => {
+  it("opens, adds from a file and stdin, submits with the plan's impact, and approves the plan it fetched", async () => {
+    const opened = jsonOf<Changeset>(await acsWith(keys.changesetScript, [
+      "changeset", "open", changesetProject, "--title", "Trim and raise", "--reason", "weekly pass", "--on-failure", "continue", "--json"
+    ]))
+    expect(opened).toMatchObject({ status: "open", planHash: null, members: { total: 0 } })
+    const id = opened.changesetId
+
+    const { bids, cuts } = await proposals()
+    const file = join(dir, "proposals.json")
+    // The third proposal names a campaign the account does not have: refused on its own, the others added.
+    const unknownCampaign = { kind: "budget_change", body: { campaignId: "999999999", newDailyBudgetMicros: 5_000_000, reason: "no such campaign" } }
+    await writeFile(file, JSON.stringify({ proposals: [...bids, unknownCampaign] }))
+    const fromFile = await acsWith(keys.changesetScript, ["changeset", "add", changesetProject, id, "--file", file, "--json"])
+    expect(fromFile.code).toBe(2)
+    expect(fromFile.stderr).toMatch(/^acs: members_refused: 1 of 3 proposals refused/)
+    const added = JSON.parse(fromFile.stdout) as { added: number; refused: number; results: Array<MemberResult> }
+    expect(added).toMatchObject({ added: 2, refused: 1 })
+    expect(added.results.map((r) => [r.index, r.status])).toEqual([[0, 201], [1, 201], [2, expect.any(Number)]])
+    expect(added.results[2]!.error?.code).toMatch(/^(not_found|validation_failed)$/)
+
+    // From stdin, as a table: the members and the count.
+    const fromStdin = await acsWith(keys.changesetScript, ["changeset", "add", changesetProject, id, "--file", "-"], JSON.stringify({ proposals: cuts }))
+    expect(fromStdin.code, fromStdin.stderr).toBe(0)
+    expect(fromStdin.stdout.split("\n")[0]).toMatch(/^#\s+STATUS\s+ACTION ID\s+KIND\s+SUMMARY OR ERROR/)
+    expect(fromStdin.stdout).toMatch(/^0\s+201\s+act_\S+\s+budget_change\s+/m)
+    expect(fromStdin.stdout).toContain(`2 added, 0 refused to ${id}`)
+
+    const badDocument = await acsWith(keys.changesetScript, ["changeset", "add", changesetProject, id, "--file", "-"], JSON.stringify({ proposals: [{ kind: "frobnicate", body: {} }] }))
+    expect(badDocument.code).toBe(2)
+    expect(badDocument.stderr).toMatch(/^acs: invalid_request: proposals\.0\.kind: /)
+
+    // The dry run prints what a reviewer approves; nothing is frozen.
+    const preview = await acsWith(keys.changesetScript, ["changeset", "submit", changesetProject, id, "--preview"])
+    expect(preview.code, preview.stderr).toBe(0)
+    expect(preview.stdout).toMatch(/^preview: nothing was frozen/)
+    expect(preview.stdout).toMatch(/^plan: +4 members in apply order$/m)
+    expect(preview.stdout).toMatch(/^daily budget: +-2\.00 EUR a day$/m)
+    expect(preview.stdout).toMatch(/^ {2}keyword_bid_change: 2$/m)
+    expect(preview.stdout).toMatch(/^ {2}budget_change: 2$/m)
+    expect(preview.stdout).toMatch(/^policy reasons:\n {2}- /m)
+    expect(((await rest(`/accounts/${changesetProject}/changesets/${id}`)) as { changeset: Changeset }).changeset.status).toBe("open")
+
+    const submitted = jsonOf<Changeset>(await acsWith(keys.changesetScript, ["changeset", "submit", changesetProject, id, "--json"]))
+    expect(submitted).toMatchObject({
+      status: "queued",
+      decision: { mode: "queued" },
+      impact: { dailyBudgetDeltaMicros: -2_000_000, byKind: { keyword_bid_change: 2, budget_change: 2 } }
+    })
+    expect(submitted.plan?.order).toHaveLength(4)
+    expect(submitted.decision?.policyReasons.join("\n")).toMatch(/API key/)
+
+    const [shown, listed] = await Promise.all([
+      acsWith(keys.changesetScript, ["changeset", "show", changesetProject, id]),
+      acsWith(keys.changesetScript, ["changeset", "list", changesetProject, "--status", "queued", "--json"])
+    ])
+    expect(shown!.code, shown!.stderr).toBe(0)
+    expect(shown!.stdout).toMatch(/^status: +queued$/m)
+    expect(shown!.stdout).toContain(`plan hash:`)
+    for (const actionId of submitted.plan!.order) expect(shown!.stdout).toMatch(new RegExp(`^${actionId}\\s+\\w+\\s+proposed\\s`, "m"))
+    expect(jsonOf(listed!)).toEqual(await rest(`/accounts/${changesetProject}/changesets?status=queued`))
+
+    // The script's key may not approve its own work; the approver's approves the plan it fetched.
+    const refused = await acsWith(keys.changesetScript, ["changeset", "approve", changesetProject, id])
+    expect(refused.code).toBe(3)
+    expect(refused.stderr).toMatch(/^acs: forbidden_scope: .*\n {2}required_grant: approve/)
+    const approved = jsonOf<Changeset>(await acsWith(keys.approver, ["changeset", "approve", changesetProject, id, "--json"]))
+    expect(approved.changesetId).toBe(id)
+    expect(["approved", "applying", "applied"]).toContain(approved.status)
+    const again = await acsWith(keys.approver, ["changeset", "approve", changesetProject, id, "--plan-hash", "not-the-plan"])
+    expect(again.code).toBe(2)
+    expect(again.stderr).toMatch(/^acs: conflict: /)
+  })
+
+  it("rejects with a reason, and will not approve a changeset with no plan", async () => {
+    const opened = jsonOf<Changeset>(await acsWith(keys.changesetScript, ["changeset", "open", changesetProject, "--title", "Not this week", "--json"]))
+    const unplanned = await acsWith(keys.approver, ["changeset", "approve", changesetProject, opened.changesetId])
+    expect(unplanned.code).toBe(2)
+    expect(unplanned.stderr).toMatch(new RegExp(`^acs: conflict: ${opened.changesetId} is open, with no plan to approve: submit it first`))
+
+    const rejected = await acsWith(keys.approver, ["changeset", "reject", changesetProject, opened.changesetId, "--reason", "not this week"])
+    expect(rejected.code, rejected.stderr).toBe(0)
+    expect(rejected.stdout).toMatch(/^status: +rejected$/m)
+    expect(rejected.stdout).toMatch(/^decision reason: +not this week$/m)
+    const table = await acsWith(keys.changesetScript, ["changeset", "list", changesetProject, "--status", "rejected"])
+    expect(table.stdout.split("\n")[0]).toMatch(/^CREATED AT\s+CHANGESET ID\s+STATUS\s+MEMBERS\s+OPENED BY\s+TITLE/)
+    expect(table.stdout).toMatch(new RegExp(`\\s${opened.changesetId}\\s+rejected\\s+0\\s+key changeset script\\s+Not this week$`, "m"))
   })
 })

@@ -3,14 +3,19 @@
  * call with an answer per member, the frozen plan with its hash, impact and the policy's decision for the whole,
  * approval bound to the plan's hash and refused when the account moved under the plan, withdrawal, and the 24-hour
  * window counted exactly when two instances submit at once. The apply is changesetApply.test.ts's.
+ *
+ * Then a changeset's revert, in the same world's second account (its campaigns and 24-hour window are its own): the
+ * revert plan from a three-way check per member (its prior state, what acs wrote, what is upstream now), one
+ * compensating changeset applied at once and linked both ways, a member changed outside acs since left alone
+ * (coverage partial) unless forced, and no second revert.
  */
 import { isProposalResponse, type ProposalPreview, type ProposalResponse } from "@acs/domain/Actions"
-import type { AddMembersRequest } from "@acs/domain/Changesets"
+import type { AddMembersRequest, Changeset, ChangesetDetail, RevertPlan } from "@acs/domain/Changesets"
 import type { EventType } from "@acs/domain/Events"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Caller, type Pipeline, startPipeline } from "./support/pipeline.ts"
+import { type Caller, type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import { withApi } from "./support/apiClient.ts"
 import { BOOTSTRAP_KEY } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
@@ -76,10 +81,73 @@ const negatives = (campaignId: string, tag: string, n: number): AddMembersReques
   }))
 })
 
+/**
+ * The revert tests work in the second account, on its enabled campaigns with a budget (`revertCampaigns`, each
+ * taken once): the tests above use up the first account's.
+ */
+let revertCampaigns: Array<UpstreamCampaign>
+/** The first revert test's campaigns: reverted to what they were, so later tests may change them again. */
+let restored: ReadonlyArray<UpstreamCampaign> = []
+
+const revertPath = () => ({ projectId: p.secondAccount.projectId })
+
+/** A changeset's detail in the second account, as the key reads it. */
+const detailOf = (changesetId: string): Promise<ChangesetDetail> =>
+  p.api("key", (client) => client.changesets.getChangeset({ path: { ...revertPath(), changesetId } }))
+
+const ended = (changesetId: string) =>
+  waitFor(`changeset ${changesetId} to end its apply`, () => detailOf(changesetId), (got) =>
+    ["applied", "partially_applied", "failed"].includes(got.changeset.status), {
+    intervalMs: 100,
+    show: (got) => `${got.changeset.status} ${JSON.stringify(got.changeset.members)}\n${p.server.logs().slice(-3000)}`
+  })
+
+/** A key's changeset cutting each campaign's budget by a tenth, approved by the person and applied. */
+const appliedChangeset = async (targets: ReadonlyArray<UpstreamCampaign>): Promise<{ changeset: Changeset; members: Array<string> }> => {
+  const opened = await p.api("key", (client) => client.changesets.openChangeset({ path: revertPath(), payload: { title: "trim budgets" } }))
+  const members: Array<string> = []
+  for (const campaign of targets) {
+    const answer = await p.propose("budget-change", {
+      campaignId: campaign.campaignId,
+      newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 0.9 / 10_000) * 10_000,
+      reason: "trim",
+      changesetId: opened.changesetId
+    }, { as: "key", projectId: p.secondAccount.projectId })
+    members.push(proposalOf(answer).actionId)
+  }
+  const submitted = await p.api("key", (client) => client.changesets.submitChangeset({ path: { ...revertPath(), changesetId: opened.changesetId }, urlParams: {} }))
+  await p.api("person", (client) =>
+    client.changesets.approveChangeset({ path: { ...revertPath(), changesetId: opened.changesetId }, payload: { planHash: submitted.planHash! } }))
+  const done = await ended(opened.changesetId)
+  expect(done.changeset.status).toBe("applied")
+  return { changeset: done.changeset, members }
+}
+
+const budgetUpstream = async (campaignId: string) =>
+  (await p.run(p.upstream.campaigns(p.secondAccount.upstreamAccountId))).find((c) => c.campaignId === campaignId)?.dailyBudgetMicros
+
+/** The revert plan (`?preview=true`): nothing written. */
+const revertPlan = (changesetId: string): Promise<RevertPlan> =>
+  p.api("person", (client) =>
+    client.changesets.revertChangeset({ path: { ...revertPath(), changesetId }, urlParams: { preview: true }, payload: {} })).then((answer) => {
+    if ("changeset" in answer) throw new Error("a revert answered its preview")
+    return answer
+  })
+
+const revert = (changesetId: string, force: ReadonlyArray<string> = []) =>
+  p.api("person", (client) =>
+    client.changesets.revertChangeset({ path: { ...revertPath(), changesetId }, urlParams: {}, payload: force.length === 0 ? {} : { force } })).then(
+    (answer) => {
+      if (!("changeset" in answer)) throw new Error("a preview answered the revert")
+      return answer
+    }
+  )
+
 beforeAll(async () => {
   p = await startPipeline({ seed: 34, env: { CHANGE_HISTORY_POLL_SECONDS: "0" } })
-  campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId)))
-    .filter((c) => !c.deleted && c.dailyBudgetMicros !== null && c.status === "ENABLED")
+  const budgeted = (c: UpstreamCampaign) => !c.deleted && c.dailyBudgetMicros !== null && c.status === "ENABLED"
+  campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId))).filter(budgeted)
+  revertCampaigns = (await p.run(p.upstream.campaigns(p.secondAccount.upstreamAccountId))).filter(budgeted)
 })
 
 afterAll(async () => {
@@ -350,5 +418,129 @@ describe("a changeset up to its decision", () => {
     ])
     expect(await usedNow()).toBe(before + 12)
     await twin.stop()
+  })
+})
+
+describe("reverting a changeset", () => {
+  it("undoes every member at once as one compensating changeset, linked both ways, after a plan that says so", async () => {
+    const targets = revertCampaigns.splice(0, 2)
+    restored = targets
+    const { changeset, members } = await appliedChangeset(targets)
+    const plan = await revertPlan(changeset.changesetId)
+    expect(plan.coverage).toBe("full")
+    // Children first: the revert plan is the apply order reversed.
+    expect(plan.members.map((m) => [m.actionId, m.verdict, m.compensation?.kind])).toEqual([
+      [members[1], "revertible", "budget_change"],
+      [members[0], "revertible", "budget_change"]
+    ])
+
+    const { changeset: compensating } = await revert(changeset.changesetId)
+    expect(compensating).toMatchObject({ revertOf: changeset.changesetId, members: { total: 2 } })
+    expect((await ended(compensating.changesetId)).changeset.status).toBe("applied")
+    const original = await detailOf(changeset.changesetId)
+    expect(original.changeset).toMatchObject({ status: "reverted", revertedBy: compensating.changesetId })
+    expect(original.memberActions.map((m) => m.status)).toEqual(["reverted", "reverted"])
+    for (const campaign of targets) expect(await budgetUpstream(campaign.campaignId)).toBe(campaign.dailyBudgetMicros)
+    await waitFor("changeset.reverted", () =>
+      p.api("key", (client) => client.events.listEvents({ urlParams: { type: "changeset.reverted", limit: 50 } })), (page) =>
+      page.events.some((event) => JSON.stringify(event.data).includes(changeset.changesetId)))
+
+    const again = await p.api("person", (client) =>
+      Effect.flip(client.changesets.revertChangeset({ path: { ...revertPath(), changesetId: changeset.changesetId }, urlParams: {}, payload: {} })))
+    expect(again).toMatchObject({ _tag: "NotRevertible", message: expect.stringMatching(/already reverted/) })
+  })
+
+  it("leaves a member changed outside acs since alone (coverage partial) unless it is forced", async () => {
+    // The account has three campaigns to spare: the second is one the first test put back as it was.
+    const targets = [...revertCampaigns.splice(0, 1), restored[1]!]
+    expect(targets).toHaveLength(2)
+    const { changeset, members } = await appliedChangeset(targets)
+    // Someone sets the second campaign's budget in the web UI after acs wrote it.
+    p.setBudgetOutsideAcs(targets[1]!.campaignId, 61_000_000, p.secondAccount)
+
+    const plan = await revertPlan(changeset.changesetId)
+    expect(plan.coverage).toBe("partial")
+    const byId = new Map(plan.members.map((m) => [m.actionId, m]))
+    expect(byId.get(members[0]!)?.verdict).toBe("revertible")
+    expect(byId.get(members[1]!)).toMatchObject({ verdict: "conflicted", why: expect.stringMatching(/changed upstream since acs wrote it/) })
+
+    const { changeset: compensating } = await revert(changeset.changesetId)
+    expect(compensating.members.total).toBe(1)
+    await ended(compensating.changesetId)
+    expect(await budgetUpstream(targets[0]!.campaignId)).toBe(targets[0]!.dailyBudgetMicros)
+    // The change made outside acs stays.
+    expect(await budgetUpstream(targets[1]!.campaignId)).toBe(61_000_000)
+    const original = await detailOf(changeset.changesetId)
+    expect(original.changeset.status).toBe("reverted")
+    expect(Object.fromEntries(original.memberActions.map((m) => [m.actionId, m.status]))).toEqual({
+      [members[0]!]: "reverted",
+      [members[1]!]: "applied"
+    })
+  })
+
+  it("checks the members of one ad group with one upstream read of it, and records a compensation for each", async () => {
+    // Three keywords in each of two ad groups, their bids raised in one changeset by a `members` call.
+    const rows = await p.sql<{ keyword_id: string; ad_group_id: string; campaign_id: string; bid_micros: string }>(
+      `SELECT k.keyword_id, k.ad_group_id, k.campaign_id, k.bid_micros FROM keywords k
+       JOIN campaigns c ON c.project_id = k.project_id AND c.campaign_id = k.campaign_id
+       WHERE k.project_id = $1 AND k.bid_micros IS NOT NULL AND k.status = 'ACTIVE' AND c.bid_strategy <> 'MAX_CONVERSIONS'
+       ORDER BY k.ad_group_id, k.keyword_id`,
+      [p.secondAccount.projectId]
+    )
+    const adGroups = [...new Set(rows.map((row) => row.ad_group_id))].slice(0, 2)
+    const keywords = adGroups.flatMap((adGroupId) => rows.filter((row) => row.ad_group_id === adGroupId).slice(0, 3))
+    expect(keywords).toHaveLength(6)
+    const opened = await p.api("key", (client) => client.changesets.openChangeset({ path: revertPath(), payload: { title: "raise bids" } }))
+    const added = await p.api("key", (client) =>
+      client.changesets.addChangesetMembers({
+        path: { ...revertPath(), changesetId: opened.changesetId },
+        payload: {
+          proposals: keywords.map((k) => ({
+            kind: "keyword_bid_change" as const,
+            body: { keywordIds: [k.keyword_id], newBidMicros: Number(k.bid_micros) + 20_000, reason: "raise" }
+          }))
+        }
+      }))
+    expect(added.added).toBe(6)
+    const submitted = await p.api("key", (client) => client.changesets.submitChangeset({ path: { ...revertPath(), changesetId: opened.changesetId }, urlParams: {} }))
+    await p.api("person", (client) =>
+      client.changesets.approveChangeset({ path: { ...revertPath(), changesetId: opened.changesetId }, payload: { planHash: submitted.planHash! } }))
+    expect((await ended(opened.changesetId)).changeset.status).toBe("applied")
+
+    const since = p.simulator.control.listCalls().at(-1)?.seq ?? 0
+    const plan = await revertPlan(opened.changesetId)
+    expect(plan.coverage).toBe("full")
+    expect(plan.members.map((m) => m.verdict)).toEqual(Array(6).fill("revertible"))
+    expect(p.simulator.control.listCalls({ path: /^\/v1\/keywords\/query$/, since }), "one read per ad group").toHaveLength(2)
+
+    const { changeset: compensating } = await revert(opened.changesetId)
+    expect(compensating.members.total).toBe(6)
+    expect((await ended(compensating.changesetId)).changeset.status).toBe("applied")
+    const undone = await detailOf(compensating.changesetId)
+    const original = await detailOf(opened.changesetId)
+    expect(original.memberActions.map((m) => m.status)).toEqual(Array(6).fill("reverted"))
+    // Each original names its own compensation, and each compensation its original.
+    expect(new Map(original.memberActions.map((m) => [m.actionId, m.revertedBy]))).toEqual(
+      new Map(undone.memberActions.map((m) => [m.revertOf, m.actionId]))
+    )
+    for (const k of keywords) {
+      const upstream = await p.run(p.upstream.keywords(p.secondAccount.upstreamAccountId, k.campaign_id, k.ad_group_id))
+      expect(upstream.find((u) => u.keywordId === k.keyword_id)?.bidMicros).toBe(Number(k.bid_micros))
+    }
+  })
+
+  it("writes over what moved a conflicted member when the person forces it", async () => {
+    const targets = restored.slice(0, 1)
+    expect(targets).toHaveLength(1)
+    const { changeset, members } = await appliedChangeset(targets)
+    p.setBudgetOutsideAcs(targets[0]!.campaignId, 62_000_000, p.secondAccount)
+    expect((await revertPlan(changeset.changesetId)).coverage).toBe("none")
+    const refused = await p.api("person", (client) =>
+      Effect.flip(client.changesets.revertChangeset({ path: { ...revertPath(), changesetId: changeset.changesetId }, urlParams: {}, payload: {} })))
+    expect(refused).toMatchObject({ _tag: "NotRevertible", message: expect.stringMatching(/coverage none/) })
+
+    const { changeset: compensating } = await revert(changeset.changesetId, [members[0]!])
+    expect((await ended(compensating.changesetId)).changeset.status).toBe("applied")
+    expect(await budgetUpstream(targets[0]!.campaignId)).toBe(targets[0]!.dailyBudgetMicros)
   })
 })

@@ -7,6 +7,12 @@
  * guardrails and resumes auto-apply the circuit breaker paused, sees an outside change in the ledger, and changes their password, which
  * ends their other sessions. Every page has no serious or critical axe-core violation, at 1280 px and at
  * phone width. The run writes the README's screenshots (docs/console-*.png).
+ *
+ * Then crafted console links, in the same world: signed in in a browser context of its own, the person opens links
+ * whose account id is `..`, an encoded `/`, `?` or `#`, a malformed escape, an extra segment or an account the
+ * person does not reach. Each shows the "Page not found" page, and no request leaves the browser for an API path
+ * but the shell's own (who am I, the accounts, the live stream); a well-formed link to the person's account reads
+ * that account's paths only (and the ledger's names of keys and people).
  */
 import * as Path from "node:path"
 import { ExternalChangePayload, PolicyDocument, ProposalPreview } from "@acs/domain/Actions"
@@ -14,6 +20,7 @@ import { Guardrails } from "@acs/domain/Guardrails"
 import { Schema } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { newId } from "../src/db/Ids.ts"
 import { launchBrowser, seriousViolations } from "./support/browser.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import { BOOTSTRAP_KEY, call, repoRoot } from "./support/server.ts"
@@ -646,5 +653,123 @@ describe("the console", () => {
     const old = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })
     expect(old.status).toBe(401)
     expect(BOOTSTRAP_KEY).toMatch(/^acs_/)
+  })
+})
+
+describe("a crafted console link", () => {
+  // Its own browser context, signed in with the password the tests above left, whose API requests it records.
+  let linksContext: BrowserContext
+  let linksPage: Page
+  /** Every API request the browser sent (method, path and query, as the browser sent them). */
+  const sent: Array<{ readonly method: string; readonly path: string; readonly search: string }> = []
+  /** API requests sent and not yet answered (the live stream aside: it stays open). */
+  const inFlight = new Set<object>()
+
+  /** The shell's own reads on any page: who is signed in, the accounts, the live stream (or its polling fallback). */
+  const SHELL = new Set(["/api/v1/auth/me", "/api/v1/accounts", "/api/v1/events/stream", "/api/v1/events"])
+
+  /** What the Approvals page, the first after sign-in, reads of each account. */
+  const APPROVALS_PAGE_READS = ["/approvals", "/changesets"]
+
+  /** What the Accounts page reads of its account when it opens (besides each account's freshness). */
+  const ACCOUNTS_PAGE_READS = ["/campaigns", "/keywords", "/plan", "/syncs"]
+
+  const notFound = () => linksPage.getByRole("heading", { level: 1, name: "Page not found" })
+
+  beforeAll(async () => {
+    linksContext = await browser.newContext({ viewport: { width: 1280, height: 900 } })
+    linksContext.on("request", (request) => {
+      const url = new URL(request.url())
+      if (url.pathname.startsWith("/api/")) sent.push({ method: request.method(), path: url.pathname, search: url.search })
+      if (url.pathname.startsWith("/api/") && url.pathname !== "/api/v1/events/stream") inFlight.add(request)
+    })
+    linksContext.on("requestfinished", (request) => inFlight.delete(request))
+    linksContext.on("requestfailed", (request) => inFlight.delete(request))
+    linksPage = await linksContext.newPage()
+    await linksPage.goto(p.server.baseUrl)
+    await linksPage.getByLabel("Email").fill(ADMIN_EMAIL)
+    await linksPage.getByLabel("Password").fill(password)
+    await linksPage.getByRole("button", { name: "Sign in" }).click()
+    await linksPage.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+    // The Approvals page's own reads (actions and changesets waiting) answered first, so that on a busy machine none
+    // of them is taken for a request of the first crafted link.
+    await waitFor("the Approvals page's reads sent and answered", () => Promise.resolve(sent), (reads) =>
+      APPROVALS_PAGE_READS.every((end) => reads.some((r) => r.path.endsWith(end))) && inFlight.size === 0)
+  })
+
+  afterAll(async () => {
+    await linksContext?.close()
+  })
+
+  /** The API requests sent from `from` on that are not the shell's own. */
+  const beyondShell = (from: number) => sent.slice(from).filter((r) => !SHELL.has(r.path))
+
+  /**
+   * Opens `hash` (a fresh load, or a change of the hash in the open console) and waits for the not-found page, or
+   * for a request beyond the shell's, whichever comes first; then requires the page and no such request.
+   */
+  const expectNotFound = async (hash: string, how: "load" | "hashchange") => {
+    const from = sent.length
+    if (how === "load") {
+      await linksPage.goto("about:blank")
+      await linksPage.goto(`${p.server.baseUrl}/${hash}`)
+    } else {
+      await linksPage.evaluate(`window.location.hash = ${JSON.stringify(hash)}`)
+    }
+    await waitFor(`${hash}: the not-found page or a request beyond the shell's`, async () => ({
+      shown: await notFound().isVisible(),
+      beyond: beyondShell(from)
+    }), (seen) => seen.shown || seen.beyond.length > 0)
+    expect(beyondShell(from), `${hash}: API requests beyond the shell's`).toEqual([])
+    expect(await notFound().isVisible(), `${hash}: the not-found page`).toBe(true)
+  }
+
+  const stranger = newId("prj")
+  const crafted = [
+    "#/ledger/..%2F..%2Fkeys",
+    "#/ledger/x%2F..%2F..%2Fkeys%3F",
+    "#/accounts/..%2F..%2Fpeople%23",
+    "#/policy/..",
+    "#/ledger/../../keys",
+    "#/ledger/%zz",
+    "#/accounts/x%3Fa%3D1",
+    `#/policy/${stranger}`,
+    "#/keys/..%2Fpeople",
+    "#/nonsense"
+  ]
+
+  it("opened in a new page shows the not-found page and sends nothing beyond the shell's reads", async () => {
+    for (const hash of [...crafted, `#/ledger/${p.account.projectId}%2F..%2F..%2Fkeys`, `#/ledger/${p.account.projectId}/..%2Fkeys`]) {
+      await expectNotFound(hash, "load")
+    }
+    expect(await seriousViolations(linksPage), "the not-found page: serious or critical axe-core violations").toEqual([])
+  })
+
+  it("followed inside the open console shows the not-found page and sends nothing beyond the shell's reads", async () => {
+    for (const hash of crafted) {
+      // From an account's page each time, so every crafted link changes the route.
+      const opened = sent.length
+      await linksPage.evaluate(`window.location.hash = "#/accounts"`)
+      await linksPage.getByRole("heading", { level: 1, name: "Accounts" }).waitFor({ timeout: WAIT_MS })
+      // The Accounts page's own reads all start when it mounts: wait until they were sent and answered, so none
+      // of them is taken for a request of the crafted link.
+      await waitFor("the Accounts page's reads sent and answered", () => Promise.resolve(sent.slice(opened)), (reads) =>
+        ACCOUNTS_PAGE_READS.every((end) => reads.some((r) => r.path.endsWith(end))) && inFlight.size === 0)
+      await expectNotFound(hash, "hashchange")
+    }
+  })
+
+  it("a well-formed link to the person's account reads that account's paths only (and the ledger's names of keys and people)", async () => {
+    const from = sent.length
+    await linksPage.goto("about:blank")
+    await linksPage.goto(`${p.server.baseUrl}/#/ledger/${p.account.projectId}`)
+    await linksPage.getByRole("heading", { level: 1, name: "Ledger" }).waitFor({ timeout: WAIT_MS })
+    const reads = await waitFor("the ledger's read", () => Promise.resolve(beyondShell(from)), (r) => r.length > 0)
+    const ledgerNames = ["/api/v1/keys", "/api/v1/people"]
+    for (const read of reads) {
+      if (ledgerNames.includes(read.path)) expect(read.search, JSON.stringify(read)).toBe("")
+      else expect(read.path, JSON.stringify(read)).toMatch(new RegExp(`^/api/v1/accounts/${p.account.projectId}/`))
+    }
+    expect(reads.some((r) => r.path === `/api/v1/accounts/${p.account.projectId}/actions`)).toBe(true)
   })
 })

@@ -27,15 +27,19 @@ export const recorded = (answer: ProposalResponse | ProposalPreview): ProposalRe
   return answer
 }
 
-export const startConsoleWorld = async (seed: number): Promise<ConsoleWorld> => {
-  const p = await startPipeline({ seed, env: { CHANGE_HISTORY_POLL_SECONDS: "0" } })
-  const listed = await p.api("key", (client) =>
-    client.warehouse.listCampaigns({ path: { projectId: p.account.projectId }, urlParams: { limit: 100 } }))
-  const campaigns = listed.campaigns.flatMap((c) =>
+/** An account's enabled campaigns with a budget, as the warehouse has them. */
+export const budgetedCampaigns = async (p: Pipeline, projectId: string): Promise<Array<Campaign>> => {
+  const listed = await p.api("key", (client) => client.warehouse.listCampaigns({ path: { projectId }, urlParams: { limit: 100 } }))
+  return listed.campaigns.flatMap((c) =>
     c.status === "ENABLED" && c.dailyBudgetMicros !== null && c.dailyBudgetMicros > 0
       ? [{ campaignId: c.campaignId, name: c.name, dailyBudgetMicros: c.dailyBudgetMicros }]
       : []
   )
+}
+
+export const startConsoleWorld = async (seed: number): Promise<ConsoleWorld> => {
+  const p = await startPipeline({ seed, env: { CHANGE_HISTORY_POLL_SECONDS: "0" } })
+  const campaigns = await budgetedCampaigns(p, p.account.projectId)
   const browser = await launchBrowser()
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
   await page.goto(p.server.baseUrl)

@@ -42,6 +42,8 @@ export interface Pipeline {
   /** The USD account (writable), and the read-only one. */
   readonly account: AccountView
   readonly readOnlyAccount: AccountView
+  /** Another writable account (EUR): room for a file's tests that must not share campaigns with `account`'s. */
+  readonly secondAccount: AccountView
   /** The real client, connected to the simulator: the upstream as anyone else sees it. */
   readonly upstream: UpstreamClient
   readonly run: <A>(effect: Effect.Effect<A, UpstreamFailure, UpstreamTransport>) => Promise<A>
@@ -58,8 +60,11 @@ export interface Pipeline {
   readonly action: (actionId: string, projectId?: string) => Promise<ActionView>
   /** The secret of the second approver's key (`as("approver", …)`), for the RPC and MCP clients. */
   readonly approverKey: () => Promise<string>
-  /** Sets a campaign's daily budget (whole cents) in Apple's web UI, as someone outside acs; fails unless it took. */
-  readonly setBudgetOutsideAcs: (campaignId: string, dailyBudgetMicros: number) => void
+  /**
+   * Sets a campaign's daily budget (whole cents) in Apple's web UI, as someone outside acs, in `account` unless
+   * another is given; fails unless it took.
+   */
+  readonly setBudgetOutsideAcs: (campaignId: string, dailyBudgetMicros: number, inAccount?: AccountView) => void
   /**
    * Polls the action until its status is one of `statuses` (when not given: any state the worker leaves it in);
    * fails after minutes (wait.ts), naming the status it stayed in.
@@ -129,7 +134,8 @@ export const startPipeline = async (
   const accounts = imported.accounts
   const account = accounts.find((a) => a.currency === "USD" && !a.readOnly)
   const readOnlyAccount = accounts.find((a) => a.readOnly)
-  if (account === undefined || readOnlyAccount === undefined) throw new Error(`demo accounts missing:\n${server.logs()}`)
+  const secondAccount = accounts.find((a) => a.currency === "EUR" && !a.readOnly)
+  if (account === undefined || readOnlyAccount === undefined || secondAccount === undefined) throw new Error(`demo accounts missing:\n${server.logs()}`)
 
   let cookie = ""
   const signIn = async () => {
@@ -187,6 +193,7 @@ export const startPipeline = async (
     server,
     account,
     readOnlyAccount,
+    secondAccount,
     upstream,
     run,
     as,
@@ -201,12 +208,12 @@ export const startPipeline = async (
       ),
     action,
     approverKey: secondApprover,
-    setBudgetOutsideAcs: (campaignId, dailyBudgetMicros) => {
+    setBudgetOutsideAcs: (campaignId, dailyBudgetMicros, inAccount = account) => {
       const answer = simulator.webUiWrite({
-        adAccountId: Number(account.upstreamAccountId),
+        adAccountId: Number(inAccount.upstreamAccountId),
         method: "PUT",
         path: `/v1/campaigns/${campaignId}`,
-        body: { dailyBudget: { value: { amount: (dailyBudgetMicros / 1_000_000).toFixed(2), currency: "USD" } } },
+        body: { dailyBudget: { value: { amount: (dailyBudgetMicros / 1_000_000).toFixed(2), currency: inAccount.currency } } },
         user: "web-ui-user@example.com"
       })
       if (answer.status !== 200) throw new Error(`the web-UI write answered ${answer.status}: ${JSON.stringify(answer.body)}`)
