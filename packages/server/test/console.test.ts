@@ -431,13 +431,18 @@ describe("the console", () => {
   })
 
   it("shows a high-risk change approved once as waiting for a second person, and lets another person give it", async () => {
-    const campaign = freshCampaign()
+    // In the second account: the first one's campaigns are this file's other tests'.
+    const { projectId, upstreamAccountId } = p.secondAccount
+    const campaign = (await p.run(p.upstream.campaigns(upstreamAccountId))).find((c) => !c.deleted && c.dailyBudgetMicros !== null)!
     const raised = Math.round((campaign.dailyBudgetMicros! * 1.3) / 10_000) * 10_000
-    const answer = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: raised, reason: "scale" }, { as: "key" })
+    const answer = await p.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: raised, reason: "scale" }, {
+      as: "key",
+      projectId
+    })
     expect(answer.status, answer.text).toBe(201)
     const action = proposalOf(answer)
     expect(action.riskTier).toBe("high")
-    const first = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${action.actionId}/approve`)
+    const first = await p.as("approver", "POST", `/accounts/${projectId}/approvals/${action.actionId}/approve`)
     expect(first.status, first.text).toBe(200)
     await goTo("#/approvals", "Approvals")
     const entry = card(action.actionId)
@@ -446,8 +451,8 @@ describe("the console", () => {
       .waitFor({ timeout: WAIT_MS })
     await expectAccessible("a high-risk change approved once")
     await entry.getByRole("button", { name: "Approve", exact: true }).click()
-    await waitFor("the second approval", () => p.action(action.actionId), (a) => a.status !== "proposed")
-    expect((await p.action(action.actionId)).approvals.map((a) => a.by.kind)).toEqual(["key", "person"])
+    await waitFor("the second approval", () => p.action(action.actionId, projectId), (a) => a.status !== "proposed")
+    expect((await p.action(action.actionId, projectId)).approvals.map((a) => a.by.kind)).toEqual(["key", "person"])
   })
 
   it("shows the person's own proposal as one they cannot approve (who may approve), and rejects it with a reason", async () => {
