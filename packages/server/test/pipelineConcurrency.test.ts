@@ -52,7 +52,9 @@ let budget: number
 
 beforeAll(async () => {
   // No worker on either instance until the jobs test: proposals stay as the policy left them.
-  p = await startPipeline({ seed: 44, env: { WORKER_CONCURRENCY: "0" } })
+  // Fifty proposals at once wait for one account's lock, each holding a pooled connection: on a busy machine the
+  // last waits long for its connection, so the pool's patience is minutes, not the default 10 s.
+  p = await startPipeline({ seed: 44, env: { WORKER_CONCURRENCY: "0", DATABASE_CONNECT_TIMEOUT_MS: "120000" } })
   twin = await p.startTwin()
   const login = await call(`${p.server.api}/auth/login`, {
     method: "POST",

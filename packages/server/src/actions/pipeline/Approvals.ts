@@ -70,6 +70,9 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
     const requireUnderCeiling = (account: AccountRecord, action: ActionRecord) =>
       Effect.gen(function*() {
         if (!RAISING_KINDS.has(action.kind)) return
+        // The account's lock, held to the commit, as a proposal takes it: no other approval or proposal moves the
+        // sums before this one is decided. Taken only here: approvals of other kinds never wait for it.
+        yield* lockAccount(account.projectId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
         const { raise, state } = yield* accountEnvelope(account.projectId, { of: "change", kind: action.kind, payload: action.payload }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
         const { ceiling } = envelopeReasons(state, raise, (micros) => money(micros, account.currency))
         if (ceiling !== undefined) {
@@ -103,8 +106,6 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
       expiry.expireIfDue(grant.account.projectId, actionId).pipe(Effect.zipRight(sql.withTransaction(
         Effect.gen(function*() {
           const projectId = grant.account.projectId
-          // First the account's lock, as a proposal takes it: the ceiling's sums hold until the commit.
-          yield* lockAccount(projectId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
           const action = yield* pendingAction(projectId, actionId)
           yield* requireMayApprove(grant.principal, action.proposedBy)
           yield* revalidate(grant.account, action)
