@@ -7,18 +7,18 @@
  * inside a cooldown queues, naming the change that started it, an outside one too. The expiry path is in
  * approvalExpiry.test.ts (with the test clock).
  */
-import { AcsClient } from "@acs/domain/AcsClient"
 import { PolicyDocument } from "@acs/domain/Actions"
 import { DEFAULT_GUARDRAILS, Guardrails, type GuardrailsSettings } from "@acs/domain/Guardrails"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Effect, Exit, ManagedRuntime, Option, Schema } from "effect"
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, proposalOf, startPipeline, validationFailureOf } from "./support/pipeline.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD } from "./support/pipeline.ts"
 import { BOOTSTRAP_KEY, call, errorCode, type RunningServer } from "./support/server.ts"
+import { rpcApprove } from "./support/rpcApprove.ts"
 import { waitFor } from "./support/wait.ts"
 
 let p: Pipeline
@@ -343,18 +343,6 @@ const mcpApprove = async (actionId: string) => {
   }
 }
 
-/** An approval over RPC with the second approver's key: its failure, or undefined. */
-const rpcApprove = async (actionId: string) => {
-  const runtime = ManagedRuntime.make(AcsClient.layer({ url: p.server.baseUrl, key: await p.approverKey() }))
-  try {
-    const exit = await runtime.runPromiseExit(Effect.flatMap(AcsClient, (client) =>
-      client.approveAction({ path: { projectId: p.account.projectId, actionId } })))
-    return Exit.isSuccess(exit) ? undefined : Option.getOrUndefined(Cause.failureOption(exit.cause))
-  } finally {
-    await runtime.dispose()
-  }
-}
-
 describe("two people for high risk", () => {
   it("keeps a budget raise past the line queued after one approval (MCP), refuses the same approver again (RPC, REST), applies after another's", async () => {
     await putGuardrails({ envelope: BIG_ENVELOPE, highRisk: { budgetIncreasePct: 25, removals: 10, enableCampaign: true } })
@@ -377,7 +365,7 @@ describe("two people for high risk", () => {
         .approvals.find((item) => item.actionId === raised.actionId)?.callerMay
     expect(await listedTo("approver")).toMatchObject({ approve: false, reason: expect.stringMatching(/^two people: /) })
     expect(await listedTo("person")).toMatchObject({ approve: true })
-    expect(await rpcApprove(raised.actionId)).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
+    expect(await rpcApprove(p.server.baseUrl, await p.approverKey(), p.account.projectId, raised.actionId)).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
     const again = await p.as("approver", "POST", path(`/approvals/${raised.actionId}/approve`))
     expect([again.status, errorCode(again)]).toEqual([403, "forbidden_scope"])
     expect(again.body).toMatchObject({ error: { required_grant: "second_approver", message: expect.stringMatching(/^two people: .* another person$/) } })

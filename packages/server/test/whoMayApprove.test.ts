@@ -10,6 +10,7 @@
  * - Revoking every key of one person, and a key's root, recorded when it is made, is what a walk of the
  *   creator chain finds, for every key (no chain loops).
  */
+import { rpcApprove } from "./support/rpcApprove.ts"
 import { AcsClient } from "@acs/domain/AcsClient"
 import { ProposalResponse } from "@acs/domain/Actions"
 import { ErrorBodies } from "@acs/domain/Errors"
@@ -103,17 +104,6 @@ const rpcMe = async (key: Made, server: RunningServer = p.server) => {
   }
 }
 
-const rpcApprove = async (key: Made, actionId: string) => {
-  const runtime = ManagedRuntime.make(AcsClient.layer({ url: p.server.baseUrl, key: key.secret }))
-  try {
-    const exit = await runtime.runPromiseExit(Effect.flatMap(AcsClient, (client) =>
-      client.approveAction({ path: { projectId: p.account.projectId, actionId } })))
-    return Exit.isSuccess(exit) ? undefined : Option.getOrUndefined(Cause.failureOption(exit.cause))
-  } finally {
-    await runtime.dispose()
-  }
-}
-
 const mcpConnect = async (key: Made, server: RunningServer = p.server) => {
   const client = new Client({ name: "who-may-approve", version: "1" })
   await client.connect(new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/mcp`), {
@@ -176,7 +166,7 @@ describe("an admin's chain of 18 keys", () => {
     const rest = await refusalOf(last, (client) => client.actions.approveAction({ path: { projectId: p.account.projectId, actionId: raise } }))
     expect(rest).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
     expect(rest.message).toMatch(/a key never approves its own person's proposals/)
-    expect(await rpcApprove(last, raise)).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
+    expect(await rpcApprove(p.server.baseUrl, last.secret, p.account.projectId, raise)).toMatchObject({ _tag: "ForbiddenScope", required_grant: "second_approver" })
     expect(await mcpApprove(last, raise)).toMatchObject({ code: "forbidden_scope", required_grant: "second_approver" })
     expect(await statusOf(raise)).toBe("proposed")
   })
