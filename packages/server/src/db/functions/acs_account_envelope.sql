@@ -7,7 +7,7 @@
 CREATE OR REPLACE FUNCTION public.acs_account_envelope(account text)
  RETURNS TABLE(used numeric, reserved numeric, committed numeric, total numeric, max_increase numeric, max_total numeric)
  LANGUAGE sql
- STABLE
+ STABLE ROWS 1
 AS $function$
       WITH applied AS (
         SELECT COALESCE(sum(a.budget_delta_micros), 0) AS used FROM actions a

@@ -7,6 +7,7 @@
 CREATE OR REPLACE FUNCTION public.acs_lock_account_window(lock_namespace integer, account text, raise numeric DEFAULT 0)
  RETURNS TABLE(used bigint, next_created_at timestamp with time zone, budget_used numeric, budget_reserved numeric, budget_committed numeric, budget_total numeric, max_increase numeric, max_total numeric)
  LANGUAGE plpgsql
+ ROWS 1
 AS $function$
     DECLARE
       counted bigint;
