@@ -4,15 +4,17 @@
  *
  * - pgbench running the proposal-shaped transaction (scripts/bench/pgbench.ts), with its default simple protocol
  *   (the baseline of the targets: bench/README.md) and with `-M prepared` (reported beside it);
- * - key proposals (`POST .../actions/budget-change` with a write key: the queued path, one transaction);
+ * - key proposals (`POST .../actions/budget-change` with a write key: the queued path, one transaction), cuts;
+ * - key raises: the same, each raising a budget by 1 to 20 cents, so the guardrails (docs/contract.md 3.3) price it,
+ *   reserve it and read its cooldown: against the cuts of the same round, what the guardrails cost;
  * - person proposals (the signed-in admin: the policy clears a 1-cent cut, so each auto-applies and the apply
  *   worker runs it against the simulator). A person window counts only what is applied: its rate is the
  *   proposals over the time from the window's start to the last one's `applied_at`, so work deferred to the
  *   queue cannot flatter it. Each proposal of a window takes a campaign of its own (an apply never meets
  *   another's change).
  *
- * At 1 and 8 clients, `rounds` times each, the four in turn (the order reversed every other round) for
- * `seconds` each, so drift and bursts of load from elsewhere fall on all three alike; the ratio to pgbench is
+ * At 1 and 8 clients, `rounds` times each, the five in turn (the order reversed every other round) for
+ * `seconds` each, so drift and bursts of load from elsewhere fall on all alike; the ratio to pgbench is
  * taken per round and the median reported. For every acs window: acs's CPU (utime + stime from
  * /proc/<pid>/stat) per proposal, and statements per proposal from pg_stat_statements (acs's role only, the
  * apply worker's included, idle polling too). Then `applies` auto-applied proposals one after another, each
@@ -31,8 +33,10 @@ export const TARGET_KEY_SHARE = 0.4
 export const TARGET_PERSON_SHARE = 0.25
 export const TARGET_CPU_MS_PER_PROPOSAL = 3
 export const TARGET_APPLY_P95_MS = 1_000
+/** Key raises (the guardrails priced, reserved and checked) against key cuts, the same round. */
+export const TARGET_GUARDED_SHARE = 0.9
 
-export type Subject = "pgbench" | "pgbenchPrepared" | "key" | "person"
+export type Subject = "pgbench" | "pgbenchPrepared" | "key" | "keyRaise" | "person"
 
 export interface Window {
   readonly subject: Subject
@@ -66,6 +70,12 @@ export interface ClientResult {
   /** The same medians against pgbench with prepared statements. */
   readonly keySharePrepared: number
   readonly personSharePrepared: number
+  readonly keyRaiseTps: number
+  /** Key raises / key cuts, per round and their median. */
+  readonly keyRaiseShares: ReadonlyArray<number>
+  readonly keyRaiseShare: number
+  readonly keyRaiseCpuMs: number | null
+  readonly keyRaiseStatements: number
   readonly keyCpuMs: number | null
   readonly personCpuMs: number | null
   readonly keyStatements: number
@@ -84,7 +94,7 @@ export interface ProposalResults {
   readonly windows: ReadonlyArray<Window>
   readonly byClients: ReadonlyArray<ClientResult>
   /** The statements of one window of each kind at the most clients, most calls first, per proposal. */
-  readonly statements: Record<"pgbench" | "key" | "person", ReadonlyArray<{ readonly query: string; readonly perProposal: number; readonly meanMs: number }>>
+  readonly statements: Record<"pgbench" | "key" | "keyRaise" | "person", ReadonlyArray<{ readonly query: string; readonly perProposal: number; readonly meanMs: number }>>
   /** Auto-applied proposals one at a time (the one-client person windows): sent → seen applied. The target's p95. */
   readonly autoApply: Summary
 }
@@ -205,6 +215,13 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       const campaignId = campaigns[i % campaigns.length]!
       return { campaignId, newDailyBudgetMicros: budgets.get(campaignId)! - 10_000 * (1 + (i % 20)), reason: "bench key proposal" }
     }
+    // A key raise: 1 to 20 cents onto the campaign's budget; it queues, reserving its raise.
+    let raiseSequence = 0
+    const keyRaiseBody = () => {
+      const i = raiseSequence++
+      const campaignId = campaigns[i % campaigns.length]!
+      return { campaignId, newDailyBudgetMicros: budgets.get(campaignId)! + 10_000 * (1 + (i % 20)), reason: "bench key raise" }
+    }
     // A person proposal: a 1-cent cut of a campaign's budget, which the policy auto-applies. Campaigns are taken
     // in turn; the closed loop leaves at most one action per client in flight, never two on one campaign.
     let personSequence = 0
@@ -252,8 +269,8 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
         proposals = run.transactions
         seconds = run.seconds
         tps = run.tps
-      } else if (subject === "key") {
-        const run = await drive(keyClients.slice(0, clients), options.seconds, Number.POSITIVE_INFINITY, keyBody, "queued")
+      } else if (subject === "key" || subject === "keyRaise") {
+        const run = await drive(keyClients.slice(0, clients), options.seconds, Number.POSITIVE_INFINITY, subject === "key" ? keyBody : keyRaiseBody, "queued")
         proposals = run.actionIds.length
         seconds = (run.endedAt - run.started) / 1000
         tps = proposals / seconds
@@ -304,22 +321,23 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       return window
     }
 
-    log("proposals: warming up pgbench, key and person proposals")
+    log("proposals: warming up pgbench, key cuts and raises, person proposals")
     for (const protocol of ["simple", "prepared"] as const) {
       runPgbench({ cluster: pipeline.cluster, database: pipeline.database, scripts, protocol, clients: maxClients, seconds: 1, orgId: large.orgId, projectId: large.projectId })
     }
     await clearPgbenchJobs()
     await drive(keyClients, 2, Number.POSITIVE_INFINITY, keyBody, "queued")
+    await drive(keyClients, 2, Number.POSITIVE_INFINITY, keyRaiseBody, "queued")
     await drive(personClients, 2, Number.POSITIVE_INFINITY, personBody, "auto_applied", true)
 
     const byClients: Array<ClientResult> = []
     for (const clients of options.clientCounts) {
-      log(`proposals: ${clients} client(s), ${options.rounds} rounds of pgbench, key and person proposals, ${options.seconds} s each`)
+      log(`proposals: ${clients} client(s), ${options.rounds} rounds of pgbench, key cuts and raises, person proposals, ${options.seconds} s each`)
       const rounds: Array<Record<Subject, Window>> = []
       for (let round = 0; round < options.rounds; round++) {
         const order: ReadonlyArray<Subject> = round % 2 === 0
-          ? ["pgbench", "pgbenchPrepared", "key", "person"]
-          : ["person", "key", "pgbenchPrepared", "pgbench"]
+          ? ["pgbench", "pgbenchPrepared", "key", "keyRaise", "person"]
+          : ["person", "keyRaise", "key", "pgbenchPrepared", "pgbench"]
         const got: Partial<Record<Subject, Window>> = {}
         for (const subject of order) got[subject] = await measure(subject, clients, round)
         rounds.push(got as Record<Subject, Window>)
@@ -331,6 +349,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       }
       const keyShares = rounds.map((r) => round3(r.key.tps / r.pgbench.tps))
       const personShares = rounds.map((r) => round3(r.person.tps / r.pgbench.tps))
+      const keyRaiseShares = rounds.map((r) => round3(r.keyRaise.tps / r.key.tps))
       const sharesPrepared = (subject: "key" | "person") => round3(median(rounds.map((r) => r[subject].tps / r.pgbenchPrepared.tps)))
       byClients.push({
         clients,
@@ -344,6 +363,11 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
         personShares,
         keySharePrepared: sharesPrepared("key"),
         personSharePrepared: sharesPrepared("person"),
+        keyRaiseTps: medianOf("keyRaise", (w) => w.tps) ?? 0,
+        keyRaiseShares,
+        keyRaiseShare: round3(median(keyRaiseShares)),
+        keyRaiseCpuMs: medianOf("keyRaise", (w) => w.cpuMsPerProposal),
+        keyRaiseStatements: medianOf("keyRaise", (w) => w.statementsPerProposal) ?? 0,
         keyCpuMs: medianOf("key", (w) => w.cpuMsPerProposal),
         personCpuMs: medianOf("person", (w) => w.cpuMsPerProposal),
         keyStatements: medianOf("key", (w) => w.statementsPerProposal) ?? 0,
@@ -353,7 +377,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
         personToApplied: summarize(toApplied.get(clients) ?? [])
       })
     }
-    const perProposal = (subject: "pgbench" | "key" | "person") => {
+    const perProposal = (subject: "pgbench" | "key" | "keyRaise" | "person") => {
       const got = lastDeltas[subject]
       return got === undefined
         ? []
@@ -370,7 +394,7 @@ export const benchProposals = async (pipeline: Pipeline, log: (message: string) 
       seconds: options.seconds,
       windows,
       byClients,
-      statements: { pgbench: perProposal("pgbench"), key: perProposal("key"), person: perProposal("person") },
+      statements: { pgbench: perProposal("pgbench"), key: perProposal("key"), keyRaise: perProposal("keyRaise"), person: perProposal("person") },
       autoApply: summarize(toApplied.get(Math.min(...options.clientCounts)) ?? [])
     }
   } finally {

@@ -4,7 +4,7 @@
  * exactly as many auto-apply as fit, whichever instance records them; a reservation ends when its raise is
  * rejected, fails or is demoted (and comes back when a person approves a demoted one) and becomes used when it
  * applies; a revert applies at once past the envelope and counts; past the ceiling nobody can approve; a raise
- * inside a cooldown queues, naming the change that started it, an outside one too. The expiry path is in
+ * inside a cooldown queues, naming the change that started it, an outside one too, or one still on its way. The expiry path is in
  * approvalExpiry.test.ts (with the test clock).
  */
 import { PolicyDocument } from "@acs/domain/Actions"
@@ -62,6 +62,17 @@ const raise = (campaign: UpstreamCampaign, by: number, as: "person" | "key" = "p
     body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! + by, reason: "more reach" },
     ...(as === "person" ? { headers: { cookie } } : { key: BOOTSTRAP_KEY })
   })
+
+/** A campaign with installs whose budget nothing changed yet (no cooldown mark), as the upstream holds it now. */
+const untouchedCampaign = async () => {
+  const marked = new Set((await p.sql<{ cooldown_key: string }>(
+    "SELECT DISTINCT cooldown_key FROM cooldown_marks WHERE project_id = $1",
+    [p.account.projectId]
+  )).map((row) => row.cooldown_key))
+  const campaign = campaigns.find((c) => !marked.has(`budget:Campaign:${c.campaignId}`))
+  expect(campaign, "a campaign whose budget no test changed yet").toBeDefined()
+  return current(campaign!)
+}
 
 /** The campaign as the upstream holds it now. */
 const current = (campaign: UpstreamCampaign) => p.run(p.upstream.campaign(p.account.upstreamAccountId, campaign.campaignId))
@@ -273,6 +284,26 @@ describe("cooldowns", () => {
       reason: "more reach"
     })
     expect(preview.body).toMatchObject({ mode: "auto_applied" })
+  })
+
+  it("lets one of several raises of a campaign sent together on two instances auto-apply; the rest wait for it", async () => {
+    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
+    const campaign = await untouchedCampaign()
+    // No worker runs: the one let through stays approved, on its way, while the others are decided.
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => raise(campaign, 10_000 * (i + 1), "person", i % 2 === 0 ? p.server : twin)))
+    const proposals = answers.map(proposalOf)
+    const through = proposals.filter((one) => one.mode === "auto_applied")
+    expect(through, "exactly one raise is let through").toHaveLength(1)
+    for (const held of proposals.filter((one) => one.mode === "queued")) {
+      expect(held.policyReasons[0]).toMatch(new RegExp(
+        `^cooldown: action ${through[0]!.actionId}, approved at \\S+Z, is changing the budget of the same entity; another budget raise auto-applies only after \\S+Z \\(72-hour cooldown\\)$`
+      ))
+      const rejected = await p.as("approver", "POST", path(`/approvals/${held.actionId}/reject`), { reason: "one at a time" })
+      expect(rejected.status, rejected.text).toBe(200)
+    }
+    await startWorker()
+    await p.settle(through[0]!.actionId, ["applied"])
+    await stopWorker()
   })
 
   it("starts a cooldown from a change made outside acs", async () => {

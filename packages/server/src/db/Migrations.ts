@@ -37,7 +37,7 @@ import functionFiles from "./migrations/0028_function_files.ts"
 import webhookIsolation from "./migrations/0029_webhook_isolation.ts"
 import changesets from "./migrations/0030_changesets.ts"
 import guardrails from "./migrations/0031_guardrails.ts"
-import oneRowFunctions from "./migrations/0032_one_row_functions.ts"
+import guardrailReads from "./migrations/0032_guardrail_reads.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -75,7 +75,7 @@ export const migrations = {
   "0029_webhook_isolation": webhookIsolation,
   "0030_changesets": changesets,
   "0031_guardrails": guardrails,
-  "0032_one_row_functions": oneRowFunctions
+  "0032_guardrail_reads": guardrailReads
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -1,12 +1,13 @@
 /**
  * Cooldowns (docs/contract.md 3.3): after a change of an entity's budget, bid or status, another change of the same
  * family on the same entity that raises spend does not auto-apply until the family's cooldown has passed, so a bid
- * raised on Monday is not compounded on Tuesday. Outside changes count (`actions.cooldown_keys` covers them); a
- * change that lowers spend (a cut, a pause) never waits: undoing is never blocked. The rule is pure
- * (`raisesSpend`, `cooldownReason`); `lastChangeWithin` reads the ledger.
+ * raised on Monday is not compounded on Tuesday. Outside changes count: `actions.cooldown_keys` covers them, and
+ * every action marks its keys in `cooldown_marks` when approved and when applied (trigger `acs_mark_cooldowns`), so
+ * a change on its way counts too. A change that lowers spend (a cut, a pause) never waits: undoing is never blocked.
+ * The rule is pure (`raisesSpend`, `cooldownReason`); `acs_recent_change` reads the marks.
  */
 import type { CooldownHours } from "@acs/domain/Guardrails"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { decodeRows } from "../db/Rows.ts"
 
@@ -47,32 +48,74 @@ export const raisesSpend = (kind: string, payload: unknown): boolean => {
   }
 }
 
-/** The latest applied change of the same family on one of the same entities, within the cooldown. */
+/** What a change's cooldown reads: its family and hours; none for a change that does not raise spend, or a family at 0 hours. */
+export interface CooldownCheck {
+  readonly family: CooldownFamily
+  readonly hours: number
+}
+
+export const cooldownCheckOf = (kind: string, payload: unknown, hours: CooldownHours): CooldownCheck | undefined => {
+  const family = COOLDOWN_FAMILIES[kind]
+  if (family === undefined || hours[family] === 0 || !raisesSpend(kind, payload)) return undefined
+  return { family, hours: hours[family] }
+}
+
+/** The latest change of the same family on one of the same entities within the cooldown: applied, or on its way. */
 export interface EarlierChange {
   readonly actionId: string
   readonly kind: string
-  readonly appliedAt: string
+  /** When it was applied, or approved while it is on its way. */
+  readonly at: string
   readonly endsAt: string
+  readonly applied: boolean
 }
 
-export const cooldownReason = (family: CooldownFamily, hours: number, earlier: EarlierChange): string =>
-  `cooldown: ${earlier.kind === "external_change" ? "an outside change" : "action"} ${earlier.actionId} changed the ${family} of ` +
-  `the same entity at ${earlier.appliedAt}; another ${family} raise auto-applies only after ${earlier.endsAt} (${hours}-hour cooldown)`
+export const cooldownReason = (family: CooldownFamily, hours: number, earlier: EarlierChange): string => {
+  const who = `${earlier.kind === "external_change" ? "an outside change" : "action"} ${earlier.actionId}`
+  const what = earlier.applied
+    ? `${who} changed the ${family} of the same entity at ${earlier.at}`
+    : `${who}, approved at ${earlier.at}, is changing the ${family} of the same entity`
+  return `cooldown: ${what}; another ${family} raise auto-applies only after ${earlier.endsAt} (${hours}-hour cooldown)`
+}
 
-const EarlierRow = Schema.Struct({ actionId: Schema.String, kind: Schema.String, appliedAt: Schema.String, endsAt: Schema.String })
+/** A timestamp as the reasons word it. */
+const isoTime = (sql: SqlClient.SqlClient, at: Statement.Fragment) => sql`to_char((${at}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`
+
+/**
+ * The latest change sharing a cooldown key with the change (`acs_recent_change`, db/functions/): its action, kind,
+ * whether applied, and the times as the reason words them; `lastChangeWithin` reads it for a preview, a plan or a
+ * changeset's member.
+ */
+const recentChange = (sql: SqlClient.SqlClient, projectId: string, kind: string, payload: unknown, hours: number) =>
+  sql`SELECT c.action_id, c.kind, c.applied, ${isoTime(sql, sql`c.marked_at`)} AS at,
+      ${isoTime(sql, sql`c.marked_at + make_interval(hours => ${hours})`)} AS ends_at
+    FROM acs_recent_change(${projectId}, acs_cooldown_keys(${kind}, ${JSON.stringify(payload)}::jsonb), ${hours}) c`
+
+/**
+ * The cooldown's reason as a SQL expression over the columns where a statement read the earlier change (the
+ * proposal statement reads it after the account's lock, actions/pipeline/ProposalStatement.ts), worded by
+ * `cooldownReason` itself.
+ */
+export const cooldownReasonSql = (
+  sql: SqlClient.SqlClient,
+  check: CooldownCheck,
+  earlier: { readonly actionId: Statement.Fragment; readonly kind: Statement.Fragment; readonly at: Statement.Fragment; readonly applied: Statement.Fragment }
+) => {
+  const template = (outside: boolean, applied: boolean) =>
+    cooldownReason(check.family, check.hours, { actionId: "%1$s", kind: outside ? "external_change" : "", at: "%2$s", endsAt: "%3$s", applied })
+  return sql`format(CASE WHEN ${earlier.kind} = 'external_change'
+      THEN CASE WHEN ${earlier.applied} THEN ${template(true, true)} ELSE ${template(true, false)} END
+      ELSE CASE WHEN ${earlier.applied} THEN ${template(false, true)} ELSE ${template(false, false)} END END,
+    ${earlier.actionId}, ${isoTime(sql, earlier.at)}, ${isoTime(sql, sql`${earlier.at} + make_interval(hours => ${check.hours})`)})`
+}
+
+const EarlierRow = Schema.Struct({ actionId: Schema.String, kind: Schema.String, applied: Schema.Boolean, at: Schema.String, endsAt: Schema.String })
 const decodeEarlier = decodeRows(EarlierRow)
 
-/** The latest applied action of the account sharing a cooldown key with the change, applied within `hours`; undefined when none. */
+/** The latest change of the account sharing a cooldown key with the change within `hours`; undefined when none. */
 export const lastChangeWithin = (projectId: string, kind: string, payload: unknown, hours: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql`
-      SELECT action_id, kind, to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS applied_at,
-        to_char((applied_at + make_interval(hours => ${hours})) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS ends_at
-      FROM actions
-      WHERE project_id = ${projectId} AND cardinality(cooldown_keys) > 0 AND applied_at IS NOT NULL
-        AND cooldown_keys && acs_cooldown_keys(${kind}, ${JSON.stringify(payload)}::jsonb)
-        AND applied_at > clock_timestamp() - make_interval(hours => ${hours})
-      ORDER BY applied_at DESC LIMIT 1`.pipe(
+    sql`/* prepared */ ${recentChange(sql, projectId, kind, payload, hours)}`.pipe(
       Effect.orDie,
       Effect.flatMap(decodeEarlier),
       Effect.map((rows) => rows[0])

@@ -40,11 +40,19 @@ describe("raisesSpend", () => {
 
 describe("cooldownReason", () => {
   it("names the earlier action, or an outside change, and when the cooldown ends", () => {
-    const earlier = { actionId: "act_1", kind: "budget_change", appliedAt: "2026-11-27T10:00:00Z", endsAt: "2026-11-30T10:00:00Z" }
+    const earlier = { actionId: "act_1", kind: "budget_change", at: "2026-11-27T10:00:00Z", endsAt: "2026-11-30T10:00:00Z", applied: true }
     expect(cooldownReason("budget", 72, earlier)).toBe(
       "cooldown: action act_1 changed the budget of the same entity at 2026-11-27T10:00:00Z; another budget raise auto-applies " +
         "only after 2026-11-30T10:00:00Z (72-hour cooldown)"
     )
     expect(cooldownReason("bid", 24, { ...earlier, kind: "external_change" })).toMatch(/^cooldown: an outside change act_1 changed the bid/)
+  })
+
+  it("says when the earlier change is approved and still on its way", () => {
+    const earlier = { actionId: "act_2", kind: "budget_change", at: "2026-11-27T10:00:00Z", endsAt: "2026-11-30T10:00:00Z", applied: false }
+    expect(cooldownReason("budget", 72, earlier)).toBe(
+      "cooldown: action act_2, approved at 2026-11-27T10:00:00Z, is changing the budget of the same entity; another budget " +
+        "raise auto-applies only after 2026-11-30T10:00:00Z (72-hour cooldown)"
+    )
   })
 })

@@ -1,10 +1,10 @@
 /**
  * The locked part of a proposal as ONE statement (docs/decisions/pipeline.md "Reads first, the locked part one
  * statement"), assembled from its tables' owners: `acs_lock_account_window` (db/functions/) takes the account's
- * lock and reads the 24-hour count, the next `created_at` and, for a raise of daily budgets, the spend envelope
- * (docs/contract.md 3.3), with a snapshot taken after the lock; the ledger row (Transitions.ts) takes its decision
- * from them; the job and its NOTIFY (queue/Jobs.ts) follow an auto-applied row; `action.proposed`
- * (events/Outbox.ts) a queued one. Another write of the proposal's transaction joins as one more CTE reading
+ * lock and reads the 24-hour count, the next `created_at`, for a raise of daily budgets the spend envelope
+ * (docs/contract.md 3.3; only the ceiling's numbers for a raise that queues anyway), and for a change that raises
+ * spend the latest change of its cooldown, with a snapshot taken after the lock; the ledger row (Transitions.ts) takes its decision from them; the job and its NOTIFY (queue/Jobs.ts)
+ * follow an auto-applied row; `action.proposed` (events/Outbox.ts) a queued one. Another write of the proposal's transaction joins as one more CTE reading
  * `recorded`.
  */
 import type { NewAction } from "./Transitions.ts"
@@ -13,6 +13,7 @@ import { Effect, Schema } from "effect"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { proposedEventCte } from "../../events/Outbox.ts"
 import { ACCOUNT_LOCK_NAMESPACE } from "../../policy/AutoApplyWindow.ts"
+import { type CooldownCheck, cooldownReasonSql } from "../../policy/Cooldown.ts"
 import { ceilingReason, envelopeReason, RAISING_KINDS } from "../../policy/Envelope.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, dailyCapReason } from "../../policy/Policy.ts"
 import { enqueueApproved, notifyQueued } from "../../queue/Jobs.ts"
@@ -28,9 +29,11 @@ export interface Recording {
   readonly decision: { readonly mode: NewAction["mode"]; readonly status: NewAction["status"]; readonly riskTier: NewAction["riskTier"]; readonly reasons: ReadonlyArray<string> }
   /**
    * For a decision that auto-applies: the reasons that follow the holds read under the lock (the 24-hour count,
-   * the envelope) when one holds it — the rule that would have cleared it.
+   * the cooldown, the envelope) when one holds it — the rule that would have cleared it.
    */
   readonly held: { readonly otherReasons: ReadonlyArray<string> } | undefined
+  /** For a change that raises spend: its cooldown, read under the lock (policy/Cooldown.ts). */
+  readonly cooldown: CooldownCheck | undefined
   /** The account's currency, to word the envelope's reasons. */
   readonly currency: string
   /** A changeset's member: recorded only while its changeset is open (the row's share lock makes submit wait for it). */
@@ -49,7 +52,8 @@ const CEILING_TEMPLATE = ceilingReason({ raise: "%1$s", after: "%2$s", max: "%3$
 
 /**
  * The holds read under the lock, as a JSON array of reasons (`holds.reasons`): the 24-hour count's for an action
- * that would auto-apply, the envelope's and the ceiling's for a raise (`e.raise`, priced by `acs_budget_delta`).
+ * that would auto-apply, the cooldown's for a change that raises spend, the envelope's and the ceiling's for a
+ * raise of daily budgets (`e.raise`, priced by `acs_budget_delta`).
  */
 const holdsCte = (sql: SqlClient.SqlClient, recording: Recording, raises: boolean) => {
   const money = (micros: Statement.Fragment) =>
@@ -58,13 +62,23 @@ const holdsCte = (sql: SqlClient.SqlClient, recording: Recording, raises: boolea
   const cap = recording.held === undefined
     ? none
     : sql`CASE WHEN w.used >= ${AUTO_APPLY_LIMIT_PER_24H} THEN jsonb_build_array(format(${CAP_TEMPLATE}, w.used)) ELSE '[]'::jsonb END`
-  if (!raises) return sql`holds AS (SELECT ${cap} AS reasons FROM w)`
+  const cooldown = recording.cooldown === undefined
+    ? none
+    : sql`CASE WHEN w.earlier_action_id IS NULL THEN '[]'::jsonb ELSE jsonb_build_array(${
+      cooldownReasonSql(sql, recording.cooldown, {
+        actionId: sql`w.earlier_action_id`,
+        kind: sql`w.earlier_kind`,
+        at: sql`w.earlier_at`,
+        applied: sql`w.earlier_applied`
+      })
+    }) END`
+  if (!raises) return sql`holds AS (SELECT ${cap} || ${cooldown} AS reasons FROM w)`
   const after24h = sql`w.budget_used + w.budget_reserved + e.raise`
   const afterTotal = sql`w.budget_total + w.budget_committed + e.raise`
   const envelope = recording.held === undefined ? none : sql`CASE WHEN ${after24h} > w.max_increase THEN jsonb_build_array(format(
       ${ENVELOPE_TEMPLATE}, ${money(sql`e.raise`)}, ${money(after24h)}, ${money(sql`w.max_increase`)}, ${money(sql`w.budget_used`)},
       ${money(sql`w.budget_reserved`)})) ELSE '[]'::jsonb END`
-  return sql`holds AS (SELECT ${cap} || ${envelope} || CASE WHEN ${afterTotal} > w.max_total THEN jsonb_build_array(format(
+  return sql`holds AS (SELECT ${cap} || ${cooldown} || ${envelope} || CASE WHEN ${afterTotal} > w.max_total THEN jsonb_build_array(format(
       ${CEILING_TEMPLATE}, ${money(sql`e.raise`)}, ${money(afterTotal)}, ${money(sql`w.max_total`)})) ELSE '[]'::jsonb END AS reasons
     FROM w, e)`
 }
@@ -79,7 +93,11 @@ export const recordProposal = (sql: SqlClient.SqlClient, recording: Recording) =
     sql`/* prepared */
       WITH ${raises ? sql`e AS (SELECT acs_budget_delta(${row.kind}, ${json(row.payload)}::jsonb) AS raise),` : sql``}
       w AS (SELECT * FROM ${raises ? sql`e, ` : sql``}acs_lock_account_window(${ACCOUNT_LOCK_NAMESPACE}, ${row.projectId}${
-      raises ? sql`, e.raise` : sql``
+      raises ? sql`, raise => e.raise, may_auto_apply => ${held !== undefined}` : sql``
+    }${
+      recording.cooldown === undefined
+        ? sql``
+        : sql`, cooldown_keys => acs_cooldown_keys(${row.kind}, ${json(row.payload)}::jsonb), cooldown_hours => ${recording.cooldown.hours}`
     })),
       ${holdsCte(sql, recording, raises)},
       ${

@@ -11,7 +11,7 @@
  * same validation and policy and writes nothing.
  */
 import type { ActionRecord, ProposalPreview, ProposalResponse } from "@acs/domain/Actions"
-import type { CooldownHours, Guardrails as GuardrailsDocument } from "@acs/domain/Guardrails"
+import type { Guardrails as GuardrailsDocument } from "@acs/domain/Guardrails"
 import { Conflict, ReadOnlyAccount, ValidationFailed } from "@acs/domain/Errors"
 import type { Principal } from "@acs/domain/Principal"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
@@ -27,7 +27,7 @@ import { TestDatabase } from "../../db/TestDatabase.ts"
 import { accountEnvelope, autoAppliesLast24h, lockAccountShared } from "../../policy/AutoApplyWindow.ts"
 import { envelopeReasons, RAISING_KINDS } from "../../policy/Envelope.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, type Decision, dailyCapReason, decide } from "../../policy/Policy.ts"
-import { COOLDOWN_FAMILIES, cooldownReason, lastChangeWithin, raisesSpend } from "../../policy/Cooldown.ts"
+import { type CooldownCheck, cooldownCheckOf, cooldownReason, lastChangeWithin } from "../../policy/Cooldown.ts"
 import { Guardrails } from "../../policy/Guardrails.ts"
 import { highRiskReason } from "../../policy/HighRisk.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
@@ -78,18 +78,21 @@ const decisions = (decideFor: (used: number) => Decision) => {
 
 /**
  * The decision the proposal statement makes from what it reads under the lock (ProposalStatement.ts), for a
- * preview: an action that would auto-apply is held by the 24-hour count, the envelope and the ceiling, in that
- * order; any other only gains the ceiling's reason (nobody could approve it).
+ * preview: an action that would auto-apply is held by the 24-hour count, the cooldown, the envelope and the
+ * ceiling, in that order; any other only gains the cooldown's and the ceiling's reasons.
  */
 const underTheLock = (
   { held, open }: ReturnType<typeof decisions>,
   used: number,
+  cooldown: string | null,
   envelope: { readonly envelope: string | undefined; readonly ceiling: string | undefined }
 ): Decision => {
+  const cooling = cooldown === null ? [] : [cooldown]
   const ceiling = envelope.ceiling === undefined ? [] : [envelope.ceiling]
-  if (held === undefined) return { ...open, reasons: [...open.reasons, ...ceiling] }
+  if (held === undefined) return { ...open, reasons: [...open.reasons, ...cooling, ...ceiling] }
   const holds = [
     ...(used >= AUTO_APPLY_LIMIT_PER_24H ? [dailyCapReason(used)] : []),
+    ...cooling,
     ...(envelope.envelope === undefined ? [] : [envelope.envelope]),
     ...ceiling
   ]
@@ -148,23 +151,29 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
       ]).pipe(Effect.map(([facts, switchState, rails]): Shared => ({ view, facts, killSwitchOn: switchState.platformAutoApply, guardrails: rails })))
 
     /** The cooldown's reason when the change raises spend on an entity changed within its family's cooldown, else null. */
-    const cooldownOf = (projectId: string, kind: string, payload: unknown, hours: CooldownHours) => {
-      const family = COOLDOWN_FAMILIES[kind]
-      if (family === undefined || hours[family] === 0 || !raisesSpend(kind, payload)) return Effect.succeed(null)
-      return lastChangeWithin(projectId, kind, payload, hours[family]).pipe(
-        Effect.map((earlier) => earlier === undefined ? null : cooldownReason(family, hours[family], earlier)),
+    const cooldownOf = (projectId: string, kind: string, payload: unknown, check: CooldownCheck | undefined) =>
+      check === undefined ? Effect.succeed(null) : lastChangeWithin(projectId, kind, payload, check.hours).pipe(
+        Effect.map((earlier) => earlier === undefined ? null : cooldownReason(check.family, check.hours, earlier)),
         Effect.provideService(SqlClient.SqlClient, sql)
       )
-    }
 
     /**
      * Local validation and the policy, the part a proposal and its preview share (docs/contract.md 4.1): the
      * account's read-only refusal, the kind's validation against the warehouse (with prior state), then
      * the policy's facts and the kill switch. The decision is answered as a function of the 24-hour count,
      * which the caller reads under the account's lock. Writes nothing. A validation failure is returned, not failed.
-     * `shared`: what a batch of proposals read once for all of them; else each is read here.
+     * `shared`: what a batch of proposals read once for all of them; else each is read here. `cooldown`: a lone
+     * proposal's cooldown is read under the account's lock by its statement (`cooldownCheck` says what to read), so
+     * two raises of one entity are never both let through; else it is read here.
      */
-    const evaluate = (account: AccountRecord, proposedBy: Principal["kind"], kind: Kind, body: unknown, shared?: Shared) =>
+    const evaluate = (
+      account: AccountRecord,
+      proposedBy: Principal["kind"],
+      kind: Kind,
+      body: unknown,
+      shared?: Shared,
+      cooldown: "read" | "underTheLock" = "read"
+    ) =>
       Effect.gen(function*() {
         if (account.readOnly) {
           return yield* new ReadOnlyAccount({
@@ -199,20 +208,29 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           shared === undefined ? Effect.map(settings.read(account.orgId), (switchState) => switchState.platformAutoApply) : Effect.succeed(shared.killSwitchOn),
           shared === undefined ? guardrails.read(account.projectId) : Effect.succeed(shared.guardrails)
         ])
-        const cooldown = yield* cooldownOf(account.projectId, kind.kind, prepared.right.payload, rails.cooldownHours)
+        const cooldownCheck = cooldownCheckOf(kind.kind, prepared.right.payload, rails.cooldownHours)
+        const cooldownHeld = cooldown === "read"
+          ? yield* cooldownOf(account.projectId, kind.kind, prepared.right.payload, cooldownCheck)
+          : null
         const decideFor = (used: number) =>
           decide({
             proposedBy,
             killSwitchOn,
             accountStatus: account.status,
             autoApplyPaused: rails.autoApplyPaused,
-            cooldown,
+            cooldown: cooldownHeld,
             highRisk: highRiskReason(kind.kind, prepared.right.payload, rails.highRisk),
             autoAppliesLast24h: used,
             reviewTier: kind.reviewTier,
             verdict
           })
-        return { _tag: "Valid" as const, payload: prepared.right.payload, summary: prepared.right.summary, decideFor }
+        return {
+          _tag: "Valid" as const,
+          payload: prepared.right.payload,
+          summary: prepared.right.summary,
+          decideFor,
+          cooldownCheck: cooldown === "underTheLock" ? cooldownCheck : undefined
+        }
       })
 
     /**
@@ -231,7 +249,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         const actionId = newId("act")
         const base = { orgId: account.orgId, projectId: account.projectId, kind: kind.kind, reason, proposedBy: actorOf(principal) }
         const member = membership ?? (yield* membershipOf(account.projectId, request.body).pipe(Effect.provideService(SqlClient.SqlClient, sql)))
-        const evaluated = yield* evaluate(account, principal.kind, kind, request.body, shared)
+        const evaluated = yield* evaluate(account, principal.kind, kind, request.body, shared, member === undefined ? "underTheLock" : "read")
         if (evaluated._tag === "Invalid") {
           const { rejection } = evaluated
           const recording: Recording = {
@@ -244,6 +262,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             },
             decision: { mode: null, status: "failed", riskTier: kind.reviewTier, reasons: [] },
             held: undefined,
+            cooldown: undefined,
             currency: account.currency,
             // A proposal that failed validation is a failed row of the ledger, never a member.
             member: undefined
@@ -260,6 +279,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             row,
             decision: { mode: own.mode, status: "proposed", riskTier: own.riskTier, reasons: own.reasons },
             held: undefined,
+            cooldown: undefined,
             currency: account.currency,
             member
           }
@@ -272,6 +292,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           row,
           decision: { mode: open.mode, status: auto ? "approved" : "proposed", riskTier: open.riskTier, reasons: open.reasons },
           held,
+          cooldown: evaluated.cooldownCheck,
           currency: account.currency,
           member: undefined
         }
@@ -322,7 +343,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
           yield* sql`SET TRANSACTION READ ONLY`
           yield* lockAccountShared(grant.account.projectId)
           yield* membershipOf(grant.account.projectId, body).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-          const evaluated = yield* evaluate(grant.account, grant.principal.kind, kind, body)
+          const evaluated = yield* evaluate(grant.account, grant.principal.kind, kind, body, undefined, "underTheLock")
           if (evaluated._tag === "Invalid") {
             return yield* new ValidationFailed({
               message: evaluated.rejection.message,
@@ -330,8 +351,9 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
             })
           }
           const projectId = grant.account.projectId
-          const [window, envelope] = yield* Effect.all([
+          const [window, cooldown, envelope] = yield* Effect.all([
             autoAppliesLast24h(projectId),
+            cooldownOf(projectId, kind.kind, evaluated.payload, evaluated.cooldownCheck),
             RAISING_KINDS.has(kind.kind)
               ? Effect.map(
                 accountEnvelope(projectId, { of: "change", kind: kind.kind, payload: evaluated.payload }),
@@ -339,7 +361,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
               )
               : Effect.succeed({ envelope: undefined, ceiling: undefined })
           ])
-          const decision = underTheLock(decisions(evaluated.decideFor), window.used, envelope)
+          const decision = underTheLock(decisions(evaluated.decideFor), window.used, cooldown, envelope)
           const payload = evaluated.payload
           if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
             return yield* Effect.dieMessage(`${kind.kind}: a prepared payload is not an object`)

@@ -18,6 +18,7 @@ export const FUNCTION_NAMES = [
   "acs_keep_pending_bodies",
   "acs_last_position",
   "acs_lock_account_window",
+  "acs_mark_cooldowns",
   "acs_notify_account_change",
   "acs_notify_guardrails_change",
   "acs_notify_key_change",
@@ -25,6 +26,7 @@ export const FUNCTION_NAMES = [
   "acs_notify_person_change",
   "acs_notify_session_change",
   "acs_notify_targets_change",
+  "acs_recent_change",
   "acs_sequence_events",
   "acs_write_back"
 ] as const

@@ -1,13 +1,16 @@
 -- The cooldown families and entities an action changes, as `family:EntityType:id` keys (`budget:Campaign:42`,
 -- `bid:Keyword:7`, `status:AdGroup:9`): `actions.cooldown_keys` is generated from it, so an outside change starts a
 -- cooldown as an acs change does (docs/contract.md 3.3). A payload that does not say gives none; it never fails.
+-- PL/pgSQL, not SQL: its plan is kept per connection, where a SQL function this shape is planned at every call (each
+-- insert and update of an action computes it).
 -- The current body, installed by the migrations (db/functions/FunctionFiles.ts); edit it here.
 CREATE OR REPLACE FUNCTION public.acs_cooldown_keys(kind text, payload jsonb)
  RETURNS text[]
- LANGUAGE sql
+ LANGUAGE plpgsql
  IMMUTABLE
 AS $function$
-      SELECT COALESCE(array_agg(DISTINCT key ORDER BY key), '{}') FROM (
+    BEGIN
+      RETURN (SELECT COALESCE(array_agg(DISTINCT key ORDER BY key), '{}') FROM (
         SELECT CASE kind
             WHEN 'budget_change' THEN 'budget:Campaign:' || (payload ->> 'campaignId')
             WHEN 'campaign_status' THEN 'status:Campaign:' || (payload ->> 'campaignId')
@@ -34,5 +37,5 @@ AS $function$
         FROM jsonb_array_elements(CASE WHEN kind = 'external_change'
           AND jsonb_typeof(payload -> 'changes') = 'array' THEN payload -> 'changes' ELSE '[]' END) c
       ) keys
-      WHERE key IS NOT NULL
-    $function$
+      WHERE key IS NOT NULL);
+    END $function$
