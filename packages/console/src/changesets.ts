@@ -5,7 +5,7 @@
  */
 import type { ActionRecord, Actor } from "@acs/domain/Actions"
 import type { Changeset } from "@acs/domain/Changesets"
-import { type CallerMay, callerMay, type FourEyesRule } from "@acs/domain/FourEyes"
+import { type CallerMay, callerMay, type FourEyesRule, maySecondApprove } from "@acs/domain/FourEyes"
 import type { Principal } from "@acs/domain/Principal"
 import { money } from "./format.ts"
 
@@ -52,7 +52,8 @@ const distinct = (actors: ReadonlyArray<Actor>): ReadonlyArray<Actor> => {
 
 /**
  * What the person may do with a queued changeset: approve when they may approve its opener's and every pending
- * member's proposals (the first refusal says why not); reject with the grant, or as its opener (a withdrawal).
+ * member's proposals (the first refusal says why not) and, for a high-risk one approved once, are not the person
+ * who approved it; reject with the grant, or as its opener (a withdrawal).
  */
 export const mayDecideChangeset = (
   rule: FourEyesRule,
@@ -62,7 +63,9 @@ export const mayDecideChangeset = (
 ): CallerMay => {
   const parties = distinct([changeset.openedBy, ...members.filter((m) => m.status === "proposed").map((m) => m.proposedBy)])
   const verdicts = parties.map((party) => callerMay(rule, me, party))
-  const refused = verdicts.find((v) => !v.approve)
+  const first = changeset.approvals[0]
+  const second = first === undefined ? undefined : maySecondApprove(first.by, me)
+  const refused = verdicts.find((v) => !v.approve) ?? (second !== undefined && !second.allowed ? { reason: second.reason } : undefined)
   const opener = changeset.openedBy.kind === me.kind && changeset.openedBy.id === me.id
   const yours = verdicts.some((v) => v.yours)
   return {

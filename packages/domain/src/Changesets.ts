@@ -3,7 +3,7 @@
  * and one revert. A member is an action of the ledger with its `changesetId`.
  */
 import { Schema } from "effect"
-import { ActionRecord, Actor, Mode, RiskTier } from "./Actions.ts"
+import { ActionRecord, Actor, Approval, Mode, RiskTier } from "./Actions.ts"
 import { ActionKind, ProposalKindLiteral } from "./ProposalKinds.ts"
 import { LimitParam } from "./Warehouse.ts"
 
@@ -87,6 +87,9 @@ export const Changeset = Schema.Struct({
   submittedAt: Schema.NullOr(Schema.String),
   decidedBy: Schema.NullOr(Actor),
   decidedAt: Schema.NullOr(Schema.String),
+  approvals: Schema.Array(Approval).annotations({
+    description: "Who approved, and when: a high-risk changeset stays queued after the first of its two approvals"
+  }),
   decisionReason: Schema.NullOr(Schema.String),
   appliedAt: Schema.NullOr(Schema.String),
   planHash: Schema.NullOr(Schema.String).annotations({ description: "Set by submit; an approval names it" }),

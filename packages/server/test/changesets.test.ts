@@ -10,6 +10,7 @@
  * (coverage partial) unless forced, and no second revert.
  */
 import { isProposalResponse, type ProposalPreview, type ProposalResponse } from "@acs/domain/Actions"
+import { DEFAULT_GUARDRAILS } from "@acs/domain/Guardrails"
 import type { AddMembersRequest, Changeset, ChangesetDetail, RevertPlan } from "@acs/domain/Changesets"
 import type { EventType } from "@acs/domain/Events"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
@@ -418,6 +419,60 @@ describe("a changeset up to its decision", () => {
     ])
     expect(await usedNow()).toBe(before + 12)
     await twin.stop()
+  })
+})
+
+describe("a changeset and the guardrails", () => {
+  it("needs two people when its members raise one campaign past the high-risk line together: the first approval keeps it queued", async () => {
+    const opened = await open("key", "two raises of one campaign")
+    const campaign = freshCampaign()
+    // Each raise is 15 %, under the 25 % line; together they raise the campaign 30 %.
+    await budgetMember("key", opened.changesetId, campaign, 1.15)
+    await budgetMember("key", opened.changesetId, campaign, 1.15)
+    const submitted = await submit("key", opened.changesetId)
+    expect(submitted.decision).toMatchObject({ mode: "queued", riskTier: "high" })
+    expect(submitted.decision?.policyReasons).toContainEqual(
+      `two people: the changeset's members raise campaign ${campaign.campaignId}'s budget by 30.0% together, past the 25% high-risk line`
+    )
+
+    const first = await approve("approver", opened.changesetId, submitted.planHash!)
+    expect(first._tag).toBe("Right")
+    if (first._tag === "Right") {
+      expect(first.right).toMatchObject({ status: "queued", approvals: [{ by: { kind: "key", id: "key_second_approver" } }] })
+    }
+    const again = await approve("approver", opened.changesetId, submitted.planHash!)
+    expect(again).toMatchObject({ _tag: "Left", left: { _tag: "ForbiddenScope", required_grant: "second_approver", message: expect.stringMatching(/^two people: /) } })
+    expect((await changeset("key", opened.changesetId)).changeset.status).toBe("queued")
+
+    const second = await approve("person", opened.changesetId, submitted.planHash!)
+    expect(second._tag).toBe("Right")
+    if (second._tag === "Right") {
+      expect(second.right.approvals.map((a) => a.by.kind)).toEqual(["key", "person"])
+      expect(second.right.decidedBy).toMatchObject({ kind: "person" })
+    }
+    await waitFor("changeset.approved", () => eventsOf("changeset.approved", opened.changesetId), (events) => events.length === 1)
+  })
+
+  it("says at submit when its raises together do not fit the account's spend envelope", async () => {
+    const rails = async (envelope: { maxDailyBudgetIncreaseMicros24h: number | null; maxTotalDailyBudgetMicros: null }) => {
+      const answer = await p.as("person", "PUT", `/accounts/${p.account.projectId}/guardrails`, { ...DEFAULT_GUARDRAILS, envelope })
+      expect(answer.status, answer.text).toBe(200)
+    }
+    await rails({ maxDailyBudgetIncreaseMicros24h: 1_000_000, maxTotalDailyBudgetMicros: null })
+    try {
+      const opened = await open("key", "raises past the envelope")
+      await budgetMember("key", opened.changesetId, someCampaign(1), 1.05)
+      await budgetMember("key", opened.changesetId, someCampaign(2), 1.05)
+      const submitted = await submit("key", opened.changesetId)
+      expect(submitted.decision?.mode).toBe("queued")
+      expect(submitted.decision?.policyReasons.at(-1)).toMatch(
+        /^spend envelope: this raise of [\d.]+ USD would bring the net increase of daily budgets in 24 hours to [\d.]+ USD, past the envelope of 1(\.00)? USD/
+      )
+      const rejected = await p.api("key", (client) => client.changesets.rejectChangeset({ path: { ...path(), changesetId: opened.changesetId }, payload: {} }))
+      expect(rejected.status).toBe("rejected")
+    } finally {
+      await rails({ maxDailyBudgetIncreaseMicros24h: null, maxTotalDailyBudgetMicros: null })
+    }
   })
 })
 

@@ -144,6 +144,12 @@ export const ChangesetCard = (props: {
           Plan <code title={changeset.planHash}>{shortHash(changeset.planHash)}</code>: approving approves exactly this plan.
         </p>
       )}
+      {changeset.approvals.length > 0 && (
+        <p class="second" role="note">
+          Approved by {changeset.approvals.map((a) => `${actorLabel(a.by)} (${ago(a.at, props.now)})`).join(", ")}: a high-risk
+          changeset needs a second person to approve it.
+        </p>
+      )}
       {may.yours && <p class={may.approve ? "yours" : "own"} role="note">{sentence(may.reason)}</p>}
       {!may.yours && !may.approve && may.reject && <p class="own" role="note">{sentence(may.reason)}</p>}
       {props.failure !== undefined && <Refusal failure={props.failure} members={members} />}

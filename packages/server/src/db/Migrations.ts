@@ -38,6 +38,7 @@ import webhookIsolation from "./migrations/0029_webhook_isolation.ts"
 import changesets from "./migrations/0030_changesets.ts"
 import guardrails from "./migrations/0031_guardrails.ts"
 import guardrailReads from "./migrations/0032_guardrail_reads.ts"
+import changesetApprovals from "./migrations/0033_changeset_approvals.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -75,7 +76,8 @@ export const migrations = {
   "0029_webhook_isolation": webhookIsolation,
   "0030_changesets": changesets,
   "0031_guardrails": guardrails,
-  "0032_guardrail_reads": guardrailReads
+  "0032_guardrail_reads": guardrailReads,
+  "0033_changeset_approvals": changesetApprovals
 }
 
 export const loader = Migrator.fromRecord(migrations)

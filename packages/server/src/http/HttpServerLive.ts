@@ -62,8 +62,17 @@ const holdRequestsUntilHandled = (server: Server) => {
   server.on("newListener", onNewListener)
 }
 
+/**
+ * How long an idle keep-alive connection stays open: longer than the clients and proxies in front keep theirs
+ * (60 s is the common idle timeout of load balancers), so the server is never the side that closes a connection
+ * a client is just reusing, which fails that request (docs/decisions/front-door.md "Keep-alive outlasts the client's").
+ */
+const KEEP_ALIVE_MS = 65_000
+
 const createAcsServer = () => {
   const server = createServer()
+  server.keepAliveTimeout = KEEP_ALIVE_MS
+  server.headersTimeout = KEEP_ALIVE_MS + 1_000
   holdRequestsUntilHandled(server)
   server.on("clientError", (_error, socket) => {
     if (!socket.writable) return socket.destroy()

@@ -1,7 +1,8 @@
 /**
  * The safe-apply policy for a changeset as a whole (docs/contract.md 4.3), pure: it auto-applies only when every
  * member would on its own, all its members fit in the account's 24-hour auto-apply window (each member counts) and
- * their raises together fit the spend envelope (docs/contract.md 3.3);
+ * their raises together fit the spend envelope (docs/contract.md 3.3), and none of them, alone or with the others,
+ * crosses a high-risk line (then it needs two people, policy/HighRisk.ts);
  * otherwise it queues as one item, and its reasons say which members forced review and why. Property-tested in
  * test/unit/changesetPolicy.test.ts.
  */
@@ -25,6 +26,8 @@ export interface ChangesetPolicyInput {
   readonly accountStatus: string
   /** The spend envelope's and the ceiling's reasons for the members' raises together (policy/Envelope.ts), if any. */
   readonly envelopeHolds: ReadonlyArray<string>
+  /** Why the changeset needs two people (policy/HighRisk.ts `changesetHighRiskReason`), or null. */
+  readonly highRisk: string | null
 }
 
 const RISK_ORDER: Readonly<Record<RiskTier, number>> = { safe: 0, review: 1, high: 2 }
@@ -39,7 +42,8 @@ const isHold = (reason: string) => !reason.startsWith("would auto-apply:") && !r
 
 export const decideChangeset = (input: ChangesetPolicyInput): Decision => {
   const { members } = input
-  const riskTier = members.reduce<RiskTier>((worst, m) => RISK_ORDER[m.riskTier] > RISK_ORDER[worst] ? m.riskTier : worst, "safe")
+  const worst = members.reduce<RiskTier>((tier, m) => RISK_ORDER[m.riskTier] > RISK_ORDER[tier] ? m.riskTier : tier, "safe")
+  const riskTier: RiskTier = input.highRisk !== null ? "high" : worst
   const held: Array<string> = []
   if (!input.killSwitchOn) held.push("kill switch: platformAutoApply is off for this organisation, so nothing auto-applies")
   if (input.accountStatus !== "active") held.push(`account status is ${input.accountStatus}: only active accounts auto-apply`)
@@ -67,6 +71,8 @@ export const decideChangeset = (input: ChangesetPolicyInput): Decision => {
     )
   }
   held.push(...input.envelopeHolds)
+  // A member high risk alone says so among the members' reasons already; what only the members together cross, here.
+  if (input.highRisk !== null && worst !== "high") held.push(input.highRisk)
   if (held.length > 0) return { mode: "queued", riskTier, reasons: held }
   return {
     mode: "auto_applied",

@@ -26,7 +26,8 @@ const base = (members: ReadonlyArray<MemberDecision>, used = 0): ChangesetPolicy
   autoAppliesLast24h: used,
   killSwitchOn: true,
   accountStatus: "active",
-  envelopeHolds: []
+  envelopeHolds: [],
+  highRisk: null
 })
 
 describe("decideChangeset", () => {
@@ -84,5 +85,17 @@ describe("decideChangeset", () => {
   it("takes the highest risk tier of its members", () => {
     const high: MemberDecision = { ...byKey(9), riskTier: "high", reasons: ["always review: bid strategy switches always need review"] }
     expect(decideChangeset(base([auto(0), high])).riskTier).toBe("high")
+  })
+
+  it("never auto-applies a changeset its members make high risk together, saying why once", () => {
+    const together = "two people: the changeset's members raise campaign 7's budget by 30.0% together, past the 25% high-risk line"
+    fc.assert(fc.property(fc.integer({ min: 1, max: 10 }), (n) => {
+      const members = Array.from({ length: n }, (_, i) => auto(i))
+      expect(decideChangeset({ ...base(members), highRisk: together })).toEqual({ mode: "queued", riskTier: "high", reasons: [together] })
+    }))
+    // A member high risk alone is named among the members' reasons, not again.
+    const alone: MemberDecision = { ...byKey(9), riskTier: "high", reasons: ["two people: enabling a campaign is high risk"] }
+    const decision = decideChangeset({ ...base([auto(0), alone]), highRisk: "two people: member act_9: enabling a campaign is high risk" })
+    expect(decision.reasons.filter((reason) => reason.includes("enabling a campaign"))).toHaveLength(1)
   })
 })

@@ -2,7 +2,7 @@
  * A `changesets` row as read back from Postgres, declared once (docs/decisions/architecture.md "One owner per
  * table"), with its members' counts read beside it; the API's Changeset is made from it.
  */
-import { Actor } from "@acs/domain/Actions"
+import { Actor, Approval } from "@acs/domain/Actions"
 import {
   type Changeset,
   ChangesetDecision,
@@ -29,6 +29,7 @@ export const ChangesetRow = Schema.Struct({
   impact: Schema.NullOr(Schema.parseJson(ChangesetImpact)),
   decision: Schema.NullOr(ChangesetDecision),
   decidedBy: Schema.NullOr(Actor),
+  approvals: Schema.Array(Approval),
   decisionReason: Schema.NullOr(Schema.String),
   revertOf: Schema.NullOr(Schema.String),
   revertedBy: Schema.NullOr(Schema.String),
@@ -66,6 +67,7 @@ export const CHANGESET_COLUMNS = selectList(ChangesetRow.fields, {
   impact: "c.impact::text",
   decision: "c.decision",
   decidedBy: "c.decided_by",
+  approvals: "c.approvals",
   decisionReason: "c.decision_reason",
   revertOf: "c.revert_of",
   revertedBy: "c.reverted_by",
@@ -95,6 +97,7 @@ export const toChangeset = (row: ChangesetRow): Changeset => ({
   submittedAt: row.submittedAtIso,
   decidedBy: row.decidedBy,
   decidedAt: row.decidedAtIso,
+  approvals: row.approvals,
   decisionReason: row.decisionReason,
   appliedAt: row.appliedAtIso,
   planHash: row.planHash,

@@ -17,6 +17,7 @@ import { newId } from "../../db/Ids.ts"
 import { countOf, decodeRows } from "../../db/Rows.ts"
 import { afterCommit } from "../../db/AfterCommit.ts"
 import { writeEvent } from "../../events/Outbox.ts"
+import { appendApproval } from "../pipeline/Transitions.ts"
 import { countChangeset } from "../../telemetry/Metrics.ts"
 import { CHANGESET_COLUMNS, decodeChangesetRows, toChangeset } from "./ChangesetRow.ts"
 
@@ -112,7 +113,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
             impact = ${json(frozen.impact)}::jsonb, decision = ${json(frozen.decision)}::jsonb, submitted_at = clock_timestamp(),
             status = ${auto ? "approved" : "queued"},
             decided_at = ${auto ? sql`clock_timestamp()` : sql`NULL`}, decided_by = ${auto && by !== null ? json(by) : null}::jsonb,
-            counted_members = ${auto && options.counted ? frozen.plan.order.length : 0}, updated_at = clock_timestamp()
+            counted_members = ${auto && options.counted ? frozen.plan.order.length : 0}, approvals = '[]', updated_at = clock_timestamp()
           WHERE changeset_id = ${changesetId} AND status IN ('open', 'queued') RETURNING changeset_id`)
         if (done) {
           yield* event("changeset.submitted", changesetId)
@@ -125,10 +126,18 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
     const approve = (changesetId: string, by: Actor) =>
       Effect.tap(
         moved(sql`UPDATE changesets SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
-            updated_at = clock_timestamp()
+            approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp()
           WHERE changeset_id = ${changesetId} AND status = 'queued' RETURNING changeset_id`),
         (done) => done ? event("changeset.approved", changesetId) : Effect.void
       )
+
+    /**
+     * The first of a high-risk changeset's two approvals (docs/contract.md 3.3): recorded, the changeset stays
+     * queued for a second approval from another person.
+     */
+    const recordFirstApproval = (changesetId: string, by: Actor) =>
+      moved(sql`UPDATE changesets SET approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp()
+        WHERE changeset_id = ${changesetId} AND status = 'queued' AND approvals = '[]'::jsonb RETURNING changeset_id`)
 
     /** open | queued -> rejected (a decision or a withdrawal) or expired (nobody decided in time). */
     const end = (changesetId: string, to: "rejected" | "expired", by: Actor | null, reason: string | null) =>
@@ -187,6 +196,6 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
         Effect.orDie
       )
 
-    return { find, lock, list, open, submit, approve, end, markApplying, finish, linkRevert, due } as const
+    return { find, lock, list, open, submit, approve, recordFirstApproval, end, markApplying, finish, linkRevert, due } as const
   })
 }) {}

@@ -1,8 +1,8 @@
 /**
  * Changesets (docs/contract.md 4.3, docs/decisions/changesets.md): open one, add members (a proposal with
  * `changesetId`, or many in one call), submit (the plan frozen with its hash, the impact, the policy's decision for
- * the whole), approve by the plan's hash (refused when the account moved under the plan), reject. An approved
- * changeset is one apply job; its members apply in plan order (worker/).
+ * the whole), approve by the plan's hash (refused when the account moved under the plan; a high-risk changeset
+ * needs two people), reject. An approved changeset is one apply job; its members apply in plan order (worker/).
  */
 import type { ActionRecord, Actor } from "@acs/domain/Actions"
 import {
@@ -15,7 +15,7 @@ import {
   type OnFailure
 } from "@acs/domain/Changesets"
 import { AcsErrorTable, Conflict, ForbiddenScope, NotFound, ReadOnlyAccount, ValidationFailed } from "@acs/domain/Errors"
-import { mayApprove, type Party } from "@acs/domain/FourEyes"
+import { mayApprove, maySecondApprove, type Party } from "@acs/domain/FourEyes"
 import type { Principal } from "@acs/domain/Principal"
 import { proposalKinds } from "@acs/domain/ProposalKinds"
 import { SqlClient } from "@effect/sql"
@@ -26,6 +26,8 @@ import { TestDatabase } from "../../db/TestDatabase.ts"
 import { decideChangeset, type MemberDecision } from "../../policy/ChangesetPolicy.ts"
 import { ACCOUNT_LOCK_NAMESPACE, accountEnvelope, autoAppliesLast24h, lockAccount, lockAccountShared } from "../../policy/AutoApplyWindow.ts"
 import { envelopeReasons } from "../../policy/Envelope.ts"
+import { Guardrails } from "../../policy/Guardrails.ts"
+import { changesetHighRiskReason } from "../../policy/HighRisk.ts"
 import { money } from "../kinds/KindSupport.ts"
 import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
@@ -85,6 +87,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
     const signal = yield* WorkerSignal
     const settings = yield* OrgSettings
     const expiry = yield* ChangesetExpiry
+    const guardrails = yield* Guardrails
     const ledger = yield* Ledger
     const membersOf = ledger.members
 
@@ -276,12 +279,14 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
           current = refreshed
         }
         const switchState = yield* settings.read(row.orgId)
+        const highRisk = yield* twoPeopleReason(account.projectId, current)
         const decision = decideChangeset({
           members: current.map(memberDecision),
           autoAppliesLast24h: used,
           killSwitchOn: switchState.platformAutoApply,
           accountStatus: account.status,
-          envelopeHolds: [envelope.envelope, envelope.ceiling].flatMap((reason) => reason === undefined ? [] : [reason])
+          envelopeHolds: [envelope.envelope, envelope.ceiling].flatMap((reason) => reason === undefined ? [] : [reason]),
+          highRisk
         })
         const planned = current.map(planMember)
         const plan = planOf(planned)
@@ -361,6 +366,10 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         }
       })
 
+    /** Why the members need two people, by the account's guardrails now (policy/HighRisk.ts), or null. */
+    const twoPeopleReason = (projectId: string, members: ReadonlyArray<ActionRecord>) =>
+      Effect.map(guardrails.read(projectId), (rails) => changesetHighRiskReason(members, rails.highRisk))
+
     const distinctParties = (parties: ReadonlyArray<Actor>): ReadonlyArray<Actor> => {
       const seen = new Map<string, Actor>()
       for (const party of parties) seen.set(`${party.kind}:${party.id}`, party)
@@ -397,6 +406,17 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
           })
         }
         const by = actorOf(principal)
+        // Two people for high risk, by the guardrails now: the first approval is recorded and the changeset stays
+        // queued for a second from another person.
+        if ((yield* twoPeopleReason(account.projectId, members)) !== null) {
+          const first = row.approvals[0]
+          if (first === undefined) {
+            yield* store.recordFirstApproval(changesetId, by)
+            return toChangeset((yield* store.find(account.projectId, changesetId))!)
+          }
+          const second = maySecondApprove(first.by, principal)
+          if (!second.allowed) return yield* new ForbiddenScope({ message: second.reason, required_grant: "second_approver" })
+        }
         yield* store.approve(changesetId, by)
         yield* transitions.decideMembers(changesetId, "approved", by, null)
         yield* jobs.enqueueChangeset(changesetId, account.projectId)

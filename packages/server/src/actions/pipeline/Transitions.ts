@@ -228,6 +228,11 @@ export interface ManyRow {
 /** How a compensating action ended: applied (its original is reverted) or not (its original is free again). */
 export type CompensationEnd = "applied" | "abandoned"
 
+/** An `approvals` column (of actions or changesets) with one more: who, and when (ISO, milliseconds). */
+export const appendApproval = (sql: SqlClient.SqlClient, by: Actor) =>
+  sql`approvals || jsonb_build_array(jsonb_build_object('by', ${JSON.stringify(by)}::jsonb,
+    'at', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`
+
 export class Transitions extends Effect.Service<Transitions>()("acs/Transitions", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -403,16 +408,12 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         ? Effect.succeed(true)
         : Effect.as(settleOriginal(actionId, end), true)
 
-    /** `approvals` with one more: who, and when (ISO, milliseconds). */
-    const withApproval = (by: Actor) =>
-      sql`approvals || jsonb_build_array(jsonb_build_object('by', ${json(by)}::jsonb,
-        'at', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`
 
     /** proposed -> approved; a new apply run begins. */
     const approve = (actionId: string, by: Actor) =>
       transition(
         sql`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
-            approvals = ${withApproval(by)}, updated_at = clock_timestamp(), apply_run = apply_run + 1
+            approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp(), apply_run = apply_run + 1
           WHERE action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
         "action.approved"
       ).pipe(Effect.withSpan("Transitions.approve"))
@@ -422,7 +423,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * for the second. True when it was recorded (the row was proposed, with no approval yet).
      */
     const recordFirstApproval = (actionId: string, by: Actor) =>
-      happened(sql`UPDATE actions SET approvals = ${withApproval(by)}, updated_at = clock_timestamp()
+      happened(sql`UPDATE actions SET approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp()
         WHERE action_id = ${actionId} AND status = 'proposed' AND approvals = '[]'::jsonb RETURNING action_id`).pipe(
         Effect.withSpan("Transitions.recordFirstApproval")
       )
