@@ -70,7 +70,7 @@ const untouchedCampaign = async () => {
     [p.account.projectId]
   )).map((row) => row.cooldown_key))
   const campaign = campaigns.find((c) => !marked.has(`budget:Campaign:${c.campaignId}`))
-  expect(campaign, "a campaign whose budget no test changed yet").toBeDefined()
+  expect(campaign, "a campaign with installs whose budget no test changed yet").toBeDefined()
   return current(campaign!)
 }
 
@@ -131,13 +131,83 @@ describe("the guardrails resource", () => {
   })
 })
 
+describe("cooldowns", () => {
+  it("holds a second raise of the same campaign inside the budget cooldown, naming the first and when it ends; a cut never waits", async () => {
+    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
+    const campaign = await untouchedCampaign()
+    await startWorker()
+    const first = proposalOf(await raise(campaign, 10_000))
+    expect(first.mode).toBe("auto_applied")
+    await p.settle(first.actionId, ["applied"])
+    const second = proposalOf(await raise(await current(campaign), 10_000))
+    expect(second.mode).toBe("queued")
+    expect(second.policyReasons[0]).toMatch(new RegExp(
+      `^cooldown: action ${first.actionId} changed the budget of the same entity at \\S+Z; another budget raise auto-applies only after \\S+Z \\(72-hour cooldown\\)$`
+    ))
+    expect(second.policyReasons.at(-1)).toMatch(/^would auto-apply: /)
+    const cut = proposalOf(await raise(await current(campaign), -10_000))
+    expect(cut.mode, "a cut is never held by a cooldown").toBe("auto_applied")
+    await p.settle(cut.actionId, ["applied"])
+    await stopWorker()
+    // Without a budget cooldown the same raise would auto-apply.
+    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 0, status: 0 } })
+    const preview = await p.as("person", "POST", `${path("/actions/budget-change")}?preview=true`, {
+      campaignId: campaign.campaignId,
+      newDailyBudgetMicros: (await current(campaign)).dailyBudgetMicros! + 10_000,
+      reason: "more reach"
+    })
+    expect(preview.body).toMatchObject({ mode: "auto_applied" })
+  })
+
+  it("lets one of several raises of a campaign sent together on two instances auto-apply; the rest wait for it", async () => {
+    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
+    const campaign = await untouchedCampaign()
+    // No worker runs: the one let through stays approved, on its way, while the others are decided.
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => raise(campaign, 10_000 * (i + 1), "person", i % 2 === 0 ? p.server : twin)))
+    const proposals = answers.map(proposalOf)
+    const through = proposals.filter((one) => one.mode === "auto_applied")
+    expect(through, "exactly one raise is let through").toHaveLength(1)
+    for (const held of proposals.filter((one) => one.mode === "queued")) {
+      expect(held.policyReasons[0]).toMatch(new RegExp(
+        `^cooldown: action ${through[0]!.actionId}, approved at \\S+Z, is changing the budget of the same entity; another budget raise auto-applies only after \\S+Z \\(72-hour cooldown\\)$`
+      ))
+      const rejected = await p.as("approver", "POST", path(`/approvals/${held.actionId}/reject`), { reason: "one at a time" })
+      expect(rejected.status, rejected.text).toBe(200)
+    }
+    await startWorker()
+    await p.settle(through[0]!.actionId, ["applied"])
+    await stopWorker()
+  })
+
+  it("starts a cooldown from a change made outside acs", async () => {
+    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
+    const campaign = await freshCampaign()
+    p.setBudgetOutsideAcs(campaign.campaignId, campaign.dailyBudgetMicros! + 20_000)
+    const { syncId } = await p.api("key", (client) => client.warehouse.startSync({ path: { projectId: p.account.projectId } }))
+    const outside = await waitFor(
+      `sync ${syncId} to record the outside change`,
+      () => p.sql<{ action_id: string }>(
+        "SELECT action_id FROM actions WHERE kind = 'external_change' AND project_id = $1 AND payload #>> '{entity,id}' = $2",
+        [p.account.projectId, campaign.campaignId]
+      ),
+      (rows) => rows.length > 0,
+      { intervalMs: 250 }
+    )
+    const raised = proposalOf(await raise(await current(campaign), 10_000))
+    expect(raised.mode).toBe("queued")
+    expect(raised.policyReasons[0]).toMatch(new RegExp(`^cooldown: an outside change ${outside[0]!.action_id} changed the budget of the same entity`))
+  })
+})
+
 describe("the spend envelope", () => {
   it("lets exactly as many of 50 simultaneous raises on two instances auto-apply as fit; the rest queue, reserved, naming it", async () => {
     const campaign = await freshCampaign()
     const step = Math.max(10_000, Math.round(campaign.dailyBudgetMicros! / 100 / 10_000) * 10_000)
-    await putGuardrails({ envelope: { maxDailyBudgetIncreaseMicros24h: 10 * step, maxTotalDailyBudgetMicros: null } })
+    // Room for exactly ten raises past what earlier tests applied in the last 24 hours or left queued.
+    const { reserved: held, used } = await envelope()
+    await putGuardrails({ envelope: { maxDailyBudgetIncreaseMicros24h: used + held + 10 * step, maxTotalDailyBudgetMicros: null } })
     const start = await envelope()
-    expect(start).toMatchObject({ maxIncrease24h: 10 * step, used: 0, reserved: 0, remaining: 10 * step })
+    expect(start).toMatchObject({ maxIncrease24h: used + held + 10 * step, used, reserved: held, remaining: 10 * step })
 
     const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => raise(campaign, step, "person", i % 2 === 0 ? p.server : twin)))
     expect(answers.map((a) => a.status), answers.find((a) => a.status !== 201)?.text).toEqual(Array(50).fill(201))
@@ -150,7 +220,7 @@ describe("the spend envelope", () => {
       expect(proposal.policyReasons.at(-1)).toMatch(/^would auto-apply: budget raise/)
     }
     // Never over: what auto-applied fits the envelope; what waits for a person holds its room too.
-    expect(await envelope()).toMatchObject({ used: 0, reserved: 50 * step, remaining: 0 })
+    expect(await envelope()).toMatchObject({ used, reserved: held + 50 * step, remaining: 0 })
     const preview = await p.as("person", "POST", `${path("/actions/budget-change")}?preview=true`, {
       campaignId: campaign.campaignId,
       newDailyBudgetMicros: campaign.dailyBudgetMicros! + step,
@@ -163,14 +233,14 @@ describe("the spend envelope", () => {
       const rejected = await p.as("approver", "POST", path(`/approvals/${proposal.actionId}/reject`), { reason: "not now" })
       expect(rejected.status, rejected.text).toBe(200)
     }
-    expect(await envelope()).toMatchObject({ used: 0, reserved: 10 * step, remaining: 0 })
+    expect(await envelope()).toMatchObject({ used, reserved: held + 10 * step, remaining: 0 })
 
     // Applied, a raise's reservation becomes used: each of the ten that ends applied counts its raise once.
     await startWorker()
     const ends = await Promise.all(proposals.filter((a) => a.mode === "auto_applied").map((a) => p.settle(a.actionId, ["applied", "failed", "proposed"])))
     const applied = ends.filter((action) => action.status === "applied").length
     expect(applied).toBeGreaterThan(0)
-    expect(await envelope()).toMatchObject({ reserved: 0, used: applied * step })
+    expect(await envelope()).toMatchObject({ reserved: held, used: used + applied * step })
     await stopWorker()
   })
 
@@ -256,73 +326,31 @@ describe("the spend envelope", () => {
     await putGuardrails({ envelope: { maxDailyBudgetIncreaseMicros24h: 1_000_000_000_000, maxTotalDailyBudgetMicros: null } })
     expect((await p.as("approver", "POST", path(`/approvals/${past.actionId}/approve`))).status).toBe(200)
   })
-})
 
-describe("cooldowns", () => {
-  it("holds a second raise of the same campaign inside the budget cooldown, naming the first and when it ends; a cut never waits", async () => {
-    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
-    const campaign = await freshCampaign()
+  it("fails an approved raise at apply when budgets raised outside acs since its approval leave no room under the ceiling", async () => {
+    // Whatever earlier tests approved is applied first: nothing else is on its way.
     await startWorker()
-    const first = proposalOf(await raise(campaign, 10_000))
-    expect(first.mode).toBe("auto_applied")
-    await p.settle(first.actionId, ["applied"])
-    const second = proposalOf(await raise(await current(campaign), 10_000))
-    expect(second.mode).toBe("queued")
-    expect(second.policyReasons[0]).toMatch(new RegExp(
-      `^cooldown: action ${first.actionId} changed the budget of the same entity at \\S+Z; another budget raise auto-applies only after \\S+Z \\(72-hour cooldown\\)$`
-    ))
-    expect(second.policyReasons.at(-1)).toMatch(/^would auto-apply: /)
-    const cut = proposalOf(await raise(await current(campaign), -10_000))
-    expect(cut.mode, "a cut is never held by a cooldown").toBe("auto_applied")
-    await p.settle(cut.actionId, ["applied"])
+    await waitFor("the approved raises to be applied", () =>
+      p.sql<{ n: string }>("SELECT count(*) AS n FROM actions WHERE project_id = $1 AND status IN ('approved', 'applying')", [p.account.projectId]),
+      (rows) => Number(rows[0]!.n) === 0, { intervalMs: 250 })
     await stopWorker()
-    // Without a budget cooldown the same raise would auto-apply.
-    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 0, status: 0 } })
-    const preview = await p.as("person", "POST", `${path("/actions/budget-change")}?preview=true`, {
-      campaignId: campaign.campaignId,
-      newDailyBudgetMicros: (await current(campaign)).dailyBudgetMicros! + 10_000,
-      reason: "more reach"
-    })
-    expect(preview.body).toMatchObject({ mode: "auto_applied" })
-  })
+    const [raised, outside] = [await freshCampaign(), await freshCampaign()]
+    const before = (await envelope()).totalDailyBudget
+    await putGuardrails({ envelope: { maxDailyBudgetIncreaseMicros24h: 1_000_000_000_000, maxTotalDailyBudgetMicros: before + 20_000 } })
+    const within = proposalOf(await raise(raised, 10_000, "key"))
+    expect((await p.as("approver", "POST", path(`/approvals/${within.actionId}/approve`))).status).toBe(200)
 
-  it("lets one of several raises of a campaign sent together on two instances auto-apply; the rest wait for it", async () => {
-    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
-    const campaign = await untouchedCampaign()
-    // No worker runs: the one let through stays approved, on its way, while the others are decided.
-    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => raise(campaign, 10_000 * (i + 1), "person", i % 2 === 0 ? p.server : twin)))
-    const proposals = answers.map(proposalOf)
-    const through = proposals.filter((one) => one.mode === "auto_applied")
-    expect(through, "exactly one raise is let through").toHaveLength(1)
-    for (const held of proposals.filter((one) => one.mode === "queued")) {
-      expect(held.policyReasons[0]).toMatch(new RegExp(
-        `^cooldown: action ${through[0]!.actionId}, approved at \\S+Z, is changing the budget of the same entity; another budget raise auto-applies only after \\S+Z \\(72-hour cooldown\\)$`
-      ))
-      const rejected = await p.as("approver", "POST", path(`/approvals/${held.actionId}/reject`), { reason: "one at a time" })
-      expect(rejected.status, rejected.text).toBe(200)
-    }
+    // Someone raises another campaign in Apple's UI; the sync brings it into the warehouse.
+    p.setBudgetOutsideAcs(outside.campaignId, outside.dailyBudgetMicros! + 50_000)
+    await p.api("key", (client) => client.warehouse.startSync({ path: { projectId: p.account.projectId } }))
+    await waitFor("the outside raise in the warehouse", envelope, (now) => now.totalDailyBudget === before + 50_000, { intervalMs: 250 })
+
     await startWorker()
-    await p.settle(through[0]!.actionId, ["applied"])
+    await p.settle(within.actionId, ["failed"])
     await stopWorker()
-  })
-
-  it("starts a cooldown from a change made outside acs", async () => {
-    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
-    const campaign = await freshCampaign()
-    p.setBudgetOutsideAcs(campaign.campaignId, campaign.dailyBudgetMicros! + 20_000)
-    const { syncId } = await p.api("key", (client) => client.warehouse.startSync({ path: { projectId: p.account.projectId } }))
-    const outside = await waitFor(
-      `sync ${syncId} to record the outside change`,
-      () => p.sql<{ action_id: string }>(
-        "SELECT action_id FROM actions WHERE kind = 'external_change' AND project_id = $1 AND payload #>> '{entity,id}' = $2",
-        [p.account.projectId, campaign.campaignId]
-      ),
-      (rows) => rows.length > 0,
-      { intervalMs: 250 }
-    )
-    const raised = proposalOf(await raise(await current(campaign), 10_000))
-    expect(raised.mode).toBe("queued")
-    expect(raised.policyReasons[0]).toMatch(new RegExp(`^cooldown: an outside change ${outside[0]!.action_id} changed the budget of the same entity`))
+    const failed = await p.action(within.actionId)
+    expect(failed.failure?.message).toMatch(/^at apply, budget ceiling: this raise of 0\.01 USD would bring the account's daily budgets to [\d.]+ USD, past its ceiling of /)
+    expect((await current(raised)).dailyBudgetMicros, "nothing was written upstream").toBe(raised.dailyBudgetMicros)
   })
 })
 

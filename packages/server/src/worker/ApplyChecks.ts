@@ -1,18 +1,22 @@
 /**
  * What an apply checks before the first upstream call of a run (docs/decisions/pipeline.md "What the worker
  * re-checks"): the policy again for an auto-applied action (a demotion), the account's read-only mark, the
- * kind's local validation against the warehouse, and the budget hard cap. A run already under way (a retry after
+ * kind's local validation against the warehouse, the budget hard cap, and the account's budget ceiling for a raise
+ * (budgets raised outside acs since the approval count: docs/contract.md 3.3). A run already under way (a retry after
  * `upstream_unavailable`, or a crash) is only reconciled: its writes may have landed and a sync may show them.
  */
 import type { AutoApplyPause } from "@acs/domain/Guardrails"
 import type { ActionRecord } from "@acs/domain/Actions"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
-import { Effect, Either } from "effect"
+import { Effect, Either, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import type { KindDefinition, PolicyFacts } from "../actions/kinds/Kind.ts"
 import { minimumEvidenceOf, policyFactsWith, readTargetBand, type WarehouseView, warehouseView } from "../actions/kinds/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
+import { ceilingReason } from "../policy/Envelope.ts"
+import { money } from "../actions/kinds/KindSupport.ts"
+import { decodeRows } from "../db/Rows.ts"
 import type { NamedCampaign } from "./StartingPoint.ts"
 
 /** Go on with the steps, demote the action to wait for a person, or fail it before any upstream call. */
@@ -24,7 +28,7 @@ export type Verdict =
 /** What the checks read of the claimed action. */
 export interface Checked<P> {
   /** Of the action, what decides whether it was auto-applied (and so whether the policy is asked again). */
-  readonly action: Pick<ActionRecord, "mode" | "decidedBy" | "revertOf">
+  readonly action: Pick<ActionRecord, "actionId" | "mode" | "decidedBy" | "revertOf">
   readonly payload: P
   readonly account: AccountRecord
   readonly killSwitchOn: boolean
@@ -38,6 +42,13 @@ export interface Checked<P> {
 }
 
 const PROCEED: Verdict = { _tag: "Proceed" }
+
+const decodeCeiling = decodeRows(Schema.Struct({
+  total: Schema.NumberFromString,
+  committed: Schema.NumberFromString,
+  maxTotal: Schema.NullOr(Schema.NumberFromString),
+  own: Schema.NumberFromString
+}))
 
 export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
   /** The policy's facts, with the target band read only when a rule asks for it (a budget raise does, a cut does not). */
@@ -73,6 +84,31 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
         )
     }
   }
+
+  /**
+   * A raise against the account's ceiling now: the warehouse's budgets (outside raises synced since the approval
+   * included) with the raises on their way, this one counted by what it changes now. Nothing is read without a
+   * ceiling (`acs_account_envelope` answers no ceiling at once). A revert is never held (undoing is never blocked).
+   */
+  const ceilingAtApply = (account: AccountRecord, actionId: string, raised: number) =>
+    sql`SELECT e.total::text, e.committed::text, e.max_total::text,
+        (SELECT budget_delta_micros FROM actions WHERE action_id = ${actionId})::text AS own
+      FROM acs_account_envelope(${account.projectId}, false) e`.pipe(
+      Effect.flatMap(decodeCeiling),
+      Effect.orDie,
+      Effect.map((rows): Verdict => {
+        const state = rows[0]
+        if (state === undefined || state.maxTotal === null) return PROCEED
+        const after = state.total + state.committed - state.own + raised
+        if (after <= state.maxTotal) return PROCEED
+        const reason = ceilingReason({
+          raise: money(raised, account.currency),
+          after: money(after, account.currency),
+          max: money(state.maxTotal, account.currency)
+        })
+        return { _tag: "Fail", message: `at apply, ${reason}` }
+      })
+    )
 
   /** The client is provided only to the reads that need it, not around every check (a bulk call checks 100 members). */
   const check = <P>(definition: KindDefinition<P>, checked: Checked<P>): Effect.Effect<Verdict> =>
@@ -113,6 +149,8 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
               `(${warehouseBudget} micros); acs refuses it`
           } satisfies Verdict
         }
+        const raised = budget.newDailyBudgetMicros - (warehouseBudget ?? 0)
+        if (raised > 0 && action.revertOf === null) return yield* ceilingAtApply(account, action.actionId, raised)
       }
       return PROCEED
     })
