@@ -231,6 +231,31 @@ describe("changesets in the console", () => {
   })
 })
 
+describe("a high-risk changeset in the console", () => {
+  it("says who approved it first and that a second person must, and lets the person give the second approval", async () => {
+    await page.goto(`${p.server.baseUrl}/#/approvals`)
+    await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+    // A 30 % raise is past the default 25 % high-risk line (of any campaign, as the warehouse has it now: its
+    // changeset is approved, and whatever its apply meets is not this test's).
+    const [campaign] = await budgetedCampaigns(p, p.account.projectId)
+    const { changeset } = await openAndSubmit("One big raise", "launch week", [campaign!], 1.3)
+    expect(changeset.decision).toMatchObject({ riskTier: "high" })
+    const first = await p.api("approver", (client) =>
+      client.changesets.approveChangeset({ path: { ...path(), changesetId: changeset.changesetId }, payload: { planHash: changeset.planHash! } }))
+    expect(first).toMatchObject({ status: "queued", approvals: [{ by: { kind: "key" } }] })
+
+    const card = changesetCard(changeset.changesetId)
+    await card.getByRole("note").getByText(/^Approved by .+ \(.+\): a high-risk changeset needs a second person to approve it\.$/)
+      .waitFor({ timeout: WAIT_MS })
+    await expectAccessible("a high-risk changeset approved once")
+    await card.getByRole("button", { name: "Approve changeset" }).click()
+    await card.waitFor({ state: "detached", timeout: WAIT_MS })
+    const decided = await p.api("key", (client) => client.changesets.getChangeset({ path: { ...path(), changesetId: changeset.changesetId } }))
+    expect(decided.changeset.approvals.map((a) => a.by.kind)).toEqual(["key", "person"])
+    expect(decided.changeset.status).not.toBe("queued")
+  })
+})
+
 describe("a changeset's revert in the console", () => {
   it("shows the revert plan (undone, moved since and left alone, coverage), reverts what can be, and leaves the moved member alone", async () => {
     const members = (await budgetedCampaigns(p, p.secondAccount.projectId)).slice(0, 3)
