@@ -1,6 +1,10 @@
-/** Org settings: the `platformAutoApply` kill switch (docs/contract.md 2.5) and who may approve (docs/contract.md 5.1). */
+/**
+ * Org settings: the `platformAutoApply` kill switch (docs/contract.md 2.5), who may approve (docs/contract.md 5.1),
+ * and the guard's verdicts (docs/contract.md 3.4).
+ */
 import { Schema } from "effect"
 import { FourEyesRule } from "./FourEyes.ts"
+import { GuardSettings } from "./Guard.ts"
 
 export const Settings = Schema.Struct({
   platformAutoApply: Schema.Boolean.annotations({
@@ -13,6 +17,7 @@ export const Settings = Schema.Struct({
   approvalTtlHours: Schema.Int.annotations({
     description: "Hours an action queued for a human waits before it expires (status `expired`); default 72"
   }),
+  guard: GuardSettings,
   updatedAt: Schema.NullOr(Schema.String),
   updatedBy: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "Settings" })
@@ -28,6 +33,7 @@ export const UpdateSettingsRequest = Schema.Struct({
   })),
   approvalTtlHours: Schema.optional(Schema.Int.pipe(Schema.between(1, 8760, {
     message: () => "approvalTtlHours must be an integer from 1 to 8760 (a year)"
-  })))
+  }))),
+  guard: Schema.optional(GuardSettings.annotations({ description: "The guard's settings, whole" }))
 }).annotations({ identifier: "UpdateSettingsRequest" })
 export type UpdateSettingsRequest = typeof UpdateSettingsRequest.Type

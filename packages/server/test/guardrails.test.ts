@@ -8,6 +8,7 @@
  * approvalExpiry.test.ts (with the test clock).
  */
 import { PolicyDocument } from "@acs/domain/Actions"
+import { DEFAULT_GUARD } from "@acs/domain/Guard"
 import { DEFAULT_GUARDRAILS, Guardrails, type GuardrailsSettings } from "@acs/domain/Guardrails"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -128,6 +129,23 @@ describe("the guardrails resource", () => {
     expect([bad.status, errorCode(bad)]).toEqual([400, "invalid_request"])
     const byKeyOfAnotherRole = await p.as("approver", "PUT", path("/guardrails"), DEFAULT_GUARDRAILS)
     expect(byKeyOfAnotherRole.status).toBe(403)
+  })
+})
+
+describe("the guard's settings (the org's)", () => {
+  it("answers the documented defaults, replaces them whole, and refuses a malformed one with the field named", async () => {
+    const before = await p.as("key", "GET", "/settings")
+    expect(before.status, before.text).toBe(200)
+    expect(before.body).toMatchObject({ guard: DEFAULT_GUARD })
+    const strict = { ...DEFAULT_GUARD, onFail: "auto_revert", noiseBandPct: 5 }
+    const changed = await p.as("person", "PUT", "/settings", { guard: strict })
+    expect(changed.status, changed.text).toBe(200)
+    expect(changed.body).toMatchObject({ guard: strict, platformAutoApply: true })
+    expect((await p.as("key", "GET", "/settings")).body).toMatchObject({ guard: strict })
+    const refused = await p.as("person", "PUT", "/settings", { guard: { ...DEFAULT_GUARD, onFail: "shrug" } })
+    expect([refused.status, errorCode(refused)]).toEqual([400, "invalid_request"])
+    expect(refused.text).toMatch(/onFail/)
+    expect((await p.as("person", "PUT", "/settings", { guard: DEFAULT_GUARD })).status).toBe(200)
   })
 })
 

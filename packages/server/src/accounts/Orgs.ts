@@ -4,6 +4,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { FourEyesRule } from "@acs/domain/FourEyes"
+import { GuardSettings } from "@acs/domain/Guard"
 import { Schema } from "effect"
 import { columnsOf, decodeRows } from "../db/Rows.ts"
 
@@ -12,6 +13,8 @@ export const SettingsRow = Schema.Struct({
   platformAutoApply: Schema.Boolean,
   fourEyes: FourEyesRule,
   approvalTtlHours: Schema.Number,
+  /** Null while nobody set them: the defaults. */
+  guard: Schema.NullOr(GuardSettings),
   settingsUpdatedAt: Schema.NullOr(Schema.String),
   settingsUpdatedBy: Schema.NullOr(Schema.String)
 })
@@ -25,6 +28,7 @@ export interface SettingsChange {
   readonly platformAutoApply: boolean | null
   readonly fourEyes: FourEyesRule | null
   readonly approvalTtlHours: number | null
+  readonly guard: GuardSettings | null
   /** `kind:id` of the principal who changed them. */
   readonly updatedBy: string
 }
@@ -40,6 +44,7 @@ export const orgStatements = (sql: SqlClient.SqlClient) => ({
       UPDATE orgs SET platform_auto_apply = coalesce(${change.platformAutoApply}::boolean, platform_auto_apply),
         four_eyes = coalesce(${change.fourEyes}::text, four_eyes),
         approval_ttl_hours = coalesce(${change.approvalTtlHours}::int, approval_ttl_hours),
+        guard = coalesce(${change.guard === null ? null : JSON.stringify(change.guard)}::jsonb, guard),
         settings_updated_at = now(), settings_updated_by = ${change.updatedBy}
       WHERE org_id = ${orgId}
       RETURNING ${sql.unsafe(settingsColumns)}`

@@ -39,6 +39,7 @@ import changesets from "./migrations/0030_changesets.ts"
 import guardrails from "./migrations/0031_guardrails.ts"
 import guardrailReads from "./migrations/0032_guardrail_reads.ts"
 import changesetApprovals from "./migrations/0033_changeset_approvals.ts"
+import orgGuard from "./migrations/0034_org_guard.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -77,7 +78,8 @@ export const migrations = {
   "0030_changesets": changesets,
   "0031_guardrails": guardrails,
   "0032_guardrail_reads": guardrailReads,
-  "0033_changeset_approvals": changesetApprovals
+  "0033_changeset_approvals": changesetApprovals,
+  "0034_org_guard": orgGuard
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -1,10 +1,11 @@
 /**
  * Org settings: the `platformAutoApply` kill switch (docs/contract.md 2.5), default on, who may approve (`fourEyes`,
  * default `distinct_actor`), and how long a queued action waits for a human before it expires
- * (`approvalTtlHours`, default 72).
+ * (`approvalTtlHours`, default 72), and how the guard judges applied changes (`guard`, docs/contract.md 3.4).
  */
 import { InvalidRequest } from "@acs/domain/Errors"
 import { fromRequireSecondApprover } from "@acs/domain/FourEyes"
+import { DEFAULT_GUARD } from "@acs/domain/Guard"
 import type { Settings, UpdateSettingsRequest } from "@acs/domain/Settings"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
@@ -18,6 +19,7 @@ const toSettings = (row: SettingsRow): Settings => ({
   fourEyes: row.fourEyes,
   requireSecondApprover: row.fourEyes !== "off",
   approvalTtlHours: row.approvalTtlHours,
+  guard: row.guard ?? DEFAULT_GUARD,
   updatedAt: row.settingsUpdatedAt === null ? null : new Date(row.settingsUpdatedAt).toISOString(),
   updatedBy: row.settingsUpdatedBy
 })
@@ -61,6 +63,7 @@ export class OrgSettings extends Effect.Service<OrgSettings>()("acs/OrgSettings"
           platformAutoApply: change.platformAutoApply ?? null,
           fourEyes,
           approvalTtlHours: change.approvalTtlHours ?? null,
+          guard: change.guard ?? null,
           updatedBy: `${grant.principal.kind}:${grant.principal.id}`
         }).pipe(
           Effect.orDie,

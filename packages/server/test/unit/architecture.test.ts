@@ -21,7 +21,7 @@ const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
   ["warehouse"],
   ["policy"],
   ["actions"],
-  ["worker", "plan", "research", "webhooks"],
+  ["worker", "plan", "research", "webhooks", "guard"],
   ["feeds"],
   ["operations"],
   ["rpc", "mcp"],
