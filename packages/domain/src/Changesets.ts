@@ -88,7 +88,7 @@ export const Changeset = Schema.Struct({
   decidedBy: Schema.NullOr(Actor),
   decidedAt: Schema.NullOr(Schema.String),
   approvals: Schema.Array(Approval).annotations({
-    description: "Who approved, and when: a high-risk changeset stays queued after the first of its two approvals"
+    description: "Who approved, when; high risk needs two"
   }),
   decisionReason: Schema.NullOr(Schema.String),
   appliedAt: Schema.NullOr(Schema.String),

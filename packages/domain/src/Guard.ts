@@ -10,13 +10,13 @@ const Count = Schema.Int.pipe(Schema.nonNegative())
 
 export const GuardSettings = Schema.Struct({
   onFail: Schema.Literal("propose_revert", "auto_revert").annotations({
-    description: "What a failed verdict does: queue the revert for a person, or apply it through the policy like any proposal"
+    description: "A failed verdict's revert: queued for a person, or applied through the policy"
   }),
-  noiseBandPct: Pct.annotations({ description: "A change of a metric within ± this percentage is noise" }),
-  minTaps: Count.annotations({ description: "Taps a window needs (or minInstalls installs) before it says anything" }),
-  minInstalls: Count.annotations({ description: "Installs a window needs (or minTaps taps) before it says anything" }),
-  failCpaRisePct: Pct.annotations({ description: "A cost per install risen past this percentage fails the change" }),
-  failInstallsDropPct: Pct.annotations({ description: "Installs per day fallen past this percentage fail the change" })
+  noiseBandPct: Pct.annotations({ description: "A metric moving within ± this % is noise" }),
+  minTaps: Count.annotations({ description: "Taps a window needs (or minInstalls installs) to count" }),
+  minInstalls: Count.annotations({ description: "Installs a window needs (or minTaps taps) to count" }),
+  failCpaRisePct: Pct.annotations({ description: "Cost per install risen past this % fails the change" }),
+  failInstallsDropPct: Pct.annotations({ description: "Installs per day fallen past this % fail the change" })
 }).annotations({ identifier: "GuardSettings" })
 export type GuardSettings = typeof GuardSettings.Type
 

@@ -255,8 +255,8 @@ export const Operations = {
     mcp: human
   },
   // Not org-level: docs/contract.md 5 names the org-level endpoints, and these search the platform's public catalog only.
-  searchApps: { scope: "read", bucket: "expensive", summary: "Search apps on the upstream platform", mcp: { tool: true, openWorld: true } },
-  searchGeo: { scope: "read", bucket: "expensive", summary: "Search locations on the upstream platform", mcp: { tool: true, openWorld: true } },
+  searchApps: { scope: "read", bucket: "expensive", summary: "Search upstream apps", mcp: { tool: true, openWorld: true } },
+  searchGeo: { scope: "read", bucket: "expensive", summary: "Search upstream locations", mcp: { tool: true, openWorld: true } },
   keywordIdeas: {
     scope: "read",
     account: true,
