@@ -87,8 +87,9 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
 
   /**
    * A raise against the account's ceiling now: the warehouse's budgets (outside raises synced since the approval
-   * included) with the raises on their way, this one counted by what it changes now. Nothing is read without a
-   * ceiling (`acs_account_envelope` answers no ceiling at once). A revert is never held (undoing is never blocked).
+   * included) with the raises on their way, this one counted by what it changes now: one statement, which reads
+   * nothing more when the account has no ceiling (`acs_account_envelope` without `whole`). A revert is never held
+   * (undoing is never blocked).
    */
   const ceilingAtApply = (account: AccountRecord, actionId: string, raised: number) =>
     sql`SELECT e.total::text, e.committed::text, e.max_total::text,
