@@ -384,27 +384,49 @@ export class AccountMetrics {
     const known = days.get(day)
     if (known !== undefined) return known
     const context = this.context
+    const unit = context.minorUnitMicros
     const vector = new Float64Array(METRIC_COUNT)
     const adjustment: Adjustment = { reach: 1, installRate: 1, cpt: 1 }
-    let demand = 0
+    // Each serving source's taps and spend (smallest units) that day, uncapped.
+    const taps: Array<number> = []
+    const spend: Array<number> = []
+    const collect = (adGroup: SimAdGroup, keyword: SimKeyword | null): void => {
+      const id = keyword === null ? adGroup.id : keyword.id
+      const kind = keyword === null ? SEARCH_MATCH_SOURCE : KEYWORD_SOURCE
+      this.adjust(adGroup, keyword, this.scenariosOf(campaign, adGroup, keyword), day, adjustment)
+      const profile = profileOf(context.seed, id, kind, context.typicalCptMinor)
+      if (!sourceDay(context, profile, id, kind, day, adjustment, vector, 0) || vector[SPEND_MICROS] === 0) return
+      taps.push(vector[TAPS]!)
+      spend.push(vector[SPEND_MICROS]! / unit)
+    }
     if (servesOn(campaign, day)) {
       for (const adGroup of campaign.adGroups) {
         if (!servesOn(adGroup, day)) continue
-        for (const keyword of adGroup.keywords) {
-          if (!servesOn(keyword, day)) continue
-          this.adjust(adGroup, keyword, this.scenariosOf(campaign, adGroup, keyword), day, adjustment)
-          const profile = profileOf(context.seed, keyword.id, KEYWORD_SOURCE, context.typicalCptMinor)
-          if (sourceDay(context, profile, keyword.id, KEYWORD_SOURCE, day, adjustment, vector, 0)) demand += vector[SPEND_MICROS]!
-        }
-        if (!servesOn(adGroup.searchMatchServing, day)) continue
-        this.adjust(adGroup, null, this.scenariosOf(campaign, adGroup, null), day, adjustment)
-        const profile = profileOf(context.seed, adGroup.id, SEARCH_MATCH_SOURCE, context.typicalCptMinor)
-        if (sourceDay(context, profile, adGroup.id, SEARCH_MATCH_SOURCE, day, adjustment, vector, 0)) demand += vector[SPEND_MICROS]!
+        for (const keyword of adGroup.keywords) if (servesOn(keyword, day)) collect(adGroup, keyword)
+        if (servesOn(adGroup.searchMatchServing, day)) collect(adGroup, null)
       }
     }
     const partial = day === context.today ? context.todayHour / 24 : 1
-    const budget = valueOn(campaign.dailyBudgetMicros, campaign.pastBudgets, day) * partial
-    const factor = demand <= budget ? 1 : budget / demand
+    const budget = Math.floor(valueOn(campaign.dailyBudgetMicros, campaign.pastBudgets, day) * partial / unit)
+    // What the sources spend at a factor, each scaled and floored as addSource does.
+    const spentAt = (f: number): number => {
+      let total = 0
+      for (let i = 0; i < taps.length; i++) if (Math.floor(taps[i]! * f) > 0) total += Math.floor(spend[i]! * f)
+      return total
+    }
+    let factor = 1
+    if (spentAt(1) > budget) {
+      // The largest factor that keeps the floored sum within the budget (floors lose a little at
+      // each source, so budget / demand alone would under-deliver): a bisection, deterministic.
+      let low = 0
+      let high = 1
+      for (let step = 0; step < 30; step++) {
+        const middle = (low + high) / 2
+        if (spentAt(middle) <= budget) low = middle
+        else high = middle
+      }
+      factor = low
+    }
     days.set(day, factor)
     return factor
   }
@@ -438,7 +460,8 @@ export class AccountMetrics {
       if (!sourceDay(context, profile, id, kind, d, adjustment, day, 0)) continue
       const factor = this.budgetFactor(campaign, d)
       if (factor < 1) {
-        // Floors keep installs ≤ taps ≤ impressions, and the campaign's sum within its budget.
+        // Floors keep installs ≤ taps ≤ impressions, and the campaign's sum within its budget
+        // (budgetFactor chose the factor for exactly these floors).
         for (let m = 0; m < SPEND_MICROS; m++) day[m] = Math.floor(day[m]! * factor)
         day[SPEND_MICROS] = day[TAPS] === 0 ? 0 : Math.floor((day[SPEND_MICROS]! / unit) * factor) * unit
       }
