@@ -372,63 +372,78 @@ export class AccountMetrics {
   private readonly budgetFactors = new Map<number, Map<number, number>>()
 
   /**
-   * The share of its demand a campaign may spend on `day`: its budget that day (today: paced, the
-   * budget × hour / 24) over what its sources would spend uncapped, at most 1.
+   * The share of its demand a campaign may spend on each day of [first, last]: the largest factor at
+   * which its sources' spend, each scaled and floored as addSource does, stays within the budget of
+   * the day (today: paced, the budget × hour / 24); 1 when the budget does not bind. All missing days
+   * are computed in one pass over the campaign's sources (one profile each).
    */
-  private budgetFactor(campaign: SimCampaign, day: number): number {
+  private budgetFactorsOf(campaign: SimCampaign, first: number, last: number): Map<number, number> {
     let days = this.budgetFactors.get(campaign.id)
     if (days === undefined) {
       days = new Map()
       this.budgetFactors.set(campaign.id, days)
     }
-    const known = days.get(day)
-    if (known !== undefined) return known
+    const missing: Array<number> = []
+    for (let d = first; d <= last; d++) if (!days.has(d) && servesOn(campaign, d)) missing.push(d)
+    if (missing.length === 0) return days
     const context = this.context
     const unit = context.minorUnitMicros
     const vector = new Float64Array(METRIC_COUNT)
     const adjustment: Adjustment = { reach: 1, installRate: 1, cpt: 1 }
-    // Each serving source's taps and spend (smallest units) that day, uncapped.
-    const taps: Array<number> = []
-    const spend: Array<number> = []
+    // Per missing day: each serving source's taps and spend (smallest units), uncapped.
+    const taps = missing.map((): Array<number> => [])
+    const spend = missing.map((): Array<number> => [])
     const collect = (adGroup: SimAdGroup, keyword: SimKeyword | null): void => {
       const id = keyword === null ? adGroup.id : keyword.id
       const kind = keyword === null ? SEARCH_MATCH_SOURCE : KEYWORD_SOURCE
-      this.adjust(adGroup, keyword, this.scenariosOf(campaign, adGroup, keyword), day, adjustment)
+      const serving = AccountMetrics.servingOf(adGroup, keyword)
+      const scenarios = this.scenariosOf(campaign, adGroup, keyword)
       const profile = profileOf(context.seed, id, kind, context.typicalCptMinor)
-      if (!sourceDay(context, profile, id, kind, day, adjustment, vector, 0) || vector[SPEND_MICROS] === 0) return
-      taps.push(vector[TAPS]!)
-      spend.push(vector[SPEND_MICROS]! / unit)
-    }
-    if (servesOn(campaign, day)) {
-      for (const adGroup of campaign.adGroups) {
-        if (!servesOn(adGroup, day)) continue
-        for (const keyword of adGroup.keywords) if (servesOn(keyword, day)) collect(adGroup, keyword)
-        if (servesOn(adGroup.searchMatchServing, day)) collect(adGroup, null)
+      const always = serving.offPeriods === null && adGroup.offPeriods === null &&
+        serving.createdDay <= missing[0]! && adGroup.createdDay <= missing[0]!
+      const plain = scenarios === null && keyword?.pastBids === undefined && adGroup.pastDefaultBids === undefined
+      if (plain) this.adjust(adGroup, keyword, null, missing[0]!, adjustment)
+      for (let i = 0; i < missing.length; i++) {
+        const day = missing[i]!
+        if (!always && (!servesOn(adGroup, day) || !servesOn(serving, day))) continue
+        if (!plain) this.adjust(adGroup, keyword, scenarios, day, adjustment)
+        if (!sourceDay(context, profile, id, kind, day, adjustment, vector, 0) || vector[SPEND_MICROS] === 0) continue
+        taps[i]!.push(vector[TAPS]!)
+        spend[i]!.push(vector[SPEND_MICROS]! / unit)
       }
     }
-    const partial = day === context.today ? context.todayHour / 24 : 1
-    const budget = Math.floor(valueOn(campaign.dailyBudgetMicros, campaign.pastBudgets, day) * partial / unit)
-    // What the sources spend at a factor, each scaled and floored as addSource does.
-    const spentAt = (f: number): number => {
-      let total = 0
-      for (let i = 0; i < taps.length; i++) if (Math.floor(taps[i]! * f) > 0) total += Math.floor(spend[i]! * f)
-      return total
+    for (const adGroup of campaign.adGroups) {
+      for (const keyword of adGroup.keywords) collect(adGroup, keyword)
+      collect(adGroup, null)
     }
-    let factor = 1
-    if (spentAt(1) > budget) {
-      // The largest factor that keeps the floored sum within the budget (floors lose a little at
-      // each source, so budget / demand alone would under-deliver): a bisection, deterministic.
-      let low = 0
-      let high = 1
-      for (let step = 0; step < 30; step++) {
-        const middle = (low + high) / 2
-        if (spentAt(middle) <= budget) low = middle
-        else high = middle
+    missing.forEach((day, i) => {
+      const dayTaps = taps[i]!
+      const daySpend = spend[i]!
+      const partial = day === context.today ? context.todayHour / 24 : 1
+      const budget = Math.floor(valueOn(campaign.dailyBudgetMicros, campaign.pastBudgets, day) * partial / unit)
+      const spentAt = (f: number): number => {
+        let total = 0
+        for (let j = 0; j < dayTaps.length; j++) if (Math.floor(dayTaps[j]! * f) > 0) total += Math.floor(daySpend[j]! * f)
+        return total
       }
-      factor = low
-    }
-    days.set(day, factor)
-    return factor
+      let factor = 1
+      if (spentAt(1) > budget) {
+        // budget / demand keeps the floored sum within the budget but floors lose a little at each
+        // source; a bisection from there finds the largest factor that still does (deterministic).
+        let demand = 0
+        for (const value of daySpend) demand += value
+        let low = budget / demand
+        let high = 1
+        for (let step = 0; step < 24; step++) {
+          const middle = (low + high) / 2
+          if (spentAt(middle) <= budget) low = middle
+          else high = middle
+        }
+        factor = low
+      }
+      days.set(day, factor)
+    })
+    return days
   }
 
   private addSource(
@@ -453,12 +468,13 @@ export class AccountMetrics {
     const adjustment = this.adjustment
     const unit = context.minorUnitMicros
     const day = this.day
+    const factors = this.budgetFactorsOf(campaign, first, last)
     for (let d = first; d <= last; d++) {
       const index = d - range.from
       if (mask[index] === 0 || (!always && !servesOn(serving, d))) continue
       this.adjust(adGroup, keyword, scenarios, d, adjustment)
       if (!sourceDay(context, profile, id, kind, d, adjustment, day, 0)) continue
-      const factor = this.budgetFactor(campaign, d)
+      const factor = factors.get(d) ?? 1
       if (factor < 1) {
         // Floors keep installs ≤ taps ≤ impressions, and the campaign's sum within its budget
         // (budgetFactor chose the factor for exactly these floors).
