@@ -244,4 +244,27 @@ describe("simulator numbers respond to changes", () => {
     const listed = await (await fetch(`${scenario.url}/_control/scenarios`)).json() as { readonly scenarios: ReadonlyArray<unknown> }
     expect(listed.scenarios).toHaveLength(1)
   })
+
+  it("a scenario of +25 % cost per tap on a keyword raises its CPT, not its taps, from its day on", async () => {
+    const scenario = await start()
+    const plain = await start()
+    const orgId = usOrgOf(scenario)
+    const today = scenario.today(orgId)
+    const keyword = busiestKeyword(scenario, orgId, isoPlus(today, -1))
+    for (const simulator of [scenario, plain]) {
+      v1Write(simulator, orgId, `/v1/campaigns/${keyword.campaignId}`, { dailyBudget: { value: usd(10_000_000_000) } })
+    }
+    expect(scenario.control.addScenario({ entityId: Number(keyword.keywordId), cptPercent: 25 })).toMatchObject({ installsPerTapPercent: 0, cptPercent: 25 })
+    for (const simulator of [scenario, plain]) simulator.control.advanceClock({ days: 2 })
+
+    const a = simulatorTotals(scenario, orgId, "keywords", today, isoPlus(today, 1)).rows.find((row) => row.keywordId === keyword.keywordId)!.total
+    const b = simulatorTotals(plain, orgId, "keywords", today, isoPlus(today, 1)).rows.find((row) => row.keywordId === keyword.keywordId)!.total
+    expect(a.taps).toBe(b.taps)
+    expect(b.taps).toBeGreaterThan(50)
+    const ratio = (a.spendMicros / a.taps) / (b.spendMicros / b.taps)
+    expect(ratio).toBeGreaterThan(1.25 * 0.98)
+    expect(ratio).toBeLessThan(1.25 * 1.02)
+    expect(keywordOn(scenario, orgId, keyword.keywordId, isoPlus(today, -1))).toEqual(keywordOn(plain, orgId, keyword.keywordId, isoPlus(today, -1)))
+    expect(scenario.control.clearScenarios()).toBe(1)
+  })
 })
