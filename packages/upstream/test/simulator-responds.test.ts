@@ -267,4 +267,39 @@ describe("simulator numbers respond to changes", () => {
     expect(keywordOn(scenario, orgId, keyword.keywordId, isoPlus(today, -1))).toEqual(keywordOn(plain, orgId, keyword.keywordId, isoPlus(today, -1)))
     expect(scenario.control.clearScenarios()).toBe(1)
   })
+
+  it("an ad group's default bid moves its Search Match's impressions and taps by the same elasticity", async () => {
+    const raised = await start()
+    const kept = await start()
+    const orgId = usOrgOf(raised)
+    const today = raised.today(orgId)
+    const searchMatchOf = (simulator: Simulator, from: string, to: string) => {
+      const totals = new Map<string, { campaignId: string; impressions: number; taps: number }>()
+      for (const row of simulatorTotals(simulator, orgId, "searchTerms", from, to).rows) {
+        if (row.keywordId !== null) continue
+        const entry = totals.get(row.adGroupId!) ?? { campaignId: row.campaignId, impressions: 0, taps: 0 }
+        entry.impressions += row.total.impressions
+        entry.taps += row.total.taps
+        totals.set(row.adGroupId!, entry)
+      }
+      return totals
+    }
+    const [adGroupId, busiest] = [...searchMatchOf(raised, isoPlus(today, -7), isoPlus(today, -1))].sort((a, b) => b[1].impressions - a[1].impressions)[0]!
+    for (const simulator of [raised, kept]) {
+      v1Write(simulator, orgId, `/v1/campaigns/${busiest.campaignId}`, { dailyBudget: { value: usd(10_000_000_000) } })
+      v1Write(simulator, orgId, `/v1/adgroups/${adGroupId}`, { defaultBid: usd(1_000_000) })
+      simulator.control.advanceClock({ days: 1 })
+    }
+    v1Write(raised, orgId, `/v1/adgroups/${adGroupId}`, { defaultBid: usd(3_000_000) })
+    for (const simulator of [raised, kept]) simulator.control.advanceClock({ days: 15 })
+
+    const a = searchMatchOf(raised, isoPlus(today, 1), isoPlus(today, 15)).get(adGroupId)!
+    const b = searchMatchOf(kept, isoPlus(today, 1), isoPlus(today, 15)).get(adGroupId)!
+    // Search Match is low volume: its impressions (which the bid scales, taps following) are the measure.
+    expect(b.impressions).toBeGreaterThan(500)
+    expect(a.taps).toBeGreaterThan(b.taps)
+    expect(a.impressions / b.impressions).toBeGreaterThan(Math.pow(3, TAP_ELASTICITY) * 0.95)
+    expect(a.impressions / b.impressions).toBeLessThan(Math.pow(3, TAP_ELASTICITY) * 1.05)
+    expect(searchMatchOf(raised, today, today).get(adGroupId)).toEqual(searchMatchOf(kept, today, today).get(adGroupId))
+  })
 })
