@@ -5,6 +5,7 @@ import { AdCreate, AdGroupCreate, AdGroupUpdate, AdUpdate, CampaignCreate, Campa
 import { adGroupAt, campaignAt, unwrap } from "./SimulatorLookup.ts"
 import {
   type EntityStatus,
+  recordChange,
   resumeServing,
   type Serving,
   setStatus,
@@ -90,6 +91,8 @@ const updateCampaign = (request: OrgRequest) => {
   }
   if (change.name !== undefined) campaign.name = change.name
   if (change.countriesOrRegions !== undefined) campaign.countriesOrRegions = [...change.countriesOrRegions]
+  const pastBudgets = recordChange(campaign.pastBudgets, campaign.dailyBudgetMicros, budget, today(request))
+  if (pastBudgets !== undefined) campaign.pastBudgets = pastBudgets
   campaign.dailyBudgetMicros = budget
   campaign.biddingStrategy = strategy
   campaign.targetCpaMicros = targetCpa
@@ -154,6 +157,8 @@ const updateAdGroup = (request: OrgRequest) => {
     : change.cpaGoal === null ? null : microsFromRequest(change.cpaGoal, account, "cpaGoal")
   const day = today(request)
   if (change.name !== undefined) adGroup.name = change.name
+  const pastDefaultBids = recordChange(adGroup.pastDefaultBids, adGroup.defaultBidMicros, defaultBid, day)
+  if (pastDefaultBids !== undefined) adGroup.pastDefaultBids = pastDefaultBids
   adGroup.defaultBidMicros = defaultBid
   adGroup.cpaGoalMicros = cpaGoal
   if (change.automatedKeywordsOptIn !== undefined && change.automatedKeywordsOptIn !== adGroup.searchMatch) {

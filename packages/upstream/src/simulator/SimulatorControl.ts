@@ -11,6 +11,13 @@
  *                                                              and restatement cleared (tokens stay valid)
  *   POST   /_control/restate                                 → {restatement}: the last 3 complete days change
  *   PUT    /_control/accounts/{orgId}/roles  body: {roleNames: string[]} → the account's acl
+ *   POST   /_control/clock/advance  body: {hours?, days?}  → {advancedMs, now}: the simulated clock moves
+ *                                                              ahead (never back); reports gain the new hours
+ *   POST   /_control/scenarios  body: {entityId, installsPerTapPercent?, cptPercent?} → 201 {scenario}:
+ *                                                              from the entity's today on, its (or its
+ *                                                              children's) installs per tap / CPT change by X %
+ *   GET    /_control/scenarios                               → {scenarios}
+ *   DELETE /_control/scenarios                               → {cleared}
  *   POST   /_control/tokens/expire                           → {expired}: every bearer token is refused
  *   GET    /_control/summary                                 → parent org, accounts, entity counts
  *   GET    /_control/credentials                             → the demo client's credentials, so another
@@ -27,6 +34,7 @@ import type { CallFilter, CallLog, CallRecord } from "./SimulatorCallLog.ts"
 import { type FaultRegistry, type FaultSpec, FaultSpecError, type FaultStatus, decodeFaultSpec, firesOnInstall } from "./SimulatorFaults.ts"
 import type { ApiClients, TokenStore } from "./SimulatorAuth.ts"
 import { type Answer, errorEnvelope } from "./SimulatorHttp.ts"
+import type { Scenario } from "./SimulatorScenarios.ts"
 import { READ_ONLY } from "./SimulatorSize.ts"
 import type { SimulatorState } from "./SimulatorState.ts"
 import { aclToWire } from "./SimulatorWire.ts"
@@ -46,10 +54,29 @@ export interface AccountSummary {
 export interface SimulatorSummary {
   readonly parentOrgId: number
   readonly restatement: number
+  /** How far the clock was advanced through the control API. */
+  readonly advancedMs: number
   readonly accounts: ReadonlyArray<AccountSummary>
 }
 
 const RolesBody = Schema.Struct({ roleNames: Schema.Array(Schema.String) })
+
+const NonNegative = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
+const AdvanceBody = Schema.Struct({ hours: Schema.optionalWith(NonNegative, { exact: true }), days: Schema.optionalWith(NonNegative, { exact: true }) })
+/** Below -100 % a rate would be negative. */
+const Percent = Schema.Number.pipe(Schema.finite(), Schema.greaterThanOrEqualTo(-100))
+const ScenarioBody = Schema.Struct({
+  entityId: Schema.Number.pipe(Schema.int()),
+  installsPerTapPercent: Schema.optionalWith(Percent, { exact: true }),
+  cptPercent: Schema.optionalWith(Percent, { exact: true })
+})
+
+export interface ScenarioInput {
+  /** A campaign, ad group or keyword id. */
+  readonly entityId: number
+  readonly installsPerTapPercent?: number
+  readonly cptPercent?: number
+}
 
 export class SimulatorControl {
   constructor(
@@ -109,6 +136,48 @@ export class SimulatorControl {
     return this.state.restatement
   }
 
+  /**
+   * Moves the simulated clock ahead by hours and/or days (fractions allowed): the accounts' "today"
+   * and hour follow, and reports gain the metrics of the new hours. Returns the total advance (ms).
+   */
+  advanceClock(by: { readonly hours?: number; readonly days?: number }): number {
+    const ms = Math.round(((by.days ?? 0) * 24 + (by.hours ?? 0)) * 3_600_000)
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError("the clock only moves ahead")
+    this.state.advancedMs += ms
+    this.state.version++
+    return this.state.advancedMs
+  }
+
+  /**
+   * From the entity's current day on, its installs per tap and/or cost per tap change by the given
+   * percentages (a campaign's or ad group's apply to everything under it); null when no such entity.
+   */
+  addScenario(input: ScenarioInput): Scenario | null {
+    const found = this.state.entity(input.entityId)
+    if (found === undefined || (found.kind !== "CAMPAIGN" && found.kind !== "ADGROUP" && found.kind !== "KEYWORD")) return null
+    const campaign = this.state.campaignOf(found)
+    const account = campaign === undefined ? undefined : this.state.account(campaign.orgId)
+    if (account === undefined) return null
+    const scenario: Scenario = {
+      entityId: input.entityId,
+      from: this.state.now(account).day,
+      installsPerTapPercent: input.installsPerTapPercent ?? 0,
+      cptPercent: input.cptPercent ?? 0
+    }
+    this.state.scenarios.add(scenario)
+    this.state.version++
+    return scenario
+  }
+
+  listScenarios(): Array<Scenario> {
+    return this.state.scenarios.list()
+  }
+
+  clearScenarios(): number {
+    this.state.version++
+    return this.state.scenarios.clear()
+  }
+
   /** Changes an account's roles (e.g. to "API Read Only"); false when there is no such account. */
   setRoles(orgId: number, roleNames: ReadonlyArray<string>): boolean {
     const account = this.state.account(orgId)
@@ -129,6 +198,7 @@ export class SimulatorControl {
     return {
       parentOrgId: this.state.world.parentOrgId,
       restatement: this.state.restatement,
+      advancedMs: this.state.advancedMs,
       accounts: this.state.accounts.map((account) => ({
         orgId: account.orgId,
         orgName: account.orgName,
@@ -180,6 +250,20 @@ export class SimulatorControl {
         return answer({ reset: true })
       }
       if (route === "POST /_control/restate") return answer({ restatement: this.restate() })
+      if (route === "POST /_control/clock/advance") {
+        const decoded = Schema.decodeUnknownEither(AdvanceBody)(body ?? {})
+        if (Either.isLeft(decoded)) return refuse(400, "body must be {hours?: number ≥ 0, days?: number ≥ 0}")
+        const advancedMs = this.advanceClock(decoded.right)
+        return answer({ advancedMs, now: new Date(this.state.nowMs()).toISOString() })
+      }
+      if (route === "POST /_control/scenarios") {
+        const decoded = Schema.decodeUnknownEither(ScenarioBody)(body)
+        if (Either.isLeft(decoded)) return refuse(400, "body must be {entityId, installsPerTapPercent?, cptPercent?} (percentages ≥ -100)")
+        const scenario = this.addScenario(decoded.right)
+        return scenario === null ? refuse(404, `no campaign, ad group or keyword ${decoded.right.entityId}`) : { status: 201, body: { scenario } }
+      }
+      if (route === "GET /_control/scenarios") return answer({ scenarios: this.listScenarios() })
+      if (route === "DELETE /_control/scenarios") return answer({ cleared: this.clearScenarios() })
       if (route === "POST /_control/tokens/expire") return answer({ expired: this.expireTokens() })
       if (route === "GET /_control/summary") return answer(this.summary())
       if (route === "GET /_control/credentials") return answer(this.clients.demo.credentials)

@@ -13,6 +13,7 @@ import { IdList, KeywordCreate, KeywordUpdate, NegativeCreate, NegativeUpdate } 
 import { adGroupAt, campaignAt } from "./SimulatorLookup.ts"
 import {
   type KeywordStatus,
+  recordChange,
   setStatus,
   type SimAdGroup,
   type SimCampaign,
@@ -132,6 +133,8 @@ const updateKeywords = (request: OrgRequest): Answer => {
       throw rowFailure(prefix, "INVALID_INPUT", "matchType cannot be updated; delete the keyword and create a new one", "matchType")
     }
     const bid = row.bidAmount === undefined ? keyword.bidMicros : bidFrom(request, campaign, row.bidAmount, prefix)
+    const pastBids = recordChange(keyword.pastBids, keyword.bidMicros, bid, day)
+    if (pastBids !== undefined) keyword.pastBids = pastBids
     keyword.bidMicros = bid
     if (row.status !== undefined) setStatus<KeywordStatus>(keyword, row.status, "PAUSED", day)
     return keywordToWire(request.account, keyword)

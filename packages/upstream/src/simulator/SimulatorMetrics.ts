@@ -8,10 +8,22 @@
  * A metrics vector is six numbers, all integers: impressions, taps, tap installs, new downloads (of the
  * tap installs), view installs, spend in micros. installs ≤ taps ≤ impressions always, and spend is a
  * whole number of the currency's smallest unit (cents; yen).
+ *
+ * The numbers respond to changes, day by day (a change made on day D applies from D on; earlier days
+ * keep their values):
+ * - bid: with r = (the source's bid that day) / (its first bid), clamped to [0.1, 10], impressions
+ *   (so taps) scale by r^0.6 and the cost per tap by r^0.4, so spend scales by about r^1.0. A keyword
+ *   without its own bid, and Search Match, follow the ad group's default bid;
+ * - scenario: installs per tap × (1 + installsPerTapPercent / 100), cost per tap × (1 + cptPercent / 100);
+ * - daily budget: when a campaign's sources would spend more than its budget on a day (today: the
+ *   budget × hour / 24, as spend paces over the day), every source's vector is scaled by
+ *   budget / demand and floored, metric by metric, so the campaign never spends past its budget;
+ * - pause: a paused entity's sources have nothing from the day of the pause on (SimulatorModel).
  */
 import { THEMES } from "./SimulatorCatalog.ts"
 import { hash32, mix32 } from "./SimulatorHash.ts"
-import { type Serving, servesOn, type SimAd, type SimAdGroup, type SimCampaign, type SimKeyword } from "./SimulatorModel.ts"
+import { firstValue, type Serving, servesOn, type SimAd, type SimAdGroup, type SimCampaign, type SimKeyword, valueOn } from "./SimulatorModel.ts"
+import type { Scenario } from "./SimulatorScenarios.ts"
 
 export const IMPRESSIONS = 0
 export const TAPS = 1
@@ -44,6 +56,19 @@ export interface MetricsContext {
   readonly minorUnitMicros: number
   /** A typical cost per tap, in the currency's smallest units. */
   readonly typicalCptMinor: number
+  /** Scenarios by entity id (see SimulatorScenarios). */
+  readonly scenarios: (entityId: number) => ReadonlyArray<Scenario> | undefined
+}
+
+/** Bid elasticity: impressions (so taps) follow r^TAP_ELASTICITY, the cost per tap r^CPT_ELASTICITY. */
+export const TAP_ELASTICITY = 0.6
+export const CPT_ELASTICITY = 0.4
+
+/** Multipliers of one source-day, from its bid and its scenarios (1 each when nothing changed). */
+interface Adjustment {
+  reach: number
+  installRate: number
+  cpt: number
 }
 
 const KEYWORD_SOURCE = 1
@@ -109,6 +134,7 @@ const sourceDay = (
   id: number,
   kind: number,
   day: number,
+  adjustment: Adjustment,
   out: Float64Array,
   offset: number
 ): boolean => {
@@ -129,14 +155,14 @@ const sourceDay = (
   const weekday = (day + 3) % 7
   const seasonality = weekday >= 5 ? 1.15 : 1
   const partial = day === context.today ? context.todayHour / 24 : 1
-  const impressions = Math.floor(profile.impressions * (0.3 + 1.4 * volume) * seasonality * partial + u2)
+  const impressions = Math.floor(profile.impressions * (0.3 + 1.4 * volume) * seasonality * partial * adjustment.reach + u2)
   if (impressions <= 0) return false
   const taps = Math.min(impressions, Math.floor(impressions * profile.ttr * (0.7 + 0.6 * u3) + u4))
-  const installs = Math.min(taps, Math.floor(taps * profile.installRate * (0.7 + 0.6 * u5) + u2))
+  const installs = Math.min(taps, Math.floor(taps * profile.installRate * (0.7 + 0.6 * u5) * adjustment.installRate + u2))
   const newDownloads = Math.min(installs, Math.floor(installs * profile.newShare + u3))
   const viewInstalls = Math.min(impressions, Math.floor(impressions * 0.002 * u4 + u5 * 0.6))
   // At least one smallest unit per tap; no taps, no spend (the platform charges per tap).
-  const spendMinor = taps === 0 ? 0 : Math.max(taps, Math.round(taps * profile.cptMinor * (0.85 + 0.3 * u3)))
+  const spendMinor = taps === 0 ? 0 : Math.max(taps, Math.round(taps * profile.cptMinor * (0.85 + 0.3 * u3) * adjustment.cpt))
   out[offset + IMPRESSIONS] = impressions
   out[offset + TAPS] = taps
   out[offset + INSTALLS] = installs
@@ -301,10 +327,129 @@ export class AccountMetrics {
     return mask
   }
 
+  /** Whether the source (a keyword, or for null the ad group's Search Match) serves on `day` by itself. */
+  private static servingOf(adGroup: SimAdGroup, keyword: SimKeyword | null): Serving {
+    return keyword === null ? adGroup.searchMatchServing : keyword
+  }
+
+  /** The scenarios on a source and its parents, or null when there are none (the common case). */
+  private scenariosOf(campaign: SimCampaign, adGroup: SimAdGroup, keyword: SimKeyword | null): ReadonlyArray<Scenario> | null {
+    const lookup = this.context.scenarios
+    const own = keyword === null ? undefined : lookup(keyword.id)
+    const group = lookup(adGroup.id)
+    const parent = lookup(campaign.id)
+    if (own === undefined && group === undefined && parent === undefined) return null
+    return [...(own ?? []), ...(group ?? []), ...(parent ?? [])]
+  }
+
+  /** Sets `adjustment` for the source on `day`: its bid against its first bid, then its scenarios. */
+  private adjust(adGroup: SimAdGroup, keyword: SimKeyword | null, scenarios: ReadonlyArray<Scenario> | null, day: number, adjustment: Adjustment): void {
+    adjustment.reach = 1
+    adjustment.installRate = 1
+    adjustment.cpt = 1
+    const ownBids = keyword?.pastBids
+    if (ownBids !== undefined || adGroup.pastDefaultBids !== undefined) {
+      const groupBid = valueOn(adGroup.defaultBidMicros, adGroup.pastDefaultBids, day)
+      const bid = keyword === null ? groupBid : valueOn(keyword.bidMicros, ownBids, day) ?? groupBid
+      const firstGroupBid = firstValue(adGroup.defaultBidMicros, adGroup.pastDefaultBids)
+      const reference = keyword === null ? firstGroupBid : firstValue(keyword.bidMicros, ownBids) ?? firstGroupBid
+      if (bid !== reference && reference > 0) {
+        const r = Math.min(10, Math.max(0.1, bid / reference))
+        adjustment.reach = Math.pow(r, TAP_ELASTICITY)
+        adjustment.cpt = Math.pow(r, CPT_ELASTICITY)
+      }
+    }
+    if (scenarios === null) return
+    for (const scenario of scenarios) {
+      if (day < scenario.from) continue
+      adjustment.installRate *= Math.max(0, 1 + scenario.installsPerTapPercent / 100)
+      adjustment.cpt *= Math.max(0.01, 1 + scenario.cptPercent / 100)
+    }
+  }
+
+  private readonly adjustment: Adjustment = { reach: 1, installRate: 1, cpt: 1 }
+  /** Budget factors already computed: campaign id → day → factor (≤ 1). */
+  private readonly budgetFactors = new Map<number, Map<number, number>>()
+
+  /**
+   * The share of its demand a campaign may spend on each day of [first, last]: the largest factor at
+   * which its sources' spend, each scaled and floored as addSource does, stays within the budget of
+   * the day (today: paced, the budget × hour / 24); 1 when the budget does not bind. All missing days
+   * are computed in one pass over the campaign's sources (one profile each).
+   */
+  private budgetFactorsOf(campaign: SimCampaign, first: number, last: number): Map<number, number> {
+    let days = this.budgetFactors.get(campaign.id)
+    if (days === undefined) {
+      days = new Map()
+      this.budgetFactors.set(campaign.id, days)
+    }
+    const missing: Array<number> = []
+    for (let d = first; d <= last; d++) if (!days.has(d) && servesOn(campaign, d)) missing.push(d)
+    if (missing.length === 0) return days
+    const context = this.context
+    const unit = context.minorUnitMicros
+    const vector = new Float64Array(METRIC_COUNT)
+    const adjustment: Adjustment = { reach: 1, installRate: 1, cpt: 1 }
+    // Per missing day: each serving source's taps and spend (smallest units), uncapped.
+    const taps = missing.map((): Array<number> => [])
+    const spend = missing.map((): Array<number> => [])
+    const collect = (adGroup: SimAdGroup, keyword: SimKeyword | null): void => {
+      const id = keyword === null ? adGroup.id : keyword.id
+      const kind = keyword === null ? SEARCH_MATCH_SOURCE : KEYWORD_SOURCE
+      const serving = AccountMetrics.servingOf(adGroup, keyword)
+      const scenarios = this.scenariosOf(campaign, adGroup, keyword)
+      const profile = profileOf(context.seed, id, kind, context.typicalCptMinor)
+      const always = serving.offPeriods === null && adGroup.offPeriods === null &&
+        serving.createdDay <= missing[0]! && adGroup.createdDay <= missing[0]!
+      const plain = scenarios === null && keyword?.pastBids === undefined && adGroup.pastDefaultBids === undefined
+      if (plain) this.adjust(adGroup, keyword, null, missing[0]!, adjustment)
+      for (let i = 0; i < missing.length; i++) {
+        const day = missing[i]!
+        if (!always && (!servesOn(adGroup, day) || !servesOn(serving, day))) continue
+        if (!plain) this.adjust(adGroup, keyword, scenarios, day, adjustment)
+        if (!sourceDay(context, profile, id, kind, day, adjustment, vector, 0) || vector[SPEND_MICROS] === 0) continue
+        taps[i]!.push(vector[TAPS]!)
+        spend[i]!.push(vector[SPEND_MICROS]! / unit)
+      }
+    }
+    for (const adGroup of campaign.adGroups) {
+      for (const keyword of adGroup.keywords) collect(adGroup, keyword)
+      collect(adGroup, null)
+    }
+    missing.forEach((day, i) => {
+      const dayTaps = taps[i]!
+      const daySpend = spend[i]!
+      const partial = day === context.today ? context.todayHour / 24 : 1
+      const budget = Math.floor(valueOn(campaign.dailyBudgetMicros, campaign.pastBudgets, day) * partial / unit)
+      const spentAt = (f: number): number => {
+        let total = 0
+        for (let j = 0; j < dayTaps.length; j++) if (Math.floor(dayTaps[j]! * f) > 0) total += Math.floor(daySpend[j]! * f)
+        return total
+      }
+      let factor = 1
+      if (spentAt(1) > budget) {
+        // budget / demand keeps the floored sum within the budget but floors lose a little at each
+        // source; a bisection from there finds the largest factor that still does (deterministic).
+        let demand = 0
+        for (const value of daySpend) demand += value
+        let low = budget / demand
+        let high = 1
+        for (let step = 0; step < 24; step++) {
+          const middle = (low + high) / 2
+          if (spentAt(middle) <= budget) low = middle
+          else high = middle
+        }
+        factor = low
+      }
+      days.set(day, factor)
+    })
+    return days
+  }
+
   private addSource(
-    id: number,
-    kind: number,
-    serving: Serving,
+    campaign: SimCampaign,
+    adGroup: SimAdGroup,
+    keyword: SimKeyword | null,
     mask: Uint8Array,
     range: DayRange,
     out: Float64Array
@@ -314,33 +459,47 @@ export class AccountMetrics {
     const first = Math.max(range.from, context.today - HISTORY_DAYS)
     const last = Math.min(range.to, context.today)
     if (first > last) return
+    const id = keyword === null ? adGroup.id : keyword.id
+    const kind = keyword === null ? SEARCH_MATCH_SOURCE : KEYWORD_SOURCE
+    const serving = AccountMetrics.servingOf(adGroup, keyword)
     const profile = profileOf(context.seed, id, kind, context.typicalCptMinor)
     const always = serving.offPeriods === null && serving.createdDay <= first
+    const scenarios = this.scenariosOf(campaign, adGroup, keyword)
+    const adjustment = this.adjustment
+    const unit = context.minorUnitMicros
     const day = this.day
+    const factors = this.budgetFactorsOf(campaign, first, last)
     for (let d = first; d <= last; d++) {
       const index = d - range.from
       if (mask[index] === 0 || (!always && !servesOn(serving, d))) continue
-      if (!sourceDay(context, profile, id, kind, d, day, 0)) continue
+      this.adjust(adGroup, keyword, scenarios, d, adjustment)
+      if (!sourceDay(context, profile, id, kind, d, adjustment, day, 0)) continue
+      const factor = factors.get(d) ?? 1
+      if (factor < 1) {
+        // Floors keep installs ≤ taps ≤ impressions, and the campaign's sum within its budget
+        // (budgetFactor chose the factor for exactly these floors).
+        for (let m = 0; m < SPEND_MICROS; m++) day[m] = Math.floor(day[m]! * factor)
+        day[SPEND_MICROS] = day[TAPS] === 0 ? 0 : Math.floor((day[SPEND_MICROS]! / unit) * factor) * unit
+      }
       const offset = index * METRIC_COUNT
       for (let m = 0; m < METRIC_COUNT; m++) out[offset + m]! += day[m]!
     }
   }
 
   addKeyword(campaign: SimCampaign, adGroup: SimAdGroup, keyword: SimKeyword, range: DayRange, out: Float64Array): void {
-    this.addSource(keyword.id, KEYWORD_SOURCE, keyword, this.parentMask(campaign, adGroup, range), range, out)
+    this.addSource(campaign, adGroup, keyword, this.parentMask(campaign, adGroup, range), range, out)
   }
 
   addSearchMatch(campaign: SimCampaign, adGroup: SimAdGroup, range: DayRange, out: Float64Array): void {
-    const mask = this.parentMask(campaign, adGroup, range)
-    this.addSource(adGroup.id, SEARCH_MATCH_SOURCE, adGroup.searchMatchServing, mask, range, out)
+    this.addSource(campaign, adGroup, null, this.parentMask(campaign, adGroup, range), range, out)
   }
 
   /** Every keyword ever in the ad group (deleted ones keep their history) plus Search Match. */
   addAdGroup(campaign: SimCampaign, adGroup: SimAdGroup, range: DayRange, out: Float64Array): void {
     const mask = this.parentMask(campaign, adGroup, range)
     if (!mask.includes(1)) return
-    for (const keyword of adGroup.keywords) this.addSource(keyword.id, KEYWORD_SOURCE, keyword, mask, range, out)
-    this.addSource(adGroup.id, SEARCH_MATCH_SOURCE, adGroup.searchMatchServing, mask, range, out)
+    for (const keyword of adGroup.keywords) this.addSource(campaign, adGroup, keyword, mask, range, out)
+    this.addSource(campaign, adGroup, null, mask, range, out)
   }
 
   addCampaign(campaign: SimCampaign, range: DayRange, out: Float64Array): void {

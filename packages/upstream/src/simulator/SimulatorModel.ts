@@ -10,6 +10,36 @@ export interface OffPeriod {
   until: number | null
 }
 
+/**
+ * A value an entity had before a change: it held on the days before `until` (the day of the change).
+ * Entities keep only these (null until the first change), so reports for past days use the value of
+ * that day while the entity's own field is the value from the last change on.
+ */
+export interface PastValue<T> {
+  readonly until: number
+  readonly value: T
+}
+
+/** The value on `day`: the first past value that still held then, else the current one. */
+export const valueOn = <T>(current: T, past: ReadonlyArray<PastValue<T>> | undefined, day: number): T => {
+  if (past === undefined) return current
+  for (const entry of past) if (day < entry.until) return entry.value
+  return current
+}
+
+/** The value the entity started with (its reference for bid elasticity). */
+export const firstValue = <T>(current: T, past: ReadonlyArray<PastValue<T>> | undefined): T =>
+  past === undefined || past.length === 0 ? current : past[0]!.value
+
+/** Keeps `previous` as the value of the days before `today`; a second change on one day keeps the first. */
+export const recordChange = <T>(past: Array<PastValue<T>> | undefined, previous: T, next: T, today: number): Array<PastValue<T>> | undefined => {
+  if (previous === next) return past
+  const list = past ?? []
+  const last = list[list.length - 1]
+  if (last === undefined || last.until < today) list.push({ until: today, value: previous })
+  return list
+}
+
 export interface Serving {
   /** First day with metrics. Seeded entities existed before the data window. */
   readonly createdDay: number
@@ -52,6 +82,8 @@ export interface SimCampaign extends Serving {
   readonly adamId: number
   countriesOrRegions: Array<string>
   dailyBudgetMicros: number
+  /** Budgets before changes (see PastValue); absent while never changed. */
+  pastBudgets?: Array<PastValue<number>>
   status: EntityStatus
   biddingStrategy: BiddingStrategy
   targetCpaMicros: number | null
@@ -67,6 +99,7 @@ export interface SimAdGroup extends Serving {
   name: string
   status: EntityStatus
   defaultBidMicros: number
+  pastDefaultBids?: Array<PastValue<number>>
   cpaGoalMicros: number | null
   searchMatch: boolean
   deleted: boolean
@@ -89,6 +122,7 @@ export interface SimKeyword extends Serving {
   status: KeywordStatus
   /** null: the ad group's default bid applies. */
   bidMicros: number | null
+  pastBids?: Array<PastValue<number | null>>
   deleted: boolean
 }
 

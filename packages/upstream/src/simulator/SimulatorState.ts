@@ -9,6 +9,7 @@ import { currencyProfile, minorUnitsFromUsCents } from "./SimulatorCatalog.ts"
 import { AccountMetrics } from "./SimulatorMetrics.ts"
 import type { SimAccount, SimAd, SimAdGroup, SimCampaign, SimKeyword, SimNegativeKeyword, SimWorld } from "./SimulatorModel.ts"
 import { generateWorld } from "./SimulatorSeed.ts"
+import { Scenarios } from "./SimulatorScenarios.ts"
 import type { SimulatorSize } from "./SimulatorSize.ts"
 
 export type SimEntity =
@@ -21,6 +22,10 @@ export type SimEntity =
 export class SimulatorState {
   world: SimWorld
   restatement = 0
+  /** How far the control API moved the simulated clock ahead of `clock` (ms). */
+  advancedMs = 0
+  /** Scenarios injected through the control API. */
+  readonly scenarios = new Scenarios()
   /** Every write, by either API version or the "web UI" (see SimulatorChangeHistory). */
   readonly history = new ChangeHistory()
   /** Bumped by every request that may change the world: what cached report rows are keyed on. */
@@ -36,11 +41,13 @@ export class SimulatorState {
     this.index()
   }
 
-  /** Back to the seeded world (as of now) and restatement 0. */
+  /** Back to the seeded world (as of now), restatement 0, the clock unmoved and no scenarios. */
   reset(): void {
     this.version++
+    this.advancedMs = 0
     this.world = generateWorld(this.seed, this.size, this.clock())
     this.restatement = 0
+    this.scenarios.clear()
     this.history.clear()
     this.index()
   }
@@ -102,7 +109,12 @@ export class SimulatorState {
   }
 
   now(account: SimAccount): LocalNow {
-    return localNow(account.timeZone, this.clock())
+    return localNow(account.timeZone, this.nowMs())
+  }
+
+  /** The simulated "now" in epoch ms: the clock plus what the control API advanced it by. */
+  nowMs(): number {
+    return this.clock() + this.advancedMs
   }
 
   metrics(account: SimAccount): AccountMetrics {
@@ -113,7 +125,8 @@ export class SimulatorState {
       todayHour: hour,
       restatement: this.restatement,
       minorUnitMicros: account.minorUnitMicros,
-      typicalCptMinor: minorUnitsFromUsCents(currencyProfile(account.currency), 150)
+      typicalCptMinor: minorUnitsFromUsCents(currencyProfile(account.currency), 150),
+      scenarios: (entityId) => this.scenarios.of(entityId)
     })
   }
 

@@ -1,0 +1,39 @@
+/**
+ * Scenarios injected through the control API: "from this day on, this entity's installs per tap (or
+ * cost per tap) change by X %". A scenario on a campaign or an ad group applies to every keyword and
+ * Search Match under it; several on one source multiply. Days before `from` keep their numbers.
+ */
+
+export interface Scenario {
+  /** A campaign, ad group or keyword id (ids are unique across kinds). */
+  readonly entityId: number
+  /** The first day (the account's calendar) it applies to. */
+  readonly from: number
+  /** e.g. -40: installs per tap fall 40 %. */
+  readonly installsPerTapPercent: number
+  readonly cptPercent: number
+}
+
+export class Scenarios {
+  private readonly byEntity = new Map<number, Array<Scenario>>()
+
+  add(scenario: Scenario): void {
+    const list = this.byEntity.get(scenario.entityId) ?? []
+    list.push(scenario)
+    this.byEntity.set(scenario.entityId, list)
+  }
+
+  of(entityId: number): ReadonlyArray<Scenario> | undefined {
+    return this.byEntity.get(entityId)
+  }
+
+  list(): Array<Scenario> {
+    return [...this.byEntity.values()].flat()
+  }
+
+  clear(): number {
+    const count = this.list().length
+    this.byEntity.clear()
+    return count
+  }
+}
