@@ -55,18 +55,13 @@ const decodeEnvelope = decodeRows(EnvelopeRow)
 
 /**
  * The account's spend envelope as `acs_account_envelope` reads it (docs/contract.md 3.3), with what a change
- * would raise daily budgets by (`acs_budget_delta`): one of `kind` with `payload`, a changeset's proposed
- * members together (their raises, already among the reserved), or a recorded action (its own, among the
- * committed when it is on its way). Under the account's lock (shared for a preview) it is what a proposal
- * recorded now would read. `whole: false`: only what the ceiling's check needs (nothing without a ceiling).
+ * would raise daily budgets by (`acs_budget_delta`): one of `kind` with `payload`, or a changeset's proposed
+ * members together (their raises, already among the reserved). Under the account's lock (shared for a preview)
+ * it is what a proposal recorded now would read.
  */
 export const accountEnvelope = (
   projectId: string,
-  change?:
-    | { readonly of: "change"; readonly kind: string; readonly payload: unknown }
-    | { readonly of: "changeset"; readonly changesetId: string }
-    | { readonly of: "action"; readonly actionId: string },
-  whole = true
+  change?: { readonly of: "change"; readonly kind: string; readonly payload: unknown } | { readonly of: "changeset"; readonly changesetId: string }
 ) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`
@@ -76,12 +71,10 @@ export const accountEnvelope = (
         : change.of === "changeset"
         ? sql`(SELECT COALESCE(sum(budget_delta_micros), 0) FROM actions
             WHERE changeset_id = ${change.changesetId} AND status = 'proposed' AND budget_delta_micros > 0)`
-        : change.of === "action"
-        ? sql`(SELECT budget_delta_micros FROM actions WHERE action_id = ${change.actionId})`
         : sql`acs_budget_delta(${change.kind}, ${JSON.stringify(change.payload)}::jsonb)`
     }::text AS raise,
         used::text, reserved::text, committed::text, total::text, max_increase::text, max_total::text
-      FROM acs_account_envelope(${projectId}, ${whole})`.pipe(
+      FROM acs_account_envelope(${projectId})`.pipe(
       Effect.flatMap(decodeEnvelope),
       Effect.flatMap((rows) => rows[0] === undefined ? Effect.dieMessage("acs_account_envelope answered no row") : Effect.succeed(rows[0])),
       Effect.map(({ raise, ...state }) => ({ raise, state })),

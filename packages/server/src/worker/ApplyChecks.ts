@@ -9,14 +9,14 @@ import type { AutoApplyPause } from "@acs/domain/Guardrails"
 import type { ActionRecord } from "@acs/domain/Actions"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
-import { Effect, Either } from "effect"
+import { Effect, Either, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import type { KindDefinition, PolicyFacts } from "../actions/kinds/Kind.ts"
 import { minimumEvidenceOf, policyFactsWith, readTargetBand, type WarehouseView, warehouseView } from "../actions/kinds/WarehouseView.ts"
 import { BUDGET_HARD_CAP_MULTIPLE, stillClears } from "../policy/Policy.ts"
-import { accountEnvelope } from "../policy/AutoApplyWindow.ts"
-import { envelopeReasons } from "../policy/Envelope.ts"
+import { ceilingReason } from "../policy/Envelope.ts"
 import { money } from "../actions/kinds/KindSupport.ts"
+import { decodeRows } from "../db/Rows.ts"
 import type { NamedCampaign } from "./StartingPoint.ts"
 
 /** Go on with the steps, demote the action to wait for a person, or fail it before any upstream call. */
@@ -42,6 +42,13 @@ export interface Checked<P> {
 }
 
 const PROCEED: Verdict = { _tag: "Proceed" }
+
+const decodeCeiling = decodeRows(Schema.Struct({
+  total: Schema.NumberFromString,
+  committed: Schema.NumberFromString,
+  maxTotal: Schema.NullOr(Schema.NumberFromString),
+  own: Schema.NumberFromString
+}))
 
 export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
   /** The policy's facts, with the target band read only when a rule asks for it (a budget raise does, a cut does not). */
@@ -80,16 +87,27 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
 
   /**
    * A raise against the account's ceiling now: the warehouse's budgets (outside raises synced since the approval
-   * included) with the raises on their way, this one counted by what it changes now rather than by what it
-   * reserved. One statement, which reads nothing more when the account has no ceiling. A revert is never held
+   * included) with the raises on their way, this one counted by what it changes now: one statement, which reads
+   * nothing more when the account has no ceiling (`acs_account_envelope` without `whole`). A revert is never held
    * (undoing is never blocked).
    */
   const ceilingAtApply = (account: AccountRecord, actionId: string, raised: number) =>
-    accountEnvelope(account.projectId, { of: "action", actionId }, false).pipe(
-      Effect.provideService(SqlClient.SqlClient, sql),
-      Effect.map(({ raise: reserved, state }): Verdict => {
-        const { ceiling } = envelopeReasons({ ...state, committed: state.committed - reserved }, raised, (micros) => money(micros, account.currency))
-        return ceiling === undefined ? PROCEED : { _tag: "Fail", message: `at apply, ${ceiling}` }
+    sql`SELECT e.total::text, e.committed::text, e.max_total::text,
+        (SELECT budget_delta_micros FROM actions WHERE action_id = ${actionId})::text AS own
+      FROM acs_account_envelope(${account.projectId}, false) e`.pipe(
+      Effect.flatMap(decodeCeiling),
+      Effect.orDie,
+      Effect.map((rows): Verdict => {
+        const state = rows[0]
+        if (state === undefined || state.maxTotal === null) return PROCEED
+        const after = state.total + state.committed - state.own + raised
+        if (after <= state.maxTotal) return PROCEED
+        const reason = ceilingReason({
+          raise: money(raised, account.currency),
+          after: money(after, account.currency),
+          max: money(state.maxTotal, account.currency)
+        })
+        return { _tag: "Fail", message: `at apply, ${reason}` }
       })
     )
 
