@@ -4,6 +4,7 @@ import { DataFreshness } from "./Accounts.ts"
 import { CallerMay, Root } from "./FourEyes.ts"
 import { Timestamp } from "./Dates.ts"
 import { EnvelopeUse, Guardrails } from "./Guardrails.ts"
+import { Verdict, Watch } from "./Guard.ts"
 import { jsonObject } from "./Json.ts"
 import { ActionKind } from "./ProposalKinds.ts"
 import { IntegerParam, LimitParam } from "./Warehouse.ts"
@@ -122,7 +123,8 @@ export const ActionRecord = Schema.Struct({
     description: "The external_change that changed this action's entity outside acs after it applied; its revert then queues for review"
   }),
   changesetId: Schema.NullOr(Schema.String).annotations({ description: "The changeset this action is a member of" }),
-  dependsOn: Schema.Array(Schema.String).annotations({ description: "Members of its changeset that apply before it" })
+  dependsOn: Schema.Array(Schema.String).annotations({ description: "Members of its changeset that apply before it" }),
+  watch: Schema.optional(Watch.annotations({ description: "The guard's watch of an applied bid, budget, status or keyword change" }))
 }).annotations({ identifier: "ActionRecord" })
 
 /** Who made a change outside acs, as the platform's change history says. */
@@ -176,7 +178,8 @@ export const LedgerParams = Schema.Struct({
   origin: Schema.optional(Schema.Literal("acs", "external")),
   proposedBy: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(320)).annotations({
     description: "keyId, personId or outside modifier"
-  }))
+  })),
+  verdict: Schema.optional(Verdict)
 })
 
 export const ActionList = Schema.Struct({

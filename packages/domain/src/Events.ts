@@ -13,6 +13,7 @@ export const EventType = Schema.Literal(
   "action.demoted",
   "action.reverted",
   "action.external",
+  "action.verdict",
   "changeset.submitted",
   "changeset.queued",
   "changeset.approved",
@@ -40,7 +41,7 @@ export const Event = Schema.Struct({
   createdAt: Schema.String,
   orgId: Schema.String,
   projectId: Schema.NullOr(Schema.String).annotations({ description: "null for org-level events" }),
-  data: jsonObject("{action} (as GET …/actions/{actionId}), {changeset} (as in GET …/changesets/{changesetId}), {guardrails, by}, {sync} or {connection}")
+  data: jsonObject("{action} (as GET …/actions/{actionId}; action.verdict adds {review}), {changeset} (as in GET …/changesets/{changesetId}), {guardrails, by}, {sync} or {connection}")
 }).annotations({ identifier: "Event" })
 export type Event = typeof Event.Type
 

@@ -52,3 +52,42 @@ export const Judgement = Schema.Struct({
   metrics: Schema.Array(MetricComparison)
 }).annotations({ identifier: "Judgement" })
 export type Judgement = typeof Judgement.Type
+
+/** An entity's totals over a window of complete days in the account's time zone (`start`…`end`, inclusive). */
+export const WatchWindow = Schema.Struct({
+  start: Schema.String,
+  end: Schema.String,
+  days: Count,
+  spendMicros: Count,
+  impressions: Count,
+  taps: Count,
+  installs: Count
+}).annotations({ identifier: "WatchWindow" })
+export type WatchWindow = typeof WatchWindow.Type
+
+/** One review: the complete days after the apply it read, and its judgement. */
+export const WatchReview = Schema.Struct({
+  afterDays: Count.annotations({ description: "Complete days after the applied day" }),
+  window: WatchWindow,
+  reviewedAt: Schema.String,
+  ...Judgement.fields
+}).annotations({ identifier: "WatchReview" })
+export type WatchReview = typeof WatchReview.Type
+
+export const WatchLevel = Schema.Literal("campaigns", "adGroups", "keywords")
+export type WatchLevel = typeof WatchLevel.Type
+
+/** An applied change's watch: its baseline, its reviews so far, and the undo the guard proposed after a failure. */
+export const Watch = Schema.Struct({
+  verdict: Verdict.annotations({ description: "The latest review's verdict; pending before the first" }),
+  level: WatchLevel,
+  entityIds: Schema.Array(Schema.String).annotations({ description: "The entities judged, at `level`" }),
+  changesetId: Schema.NullOr(Schema.String).annotations({ description: "Its changeset's members are judged together" }),
+  appliedDay: Schema.NullOr(Schema.String).annotations({ description: "The applied day (account time zone); null until the first sync after the apply" }),
+  baseline: Schema.NullOr(WatchWindow),
+  reviews: Schema.Array(WatchReview),
+  nextReviewDay: Schema.NullOr(Schema.String).annotations({ description: "The day whose data the next review waits for; null: no more" }),
+  revertActionId: Schema.NullOr(Schema.String).annotations({ description: "The change's revert after a failed review: the guard's, or one made before it" }),
+  revertNote: Schema.NullOr(Schema.String).annotations({ description: "Why the guard proposed no revert after a failed review" })
+}).annotations({ identifier: "Watch" })
+export type Watch = typeof Watch.Type

@@ -10,11 +10,12 @@ import { Idempotency } from "./actions/pipeline/Idempotency.ts"
 import { Ledger } from "./actions/pipeline/Ledger.ts"
 import { OutsideChanges } from "./actions/outside/OutsideChanges.ts"
 import { Proposals } from "./actions/pipeline/Proposals.ts"
-import { RecordOutsideChangesAfterSync } from "./actions/outside/RecordOutsideChangesAfterSync.ts"
 import { Revert } from "./actions/pipeline/Revert.ts"
 import { Transitions } from "./actions/pipeline/Transitions.ts"
 import { Connections } from "./accounts/Connections.ts"
 import { Brief } from "./accounts/Brief.ts"
+import { AfterSyncLive } from "./guard/AfterSyncLive.ts"
+import { Watches } from "./guard/Watches.ts"
 import { Access } from "./auth/Access.ts"
 import { KeyStore } from "./auth/KeyStore.ts"
 import { People } from "./auth/People.ts"
@@ -87,7 +88,8 @@ export const ServicesLive = Layer.mergeAll(
   ChangesetRun.Default
 ).pipe(
   Layer.provideMerge(Proposals.Default),
-  Layer.provideMerge(RecordOutsideChangesAfterSync),
+  Layer.provideMerge(AfterSyncLive),
+  Layer.provideMerge(Watches.Default),
   Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default, OutsideChanges.Default)),
   Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Transitions.Default, Jobs.Default, WorkerSignal.Default)),
   // One per instance: the sequencer wakes this instance's streams and webhook workers through it.

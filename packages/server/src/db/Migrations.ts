@@ -40,6 +40,7 @@ import guardrails from "./migrations/0031_guardrails.ts"
 import guardrailReads from "./migrations/0032_guardrail_reads.ts"
 import changesetApprovals from "./migrations/0033_changeset_approvals.ts"
 import orgGuard from "./migrations/0034_org_guard.ts"
+import watches from "./migrations/0035_watches.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -79,7 +80,8 @@ export const migrations = {
   "0031_guardrails": guardrails,
   "0032_guardrail_reads": guardrailReads,
   "0033_changeset_approvals": changesetApprovals,
-  "0034_org_guard": orgGuard
+  "0034_org_guard": orgGuard,
+  "0035_watches": watches
 }
 
 export const loader = Migrator.fromRecord(migrations)

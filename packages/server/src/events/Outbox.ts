@@ -40,6 +40,23 @@ export const writeEvent = (sql: SqlClient.SqlClient, event: NewEvent): Effect.Ef
       RETURNING seq)
     SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, ${event.orgId}) FROM written`).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.write"))
 
+/** Writes many events in the caller's transaction with one statement (a batch of the guard's verdicts). */
+export const writeEvents = (sql: SqlClient.SqlClient, events: ReadonlyArray<NewEvent>): Effect.Effect<void> =>
+  events.length === 0 ? Effect.void : Effect.flatMap(currentTraceparent, (traceParent) =>
+    sql`
+    WITH written AS (
+      INSERT INTO events (event_id, org_id, project_id, type, data, trace_parent)
+      SELECT e.event_id, e.org_id, e.project_id, e.type, e.data, ${traceParent}
+      FROM jsonb_to_recordset(${JSON.stringify(events.map((event) => ({
+      event_id: newId("evt"),
+      org_id: event.orgId,
+      project_id: event.projectId,
+      type: event.type,
+      data: event.data
+    })))}::jsonb) AS e(event_id text, org_id text, project_id text, type text, data jsonb)
+      RETURNING org_id)
+    SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, org_id) FROM (SELECT DISTINCT org_id FROM written) orgs`).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.writeMany"))
+
 /** Up to `limit` sequenced events written before `cutoff` deleted (retention); answers how many. */
 export const pruneEvents = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>
   sql`DELETE FROM events WHERE seq IN (

@@ -203,7 +203,8 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
           status: urlParams?.status,
           kind: urlParams?.kind,
           origin: urlParams?.origin,
-          proposedBy: urlParams?.proposedBy
+          proposedBy: urlParams?.proposedBy,
+          verdict: urlParams?.verdict
         }),
       getAction: (grant, { path }) => ledger.get(grant, path.actionId),
       listApprovals: (grant, { urlParams }) =>

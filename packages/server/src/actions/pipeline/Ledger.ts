@@ -5,6 +5,7 @@
  * repeats a row.
  */
 import type { ActionRecord, ActionStatus, ProposalResponse } from "@acs/domain/Actions"
+import { type Verdict, Watch } from "@acs/domain/Guard"
 import type { ActionKindName } from "@acs/domain/ProposalKinds"
 import { NotFound } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
@@ -42,7 +43,29 @@ export interface LedgerQuery {
   readonly origin: "acs" | "external" | undefined
   /** Only this proposer's actions: `proposedBy.id` (a keyId, a personId, an outside change's modifier). */
   readonly proposedBy: string | undefined
+  /** Only changes whose watch has this verdict (docs/contract.md 3.4). */
+  readonly verdict: Verdict | undefined
 }
+
+/**
+ * The guard's watch of an action (docs/contract.md 3.4): its own, or its changeset's, whose members are judged
+ * together. One primary-key lookup per row.
+ */
+const WATCH_COLUMN_SQL = `(SELECT w.record FROM watches w
+  WHERE w.project_id = actions.project_id AND w.watch_id = COALESCE(actions.changeset_id, actions.action_id)) AS watch`
+
+const decodeWatch = Schema.decodeUnknown(Schema.NullOr(Watch))
+const WatchField = Schema.Struct({ watch: Schema.Unknown })
+
+/** Rows of `ACTION_COLUMNS` and the watch, as records. */
+const decodeWatched = (rows: ReadonlyArray<unknown>) =>
+  Effect.flatMap(Effect.all([decodeActionRows(rows), Schema.decodeUnknown(Schema.Array(WatchField))(rows)]), ([decoded, watches]) =>
+    Effect.forEach(decoded, (row, i) =>
+      Effect.map(decodeWatch(watches[i]?.watch ?? null), (watch): ActionRecord => watch === null ? toRecord(row) : { ...toRecord(row), watch })))
+
+/** A raw row with its watch, in the encoded form (the watch's JSON is its own encoding). */
+const withWatch = (row: RawActionRow & { readonly watch: Watch | null }): ActionRecord =>
+  row.watch === null ? toEncodedRecord(row) : { ...toEncodedRecord(row), watch: row.watch }
 
 /** `count(*)`, an int8 (text, db/Database.ts). */
 const decodeCount = Schema.decodeUnknown(Schema.Array(Schema.Struct({ total: Schema.String })))
@@ -52,16 +75,26 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = actionColumns(sql)
+    const WATCH_COLUMN = sql.unsafe(WATCH_COLUMN_SQL)
     const raw = sql.withoutTransforms()
     const decode = decodeActionRows
 
     const find = (projectId: string, actionId: string) =>
-      sql`/* prepared */ SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
-        Effect.flatMap(decode),
-        Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
+      sql`/* prepared */ SELECT ${columns}, ${WATCH_COLUMN} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
+        Effect.flatMap(decodeWatched),
+        Effect.map((rows) => rows[0]),
         Effect.orDie,
         Effect.withSpan("Ledger.find", HOT_SPAN)
       )
+
+    /** These actions of the account, with their watches (any order). */
+    const findMany = (projectId: string, actionIds: ReadonlyArray<string>) =>
+      actionIds.length === 0
+        ? Effect.succeed<ReadonlyArray<ActionRecord>>([])
+        : sql`SELECT ${columns}, ${WATCH_COLUMN} FROM actions WHERE project_id = ${projectId} AND ${sql.in("action_id", actionIds)}`.pipe(
+          Effect.flatMap(decodeWatched),
+          Effect.orDie
+        )
 
     /** One action of the granted account, for its reader; NotFound names the id asked for. */
     const get = ({ account: { projectId } }: Granted<"getAction">, actionId: string) =>
@@ -85,18 +118,20 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         : query.origin === "external"
         ? sql`AND kind = 'external_change'`
         : sql`AND kind <> 'external_change'`
-      return raw<RawActionRow>`/* prepared */
-        SELECT ${columns} FROM actions
+      return raw<RawActionRow & { readonly watch: Watch | null }>`/* prepared */
+        SELECT ${columns}, ${WATCH_COLUMN} FROM actions
         WHERE project_id = ${projectId}
           ${query.before === undefined ? sql`` : sql`AND created_at < ${query.before}::timestamptz`}
           ${status}
           ${query.kind === undefined ? sql`` : sql`AND kind = ${query.kind}`}
           ${query.proposedBy === undefined ? sql`` : sql`AND proposed_by->>'id' = ${query.proposedBy}`}
           ${origin}
+          ${query.verdict === undefined ? sql`` : sql`AND action_id IN (
+            SELECT unnest(w.action_ids) FROM watches w WHERE w.project_id = ${projectId} AND w.verdict = ${query.verdict})`}
         ORDER BY created_at DESC
         LIMIT ${query.limit + 1}`.pipe(
         Effect.map((rows) => {
-          const page = rows.slice(0, query.limit).map(toEncodedRecord)
+          const page = rows.slice(0, query.limit).map(withWatch)
           return { actions: page, nextBefore: rows.length > query.limit ? page[page.length - 1]!.created_at : null }
         }),
         Effect.orDie,
@@ -153,6 +188,6 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         Effect.map((rows) => rows.map(toMemberRecord))
       )
 
-    return { find, get, lock, list, pending, recordedOutsideChanges, appliedBefore, members, memberRuns } as const
+    return { find, findMany, get, lock, list, pending, recordedOutsideChanges, appliedBefore, members, memberRuns } as const
   })
 }) {}

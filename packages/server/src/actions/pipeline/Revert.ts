@@ -5,13 +5,17 @@
  * change the ledger recorded (`supersededBy`), which it must not silently overwrite. Its preview makes the same
  * checks and answers what the revert would record, writing nothing.
  */
-import { ExternalChangePayload, type ProposalPreview } from "@acs/domain/Actions"
+import { type Actor, ExternalChangePayload, type ProposalPreview } from "@acs/domain/Actions"
 import { NotFound, NotRevertible, ReadOnlyAccount } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { Connections } from "../../accounts/Connections.ts"
+import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import type { Granted } from "../../auth/Access.ts"
-import { lockAccount } from "../../policy/AutoApplyWindow.ts"
+import { autoAppliesLast24h, lockAccount } from "../../policy/AutoApplyWindow.ts"
+import { readGuardrails } from "../../policy/Guardrails.ts"
+import { AUTO_APPLY_LIMIT_PER_24H } from "../../policy/Policy.ts"
+import { OrgSettings } from "../../settings/Settings.ts"
 import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
 import { kindNamed } from "../kinds/Catalog.ts"
@@ -20,6 +24,15 @@ import { Ledger, toProposalResponse } from "./Ledger.ts"
 import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
 import { actorOf } from "./Proposals.ts"
 import { Transitions } from "./Transitions.ts"
+
+/** Who proposes the guard's reverts in the ledger. */
+export const GUARD_ACTOR: Actor = { kind: "system", id: "guard", name: "the guard" }
+
+/** A compensating budget change that raises the budget. */
+const raisesBudget = (payload: unknown): boolean =>
+  typeof payload === "object" && payload !== null && "newDailyBudgetMicros" in payload && "priorDailyBudgetMicros" in payload &&
+  typeof payload.newDailyBudgetMicros === "number" && typeof payload.priorDailyBudgetMicros === "number" &&
+  payload.newDailyBudgetMicros > payload.priorDailyBudgetMicros
 
 const APPLIES_AT_ONCE = "revert: the compensating change applies at once, also with the kill switch off (undo must work during an incident)"
 
@@ -31,6 +44,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
     const jobs = yield* Jobs
     const connections = yield* Connections
     const signal = yield* WorkerSignal
+    const settings = yield* OrgSettings
 
     /** "changed outside acs by … (web UI) at … (action act_…)": the outside change a revert must not overwrite. */
     const outsideChangeText = (projectId: string, externalActionId: string) =>
@@ -45,9 +59,8 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
      * The checks a revert makes and the compensating change it would record: the original applied and not yet
      * reverted, its inverse, and whether it queues (drift upstream, or an outside change since). Writes nothing.
      */
-    const plan = (grant: Granted<"revertAction">, actionId: string) =>
+    const plan = (account: AccountRecord, actionId: string) =>
       Effect.gen(function*() {
-        const account = grant.account
         if (account.readOnly) {
           return yield* new ReadOnlyAccount({ message: "the upstream credential cannot write to this account, so nothing can be reverted" })
         }
@@ -96,7 +109,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
     /** `?preview=true`: what the revert would record (docs/contract.md 4.1), nothing written. */
     const preview = (grant: Granted<"revertAction">, actionId: string) =>
       Effect.gen(function*() {
-        const { inverse, policyReasons, queued, riskTier } = yield* plan(grant, actionId)
+        const { inverse, policyReasons, queued, riskTier } = yield* plan(grant.account, actionId)
         const payload = inverse.payload
         if (typeof payload !== "object" || payload === null || Array.isArray(payload)) {
           return yield* Effect.dieMessage(`${inverse.kind}: a compensating payload is not an object`)
@@ -111,10 +124,15 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
         } satisfies ProposalPreview
       }).pipe(Effect.withSpan("Revert.preview"))
 
-    const revert = (grant: Granted<"revertAction">, actionId: string) =>
+    /** Records the compensating action (queued, or approved and enqueued) and links it to the original, in one transaction. */
+    const record = (
+      account: AccountRecord,
+      actionId: string,
+      planned: Effect.Effect.Success<ReturnType<typeof plan>>,
+      how: { readonly proposedBy: Actor; readonly reason: string; readonly queued: boolean; readonly policyReasons: ReadonlyArray<string>; readonly countsTowardCap: boolean }
+    ) =>
       Effect.gen(function*() {
-        const account = grant.account
-        const { inverse, policyReasons, queued, refuse, riskTier } = yield* plan(grant, actionId)
+        const { inverse, refuse, riskTier } = planned
         const response = yield* sql.withTransaction(
           Effect.gen(function*() {
             yield* lockAccount(account.projectId)
@@ -126,30 +144,70 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
               orgId: account.orgId,
               projectId: account.projectId,
               kind: inverse.kind,
-              mode: queued ? "queued" : "auto_applied",
-              status: queued ? "proposed" : "approved",
+              mode: how.queued ? "queued" : "auto_applied",
+              status: how.queued ? "proposed" : "approved",
               riskTier,
-              policyReasons,
+              policyReasons: how.policyReasons,
               summary: inverse.summary,
-              reason: `revert of ${actionId}`,
+              reason: how.reason,
               payload: inverse.payload,
-              proposedBy: actorOf(grant.principal),
+              proposedBy: how.proposedBy,
               revertOf: actionId,
-              countsTowardCap: false
+              countsTowardCap: how.countsTowardCap
             })
             // The original is locked and checked above; a lost race still rolls the whole revert back.
             if (!(yield* transitions.linkRevert(actionId, action.actionId))) {
               return yield* refuse("another revert of it was accepted first")
             }
-            if (!queued) yield* jobs.enqueue(action.actionId, account.projectId)
+            if (!how.queued) yield* jobs.enqueue(action.actionId, account.projectId)
             return toProposalResponse(action)
           })
         ).pipe(Effect.catchTag("SqlError", Effect.die))
-        if (!queued) yield* signal.wake
+        if (!how.queued) yield* signal.wake
         return response
-      }).pipe(Effect.withSpan("Revert.revert"))
+      })
 
-    return { preview, revert } as const
+    const revert = (grant: Granted<"revertAction">, actionId: string) =>
+      Effect.flatMap(plan(grant.account, actionId), (planned) =>
+        record(grant.account, actionId, planned, {
+          proposedBy: actorOf(grant.principal),
+          reason: `revert of ${actionId}`,
+          queued: planned.queued,
+          policyReasons: planned.policyReasons,
+          countsTowardCap: false
+        })).pipe(Effect.withSpan("Revert.revert"))
+
+    /**
+     * The guard's revert of a change its review failed (docs/contract.md 3.4), with the verdict as its reason: queued
+     * for a person, or under `auto_revert` applied like any auto-applied proposal, so only when the org's kill
+     * switch is on, the account's auto-apply is not paused, the 24-hour cap has room (it counts toward it), nothing
+     * drifted, and it raises no budget (a raise waits for a person, as the spend envelope would want).
+     */
+    const guardRevert = (account: AccountRecord, actionId: string, reason: string, autoRevert: boolean) =>
+      Effect.gen(function*() {
+        const planned = yield* plan(account, actionId)
+        const held: Array<string> = planned.queued ? [...planned.policyReasons] : []
+        if (autoRevert && !planned.queued) {
+          if (!(yield* settings.read(account.orgId)).platformAutoApply) held.push("kill switch: platformAutoApply is off for this organisation")
+          const guardrails = yield* readGuardrails(sql, account.projectId)
+          if (guardrails.autoApplyPaused !== null) held.push(`auto-apply is paused for this account: ${guardrails.autoApplyPaused.reason}`)
+          const { used } = yield* autoAppliesLast24h(account.projectId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+          if (used >= AUTO_APPLY_LIMIT_PER_24H) held.push(`the account already has ${used} auto-applies in the last 24 hours`)
+          if (raisesBudget(planned.inverse.payload)) held.push("it raises a daily budget, which a person decides")
+        }
+        const queued = !autoRevert || held.length > 0
+        return yield* record(account, actionId, planned, {
+          proposedBy: GUARD_ACTOR,
+          reason,
+          queued,
+          policyReasons: queued
+            ? [autoRevert ? "the guard's revert waits for a person" : "the guard proposes the revert: guard.onFail is propose_revert", ...held]
+            : ["the guard's revert auto-applies: guard.onFail is auto_revert"],
+          countsTowardCap: !queued
+        })
+      }).pipe(Effect.withSpan("Revert.guardRevert"))
+
+    return { preview, revert, guardRevert } as const
   }),
   // Connections (over the upstream port) and WorkerSignal (one per instance, shared with the workers) come
   // from the application layer.

@@ -1,0 +1,321 @@
+/**
+ * The guard's watches (docs/contract.md 3.4), after each sync of an account that succeeded:
+ * 1. open a watch for each change applied since (a changeset's members together, once the changeset ended), with its
+ *    scope (WatchScope.ts) and its baseline: the entity's totals over the complete days before the applied day;
+ * 2. review each watch whose next review's days the warehouse now holds (after 1 and 7 complete days): the days after
+ *    the apply against the baseline read again, the confounders from the ledger (outside changes and other acs actions
+ *    on the entity, its parents or its children inside the windows; a baseline restated since the watch opened), the
+ *    verdict by the pure rule (Verdict.ts), recorded with an `action.verdict` event per action in one transaction. A
+ *    review's watches are locked (`SKIP LOCKED`), so two instances never make the same review twice;
+ * 3. propose the revert of a change whose last review failed (Revert.ts `guardRevert`); an earlier review that fails
+ *    warns (its verdict and its event) without undoing a change on a day of data.
+ * Reviews follow the syncs that bring their days, never a timer that reads nothing new.
+ */
+import { ActionRecord } from "@acs/domain/Actions"
+import { type GuardSettings, type Judgement, Watch, WatchWindow } from "@acs/domain/Guard"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Schema } from "effect"
+import type { AccountRecord } from "../accounts/AccountRecord.ts"
+import { Ledger } from "../actions/pipeline/Ledger.ts"
+import { Revert } from "../actions/pipeline/Revert.ts"
+import { decodeRows } from "../db/Rows.ts"
+import { writeEvents } from "../events/Outbox.ts"
+import { OrgSettings } from "../settings/Settings.ts"
+import { addDays, daysBetween } from "../warehouse/Window.ts"
+import { judge, type WindowTotals } from "./Verdict.ts"
+import { changesetScopeOf, WATCHED_KINDS, type WatchScope, watchScopeOf } from "./WatchScope.ts"
+
+/** Complete days before the applied day the baseline covers. */
+export const BASELINE_DAYS = 7
+/** Complete days after the applied day each review reads. */
+export const REVIEW_DAYS: ReadonlyArray<number> = [1, 7]
+/** How long before its apply a change may have been proposed and still be watched (the scan's reach into the ledger). */
+const LOOKBACK_DAYS = 30
+/** Watches opened or reviewed per statement. */
+const BATCH = 1_000
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+const Applied = Schema.Struct({
+  actionId: Schema.String,
+  kind: Schema.String,
+  payload: JsonObject,
+  changesetId: Schema.NullOr(Schema.String),
+  appliedDay: Schema.String
+})
+const decodeApplied = decodeRows(Applied)
+
+const Confounder = Schema.Struct({ actionId: Schema.String, kind: Schema.String, summary: Schema.String, day: Schema.String })
+
+const Due = Schema.Struct({
+  watchId: Schema.String,
+  actionIds: Schema.Array(Schema.String),
+  appliedDay: Schema.String,
+  nextReviewDay: Schema.String,
+  reviewsDone: Schema.Int,
+  baseline: WatchWindow,
+  record: Watch,
+  reverted: Schema.Boolean,
+  after: WatchWindow,
+  baselineNow: WatchWindow,
+  confounders: Schema.Array(Confounder)
+})
+type Due = typeof Due.Type
+const decodeDue = decodeRows(Due)
+
+const Pending = Schema.Struct({
+  watchId: Schema.String,
+  actionIds: Schema.Array(Schema.String),
+  changesetId: Schema.NullOr(Schema.String),
+  record: Watch
+})
+const decodePending = decodeRows(Pending)
+
+const totals = (window: WatchWindow): WindowTotals => window
+
+const encodeAction = Schema.encodeSync(ActionRecord)
+
+/** A confounder said in a sentence. */
+const confounderText = (c: typeof Confounder.Type): string =>
+  `${c.kind === "external_change" ? "a change outside acs" : "another acs action"} on ${c.day}: ${c.summary} (action ${c.actionId})`
+
+/** A baseline whose installs or spend moved past the noise band since the watch opened: the platform restated its days. */
+const restatement = (before: WatchWindow, now: WatchWindow, bandPct: number): ReadonlyArray<string> => {
+  const moved = (a: number, b: number) => a > 0 && Math.abs(b - a) / a * 100 > bandPct
+  return moved(before.installs, now.installs) || moved(before.spendMicros, now.spendMicros)
+    ? [`the days before the change were restated since the watch opened: installs ${before.installs} → ${now.installs}, spend ${before.spendMicros} → ${now.spendMicros} micros`]
+    : []
+}
+
+/** The review's judgement in one line: a revert's reason and a log's. */
+export const verdictLine = (afterDays: number, judgement: Judgement): string =>
+  `the guard: ${judgement.verdict} at the ${afterDays}-day review: ${judgement.reasons.join("; ")}`
+
+export class Watches extends Effect.Service<Watches>()("acs/Watches", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const settings = yield* OrgSettings
+    const ledger = yield* Ledger
+    const revert = yield* Revert
+
+    /** A window's totals as JSON, over `entity_keys` at `level` from `start` to `end` (SQL date expressions), within the synced days. */
+    const windowTotals = (level: string, keys: string, start: string, end: string) =>
+      sql.unsafe(`
+        SELECT jsonb_build_object('start', span.s::text, 'end', span.e::text,
+          'days', greatest(0, least(span.e, acc.last_synced_day) - greatest(span.s, acc.first_synced_day) + 1),
+          'spendMicros', COALESCE(sum(m.spend_micros), 0), 'impressions', COALESCE(sum(m.impressions), 0),
+          'taps', COALESCE(sum(m.taps), 0), 'installs', COALESCE(sum(m.installs), 0)) AS totals
+        FROM (SELECT (${start})::date AS s, (${end})::date AS e) span
+        LEFT JOIN daily_metrics m ON m.project_id = acc.project_id AND m.level = ${level} AND m.entity_key = ANY (${keys})
+          AND m.day BETWEEN span.s AND span.e
+        GROUP BY span.s, span.e`)
+
+    /** Opens the watches of the changes applied since the last pass; answers how many. */
+    const open = (projectId: string) =>
+      Effect.gen(function*() {
+        const applied = yield* sql`
+          SELECT a.action_id, a.kind, a.payload, a.changeset_id,
+            to_char((a.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD') AS applied_day
+          FROM actions a JOIN accounts acc ON acc.project_id = a.project_id
+          LEFT JOIN changesets c ON c.changeset_id = a.changeset_id
+          WHERE a.project_id = ${projectId}
+            AND a.created_at > greatest(acc.watched_since, now() - make_interval(days => ${LOOKBACK_DAYS}))
+            AND a.status = 'applied' AND a.revert_of IS NULL AND a.kind IN ${sql.in(WATCHED_KINDS)}
+            AND (a.changeset_id IS NULL OR c.status IN ('applied', 'partially_applied', 'failed'))
+            AND NOT EXISTS (SELECT 1 FROM watches w WHERE w.project_id = a.project_id AND w.watch_id = COALESCE(a.changeset_id, a.action_id))
+          ORDER BY a.created_at
+          LIMIT ${BATCH}`.pipe(Effect.flatMap(decodeApplied))
+        const lone = applied.filter((a) => a.changesetId === null)
+        const byChangeset = new Map<string, Array<typeof Applied.Type>>()
+        for (const a of applied) if (a.changesetId !== null) byChangeset.set(a.changesetId, [...(byChangeset.get(a.changesetId) ?? []), a])
+        const opened = [
+          ...lone.map((a) => ({ watchId: a.actionId, actionIds: [a.actionId], changesetId: null, appliedDay: a.appliedDay, scope: watchScopeOf(a.kind, a.payload) })),
+          ...[...byChangeset].map(([changesetId, members]) => ({
+            watchId: changesetId,
+            actionIds: members.map((m) => m.actionId),
+            changesetId,
+            appliedDay: members.map((m) => m.appliedDay).sort().at(-1)!,
+            scope: changesetScopeOf(members)
+          }))
+        ].filter((w): w is typeof w & { readonly scope: WatchScope } => w.scope !== undefined)
+        if (opened.length === 0) return 0
+        const rows = opened.map((w) => ({
+          watch_id: w.watchId,
+          action_ids: w.actionIds,
+          changeset_id: w.changesetId,
+          level: w.scope.level,
+          entity_keys: w.scope.entityIds,
+          campaign_ids: w.scope.campaignIds,
+          ad_group_ids: w.scope.adGroupIds,
+          applied_day: w.appliedDay
+        }))
+        const inserted = yield* sql`
+          INSERT INTO watches (project_id, watch_id, action_ids, changeset_id, level, entity_keys, campaign_ids, ad_group_ids,
+            applied_day, baseline, next_review_day, record)
+          SELECT acc.project_id, n.watch_id, n.action_ids, n.changeset_id, n.level, n.entity_keys, n.campaign_ids, n.ad_group_ids,
+            n.applied_day, b.totals, n.applied_day + ${REVIEW_DAYS[0]!}::int,
+            jsonb_build_object('verdict', 'pending', 'level', n.level, 'entityIds', to_jsonb(n.entity_keys), 'changesetId', n.changeset_id,
+              'appliedDay', n.applied_day::text, 'baseline', b.totals, 'reviews', '[]'::jsonb,
+              'nextReviewDay', (n.applied_day + ${REVIEW_DAYS[0]!}::int)::text, 'revertActionId', NULL, 'revertNote', NULL)
+          FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS n(watch_id text, action_ids text[], changeset_id text, level text,
+            entity_keys text[], campaign_ids text[], ad_group_ids text[], applied_day date)
+          JOIN accounts acc ON acc.project_id = ${projectId}
+          CROSS JOIN LATERAL (${windowTotals("n.level", "n.entity_keys", `n.applied_day - ${BASELINE_DAYS}`, "n.applied_day - 1")}) b
+          ON CONFLICT (project_id, watch_id) DO NOTHING
+          RETURNING watch_id`
+        return inserted.length
+      }).pipe(Effect.orDie, Effect.withSpan("Watches.open"))
+
+    /** Reviews one batch of the due watches in one transaction; answers how many it reviewed. */
+    const reviewBatch = (account: AccountRecord, guard: GuardSettings) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const due = yield* sql`
+          WITH due AS (
+            SELECT w.watch_id FROM watches w JOIN accounts acc ON acc.project_id = w.project_id
+            WHERE w.project_id = ${account.projectId} AND w.next_review_day <= acc.last_synced_day
+            ORDER BY w.next_review_day, w.watch_id
+            LIMIT ${BATCH}
+            FOR UPDATE OF w SKIP LOCKED),
+          acc AS (SELECT project_id, time_zone, first_synced_day, last_synced_day FROM accounts WHERE project_id = ${account.projectId}),
+          candidates AS MATERIALIZED (
+            SELECT x.action_id, x.kind, x.summary, x.revert_of, x.applied_at,
+              to_char((x.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD') AS day,
+              CASE WHEN x.kind = 'external_change'
+                THEN array_remove(ARRAY[COALESCE(x.payload #>> '{entity,campaignId}',
+                  CASE WHEN x.payload #>> '{entity,type}' = 'campaign' THEN x.payload #>> '{entity,id}' END)], NULL)
+                ELSE ARRAY(SELECT DISTINCT v #>> '{}' FROM jsonb_path_query(x.payload, 'lax $.**.campaignId') v WHERE jsonb_typeof(v) = 'string')
+              END AS campaigns,
+              CASE WHEN x.kind = 'external_change'
+                THEN array_remove(ARRAY[COALESCE(x.payload #>> '{entity,adGroupId}',
+                  CASE WHEN x.payload #>> '{entity,type}' = 'adGroup' THEN x.payload #>> '{entity,id}' END)], NULL)
+                ELSE ARRAY(SELECT DISTINCT v #>> '{}' FROM jsonb_path_query(x.payload, 'lax $.**.adGroupId') v WHERE jsonb_typeof(v) = 'string')
+              END AS ad_groups,
+              CASE WHEN x.kind = 'external_change'
+                THEN CASE WHEN x.payload #>> '{entity,type}' = 'keyword' THEN ARRAY[x.payload #>> '{entity,id}'] ELSE '{}'::text[] END
+                ELSE ARRAY(SELECT DISTINCT v #>> '{}' FROM jsonb_path_query(x.payload, 'lax $.**.keywordId') v WHERE jsonb_typeof(v) = 'string')
+              END AS keywords
+            FROM actions x CROSS JOIN acc
+            WHERE x.project_id = ${account.projectId} AND x.applied_at IS NOT NULL AND x.status IN ('applied', 'reverted')
+              AND x.created_at > (SELECT min(w.applied_day) FROM due JOIN watches w ON w.project_id = ${account.projectId} AND w.watch_id = due.watch_id)
+                - ${BASELINE_DAYS + LOOKBACK_DAYS}::int)
+          SELECT w.watch_id, w.action_ids, w.applied_day::text AS applied_day, w.next_review_day::text AS next_review_day,
+            w.reviews_done, w.baseline, w.record,
+            EXISTS (SELECT 1 FROM actions a WHERE a.action_id = ANY (w.action_ids) AND a.status = 'reverted') AS reverted,
+            after.totals AS after, base.totals AS baseline_now,
+            (SELECT COALESCE(jsonb_agg(jsonb_build_object('actionId', c.action_id, 'kind', c.kind, 'summary', c.summary, 'day', c.day)
+                ORDER BY c.applied_at), '[]'::jsonb)
+              FROM candidates c
+              WHERE c.applied_at >= (w.applied_day - ${BASELINE_DAYS}::int)::timestamp AT TIME ZONE acc.time_zone
+                AND c.applied_at < (w.next_review_day + 1)::timestamp AT TIME ZONE acc.time_zone
+                AND c.action_id <> ALL (w.action_ids) AND (c.revert_of IS NULL OR c.revert_of <> ALL (w.action_ids))
+                AND c.campaigns && w.campaign_ids
+                AND (w.level = 'campaigns' OR cardinality(c.ad_groups) = 0 OR (c.ad_groups && w.ad_group_ids
+                  AND (w.level = 'adGroups' OR cardinality(c.keywords) = 0 OR c.keywords && w.entity_keys)))) AS confounders
+          FROM due JOIN watches w ON w.project_id = ${account.projectId} AND w.watch_id = due.watch_id
+          CROSS JOIN acc
+          CROSS JOIN LATERAL (${windowTotals("w.level", "w.entity_keys", "w.applied_day + 1", "w.next_review_day")}) after
+          CROSS JOIN LATERAL (${windowTotals("w.level", "w.entity_keys", `w.applied_day - ${BASELINE_DAYS}`, "w.applied_day - 1")}) base
+          ORDER BY w.watch_id`.pipe(Effect.flatMap(decodeDue))
+        if (due.length === 0) return 0
+        const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+        const reviewed = due.map((watch) => reviewOf(watch, guard, now))
+        yield* sql`
+          UPDATE watches w SET reviews_done = u.reviews_done, next_review_day = u.next_review_day, verdict = u.verdict,
+            record = u.record, revert_pending = u.revert_pending
+          FROM jsonb_to_recordset(${JSON.stringify(reviewed.map((r) => r.row))}::jsonb)
+            AS u(watch_id text, reviews_done int, next_review_day date, verdict text, record jsonb, revert_pending boolean)
+          WHERE w.project_id = ${account.projectId} AND w.watch_id = u.watch_id`
+        const judged = reviewed.filter((r) => r.review !== undefined)
+        const actions = yield* ledger.findMany(account.projectId, judged.flatMap((r) => r.actionIds))
+        const watchOf = new Map(judged.flatMap((r) => r.actionIds.map((id) => [id, r] as const)))
+        yield* writeEvents(sql, actions.map((action) => {
+          const r = watchOf.get(action.actionId)!
+          return {
+            orgId: account.orgId,
+            projectId: account.projectId,
+            type: "action.verdict" as const,
+            data: { action: encodeAction({ ...action, watch: r.record }), review: r.review }
+          }
+        }))
+        return due.length
+      })).pipe(Effect.orDie, Effect.withSpan("Watches.reviewBatch"))
+
+    /** Proposes the revert of each change whose review failed, once. */
+    const proposeReverts = (account: AccountRecord, guard: GuardSettings) =>
+      Effect.gen(function*() {
+        const pending = yield* sql`
+          SELECT watch_id, action_ids, changeset_id, record FROM watches WHERE project_id = ${account.projectId} AND revert_pending`.pipe(
+          Effect.flatMap(decodePending)
+        )
+        for (const watch of pending) {
+          const last = watch.record.reviews.at(-1)
+          const reason = last === undefined ? "the guard: a review failed" : verdictLine(last.afterDays, last)
+          const note = watch.changesetId !== null
+            ? Effect.succeed(`a changeset's members are judged together; its revert is left to a person (POST …/changesets/${watch.changesetId}/revert)`)
+            : revert.guardRevert(account, watch.actionIds[0]!, reason, guard.onFail === "auto_revert").pipe(
+              Effect.as(null),
+              Effect.catchTags({
+                NotRevertible: (error) => Effect.succeed(error.message),
+                NotFound: (error) => Effect.succeed(error.message),
+                ReadOnlyAccount: (error) => Effect.succeed(error.message)
+              })
+            )
+          const why = yield* note
+          // The revert's id is read from the original: whoever linked it (this pass, another instance's, or a person's earlier).
+          yield* sql`
+            UPDATE watches w SET revert_pending = false, revert_action_id = r.reverted_by,
+              record = w.record || jsonb_build_object('revertActionId', r.reverted_by, 'revertNote', CASE WHEN r.reverted_by IS NULL THEN ${why}::text END)
+            FROM (SELECT (SELECT reverted_by FROM actions WHERE action_id = ${watch.actionIds[0]!}) AS reverted_by) r
+            WHERE w.project_id = ${account.projectId} AND w.watch_id = ${watch.watchId}`
+        }
+        return pending.length
+      }).pipe(Effect.orDie, Effect.withSpan("Watches.proposeReverts"))
+
+    /** One pass after a sync: open, review every due batch, then the consequences. */
+    const pass = (account: AccountRecord) =>
+      Effect.gen(function*() {
+        const guard = (yield* settings.read(account.orgId)).guard
+        const opened = yield* open(account.projectId)
+        // Until nothing is due: a watch whose sync brought several reviews' days gets them in turn (each once).
+        let reviewed = 0
+        for (let n = yield* reviewBatch(account, guard); n > 0; n = yield* reviewBatch(account, guard)) reviewed += n
+        const reverts = yield* proposeReverts(account, guard)
+        return { opened, reviewed, reverts }
+      }).pipe(Effect.withSpan("Watches.pass"))
+
+    return { open, pass } as const
+  }),
+  dependencies: [Ledger.Default, Revert.Default]
+}) {}
+
+/** A due watch's review (or its close, when its change was reverted meanwhile) and the row that records it. */
+const reviewOf = (watch: Due, guard: GuardSettings, now: string) => {
+  const record = watch.record
+  if (watch.reverted) {
+    return {
+      actionIds: watch.actionIds,
+      record: { ...record, nextReviewDay: null },
+      review: undefined,
+      row: { watch_id: watch.watchId, reviews_done: watch.reviewsDone, next_review_day: null, verdict: record.verdict, record: { ...record, nextReviewDay: null }, revert_pending: false }
+    }
+  }
+  const afterDays = daysBetween(watch.appliedDay, watch.nextReviewDay)
+  const judgement = judge({
+    baseline: totals(watch.baselineNow),
+    after: totals(watch.after),
+    settings: guard,
+    confounders: [...restatement(watch.baseline, watch.baselineNow, guard.noiseBandPct), ...watch.confounders.map(confounderText)]
+  })
+  const review = { afterDays, window: watch.after, reviewedAt: now, ...judgement }
+  const following = REVIEW_DAYS[watch.reviewsDone + 1]
+  const nextReviewDay = following === undefined ? null : addDays(watch.appliedDay, following)
+  // An earlier review warns (its verdict and event); the last one decides whether the undo is proposed.
+  const revertPending = nextReviewDay === null && judgement.verdict === "failed" && record.revertActionId === null && record.revertNote === null
+  const updated: Watch = { ...record, verdict: judgement.verdict, baseline: watch.baselineNow, reviews: [...record.reviews, review], nextReviewDay }
+  return {
+    actionIds: watch.actionIds,
+    record: updated,
+    review,
+    row: { watch_id: watch.watchId, reviews_done: watch.reviewsDone + 1, next_review_day: nextReviewDay, verdict: judgement.verdict, record: updated, revert_pending: revertPending }
+  }
+}
