@@ -636,21 +636,22 @@ export class AccountMetrics {
     for (let d = first; d <= last; d++) {
       const index = d - range.from
       const cuts = changes.size === 0 ? undefined : changes.get(d)
-      if (cuts !== undefined || d === context.today) {
-        // Today (its elapsed hours) and days with a change inside: the sum of their hours.
-        const offset = index * METRIC_COUNT
+      const offset = index * METRIC_COUNT
+      if (cuts !== undefined) {
+        // A day with a change inside: the sum of its hours (today: of its elapsed hours).
         this.stretches(campaign, adGroup, keyword, profile, scenarios, d, d === context.today ? context.todayHour : HOURS_PER_DAY, cuts, (from, to, vector) => {
           addPrefix(vector, 0, to, unit, out, offset, 1)
           addPrefix(vector, 0, from, unit, out, offset, -1)
         })
         continue
       }
+      // One stretch for the whole day, inline (what stretches does for it, without its closure).
       if (mask[index] === 0 || (!always && !servesOn(serving, d))) continue
       this.adjust(adGroup, keyword, scenarios, d, adjustment)
       if (!sourceDay(context, profile, id, kind, d, adjustment, day, 0)) continue
       capDay(day, factors.get(d) ?? 1, unit)
-      const offset = index * METRIC_COUNT
-      for (let m = 0; m < METRIC_COUNT; m++) out[offset + m]! += day[m]!
+      if (d === context.today) addPrefix(day, 0, context.todayHour, unit, out, offset, 1)
+      else for (let m = 0; m < METRIC_COUNT; m++) out[offset + m]! += day[m]!
     }
   }
 

@@ -51,10 +51,11 @@ type Metadata = typeof WireReportMetadata.Type
 
 export interface RowSource {
   readonly metadata: Metadata
-  /** Adds the row's daily vectors over the range into `out`. */
-  readonly fill: (range: DayRange, out: Float64Array) => void
-  /** Adds the row's hourly vectors (24 a day) into `out`; absent at levels without hourly reports. */
-  readonly fillHours?: (range: DayRange, out: Float64Array) => void
+  /**
+   * Adds the row's daily vectors over the range into `out`, or with `hourly` its hourly ones (24 a day;
+   * only at HOURLY_LEVELS). One closure per row: a keyword report has 100,000 rows.
+   */
+  readonly fill: (range: DayRange, out: Float64Array, hourly: boolean) => void
 }
 
 /** What a report may be asked by (v5's request, plus v1's HOURLY). */
@@ -70,8 +71,7 @@ const rowSources = (metrics: AccountMetrics, account: SimAccount, level: ReportP
   if (level === "campaigns") {
     return account.campaigns.map((c) => ({
       metadata: { campaignId: c.id, campaignName: c.name },
-      fill: (range, out) => metrics.addCampaign(c, range, out),
-      fillHours: (range, out) => metrics.addCampaignHours(c, range, out)
+      fill: (range, out, hourly) => hourly ? metrics.addCampaignHours(c, range, out) : metrics.addCampaign(c, range, out)
     }))
   }
   if (campaign === null) throw new Error(`the ${level} report needs a campaign`)
@@ -85,16 +85,15 @@ const rowSources = (metrics: AccountMetrics, account: SimAccount, level: ReportP
       case "adgroups":
         rows.push({
           metadata: { campaignId, adGroupId, adGroupName, campaignName: campaign.name },
-          fill: (range, out) => metrics.addAdGroup(campaign, adGroup, range, out),
-          fillHours: (range, out) => metrics.addAdGroupHours(campaign, adGroup, range, out)
+          fill: (range, out, hourly) => hourly ? metrics.addAdGroupHours(campaign, adGroup, range, out) : metrics.addAdGroup(campaign, adGroup, range, out)
         })
         break
       case "keywords":
         for (const keyword of adGroup.keywords) {
           rows.push({
             metadata: { campaignId, adGroupId, adGroupName, keywordId: keyword.id, keyword: keyword.text, matchType: keyword.matchType },
-            fill: (range, out) => metrics.addKeyword(campaign, adGroup, keyword, range, out),
-            fillHours: (range, out) => metrics.addKeywordHours(campaign, adGroup, keyword, range, out)
+            fill: (range, out, hourly) =>
+              hourly ? metrics.addKeywordHours(campaign, adGroup, keyword, range, out) : metrics.addKeyword(campaign, adGroup, keyword, range, out)
           })
         }
         break
@@ -235,8 +234,7 @@ const computeRows = (sources: ReadonlyArray<RowSource>, range: DayRange, keepEmp
   const rows: Array<ComputedRow> = []
   sources.forEach((source, position) => {
     daily.fill(0)
-    if (hourly) source.fillHours!(range, daily)
-    else source.fill(range, daily)
+    source.fill(range, daily, hourly)
     const total = new Float64Array(METRIC_COUNT)
     const first = store.size
     for (let offset = 0, day = 0; offset < daily.length; offset += METRIC_COUNT, day++) {
