@@ -135,6 +135,26 @@ export interface ReportPage {
   readonly totalResults: number
 }
 
+/**
+ * Days of an hourly read, in the account's calendar (YYYY-MM-DD, both included). The platform answers
+ * hours only for a start within the last 30 days and a start and end at most 7 days apart; anything else
+ * is its 400, an UpstreamError.
+ */
+export interface HourlyRange {
+  readonly startDate: string
+  readonly endDate: string
+}
+
+/** One campaign's metrics in one hour. */
+export interface HourlyCampaignMetrics extends Metrics {
+  readonly campaignId: string
+  /**
+   * "YYYY-MM-DDTHH": the hour's start in the account's time zone (UpstreamAccount.timeZone), the calendar
+   * daily reports' dates are in; the hours of a day add up to its daily row.
+   */
+  readonly hour: string
+}
+
 /** A bulk call's outcome: HTTP 200 with the rows that worked and, per failing row, its index and reason. */
 export interface BulkResult<A> {
   readonly succeeded: ReadonlyArray<{ readonly index: number; readonly value: A }>
@@ -329,6 +349,12 @@ export interface UpstreamClient {
    */
   readonly changeHistory?: (accountId: string, sinceIso: string) => Call<ReadonlyArray<UpstreamChange>>
   readonly changeDetail?: (accountId: string, detailId: string) => Call<UpstreamChangeDetail>
+  /**
+   * Every campaign's (deleted ones too) impressions, taps, installs and spend per hour over the range,
+   * ordered by campaign then hour; hours without metrics are left out, and today has only its elapsed
+   * hours. Only the v1 client reads hours: the v5 client leaves it out.
+   */
+  readonly hourlyCampaignMetrics?: (accountId: string, range: HourlyRange) => Call<ReadonlyArray<HourlyCampaignMetrics>>
 
   readonly searchApps: (query: string, limit: number) => Call<ReadonlyArray<AppSearchResult>>
   readonly searchGeo: (query: string, countryCode: string | null) => Call<ReadonlyArray<GeoSearchResult>>

@@ -151,28 +151,42 @@ describe("simulator report pages", () => {
     expect((await read("adgroups")).text).toBe(first.adgroups.text)
     expect((await readV1("adgroups")).text).toBe(first.v1.text)
 
-    const servingToday = (page: Page, idField: string) => [...impressionsOn(page, idField, today)].filter(([, n]) => n > 0).map(([id]) => Number(id))
-    const [viaV1, viaWebUi] = servingToday(first.adgroups, "adGroupId")
-    const [keyword] = servingToday(first.keywords, "keywordId")
+    // A change made in hour H applies from H on, and H has not passed: an hour later, the paused entity has
+    // today what it had at H (no hour H). Each write comes between two reads an hour later (the first one's
+    // rows kept), at H: the second read must not be served the kept rows.
+    const afterAnHour = async (read: () => Promise<Page>): Promise<Page> => {
+      now = start + 3_600_000
+      try {
+        return await read()
+      } finally {
+        now = start
+      }
+    }
+    const todayOf = (page: Page, idField: string, id: number) => impressionsOn(page, idField, today).get(id)
+    const growing = (at: Page, later: Page, idField: string) =>
+      [...impressionsOn(later, idField, today)].filter(([id, n]) => n > (impressionsOn(at, idField, today).get(id) ?? 0)).map(([id]) => Number(id))
+    const later = { adgroups: await afterAnHour(() => read("adgroups")), keywords: await afterAnHour(() => read("keywords")), v1: await afterAnHour(() => readV1("adgroups")) }
+    const [viaV1, viaWebUi] = growing(first.adgroups, later.adgroups, "adGroupId")
+    const [keyword] = growing(first.keywords, later.keywords, "keywordId")
     expect(viaV1 !== undefined && viaWebUi !== undefined && keyword !== undefined).toBe(true)
 
-    // A v1 ad group write: the ad group serves no more from today on, in both versions' reports.
+    // A v1 ad group write: the ad group serves no more from hour H on, in both versions' reports.
     expect((await send("PUT", `/v1/adgroups/${viaV1!}`, `adAccountId=${usOrg}`, { status: "PAUSED" })).status).toBe(200)
-    expect(impressionsOn(await read("adgroups"), "adGroupId", today).get(viaV1)).toBe(0)
-    const v1Page = await readV1("adgroups")
-    expect(impressionsOn(v1Page, "id", today).get(viaV1)).toBe(0)
-    expect(v1Page.text).not.toBe(first.v1.text)
+    expect(todayOf(await afterAnHour(() => read("adgroups")), "adGroupId", viaV1!)).toBe(todayOf(first.adgroups, "adGroupId", viaV1!))
+    const v1Page = await afterAnHour(() => readV1("adgroups"))
+    expect(todayOf(v1Page, "id", viaV1!)).toBe(todayOf(first.v1, "id", viaV1!))
+    expect(v1Page.text).not.toBe(later.v1.text)
 
     // A web UI write.
     expect(simulator.webUiWrite({ adAccountId: usOrg, method: "PUT", path: `/v1/adgroups/${viaWebUi!}`, body: { status: "PAUSED" } }).status).toBe(200)
-    expect(impressionsOn(await read("adgroups"), "adGroupId", today).get(viaWebUi)).toBe(0)
+    expect(todayOf(await afterAnHour(() => read("adgroups")), "adGroupId", viaWebUi!)).toBe(todayOf(first.adgroups, "adGroupId", viaWebUi!))
 
     // A v5 keyword write.
     const keywordRow = rowsOf(first.keywords).find((row) => row.metadata["keywordId"] === keyword)!
     const keywordPath = `/api/v5/campaigns/${campaign!}/adgroups/${String(keywordRow.metadata["adGroupId"])}/targetingkeywords/bulk`
     expect((await send("PUT", keywordPath, `orgId=${usOrg}`, [{ id: keyword, status: "PAUSED" }])).status).toBe(200)
+    expect(todayOf(await afterAnHour(() => read("keywords")), "keywordId", keyword!)).toBe(todayOf(first.keywords, "keywordId", keyword!))
     const keywordsAfter = await read("keywords")
-    expect(impressionsOn(keywordsAfter, "keywordId", today).get(keyword)).toBe(0)
 
     // Restatement (over HTTP and in process): the last three complete days move.
     const restatedDays = [1, 2, 3].map((days) => isoDaysBefore(today, days))

@@ -1,15 +1,16 @@
 /**
- * The simulator's numbers respond to changes, from the simulated day of the change on: a daily budget
+ * The simulator's numbers respond to changes, from the simulated hour of the change on: a daily budget
  * caps a campaign's spend (paced over today), a bid moves taps and CPT by the documented elasticity, a
  * pause stops an entity, scenarios change installs per tap, and the clock moves through the control
  * API. Days before a change keep their numbers, totals agree to the micro at every level (v5 and v1)
- * and one seed gives the same numbers.
+ * and one seed gives the same numbers. Changes are made at 20:00, so the first whole day after one is
+ * the next day (the hours of the day of a change: simulator-hourly.test.ts).
  */
 import { afterEach, describe, expect, it } from "vitest"
 import { microsFromDecimal } from "../src/Money.ts"
 import type { Metrics } from "../src/Upstream.ts"
 import { type Simulator, simulatorTotals, startSimulator } from "../src/simulator/Simulator.ts"
-import { CPT_ELASTICITY, TAP_ELASTICITY } from "../src/simulator/SimulatorMetrics.ts"
+import { CPT_ELASTICITY, elapsedShare, TAP_ELASTICITY } from "../src/simulator/SimulatorMetrics.ts"
 
 const DAY_MS = 86_400_000
 // A fixed simulated "now" (20:00 UTC): nothing moves unless the control API moves it.
@@ -136,7 +137,9 @@ describe("simulator numbers respond to changes", () => {
     await advanceDays(cut, 2)
     await advanceDays(untouched, 2)
 
-    for (const day of [today, isoPlus(today, 1)]) {
+    // The day of the cut spent at the old budget until 20:00, less after.
+    expect(campaignOn(cut, orgId, campaignId, today).spendMicros).toBeLessThan(campaignOn(untouched, orgId, campaignId, today).spendMicros)
+    for (const day of [isoPlus(today, 1)]) {
       const spent = campaignOn(cut, orgId, campaignId, day)
       const uncapped = campaignOn(untouched, orgId, campaignId, day)
       expect(spent.spendMicros).toBeLessThanOrEqual(budget)
@@ -145,9 +148,9 @@ describe("simulator numbers respond to changes", () => {
       expect(spent.taps).toBeLessThan(uncapped.taps)
       expect(spent.installs).toBeLessThanOrEqual(uncapped.installs)
     }
-    // Today (20:00 of the day after next) has spent at most 20/24 of the budget.
+    // Today (20:00 of the day after next) has spent at most the budget's share of the hours before 20:00.
     const partial = campaignOn(cut, orgId, campaignId, isoPlus(today, 2))
-    expect(partial.spendMicros).toBeLessThanOrEqual(budget * 20 / 24)
+    expect(partial.spendMicros).toBeLessThanOrEqual(budget * elapsedShare(20))
     expect(partial.spendMicros).toBeGreaterThan(0)
     // History never changes.
     expect(simulatorTotals(cut, orgId, "campaigns", isoPlus(today, -20), yesterday, { campaignId }).total).toEqual(history)
@@ -168,8 +171,8 @@ describe("simulator numbers respond to changes", () => {
     }
     const dayBefore = keywordOn(raised, orgId, keyword.keywordId, today)
     v1Write(raised, orgId, `/v1/keywords/${keyword.keywordId}`, { bid: usd(2_000_000) })
-    await advanceDays(raised, 2)
-    await advanceDays(kept, 2)
+    await advanceDays(raised, 3)
+    await advanceDays(kept, 3)
 
     expect(keywordOn(raised, orgId, keyword.keywordId, today)).toEqual(dayBefore)
     const r = 2
@@ -177,7 +180,7 @@ describe("simulator numbers respond to changes", () => {
     let keptTaps = 0
     let raisedSpend = 0
     let keptSpend = 0
-    for (const day of [isoPlus(today, 1), isoPlus(today, 2)]) {
+    for (const day of [isoPlus(today, 2), isoPlus(today, 3)]) {
       const a = keywordOn(raised, orgId, keyword.keywordId, day)
       const b = keywordOn(kept, orgId, keyword.keywordId, day)
       raisedTaps += a.taps
@@ -202,9 +205,12 @@ describe("simulator numbers respond to changes", () => {
     const keyword = busiestKeyword(simulator, orgId, isoPlus(today, -1))
     const before = simulatorTotals(simulator, orgId, "keywords", isoPlus(today, -10), isoPlus(today, -1)).rows
       .find((row) => row.keywordId === keyword.keywordId)!.total
+    const todayBefore = keywordOn(simulator, orgId, keyword.keywordId, today)
     v1Write(simulator, orgId, `/v1/keywords/${keyword.keywordId}`, { status: "PAUSED" })
     await advanceDays(simulator, 2)
-    for (const day of [today, isoPlus(today, 1), isoPlus(today, 2)]) expect(keywordOn(simulator, orgId, keyword.keywordId, day).taps).toBe(0)
+    // Paused at 20:00: today keeps its hours before, and has nothing after.
+    expect(keywordOn(simulator, orgId, keyword.keywordId, today)).toEqual(todayBefore)
+    for (const day of [isoPlus(today, 1), isoPlus(today, 2)]) expect(keywordOn(simulator, orgId, keyword.keywordId, day).taps).toBe(0)
     expect(simulatorTotals(simulator, orgId, "keywords", isoPlus(today, -10), isoPlus(today, -1)).rows
       .find((row) => row.keywordId === keyword.keywordId)!.total).toEqual(before)
     expectCoherent(simulator, orgId, isoPlus(today, -2), isoPlus(today, 2))
@@ -255,10 +261,10 @@ describe("simulator numbers respond to changes", () => {
       v1Write(simulator, orgId, `/v1/campaigns/${keyword.campaignId}`, { dailyBudget: { value: usd(10_000_000_000) } })
     }
     expect(scenario.control.addScenario({ entityId: Number(keyword.keywordId), cptPercent: 25 })).toMatchObject({ installsPerTapPercent: 0, cptPercent: 25 })
-    for (const simulator of [scenario, plain]) simulator.control.advanceClock({ days: 2 })
+    for (const simulator of [scenario, plain]) simulator.control.advanceClock({ days: 3 })
 
-    const a = simulatorTotals(scenario, orgId, "keywords", today, isoPlus(today, 1)).rows.find((row) => row.keywordId === keyword.keywordId)!.total
-    const b = simulatorTotals(plain, orgId, "keywords", today, isoPlus(today, 1)).rows.find((row) => row.keywordId === keyword.keywordId)!.total
+    const a = simulatorTotals(scenario, orgId, "keywords", isoPlus(today, 1), isoPlus(today, 2)).rows.find((row) => row.keywordId === keyword.keywordId)!.total
+    const b = simulatorTotals(plain, orgId, "keywords", isoPlus(today, 1), isoPlus(today, 2)).rows.find((row) => row.keywordId === keyword.keywordId)!.total
     expect(a.taps).toBe(b.taps)
     expect(b.taps).toBeGreaterThan(50)
     const ratio = (a.spendMicros / a.taps) / (b.spendMicros / b.taps)

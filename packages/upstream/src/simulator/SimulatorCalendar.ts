@@ -63,6 +63,16 @@ const formatterFor = (timeZone: string): Intl.DateTimeFormat => {
   return formatter
 }
 
+/**
+ * The moment a change takes effect, as a fractional day number: the day plus its whole hours / 24. The
+ * model's `until`, `from` and `createdDay` values hold these, so a change made at 14:00 applies from that
+ * hour on, and the day and hour comparisons of the model need no other unit (seeded values are whole days).
+ */
+export const momentOf = (now: LocalNow): number => now.day + now.hour / 24
+
+/** The hour (0–23) at which a moment inside its day falls; 0 for a whole day. */
+export const hourOfMoment = (moment: number): number => Math.round((moment - Math.floor(moment)) * 24)
+
 /** The calendar day and hour at `epochMs` in `timeZone` (an IANA name). */
 export const localNow = (timeZone: string, epochMs: number): LocalNow => {
   const parts = formatterFor(timeZone).formatToParts(new Date(epochMs))

@@ -1,5 +1,6 @@
 /** Campaigns, ad groups and ads: list, find, get, create, partial update, delete. */
 import { WireAd, WireAdGroup, WireCampaign, WireSelector } from "../Wire.ts"
+import { momentOf } from "./SimulatorCalendar.ts"
 import { decodeInput, failure, invalid, notFound, ok, pageFromQuery, pageOf } from "./SimulatorHttp.ts"
 import { AdCreate, AdGroupCreate, AdGroupUpdate, AdUpdate, CampaignCreate, CampaignUpdate } from "./SimulatorInputs.ts"
 import { adGroupAt, campaignAt, unwrap } from "./SimulatorLookup.ts"
@@ -22,7 +23,8 @@ const CAMPAIGN_FIELDS = new Set(Object.keys(WireCampaign.fields))
 const AD_GROUP_FIELDS = new Set(Object.keys(WireAdGroup.fields))
 const AD_FIELDS = new Set(Object.keys(WireAd.fields))
 
-const today = (request: OrgRequest): number => request.state.now(request.account).day
+/** The moment of a write (see momentOf): changes apply from its hour on. */
+const today = (request: OrgRequest): number => momentOf(request.state.now(request.account))
 
 const uniqueName = (name: string, siblings: ReadonlyArray<{ readonly name: string; readonly deleted: boolean; readonly id: number }>, self: number | null) => {
   if (siblings.some((sibling) => !sibling.deleted && sibling.id !== self && sibling.name === name)) {

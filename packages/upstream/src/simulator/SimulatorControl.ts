@@ -30,6 +30,7 @@
  * using the platform's UI would.
  */
 import { Either, Schema } from "effect"
+import { momentOf } from "./SimulatorCalendar.ts"
 import type { CallFilter, CallLog, CallRecord } from "./SimulatorCallLog.ts"
 import { type FaultRegistry, type FaultSpec, FaultSpecError, type FaultStatus, decodeFaultSpec, firesOnInstall } from "./SimulatorFaults.ts"
 import type { ApiClients, TokenStore } from "./SimulatorAuth.ts"
@@ -160,7 +161,7 @@ export class SimulatorControl {
     if (account === undefined) return null
     const scenario: Scenario = {
       entityId: input.entityId,
-      from: this.state.now(account).day,
+      from: momentOf(this.state.now(account)),
       installsPerTapPercent: input.installsPerTapPercent ?? 0,
       cptPercent: input.cptPercent ?? 0
     }

@@ -8,6 +8,7 @@
  */
 import { WireKeyword, WireSelector } from "../Wire.ts"
 import type { WireErrorItem } from "../Wire.ts"
+import { momentOf } from "./SimulatorCalendar.ts"
 import { type Answer, bulkAnswer, decodeInput, failure, invalid, notFound, ok, pageFromQuery, pageOf, WireFailure } from "./SimulatorHttp.ts"
 import { IdList, KeywordCreate, KeywordUpdate, NegativeCreate, NegativeUpdate } from "./SimulatorInputs.ts"
 import { adGroupAt, campaignAt } from "./SimulatorLookup.ts"
@@ -66,7 +67,8 @@ const liveKeywordCount = (adGroup: SimAdGroup): number =>
 
 const keyOf = (text: string, matchType: string) => `${matchType}|${text.trim().toLowerCase()}`
 
-const today = (request: OrgRequest): number => request.state.now(request.account).day
+/** The moment of a write (see momentOf): changes apply from its hour on. */
+const today = (request: OrgRequest): number => momentOf(request.state.now(request.account))
 
 /** A bid from a request: null stays null; MAX_CONVERSIONS takes none, MANUAL_CPT needs more than zero. */
 const bidFrom = (

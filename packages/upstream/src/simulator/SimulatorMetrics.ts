@@ -9,20 +9,29 @@
  * tap installs), view installs, spend in micros. installs ≤ taps ≤ impressions always, and spend is a
  * whole number of the currency's smallest unit (cents; yen).
  *
- * The numbers respond to changes, day by day (a change made on day D applies from D on; earlier days
- * keep their values):
+ * Hours: a source-day's vector is spread over the day's 24 hours by one fixed curve (HOUR_WEIGHTS) with
+ * nested cumulative floors (addPrefix), so the hours of a day add up to it exactly and each hour keeps
+ * installs ≤ taps ≤ impressions. Today has only its elapsed hours.
+ *
+ * The numbers respond to changes from the hour of the change on (a change is stamped with its moment,
+ * see SimulatorModel; earlier hours keep their values). A day in which something of a campaign changed
+ * is cut into stretches of unchanged inputs: each stretch takes its hours from the whole-day vector its
+ * inputs give, so the day is the sum of those hours:
  * - bid: with r = (the source's bid that day) / (its first bid), clamped to [0.1, 10], impressions
  *   (so taps) scale by r^0.6 and the cost per tap by r^0.4, so spend scales by about r^1.0. A keyword
  *   without its own bid, and Search Match, follow the ad group's default bid;
  * - scenario: installs per tap × (1 + installsPerTapPercent / 100), cost per tap × (1 + cptPercent / 100);
- * - daily budget: when a campaign's sources would spend more than its budget on a day (today: the
- *   budget × hour / 24, as spend paces over the day), every source's vector is scaled by
- *   budget / demand and floored, metric by metric, so the campaign never spends past its budget;
+ * - daily budget: when a campaign's sources would spend more than its budget on a day, every source's
+ *   vector is scaled by budget / demand and floored, metric by metric, so the campaign never spends
+ *   past its budget; as hours follow the curve, by hour h it has spent at most the budget × the curve's
+ *   share of hours before h (elapsedShare). On a day the budget changed, the hours before the change
+ *   spend at the old budget's pace and those after at the new one's;
  * - pause: a paused entity's sources have nothing from the day of the pause on (SimulatorModel).
  */
+import { hourOfMoment } from "./SimulatorCalendar.ts"
 import { THEMES } from "./SimulatorCatalog.ts"
 import { hash32, mix32 } from "./SimulatorHash.ts"
-import { firstValue, type Serving, servesOn, type SimAd, type SimAdGroup, type SimCampaign, type SimKeyword, valueOn } from "./SimulatorModel.ts"
+import { firstValue, type PastValue, type Serving, servesOn, type SimAd, type SimAdGroup, type SimCampaign, type SimKeyword, valueOn } from "./SimulatorModel.ts"
 import type { Scenario } from "./SimulatorScenarios.ts"
 
 export const IMPRESSIONS = 0
@@ -41,6 +50,44 @@ export const ratio = (numerator: number, denominator: number): number =>
 export const average = (micros: number, count: number, unitMicros: number): number =>
   count === 0 ? 0 : Math.round(micros / count / unitMicros) * unitMicros
 
+/**
+ * A day's traffic by hour (0–23), as weights: low at night, highest in the evening. Every source follows
+ * this one curve, so a budget paced by it holds for the campaign as a whole.
+ */
+export const HOUR_WEIGHTS: ReadonlyArray<number> = [3, 2, 1, 1, 1, 2, 3, 4, 5, 5, 5, 5, 6, 6, 5, 5, 5, 6, 6, 7, 7, 7, 6, 4]
+const HOUR_WEIGHT_TOTAL = HOUR_WEIGHTS.reduce((sum, weight) => sum + weight, 0)
+/** Σ of the weights of the hours before h, for h = 0…24. */
+const CUMULATIVE_WEIGHTS: ReadonlyArray<number> = HOUR_WEIGHTS.reduce((sums: Array<number>, weight) => [...sums, sums[sums.length - 1]! + weight], [0])
+
+/** The share of a day's traffic in its hours before `hour` (0–24). */
+export const elapsedShare = (hour: number): number => CUMULATIVE_WEIGHTS[hour]! / HOUR_WEIGHT_TOTAL
+
+export const HOURS_PER_DAY = 24
+
+/**
+ * Adds `sign` × the part of the day vector `v[vo..]` in its hours before `hour` into `out[oo..]`. Installs,
+ * taps above them and impressions above taps are each floored at the curve's cumulative share, so every
+ * hour's part (the difference of two prefixes) is non-negative and keeps installs ≤ taps ≤ impressions;
+ * new downloads follow installs, view installs impressions and spend (in smallest units) taps, so an hour
+ * without taps has no spend. Hour 24 gives the day exactly.
+ */
+export const addPrefix = (v: Float64Array, vo: number, hour: number, unit: number, out: Float64Array, oo: number, sign: number): void => {
+  if (hour === 0) return
+  const weight = CUMULATIVE_WEIGHTS[hour]!
+  const installs = v[vo + INSTALLS]!
+  const taps = v[vo + TAPS]!
+  const impressions = v[vo + IMPRESSIONS]!
+  const partInstalls = Math.floor((installs * weight) / HOUR_WEIGHT_TOTAL)
+  const partTaps = partInstalls + Math.floor(((taps - installs) * weight) / HOUR_WEIGHT_TOTAL)
+  const partImpressions = partTaps + Math.floor(((impressions - taps) * weight) / HOUR_WEIGHT_TOTAL)
+  out[oo + INSTALLS]! += sign * partInstalls
+  out[oo + TAPS]! += sign * partTaps
+  out[oo + IMPRESSIONS]! += sign * partImpressions
+  out[oo + NEW_DOWNLOADS]! += installs === 0 ? 0 : sign * Math.floor((v[vo + NEW_DOWNLOADS]! * partInstalls) / installs)
+  out[oo + VIEW_INSTALLS]! += impressions === 0 ? 0 : sign * Math.floor((v[vo + VIEW_INSTALLS]! * partImpressions) / impressions)
+  out[oo + SPEND_MICROS]! += taps === 0 ? 0 : sign * Math.floor(((v[vo + SPEND_MICROS]! / unit) * partTaps) / taps) * unit
+}
+
 /** Days of data kept behind today (today itself is partial). */
 export const HISTORY_DAYS = 120
 /** The last complete days that a restatement may change. */
@@ -48,7 +95,7 @@ export const RESTATED_DAYS = 3
 
 export interface MetricsContext {
   readonly seed: number
-  /** The account's current day and hour (its time zone): today counts hour/24 of a full day. */
+  /** The account's current day and hour (its time zone): today has its hours before `todayHour`. */
   readonly today: number
   readonly todayHour: number
   /** Bumped through the control endpoint: the last RESTATED_DAYS complete days change slightly. */
@@ -125,8 +172,8 @@ const profileOf = (seed: number, id: number, kind: number, typicalCptMinor: numb
 }
 
 /**
- * Writes one source's metrics for `day` at `out[offset..offset+5]`; false (and `out` untouched)
- * when it had none. The caller has already checked that the source served that day.
+ * Writes one source's metrics for the whole of `day` at `out[offset..offset+5]`; false (and `out`
+ * untouched) when it had none. The caller has already checked that the source served that day.
  */
 const sourceDay = (
   context: MetricsContext,
@@ -154,8 +201,7 @@ const sourceDay = (
   const u5 = (valueHash >>> 24) / 256
   const weekday = (day + 3) % 7
   const seasonality = weekday >= 5 ? 1.15 : 1
-  const partial = day === context.today ? context.todayHour / 24 : 1
-  const impressions = Math.floor(profile.impressions * (0.3 + 1.4 * volume) * seasonality * partial * adjustment.reach + u2)
+  const impressions = Math.floor(profile.impressions * (0.3 + 1.4 * volume) * seasonality * adjustment.reach + u2)
   if (impressions <= 0) return false
   const taps = Math.min(impressions, Math.floor(impressions * profile.ttr * (0.7 + 0.6 * u3) + u4))
   const installs = Math.min(taps, Math.floor(taps * profile.installRate * (0.7 + 0.6 * u5) * adjustment.installRate + u2))
@@ -257,6 +303,17 @@ class Splitter {
     proportional(total, basis, n, parts, remainders)
     for (let i = 0; i < n; i++) result[i * METRIC_COUNT + field] = parts[i]! * unit
   }
+}
+
+/**
+ * Scales a day vector by a campaign's budget factor (< 1: the budget binds) and floors it, metric by
+ * metric: floors keep installs ≤ taps ≤ impressions, and the campaign's sum within its budget (the
+ * factor was chosen for exactly these floors).
+ */
+const capDay = (day: Float64Array, factor: number, unit: number): void => {
+  if (factor >= 1) return
+  for (let m = 0; m < SPEND_MICROS; m++) day[m] = Math.floor(day[m]! * factor)
+  day[SPEND_MICROS] = day[TAPS] === 0 ? 0 : Math.floor((day[SPEND_MICROS]! / unit) * factor) * unit
 }
 
 /** A span of days [from, to], both included. */
@@ -368,29 +425,97 @@ export class AccountMetrics {
   }
 
   private readonly adjustment: Adjustment = { reach: 1, installRate: 1, cpt: 1 }
-  /** Budget factors already computed: campaign id → day → factor (≤ 1). */
+  /** Budget factors already computed: campaign id → moment (a day, or a day + hour / 24) → factor (≤ 1). */
   private readonly budgetFactors = new Map<number, Map<number, number>>()
+  /** Hours at which something of a campaign changed inside a day: campaign id → day → hours (1–23), ascending. */
+  private readonly changeHours = new Map<number, Map<number, Array<number>>>()
 
   /**
-   * The share of its demand a campaign may spend on each day of [first, last]: the largest factor at
-   * which its sources' spend, each scaled and floored as addSource does, stays within the budget of
-   * the day (today: paced, the budget × hour / 24); 1 when the budget does not bind. All missing days
-   * are computed in one pass over the campaign's sources (one profile each).
+   * The hours inside days at which any input of the campaign's sources changed (a budget, a bid, a
+   * status, a creation, a scenario). A day without any is computed whole; one with some is cut there,
+   * for every source of the campaign, since the budget's factor is the campaign's.
    */
+  private changeHoursOf(campaign: SimCampaign): Map<number, Array<number>> {
+    const known = this.changeHours.get(campaign.id)
+    if (known !== undefined) return known
+    const byDay = new Map<number, Array<number>>()
+    const add = (moment: number | null): void => {
+      if (moment === null) return
+      const day = Math.floor(moment)
+      if (day === moment) return
+      const hour = hourOfMoment(moment)
+      const hours = byDay.get(day)
+      if (hours === undefined) byDay.set(day, [hour])
+      else if (!hours.includes(hour)) hours.push(hour)
+    }
+    const serving = (entity: Serving): void => {
+      add(entity.createdDay)
+      if (entity.offPeriods !== null) {
+        for (const period of entity.offPeriods) {
+          add(period.from)
+          add(period.until)
+        }
+      }
+    }
+    const past = <T>(values: ReadonlyArray<PastValue<T>> | undefined): void => {
+      if (values !== undefined) for (const value of values) add(value.until)
+    }
+    const scenarios = (id: number): void => {
+      const list = this.context.scenarios(id)
+      if (list !== undefined) for (const scenario of list) add(scenario.from)
+    }
+    serving(campaign)
+    past(campaign.pastBudgets)
+    scenarios(campaign.id)
+    for (const adGroup of campaign.adGroups) {
+      serving(adGroup)
+      serving(adGroup.searchMatchServing)
+      past(adGroup.pastDefaultBids)
+      scenarios(adGroup.id)
+      for (const keyword of adGroup.keywords) {
+        serving(keyword)
+        past(keyword.pastBids)
+        scenarios(keyword.id)
+      }
+    }
+    for (const hours of byDay.values()) hours.sort((a, b) => a - b)
+    this.changeHours.set(campaign.id, byDay)
+    return byDay
+  }
+
+  /** The factors of every serving day of [first, last] (whole days: their hour 0). */
   private budgetFactorsOf(campaign: SimCampaign, first: number, last: number): Map<number, number> {
+    const days = this.budgetFactors.get(campaign.id)
+    const missing: Array<number> = []
+    for (let d = first; d <= last; d++) if ((days === undefined || !days.has(d)) && servesOn(campaign, d)) missing.push(d)
+    return this.computeBudgetFactors(campaign, missing)
+  }
+
+  /** The factor at one moment (1 when the campaign does not serve then). */
+  private budgetFactorAt(campaign: SimCampaign, moment: number): number {
+    const known = this.budgetFactors.get(campaign.id)?.get(moment)
+    if (known !== undefined) return known
+    return this.computeBudgetFactors(campaign, servesOn(campaign, moment) ? [moment] : []).get(moment) ?? 1
+  }
+
+  /**
+   * The share of its demand a campaign may spend with the inputs in force at each of `missing` (moments):
+   * the largest factor at which its sources' whole-day spend, each scaled and floored as addSource does,
+   * stays within the budget then; 1 when the budget does not bind. All are computed in one pass over
+   * the campaign's sources (one profile each).
+   */
+  private computeBudgetFactors(campaign: SimCampaign, missing: ReadonlyArray<number>): Map<number, number> {
     let days = this.budgetFactors.get(campaign.id)
     if (days === undefined) {
       days = new Map()
       this.budgetFactors.set(campaign.id, days)
     }
-    const missing: Array<number> = []
-    for (let d = first; d <= last; d++) if (!days.has(d) && servesOn(campaign, d)) missing.push(d)
     if (missing.length === 0) return days
     const context = this.context
     const unit = context.minorUnitMicros
     const vector = new Float64Array(METRIC_COUNT)
     const adjustment: Adjustment = { reach: 1, installRate: 1, cpt: 1 }
-    // Per missing day: each serving source's taps and spend (smallest units), uncapped.
+    // Per missing moment: each serving source's taps and spend (smallest units), uncapped.
     const taps = missing.map((): Array<number> => [])
     const spend = missing.map((): Array<number> => [])
     const collect = (adGroup: SimAdGroup, keyword: SimKeyword | null): void => {
@@ -404,10 +529,10 @@ export class AccountMetrics {
       const plain = scenarios === null && keyword?.pastBids === undefined && adGroup.pastDefaultBids === undefined
       if (plain) this.adjust(adGroup, keyword, null, missing[0]!, adjustment)
       for (let i = 0; i < missing.length; i++) {
-        const day = missing[i]!
-        if (!always && (!servesOn(adGroup, day) || !servesOn(serving, day))) continue
-        if (!plain) this.adjust(adGroup, keyword, scenarios, day, adjustment)
-        if (!sourceDay(context, profile, id, kind, day, adjustment, vector, 0) || vector[SPEND_MICROS] === 0) continue
+        const moment = missing[i]!
+        if (!always && (!servesOn(adGroup, moment) || !servesOn(serving, moment))) continue
+        if (!plain) this.adjust(adGroup, keyword, scenarios, moment, adjustment)
+        if (!sourceDay(context, profile, id, kind, Math.floor(moment), adjustment, vector, 0) || vector[SPEND_MICROS] === 0) continue
         taps[i]!.push(vector[TAPS]!)
         spend[i]!.push(vector[SPEND_MICROS]! / unit)
       }
@@ -416,11 +541,10 @@ export class AccountMetrics {
       for (const keyword of adGroup.keywords) collect(adGroup, keyword)
       collect(adGroup, null)
     }
-    missing.forEach((day, i) => {
+    missing.forEach((moment, i) => {
       const dayTaps = taps[i]!
       const daySpend = spend[i]!
-      const partial = day === context.today ? context.todayHour / 24 : 1
-      const budget = Math.floor(valueOn(campaign.dailyBudgetMicros, campaign.pastBudgets, day) * partial / unit)
+      const budget = Math.floor(valueOn(campaign.dailyBudgetMicros, campaign.pastBudgets, moment) / unit)
       const spentAt = (f: number): number => {
         let total = 0
         for (let j = 0; j < dayTaps.length; j++) if (Math.floor(dayTaps[j]! * f) > 0) total += Math.floor(daySpend[j]! * f)
@@ -441,9 +565,48 @@ export class AccountMetrics {
         }
         factor = low
       }
-      days.set(day, factor)
+      days.set(moment, factor)
     })
     return days
+  }
+
+  /**
+   * The stretches of the first `hours` hours of `day` in which the source's inputs did not change (cut
+   * at `cuts`): for each in which it served and had metrics, `emit(from, to, vector)` with the capped
+   * whole-day vector of those inputs (reused: read it before returning).
+   */
+  private stretches(
+    campaign: SimCampaign,
+    adGroup: SimAdGroup,
+    keyword: SimKeyword | null,
+    profile: SourceProfile,
+    scenarios: ReadonlyArray<Scenario> | null,
+    day: number,
+    hours: number,
+    cuts: ReadonlyArray<number> | undefined,
+    emit: (from: number, to: number, vector: Float64Array) => void
+  ): void {
+    const context = this.context
+    const id = keyword === null ? adGroup.id : keyword.id
+    const kind = keyword === null ? SEARCH_MATCH_SOURCE : KEYWORD_SOURCE
+    const serving = AccountMetrics.servingOf(adGroup, keyword)
+    const vector = this.day
+    const count = cuts === undefined ? 0 : cuts.length
+    let from = 0
+    for (let i = 0; i <= count && from < hours; i++) {
+      const to = i < count ? Math.min(cuts![i]!, hours) : hours
+      if (to <= from) continue
+      // The same expression as momentOf, so it compares equal to the moments changes were stamped with.
+      const moment = from === 0 ? day : day + from / 24
+      if (servesOn(campaign, moment) && servesOn(adGroup, moment) && servesOn(serving, moment)) {
+        this.adjust(adGroup, keyword, scenarios, moment, this.adjustment)
+        if (sourceDay(context, profile, id, kind, day, this.adjustment, vector, 0)) {
+          capDay(vector, this.budgetFactorAt(campaign, moment), context.minorUnitMicros)
+          emit(from, to, vector)
+        }
+      }
+      from = to
+    }
   }
 
   private addSource(
@@ -469,21 +632,68 @@ export class AccountMetrics {
     const unit = context.minorUnitMicros
     const day = this.day
     const factors = this.budgetFactorsOf(campaign, first, last)
+    const changes = this.changeHoursOf(campaign)
     for (let d = first; d <= last; d++) {
       const index = d - range.from
+      const cuts = changes.size === 0 ? undefined : changes.get(d)
+      const offset = index * METRIC_COUNT
+      if (cuts !== undefined) {
+        // A day with a change inside: the sum of its hours (today: of its elapsed hours).
+        this.stretches(campaign, adGroup, keyword, profile, scenarios, d, d === context.today ? context.todayHour : HOURS_PER_DAY, cuts, (from, to, vector) => {
+          addPrefix(vector, 0, to, unit, out, offset, 1)
+          addPrefix(vector, 0, from, unit, out, offset, -1)
+        })
+        continue
+      }
+      // One stretch for the whole day, inline (what stretches does for it, without its closure).
       if (mask[index] === 0 || (!always && !servesOn(serving, d))) continue
       this.adjust(adGroup, keyword, scenarios, d, adjustment)
       if (!sourceDay(context, profile, id, kind, d, adjustment, day, 0)) continue
-      const factor = factors.get(d) ?? 1
-      if (factor < 1) {
-        // Floors keep installs ≤ taps ≤ impressions, and the campaign's sum within its budget
-        // (budgetFactor chose the factor for exactly these floors).
-        for (let m = 0; m < SPEND_MICROS; m++) day[m] = Math.floor(day[m]! * factor)
-        day[SPEND_MICROS] = day[TAPS] === 0 ? 0 : Math.floor((day[SPEND_MICROS]! / unit) * factor) * unit
-      }
-      const offset = index * METRIC_COUNT
-      for (let m = 0; m < METRIC_COUNT; m++) out[offset + m]! += day[m]!
+      capDay(day, factors.get(d) ?? 1, unit)
+      if (d === context.today) addPrefix(day, 0, context.todayHour, unit, out, offset, 1)
+      else for (let m = 0; m < METRIC_COUNT; m++) out[offset + m]! += day[m]!
     }
+  }
+
+  /**
+   * The source's hours over the range's days into `out`, hour h of day d at
+   * ((d - range.from) × 24 + h) × METRIC_COUNT; today's hours from `todayHour` on stay empty.
+   */
+  private addSourceHours(campaign: SimCampaign, adGroup: SimAdGroup, keyword: SimKeyword | null, range: DayRange, out: Float64Array): void {
+    const context = this.context
+    const first = Math.max(range.from, context.today - HISTORY_DAYS)
+    const last = Math.min(range.to, context.today)
+    if (first > last) return
+    const id = keyword === null ? adGroup.id : keyword.id
+    const kind = keyword === null ? SEARCH_MATCH_SOURCE : KEYWORD_SOURCE
+    const profile = profileOf(context.seed, id, kind, context.typicalCptMinor)
+    const scenarios = this.scenariosOf(campaign, adGroup, keyword)
+    const unit = context.minorUnitMicros
+    const changes = this.changeHoursOf(campaign)
+    for (let d = first; d <= last; d++) {
+      const base = (d - range.from) * HOURS_PER_DAY
+      this.stretches(campaign, adGroup, keyword, profile, scenarios, d, d === context.today ? context.todayHour : HOURS_PER_DAY, changes.get(d), (from, to, vector) => {
+        for (let h = from; h < to; h++) {
+          const offset = (base + h) * METRIC_COUNT
+          addPrefix(vector, 0, h + 1, unit, out, offset, 1)
+          addPrefix(vector, 0, h, unit, out, offset, -1)
+        }
+      })
+    }
+  }
+
+  addKeywordHours(campaign: SimCampaign, adGroup: SimAdGroup, keyword: SimKeyword, range: DayRange, out: Float64Array): void {
+    this.addSourceHours(campaign, adGroup, keyword, range, out)
+  }
+
+  /** Every keyword ever in the ad group plus Search Match, by hour (see addSourceHours). */
+  addAdGroupHours(campaign: SimCampaign, adGroup: SimAdGroup, range: DayRange, out: Float64Array): void {
+    for (const keyword of adGroup.keywords) this.addSourceHours(campaign, adGroup, keyword, range, out)
+    this.addSourceHours(campaign, adGroup, null, range, out)
+  }
+
+  addCampaignHours(campaign: SimCampaign, range: DayRange, out: Float64Array): void {
+    for (const adGroup of campaign.adGroups) this.addAdGroupHours(campaign, adGroup, range, out)
   }
 
   addKeyword(campaign: SimCampaign, adGroup: SimAdGroup, keyword: SimKeyword, range: DayRange, out: Float64Array): void {

@@ -2,6 +2,10 @@
  * The simulator's in-memory entities (mutable: writes change them in place). Ids are integers, as on
  * the wire. Each servable entity carries its serving history, so reports for past days stay stable
  * after a pause or delete while later days go quiet.
+ *
+ * Times of changes (`until`, `from`, `createdDay`) are moments: a day number plus the hour of the change
+ * / 24 (SimulatorCalendar.momentOf), so a change applies from its hour on; seeded history is whole days.
+ * Every `day` or `today` argument below is such a moment.
  */
 
 /** A span of days during which an entity did not serve: [from, until), until null = still off. */
@@ -31,7 +35,7 @@ export const valueOn = <T>(current: T, past: ReadonlyArray<PastValue<T>> | undef
 export const firstValue = <T>(current: T, past: ReadonlyArray<PastValue<T>> | undefined): T =>
   past === undefined || past.length === 0 ? current : past[0]!.value
 
-/** Keeps `previous` as the value of the days before `today`; a second change on one day keeps the first. */
+/** Keeps `previous` as the value before the moment `today`; a second change in one hour keeps the first. */
 export const recordChange = <T>(past: Array<PastValue<T>> | undefined, previous: T, next: T, today: number): Array<PastValue<T>> | undefined => {
   if (previous === next) return past
   const list = past ?? []
@@ -185,7 +189,7 @@ export const setStatus = <S extends string>(entity: Serving & { status: S }, sta
   else resumeServing(entity, today)
 }
 
-/** Serve again from `today` on. A pause and resume within one day leaves no gap. */
+/** Serve again from `today` on. A pause and resume within one hour leaves no gap. */
 export const resumeServing = (serving: Serving, today: number): void => {
   const periods = serving.offPeriods
   const last = periods?.[periods.length - 1]

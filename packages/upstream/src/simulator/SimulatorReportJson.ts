@@ -100,10 +100,11 @@ export const v5MetricsWriter = (unitMicros: number, currency: string): MetricsWr
   }
 }
 
-const periodStart = (granularity: "DAILY" | "WEEKLY" | "MONTHLY", day: number): number =>
+const periodStart = (granularity: "HOURLY" | "DAILY" | "WEEKLY" | "MONTHLY", day: number): number =>
   granularity === "DAILY" ? day : granularity === "WEEKLY" ? weekStartOf(day) : monthStartOf(day)
 
 const COMMA = ascii(",")
+const EMPTY = new Float64Array(METRIC_COUNT)
 
 // `{"date":"2026-11-22","impressions":` per day: every entry starts with one.
 const datePrefixes = new Map<number, Uint8Array>()
@@ -117,6 +118,10 @@ const datePrefix = (day: number): Uint8Array => {
   return prefix
 }
 
+// `{"date":"2026-11-22 13:00","impressions":` per hour of an hourly report.
+const hourPrefix = (day: number, hour: number): Uint8Array =>
+  ascii(`{"date":"${isoFromDay(day)} ${String(hour).padStart(2, "0")}:00","impressions":`)
+
 /**
  * Writes a row's periods as comma-separated `{"date":"…",<metrics>}` entries: each period is the sum of
  * its days inside the range, dated by its first day; periods without metrics only with `keepEmpty`.
@@ -127,6 +132,23 @@ export const writePeriods = (out: JsonBytes, row: ComputedRow, report: PreparedR
   const { keepEmpty, range } = report
   const granularity = report.granularity ?? "DAILY"
   let separate = false
+  if (granularity === "HOURLY") {
+    // Slots are hours from the range's first day; only the kept ones have metrics.
+    let next = first
+    const slots = (range.to - range.from + 1) * 24
+    for (let slot = 0; slot < slots; slot++) {
+      const kept = next < first + count && days[next] === slot
+      if (!kept && !keepEmpty) continue
+      if (separate) out.raw(COMMA)
+      separate = true
+      out.raw(hourPrefix(range.from + Math.floor(slot / 24), slot % 24))
+      if (kept) {
+        metrics(out, values, next * METRIC_COUNT)
+        next++
+      } else metrics(out, EMPTY, 0)
+    }
+    return
+  }
   const entry = (vector: Float64Array, offset: number, date: number) => {
     if (separate) out.raw(COMMA)
     separate = true
@@ -189,7 +211,7 @@ const V5_PAGE = {
 
 /** Room for a page's rows: a DAILY page is mostly entries, one per kept day, of up to `bytesPerEntry`. */
 export const pageCapacity = (report: PreparedReport, rows: ReadonlyArray<ComputedRow>, bytesPerEntry: number): number => {
-  const daily = report.granularity === "DAILY" && !report.keepEmpty
+  const daily = (report.granularity === "DAILY" || report.granularity === "HOURLY") && !report.keepEmpty
   let entries = 0
   for (const row of rows) entries += (daily ? row.count : 0) + 2
   return 4096 + entries * bytesPerEntry

@@ -15,6 +15,10 @@
  * - Periods without metrics are left out of `granularity` unless returnRecordsWithNoMetrics.
  * - `total` is present when returnRowTotals is true or no granularity was asked for.
  * - Deleted entities keep their rows: their history still adds up to the parents' totals.
+ * - HOURLY (v1 only; v5 as described here has none): the platform's rule, start within the last 30 days
+ *   and start and end at most 7 days apart; campaigns, ad groups and keywords only (Apple's ad reports
+ *   refuse it and its hourly reports have no search terms). An hour's `date` is "YYYY-MM-DD HH:00" in
+ *   the account's calendar; the hours of a day add up to its daily row exactly.
  */
 import type { Metrics, ReportLevel } from "../Upstream.ts"
 import type { WireReportMetadata, WireReportRequest } from "../Wire.ts"
@@ -23,6 +27,8 @@ import { invalid, type PageRequest } from "./SimulatorHttp.ts"
 import {
   type AccountMetrics,
   type DayRange,
+  dayCount,
+  HOURS_PER_DAY,
   IMPRESSIONS,
   INSTALLS,
   isEmpty,
@@ -45,16 +51,27 @@ type Metadata = typeof WireReportMetadata.Type
 
 export interface RowSource {
   readonly metadata: Metadata
-  /** Adds the row's daily vectors over the range into `out`. */
-  readonly fill: (range: DayRange, out: Float64Array) => void
+  /**
+   * Adds the row's daily vectors over the range into `out`, or with `hourly` its hourly ones (24 a day;
+   * only at HOURLY_LEVELS). One closure per row: a keyword report has 100,000 rows.
+   */
+  readonly fill: (range: DayRange, out: Float64Array, hourly: boolean) => void
 }
+
+/** What a report may be asked by (v5's request, plus v1's HOURLY). */
+export type ReportRequest = Omit<WireReportRequest, "granularity"> & {
+  readonly granularity?: "HOURLY" | "DAILY" | "WEEKLY" | "MONTHLY" | undefined
+}
+
+/** Levels with hourly reports. */
+const HOURLY_LEVELS: ReadonlySet<ReportPathLevel> = new Set(["campaigns", "adgroups", "keywords"])
 
 /** The rows of a level, in entity order. `campaign` is required for every level but campaigns. */
 const rowSources = (metrics: AccountMetrics, account: SimAccount, level: ReportPathLevel, campaign: SimCampaign | null): Array<RowSource> => {
   if (level === "campaigns") {
     return account.campaigns.map((c) => ({
       metadata: { campaignId: c.id, campaignName: c.name },
-      fill: (range, out) => metrics.addCampaign(c, range, out)
+      fill: (range, out, hourly) => hourly ? metrics.addCampaignHours(c, range, out) : metrics.addCampaign(c, range, out)
     }))
   }
   if (campaign === null) throw new Error(`the ${level} report needs a campaign`)
@@ -68,14 +85,15 @@ const rowSources = (metrics: AccountMetrics, account: SimAccount, level: ReportP
       case "adgroups":
         rows.push({
           metadata: { campaignId, adGroupId, adGroupName, campaignName: campaign.name },
-          fill: (range, out) => metrics.addAdGroup(campaign, adGroup, range, out)
+          fill: (range, out, hourly) => hourly ? metrics.addAdGroupHours(campaign, adGroup, range, out) : metrics.addAdGroup(campaign, adGroup, range, out)
         })
         break
       case "keywords":
         for (const keyword of adGroup.keywords) {
           rows.push({
             metadata: { campaignId, adGroupId, adGroupName, keywordId: keyword.id, keyword: keyword.text, matchType: keyword.matchType },
-            fill: (range, out) => metrics.addKeyword(campaign, adGroup, keyword, range, out)
+            fill: (range, out, hourly) =>
+              hourly ? metrics.addKeywordHours(campaign, adGroup, keyword, range, out) : metrics.addKeyword(campaign, adGroup, keyword, range, out)
           })
         }
         break
@@ -203,19 +221,20 @@ export interface ComputedRow {
   readonly source: RowSource
   readonly position: number
   readonly total: Float64Array
-  /** The row's days with metrics: `store` entries [first, first + count). */
+  /** The row's days (hours, in an hourly report) with metrics: `store` entries [first, first + count). */
   readonly store: DayStore
   readonly first: number
   readonly count: number
 }
 
-const computeRows = (sources: ReadonlyArray<RowSource>, range: DayRange, keepEmpty: boolean): Array<ComputedRow> => {
-  const daily = newDailyBuffer(range)
+/** Rows by day or, `hourly`, by hour (a slot is then (day - range.from) × 24 + hour). */
+const computeRows = (sources: ReadonlyArray<RowSource>, range: DayRange, keepEmpty: boolean, hourly = false): Array<ComputedRow> => {
+  const daily = hourly ? new Float64Array(dayCount(range) * HOURS_PER_DAY * METRIC_COUNT) : newDailyBuffer(range)
   const store = new DayStore()
   const rows: Array<ComputedRow> = []
   sources.forEach((source, position) => {
     daily.fill(0)
-    source.fill(range, daily)
+    source.fill(range, daily, hourly)
     const total = new Float64Array(METRIC_COUNT)
     const first = store.size
     for (let offset = 0, day = 0; offset < daily.length; offset += METRIC_COUNT, day++) {
@@ -237,8 +256,11 @@ const computeRows = (sources: ReadonlyArray<RowSource>, range: DayRange, keepEmp
   return rows
 }
 
-/** The platform's rules on dates: a real range, not in the future, DAILY ≤ 90 days and ≤ 90 days back. */
-const reportRange = (request: WireReportRequest, today: number): DayRange => {
+/**
+ * The platform's rules on dates: a real range, not in the future, DAILY ≤ 90 days and ≤ 90 days back,
+ * HOURLY ≤ 7 days apart and starting ≤ 30 days back.
+ */
+const reportRange = (request: ReportRequest, today: number): DayRange => {
   const from = dayFromIso(request.startTime)
   const to = dayFromIso(request.endTime)
   if (from === null) throw invalid("startTime must be a date YYYY-MM-DD", "startTime")
@@ -252,8 +274,16 @@ const reportRange = (request: WireReportRequest, today: number): DayRange => {
     if (to - from > 90) throw invalid("DAILY reports span at most 90 days", "endTime")
     if (from < today - 90) throw invalid("DAILY reports start within the last 90 days", "startTime")
   }
+  if (request.granularity === "HOURLY") {
+    if (to - from > HOURLY_MAX_SPAN_DAYS) throw invalid(`HOURLY reports span at most ${HOURLY_MAX_SPAN_DAYS} days`, "endTime")
+    if (from < today - HOURLY_MAX_AGE_DAYS) throw invalid(`HOURLY reports start within the last ${HOURLY_MAX_AGE_DAYS} days`, "startTime")
+  }
   return { from, to: Math.min(to, today) }
 }
+
+/** HOURLY: start and end at most this many days apart, and the start at most this many days back. */
+export const HOURLY_MAX_SPAN_DAYS = 7
+export const HOURLY_MAX_AGE_DAYS = 30
 
 /** The last few reports' computed rows, by request (page excluded); oldest dropped first. */
 const REPORT_CACHE_ENTRIES = 8
@@ -286,7 +316,7 @@ const reportRowsCacheOf = (state: SimulatorState): ReportRowsCache => {
 export interface PreparedReport {
   readonly account: SimAccount
   readonly range: DayRange
-  readonly granularity: "DAILY" | "WEEKLY" | "MONTHLY" | undefined
+  readonly granularity: "HOURLY" | "DAILY" | "WEEKLY" | "MONTHLY" | undefined
   readonly keepEmpty: boolean
   /** Every row of the report, in answer order; a page is a slice of them. */
   readonly rows: ReadonlyArray<ComputedRow>
@@ -304,10 +334,12 @@ export const prepareReport = (
   account: SimAccount,
   level: ReportPathLevel,
   campaign: SimCampaign | null,
-  request: WireReportRequest
+  request: ReportRequest
 ): PreparedReport => {
   const metrics = state.metrics(account)
   const range = reportRange(request, metrics.context.today)
+  const hourly = request.granularity === "HOURLY"
+  if (hourly && !HOURLY_LEVELS.has(level)) throw invalid(`${level} reports do not support HOURLY granularity`, "granularity")
   const selector = request.selector
   const page = selectorPage(selector)
   const conditions = selector.conditions ?? []
@@ -329,6 +361,7 @@ export const prepareReport = (
     level,
     campaign?.id ?? null,
     range,
+    hourly,
     keepEmpty,
     conditions,
     orderBy
@@ -337,7 +370,7 @@ export const prepareReport = (
   const rows = cache.get(key) ?? (() => {
     const sources = rowSources(metrics, account, level, campaign)
       .filter((source) => matchesConditions(source.metadata as Readonly<Record<string, unknown>>, conditions))
-    const computed = computeRows(sources, range, keepEmpty)
+    const computed = computeRows(sources, range, keepEmpty, hourly)
     if (orderBy.length > 0) computed.sort(compareBy(orderBy, sortValue, (a, b) => a.position - b.position))
     cache.set(key, computed)
     return computed

@@ -1,13 +1,13 @@
 /**
- * Scenarios injected through the control API: "from this day on, this entity's installs per tap (or
+ * Scenarios injected through the control API: "from this hour on, this entity's installs per tap (or
  * cost per tap) change by X %". A scenario on a campaign or an ad group applies to every keyword and
- * Search Match under it; several on one source multiply. Days before `from` keep their numbers.
+ * Search Match under it; several on one source multiply. Hours before `from` keep their numbers.
  */
 
 export interface Scenario {
   /** A campaign, ad group or keyword id (ids are unique across kinds). */
   readonly entityId: number
-  /** The first day (the account's calendar) it applies to. */
+  /** The moment (the account's calendar, see momentOf: day + hour / 24) from which it applies. */
   readonly from: number
   /** e.g. -40: installs per tap fall 40 %. */
   readonly installsPerTapPercent: number

@@ -58,7 +58,7 @@ export const recordingWrite = (request: OrgRequest, handle: (request: OrgRequest
   const answer = handle(request)
   if (answer.status >= 300) return answer
   const ids = new Set([...before.keys(), ...answeredIds(answer)])
-  const { eventTime, transactionId } = state.history.nextTransaction(state.clock())
+  const { eventTime, transactionId } = state.history.nextTransaction(state.nowMs())
   for (const id of ids) {
     const was = before.get(id) ?? null
     const is = snapshot(request, id)

@@ -12,6 +12,7 @@ import { reportPageOf } from "../ReportDecoding.ts"
 import type {
   BulkResult,
   FindCondition,
+  HourlyCampaignMetrics,
   KeywordChange,
   NewKeyword,
   NewNegativeKeyword,
@@ -76,6 +77,34 @@ const reportPaths: Record<ReportRequest["level"], string> = {
   keywords: "/reports/apps/keywords/query",
   searchTerms: "/reports/apps/searchterms/query",
   ads: "/reports/apps/ads/query"
+}
+
+/** A report as the v1 client asks for it: the port's request, or by hour. */
+type V1ReportAsk = Omit<ReportRequest, "granularity"> & { readonly granularity: ReportRequest["granularity"] | "HOURLY" }
+
+// An hourly period's date: "2026-11-28 13:00" (or with seconds, or an ISO "T"), read as its day and hour.
+const HOUR_DATE = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}):\d{2}(?::\d{2})?/
+
+/** A campaign-level hourly report's rows as one entry per campaign and hour; an UpstreamError on an unreadable date. */
+export const hourlyFromRows = (rows: ReadonlyArray<ReportRow>): Effect.Effect<Array<HourlyCampaignMetrics>, UpstreamError> => {
+  const hours: Array<HourlyCampaignMetrics> = []
+  for (const row of rows) {
+    for (const period of row.periods) {
+      const match = HOUR_DATE.exec(period.date)
+      if (match === null) {
+        return Effect.fail(new UpstreamError({ message: `the upstream hourly report answered a period dated ${JSON.stringify(period.date)}, not an hour` }))
+      }
+      hours.push({
+        campaignId: row.campaignId,
+        hour: `${match[1]!}T${match[2]!}`,
+        impressions: period.impressions,
+        taps: period.taps,
+        installs: period.installs,
+        spendMicros: period.spendMicros
+      })
+    }
+  }
+  return Effect.succeed(hours)
 }
 
 /** Which metadata field names the row's own entity when the report answers with a bare `id`. */
@@ -257,7 +286,7 @@ export const makeAppleAdsPlatformClient = (
     const live = <A extends { readonly deleted: boolean }>(rows: ReadonlyArray<A>) => rows.filter((row) => !row.deleted)
 
     /** One page of a v1 report with its campaign filter, as a page of the port's report. */
-    const reportPage = (account: string, request: ReportRequest, campaignFilter: V1Filter, offset: number, limit: number) =>
+    const reportPage = (account: string, request: V1ReportAsk, campaignFilter: V1Filter, offset: number, limit: number) =>
       http.run({
         method: "POST",
         path: reportPaths[request.level],
@@ -277,7 +306,7 @@ export const makeAppleAdsPlatformClient = (
      * at most one row per campaign, so each chunk is read whole, the chunks concatenated in id order (the
      * order v5 lists campaigns in), and the page asked for cut from them: rows, paging and totals as v5's.
      */
-    const campaignsReport = (account: string, request: ReportRequest) =>
+    const campaignsReport = (account: string, request: V1ReportAsk) =>
       Effect.gen(function*() {
         const campaigns = yield* queryAll("campaigns", account, [{ field: "deleted", operator: "IN", value: [true, false] }], CampaignId)
         const ids = campaigns.map((c) => String(c.id))
@@ -326,6 +355,15 @@ export const makeAppleAdsPlatformClient = (
         request.campaignId !== undefined
           ? reportPage(account, request, eq("campaignId", request.campaignId), request.offset, request.limit)
           : campaignsReport(account, request),
+      hourlyCampaignMetrics: (account, range) =>
+        campaignsReport(account, {
+          level: "campaigns",
+          startDate: range.startDate,
+          endDate: range.endDate,
+          granularity: "HOURLY",
+          offset: 0,
+          limit: Number.MAX_SAFE_INTEGER
+        }).pipe(Effect.flatMap((page) => hourlyFromRows(page.rows))),
 
       createCampaign: (account, campaign) =>
         currencyOf(account).pipe(

@@ -222,7 +222,7 @@ export const V1ReportRequest = Schema.Struct({
     start: Schema.String,
     end: Schema.String,
     timeZone: Schema.optional(Schema.String),
-    granularity: Schema.optional(Schema.Literal("DAILY", "WEEKLY", "MONTHLY"))
+    granularity: Schema.optional(Schema.Literal("HOURLY", "DAILY", "WEEKLY", "MONTHLY"))
   }),
   filters: Schema.optional(Schema.Array(V1Filter)),
   pagination: Schema.optional(Schema.Struct({ offset: Schema.Int, pageSize: Schema.Int }))
