@@ -88,6 +88,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   staged_metrics: ["warehouse/StageMetrics.ts"],
   syncs: ["warehouse/SyncRuns.ts"],
   targets: ["policy/Targets.ts"],
+  watches: ["guard/Watches.ts"],
   webhook_batches: ["webhooks/Deliveries.ts"],
   webhook_delivered_batches: ["webhooks/Deliveries.ts"],
   webhook_deliveries: ["webhooks/Deliveries.ts", "db/functions/acs_keep_pending_bodies.sql"],
