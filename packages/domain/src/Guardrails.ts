@@ -44,7 +44,10 @@ export type HighRisk = typeof HighRisk.Type
 
 export const CircuitBreaker = Schema.Struct({
   failures: Schema.Int.pipe(Schema.positive()).annotations({ description: "Upstream write failures that pause auto-apply…" }),
-  windowMinutes: Schema.Int.pipe(Schema.positive()).annotations({ description: "…within this many minutes" })
+  windowMinutes: Schema.Int.pipe(Schema.positive()).annotations({ description: "…within this many minutes" }),
+  spendPerHourMultiple: Schema.optionalWith(Schema.Number.pipe(Schema.between(1.5, 100)), { default: () => 3 }).annotations({
+    description: "An hour's spend past this multiple of its usual (same hour, 6 days before) also pauses"
+  })
 }).annotations({ identifier: "CircuitBreaker" })
 export type CircuitBreaker = typeof CircuitBreaker.Type
 
@@ -82,7 +85,7 @@ export const DEFAULT_GUARDRAILS: GuardrailsSettings = {
   cooldownHours: { bid: 72, budget: 72, status: 0 },
   evidence: { minDays: 7, minInstalls: 20 },
   highRisk: { budgetIncreasePct: 25, removals: 10, enableCampaign: true },
-  circuitBreaker: { failures: 5, windowMinutes: 10 }
+  circuitBreaker: { failures: 5, windowMinutes: 10, spendPerHourMultiple: 3 }
 }
 
 /** The default 24-hour envelope: this share of the account's total daily budget as it was 24 hours ago. */

@@ -15,6 +15,7 @@ import { Transitions } from "./actions/pipeline/Transitions.ts"
 import { Connections } from "./accounts/Connections.ts"
 import { Brief } from "./accounts/Brief.ts"
 import { AfterSyncLive } from "./guard/AfterSyncLive.ts"
+import { SpendAnomaly } from "./guard/SpendAnomaly.ts"
 import { Watches } from "./guard/Watches.ts"
 import { Access } from "./auth/Access.ts"
 import { KeyStore } from "./auth/KeyStore.ts"
@@ -89,7 +90,7 @@ export const ServicesLive = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(Proposals.Default),
   Layer.provideMerge(AfterSyncLive),
-  Layer.provideMerge(Watches.Default),
+  Layer.provideMerge(Layer.mergeAll(Watches.Default, SpendAnomaly.Default)),
   Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default, OutsideChanges.Default)),
   Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Transitions.Default, Jobs.Default, WorkerSignal.Default)),
   // One per instance: the sequencer wakes this instance's streams and webhook workers through it.

@@ -21,6 +21,7 @@ import { Ledger } from "../src/actions/pipeline/Ledger.ts"
 import { Proposals } from "../src/actions/pipeline/Proposals.ts"
 import { Access } from "../src/auth/Access.ts"
 import { AfterSyncLive } from "../src/guard/AfterSyncLive.ts"
+import { SpendAnomaly } from "../src/guard/SpendAnomaly.ts"
 import { Watches } from "../src/guard/Watches.ts"
 import { RateLimits } from "../src/limits/RateLimits.ts"
 import { Jobs } from "../src/queue/Jobs.ts"
@@ -91,7 +92,7 @@ const Endpoint = Layer.effect(SimulatorEndpoint, Effect.map(TestSimulator, (s) =
 const TestLayer = WorkerLive.pipe(
   Layer.provideMerge(Layer.mergeAll(Syncs.Default, Access.Default)),
   Layer.provideMerge(AfterSyncLive),
-  Layer.provideMerge(Watches.Default),
+  Layer.provideMerge(Layer.mergeAll(Watches.Default, SpendAnomaly.Default)),
   Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, Jobs.Default, ChangesetRun.Default, OutsideChanges.Default, SyncRuns.Default)),
   Layer.provideMerge(Layer.mergeAll(Proposals.Test, Approvals.Test, Apply.Test)),
   Layer.provideMerge(UpstreamLive.pipe(Layer.provideMerge(Endpoint), Layer.provideMerge(SimulatorUnderTest), Layer.provide(UpstreamTransportLive))),
@@ -104,12 +105,13 @@ const TestLayer = WorkerLive.pipe(
   ]))))
 )
 
-/** Both clocks a number of days on. */
-const advanceDays = (days: number) =>
+/** Both clocks a number of days (or hours) on. */
+const advance = (by: { readonly days?: number; readonly hours?: number }) =>
   Effect.map(TestSimulator, (simulator) => {
-    simulator.control.advanceClock({ days })
-    shiftMs += days * DAY_MS
+    simulator.control.advanceClock(by)
+    shiftMs += (by.days ?? 0) * DAY_MS + (by.hours ?? 0) * 3_600_000
   })
+const advanceDays = (days: number) => advance({ days })
 
 /** From now on, the keyword converts `percent` % better (negative: worse) per tap. */
 const convertsFromNow = (keywordId: string, percent: number) =>
@@ -292,4 +294,36 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
       expect(yield* actionOf(autoAccount.projectId, autoRevertId)).toMatchObject({ status: "applied", mode: "auto_applied", revertOf: autoHurtId })
       expect(yield* statusOf(autoHurtId)).toBe("reverted")
     }).pipe(Effect.withClock(shifted), Effect.scoped, Effect.orDie))
+
+  it.effect("pauses the account's auto-apply when an hour's spend is past 3 × its usual, and says why", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const simulator = yield* TestSimulator
+      const accounts = yield* Accounts
+      const projectId = (yield* sql<{ readonly projectId: string }>`SELECT project_id FROM accounts WHERE org_id = ${ORG}`)[0]!.projectId
+      const account = Option.getOrThrow(yield* accounts.find(projectId))
+      const [campaign] = yield* sql<{ readonly campaignId: string; readonly dailyBudgetMicros: string }>`
+        SELECT c.campaign_id, c.daily_budget_micros::text AS daily_budget_micros FROM campaigns c
+        JOIN daily_metrics m ON m.project_id = c.project_id AND m.level = 'campaigns' AND m.entity_key = c.campaign_id
+        WHERE c.project_id = ${projectId} AND c.status = 'ENABLED' AND c.daily_budget_micros IS NOT NULL
+        GROUP BY c.campaign_id, c.daily_budget_micros ORDER BY sum(m.spend_micros) DESC LIMIT 1`
+      // Someone lifts the budget thirtyfold in the web UI, and from now on every tap costs ten times as much.
+      const lifted = simulator.webUiWrite({
+        adAccountId: Number(account.upstreamAccountId),
+        method: "PUT",
+        path: `/v1/campaigns/${campaign!.campaignId}`,
+        body: { dailyBudget: { value: { amount: (Number(campaign!.dailyBudgetMicros) * 30 / 1_000_000).toFixed(2), currency: account.currency } } },
+        user: "web-ui-user@example.com"
+      })
+      expect(lifted.status, JSON.stringify(lifted.body)).toBe(200)
+      expect(simulator.control.addScenario({ entityId: Number(campaign!.campaignId), cptPercent: 900 })).not.toBeNull()
+      yield* advance({ hours: 2 })
+      expect((yield* (yield* Syncs).runToEnd(account, "manual"))?.status).toBe("succeeded")
+
+      const [paused] = yield* sql<{ readonly pausedReason: string | null }>`SELECT paused_reason FROM guardrails WHERE project_id = ${projectId}`
+      expect(paused?.pausedReason).toMatch(/^spend anomaly: [\d.]+ USD spent in the hour \d{4}-\d\d-\d\d \d\d:00, \d+\.\d× its usual [\d.]+ USD \(past 3×\)$/)
+      const [event] = yield* sql<{ readonly by: string }>`
+        SELECT data ->> 'by' AS by FROM events WHERE project_id = ${projectId} AND type = 'account.paused'`
+      expect(event?.by).toBe("spend-anomaly breaker")
+    }).pipe(Effect.withClock(shifted), Effect.orDie))
 })

@@ -374,7 +374,7 @@ describe("the spend envelope", () => {
 
 describe("the circuit breaker", () => {
   it("pauses the account's auto-apply after repeated upstream write failures, holds every change, and resumes when an admin clears it", async () => {
-    await putGuardrails({ envelope: BIG_ENVELOPE, circuitBreaker: { failures: 3, windowMinutes: 10 } })
+    await putGuardrails({ envelope: BIG_ENVELOPE, circuitBreaker: { failures: 3, windowMinutes: 10, spendPerHourMultiple: 3 } })
     const failing = [await freshCampaign(), await freshCampaign(), await freshCampaign()]
     for (const campaign of failing) {
       p.simulator.control.addFault({ kind: "status", status: 500, method: "PUT", path: `/campaigns/${campaign.campaignId}$`, times: 1 })

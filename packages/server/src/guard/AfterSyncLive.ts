@@ -1,7 +1,8 @@
 /**
  * What runs after a sync that succeeded (warehouse/AfterSync.ts): the change history first, so the outside changes
- * the fresh copy may reveal are in the ledger, then the guard's pass, whose reviews name them as confounders. The
- * guard's failure is logged, not the sync's, and never stops the outside changes from being recorded.
+ * the fresh copy may reveal are in the ledger; then the spend-anomaly breaker on the latest hour; then the guard's
+ * pass, whose reviews name those outside changes as confounders. Each step's failure is logged, not the sync's, and
+ * never keeps the next one from running.
  */
 import type { UpstreamClient } from "@acs/upstream/Upstream"
 import { SqlClient } from "@effect/sql"
@@ -9,22 +10,26 @@ import { Effect, Layer } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { OutsideChanges } from "../actions/outside/OutsideChanges.ts"
 import { AfterSync } from "../warehouse/AfterSync.ts"
+import { SpendAnomaly } from "./SpendAnomaly.ts"
 import { Watches } from "./Watches.ts"
+
+const logged = (what: string) => <A, E, R>(step: Effect.Effect<A, E, R>) =>
+  step.pipe(Effect.asVoid, Effect.catchAllCause((cause) => Effect.logWarning(`${what} after the sync failed`, cause)))
 
 export const AfterSyncLive = Layer.effect(
   AfterSync,
   Effect.gen(function*() {
     const outside = yield* OutsideChanges
+    const anomaly = yield* SpendAnomaly
     const watches = yield* Watches
     const sql = yield* SqlClient.SqlClient
     return {
       run: (client: UpstreamClient, account: AccountRecord) =>
-        outside.record(client, account).pipe(
-          Effect.ensuring(watches.pass(account).pipe(
-            Effect.catchAllCause((cause) => Effect.logWarning("the guard's pass after the sync failed", cause))
-          )),
-          Effect.provideService(SqlClient.SqlClient, sql)
-        )
+        Effect.all([
+          outside.record(client, account).pipe(logged("reading the change history")),
+          anomaly.check(client, account).pipe(logged("the spend-anomaly check")),
+          watches.pass(account).pipe(logged("the guard's pass"))
+        ], { discard: true }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     }
   })
 )

@@ -91,6 +91,24 @@ export const tripCircuitBreaker = (sql: SqlClient.SqlClient, projectId: string) 
     return true
   })
 
+/**
+ * Pauses the account's auto-apply for `reason` (the spend-anomaly breaker, docs/contract.md 3.3), with an
+ * `account.paused` event, in one transaction. A paused account keeps its first reason. Answers whether it paused now.
+ */
+export const pauseAutoApply = (sql: SqlClient.SqlClient, orgId: string, projectId: string, reason: string, pausedBy: string) =>
+  sql.withTransaction(Effect.gen(function*() {
+    const rows = yield* sql`
+      INSERT INTO guardrails (project_id, paused_reason, paused_since) VALUES (${projectId}, ${reason}, now())
+      ON CONFLICT (project_id) DO UPDATE SET paused_reason = EXCLUDED.paused_reason, paused_since = EXCLUDED.paused_since
+        WHERE guardrails.paused_since IS NULL
+      RETURNING ${sql.unsafe(COLUMNS)}`
+    if (rows.length === 0) return false
+    const [paused] = yield* decodeGuardrails(rows)
+    yield* writeEvent(sql, { orgId, projectId, type: "account.paused", data: { guardrails: toDocument(paused), by: pausedBy } })
+    yield* Effect.logWarning(`auto-apply paused by the ${pausedBy}`).pipe(Effect.annotateLogs({ projectId, reason }))
+    return true
+  })).pipe(Effect.orDie)
+
 const by = (grant: Granted<"updateGuardrails" | "resumeAutoApply">) => `${grant.principal.kind}:${grant.principal.id}`
 
 export class Guardrails extends Effect.Service<Guardrails>()("acs/Guardrails", {
