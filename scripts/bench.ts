@@ -26,6 +26,7 @@
  *   pnpm bench --only login-flood   the sign-in flood alone
  *   pnpm bench --only streams       200 idle event streams: memory per stream, event reads per event (scripts/bench/streams.ts)
  *   pnpm bench --only changesets    a changeset of 1,000 keyword bids: add, submit, approve, apply, revert (scripts/bench/changesets.ts)
+ *   pnpm bench --only guard         the guard's review pass over 10,000 due watches (scripts/bench/guard.ts)
  *   pnpm bench --only cli           acs start-up: CPU of --help, --version and client commands (scripts/bench/cliStart.ts)
  *
  * A partial run writes bench/results-<part>.json (not committed). Every part states the machine's load
@@ -38,6 +39,7 @@ import { benchChangesets, changesetDetails, changesetTargets } from "./bench/cha
 import { benchCliStart, cliStartMet, describeCliStart } from "./bench/cliStart.ts"
 import { type BenchCluster, startBenchCluster } from "./bench/cluster.ts"
 import { benchEvents, type CpuSplit, type EventsResults, TARGET_DELIVERY_P95_MS, TARGET_WEBHOOK_SHARE } from "./bench/events.ts"
+import { benchGuard, guardDetails, guardTargets } from "./bench/guard.ts"
 import { benchKeywordReads, type KeywordReads, keywordReadTargets } from "./bench/keywordReads.ts"
 import { benchLedgerReads, type LedgerResults, TARGET_CHEAP_READ_RATIO, TARGET_LEDGER_PAGE_RATIO } from "./bench/ledger.ts"
 import { benchLoginFlood, describeLoginFlood, type LoginFloodResult } from "./bench/loginFlood.ts"
@@ -550,6 +552,23 @@ const changesetsOnly = async (load: ReturnType<typeof loadSampler>, startedAt: D
   )
 }
 
+/** The guard's review pass over 10,000 due watches on the warehouse's account (scripts/bench/guard.ts). */
+const guardOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
+  const cluster = await startClusterForRun()
+  const warehouse = await startWarehouse({ cluster, log, cleanup })
+  if (warehouse.shipped === undefined && warehouse.workaround === undefined) return noSyncToRead(warehouse, "results-guard", load, startedAt)
+  const guard = await benchGuard(warehouse, log)
+  finish(
+    "results-guard",
+    `acs guard: a review pass over ${fmt(guard.watches)} due watches, ${warehouse.accountName}`,
+    guardTargets(guard),
+    guardDetails(guard),
+    { only: "guard", guard },
+    load,
+    startedAt
+  )
+}
+
 const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Date) => Promise<void>> = {
   proposals: proposalsOnly,
   events: eventsOnly,
@@ -558,6 +577,7 @@ const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Da
   surfaces: surfacesOnly,
   streams: streamsOnly,
   changesets: changesetsOnly,
+  guard: guardOnly,
   cli: async () => {
     const result = await benchCliStart(log)
     process.stdout.write(`${describeCliStart(result).join("\n")}\n`)

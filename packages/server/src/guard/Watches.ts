@@ -110,7 +110,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
           AND m.day BETWEEN span.s AND span.e
         GROUP BY span.s, span.e`)
 
-    /** Opens the watches of the changes applied since the last pass; answers how many. */
+    /** Opens the watches of up to a batch of the changes applied since the last pass; answers how many it read and opened. */
     const open = (projectId: string) =>
       Effect.gen(function*() {
         const applied = yield* sql`
@@ -138,7 +138,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
             scope: changesetScopeOf(members)
           }))
         ].filter((w): w is typeof w & { readonly scope: WatchScope } => w.scope !== undefined)
-        if (opened.length === 0) return 0
+        if (opened.length === 0) return { candidates: applied.length, opened: 0 }
         const rows = opened.map((w) => ({
           watch_id: w.watchId,
           action_ids: w.actionIds,
@@ -163,7 +163,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
           CROSS JOIN LATERAL (${windowTotals("n.level", "n.entity_keys", `n.applied_day - ${BASELINE_DAYS}`, "n.applied_day - 1")}) b
           ON CONFLICT (project_id, watch_id) DO NOTHING
           RETURNING watch_id`
-        return inserted.length
+        return { candidates: applied.length, opened: inserted.length }
       }).pipe(Effect.orDie, Effect.withSpan("Watches.open"))
 
     /** Reviews one batch of the due watches in one transaction; answers how many it reviewed. */
@@ -275,11 +275,28 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
     const pass = (account: AccountRecord) =>
       Effect.gen(function*() {
         const guard = (yield* settings.read(account.orgId)).guard
-        const opened = yield* open(account.projectId)
+        const startedAt = yield* Clock.currentTimeMillis
+        let opened = 0
+        for (let batch = yield* open(account.projectId); ; batch = yield* open(account.projectId)) {
+          opened += batch.opened
+          // A full batch that opened nothing (changes with no entity to judge) would be read again: stop there.
+          if (batch.candidates < BATCH || batch.opened === 0) break
+        }
         // Until nothing is due: a watch whose sync brought several reviews' days gets them in turn (each once).
         let reviewed = 0
         for (let n = yield* reviewBatch(account, guard); n > 0; n = yield* reviewBatch(account, guard)) reviewed += n
+        const reviewedAt = yield* Clock.currentTimeMillis
         const reverts = yield* proposeReverts(account, guard)
+        if (opened + reviewed + reverts > 0) {
+          yield* Effect.logInfo("guard pass").pipe(Effect.annotateLogs({
+            projectId: account.projectId,
+            opened,
+            reviewed,
+            reverts,
+            reviewMs: reviewedAt - startedAt,
+            revertMs: (yield* Clock.currentTimeMillis) - reviewedAt
+          }))
+        }
         return { opened, reviewed, reverts }
       }).pipe(Effect.withSpan("Watches.pass"))
 

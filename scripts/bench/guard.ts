@@ -1,0 +1,152 @@
+/**
+ * `pnpm bench --only guard`: the guard's review pass (packages/server/src/guard/Watches.ts) over 10,000 due watches on
+ * the warehouse's account of 100,000 keywords. 10,000 applied keyword bid changes are seeded into the ledger, applied
+ * 3 days ago, so the sync after them opens their watches (baseline: the 7 days before) and makes each one's 1-day
+ * review. The pass runs where production runs it, in acs's process after a sync; its own log line ("guard pass")
+ * gives its time (open and reviews; the reverts proposed after failed last reviews are timed apart, and none are due
+ * here: a 1-day review only warns). Beside it:
+ * - the statements acs sent that read or write `watches` (pg_stat_statements, role `postgres`), per batch;
+ * - acs's CPU for the pass: the CPU of a sync with the pass, less that of the same sync before the seed (nothing due).
+ * Not measured yet: proposal throughput while a pass runs.
+ */
+import type { Pool } from "./pg.ts"
+import { type AcsInstance, toSyncInfo, waitForSync } from "./acs.ts"
+import { processCpuSeconds } from "./cpu.ts"
+import { fmt, type TargetRow } from "./report.ts"
+import { statementDelta, statementSnapshot } from "./statements.ts"
+import { STALL_SECONDS, SYNC_TIMEOUT_MS, WAREHOUSE_DATABASE, type Warehouse } from "./warehouse.ts"
+
+export const WATCHES = 10_000
+/** Watches one statement reviews (Watches.ts `BATCH`). */
+const BATCH = 1_000
+export const TARGET_PASS_MS = 5_000
+
+export interface GuardResults {
+  readonly watches: number
+  readonly opened: number
+  readonly reviewed: number
+  readonly passMs: number
+  readonly guardStatements: number
+  readonly batches: number
+  readonly passCpuMs: number | null
+  readonly quietSync: { readonly wallMs: number; readonly cpuMs: number | null }
+  readonly busySync: { readonly wallMs: number; readonly cpuMs: number | null }
+  readonly top: ReadonlyArray<{ readonly query: string; readonly calls: number; readonly meanMs: number }>
+}
+
+/** Applied keyword bid changes on `count` keywords with metrics, 3 days ago, proposed by a key. */
+const seed = async (pool: Pool, projectId: string, count: number) => {
+  await pool.query("UPDATE accounts SET watched_since = now() - interval '30 days' WHERE project_id = $1", [projectId])
+  await pool.query(
+    `INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+       payload, proposed_by, created_at, decided_at, applied_at)
+     SELECT 'act_guard_' || k.i, a.org_id, a.project_id, 'keyword_bid_change', 'queued', 'applied', 'review', '[]'::jsonb,
+       'Raise the bid of keyword "' || k.text || '"', 'guard bench',
+       jsonb_build_object('currency', 'USD', 'keywords', jsonb_build_array(jsonb_build_object('keywordId', k.keyword_id,
+         'adGroupId', k.ad_group_id, 'campaignId', k.campaign_id, 'text', k.text, 'priorBidMicros', k.bid_micros,
+         'newBidMicros', k.bid_micros + 10000))),
+       '{"kind":"key","id":"key_guard_bench","name":"guard bench"}'::jsonb,
+       now() - interval '3 days' - k.i * interval '1 millisecond', now() - interval '3 days' - k.i * interval '1 millisecond',
+       now() - interval '3 days' - k.i * interval '1 millisecond'
+     FROM accounts a,
+       (SELECT row_number() OVER (ORDER BY keyword_id) AS i, keyword_id, ad_group_id, campaign_id, text, COALESCE(bid_micros, 100000) AS bid_micros
+        FROM keywords WHERE project_id = $1 ORDER BY keyword_id LIMIT $2) k
+     WHERE a.project_id = $1`,
+    [projectId, count]
+  )
+}
+
+const syncOnce = async (acs: AcsInstance, pool: Pool, projectId: string, log: (message: string) => void) => {
+  const cpuBefore = processCpuSeconds(acs.pid)
+  const startedAt = Date.now()
+  const begun = toSyncInfo(await acs.client.postJson(`${acs.api}/accounts/${projectId}/syncs`))
+  const outcome = await waitForSync({ acs, pool, projectId, syncId: begun.syncId, stallSeconds: STALL_SECONDS, timeoutMs: SYNC_TIMEOUT_MS, log })
+  if (outcome.sync.status !== "succeeded") throw new Error(`the guard bench's sync ended ${outcome.sync.status}: ${outcome.sync.error ?? ""}`)
+  return { startedAt, cpuBefore }
+}
+
+/** The last "guard pass" line acs logged after `since` (its logfmt fields), waiting for it. */
+const passLine = async (acs: AcsInstance, since: number, timeoutMs: number): Promise<Record<string, number>> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const line = acs.logs().split("\n").filter((l) => l.includes('message="guard pass"')).at(-1)
+    const at = line === undefined ? undefined : Date.parse(/timestamp=(\S+)/.exec(line)?.[1] ?? "")
+    if (line !== undefined && at !== undefined && at >= since) {
+      return Object.fromEntries([...line.matchAll(/(\w+)=(\d+)\b/g)].map((m) => [m[1]!, Number(m[2])]))
+    }
+    if (Date.now() > deadline) throw new Error("acs logged no guard pass after the sync")
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+export const benchGuard = async (warehouse: Warehouse, log: (message: string) => void): Promise<GuardResults> => {
+  const { pool, projectId } = warehouse
+  const acs = warehouse.acs()
+  log("a sync with nothing due (the CPU it costs without the guard's work)")
+  const quiet = await syncOnce(acs, pool, projectId, log)
+  // The pass runs after the sync's end: wait until acs is idle again (its CPU stops moving) before reading it.
+  await new Promise((resolve) => setTimeout(resolve, 3_000))
+  const quietCpu = processCpuSeconds(acs.pid)
+  const quietSync = { wallMs: Date.now() - quiet.startedAt - 3_000, cpuMs: quietCpu === null || quiet.cpuBefore === null ? null : (quietCpu - quiet.cpuBefore) * 1000 }
+
+  log(`seeding ${fmt(WATCHES)} applied keyword bid changes, applied 3 days ago`)
+  await seed(pool, projectId, WATCHES)
+  const before = await statementSnapshot(pool, WAREHOUSE_DATABASE)
+  log("a sync whose pass opens and reviews them")
+  const busy = await syncOnce(acs, pool, projectId, log)
+  const fields = await passLine(acs, busy.startedAt, 120_000)
+  await new Promise((resolve) => setTimeout(resolve, 3_000))
+  const busyCpu = processCpuSeconds(acs.pid)
+  const after = await statementSnapshot(pool, WAREHOUSE_DATABASE)
+  const busySync = { wallMs: Date.now() - busy.startedAt - 3_000, cpuMs: busyCpu === null || busy.cpuBefore === null ? null : (busyCpu - busy.cpuBefore) * 1000 }
+  const delta = statementDelta(before, after)
+  const guardTop = delta.top.filter((s) => /\bwatches\b/.test(s.query))
+  const guardStatements = guardTop.reduce((n, s) => n + s.calls, 0)
+  const opened = fields["opened"] ?? 0
+  const reviewed = fields["reviewed"] ?? 0
+  return {
+    watches: WATCHES,
+    opened,
+    reviewed,
+    passMs: fields["reviewMs"] ?? Number.NaN,
+    guardStatements,
+    // The opening statements and one per review batch, plus the last batch that finds nothing due.
+    batches: Math.ceil(opened / BATCH) + Math.ceil(reviewed / BATCH) + 1,
+    passCpuMs: busySync.cpuMs === null || quietSync.cpuMs === null ? null : busySync.cpuMs - quietSync.cpuMs,
+    quietSync,
+    busySync,
+    top: guardTop.map((s) => ({ query: s.query, calls: s.calls, meanMs: s.meanMs }))
+  }
+}
+
+export const guardTargets = (r: GuardResults): Array<TargetRow> => [
+  {
+    name: `guard: review pass over ${fmt(r.reviewed)} due watches (opened ${fmt(r.opened)}), 100,000-keyword account`,
+    target: `≤ ${fmt(TARGET_PASS_MS)} ms`,
+    measured: `${fmt(r.passMs)} ms`,
+    value: r.passMs,
+    pass: r.reviewed >= r.watches && r.passMs <= TARGET_PASS_MS
+  },
+  {
+    name: "guard: statements on watches per batch (of 1,000)",
+    target: "set-based: ≤ 3",
+    measured: fmt(r.guardStatements / r.batches, 1),
+    value: r.guardStatements / r.batches,
+    pass: r.guardStatements / r.batches <= 3
+  },
+  {
+    name: "guard: acs CPU per watch (the sync with the pass less the sync without)",
+    target: "informational",
+    measured: r.passCpuMs === null ? "n/a" : `${fmt(r.passCpuMs / Math.max(1, r.reviewed), 3)} ms`,
+    value: r.passCpuMs === null ? null : r.passCpuMs / Math.max(1, r.reviewed),
+    pass: null
+  }
+]
+
+export const guardDetails = (r: GuardResults): Array<string> => [
+  `sync without anything due: ${fmt(r.quietSync.wallMs)} ms, acs CPU ${r.quietSync.cpuMs === null ? "n/a" : `${fmt(r.quietSync.cpuMs)} ms`}; ` +
+  `with the pass: ${fmt(r.busySync.wallMs)} ms, acs CPU ${r.busySync.cpuMs === null ? "n/a" : `${fmt(r.busySync.cpuMs)} ms`}`,
+  `statements on watches (${fmt(r.guardStatements)} in ${r.batches} batches):`,
+  ...r.top.map((s) => `  ${fmt(s.calls)} × ${fmt(s.meanMs, 1)} ms  ${s.query}`),
+  ""
+]
