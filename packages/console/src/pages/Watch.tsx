@@ -157,20 +157,18 @@ export const WatchPanel = (props: { readonly action: ActionRecord; readonly watc
         {watch.changesetId !== null && `, with the other members of changeset ${watch.changesetId}`}
         {watch.appliedDay !== null && `; applied on ${watch.appliedDay}`}.
       </p>
-      {watch.baseline === null ? <p>No baseline yet: it is read at the first sync after the apply.</p> : (
-        <p><strong>Baseline:</strong> {windowText(watch.baseline)}: {windowTotals(watch.baseline, currency)}.</p>
-      )}
-      <WatchChart watch={watch} currency={currency} />
-      {watch.reviews.map((review) => <Review key={review.afterDays} review={review} currency={currency} summary={props.action.summary} />)}
-      <p class="next-review">
-        {watch.nextReviewDay === null
-          ? "No more reviews."
-          : `Next review: once ${watch.nextReviewDay} is synced.`}
-      </p>
       {watch.revertActionId !== null && <ProposedUndo action={props.action} revertActionId={watch.revertActionId} />}
       {watch.revertActionId === null && watch.revertNote !== null && (
         <p role="note"><strong>No undo proposed:</strong> {watch.revertNote}</p>
       )}
+      {watch.baseline === null ? <p>No baseline yet: it is read at the first sync after the apply.</p> : (
+        <p><strong>Baseline:</strong> {windowText(watch.baseline)}: {windowTotals(watch.baseline, currency)}.</p>
+      )}
+      <p class="next-review">
+        {watch.nextReviewDay === null ? "No more reviews." : `Next review: once ${watch.nextReviewDay} is synced.`}
+      </p>
+      <WatchChart watch={watch} currency={currency} />
+      {watch.reviews.map((review) => <Review key={review.afterDays} review={review} currency={currency} summary={props.action.summary} />)}
     </section>
   )
 }

@@ -28,9 +28,9 @@ const panelsOf = (currency: string): ReadonlyArray<Panel> => [
   { title: "Cost per install", value: (w) => (w.installs > 0 ? w.spendMicros / w.installs : null), show: (v) => money(Math.round(v), currency) }
 ]
 
-const WIDTH = 220
-const HEIGHT = 130
-const TOP = 18
+const WIDTH = 240
+const HEIGHT = 140
+const TOP = 28
 const BOTTOM = 30
 const BAR = 34
 const PLOT = HEIGHT - TOP - BOTTOM
@@ -50,8 +50,8 @@ const PanelChart = (props: { readonly panel: Panel; readonly columns: ReadonlyAr
       <figcaption>{panel.title}</figcaption>
       <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} width={WIDTH} height={HEIGHT} role="img" aria-label={`${panel.title}: ${description}`}>
         <line x1={4} x2={WIDTH - 4} y1={HEIGHT - BOTTOM} y2={HEIGHT - BOTTOM} class="axis" />
-        <line x1={lineX} x2={lineX} y1={TOP - 8} y2={HEIGHT - BOTTOM + 4} class="applied" />
-        <text x={lineX} y={TOP - 10} class="applied-label" text-anchor="middle">
+        <line x1={lineX} x2={lineX} y1={14} y2={HEIGHT - BOTTOM + 4} class="applied" />
+        <text x={lineX} y={10} text-anchor="middle">
           {props.appliedDay === null ? "applied" : `applied ${props.appliedDay.slice(5)}`}
         </text>
         {bars.length === 1 && (
