@@ -21,7 +21,7 @@ import { dateTime, kindLabel } from "../format.ts"
 import { useLoad } from "../hooks.ts"
 import { accountOf, actorLabel, type Session } from "../session.ts"
 import { ChangesetRevertConfirmation } from "./ChangesetRevert.tsx"
-import { VerdictBadge, WatchPanel } from "./Watch.tsx"
+import { type Undo, undosOf, VerdictBadge, WatchPanel } from "./Watch.tsx"
 
 const STATUSES = ActionStatus.literals
 const VERDICTS = Verdict.literals
@@ -152,7 +152,7 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
   const [revertingChangeset, setRevertingChangeset] = useState<Changeset | null>(null)
 
   const page = useLoad(async () => {
-    if (projectId === undefined) return { actions: [], nextBefore: null, changesets: new Map<string, Changeset>() }
+    if (projectId === undefined) return { actions: [], nextBefore: null, changesets: new Map<string, Changeset>(), undos: new Map<string, Undo>() }
     const listed = await apiOrThrow((c) =>
       c.actions.listActions({
         path: { projectId },
@@ -167,7 +167,8 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
         }
       })
     )
-    return { ...listed, changesets: await changesetsOf(projectId, listed.actions) }
+    const [changesets, undos] = await Promise.all([changesetsOf(projectId, listed.actions), undosOf(projectId, listed.actions)])
+    return { ...listed, changesets, undos }
   }, [projectId, before, filters.status, filters.kind, filters.origin, filters.who, filters.verdict], (event) =>
     (event.type.startsWith("action.") || event.type.startsWith("changeset.") || event.type === "poll") &&
     (event.projectId === null || event.projectId === projectId))
@@ -242,7 +243,7 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
           {action.watch !== undefined && (
             <details class="watch-details" open={action.watch.verdict === "failed" && action.watch.revertActionId !== null}>
               <summary>The guard's watch: {action.watch.verdict}</summary>
-              <WatchPanel action={action} watch={action.watch} currency={currency} />
+              <WatchPanel action={action} watch={action.watch} currency={currency} undos={page.data?.undos ?? new Map()} onDecided={page.reload} />
             </details>
           )}
           {revertible && session.me.canApprove && (

@@ -2,16 +2,18 @@
  * The guard's watch of an applied change (docs/contract.md 3.4) in the ledger: its verdict as a badge, and on the
  * change's detail the baseline, each review (its window, verdict, reasons and the metrics compared), the next
  * review's day, the before/after chart, and the undo the guard proposed, approved here in one click as on the
- * Approvals page (the server's `callerMay` decides whether the person may), or the note saying why none was.
+ * Approvals page (the server's `callerMay` decides whether the person may), or the note saying why none was. A
+ * page's undos are read together, with one read of the account's queue (`undosOf`), so a ledger of failed changes
+ * costs one read more per live update, not one per change.
  */
 import type { ActionRecord } from "@acs/domain/Actions"
+import type { CallerMay } from "@acs/domain/FourEyes"
 import type { MetricComparison, Verdict, Watch, WatchWindow } from "@acs/domain/Guard"
 import { Either } from "effect"
 import { useState } from "preact/hooks"
-import { api, apiOrThrow } from "../api.ts"
+import { api } from "../api.ts"
 import { Notice, StatusBadge, TableWrap } from "../components.tsx"
 import { count, dateTime, money, percent } from "../format.ts"
-import { useLoad } from "../hooks.ts"
 import { WatchChart } from "./WatchChart.tsx"
 
 const VERDICT_WORDS: Readonly<Record<Verdict, string>> = {
@@ -64,50 +66,65 @@ const windowTotals = (w: WatchWindow, currency: string): string =>
 
 const LEVEL_WORDS: Readonly<Record<Watch["level"], string>> = { campaigns: "campaign", adGroups: "ad group", keywords: "keyword" }
 
+/** A watch's undo as the page read it: the revert, and while it waits what this person may do with it (the server's answer). */
+export interface Undo {
+  readonly revert: ActionRecord
+  readonly may: CallerMay | undefined
+}
+
 /**
- * The guard's undo: its status, and while it waits, Approve as the Approvals page has it (the server's answer
- * for this person, read from the queue) and a link to the queue.
+ * The undos of a page's watched changes, by the revert's id, in one read of the account's queue (which says what the
+ * person may do with each): a revert no longer waiting is taken from the page, or read on its own.
  */
-const ProposedUndo = (props: { readonly action: ActionRecord; readonly revertActionId: string }) => {
-  const { projectId } = props.action
+export const undosOf = async (projectId: string, actions: ReadonlyArray<ActionRecord>): Promise<ReadonlyMap<string, Undo>> => {
+  const ids = new Set(actions.flatMap((a) => (a.watch === undefined || a.watch.revertActionId === null ? [] : [a.watch.revertActionId])))
+  if (ids.size === 0) return new Map()
+  const queue = await api((c) => c.actions.listApprovals({ path: { projectId }, urlParams: { limit: 1000 } }))
+  const undos = new Map<string, Undo>()
+  for (const pending of Either.isRight(queue) ? queue.right.approvals : []) {
+    if (ids.has(pending.actionId)) undos.set(pending.actionId, { revert: pending, may: pending.callerMay })
+  }
+  for (const action of actions) if (ids.has(action.actionId) && !undos.has(action.actionId)) undos.set(action.actionId, { revert: action, may: undefined })
+  const missing = [...ids].filter((id) => !undos.has(id))
+  const read = await Promise.all(missing.map((actionId) => api((c) => c.actions.getAction({ path: { projectId, actionId } }))))
+  for (const answer of read) if (Either.isRight(answer)) undos.set(answer.right.actionId, { revert: answer.right, may: undefined })
+  return undos
+}
+
+/** The undo of a change: its status, and while it waits, Approve as the Approvals page has it and a link to the queue. */
+const ProposedUndo = (props: { readonly revertActionId: string; readonly undo: Undo | undefined; readonly onDecided: () => void }) => {
+  const { undo } = props
   const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
   const [busy, setBusy] = useState(false)
-  const undo = useLoad(async () => {
-    const revert = await apiOrThrow((c) => c.actions.getAction({ path: { projectId, actionId: props.revertActionId } }))
-    if (revert.status !== "proposed") return { revert, may: undefined }
-    const queue = await api((c) => c.actions.listApprovals({ path: { projectId }, urlParams: { limit: 1000 } }))
-    const pending = Either.isRight(queue) ? queue.right.approvals.find((a) => a.actionId === revert.actionId) : undefined
-    return { revert, may: pending?.callerMay }
-  }, [props.revertActionId], (event) => (event.type.startsWith("action.") && event.projectId === projectId) || event.type === "poll")
 
-  const approve = async () => {
+  const approve = async (revert: ActionRecord) => {
     setBusy(true)
-    const answer = await api((c) => c.actions.approveAction({ path: { projectId, actionId: props.revertActionId } }))
+    const answer = await api((c) => c.actions.approveAction({ path: { projectId: revert.projectId, actionId: revert.actionId } }))
     setBusy(false)
     setNotice(Either.isLeft(answer) ? { error: `Approval refused: ${answer.left.message}` } : { message: "Approved the undo." })
-    undo.reload()
+    props.onDecided()
   }
 
-  const data = undo.data
+  const waiting = undo?.revert.status === "proposed"
   return (
     <div class="undo" role="group" aria-label="The undo">
-      <h4>{data === undefined || data.revert.proposedBy.id === "guard" ? "The undo the guard proposed" : "The undo"}</h4>
-      {undo.error !== undefined ? <Notice error={undo.error} /> : data === undefined ? <p role="status">Reading the undo…</p> : (
+      <h4>{undo === undefined || undo.revert.proposedBy.id === "guard" ? "The undo the guard proposed" : "The undo"}</h4>
+      {undo === undefined ? <p>The undo is {props.revertActionId}: it could not be read.</p> : (
         <>
           <p>
-            <StatusBadge status={data.revert.status} /> {data.revert.summary}
-            {data.revert.status === "proposed" && " — waiting for approval."}
+            <StatusBadge status={undo.revert.status} /> {undo.revert.summary}
+            {waiting && " — waiting for approval."}
           </p>
-          {data.revert.reason !== "" && <p class="muted">{data.revert.reason}</p>}
-          {data.revert.status === "proposed" && (
+          {undo.revert.reason !== "" && <p class="muted">{undo.revert.reason}</p>}
+          {waiting && (
             <div class="actions">
-              {data.may?.approve === true && (
-                <button type="button" class="primary" disabled={busy} onClick={approve}>Approve the undo</button>
+              {undo.may?.approve === true && (
+                <button type="button" class="primary" disabled={busy} onClick={() => approve(undo.revert)}>Approve the undo</button>
               )}
               <a href="#/approvals">Review it in Approvals</a>
             </div>
           )}
-          {data.revert.status === "proposed" && data.may !== undefined && !data.may.approve && <p class="muted" role="note">{data.may.reason}</p>}
+          {waiting && undo.may !== undefined && !undo.may.approve && <p class="muted" role="note">{undo.may.reason}</p>}
         </>
       )}
       <Notice error={notice.error} message={notice.message} />
@@ -146,7 +163,14 @@ const Review = (props: { readonly review: Watch["reviews"][number]; readonly cur
 }
 
 /** The watch on the change's detail. */
-export const WatchPanel = (props: { readonly action: ActionRecord; readonly watch: Watch; readonly currency: string }) => {
+export const WatchPanel = (props: {
+  readonly action: ActionRecord
+  readonly watch: Watch
+  readonly currency: string
+  /** The page's undos by revert id (`undosOf`). */
+  readonly undos: ReadonlyMap<string, Undo>
+  readonly onDecided: () => void
+}) => {
   const { watch, currency } = props
   const entities = `${LEVEL_WORDS[watch.level]}${watch.entityIds.length === 1 ? "" : "s"} ${watch.entityIds.join(", ")}`
   return (
@@ -157,7 +181,9 @@ export const WatchPanel = (props: { readonly action: ActionRecord; readonly watc
         {watch.changesetId !== null && `, with the other members of changeset ${watch.changesetId}`}
         {watch.appliedDay !== null && `; applied on ${watch.appliedDay}`}.
       </p>
-      {watch.revertActionId !== null && <ProposedUndo action={props.action} revertActionId={watch.revertActionId} />}
+      {watch.revertActionId !== null && (
+        <ProposedUndo revertActionId={watch.revertActionId} undo={props.undos.get(watch.revertActionId)} onDecided={props.onDecided} />
+      )}
       {watch.revertActionId === null && watch.revertNote !== null && (
         <p role="note"><strong>No undo proposed:</strong> {watch.revertNote}</p>
       )}
