@@ -89,6 +89,16 @@ const expectAccessible = async (what: string) => {
   expect(violations, `${what}: serious or critical axe-core violations`).toEqual([])
 }
 
+/** At phone width the page still shows `shown`, scrolls only down, and has no serious axe-core violation; then back to 1280 px. */
+const atPhoneWidth = async (what: string, shown: () => Promise<void>) => {
+  await page.setViewportSize({ width: 390, height: 844 })
+  await shown()
+  const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")
+  expect(overflow, `${what} at phone width: no horizontal scrolling`).toBeLessThanOrEqual(0)
+  await expectAccessible(`${what} at phone width`)
+  await page.setViewportSize({ width: 1280, height: 900 })
+}
+
 const row = (actionId: string) => page.locator(`li[data-action-id="${actionId}"]`)
 
 beforeAll(async () => {
@@ -160,10 +170,7 @@ describe("the guard in the console", () => {
     await panel.getByRole("img", { name: `Spend per day: before (7 d): ${spendPerDay}` }).waitFor({ timeout: WAIT_MS })
     expect(await panel.getByRole("table").count(), "no review, so no metrics compared").toBe(0)
     await expectAccessible("ledger with a watch")
-    await page.setViewportSize({ width: 390, height: 844 })
-    await panel.getByRole("img", { name: /^Installs per day: before/ }).waitFor({ timeout: WAIT_MS })
-    await expectAccessible("ledger with a watch at phone width")
-    await page.setViewportSize({ width: 1280, height: 900 })
+    await atPhoneWidth("ledger with a watch", () => panel.getByRole("img", { name: /^Installs per day: before/ }).waitFor({ timeout: WAIT_MS }))
   })
 
   it("a week on shows the failed reviews with their metrics, and approves the undo the guard proposed in one click", async () => {
@@ -209,6 +216,7 @@ describe("the guard in the console", () => {
     await expectAccessible("ledger with a failed watch")
     await entry.evaluate((element) => element.scrollIntoView({ block: "start" }))
     await page.screenshot({ path: Path.join(repoRoot, "docs", "console-watch.png"), fullPage: false })
+    await atPhoneWidth("ledger with a failed watch", () => undo.getByRole("button", { name: "Approve the undo" }).waitFor({ timeout: WAIT_MS }))
 
     await undo.getByRole("button", { name: "Approve the undo" }).click()
     await undo.getByRole("status").filter({ hasText: "Approved the undo." }).waitFor({ timeout: WAIT_MS })
