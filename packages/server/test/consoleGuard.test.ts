@@ -15,8 +15,8 @@
  * half as well from the apply on, so the change fails at both reviews and the guard proposes its undo. In the console
  * the change shows `failed`, its watch opens by itself on the two reviews (their windows, reasons and the metrics
  * before → after with their change), the chart has the windows after the apply, and the undo waits with an Approve
- * button: one click, and the server process's worker applies it. The run writes the picture of a watch in the
- * README (docs/console-watch.png).
+ * button: one click, and the worker applies it. The run writes the picture of a watch in docs/using-the-api.md
+ * (docs/console-watch.png).
  */
 import * as Path from "node:path"
 import type { ActionRecord } from "@acs/domain/Actions"
