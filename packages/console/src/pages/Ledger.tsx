@@ -1,12 +1,14 @@
 /**
  * The ledger of one account: acs actions and changes made outside acs on one timeline, newest first, with
- * filters (status, kind, origin, who proposed: all on the server, so paging walks the filtered ledger),
- * cursor paging, warnings and the failed step in plain words, links between an action and its revert, and a
+ * filters (status, kind, origin, who proposed, the guard's verdict: all on the server, so paging walks the filtered
+ * ledger), cursor paging, warnings and the failed step in plain words, the guard's watch of an applied change (its
+ * verdict as a badge, its reviews and proposed undo on the detail: Watch.tsx), links between an action and its revert, and a
  * revert that first shows what it will write (the revert's own preview, `?preview=true`). A changeset's members
  * on the page sit under one row of their changeset (its title and status, expandable); a changeset is reverted
  * as a whole (ChangesetRevert.tsx), its members never one by one.
  */
 import { type ActionRecord, ActionStatus, type Actor, isProposalResponse, type ProposalPreview } from "@acs/domain/Actions"
+import { Verdict } from "@acs/domain/Guard"
 import type { Changeset } from "@acs/domain/Changesets"
 import { proposalKinds } from "@acs/domain/ProposalKinds"
 import { Either } from "effect"
@@ -19,8 +21,10 @@ import { dateTime, kindLabel } from "../format.ts"
 import { useLoad } from "../hooks.ts"
 import { accountOf, actorLabel, type Session } from "../session.ts"
 import { ChangesetRevertConfirmation } from "./ChangesetRevert.tsx"
+import { type Undo, undosOf, VerdictBadge, WatchPanel } from "./Watch.tsx"
 
 const STATUSES = ActionStatus.literals
+const VERDICTS = Verdict.literals
 const PAGE_SIZE = 25
 
 type Status = (typeof STATUSES)[number]
@@ -30,6 +34,7 @@ interface Filters {
   readonly kind: string
   readonly origin: "" | "acs" | "external"
   readonly who: string
+  readonly verdict: Verdict | ""
 }
 
 /** Who may be picked in the "who" filter: the person, the org's keys and people (for admins), and whoever the ledger showed. */
@@ -137,7 +142,7 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
   const projectId = props.projectId ?? session.accounts[0]?.projectId
   const account = projectId === undefined ? undefined : accountOf(session, projectId)
   const currency = account?.currency ?? "USD"
-  const [filters, setFilters] = useState<Filters>({ status: "", kind: "", origin: "", who: "" })
+  const [filters, setFilters] = useState<Filters>({ status: "", kind: "", origin: "", who: "", verdict: "" })
   /** The cursors of the pages before this one: "Newer" goes back one. */
   const [cursors, setCursors] = useState<ReadonlyArray<string | undefined>>([undefined])
   const before = cursors[cursors.length - 1]
@@ -147,7 +152,7 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
   const [revertingChangeset, setRevertingChangeset] = useState<Changeset | null>(null)
 
   const page = useLoad(async () => {
-    if (projectId === undefined) return { actions: [], nextBefore: null, changesets: new Map<string, Changeset>() }
+    if (projectId === undefined) return { actions: [], nextBefore: null, changesets: new Map<string, Changeset>(), undos: new Map<string, Undo>() }
     const listed = await apiOrThrow((c) =>
       c.actions.listActions({
         path: { projectId },
@@ -157,12 +162,14 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
           ...(filters.status === "" ? {} : { status: filters.status }),
           ...(filters.kind === "" ? {} : { kind: filters.kind as ActionRecord["kind"] }),
           ...(filters.origin === "" ? {} : { origin: filters.origin }),
-          ...(filters.who === "" ? {} : { proposedBy: filters.who })
+          ...(filters.who === "" ? {} : { proposedBy: filters.who }),
+          ...(filters.verdict === "" ? {} : { verdict: filters.verdict })
         }
       })
     )
-    return { ...listed, changesets: await changesetsOf(projectId, listed.actions) }
-  }, [projectId, before, filters.status, filters.kind, filters.origin, filters.who], (event) =>
+    const [changesets, undos] = await Promise.all([changesetsOf(projectId, listed.actions), undosOf(projectId, listed.actions)])
+    return { ...listed, changesets, undos }
+  }, [projectId, before, filters.status, filters.kind, filters.origin, filters.who, filters.verdict], (event) =>
     (event.type.startsWith("action.") || event.type.startsWith("changeset.") || event.type === "poll") &&
     (event.projectId === null || event.projectId === projectId))
 
@@ -200,6 +207,7 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
             <StatusBadge status={action.status} />
             <h2>{action.summary}</h2>
             <span class="badge origin">{external ? "outside acs" : kindLabel(action.kind)}</span>
+            {action.watch !== undefined && <VerdictBadge verdict={action.watch.verdict} />}
           </header>
           <p class="muted">
             <time dateTime={action.created_at}>{dateTime(action.created_at)}</time> · {actorLabel(action.proposedBy)}
@@ -232,6 +240,12 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
               </>
             )}
           </details>
+          {action.watch !== undefined && (
+            <details class="watch-details" open={action.watch.verdict === "failed" && action.watch.revertActionId !== null}>
+              <summary>The guard's watch: {action.watch.verdict}</summary>
+              <WatchPanel action={action} watch={action.watch} currency={currency} undos={page.data?.undos ?? new Map()} onDecided={page.reload} />
+            </details>
+          )}
           {revertible && session.me.canApprove && (
             <div class="actions"><button type="button" onClick={() => setReverting(action)}>Revert…</button></div>
           )}
@@ -270,6 +284,12 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
             {proposers.map((actor) => (
               <option key={actor.id} value={actor.id}>{actor.id === session.me.id ? `you (${actor.name})` : actorLabel(actor)}</option>
             ))}
+          </select>
+        </label>
+        <label class="field"><span>Guard's verdict</span>
+          <select value={filters.verdict} onChange={(e) => setFilter({ verdict: e.currentTarget.value as Filters["verdict"] })}>
+            <option value="">any or none</option>
+            {VERDICTS.map((v) => <option key={v} value={v}>{v}</option>)}
           </select>
         </label>
       </div>

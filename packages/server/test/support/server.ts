@@ -17,7 +17,8 @@ export interface RunningServer {
   readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
 }
 
-const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString("base64")
+/** The secrets key every test server runs with: an in-process service over the same database reads its connections. */
+export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString("base64")
 
 export const BOOTSTRAP_KEY = "acs_test_bootstrap_key_0123456789abcdefghijklmnop"
 
