@@ -88,6 +88,7 @@ export const Watch = Schema.Struct({
   reviews: Schema.Array(WatchReview),
   nextReviewDay: Schema.NullOr(Schema.String).annotations({ description: "The day whose data the next review waits for; null: no more" }),
   revertActionId: Schema.NullOr(Schema.String).annotations({ description: "The change's revert after a failed review: the guard's, or one made before it" }),
+  revertChangesetId: Schema.NullOr(Schema.String).annotations({ description: "A changeset's revert after a failed review" }),
   revertNote: Schema.NullOr(Schema.String).annotations({ description: "Why the guard proposed no revert after a failed review" })
 }).annotations({ identifier: "Watch" })
 export type Watch = typeof Watch.Type

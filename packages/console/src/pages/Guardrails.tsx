@@ -135,7 +135,10 @@ export const GuardrailsCard = (props: {
             <tr><th scope="row">Two people approve</th><td>{highRisk.join("; ")}</td></tr>
             <tr>
               <th scope="row">Circuit breaker</th>
-              <td>{count(g.circuitBreaker.failures)} upstream write failures within {count(g.circuitBreaker.windowMinutes)} minutes pause auto-apply</td>
+              <td>
+                {count(g.circuitBreaker.failures)} upstream write failures within {count(g.circuitBreaker.windowMinutes)} minutes, or an hour's
+                spend past {g.circuitBreaker.spendPerHourMultiple} × its usual, pause auto-apply
+              </td>
             </tr>
           </tbody>
         </table>
@@ -164,7 +167,8 @@ const GuardrailsForm = (props: {
     budgetIncreasePct: String(s.highRisk.budgetIncreasePct),
     removals: String(s.highRisk.removals),
     failures: String(s.circuitBreaker.failures),
-    windowMinutes: String(s.circuitBreaker.windowMinutes)
+    windowMinutes: String(s.circuitBreaker.windowMinutes),
+    spendPerHourMultiple: String(s.circuitBreaker.spendPerHourMultiple)
   })
   const [enableCampaign, setEnableCampaign] = useState(s.highRisk.enableCampaign)
   const whole = (name: keyof typeof numbers, label: string, min: number, max?: number) => (
@@ -180,7 +184,11 @@ const GuardrailsForm = (props: {
       cooldownHours: { bid: Number(numbers.bid), budget: Number(numbers.budget), status: Number(numbers.status) },
       evidence: { minDays: Number(numbers.minDays), minInstalls: Number(numbers.minInstalls) },
       highRisk: { budgetIncreasePct: Number(numbers.budgetIncreasePct), removals: Number(numbers.removals), enableCampaign },
-      circuitBreaker: { failures: Number(numbers.failures), windowMinutes: Number(numbers.windowMinutes) }
+      circuitBreaker: {
+        failures: Number(numbers.failures),
+        windowMinutes: Number(numbers.windowMinutes),
+        spendPerHourMultiple: Number(numbers.spendPerHourMultiple)
+      }
     })
   }
   return (
@@ -218,6 +226,10 @@ const GuardrailsForm = (props: {
         <legend>Circuit breaker</legend>
         {whole("failures", "Upstream write failures", 1)}
         {whole("windowMinutes", "Within (minutes)", 1)}
+        <label class="field"><span>An hour's spend past (× its usual)</span>
+          <input type="number" required step="0.1" min={1.5} max={100} value={numbers.spendPerHourMultiple}
+            onInput={(event) => setNumbers({ ...numbers, spendPerHourMultiple: event.currentTarget.value })} />
+        </label>
       </fieldset>
       <button type="submit">Save guardrails</button>
     </form>

@@ -16,6 +16,7 @@ import { type GuardSettings, type Judgement, Watch, WatchWindow } from "@acs/dom
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
+import { ChangesetRevert } from "../actions/changesets/ChangesetRevert.ts"
 import { Ledger } from "../actions/pipeline/Ledger.ts"
 import { Revert } from "../actions/pipeline/Revert.ts"
 import { decodeRows } from "../db/Rows.ts"
@@ -97,6 +98,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
     const settings = yield* OrgSettings
     const ledger = yield* Ledger
     const revert = yield* Revert
+    const changesetRevert = yield* ChangesetRevert
 
     /** A window's totals as JSON, over `entity_keys` at `level` from `start` to `end` (SQL date expressions), within the synced days. */
     const windowTotals = (level: string, keys: string, start: string, end: string) =>
@@ -156,7 +158,8 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
             n.applied_day, b.totals, n.applied_day + ${REVIEW_DAYS[0]!}::int,
             jsonb_build_object('verdict', 'pending', 'level', n.level, 'entityIds', to_jsonb(n.entity_keys), 'changesetId', n.changeset_id,
               'appliedDay', n.applied_day::text, 'baseline', b.totals, 'reviews', '[]'::jsonb,
-              'nextReviewDay', (n.applied_day + ${REVIEW_DAYS[0]!}::int)::text, 'revertActionId', NULL, 'revertNote', NULL)
+              'nextReviewDay', (n.applied_day + ${REVIEW_DAYS[0]!}::int)::text, 'revertActionId', NULL, 'revertChangesetId', NULL,
+              'revertNote', NULL)
           FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS n(watch_id text, action_ids text[], changeset_id text, level text,
             entity_keys text[], campaign_ids text[], ad_group_ids text[], applied_day date)
           JOIN accounts acc ON acc.project_id = ${projectId}
@@ -250,22 +253,27 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         for (const watch of pending) {
           const last = watch.record.reviews.at(-1)
           const reason = last === undefined ? "the guard: a review failed" : verdictLine(last.afterDays, last)
-          const note = watch.changesetId !== null
-            ? Effect.succeed(`a changeset's members are judged together; its revert is left to a person (POST …/changesets/${watch.changesetId}/revert)`)
-            : revert.guardRevert(account, watch.actionIds[0]!, reason, guard.onFail === "auto_revert").pipe(
-              Effect.as(null),
-              Effect.catchTags({
-                NotRevertible: (error) => Effect.succeed(error.message),
-                NotFound: (error) => Effect.succeed(error.message),
-                ReadOnlyAccount: (error) => Effect.succeed(error.message)
-              })
-            )
-          const why = yield* note
+          const autoRevert = guard.onFail === "auto_revert"
+          const proposal = watch.changesetId !== null
+            ? Effect.asVoid(changesetRevert.guardRevert(account, watch.changesetId, reason, autoRevert))
+            : Effect.asVoid(revert.guardRevert(account, watch.actionIds[0]!, reason, autoRevert))
+          // A refusal is the answer (recorded as the note); an upstream failure leaves it pending for the next pass.
+          const why = yield* proposal.pipe(
+            Effect.as(null),
+            Effect.catchTags({
+              NotRevertible: (error) => Effect.succeed(error.message),
+              NotFound: (error) => Effect.succeed(error.message),
+              ReadOnlyAccount: (error) => Effect.succeed(error.message)
+            })
+          )
           // The revert's id is read from the original: whoever linked it (this pass, another instance's, or a person's earlier).
           yield* sql`
-            UPDATE watches w SET revert_pending = false, revert_action_id = r.reverted_by,
-              record = w.record || jsonb_build_object('revertActionId', r.reverted_by, 'revertNote', CASE WHEN r.reverted_by IS NULL THEN ${why}::text END)
-            FROM (SELECT (SELECT reverted_by FROM actions WHERE action_id = ${watch.actionIds[0]!}) AS reverted_by) r
+            UPDATE watches w SET revert_pending = false, revert_action_id = r.action_revert,
+              record = w.record || jsonb_build_object('revertActionId', r.action_revert, 'revertChangesetId', r.changeset_revert,
+                'revertNote', CASE WHEN r.action_revert IS NULL AND r.changeset_revert IS NULL THEN ${why}::text END)
+            FROM (SELECT
+                CASE WHEN ${watch.changesetId}::text IS NULL THEN (SELECT reverted_by FROM actions WHERE action_id = ${watch.actionIds[0]!}) END AS action_revert,
+                (SELECT reverted_by FROM changesets WHERE changeset_id = ${watch.changesetId}) AS changeset_revert) r
             WHERE w.project_id = ${account.projectId} AND w.watch_id = ${watch.watchId}`
         }
         return pending.length
@@ -302,7 +310,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
 
     return { open, pass } as const
   }),
-  dependencies: [Ledger.Default, Revert.Default]
+  dependencies: [Ledger.Default, Revert.Default, ChangesetRevert.Default]
 }) {}
 
 /** A due watch's review (or its close, when its change was reverted meanwhile) and the row that records it. */
@@ -327,7 +335,8 @@ const reviewOf = (watch: Due, guard: GuardSettings, now: string) => {
   const following = REVIEW_DAYS[watch.reviewsDone + 1]
   const nextReviewDay = following === undefined ? null : addDays(watch.appliedDay, following)
   // An earlier review warns (its verdict and event); the last one decides whether the undo is proposed.
-  const revertPending = nextReviewDay === null && judgement.verdict === "failed" && record.revertActionId === null && record.revertNote === null
+  const revertPending = nextReviewDay === null && judgement.verdict === "failed" && record.revertActionId === null &&
+    record.revertChangesetId === null && record.revertNote === null
   const updated: Watch = { ...record, verdict: judgement.verdict, baseline: watch.baselineNow, reviews: [...record.reviews, review], nextReviewDay }
   return {
     actionIds: watch.actionIds,

@@ -6,7 +6,7 @@
  * it (left alone unless forced, when its compensation writes over the change); `not_revertible` when it was not
  * applied, was undone already, or its kind has no compensating change.
  */
-import type { ActionRecord } from "@acs/domain/Actions"
+import type { ActionRecord, Actor } from "@acs/domain/Actions"
 import { ExternalChangePayload } from "@acs/domain/Actions"
 import type { Changeset, RevertPlan } from "@acs/domain/Changesets"
 import { NotFound, NotRevertible, ReadOnlyAccount } from "@acs/domain/Errors"
@@ -15,7 +15,9 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { UpstreamClient } from "@acs/upstream/Upstream"
 import { Connections } from "../../accounts/Connections.ts"
+import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import type { Granted } from "../../auth/Access.ts"
+import { OrgSettings } from "../../settings/Settings.ts"
 import { lockAccount } from "../../policy/AutoApplyWindow.ts"
 import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
@@ -23,6 +25,7 @@ import { kindNamed } from "../kinds/Catalog.ts"
 import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
 import { compensationOf } from "../pipeline/Compensation.ts"
 import { Ledger } from "../pipeline/Ledger.ts"
+import { autoRevertHeld, GUARD_ACTOR } from "../pipeline/AutoRevertGate.ts"
 import { actorOf } from "../pipeline/Proposals.ts"
 import { type NewAction, Transitions } from "../pipeline/Transitions.ts"
 import { toChangeset } from "./ChangesetRow.ts"
@@ -57,6 +60,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
     const jobs = yield* Jobs
     const connections = yield* Connections
     const signal = yield* WorkerSignal
+    const settings = yield* OrgSettings
 
     /** Who moved a member since acs wrote it: the outside change the ledger recorded, or the drift as read now. */
     const movedBy = (projectId: string, member: ActionRecord, drift: string) =>
@@ -71,7 +75,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
         }))
 
     /** The three-way check of one member, reading the platform now. */
-    const check = (grant: Granted<"revertChangeset">, client: UpstreamClient, member: ActionRecord) =>
+    const check = (account: AccountRecord, client: UpstreamClient, member: ActionRecord) =>
       Effect.gen(function*() {
         const refuse = (why: string): CheckedMember => ({ member, verdict: "not_revertible", why, compensation: undefined })
         if (member.status === "reverted" || member.revertedBy !== null) return refuse(`already reverted by ${member.revertedBy ?? "an earlier revert"}`)
@@ -82,7 +86,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
         const drift = yield* kindNamed(inverse.kind).use((definition) =>
           definition.drift(Schema.decodeUnknownSync(definition.payload)(inverse.payload), {
             client,
-            accountId: grant.account.upstreamAccountId,
+            accountId: account.upstreamAccountId,
             ids: {},
             acceptDrift: false
           })
@@ -91,13 +95,12 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
         if (drift === null && member.supersededBy === null) {
           return { member, verdict: "revertible", why: "unchanged since acs wrote it", compensation } satisfies CheckedMember
         }
-        const why = yield* movedBy(grant.account.projectId, member, drift ?? "moved since")
+        const why = yield* movedBy(account.projectId, member, drift ?? "moved since")
         return { member, verdict: "conflicted", why, compensation } satisfies CheckedMember
       })
 
-    const planOf = (grant: Granted<"revertChangeset">, changesetId: string) =>
+    const planOf = (account: AccountRecord, changesetId: string) =>
       Effect.gen(function*() {
-        const { account } = grant
         if (account.readOnly) {
           return yield* new ReadOnlyAccount({ message: "the upstream credential cannot write to this account, so nothing can be reverted" })
         }
@@ -122,7 +125,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
           Math.floor((records.length * run) / CHECK_RUNS),
           Math.floor((records.length * (run + 1)) / CHECK_RUNS)
         ))
-        const checked = (yield* Effect.forEach(runs, (run) => Effect.forEach(run, (member) => check(grant, client, member)), {
+        const checked = (yield* Effect.forEach(runs, (run) => Effect.forEach(run, (member) => check(account, client, member)), {
           concurrency: CHECK_RUNS
         })).flat()
         // What the changeset changed and still stands: the members a revert is about.
@@ -145,49 +148,52 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
 
     /** `?preview=true`: the revert plan, nothing written. */
     const preview = (grant: Granted<"revertChangeset">, changesetId: string) =>
-      Effect.map(planOf(grant, changesetId), ({ plan }) => plan).pipe(Effect.withSpan("ChangesetRevert.preview"))
+      Effect.map(planOf(grant.account, changesetId), ({ plan }) => plan).pipe(Effect.withSpan("ChangesetRevert.preview"))
 
-    const revert = (grant: Granted<"revertChangeset">, changesetId: string, force: ReadonlyArray<string>) =>
+    /**
+     * Records the compensating changeset of `undo` (each member's compensation, in reverse plan order) and links every
+     * original to its own, in one transaction: approved and enqueued at once, or queued for a person (the guard's).
+     */
+    const record = (
+      account: AccountRecord,
+      planned: Effect.Effect.Success<ReturnType<typeof planOf>>,
+      undo: ReadonlyArray<CheckedMember>,
+      how: { readonly by: Actor; readonly reason: string; readonly queued: boolean; readonly policyReasons: ReadonlyArray<string>; readonly forcedBy: Actor | null }
+    ) =>
       Effect.gen(function*() {
-        const { account, principal } = grant
-        const { checked, plan, refuse, row } = yield* planOf(grant, changesetId)
-        const forced = new Set(force)
-        const unknown = force.filter((id) => !checked.some((c) => c.member.actionId === id && c.verdict === "conflicted"))
-        if (unknown.length > 0) return yield* refuse(`force names no conflicted member: ${unknown.join(", ")}`)
-        const undo = checked.filter((c) => c.verdict === "revertible" || (c.verdict === "conflicted" && forced.has(c.member.actionId)))
-        if (undo.length === 0) return yield* refuse("none of its members can be undone (coverage none)")
-        const by = actorOf(principal)
+        const { refuse, row } = planned
+        const changesetId = row.changesetId
         const changeset: Changeset = yield* sql.withTransaction(Effect.gen(function*() {
           yield* lockAccount(account.projectId)
           const opened = yield* store.open({
             orgId: account.orgId,
             projectId: account.projectId,
             title: `Revert of ${row.title}`,
-            reason: `revert of changeset ${changesetId}`,
+            reason: how.reason,
             // Undo as much as can be undone: one member that fails does not keep the rest in place.
             onFailure: "continue",
-            openedBy: by,
+            openedBy: how.by,
             revertOf: changesetId
           })
           if (!(yield* store.linkRevert(changesetId, opened.changesetId))) return yield* refuse("another revert of it was accepted first")
           // Every compensation in one statement, then every original linked to its own in one more.
           const recorded = yield* transitions.appendMany(undo.map((item) => {
             const compensation = item.compensation!
-            const overwrite = item.verdict === "conflicted"
+            const overwrite = item.verdict === "conflicted" && how.forcedBy !== null
             return {
               orgId: account.orgId,
               projectId: account.projectId,
               kind: compensation.kind,
-              mode: "auto_applied",
-              status: "approved",
+              mode: how.queued ? "queued" : "auto_applied",
+              status: how.queued ? "proposed" : "approved",
               riskTier: "review",
               // A forced member's compensation writes over what moved it: the worker reads that from a drift reason and a decider.
-              policyReasons: overwrite ? [APPLIES_AT_ONCE, `drift: ${item.why} (forced by ${by.name})`] : [APPLIES_AT_ONCE],
+              policyReasons: overwrite ? [...how.policyReasons, `drift: ${item.why} (forced by ${how.forcedBy!.name})`] : how.policyReasons,
               summary: compensation.summary,
               reason: `revert of ${item.member.actionId} (changeset ${changesetId})`,
               payload: compensation.payload,
-              proposedBy: by,
-              decidedBy: by,
+              proposedBy: how.by,
+              ...(how.queued ? {} : { decidedBy: how.by }),
               revertOf: item.member.actionId,
               countsTowardCap: false,
               changesetId: opened.changesetId
@@ -205,21 +211,61 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
             payload: action.payload
           }))
           const frozenPlan = { order: members.map((m) => m.actionId), dependencies: [] }
-          // Applied at once, as a single revert is; its members do not count in the 24-hour window.
+          // A person's revert applies at once, as a single revert does, and its members do not count in the 24-hour
+          // window; the guard's counts when it applies on its own.
           yield* store.submit(opened.changesetId, {
             plan: frozenPlan,
             planHash: planHashOf(opened.changesetId, frozenPlan, members),
             impact: impactOf(members),
-            decision: { mode: "auto_applied", riskTier: "review", policyReasons: [APPLIES_AT_ONCE] }
-          }, by, { counted: false })
-          yield* jobs.enqueueChangeset(opened.changesetId, account.projectId)
+            decision: { mode: how.queued ? "queued" : "auto_applied", riskTier: "review", policyReasons: how.policyReasons }
+          }, how.by, { counted: how.by.kind === "system" })
+          if (!how.queued) yield* jobs.enqueueChangeset(opened.changesetId, account.projectId)
           return toChangeset((yield* store.find(account.projectId, opened.changesetId))!)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
-        yield* signal.wake
+        if (!how.queued) yield* signal.wake
+        return changeset
+      })
+
+    const revert = (grant: Granted<"revertChangeset">, changesetId: string, force: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const { account, principal } = grant
+        const planned = yield* planOf(account, changesetId)
+        const { checked, plan, refuse } = planned
+        const forced = new Set(force)
+        const unknown = force.filter((id) => !checked.some((c) => c.member.actionId === id && c.verdict === "conflicted"))
+        if (unknown.length > 0) return yield* refuse(`force names no conflicted member: ${unknown.join(", ")}`)
+        const undo = checked.filter((c) => c.verdict === "revertible" || (c.verdict === "conflicted" && forced.has(c.member.actionId)))
+        if (undo.length === 0) return yield* refuse("none of its members can be undone (coverage none)")
+        const by = actorOf(principal)
+        const changeset = yield* record(account, planned, undo, { by, reason: `revert of changeset ${changesetId}`, queued: false, policyReasons: [APPLIES_AT_ONCE], forcedBy: by })
         return { changeset, plan }
       }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("ChangesetRevert.revert"))
 
-    return { preview, revert } as const
+    /**
+     * The guard's revert of a changeset whose members' last review failed together (docs/contract.md 3.4): the members
+     * that are still as acs wrote them, undone as one compensating changeset, queued for a person with the verdict as
+     * its reason, or applied under `auto_revert` when an auto-applied proposal could (AutoRevertGate.ts). A member that
+     * moved since is left alone, never forced.
+     */
+    const guardRevert = (account: AccountRecord, changesetId: string, reason: string, autoRevert: boolean) =>
+      Effect.gen(function*() {
+        const planned = yield* planOf(account, changesetId)
+        const undo = planned.checked.filter((c) => c.verdict === "revertible")
+        if (undo.length === 0) return yield* planned.refuse("none of its members is as acs wrote it (coverage none)")
+        const held = autoRevert ? yield* autoRevertHeld(sql, settings, account, undo.map((c) => c.compensation!.payload)) : []
+        const queued = !autoRevert || held.length > 0
+        return yield* record(account, planned, undo, {
+          by: GUARD_ACTOR,
+          reason,
+          queued,
+          policyReasons: queued
+            ? [autoRevert ? "the guard's revert waits for a person" : "the guard proposes the revert: guard.onFail is propose_revert", ...held]
+            : ["the guard's revert auto-applies: guard.onFail is auto_revert"],
+          forcedBy: null
+        })
+      }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("ChangesetRevert.guardRevert"))
+
+    return { preview, revert, guardRevert } as const
   }),
   // Connections (over the upstream port) and WorkerSignal (one per instance) come from the application layer.
   dependencies: [ChangesetStore.Default, Ledger.Default, Transitions.Default, Jobs.Default]

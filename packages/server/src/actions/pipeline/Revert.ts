@@ -12,9 +12,7 @@ import { Effect, Schema } from "effect"
 import { Connections } from "../../accounts/Connections.ts"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import type { Granted } from "../../auth/Access.ts"
-import { autoAppliesLast24h, lockAccount } from "../../policy/AutoApplyWindow.ts"
-import { readGuardrails } from "../../policy/Guardrails.ts"
-import { AUTO_APPLY_LIMIT_PER_24H } from "../../policy/Policy.ts"
+import { lockAccount } from "../../policy/AutoApplyWindow.ts"
 import { OrgSettings } from "../../settings/Settings.ts"
 import { Jobs } from "../../queue/Jobs.ts"
 import { WorkerSignal } from "../../queue/WorkerSignal.ts"
@@ -22,17 +20,9 @@ import { kindNamed } from "../kinds/Catalog.ts"
 import { compensationOf } from "./Compensation.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
 import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
+import { autoRevertHeld, GUARD_ACTOR } from "./AutoRevertGate.ts"
 import { actorOf } from "./Proposals.ts"
 import { Transitions } from "./Transitions.ts"
-
-/** Who proposes the guard's reverts in the ledger. */
-export const GUARD_ACTOR: Actor = { kind: "system", id: "guard", name: "the guard" }
-
-/** A compensating budget change that raises the budget. */
-const raisesBudget = (payload: unknown): boolean =>
-  typeof payload === "object" && payload !== null && "newDailyBudgetMicros" in payload && "priorDailyBudgetMicros" in payload &&
-  typeof payload.newDailyBudgetMicros === "number" && typeof payload.priorDailyBudgetMicros === "number" &&
-  payload.newDailyBudgetMicros > payload.priorDailyBudgetMicros
 
 const APPLIES_AT_ONCE = "revert: the compensating change applies at once, also with the kill switch off (undo must work during an incident)"
 
@@ -186,15 +176,9 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
     const guardRevert = (account: AccountRecord, actionId: string, reason: string, autoRevert: boolean) =>
       Effect.gen(function*() {
         const planned = yield* plan(account, actionId)
-        const held: Array<string> = planned.queued ? [...planned.policyReasons] : []
-        if (autoRevert && !planned.queued) {
-          if (!(yield* settings.read(account.orgId)).platformAutoApply) held.push("kill switch: platformAutoApply is off for this organisation")
-          const guardrails = yield* readGuardrails(sql, account.projectId)
-          if (guardrails.autoApplyPaused !== null) held.push(`auto-apply is paused for this account: ${guardrails.autoApplyPaused.reason}`)
-          const { used } = yield* autoAppliesLast24h(account.projectId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-          if (used >= AUTO_APPLY_LIMIT_PER_24H) held.push(`the account already has ${used} auto-applies in the last 24 hours`)
-          if (raisesBudget(planned.inverse.payload)) held.push("it raises a daily budget, which a person decides")
-        }
+        const held = planned.queued
+          ? [...planned.policyReasons]
+          : autoRevert ? yield* autoRevertHeld(sql, settings, account, [planned.inverse.payload]) : []
         const queued = !autoRevert || held.length > 0
         return yield* record(account, actionId, planned, {
           proposedBy: GUARD_ACTOR,
