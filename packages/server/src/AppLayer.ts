@@ -15,6 +15,7 @@ import { Transitions } from "./actions/pipeline/Transitions.ts"
 import { Connections } from "./accounts/Connections.ts"
 import { Brief } from "./accounts/Brief.ts"
 import { AfterSyncLive } from "./guard/AfterSyncLive.ts"
+import { Verdicts } from "./guard/Verdicts.ts"
 import { Watches } from "./guard/Watches.ts"
 import { Access } from "./auth/Access.ts"
 import { KeyStore } from "./auth/KeyStore.ts"
@@ -76,6 +77,7 @@ export const ServicesLive = Layer.mergeAll(
   Revert.Default,
   PolicyDocument.Default,
   Targets.Default,
+  Verdicts.Default,
   Plan.Default,
   Audits.Default,
   Brief.Default,
