@@ -96,7 +96,7 @@ describe("tools generated from the HttpApi", () => {
     for (const kind of proposalKinds) expect(names).toContain(toolName(kind.operation))
     for (const expected of ["platform_list_campaigns", "platform_get_policy", "platform_list_syncs", "platform_list_actions",
       "platform_get_action", "platform_list_approvals", "platform_approve_action", "platform_reject_action",
-      "platform_revert_action", "platform_propose_budget_change", "platform_get_targets"]) {
+      "platform_revert_action", "platform_propose_budget_change", "platform_get_targets", "platform_get_verdicts"]) {
       expect(names).toContain(expected)
     }
     // People's business: keys, credentials, the guardrails, sessions.
