@@ -6,7 +6,7 @@ import { Timestamp } from "./Dates.ts"
 import { EnvelopeUse, Guardrails } from "./Guardrails.ts"
 import { Verdict, Watch } from "./Guard.ts"
 import { jsonObject } from "./Json.ts"
-import { ActionKind } from "./ProposalKinds.ts"
+import { ActionKind, type ActionKindName } from "./ProposalKinds.ts"
 import { IntegerParam, LimitParam } from "./Warehouse.ts"
 
 /** `skipped`: a changeset's member that was never applied (a dependency failed, or the apply stopped first). */
@@ -124,7 +124,9 @@ export const ActionRecord = Schema.Struct({
   }),
   changesetId: Schema.NullOr(Schema.String).annotations({ description: "The changeset this action is a member of" }),
   dependsOn: Schema.Array(Schema.String).annotations({ description: "Members of its changeset that apply before it" }),
-  watch: Schema.optional(Watch.annotations({ description: "The guard's watch of an applied bid, budget, status or keyword change" }))
+  // The guard's watch of an applied bid, budget, status or keyword change (docs/contract.md 3.4); not described here:
+  // the MCP tool list's size is budgeted (docs/decisions/surfaces.md) and Watch describes itself.
+  watch: Schema.optional(Watch)
 }).annotations({ identifier: "ActionRecord" })
 
 /** Who made a change outside acs, as the platform's change history says. */
@@ -173,13 +175,24 @@ export const LedgerParams = Schema.Struct({
   // Kept as text: the cursor has microseconds, more than a JavaScript Date holds.
   before: Schema.optional(Timestamp),
   status: Schema.optional(ActionStatus),
-  kind: Schema.optional(ActionKind),
+  // A kind, checked (400 otherwise) but listed as a string: the proposal tools name the kinds (the MCP tool list's
+  // size is budgeted: docs/decisions/surfaces.md).
+  kind: Schema.optional(Schema.String.pipe(
+    Schema.filter((text): text is ActionKindName => Schema.is(ActionKind)(text), {
+      message: () => "kind: an action kind, e.g. budget_change"
+    })
+  ).annotations({ description: "e.g. budget_change" })),
   // No description: the two values say it (the MCP tool list's size is budgeted: docs/decisions/surfaces.md).
   origin: Schema.optional(Schema.Literal("acs", "external")),
   proposedBy: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(320)).annotations({
     description: "keyId, personId or outside modifier"
   })),
-  verdict: Schema.optional(Verdict)
+  // A Verdict, checked (400 otherwise) but listed as a string: the MCP tool list's size is budgeted (docs/decisions/surfaces.md).
+  verdict: Schema.optional(Schema.String.pipe(
+    Schema.filter((text): text is Verdict => (Verdict.literals as ReadonlyArray<string>).includes(text), {
+      message: () => `verdict: one of ${Verdict.literals.join(", ")}`
+    })
+  ))
 })
 
 export const ActionList = Schema.Struct({

@@ -216,7 +216,7 @@ export const Operations = {
   },
   getPolicy: { scope: "read", account: true, bucket: "read", summary: "The live safe-apply policy of the account", mcp: tool },
   // Agents read the guardrails with the policy (getPolicy carries them and the envelope's use): no tool of its own.
-  getGuardrails: { scope: "read", account: true, bucket: "read", summary: "The account's guardrails: spend envelope, cooldowns, evidence, two-person rules, circuit breaker", mcp: human },
+  getGuardrails: { scope: "read", account: true, bucket: "read", summary: "The account's guardrails: spend envelope, cooldowns, evidence, breaker", mcp: human },
   updateGuardrails: { scope: "admin", account: true, bucket: "write", summary: "Set the account's guardrails", mcp: human },
   resumeAutoApply: { scope: "admin", account: true, bucket: "write", summary: "Clear the circuit breaker: auto-apply resumes", mcp: human },
   // An agent reads its own track record: its proposer id's bucket (docs/contract.md 3.4). Its MCP note is empty: the

@@ -123,11 +123,16 @@ export class ApiClients {
   }
 }
 
-/** Why a client secret is refused, or null when it is good. */
+/**
+ * Why a client secret is refused, or null when it is good. `aheadSeconds`: how far the control API advanced the
+ * simulated clock; a client living in the advanced world (a test that moves its own clock with the simulator's) signs
+ * with an `iat` up to that far ahead of the wall clock.
+ */
 export const clientSecretProblem = (
   jwt: string,
   client: ApiClient | undefined,
-  nowSeconds: number
+  nowSeconds: number,
+  aheadSeconds = 0
 ): string | null => {
   if (client === undefined) return "unknown client_id"
   const { clientId, keyId, teamId } = client.ids
@@ -151,7 +156,7 @@ export const clientSecretProblem = (
   const issuedAt = claims["iat"]
   const expiresAt = claims["exp"]
   if (typeof issuedAt !== "number" || typeof expiresAt !== "number") return "iat and exp are required"
-  if (issuedAt > nowSeconds + CLOCK_SKEW_SECONDS) return "iat is in the future"
+  if (issuedAt > nowSeconds + aheadSeconds + CLOCK_SKEW_SECONDS) return "iat is in the future"
   if (expiresAt <= nowSeconds) return "client_secret expired"
   if (expiresAt <= issuedAt || expiresAt - issuedAt > MAX_SECRET_LIFETIME_SECONDS) return "exp must be within 180 days of iat"
   return null
@@ -193,7 +198,8 @@ export const answerTokenRequest = (
   parameters: URLSearchParams,
   clients: ApiClients,
   tokens: TokenStore,
-  nowMs: number
+  nowMs: number,
+  aheadMs = 0
 ): Answer => {
   if (parameters.get("grant_type") !== "client_credentials") {
     return oauthError(400, "unsupported_grant_type", "grant_type must be client_credentials")
@@ -202,7 +208,7 @@ export const answerTokenRequest = (
   const clientId = parameters.get("client_id")
   const secret = parameters.get("client_secret")
   if (clientId === null || secret === null) return oauthError(400, "invalid_request", "client_id and client_secret are required")
-  const problem = clientSecretProblem(secret, clients.find(clientId), Math.floor(nowMs / 1000))
+  const problem = clientSecretProblem(secret, clients.find(clientId), Math.floor(nowMs / 1000), Math.ceil(aheadMs / 1000))
   if (problem !== null) return oauthError(401, "invalid_client", problem)
   return {
     status: 200,

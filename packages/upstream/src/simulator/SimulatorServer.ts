@@ -330,9 +330,9 @@ export class SimulatorServer {
       // Apple's documented call sends the parameters in the query string; a form body works too.
       const parameters = new URLSearchParams(query)
       for (const [key, value] of new URLSearchParams(rawBody.toString("utf8"))) parameters.set(key, value)
-      // Secrets and tokens follow the wall clock (the client's), not the simulated calendar, moved on by what the
-      // control API advanced: a client living in the advanced world signs with its time.
-      return answerTokenRequest(parameters, clients, tokens, Date.now() + state.advancedMs)
+      // Secrets and tokens follow the wall clock (the client's), not the simulated calendar; a client that moved its
+      // own clock with the simulator's may sign as far ahead as the control API advanced.
+      return answerTokenRequest(parameters, clients, tokens, Date.now(), state.advancedMs)
     }
 
     const candidates = ROUTES.matching(path)
@@ -342,7 +342,7 @@ export class SimulatorServer {
 
     const authorization = request.headers.authorization ?? ""
     const bearer = /^Bearer\s+(\S+)$/i.exec(authorization)
-    const caller = bearer === null ? null : tokens.clientOf(bearer[1]!, Date.now() + state.advancedMs)
+    const caller = bearer === null ? null : tokens.clientOf(bearer[1]!, Date.now())
     if (caller === null) return apiError(401, "UNAUTHORIZED", "Invalid or expired access token")
 
     let body: unknown = null
