@@ -45,6 +45,7 @@ export const commands: ReadonlyArray<CommandEntry> = [
   { name: "revert", group: "client", summary: "undo an applied action with its compensating change", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.revertCommand)) },
   { name: "changeset", group: "client", summary: "many proposals as one unit: open, add, submit, show, list, approve, reject", load: () => import("./commands/ChangesetCommand.ts").then((m) => loaded(m.changesetCommand)) },
   { name: "ledger", group: "client", summary: "the change ledger, newest first, a page at a time", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.ledgerCommand)) },
+  { name: "verdicts", group: "client", summary: "the guard's verdicts on recent changes, by kind and by proposer", load: () => import("./commands/VerdictsCommand.ts").then((m) => loaded(m.verdictsCommand)) },
   { name: "events", group: "client", summary: "the org's events, newest first; --follow streams them live", load: () => import("./commands/EventsCommand.ts").then((m) => loaded(m.eventsCommand)) },
   { name: "webhooks", group: "client", summary: "webhook endpoints: create (secret printed once), list, delete, test", load: () => import("./commands/WebhooksCommand.ts").then((m) => loaded(m.webhooksCommand)) },
   { name: "sync", group: "client", summary: "sync an account now and follow it to its end", load: () => import("./commands/SyncCommand.ts").then((m) => loaded(m.syncCommand)) },

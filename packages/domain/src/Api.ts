@@ -36,6 +36,7 @@ import {
   RevertPlan
 } from "./Changesets.ts"
 import { Connection, ConnectionKeyPair, ConnectionRequest, Discovery, ImportRequest } from "./Connection.ts"
+import { VerdictSummary, VerdictsParams } from "./Guard.ts"
 import { Guardrails, GuardrailsSettings } from "./Guardrails.ts"
 import {
   AccountMismatchBody,
@@ -427,11 +428,17 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
   .add(HttpApiEndpoint.get("getGuardrails")`/accounts/${projectId}/guardrails`.addSuccess(Guardrails))
   .add(HttpApiEndpoint.put("updateGuardrails")`/accounts/${projectId}/guardrails`.setPayload(GuardrailsSettings).addSuccess(Guardrails))
   .add(HttpApiEndpoint.del("resumeAutoApply")`/accounts/${projectId}/guardrails/pause`.addSuccess(Guardrails))
+  .add(HttpApiEndpoint.get("getVerdicts")`/accounts/${projectId}/verdicts`.setUrlParams(VerdictsParams).addSuccess(VerdictSummary)
+    .annotate(
+      OpenApi.Description,
+      "The guard's verdicts on the changes applied in the window: in total, by kind and by proposer. A changeset " +
+        "counts once, as kind `changeset` and under its opener."
+    ))
   .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
-    "The change ledger: actions and their records, approvals (approve, reject), reverts, the " +
-    "safe-apply policy, the account's guardrails and the CPA target band."
+    "The change ledger: actions and their records, approvals (approve, reject), reverts, the guard's verdicts, " +
+    "the safe-apply policy, the account's guardrails and the CPA target band."
   )
 {}
 

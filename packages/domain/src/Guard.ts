@@ -4,6 +4,8 @@
  * settings say how strict the comparison is and what a failed verdict does.
  */
 import { Schema } from "effect"
+import { ActionKind } from "./ProposalKinds.ts"
+import { IntegerParam } from "./Warehouse.ts"
 
 const Pct = Schema.Number.pipe(Schema.between(0, 1_000))
 const Count = Schema.Int.pipe(Schema.nonNegative())
@@ -92,3 +94,46 @@ export const Watch = Schema.Struct({
   revertNote: Schema.NullOr(Schema.String).annotations({ description: "Why the guard proposed no revert after a failed review" })
 }).annotations({ identifier: "Watch" })
 export type Watch = typeof Watch.Type
+
+/** The window of the verdicts summary when `days` is not given. */
+export const DEFAULT_VERDICT_DAYS = 30
+
+/** `days` 1–90 (out of range is 400 naming `days`). */
+export const VerdictsParams = Schema.Struct({
+  days: Schema.optional(IntegerParam(
+    Schema.Int.pipe(Schema.between(1, 90, { message: () => "days must be an integer from 1 to 90" })),
+    {
+      minimum: 1,
+      maximum: 90,
+      default: DEFAULT_VERDICT_DAYS,
+      description: `Changes applied in the last this many days, today included, account time zone (default ${DEFAULT_VERDICT_DAYS})`
+    }
+  ))
+})
+
+/** How many watched changes rest at each verdict: their latest review's, `pending` before the first. */
+export const VerdictCounts = Schema.Struct({ passed: Count, failed: Count, inconclusive: Count, pending: Count }).annotations({
+  identifier: "VerdictCounts"
+})
+export type VerdictCounts = typeof VerdictCounts.Type
+
+export const VerdictsByKind = Schema.Struct({
+  kind: Schema.Union(ActionKind, Schema.Literal("changeset")).annotations({ description: "`changeset`: a changeset's members, judged together" }),
+  ...VerdictCounts.fields
+}).annotations({ identifier: "VerdictsByKind" })
+
+/** Who proposed the changes (a changeset: who opened it), as the ledger's `proposedBy` names them. */
+export const VerdictsByProposer = Schema.Struct({
+  proposedBy: Schema.Struct({ kind: Schema.Literal("key", "person", "system", "external"), id: Schema.String, name: Schema.String }),
+  ...VerdictCounts.fields
+}).annotations({ identifier: "VerdictsByProposer" })
+
+/** The guard's track record of an account: its watched changes applied in the window, by verdict. */
+export const VerdictSummary = Schema.Struct({
+  days: Count,
+  since: Schema.String.annotations({ description: "The first applied day counted (account time zone)" }),
+  total: VerdictCounts,
+  byKind: Schema.Array(VerdictsByKind),
+  byProposer: Schema.Array(VerdictsByProposer)
+}).annotations({ identifier: "VerdictSummary" })
+export type VerdictSummary = typeof VerdictSummary.Type

@@ -219,6 +219,15 @@ export const Operations = {
   getGuardrails: { scope: "read", account: true, bucket: "read", summary: "The account's guardrails: spend envelope, cooldowns, evidence, breaker", mcp: human },
   updateGuardrails: { scope: "admin", account: true, bucket: "write", summary: "Set the account's guardrails", mcp: human },
   resumeAutoApply: { scope: "admin", account: true, bucket: "write", summary: "Clear the circuit breaker: auto-apply resumes", mcp: human },
+  // An agent reads its own track record: its proposer id's bucket (docs/contract.md 3.4). Its MCP note is empty: the
+  // endpoint's description is the contract's detail, and the tool list's size is budgeted (test/mcp.test.ts).
+  getVerdicts: {
+    scope: "read",
+    account: true,
+    bucket: "read",
+    summary: "The guard's verdicts on recent changes, by kind and proposer",
+    mcp: { tool: true, note: "" }
+  },
   getTargets: { scope: "read", account: true, bucket: "read", summary: "The operator's CPA target band", mcp: tool },
   updateTargets: { scope: "admin", account: true, bucket: "write", summary: "Set the operator's CPA target band", mcp: human },
   getPlan: { scope: "read", account: true, bucket: "read", summary: "Suggested changes, each a proposal to POST as is", mcp: { tool: true, note: "Act on an item with platform_propose_<proposal.kind>, passing the projectId and the fields of `proposal.body`." } },

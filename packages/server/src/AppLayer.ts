@@ -16,6 +16,7 @@ import { Connections } from "./accounts/Connections.ts"
 import { Brief } from "./accounts/Brief.ts"
 import { AfterSyncLive } from "./guard/AfterSyncLive.ts"
 import { SpendAnomaly } from "./guard/SpendAnomaly.ts"
+import { Verdicts } from "./guard/Verdicts.ts"
 import { Watches } from "./guard/Watches.ts"
 import { Access } from "./auth/Access.ts"
 import { KeyStore } from "./auth/KeyStore.ts"
@@ -77,6 +78,7 @@ export const ServicesLive = Layer.mergeAll(
   Revert.Default,
   PolicyDocument.Default,
   Targets.Default,
+  Verdicts.Default,
   Plan.Default,
   Audits.Default,
   Brief.Default,

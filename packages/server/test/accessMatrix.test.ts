@@ -764,6 +764,14 @@ const samples: Record<OperationName, Sample> = {
     granted: () => ({ status: 200 }),
     verify: (answer) => expect(record(answer.body)).toMatchObject({ killSwitch: { setting: "platformAutoApply" }, keyProposals: "always_review" })
   },
+  // No change applied yet: every count is zero.
+  getVerdicts: {
+    method: "GET",
+    path: "/accounts/:projectId/verdicts",
+    granted: () => ({ status: 200 }),
+    verify: (answer) =>
+      expect(record(answer.body)).toMatchObject({ days: 30, total: { passed: 0, failed: 0, inconclusive: 0, pending: 0 }, byKind: [], byProposer: [] })
+  },
   getTargets: {
     method: "GET",
     path: "/accounts/:projectId/targets",

@@ -9,7 +9,7 @@ import type { Principal } from "@acs/domain/Principal"
 import { layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
-import { Clock, ConfigProvider, Context, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
+import { Clock, ConfigProvider, Context, Duration, Effect, Layer, Metric, MetricLabel, Option, Schedule, Schema } from "effect"
 import { expect } from "vitest"
 import type { AccountRecord } from "../src/accounts/AccountRecord.ts"
 import { Accounts } from "../src/accounts/Accounts.ts"
@@ -22,8 +22,10 @@ import { Proposals } from "../src/actions/pipeline/Proposals.ts"
 import { Access } from "../src/auth/Access.ts"
 import { AfterSyncLive } from "../src/guard/AfterSyncLive.ts"
 import { SpendAnomaly } from "../src/guard/SpendAnomaly.ts"
+import { Verdicts } from "../src/guard/Verdicts.ts"
 import { Watches } from "../src/guard/Watches.ts"
 import { RateLimits } from "../src/limits/RateLimits.ts"
+import { guardReviews } from "../src/telemetry/Metrics.ts"
 import { Jobs } from "../src/queue/Jobs.ts"
 import { OrgSettings } from "../src/settings/Settings.ts"
 import { DEFAULT_GUARD } from "@acs/domain/Guard"
@@ -90,7 +92,7 @@ const SimulatorUnderTest = Layer.scoped(
 const Endpoint = Layer.effect(SimulatorEndpoint, Effect.map(TestSimulator, (s) => ({ url: s.url, credentials: s.credentials })))
 
 const TestLayer = WorkerLive.pipe(
-  Layer.provideMerge(Layer.mergeAll(Syncs.Default, Access.Default)),
+  Layer.provideMerge(Layer.mergeAll(Syncs.Default, Access.Default, Verdicts.Default)),
   Layer.provideMerge(AfterSyncLive),
   Layer.provideMerge(Layer.mergeAll(Watches.Default, SpendAnomaly.Default)),
   Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, Jobs.Default, ChangesetRun.Default, OutsideChanges.Default, SyncRuns.Default)),
@@ -293,6 +295,30 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
       yield* waitFor(`${autoRevertId} applied`, statusOf(autoRevertId), (status) => status === "applied" || status === "failed")
       expect(yield* actionOf(autoAccount.projectId, autoRevertId)).toMatchObject({ status: "applied", mode: "auto_applied", revertOf: autoHurtId })
       expect(yield* statusOf(autoHurtId)).toBe("reverted")
+
+      // The track record: the account's four judged changes by their last verdict, all the agent's bid changes; a
+      // one-day window (acs's today is a week after the applies) holds none of them.
+      const verdicts = yield* Verdicts
+      const record = yield* verdicts.summary(yield* (yield* Access).checkAs(agentOf(ORG), "getVerdicts", account.projectId, false), 30)
+      const counts = { passed: 1, failed: 1, inconclusive: 2, pending: 0 }
+      expect(record).toMatchObject({
+        days: 30,
+        total: counts,
+        byKind: [{ kind: "keyword_bid_change", ...counts }],
+        byProposer: [{ proposedBy: { kind: "key", id: `key_${ORG}`, name: "bidding agent" }, ...counts }]
+      })
+      const today = yield* verdicts.summary(yield* (yield* Access).checkAs(agentOf(ORG), "getVerdicts", account.projectId, false), 1)
+      expect(today).toMatchObject({ days: 1, total: { passed: 0, failed: 0, inconclusive: 0, pending: 0 }, byKind: [], byProposer: [] })
+
+      // Each review counted once in the metric, by its verdict, as the watches recorded them (both orgs).
+      const sql = yield* SqlClient.SqlClient
+      const recorded = yield* sql<{ readonly verdict: string; readonly n: number }>`
+        SELECT r ->> 'verdict' AS verdict, count(*)::int AS n FROM watches, jsonb_array_elements(record -> 'reviews') r GROUP BY 1`
+      for (const verdict of ["passed", "failed", "inconclusive"]) {
+        const counted = yield* Metric.value(Metric.taggedWithLabels(guardReviews, [MetricLabel.make("verdict", verdict)]))
+        expect([verdict, counted.count]).toEqual([verdict, recorded.find((row) => row.verdict === verdict)?.n ?? 0])
+      }
+      expect(recorded.find((row) => row.verdict === "failed")?.n).toBeGreaterThanOrEqual(3)
     }).pipe(Effect.withClock(shifted), Effect.scoped, Effect.orDie))
 
   it.effect("pauses the account's auto-apply when an hour's spend is past 3 × its usual, and says why", () =>

@@ -22,6 +22,7 @@ import { Revert } from "../actions/pipeline/Revert.ts"
 import { decodeRows } from "../db/Rows.ts"
 import { writeEvents } from "../events/Outbox.ts"
 import { OrgSettings } from "../settings/Settings.ts"
+import { countGuardReviews } from "../telemetry/Metrics.ts"
 import { addDays, daysBetween } from "../warehouse/Window.ts"
 import { judge, type WindowTotals } from "./Verdict.ts"
 import { changesetScopeOf, WATCHED_KINDS, type WatchScope, watchScopeOf } from "./WatchScope.ts"
@@ -240,6 +241,8 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
             data: { action: encodeAction({ ...action, watch: r.record }), review: r.review }
           }
         }))
+        yield* Effect.forEach(["passed", "failed", "inconclusive"] as const, (verdict) =>
+          countGuardReviews(verdict, judged.filter((r) => r.review?.verdict === verdict).length))
         return due.length
       })).pipe(Effect.orDie, Effect.withSpan("Watches.reviewBatch"))
 

@@ -8,6 +8,7 @@
 import { InvalidRequest, NotFound } from "@acs/domain/Errors"
 import { callerMay, maySecondApprove } from "@acs/domain/FourEyes"
 import type { ProposalOperationName } from "@acs/domain/ProposalKinds"
+import { DEFAULT_VERDICT_DAYS } from "@acs/domain/Guard"
 import { clampLimit, DEFAULT_DAYS } from "@acs/domain/Warehouse"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
@@ -26,6 +27,7 @@ import { Proposals } from "../actions/pipeline/Proposals.ts"
 import { Revert } from "../actions/pipeline/Revert.ts"
 import type { Granted } from "../auth/Access.ts"
 import { KeyStore, specFromRequest } from "../auth/KeyStore.ts"
+import { Verdicts } from "../guard/Verdicts.ts"
 import { People, toPerson } from "../auth/People.ts"
 import { Sessions } from "../auth/Sessions.ts"
 import { Audits } from "../plan/Audits.ts"
@@ -86,6 +88,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
     const policy = yield* PolicyDocument
     const targets = yield* Targets
     const guardrails = yield* Guardrails
+    const verdicts = yield* Verdicts
     const plan = yield* Plan
     const audits = yield* Audits
     const brief = yield* Brief
@@ -236,6 +239,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       listChangesets: (grant, { urlParams }) => changesets.list(grant, urlParams?.status, clampLimit(urlParams?.limit)),
       getChangeset: (grant, { path }) => changesets.get(grant, path.changesetId),
       getPolicy: (grant) => policy.get(grant).pipe(withSql),
+      getVerdicts: (grant, { urlParams }) => verdicts.summary(grant, urlParams?.days ?? DEFAULT_VERDICT_DAYS),
       getTargets: (grant) => targets.get(grant),
       updateTargets: (grant, { payload }) => targets.put(grant, payload),
       getGuardrails: (grant) => guardrails.get(grant),

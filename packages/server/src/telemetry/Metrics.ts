@@ -89,6 +89,11 @@ export const webhookDeliveries = Metric.counter("acs_webhook_deliveries_total", 
   incremental: true
 })
 
+export const guardReviews = Metric.counter("acs_guard_reviews_total", {
+  description: "The guard's reviews of applied changes, by verdict (passed, failed, inconclusive)",
+  incremental: true
+})
+
 /** One answered HTTP request. */
 export const countHttpRequest = (operation: string, status: number, durationSeconds: number): Effect.Effect<void> =>
   Effect.zipRight(
@@ -124,3 +129,7 @@ export const countRateLimited = (bucket: string): Effect.Effect<void> => Metric.
 /** One webhook delivery attempt's result. */
 export const countWebhookDelivery = (result: "delivered" | "failed" | "gave_up"): Effect.Effect<void> =>
   Metric.increment(labelled(webhookDeliveries, { result }))
+
+/** `n` reviews of the guard that reached `verdict`. */
+export const countGuardReviews = (verdict: string, n: number): Effect.Effect<void> =>
+  n > 0 ? Metric.incrementBy(labelled(guardReviews, { verdict }), n) : Effect.void
