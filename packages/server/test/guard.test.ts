@@ -15,6 +15,7 @@ import type { AccountRecord } from "../src/accounts/AccountRecord.ts"
 import { Accounts } from "../src/accounts/Accounts.ts"
 import { Connections } from "../src/accounts/Connections.ts"
 import { kindNamed } from "../src/actions/kinds/Catalog.ts"
+import { Changesets } from "../src/actions/changesets/Changesets.ts"
 import { OutsideChanges } from "../src/actions/outside/OutsideChanges.ts"
 import { Approvals } from "../src/actions/pipeline/Approvals.ts"
 import { Ledger } from "../src/actions/pipeline/Ledger.ts"
@@ -92,7 +93,7 @@ const SimulatorUnderTest = Layer.scoped(
 const Endpoint = Layer.effect(SimulatorEndpoint, Effect.map(TestSimulator, (s) => ({ url: s.url, credentials: s.credentials })))
 
 const TestLayer = WorkerLive.pipe(
-  Layer.provideMerge(Layer.mergeAll(Syncs.Default, Access.Default, Verdicts.Default)),
+  Layer.provideMerge(Layer.mergeAll(Syncs.Default, Access.Default, Verdicts.Default, Changesets.Default)),
   Layer.provideMerge(AfterSyncLive),
   Layer.provideMerge(Layer.mergeAll(Watches.Default, SpendAnomaly.Default)),
   Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, Jobs.Default, ChangesetRun.Default, OutsideChanges.Default, SyncRuns.Default)),
@@ -158,6 +159,25 @@ const waitFor = <A>(what: string, read: Effect.Effect<A, unknown, SqlClient.SqlC
     Effect.timeoutFail({ duration: Duration.millis(WAIT_MS), onTimeout: () => new Error(`waited for ${what}`) })
   )
 
+/** A key's changeset of keyword bid changes, submitted, approved by the person and applied; the changeset's id. */
+const applyChangeset = (account: AccountRecord, bids: ReadonlyArray<{ readonly keywordId: string; readonly newBidMicros: number }>) =>
+  Effect.gen(function*() {
+    const access = yield* Access
+    const changesets = yield* Changesets
+    const agent = agentOf(account.orgId)
+    const opened = yield* changesets.open(yield* access.checkAs(agent, "openChangeset", account.projectId, false), { title: "Raise two bids" })
+    yield* changesets.addMembers(yield* access.checkAs(agent, "addChangesetMembers", account.projectId, false), opened.changesetId, {
+      proposals: bids.map((bid) => ({ kind: "keyword_bid_change", body: { keywordIds: [bid.keywordId], newBidMicros: bid.newBidMicros, reason: "the guard test" } }))
+    })
+    const submitted = yield* changesets.submit(yield* access.checkAs(agent, "submitChangeset", account.projectId, false), opened.changesetId, false)
+    yield* changesets.approve(yield* access.checkAs(reviewerOf(account.orgId), "approveChangeset", account.projectId, false), opened.changesetId, submitted.planHash!)
+    const statusOfChangeset = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ readonly status: string }>`SELECT status FROM changesets WHERE changeset_id = ${opened.changesetId}`.pipe(Effect.map((rows) => rows[0]?.status)))
+    yield* waitFor(`${opened.changesetId} applied`, statusOfChangeset, (status) => status === "applied" || status === "failed" || status === "partially_applied")
+    expect(yield* statusOfChangeset).toBe("applied")
+    return opened.changesetId
+  })
+
 /** A bid in whole cents, as the platform takes it. */
 const wholeCents = (micros: number) => Math.round(micros / 10_000) * 10_000
 
@@ -204,7 +224,7 @@ const arrange = (orgId: string, currency: string) =>
   })
 
 layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("the guard", (it) => {
-  it.effect("judges applied bid changes a week on: a worse CPA fails and its revert waits for a person (or applies under auto_revert), a small raise passes, thin data and an outside change are inconclusive, each review made once across instances", () =>
+  it.effect("judges applied bid changes a week on: a worse CPA fails and its revert waits for a person (or applies under auto_revert), a changeset's revert is one changeset, a small raise passes, thin data and an outside change are inconclusive, each review made once across instances", () =>
     Effect.gen(function*() {
       const account = yield* arrange(ORG, "USD")
       const autoAccount = yield* arrange(ORG_AUTO, "EUR")
@@ -217,6 +237,10 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
       const thin = keywords.findLast((k) => k.taps > 0 && k.taps < 60 && k.installs < 6)
       expect(hurt && helped && outside && thin, "four keywords in four ad groups, one of them thin").toBeTruthy()
       const [autoHurt] = yield* keywordsByVolume(autoAccount.projectId)
+      // A changeset's two raises in a campaign none of the others touch, which converts half as well from now on.
+      const taken = new Set([hurt, helped, outside, thin].map((k) => k!.campaignId))
+      const together = keywords.filter((k) => !taken.has(k.campaignId) && k.campaignId === keywords.find((j) => !taken.has(j.campaignId))?.campaignId).slice(0, 2)
+      expect(together, "two keywords of a campaign the others leave alone").toHaveLength(2)
 
       // A 50 % raise whose keyword converts half as well from now on (in both orgs); a 10 % raise (CPA +4 % by the
       // elasticity); a raise on a keyword too quiet to judge; a raise whose ad group someone changes in the web UI.
@@ -227,6 +251,8 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
       const helpedId = yield* changeBid(account, helped!.keywordId, wholeCents(helped!.bidMicros * 1.1))
       const thinId = yield* changeBid(account, thin!.keywordId, wholeCents(thin!.bidMicros * 1.1))
       const outsideId = yield* changeBid(account, outside!.keywordId, wholeCents(outside!.bidMicros * 1.1))
+      const changesetId = yield* applyChangeset(account, together.map((k) => ({ keywordId: k.keywordId, newBidMicros: wholeCents(k.bidMicros * 1.5) })))
+      yield* convertsFromNow(together[0]!.campaignId, -50)
       const webUi = simulator.webUiWrite({
         adAccountId: Number(account.upstreamAccountId),
         method: "PUT",
@@ -279,12 +305,23 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
       expect(confounded.watch?.verdict).toBe("inconclusive")
       expect(confounded.watch?.reviews[1]?.reasons.join(" ")).toMatch(/confounded: a change outside acs on \d{4}-\d\d-\d\d: .*web-ui-user@example\.com/)
 
+      // The changeset's members are judged together, on their campaign, and its revert is one compensating changeset.
+      const member = yield* actionOf(account.projectId, (yield* (yield* Ledger).members(changesetId))[0]!.actionId)
+      expect(member.watch).toMatchObject({ level: "campaigns", entityIds: [together[0]!.campaignId], changesetId, verdict: "failed", revertActionId: null })
+      const compensating = yield* (yield* Changesets).get(
+        yield* (yield* Access).checkAs(reviewerOf(ORG), "getChangeset", account.projectId, false),
+        member.watch!.revertChangesetId!
+      )
+      expect(compensating.changeset).toMatchObject({ status: "queued", revertOf: changesetId, openedBy: { kind: "system", id: "guard" }, members: { total: 2, pending: 2 } })
+      expect(compensating.changeset.reason).toMatch(/^the guard: failed at the 7-day review: /)
+
       // The ledger filters by verdict.
       const failedPage = yield* (yield* Ledger).list(
         yield* (yield* Access).checkAs(reviewerOf(ORG), "listActions", account.projectId, false),
         { limit: 50, before: undefined, status: undefined, kind: undefined, origin: undefined, proposedBy: undefined, verdict: "failed" }
       )
-      expect(failedPage.actions.map((a) => a.actionId)).toEqual([hurtId])
+      const members = (yield* (yield* Ledger).members(changesetId)).map((m) => m.actionId)
+      expect(failedPage.actions.map((a) => a.actionId).sort()).toEqual([hurtId, ...members].sort())
 
       // Under auto_revert the undo applies like any auto-applied proposal.
       expect((yield* (yield* Syncs).runToEnd(autoAccount, "manual"))?.status).toBe("succeeded")
@@ -296,16 +333,16 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
       expect(yield* actionOf(autoAccount.projectId, autoRevertId)).toMatchObject({ status: "applied", mode: "auto_applied", revertOf: autoHurtId })
       expect(yield* statusOf(autoHurtId)).toBe("reverted")
 
-      // The track record: the account's four judged changes by their last verdict, all the agent's bid changes; a
+      // The track record: the account's five judged changes (a changeset counts once) by their last verdict, all the agent's; a
       // one-day window (acs's today is a week after the applies) holds none of them.
       const verdicts = yield* Verdicts
       const record = yield* verdicts.summary(yield* (yield* Access).checkAs(agentOf(ORG), "getVerdicts", account.projectId, false), 30)
-      const counts = { passed: 1, failed: 1, inconclusive: 2, pending: 0 }
+      const total = { passed: 1, failed: 2, inconclusive: 2, pending: 0 }
       expect(record).toMatchObject({
         days: 30,
-        total: counts,
-        byKind: [{ kind: "keyword_bid_change", ...counts }],
-        byProposer: [{ proposedBy: { kind: "key", id: `key_${ORG}`, name: "bidding agent" }, ...counts }]
+        total,
+        byKind: [{ kind: "keyword_bid_change", passed: 1, failed: 1, inconclusive: 2, pending: 0 }, { kind: "changeset", passed: 0, failed: 1, inconclusive: 0, pending: 0 }],
+        byProposer: [{ proposedBy: { kind: "key", id: `key_${ORG}`, name: "bidding agent" }, ...total }]
       })
       const today = yield* verdicts.summary(yield* (yield* Access).checkAs(agentOf(ORG), "getVerdicts", account.projectId, false), 1)
       expect(today).toMatchObject({ days: 1, total: { passed: 0, failed: 0, inconclusive: 0, pending: 0 }, byKind: [], byProposer: [] })
