@@ -557,7 +557,7 @@ const guardOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) 
   const cluster = await startClusterForRun()
   const warehouse = await startWarehouse({ cluster, log, cleanup })
   if (warehouse.shipped === undefined && warehouse.workaround === undefined) return noSyncToRead(warehouse, "results-guard", load, startedAt)
-  const guard = await benchGuard(warehouse, log)
+  const guard = await benchGuard(cluster, warehouse, log)
   finish(
     "results-guard",
     `acs guard: a review pass over ${fmt(guard.watches)} due watches, ${warehouse.accountName}`,

@@ -9,7 +9,8 @@
  * - acs's CPU for the pass: the CPU of a sync with the pass, less that of the same sync before the seed (nothing due).
  * Not measured yet: proposal throughput while a pass runs.
  */
-import type { Pool } from "./pg.ts"
+import type { BenchCluster } from "./cluster.ts"
+import { makePool, type Pool } from "./pg.ts"
 import { type AcsInstance, toSyncInfo, waitForSync } from "./acs.ts"
 import { processCpuSeconds } from "./cpu.ts"
 import { fmt, type TargetRow } from "./report.ts"
@@ -79,7 +80,17 @@ const passLine = async (acs: AcsInstance, since: number, timeoutMs: number): Pro
   }
 }
 
-export const benchGuard = async (warehouse: Warehouse, log: (message: string) => void): Promise<GuardResults> => {
+export const benchGuard = async (cluster: BenchCluster, warehouse: Warehouse, log: (message: string) => void): Promise<GuardResults> => {
+  // pg_stat_statements is created in the cluster's `postgres` database; its view shows every database.
+  const stats = makePool({ connectionString: cluster.benchUrl("postgres"), max: 1 })
+  try {
+    return await measure(stats, warehouse, log)
+  } finally {
+    await stats.end()
+  }
+}
+
+const measure = async (stats: Pool, warehouse: Warehouse, log: (message: string) => void): Promise<GuardResults> => {
   const { pool, projectId } = warehouse
   const acs = warehouse.acs()
   log("a sync with nothing due (the CPU it costs without the guard's work)")
@@ -91,13 +102,13 @@ export const benchGuard = async (warehouse: Warehouse, log: (message: string) =>
 
   log(`seeding ${fmt(WATCHES)} applied keyword bid changes, applied 3 days ago`)
   await seed(pool, projectId, WATCHES)
-  const before = await statementSnapshot(pool, WAREHOUSE_DATABASE)
+  const before = await statementSnapshot(stats, WAREHOUSE_DATABASE)
   log("a sync whose pass opens and reviews them")
   const busy = await syncOnce(acs, pool, projectId, log)
   const fields = await passLine(acs, busy.startedAt, 120_000)
   await new Promise((resolve) => setTimeout(resolve, 3_000))
   const busyCpu = processCpuSeconds(acs.pid)
-  const after = await statementSnapshot(pool, WAREHOUSE_DATABASE)
+  const after = await statementSnapshot(stats, WAREHOUSE_DATABASE)
   const busySync = { wallMs: Date.now() - busy.startedAt - 3_000, cpuMs: busyCpu === null || busy.cpuBefore === null ? null : (busyCpu - busy.cpuBefore) * 1000 }
   const delta = statementDelta(before, after)
   const guardTop = delta.top.filter((s) => /\bwatches\b/.test(s.query))
