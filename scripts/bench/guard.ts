@@ -75,7 +75,10 @@ const passLine = async (acs: AcsInstance, since: number, timeoutMs: number): Pro
     if (line !== undefined && at !== undefined && at >= since) {
       return Object.fromEntries([...line.matchAll(/(\w+)=(\d+)\b/g)].map((m) => [m[1]!, Number(m[2])]))
     }
-    if (Date.now() > deadline) throw new Error("acs logged no guard pass after the sync")
+    if (Date.now() > deadline) {
+      const tail = acs.logs().split("\n").filter((l) => /guard|after the sync/.test(l)).slice(-5).join("\n")
+      throw new Error(`acs logged no guard pass after the sync; its last lines about the guard:\n${tail}`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
 }
@@ -105,7 +108,7 @@ const measure = async (stats: Pool, warehouse: Warehouse, log: (message: string)
   const before = await statementSnapshot(stats, WAREHOUSE_DATABASE)
   log("a sync whose pass opens and reviews them")
   const busy = await syncOnce(acs, pool, projectId, log)
-  const fields = await passLine(acs, busy.startedAt, 120_000)
+  const fields = await passLine(acs, busy.startedAt, 300_000)
   await new Promise((resolve) => setTimeout(resolve, 3_000))
   const busyCpu = processCpuSeconds(acs.pid)
   const after = await statementSnapshot(stats, WAREHOUSE_DATABASE)

@@ -201,22 +201,47 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
             FROM actions x CROSS JOIN acc
             WHERE x.project_id = ${account.projectId} AND x.applied_at IS NOT NULL AND x.status IN ('applied', 'reverted')
               AND x.created_at > (SELECT min(w.applied_day) FROM due JOIN watches w ON w.project_id = ${account.projectId} AND w.watch_id = due.watch_id)
-                - ${BASELINE_DAYS + LOOKBACK_DAYS}::int)
+                - ${BASELINE_DAYS + LOOKBACK_DAYS}::int),
+          -- A candidate and a watch meet on a place key (a hash join, not every watch against every candidate): a
+          -- change is keyed by its campaigns ('c'), its ad groups ('g') and its keywords ('k'), and by what it changed
+          -- whole: a campaign-level change ('C'), an ad-group-level one ('G'). A campaign's watch is confounded by
+          -- anything in the campaign; an ad group's by its campaign's own changes and anything in the ad group; a
+          -- keyword's by its campaign's and ad group's own changes and its keywords'.
+          candidate_keys AS (
+            SELECT c.action_id, c.kind, c.summary, c.day, c.applied_at, c.revert_of, k.key FROM candidates c
+            CROSS JOIN LATERAL (
+              SELECT 'c:' || x FROM unnest(c.campaigns) x
+              UNION ALL SELECT 'C:' || x FROM unnest(c.campaigns) x WHERE cardinality(c.ad_groups) = 0
+              UNION ALL SELECT 'g:' || x FROM unnest(c.ad_groups) x
+              UNION ALL SELECT 'G:' || x FROM unnest(c.ad_groups) x WHERE cardinality(c.keywords) = 0
+              UNION ALL SELECT 'k:' || x FROM unnest(c.keywords) x) k(key)),
+          watch_keys AS (
+            SELECT w.watch_id, w.action_ids, w.applied_day, w.next_review_day, k.key
+            FROM due JOIN watches w ON w.project_id = ${account.projectId} AND w.watch_id = due.watch_id
+            CROSS JOIN LATERAL (
+              SELECT 'c:' || x FROM unnest(w.campaign_ids) x WHERE w.level = 'campaigns'
+              UNION ALL SELECT 'C:' || x FROM unnest(w.campaign_ids) x WHERE w.level <> 'campaigns'
+              UNION ALL SELECT 'g:' || x FROM unnest(w.ad_group_ids) x WHERE w.level = 'adGroups'
+              UNION ALL SELECT 'G:' || x FROM unnest(w.ad_group_ids) x WHERE w.level = 'keywords'
+              UNION ALL SELECT 'k:' || x FROM unnest(w.entity_keys) x WHERE w.level = 'keywords') k(key)),
+          confounded AS (
+            SELECT DISTINCT w.watch_id, c.action_id, c.kind, c.summary, c.day, c.applied_at
+            FROM watch_keys w JOIN candidate_keys c ON c.key = w.key
+            CROSS JOIN acc
+            WHERE c.applied_at >= (w.applied_day - ${BASELINE_DAYS}::int)::timestamp AT TIME ZONE acc.time_zone
+              AND c.applied_at < (w.next_review_day + 1)::timestamp AT TIME ZONE acc.time_zone
+              AND c.action_id <> ALL (w.action_ids) AND (c.revert_of IS NULL OR c.revert_of <> ALL (w.action_ids))),
+          confounders AS (
+            SELECT watch_id, jsonb_agg(jsonb_build_object('actionId', action_id, 'kind', kind, 'summary', summary, 'day', day)
+              ORDER BY applied_at) AS list
+            FROM confounded GROUP BY watch_id)
           SELECT w.watch_id, w.action_ids, w.applied_day::text AS applied_day, w.next_review_day::text AS next_review_day,
             w.reviews_done, w.baseline, w.record,
             EXISTS (SELECT 1 FROM actions a WHERE a.action_id = ANY (w.action_ids) AND a.status = 'reverted') AS reverted,
-            after.totals AS after, base.totals AS baseline_now,
-            (SELECT COALESCE(jsonb_agg(jsonb_build_object('actionId', c.action_id, 'kind', c.kind, 'summary', c.summary, 'day', c.day)
-                ORDER BY c.applied_at), '[]'::jsonb)
-              FROM candidates c
-              WHERE c.applied_at >= (w.applied_day - ${BASELINE_DAYS}::int)::timestamp AT TIME ZONE acc.time_zone
-                AND c.applied_at < (w.next_review_day + 1)::timestamp AT TIME ZONE acc.time_zone
-                AND c.action_id <> ALL (w.action_ids) AND (c.revert_of IS NULL OR c.revert_of <> ALL (w.action_ids))
-                AND c.campaigns && w.campaign_ids
-                AND (w.level = 'campaigns' OR cardinality(c.ad_groups) = 0 OR (c.ad_groups && w.ad_group_ids
-                  AND (w.level = 'adGroups' OR cardinality(c.keywords) = 0 OR c.keywords && w.entity_keys)))) AS confounders
+            after.totals AS after, base.totals AS baseline_now, COALESCE(confounders.list, '[]'::jsonb) AS confounders
           FROM due JOIN watches w ON w.project_id = ${account.projectId} AND w.watch_id = due.watch_id
           CROSS JOIN acc
+          LEFT JOIN confounders ON confounders.watch_id = w.watch_id
           CROSS JOIN LATERAL (${windowTotals("w.level", "w.entity_keys", "w.applied_day + 1", "w.next_review_day")}) after
           CROSS JOIN LATERAL (${windowTotals("w.level", "w.entity_keys", `w.applied_day - ${BASELINE_DAYS}`, "w.applied_day - 1")}) base
           ORDER BY w.watch_id`.pipe(Effect.flatMap(decodeDue))
