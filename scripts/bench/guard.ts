@@ -13,6 +13,7 @@ import type { BenchCluster } from "./cluster.ts"
 import { makePool, type Pool } from "./pg.ts"
 import { type AcsInstance, toSyncInfo, waitForSync } from "./acs.ts"
 import { processCpuSeconds } from "./cpu.ts"
+import { type Json, record } from "./json.ts"
 import { fmt, type TargetRow } from "./report.ts"
 import { statementDelta, statementSnapshot } from "./statements.ts"
 import { STALL_SECONDS, SYNC_TIMEOUT_MS, WAREHOUSE_DATABASE, type Warehouse } from "./warehouse.ts"
@@ -66,20 +67,29 @@ const syncOnce = async (acs: AcsInstance, pool: Pool, projectId: string, log: (m
   return { startedAt, cpuBefore }
 }
 
-/** The last "guard pass" line acs logged after `since` (its logfmt fields), waiting for it. */
+/** The fields of the last "guard pass" line acs logged (one JSON object per line) after `since`, waiting for it. */
 const passLine = async (acs: AcsInstance, since: number, timeoutMs: number): Promise<Record<string, number>> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const line = acs.logs().split("\n").filter((l) => l.includes('message="guard pass"')).at(-1)
-    const at = line === undefined ? undefined : Date.parse(/timestamp=(\S+)/.exec(line)?.[1] ?? "")
-    if (line !== undefined && at !== undefined && at >= since) {
-      return Object.fromEntries([...line.matchAll(/(\w+)=(\d+)\b/g)].map((m) => [m[1]!, Number(m[2])]))
+    const entry = acs.logs().split("\n").filter((l) => l.includes("guard pass")).map(parseLine).filter((e) => e !== undefined).at(-1)
+    if (entry !== undefined && Date.parse(String(entry["timestamp"])) >= since) {
+      const annotations = record(entry["annotations"], "the guard pass's annotations")
+      return Object.fromEntries(Object.entries(annotations).flatMap(([k, v]) => (typeof v === "number" ? [[k, v]] : [])))
     }
     if (Date.now() > deadline) {
       const tail = acs.logs().split("\n").filter((l) => /guard|after the sync/.test(l)).slice(-5).join("\n")
       throw new Error(`acs logged no guard pass after the sync; its last lines about the guard:\n${tail}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+/** A log line as acs writes it (Logger.json), or undefined for anything else on its output. */
+const parseLine = (line: string): Json | undefined => {
+  try {
+    return record(JSON.parse(line.slice(line.indexOf("{"))), "a log line")
+  } catch {
+    return undefined
   }
 }
 
