@@ -2,9 +2,9 @@
  * `pnpm bench --only guard`: the guard's review pass (packages/server/src/guard/Watches.ts) over 10,000 due watches on
  * the warehouse's account of 100,000 keywords. 10,000 applied keyword bid changes are seeded into the ledger, applied
  * 3 days ago, so the sync after them opens their watches (baseline: the 7 days before) and makes each one's 1-day
- * review. The pass runs where production runs it, in acs's process after a sync; its own log line ("guard pass")
- * gives its time (open and reviews; the reverts proposed after failed last reviews are timed apart, and none are due
- * here: a 1-day review only warns). Beside it:
+ * review. The pass runs where production runs it, in acs's process after a sync (after the change history and the
+ * hourly spend check); its time is from the sync's end to the last review, seen by polling the database (none of the
+ * reviews proposes a revert: a 1-day review only warns). Beside it:
  * - the statements acs sent that read or write `watches` (pg_stat_statements, role `postgres`), per batch;
  * - acs's CPU for the pass: the CPU of a sync with the pass, less that of the same sync before the seed (nothing due).
  * Not measured yet: proposal throughput while a pass runs.
@@ -13,7 +13,6 @@ import type { BenchCluster } from "./cluster.ts"
 import { makePool, type Pool } from "./pg.ts"
 import { type AcsInstance, toSyncInfo, waitForSync } from "./acs.ts"
 import { processCpuSeconds } from "./cpu.ts"
-import { type Json, record } from "./json.ts"
 import { fmt, type TargetRow } from "./report.ts"
 import { statementDelta, statementSnapshot } from "./statements.ts"
 import { STALL_SECONDS, SYNC_TIMEOUT_MS, WAREHOUSE_DATABASE, type Warehouse } from "./warehouse.ts"
@@ -67,29 +66,22 @@ const syncOnce = async (acs: AcsInstance, pool: Pool, projectId: string, log: (m
   return { startedAt, cpuBefore }
 }
 
-/** The fields of the last "guard pass" line acs logged (one JSON object per line) after `since`, waiting for it. */
-const passLine = async (acs: AcsInstance, since: number, timeoutMs: number): Promise<Record<string, number>> => {
+/**
+ * Waits until every seeded watch has its review, polling the database every 50 ms; answers how many were opened and
+ * reviewed and when the last review was seen (epoch ms).
+ */
+const reviewsDone = async (pool: Pool, projectId: string, timeoutMs: number) => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const entry = acs.logs().split("\n").filter((l) => l.includes("guard pass")).map(parseLine).filter((e) => e !== undefined).at(-1)
-    if (entry !== undefined && Date.parse(String(entry["timestamp"])) >= since) {
-      const annotations = record(entry["annotations"], "the guard pass's annotations")
-      return Object.fromEntries(Object.entries(annotations).flatMap(([k, v]) => (typeof v === "number" ? [[k, v]] : [])))
-    }
-    if (Date.now() > deadline) {
-      const tail = acs.logs().split("\n").filter((l) => /guard|after the sync/.test(l)).slice(-5).join("\n")
-      throw new Error(`acs logged no guard pass after the sync; its last lines about the guard:\n${tail}`)
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
-
-/** A log line as acs writes it (Logger.json), or undefined for anything else on its output. */
-const parseLine = (line: string): Json | undefined => {
-  try {
-    return record(JSON.parse(line.slice(line.indexOf("{"))), "a log line")
-  } catch {
-    return undefined
+    const { rows } = await pool.query<{ opened: string; reviewed: string }>(
+      "SELECT count(*)::text AS opened, count(*) FILTER (WHERE reviews_done > 0)::text AS reviewed FROM watches WHERE project_id = $1",
+      [projectId]
+    )
+    const opened = Number(rows[0]?.opened ?? 0)
+    const reviewed = Number(rows[0]?.reviewed ?? 0)
+    if (reviewed >= WATCHES) return { opened, reviewed, at: Date.now() }
+    if (Date.now() > deadline) throw new Error(`after ${timeoutMs / 1000} s the pass had opened ${opened} watches and reviewed ${reviewed}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
 
@@ -118,7 +110,11 @@ const measure = async (stats: Pool, warehouse: Warehouse, log: (message: string)
   const before = await statementSnapshot(stats, WAREHOUSE_DATABASE)
   log("a sync whose pass opens and reviews them")
   const busy = await syncOnce(acs, pool, projectId, log)
-  const fields = await passLine(acs, busy.startedAt, 300_000)
+  const done = await reviewsDone(pool, projectId, 300_000)
+  const { rows: finished } = await pool.query<{ ms: number }>(
+    "SELECT (extract(epoch FROM finished_at) * 1000)::float8 AS ms FROM syncs WHERE project_id = $1 ORDER BY started_at DESC LIMIT 1",
+    [projectId]
+  )
   await new Promise((resolve) => setTimeout(resolve, 3_000))
   const busyCpu = processCpuSeconds(acs.pid)
   const after = await statementSnapshot(stats, WAREHOUSE_DATABASE)
@@ -126,13 +122,13 @@ const measure = async (stats: Pool, warehouse: Warehouse, log: (message: string)
   const delta = statementDelta(before, after)
   const guardTop = delta.top.filter((s) => /\bwatches\b/.test(s.query))
   const guardStatements = guardTop.reduce((n, s) => n + s.calls, 0)
-  const opened = fields["opened"] ?? 0
-  const reviewed = fields["reviewed"] ?? 0
+  const { opened, reviewed } = done
   return {
     watches: WATCHES,
     opened,
     reviewed,
-    passMs: fields["reviewMs"] ?? Number.NaN,
+    // From the sync's end (the pass starts after it, with the change history read first) to the last review seen.
+    passMs: done.at - (finished[0]?.ms ?? Number.NaN),
     guardStatements,
     // The opening statements and one per review batch, plus the last batch that finds nothing due.
     batches: Math.ceil(opened / BATCH) + Math.ceil(reviewed / BATCH) + 1,
