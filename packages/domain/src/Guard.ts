@@ -79,6 +79,15 @@ export type WatchReview = typeof WatchReview.Type
 export const WatchLevel = Schema.Literal("campaigns", "adGroups", "keywords")
 export type WatchLevel = typeof WatchLevel.Type
 
+/** The hourly lane: spend in the complete hours since the apply (the first 24) against the usual for those hours. */
+export const WatchHourly = Schema.Struct({
+  hours: Count,
+  spendMicros: Schema.Number,
+  usualMicros: Schema.Number.annotations({ description: "The median of the same hours on the 6 days before, summed" }),
+  changePct: Schema.NullOr(Schema.Number)
+}).annotations({ identifier: "WatchHourly" })
+export type WatchHourly = typeof WatchHourly.Type
+
 /** An applied change's watch: its baseline, its reviews so far, and the undo the guard proposed after a failure. */
 export const Watch = Schema.Struct({
   verdict: Verdict.annotations({ description: "The latest review's verdict; pending before the first" }),
@@ -87,6 +96,7 @@ export const Watch = Schema.Struct({
   changesetId: Schema.NullOr(Schema.String).annotations({ description: "Its changeset's members are judged together" }),
   appliedDay: Schema.NullOr(Schema.String).annotations({ description: "The applied day (account time zone); null until the first sync after the apply" }),
   baseline: Schema.NullOr(WatchWindow),
+  hourly: Schema.optional(WatchHourly),
   reviews: Schema.Array(WatchReview),
   nextReviewDay: Schema.NullOr(Schema.String).annotations({ description: "The day whose data the next review waits for; null: no more" }),
   revertActionId: Schema.NullOr(Schema.String).annotations({ description: "The change's revert after a failed review: the guard's, or one made before it" }),

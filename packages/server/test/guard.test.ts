@@ -262,7 +262,13 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
       })
       expect(webUi.status, JSON.stringify(webUi.body)).toBe(200)
 
-      // Two days on: the sync opens the watches (baseline: the 7 days before the applied day) and makes the 1-day reviews.
+      // Two hours on: the sync opens the watches, and their hourly lane (spend only) from the platform's hourly report.
+      yield* advance({ hours: 2 })
+      expect((yield* (yield* Syncs).runToEnd(account, "manual"))?.status).toBe("succeeded")
+      const lane = (yield* actionOf(account.projectId, helpedId)).watch
+      expect(lane).toMatchObject({ verdict: "pending", reviews: [], hourly: { hours: 1 } })
+
+      // Two days on: the sync makes the 1-day reviews (baseline: the 7 days before the applied day).
       yield* advanceDays(2)
       expect((yield* (yield* Syncs).runToEnd(account, "manual"))?.status).toBe("succeeded")
       const early = yield* actionOf(account.projectId, helpedId)
@@ -280,7 +286,7 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
       yield* sync.run(client, yield* (yield* SyncRuns).start(ORG, account.projectId, "manual"), account)
       const instances = yield* Effect.all([Watches.Default, Watches.Default].map((l) => Layer.build(Layer.fresh(l))))
       const synced = Option.getOrThrow(yield* (yield* Accounts).find(account.projectId))
-      yield* Effect.all(instances.map((context) => Effect.flatMap(Watches, (w) => w.pass(synced)).pipe(Effect.provide(context))), {
+      yield* Effect.all(instances.map((context) => Effect.flatMap(Watches, (w) => w.pass(synced, undefined)).pipe(Effect.provide(context))), {
         concurrency: "unbounded"
       })
 

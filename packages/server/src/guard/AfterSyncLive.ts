@@ -1,7 +1,8 @@
 /**
  * What runs after a sync that succeeded (warehouse/AfterSync.ts): the change history first, so the outside changes
- * the fresh copy may reveal are in the ledger; then the spend-anomaly breaker on the latest hour; then the guard's
- * pass, whose reviews name those outside changes as confounders. Each step's failure is logged, not the sync's, and
+ * the fresh copy may reveal are in the ledger; then the platform's hourly report, read once for the spend-anomaly
+ * breaker (the latest hour) and the guard's pass (its hourly lanes), whose reviews name those outside changes as
+ * confounders. Each step's failure is logged, not the sync's, and
  * never keeps the next one from running.
  */
 import type { UpstreamClient } from "@acs/upstream/Upstream"
@@ -10,6 +11,7 @@ import { Effect, Layer } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { OutsideChanges } from "../actions/outside/OutsideChanges.ts"
 import { AfterSync } from "../warehouse/AfterSync.ts"
+import { readHourlySpend } from "./HourlySpend.ts"
 import { SpendAnomaly } from "./SpendAnomaly.ts"
 import { Watches } from "./Watches.ts"
 
@@ -25,11 +27,14 @@ export const AfterSyncLive = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     return {
       run: (client: UpstreamClient, account: AccountRecord) =>
-        Effect.all([
-          outside.record(client, account).pipe(logged("reading the change history")),
-          anomaly.check(client, account).pipe(logged("the spend-anomaly check")),
-          watches.pass(account).pipe(logged("the guard's pass"))
-        ], { discard: true }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        Effect.gen(function*() {
+          yield* outside.record(client, account).pipe(logged("reading the change history"))
+          const hourly = yield* readHourlySpend(client, account).pipe(
+            Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("reading the hourly report after the sync failed", cause), undefined))
+          )
+          if (hourly !== undefined) yield* anomaly.check(account, hourly).pipe(logged("the spend-anomaly check"))
+          yield* watches.pass(account, hourly).pipe(logged("the guard's pass"))
+        }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     }
   })
 )

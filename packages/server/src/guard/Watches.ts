@@ -2,16 +2,16 @@
  * The guard's watches (docs/contract.md 3.4), after each sync of an account that succeeded:
  * 1. open a watch for each change applied since (a changeset's members together, once the changeset ended), with its
  *    scope (WatchScope.ts) and its baseline: the entity's totals over the complete days before the applied day;
- * 2. review each watch whose next review's days the warehouse now holds (after 1 and 7 complete days): the days after
+ * 2. in the first 24 hours after the apply, the hourly lane: spend only, from the platform's hourly report;
+ * 3. review each watch whose next review's days the warehouse now holds (after 1 and 7 complete days): the days after
  *    the apply against the baseline read again, the confounders from the ledger (outside changes and other acs actions
  *    on the entity, its parents or its children inside the windows; a baseline restated since the watch opened), the
  *    verdict by the pure rule (Verdict.ts), recorded with an `action.verdict` event per action in one transaction. A
  *    review's watches are locked (`SKIP LOCKED`), so two instances never make the same review twice;
- * 3. propose the revert of a change whose last review failed (Revert.ts `guardRevert`); an earlier review that fails
+ * 4. propose the revert of a change whose last review failed (Revert.ts `guardRevert`); an earlier review that fails
  *    warns (its verdict and its event) without undoing a change on a day of data.
  * Reviews follow the syncs that bring their days, never a timer that reads nothing new.
  */
-import { ActionRecord } from "@acs/domain/Actions"
 import { type GuardSettings, type Judgement, Watch, WatchWindow } from "@acs/domain/Guard"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
@@ -24,6 +24,7 @@ import { writeEvents } from "../events/Outbox.ts"
 import { OrgSettings } from "../settings/Settings.ts"
 import { countGuardReviews } from "../telemetry/Metrics.ts"
 import { addDays, daysBetween } from "../warehouse/Window.ts"
+import { type HourlySpend, hourlyLane } from "./HourlySpend.ts"
 import { judge, type WindowTotals } from "./Verdict.ts"
 import { changesetScopeOf, WATCHED_KINDS, type WatchScope, watchScopeOf } from "./WatchScope.ts"
 
@@ -65,6 +66,9 @@ const Due = Schema.Struct({
 type Due = typeof Due.Type
 const decodeDue = decodeRows(Due)
 
+const Recent = Schema.Struct({ watchId: Schema.String, campaignIds: Schema.Array(Schema.String), appliedHour: Schema.String })
+const decodeRecent = decodeRows(Recent)
+
 const Pending = Schema.Struct({
   watchId: Schema.String,
   actionIds: Schema.Array(Schema.String),
@@ -74,8 +78,6 @@ const Pending = Schema.Struct({
 const decodePending = decodeRows(Pending)
 
 const totals = (window: WatchWindow): WindowTotals => window
-
-const encodeAction = Schema.encodeSync(ActionRecord)
 
 /** A confounder said in a sentence. */
 const confounderText = (c: typeof Confounder.Type): string =>
@@ -258,7 +260,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
             AS u(watch_id text, reviews_done int, next_review_day date, verdict text, record jsonb, revert_pending boolean)
           WHERE w.project_id = ${account.projectId} AND w.watch_id = u.watch_id`
         const judged = reviewed.filter((r) => r.review !== undefined)
-        const actions = yield* ledger.findMany(account.projectId, judged.flatMap((r) => r.actionIds))
+        const actions = yield* ledger.findManyEncoded(account.projectId, judged.flatMap((r) => r.actionIds))
         const watchOf = new Map(judged.flatMap((r) => r.actionIds.map((id) => [id, r] as const)))
         yield* writeEvents(sql, actions.map((action) => {
           const r = watchOf.get(action.actionId)!
@@ -266,7 +268,8 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
             orgId: account.orgId,
             projectId: account.projectId,
             type: "action.verdict" as const,
-            data: { action: encodeAction({ ...action, watch: r.record }), review: r.review }
+            // The record is already in its encoded form, and a watch's JSON is its own encoding.
+            data: { action: { ...action, watch: r.record }, review: r.review }
           }
         }))
         yield* Effect.forEach(["passed", "failed", "inconclusive"] as const, (verdict) =>
@@ -310,8 +313,34 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         return pending.length
       }).pipe(Effect.orDie, Effect.withSpan("Watches.proposeReverts"))
 
-    /** One pass after a sync: open, review every due batch, then the consequences. */
-    const pass = (account: AccountRecord) =>
+    /**
+     * The hourly lane (spend only) of the watches whose applied hour is within the last 24 complete hours: their
+     * campaigns' spend since the apply against the usual for those hours, recorded on the watch. One read, one write.
+     */
+    const hourlyLanes = (account: AccountRecord, hourly: HourlySpend) =>
+      Effect.gen(function*() {
+        const recent = yield* sql`
+          SELECT w.watch_id, w.campaign_ids,
+            to_char(max(a.applied_at) AT TIME ZONE acc.time_zone, 'YYYY-MM-DD"T"HH24') AS applied_hour
+          FROM watches w JOIN accounts acc ON acc.project_id = w.project_id
+          JOIN actions a ON a.action_id = ANY (w.action_ids)
+          WHERE w.project_id = ${account.projectId} AND w.reviews_done = 0
+          GROUP BY w.watch_id, w.campaign_ids, acc.time_zone`.pipe(Effect.flatMap(decodeRecent))
+        const lanes = recent.flatMap((watch) => {
+          const lane = hourlyLane(hourly, watch.campaignIds, watch.appliedHour)
+          return lane === undefined ? [] : [{ watch_id: watch.watchId, hourly: lane }]
+        })
+        if (lanes.length > 0) {
+          yield* sql`
+            UPDATE watches w SET record = w.record || jsonb_build_object('hourly', u.hourly)
+            FROM jsonb_to_recordset(${JSON.stringify(lanes)}::jsonb) AS u(watch_id text, hourly jsonb)
+            WHERE w.project_id = ${account.projectId} AND w.watch_id = u.watch_id`
+        }
+        return lanes.length
+      }).pipe(Effect.orDie, Effect.withSpan("Watches.hourlyLanes"))
+
+    /** One pass after a sync: open, the hourly lanes (with the hours read), review every due batch, then the consequences. */
+    const pass = (account: AccountRecord, hourly: HourlySpend | undefined) =>
       Effect.gen(function*() {
         const guard = (yield* settings.read(account.orgId)).guard
         const startedAt = yield* Clock.currentTimeMillis
@@ -322,6 +351,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
           if (batch.candidates < BATCH || batch.opened === 0) break
         }
         // Until nothing is due: a watch whose sync brought several reviews' days gets them in turn (each once).
+        if (hourly !== undefined) yield* hourlyLanes(account, hourly)
         let reviewed = 0
         for (let n = yield* reviewBatch(account, guard); n > 0; n = yield* reviewBatch(account, guard)) reviewed += n
         const reviewedAt = yield* Clock.currentTimeMillis

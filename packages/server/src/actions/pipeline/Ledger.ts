@@ -87,12 +87,15 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         Effect.withSpan("Ledger.find", HOT_SPAN)
       )
 
-    /** These actions of the account, with their watches (any order). */
-    const findMany = (projectId: string, actionIds: ReadonlyArray<string>) =>
+    /**
+     * These actions of the account in their encoded form (as the ledger page answers them, without their watches):
+     * what a batch of events carries, read without decoding and encoding each record again.
+     */
+    const findManyEncoded = (projectId: string, actionIds: ReadonlyArray<string>) =>
       actionIds.length === 0
         ? Effect.succeed<ReadonlyArray<ActionRecord>>([])
-        : sql`SELECT ${columns}, ${WATCH_COLUMN} FROM actions WHERE project_id = ${projectId} AND ${sql.in("action_id", actionIds)}`.pipe(
-          Effect.flatMap(decodeWatched),
+        : raw<RawActionRow>`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND ${sql.in("action_id", actionIds)}`.pipe(
+          Effect.map((rows) => rows.map(toEncodedRecord)),
           Effect.orDie
         )
 
@@ -188,6 +191,6 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         Effect.map((rows) => rows.map(toMemberRecord))
       )
 
-    return { find, findMany, get, lock, list, pending, recordedOutsideChanges, appliedBefore, members, memberRuns } as const
+    return { find, findManyEncoded, get, lock, list, pending, recordedOutsideChanges, appliedBefore, members, memberRuns } as const
   })
 }) {}
