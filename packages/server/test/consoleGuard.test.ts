@@ -20,7 +20,7 @@
  */
 import * as Path from "node:path"
 import type { ActionRecord } from "@acs/domain/Actions"
-import { Clock, ConfigProvider, Effect, Layer, ManagedRuntime, Option } from "effect"
+import { ConfigProvider, Effect, Layer, ManagedRuntime, Option } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Accounts } from "../src/accounts/Accounts.ts"
@@ -31,6 +31,7 @@ import { WorkerLive } from "../src/worker/Worker.ts"
 import { launchBrowser, seriousViolations } from "./support/browser.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import { repoRoot, TEST_SECRETS_KEY } from "./support/server.ts"
+import { makeShiftedClock } from "./support/shiftedClock.ts"
 import { waitFor, WAIT_MS } from "./support/wait.ts"
 
 let p: Pipeline
@@ -41,17 +42,9 @@ let watched: ActionRecord
 
 const DAY_MS = 86_400_000
 
-/** This process's clock for acs's services: the real one, moved on by `shiftMs` as the simulator's is. */
-let shiftMs = 0
-const real = Clock.make()
-const shifted: Clock.Clock = {
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: () => real.unsafeCurrentTimeMillis() + shiftMs,
-  currentTimeMillis: Effect.sync(() => real.unsafeCurrentTimeMillis() + shiftMs),
-  unsafeCurrentTimeNanos: () => real.unsafeCurrentTimeNanos() + BigInt(shiftMs) * 1_000_000n,
-  currentTimeNanos: Effect.sync(() => real.unsafeCurrentTimeNanos() + BigInt(shiftMs) * 1_000_000n),
-  sleep: (duration) => real.sleep(duration)
-}
+/** acs's clock in this process, moved on with the simulator's. */
+const time = makeShiftedClock()
+const shifted = time.clock
 
 /** acs's services and apply worker in this process, over the pipeline's database and simulator, on the shifted clock. */
 const servicesHere = () =>
@@ -74,7 +67,7 @@ let here: ReturnType<typeof servicesHere>
 /** Both clocks `days` on, then a sync of the account in this process: the guard reviews what its days allow. */
 const daysLaterSync = async (days: number) => {
   p.simulator.control.advanceClock({ days })
-  shiftMs += days * DAY_MS
+  time.shift(days * DAY_MS)
   const sync = await here.runPromise(Effect.gen(function*() {
     const account = Option.getOrThrow(yield* (yield* Accounts).find(p.account.projectId))
     return yield* (yield* Syncs).runToEnd(account, "manual")

@@ -9,7 +9,7 @@ import type { Principal } from "@acs/domain/Principal"
 import { layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
-import { Clock, ConfigProvider, Context, Duration, Effect, Layer, Metric, MetricLabel, Option, Schedule, Schema } from "effect"
+import { ConfigProvider, Context, Duration, Effect, Layer, Metric, MetricLabel, Option, Schedule, Schema } from "effect"
 import { expect } from "vitest"
 import type { AccountRecord } from "../src/accounts/AccountRecord.ts"
 import { Accounts } from "../src/accounts/Accounts.ts"
@@ -38,6 +38,7 @@ import { Syncs } from "../src/warehouse/Syncs.ts"
 import { ChangesetRun } from "../src/worker/ChangesetRun.ts"
 import { Apply } from "../src/worker/Apply.ts"
 import { WorkerLive } from "../src/worker/Worker.ts"
+import { makeShiftedClock } from "./support/shiftedClock.ts"
 import { WAIT_MS } from "./support/wait.ts"
 
 /** Two orgs on the one simulator: the default guard (a failed change's revert waits for a person), and auto_revert. */
@@ -72,17 +73,9 @@ const reviewerOf = (orgId: string): Principal => ({
   root: { kind: "person", id: `psn_${orgId}`, name: "guard reviewer" }
 })
 
-/** acs's clock: the real one, moved on by `shift` as the simulator's is. */
-let shiftMs = 0
-const real = Clock.make()
-const shifted: Clock.Clock = {
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: () => real.unsafeCurrentTimeMillis() + shiftMs,
-  currentTimeMillis: Effect.sync(() => real.unsafeCurrentTimeMillis() + shiftMs),
-  unsafeCurrentTimeNanos: () => real.unsafeCurrentTimeNanos() + BigInt(shiftMs) * 1_000_000n,
-  currentTimeNanos: Effect.sync(() => real.unsafeCurrentTimeNanos() + BigInt(shiftMs) * 1_000_000n),
-  sleep: (duration) => real.sleep(duration)
-}
+/** acs's clock in this process, moved on with the simulator's. */
+const time = makeShiftedClock()
+const shifted = time.clock
 
 /** The simulator in this process: its clock, scenarios and web UI are the test's to drive. */
 class TestSimulator extends Context.Tag("test/Simulator")<TestSimulator, Simulator>() {}
@@ -112,7 +105,7 @@ const TestLayer = WorkerLive.pipe(
 const advance = (by: { readonly days?: number; readonly hours?: number }) =>
   Effect.map(TestSimulator, (simulator) => {
     simulator.control.advanceClock(by)
-    shiftMs += (by.days ?? 0) * DAY_MS + (by.hours ?? 0) * 3_600_000
+    time.shift((by.days ?? 0) * DAY_MS + (by.hours ?? 0) * 3_600_000)
   })
 const advanceDays = (days: number) => advance({ days })
 

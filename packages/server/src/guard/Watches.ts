@@ -25,7 +25,7 @@ import { OrgSettings } from "../settings/Settings.ts"
 import { countGuardReviews } from "../telemetry/Metrics.ts"
 import { addDays, daysBetween } from "../warehouse/Window.ts"
 import { type HourlySpend, hourlyLane } from "./HourlySpend.ts"
-import { judge, type WindowTotals } from "./Verdict.ts"
+import { judge } from "./Verdict.ts"
 import { changesetScopeOf, WATCHED_KINDS, type WatchScope, watchScopeOf } from "./WatchScope.ts"
 
 /** Complete days before the applied day the baseline covers. */
@@ -76,8 +76,6 @@ const Pending = Schema.Struct({
   record: Watch
 })
 const decodePending = decodeRows(Pending)
-
-const totals = (window: WatchWindow): WindowTotals => window
 
 /** A confounder said in a sentence. */
 const confounderText = (c: typeof Confounder.Type): string =>
@@ -387,8 +385,8 @@ const reviewOf = (watch: Due, guard: GuardSettings, now: string) => {
   }
   const afterDays = daysBetween(watch.appliedDay, watch.nextReviewDay)
   const judgement = judge({
-    baseline: totals(watch.baselineNow),
-    after: totals(watch.after),
+    baseline: watch.baselineNow,
+    after: watch.after,
     settings: guard,
     confounders: [...restatement(watch.baseline, watch.baselineNow, guard.noiseBandPct), ...watch.confounders.map(confounderText)]
   })

@@ -25,7 +25,7 @@ import { kindNamed } from "../kinds/Catalog.ts"
 import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
 import { compensationOf } from "../pipeline/Compensation.ts"
 import { Ledger } from "../pipeline/Ledger.ts"
-import { autoRevertHeld, GUARD_ACTOR } from "../pipeline/AutoRevertGate.ts"
+import { autoRevertHeld, GUARD_ACTOR, guardRevertDecision } from "../pipeline/AutoRevertGate.ts"
 import { actorOf } from "../pipeline/Proposals.ts"
 import { type NewAction, Transitions } from "../pipeline/Transitions.ts"
 import { toChangeset } from "./ChangesetRow.ts"
@@ -253,16 +253,8 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
         const undo = planned.checked.filter((c) => c.verdict === "revertible")
         if (undo.length === 0) return yield* planned.refuse("none of its members is as acs wrote it (coverage none)")
         const held = autoRevert ? yield* autoRevertHeld(sql, settings, account, undo.map((c) => c.compensation!.payload)) : []
-        const queued = !autoRevert || held.length > 0
-        return yield* record(account, planned, undo, {
-          by: GUARD_ACTOR,
-          reason,
-          queued,
-          policyReasons: queued
-            ? [autoRevert ? "the guard's revert waits for a person" : "the guard proposes the revert: guard.onFail is propose_revert", ...held]
-            : ["the guard's revert auto-applies: guard.onFail is auto_revert"],
-          forcedBy: null
-        })
+        const { policyReasons, queued } = guardRevertDecision(autoRevert, held)
+        return yield* record(account, planned, undo, { by: GUARD_ACTOR, reason, queued, policyReasons, forcedBy: null })
       }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("ChangesetRevert.guardRevert"))
 
     return { preview, revert, guardRevert } as const

@@ -5,8 +5,7 @@
  * the spend envelope would want). Answers the reasons that hold it for a person; none: it may apply.
  */
 import type { Actor } from "@acs/domain/Actions"
-import type { SqlClient } from "@effect/sql"
-import { SqlClient as SqlClientTag } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
 import { autoAppliesLast24h } from "../../policy/AutoApplyWindow.ts"
@@ -34,10 +33,21 @@ export const autoRevertHeld = (
     if (!(yield* settings.read(account.orgId)).platformAutoApply) held.push("kill switch: platformAutoApply is off for this organisation")
     const guardrails = yield* readGuardrails(sql, account.projectId)
     if (guardrails.autoApplyPaused !== null) held.push(`auto-apply is paused for this account: ${guardrails.autoApplyPaused.reason}`)
-    const { used } = yield* autoAppliesLast24h(account.projectId).pipe(Effect.provideService(SqlClientTag.SqlClient, sql))
+    const { used } = yield* autoAppliesLast24h(account.projectId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     if (used + payloads.length > AUTO_APPLY_LIMIT_PER_24H) {
       held.push(`the account has ${used} auto-applies in the last 24 hours: ${payloads.length} more would pass ${AUTO_APPLY_LIMIT_PER_24H}`)
     }
     if (payloads.some(raisesBudget)) held.push("it raises a daily budget, which a person decides")
     return held
   })
+
+/** Whether the guard's revert queues, and the reasons it records, given what holds it for a person. */
+export const guardRevertDecision = (autoRevert: boolean, held: ReadonlyArray<string>) => {
+  const queued = !autoRevert || held.length > 0
+  return {
+    queued,
+    policyReasons: queued
+      ? [autoRevert ? "the guard's revert waits for a person" : "the guard proposes the revert: guard.onFail is propose_revert", ...held]
+      : ["the guard's revert auto-applies: guard.onFail is auto_revert"]
+  }
+}

@@ -20,7 +20,7 @@ import { kindNamed } from "../kinds/Catalog.ts"
 import { compensationOf } from "./Compensation.ts"
 import { Ledger, toProposalResponse } from "./Ledger.ts"
 import { describeOutsideChange } from "../outside/OutsideChangeText.ts"
-import { autoRevertHeld, GUARD_ACTOR } from "./AutoRevertGate.ts"
+import { autoRevertHeld, GUARD_ACTOR, guardRevertDecision } from "./AutoRevertGate.ts"
 import { actorOf } from "./Proposals.ts"
 import { Transitions } from "./Transitions.ts"
 
@@ -179,16 +179,8 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
         const held = planned.queued
           ? [...planned.policyReasons]
           : autoRevert ? yield* autoRevertHeld(sql, settings, account, [planned.inverse.payload]) : []
-        const queued = !autoRevert || held.length > 0
-        return yield* record(account, actionId, planned, {
-          proposedBy: GUARD_ACTOR,
-          reason,
-          queued,
-          policyReasons: queued
-            ? [autoRevert ? "the guard's revert waits for a person" : "the guard proposes the revert: guard.onFail is propose_revert", ...held]
-            : ["the guard's revert auto-applies: guard.onFail is auto_revert"],
-          countsTowardCap: !queued
-        })
+        const { policyReasons, queued } = guardRevertDecision(autoRevert, held)
+        return yield* record(account, actionId, planned, { proposedBy: GUARD_ACTOR, reason, queued, policyReasons, countsTowardCap: !queued })
       }).pipe(Effect.withSpan("Revert.guardRevert"))
 
     return { preview, revert, guardRevert } as const
