@@ -111,3 +111,14 @@ export const judge = (input: VerdictInput): Judgement => {
     metrics
   }
 }
+
+/**
+ * A confounder when the platform restated the baseline's days since the watch opened: its installs or spend moved
+ * past the noise band between the watch's snapshot and the review's read (a late correction of a few percent is not).
+ */
+export const restatedBaseline = (before: WindowTotals, now: WindowTotals, bandPct: number): ReadonlyArray<string> => {
+  const moved = (a: number, b: number) => a > 0 && (Math.abs(b - a) / a) * 100 > bandPct
+  return moved(before.installs, now.installs) || moved(before.spendMicros, now.spendMicros)
+    ? [`the days before the change were restated since the watch opened: installs ${before.installs} → ${now.installs}, spend ${before.spendMicros} → ${now.spendMicros} micros`]
+    : []
+}

@@ -25,7 +25,7 @@ import { OrgSettings } from "../settings/Settings.ts"
 import { countGuardReviews } from "../telemetry/Metrics.ts"
 import { addDays, daysBetween } from "../warehouse/Window.ts"
 import { type HourlySpend, hourlyLane } from "./HourlySpend.ts"
-import { judge } from "./Verdict.ts"
+import { judge, restatedBaseline } from "./Verdict.ts"
 import { changesetScopeOf, WATCHED_KINDS, type WatchScope, watchScopeOf } from "./WatchScope.ts"
 
 /** Complete days before the applied day the baseline covers. */
@@ -80,14 +80,6 @@ const decodePending = decodeRows(Pending)
 /** A confounder said in a sentence. */
 const confounderText = (c: typeof Confounder.Type): string =>
   `${c.kind === "external_change" ? "a change outside acs" : "another acs action"} on ${c.day}: ${c.summary} (action ${c.actionId})`
-
-/** A baseline whose installs or spend moved past the noise band since the watch opened: the platform restated its days. */
-const restatement = (before: WatchWindow, now: WatchWindow, bandPct: number): ReadonlyArray<string> => {
-  const moved = (a: number, b: number) => a > 0 && Math.abs(b - a) / a * 100 > bandPct
-  return moved(before.installs, now.installs) || moved(before.spendMicros, now.spendMicros)
-    ? [`the days before the change were restated since the watch opened: installs ${before.installs} → ${now.installs}, spend ${before.spendMicros} → ${now.spendMicros} micros`]
-    : []
-}
 
 /** The review's judgement in one line: a revert's reason and a log's. */
 export const verdictLine = (afterDays: number, judgement: Judgement): string =>
@@ -388,7 +380,7 @@ const reviewOf = (watch: Due, guard: GuardSettings, now: string) => {
     baseline: watch.baselineNow,
     after: watch.after,
     settings: guard,
-    confounders: [...restatement(watch.baseline, watch.baselineNow, guard.noiseBandPct), ...watch.confounders.map(confounderText)]
+    confounders: [...restatedBaseline(watch.baseline, watch.baselineNow, guard.noiseBandPct), ...watch.confounders.map(confounderText)]
   })
   const review = { afterDays, window: watch.after, reviewedAt: now, ...judgement }
   const following = REVIEW_DAYS[watch.reviewsDone + 1]

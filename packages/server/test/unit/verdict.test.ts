@@ -7,7 +7,7 @@
 import { DEFAULT_GUARD } from "@acs/domain/Guard"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { changePct, judge, type WindowTotals } from "../../src/guard/Verdict.ts"
+import { changePct, judge, restatedBaseline, type WindowTotals } from "../../src/guard/Verdict.ts"
 
 const settings = DEFAULT_GUARD
 
@@ -107,5 +107,28 @@ describe("judge", () => {
       const toNone = judge({ baseline: w, after: none, settings, confounders: [] })
       expect(toNone).toMatchObject({ verdict: "failed", reasons: expect.arrayContaining([expect.stringMatching(/^installs per day −100\.0%/)]) })
     }))
+  })
+})
+
+describe("restatedBaseline", () => {
+  it("names a baseline whose installs or spend moved past the noise band since the watch opened, and only then", () => {
+    fc.assert(fc.property(window, fc.double({ min: -0.5, max: 0.5, noNaN: true }), fc.boolean(), (w, move, onInstalls) => {
+      const now = onInstalls
+        ? { ...w, installs: Math.round(w.installs * (1 + move)) }
+        : { ...w, spendMicros: Math.round(w.spendMicros * (1 + move)) }
+      const moved = onInstalls ? Math.abs(now.installs - w.installs) / w.installs : Math.abs(now.spendMicros - w.spendMicros) / w.spendMicros
+      const named = restatedBaseline(w, now, settings.noiseBandPct)
+      expect(named.length).toBe(moved * 100 > settings.noiseBandPct ? 1 : 0)
+      if (named.length > 0) expect(named[0]).toMatch(/^the days before the change were restated since the watch opened: installs \d+ → \d+/)
+    }))
+  })
+
+  it("makes the verdict inconclusive, named as a confounder", () => {
+    const baseline = { days: 7, spendMicros: 7_000_000_000, impressions: 70_000, taps: 7_000, installs: 700 }
+    const confounders = restatedBaseline({ ...baseline, installs: 500 }, baseline, settings.noiseBandPct)
+    expect(judge({ baseline, after: { ...baseline, installs: 300 }, settings, confounders })).toMatchObject({
+      verdict: "inconclusive",
+      reasons: [expect.stringMatching(/^confounded: the days before the change were restated/)]
+    })
   })
 })
