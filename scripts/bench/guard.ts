@@ -7,20 +7,27 @@
  * own timestamps; none of the reviews proposes a revert: a 1-day review only warns). Beside it:
  * - the statements acs sent that read or write `watches` (pg_stat_statements, role `postgres`), per batch;
  * - acs's CPU for the pass: the CPU of a sync with the pass, less that of the same sync before the seed (nothing due).
- * Not measured yet: proposal throughput while a pass runs.
+ * - key proposals per second (8 clients, 15 s from a sync's start) while a second set of 10,000 watches is opened and
+ *   reviewed, against the same window from the start of a sync with nothing due.
  */
 import type { BenchCluster } from "./cluster.ts"
 import { makePool, type Pool } from "./pg.ts"
 import { type AcsInstance, toSyncInfo, waitForSync } from "./acs.ts"
 import { processCpuSeconds } from "./cpu.ts"
 import { fmt, type TargetRow } from "./report.ts"
+import { makeHttpClient } from "./measure.ts"
 import { statementDelta, statementSnapshot } from "./statements.ts"
-import { STALL_SECONDS, SYNC_TIMEOUT_MS, WAREHOUSE_DATABASE, type Warehouse } from "./warehouse.ts"
+import { BOOTSTRAP_KEY, STALL_SECONDS, SYNC_TIMEOUT_MS, WAREHOUSE_DATABASE, type Warehouse } from "./warehouse.ts"
 
 export const WATCHES = 10_000
 /** Watches one statement reviews (Watches.ts `BATCH`). */
 const BATCH = 1_000
 export const TARGET_PASS_MS = 5_000
+/** Proposals while a pass runs, against the same sync with nothing due: at least this share. */
+export const TARGET_PROPOSALS_SHARE = 0.95
+const PROPOSAL_CLIENTS = 8
+/** Long enough to hold the sync and the pass after it. */
+const PROPOSAL_SECONDS = 15
 
 export interface GuardResults {
   readonly watches: number
@@ -30,31 +37,67 @@ export interface GuardResults {
   readonly guardStatements: number
   readonly batches: number
   readonly passCpuMs: number | null
+  /** Key proposals per second over the same window from the sync's start, without anything due and with the pass. */
+  readonly proposalsQuiet: number
+  readonly proposalsWithPass: number
   readonly quietSync: { readonly wallMs: number; readonly cpuMs: number | null }
   readonly busySync: { readonly wallMs: number; readonly cpuMs: number | null }
   readonly top: ReadonlyArray<{ readonly query: string; readonly calls: number; readonly meanMs: number }>
 }
 
 /** Applied keyword bid changes on `count` keywords with metrics, 3 days ago, proposed by a key. */
-const seed = async (pool: Pool, projectId: string, count: number) => {
+const seed = async (pool: Pool, projectId: string, count: number, offset = 0) => {
   await pool.query("UPDATE accounts SET watched_since = now() - interval '30 days' WHERE project_id = $1", [projectId])
   await pool.query(
     `INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
        payload, proposed_by, created_at, decided_at, applied_at)
-     SELECT 'act_guard_' || k.i, a.org_id, a.project_id, 'keyword_bid_change', 'queued', 'applied', 'review', '[]'::jsonb,
+     SELECT 'act_guard_' || ($3::int + k.i), a.org_id, a.project_id, 'keyword_bid_change', 'queued', 'applied', 'review', '[]'::jsonb,
        'Raise the bid of keyword "' || k.text || '"', 'guard bench',
        jsonb_build_object('currency', 'USD', 'keywords', jsonb_build_array(jsonb_build_object('keywordId', k.keyword_id,
          'adGroupId', k.ad_group_id, 'campaignId', k.campaign_id, 'text', k.text, 'priorBidMicros', k.bid_micros,
          'newBidMicros', k.bid_micros + 10000))),
        '{"kind":"key","id":"key_guard_bench","name":"guard bench"}'::jsonb,
-       now() - interval '3 days' - k.i * interval '1 millisecond', now() - interval '3 days' - k.i * interval '1 millisecond',
+       now() - interval '3 days' - ($3::int + k.i) * interval '1 millisecond', now() - interval '3 days' - k.i * interval '1 millisecond',
        now() - interval '3 days' - k.i * interval '1 millisecond'
      FROM accounts a,
        (SELECT row_number() OVER (ORDER BY keyword_id) AS i, keyword_id, ad_group_id, campaign_id, text, COALESCE(bid_micros, 100000) AS bid_micros
-        FROM keywords WHERE project_id = $1 ORDER BY keyword_id LIMIT $2) k
+        FROM keywords WHERE project_id = $1 ORDER BY keyword_id LIMIT $2 OFFSET $3) k
      WHERE a.project_id = $1`,
-    [projectId, count]
+    [projectId, count, offset]
   )
+}
+
+/** Key proposals in a closed loop (budget cuts of 1 to 20 cents, each queued) from `clients` clients for `seconds`. */
+const proposeFor = async (acs: AcsInstance, pool: Pool, projectId: string, clients: number, seconds: number): Promise<number> => {
+  const { rows } = await pool.query<{ campaign_id: string; budget: string }>(
+    "SELECT campaign_id, daily_budget_micros::text AS budget FROM campaigns WHERE project_id = $1 AND daily_budget_micros > 1000000 ORDER BY campaign_id LIMIT 50",
+    [projectId]
+  )
+  const url = `${acs.api}/accounts/${projectId}/actions/budget-change`
+  const deadline = Date.now() + seconds * 1000
+  let sequence = 0
+  let answered = 0
+  await Promise.all(Array.from({ length: clients }, async () => {
+    const client = makeHttpClient({ authorization: `Bearer ${BOOTSTRAP_KEY}` })
+    try {
+      while (Date.now() < deadline) {
+        const i = sequence++
+        const campaign = rows[i % rows.length]!
+        await client.sendJson("POST", url, { campaignId: campaign.campaign_id, newDailyBudgetMicros: Number(campaign.budget) - 10_000 * (1 + (i % 20)), reason: "guard bench" })
+        answered++
+      }
+    } finally {
+      client.close()
+    }
+  }))
+  return answered / seconds
+}
+
+/** Proposals per second over `seconds` from a sync's start: while it runs, and the pass after it. */
+const proposalsDuringSync = async (acs: AcsInstance, pool: Pool, projectId: string, log: (message: string) => void) => {
+  const load = proposeFor(acs, pool, projectId, PROPOSAL_CLIENTS, PROPOSAL_SECONDS)
+  const sync = await syncOnce(acs, pool, projectId, log)
+  return { sync, rate: await load }
 }
 
 const syncOnce = async (acs: AcsInstance, pool: Pool, projectId: string, log: (message: string) => void) => {
@@ -70,7 +113,7 @@ const syncOnce = async (acs: AcsInstance, pool: Pool, projectId: string, log: (m
  * Waits until every seeded watch has its review, polling the database every 50 ms; answers how many were opened and
  * reviewed.
  */
-const reviewsDone = async (pool: Pool, projectId: string, timeoutMs: number): Promise<{ readonly opened: number; readonly reviewed: number }> => {
+const reviewsDone = async (pool: Pool, projectId: string, timeoutMs: number, expected = WATCHES): Promise<{ readonly opened: number; readonly reviewed: number }> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const { rows } = await pool.query<{ opened: string; reviewed: string }>(
@@ -79,7 +122,7 @@ const reviewsDone = async (pool: Pool, projectId: string, timeoutMs: number): Pr
     )
     const opened = Number(rows[0]?.opened ?? 0)
     const reviewed = Number(rows[0]?.reviewed ?? 0)
-    if (reviewed >= WATCHES) return { opened, reviewed }
+    if (reviewed >= expected) return { opened, reviewed }
     if (Date.now() > deadline) throw new Error(`after ${timeoutMs / 1000} s the pass had opened ${opened} watches and reviewed ${reviewed}`)
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
@@ -105,6 +148,9 @@ const measure = async (stats: Pool, warehouse: Warehouse, log: (message: string)
   const quietCpu = processCpuSeconds(acs.pid)
   const quietSync = { wallMs: Date.now() - quiet.startedAt - 3_000, cpuMs: quietCpu === null || quiet.cpuBefore === null ? null : (quietCpu - quiet.cpuBefore) * 1000 }
 
+  log(`key proposals at ${PROPOSAL_CLIENTS} clients for ${PROPOSAL_SECONDS} s from the start of a sync with nothing due`)
+  const proposalsQuiet = (await proposalsDuringSync(acs, pool, projectId, log)).rate
+
   log(`seeding ${fmt(WATCHES)} applied keyword bid changes, applied 3 days ago`)
   await seed(pool, projectId, WATCHES)
   const before = await statementSnapshot(stats, WAREHOUSE_DATABASE)
@@ -122,6 +168,11 @@ const measure = async (stats: Pool, warehouse: Warehouse, log: (message: string)
   const after = await statementSnapshot(stats, WAREHOUSE_DATABASE)
   const busySync = { wallMs: Date.now() - busy.startedAt - 3_000, cpuMs: busyCpu === null || busy.cpuBefore === null ? null : (busyCpu - busy.cpuBefore) * 1000 }
   const delta = statementDelta(before, after)
+
+  log(`${fmt(WATCHES)} more changes, and key proposals at ${PROPOSAL_CLIENTS} clients for ${PROPOSAL_SECONDS} s from the start of the sync whose pass reviews them`)
+  await seed(pool, projectId, WATCHES, WATCHES)
+  const proposalsWithPass = (await proposalsDuringSync(acs, pool, projectId, log)).rate
+  await reviewsDone(pool, projectId, 300_000, 2 * WATCHES)
   const guardTop = delta.top.filter((s) => /\bwatches\b/.test(s.query))
   const guardStatements = guardTop.reduce((n, s) => n + s.calls, 0)
   const { opened, reviewed } = done
@@ -134,6 +185,8 @@ const measure = async (stats: Pool, warehouse: Warehouse, log: (message: string)
     // The opening statements and one per review batch, plus the last batch that finds nothing due.
     batches: Math.ceil(opened / BATCH) + Math.ceil(reviewed / BATCH) + 1,
     passCpuMs: busySync.cpuMs === null || quietSync.cpuMs === null ? null : busySync.cpuMs - quietSync.cpuMs,
+    proposalsQuiet,
+    proposalsWithPass,
     quietSync,
     busySync,
     top: guardTop.map((s) => ({ query: s.query, calls: s.calls, meanMs: s.meanMs }))
@@ -154,6 +207,13 @@ export const guardTargets = (r: GuardResults): Array<TargetRow> => [
     measured: fmt(r.guardStatements / r.batches, 1),
     value: r.guardStatements / r.batches,
     pass: r.guardStatements / r.batches <= 3
+  },
+  {
+    name: `guard: key proposals at ${PROPOSAL_CLIENTS} clients while the pass runs, against the same sync with nothing due`,
+    target: `≥ ${fmt(TARGET_PROPOSALS_SHARE * 100, 0)} %`,
+    measured: `${fmt((r.proposalsWithPass / r.proposalsQuiet) * 100, 1)} % (${fmt(r.proposalsWithPass, 0)} / ${fmt(r.proposalsQuiet, 0)} per s)`,
+    value: r.proposalsWithPass / r.proposalsQuiet,
+    pass: r.proposalsWithPass >= TARGET_PROPOSALS_SHARE * r.proposalsQuiet
   },
   {
     name: "guard: acs CPU per watch (the sync with the pass less the sync without)",
