@@ -30,7 +30,7 @@ export const WAREHOUSE_DATABASE = "acs_bench"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** acs as the bench runs it: the demo org connected to the simulator, no scheduled sync, reads unlimited. */
+/** acs as the bench runs it: the demo org connected to the simulator, no scheduled sync, reads and writes unlimited. */
 export const acsEnv = (databaseUrl: string, simulatorUrl: string): Record<string, string> => ({
   DATABASE_URL: databaseUrl,
   ACS_SECRETS_KEY: SECRETS_KEY,
@@ -39,6 +39,7 @@ export const acsEnv = (databaseUrl: string, simulatorUrl: string): Record<string
   ACS_DEMO: "true",
   SYNC_INTERVAL_MINUTES: "0",
   RATE_LIMIT_READ: "1000000",
+  RATE_LIMIT_WRITE: "1000000",
   LOG_LEVEL: "warn"
 })
 
