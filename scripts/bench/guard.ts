@@ -40,6 +40,8 @@ export interface GuardResults {
   /** Key proposals per second over the same window from the sync's start, without anything due and with the pass. */
   readonly proposalsQuiet: number
   readonly proposalsWithPass: number
+  /** The same once more after the pass, nothing due: what the ledger's growth alone does to the rate. */
+  readonly proposalsQuietAfter: number
   readonly quietSync: { readonly wallMs: number; readonly cpuMs: number | null }
   readonly busySync: { readonly wallMs: number; readonly cpuMs: number | null }
   readonly top: ReadonlyArray<{ readonly query: string; readonly calls: number; readonly meanMs: number }>
@@ -93,11 +95,18 @@ const proposeFor = async (acs: AcsInstance, pool: Pool, projectId: string, clien
   return answered / seconds
 }
 
-/** Proposals per second over `seconds` from a sync's start: while it runs, and the pass after it. */
+/**
+ * Proposals per second over `seconds` from a sync's start: while it runs, and the pass after it. The window's
+ * proposals (queued, never applied) are removed after it, so every window starts from the same ledger: thousands
+ * of waiting proposals slow the next ones down on their own (bench/history.md).
+ */
 const proposalsDuringSync = async (acs: AcsInstance, pool: Pool, projectId: string, log: (message: string) => void) => {
   const load = proposeFor(acs, pool, projectId, PROPOSAL_CLIENTS, PROPOSAL_SECONDS)
   const sync = await syncOnce(acs, pool, projectId, log)
-  return { sync, rate: await load }
+  const rate = await load
+  await pool.query("DELETE FROM events WHERE project_id = $1 AND type = 'action.proposed'", [projectId])
+  await pool.query("DELETE FROM actions WHERE project_id = $1 AND reason = 'guard bench' AND status = 'proposed'", [projectId])
+  return { sync, rate }
 }
 
 const syncOnce = async (acs: AcsInstance, pool: Pool, projectId: string, log: (message: string) => void) => {
@@ -173,6 +182,8 @@ const measure = async (stats: Pool, warehouse: Warehouse, log: (message: string)
   await seed(pool, projectId, WATCHES, WATCHES)
   const proposalsWithPass = (await proposalsDuringSync(acs, pool, projectId, log)).rate
   await reviewsDone(pool, projectId, 300_000, 2 * WATCHES)
+  log(`key proposals at ${PROPOSAL_CLIENTS} clients for ${PROPOSAL_SECONDS} s from the start of a sync with nothing due again`)
+  const proposalsQuietAfter = (await proposalsDuringSync(acs, pool, projectId, log)).rate
   const guardTop = delta.top.filter((s) => /\bwatches\b/.test(s.query))
   const guardStatements = guardTop.reduce((n, s) => n + s.calls, 0)
   const { opened, reviewed } = done
@@ -187,6 +198,7 @@ const measure = async (stats: Pool, warehouse: Warehouse, log: (message: string)
     passCpuMs: busySync.cpuMs === null || quietSync.cpuMs === null ? null : busySync.cpuMs - quietSync.cpuMs,
     proposalsQuiet,
     proposalsWithPass,
+    proposalsQuietAfter,
     quietSync,
     busySync,
     top: guardTop.map((s) => ({ query: s.query, calls: s.calls, meanMs: s.meanMs }))
@@ -225,6 +237,8 @@ export const guardTargets = (r: GuardResults): Array<TargetRow> => [
 ]
 
 export const guardDetails = (r: GuardResults): Array<string> => [
+  `key proposals per second (${PROPOSAL_CLIENTS} clients, ${PROPOSAL_SECONDS} s from a sync's start): nothing due ${fmt(r.proposalsQuiet, 0)}, ` +
+  `with the pass ${fmt(r.proposalsWithPass, 0)}, nothing due again after it ${fmt(r.proposalsQuietAfter, 0)}`,
   `sync without anything due: ${fmt(r.quietSync.wallMs)} ms, acs CPU ${r.quietSync.cpuMs === null ? "n/a" : `${fmt(r.quietSync.cpuMs)} ms`}; ` +
   `with the pass: ${fmt(r.busySync.wallMs)} ms, acs CPU ${r.busySync.cpuMs === null ? "n/a" : `${fmt(r.busySync.cpuMs)} ms`}`,
   `statements on watches (${fmt(r.guardStatements)} in ${r.batches} batches):`,
