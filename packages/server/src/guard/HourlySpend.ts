@@ -7,7 +7,7 @@
 import type { UpstreamClient } from "@acs/upstream/Upstream"
 import { Clock, Effect } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
-import { addDays } from "../warehouse/Window.ts"
+import { addDays, hourIn } from "../warehouse/Window.ts"
 import { changePct } from "./Verdict.ts"
 
 /** Days before the latest hour whose same hour makes its usual spend. */
@@ -26,20 +26,8 @@ export interface HourlySpend {
   readonly rows: ReadonlyArray<HourSpend>
 }
 
-// One formatter per time zone, kept for the life of the process (zones are few).
-const formatters = new Map<string, Intl.DateTimeFormat>()
-
 /** The hour before the one `instant` falls in, as "YYYY-MM-DDTHH" in `timeZone`: the latest complete hour. */
-export const latestCompleteHour = (instant: number, timeZone: string): string => {
-  let formatter = formatters.get(timeZone)
-  if (formatter === undefined) {
-    formatter = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", hourCycle: "h23" })
-    formatters.set(timeZone, formatter)
-  }
-  const parts = formatter.formatToParts(new Date(instant - 3_600_000))
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "00"
-  return `${get("year")}-${get("month")}-${get("day")}T${get("hour")}`
-}
+export const latestCompleteHour = (instant: number, timeZone: string): string => hourIn(instant - 3_600_000, timeZone)
 
 /** The hour label `hours` after `label` (calendar arithmetic on the label: a change of clock time is ignored). */
 export const hourAfter = (label: string, hours: number): string =>

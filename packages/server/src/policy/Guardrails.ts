@@ -84,10 +84,17 @@ export const tripCircuitBreaker = (sql: SqlClient.SqlClient, projectId: string) 
       RETURNING ${sql.unsafe(COLUMNS)}, (SELECT org_id FROM accounts WHERE project_id = ${projectId}) AS org_id`.pipe(Effect.orDie)
     const row = rows[0]
     if (row === undefined) return false
-    const [paused] = yield* decodeGuardrails(rows)
     const { orgId } = yield* Schema.decodeUnknown(Schema.Struct({ orgId: Schema.String }))(row).pipe(Effect.orDie)
-    yield* writeEvent(sql, { orgId, projectId, type: "account.paused", data: { guardrails: toDocument(paused), by: "circuit breaker" } })
-    yield* Effect.logWarning("auto-apply paused by the circuit breaker").pipe(Effect.annotateLogs({ projectId, reason: paused?.pausedReason }))
+    return yield* announcePause(sql, orgId, projectId, rows, "circuit breaker")
+  })
+
+/** After a pause was written (`rows`: its `RETURNING`), the `account.paused` event and the log line; false without one. */
+const announcePause = (sql: SqlClient.SqlClient, orgId: string, projectId: string, rows: ReadonlyArray<unknown>, pausedBy: string) =>
+  Effect.gen(function*() {
+    if (rows.length === 0) return false
+    const [paused] = yield* decodeGuardrails(rows)
+    yield* writeEvent(sql, { orgId, projectId, type: "account.paused", data: { guardrails: toDocument(paused), by: pausedBy } })
+    yield* Effect.logWarning(`auto-apply paused by the ${pausedBy}`).pipe(Effect.annotateLogs({ projectId, reason: paused?.pausedReason }))
     return true
   })
 
@@ -102,11 +109,7 @@ export const pauseAutoApply = (sql: SqlClient.SqlClient, orgId: string, projectI
       ON CONFLICT (project_id) DO UPDATE SET paused_reason = EXCLUDED.paused_reason, paused_since = EXCLUDED.paused_since
         WHERE guardrails.paused_since IS NULL
       RETURNING ${sql.unsafe(COLUMNS)}`
-    if (rows.length === 0) return false
-    const [paused] = yield* decodeGuardrails(rows)
-    yield* writeEvent(sql, { orgId, projectId, type: "account.paused", data: { guardrails: toDocument(paused), by: pausedBy } })
-    yield* Effect.logWarning(`auto-apply paused by the ${pausedBy}`).pipe(Effect.annotateLogs({ projectId, reason }))
-    return true
+    return yield* announcePause(sql, orgId, projectId, rows, pausedBy)
   })).pipe(Effect.orDie)
 
 const by = (grant: Granted<"updateGuardrails" | "resumeAutoApply">) => `${grant.principal.kind}:${grant.principal.id}`

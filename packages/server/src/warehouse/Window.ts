@@ -7,20 +7,37 @@ export const MAX_DAYS = 90
 // every proposal and read needs one: one per time zone, kept for the life of the process (zones are few).
 const formatters = new Map<string, Intl.DateTimeFormat>()
 
-const formatterFor = (timeZone: string): Intl.DateTimeFormat => {
-  let formatter = formatters.get(timeZone)
+const formatterFor = (timeZone: string, withHour: boolean): Intl.DateTimeFormat => {
+  const key = withHour ? `${timeZone} h` : timeZone
+  let formatter = formatters.get(key)
   if (formatter === undefined) {
-    formatter = new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" })
-    formatters.set(timeZone, formatter)
+    formatter = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      ...(withHour ? { hour: "2-digit", hourCycle: "h23" } as const : {})
+    })
+    formatters.set(key, formatter)
   }
   return formatter
 }
 
+const partsIn = (instant: number, timeZone: string, withHour: boolean) => {
+  const parts = formatterFor(timeZone, withHour).formatToParts(new Date(instant))
+  return (type: string) => parts.find((p) => p.type === type)?.value ?? "00"
+}
+
 /** The calendar date (YYYY-MM-DD) of an instant in a time zone. */
 export const dateIn = (instant: number, timeZone: string): string => {
-  const parts = formatterFor(timeZone).formatToParts(new Date(instant))
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "00"
+  const get = partsIn(instant, timeZone, false)
   return `${get("year")}-${get("month")}-${get("day")}`
+}
+
+/** The hour (YYYY-MM-DDTHH, 00–23) an instant falls in, in a time zone. */
+export const hourIn = (instant: number, timeZone: string): string => {
+  const get = partsIn(instant, timeZone, true)
+  return `${get("year")}-${get("month")}-${get("day")}T${get("hour")}`
 }
 
 export const addDays = (date: string, days: number): string => {
