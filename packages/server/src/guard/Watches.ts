@@ -24,6 +24,7 @@ import { writeEvents } from "../events/Outbox.ts"
 import { OrgSettings } from "../settings/Settings.ts"
 import { countGuardReviews } from "../telemetry/Metrics.ts"
 import { addDays, daysBetween } from "../warehouse/Window.ts"
+import { ChangePlaces } from "./ChangePlaces.ts"
 import { type HourlySpend, hourlyLane } from "./HourlySpend.ts"
 import { judge, restatedBaseline } from "./Verdict.ts"
 import { changesetScopeOf, WATCHED_KINDS, type WatchScope, watchScopeOf } from "./WatchScope.ts"
@@ -92,6 +93,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
     const ledger = yield* Ledger
     const revert = yield* Revert
     const changesetRevert = yield* ChangesetRevert
+    const places = yield* ChangePlaces
 
     /** A window's totals as JSON, over `entity_keys` at `level` from `start` to `end` (SQL date expressions), within the synced days. */
     const windowTotals = (level: string, keys: string, start: string, end: string) =>
@@ -175,68 +177,32 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
             ORDER BY w.next_review_day, w.watch_id
             LIMIT ${BATCH}
             FOR UPDATE OF w SKIP LOCKED),
-          acc AS (SELECT project_id, time_zone, first_synced_day, last_synced_day FROM accounts WHERE project_id = ${account.projectId}),
-          candidates AS MATERIALIZED (
-            SELECT x.action_id, x.kind, x.summary, x.revert_of, x.applied_at,
-              to_char((x.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD') AS day,
-              CASE WHEN x.kind = 'external_change'
-                THEN array_remove(ARRAY[COALESCE(x.payload #>> '{entity,campaignId}',
-                  CASE WHEN x.payload #>> '{entity,type}' = 'campaign' THEN x.payload #>> '{entity,id}' END)], NULL)
-                ELSE ARRAY(SELECT DISTINCT v #>> '{}' FROM jsonb_path_query(x.payload, 'lax $.**.campaignId') v WHERE jsonb_typeof(v) = 'string')
-              END AS campaigns,
-              CASE WHEN x.kind = 'external_change'
-                THEN array_remove(ARRAY[COALESCE(x.payload #>> '{entity,adGroupId}',
-                  CASE WHEN x.payload #>> '{entity,type}' = 'adGroup' THEN x.payload #>> '{entity,id}' END)], NULL)
-                ELSE ARRAY(SELECT DISTINCT v #>> '{}' FROM jsonb_path_query(x.payload, 'lax $.**.adGroupId') v WHERE jsonb_typeof(v) = 'string')
-              END AS ad_groups,
-              CASE WHEN x.kind = 'external_change'
-                THEN CASE WHEN x.payload #>> '{entity,type}' = 'keyword' THEN ARRAY[x.payload #>> '{entity,id}'] ELSE '{}'::text[] END
-                ELSE ARRAY(SELECT DISTINCT v #>> '{}' FROM jsonb_path_query(x.payload, 'lax $.**.keywordId') v WHERE jsonb_typeof(v) = 'string')
-              END AS keywords
-            FROM actions x CROSS JOIN acc
-            WHERE x.project_id = ${account.projectId} AND x.applied_at IS NOT NULL AND x.status IN ('applied', 'reverted')
-              AND x.created_at > (SELECT min(w.applied_day) FROM due JOIN watches w ON w.project_id = ${account.projectId} AND w.watch_id = due.watch_id)
-                - ${BASELINE_DAYS + LOOKBACK_DAYS}::int),
-          -- A candidate and a watch meet on a place key (a hash join, not every watch against every candidate): a
-          -- change is keyed by its campaigns ('c'), its ad groups ('g') and its keywords ('k'), and by what it changed
-          -- whole: a campaign-level change ('C'), an ad-group-level one ('G'). A campaign's watch is confounded by
-          -- anything in the campaign; an ad group's by its campaign's own changes and anything in the ad group; a
-          -- keyword's by its campaign's and ad group's own changes and its keywords'.
-          candidate_keys AS MATERIALIZED (
-            SELECT c.action_id, c.kind, c.summary, c.day, c.applied_at, c.revert_of, k.key FROM candidates c
-            CROSS JOIN LATERAL (
-              SELECT 'c:' || x FROM unnest(c.campaigns) x
-              UNION ALL SELECT 'C:' || x FROM unnest(c.campaigns) x WHERE cardinality(c.ad_groups) = 0
-              UNION ALL SELECT 'g:' || x FROM unnest(c.ad_groups) x
-              UNION ALL SELECT 'G:' || x FROM unnest(c.ad_groups) x WHERE cardinality(c.keywords) = 0
-              UNION ALL SELECT 'k:' || x FROM unnest(c.keywords) x) k(key)),
-          watch_keys AS MATERIALIZED (
-            SELECT w.watch_id, w.action_ids, w.applied_day, w.next_review_day, k.key
-            FROM due JOIN watches w ON w.project_id = ${account.projectId} AND w.watch_id = due.watch_id
-            CROSS JOIN LATERAL (
-              SELECT 'c:' || x FROM unnest(w.campaign_ids) x WHERE w.level = 'campaigns'
-              UNION ALL SELECT 'C:' || x FROM unnest(w.campaign_ids) x WHERE w.level <> 'campaigns'
-              UNION ALL SELECT 'g:' || x FROM unnest(w.ad_group_ids) x WHERE w.level = 'adGroups'
-              UNION ALL SELECT 'G:' || x FROM unnest(w.ad_group_ids) x WHERE w.level = 'keywords'
-              UNION ALL SELECT 'k:' || x FROM unnest(w.entity_keys) x WHERE w.level = 'keywords') k(key)),
-          confounded AS (
-            SELECT DISTINCT w.watch_id, c.action_id, c.kind, c.summary, c.day, c.applied_at
-            FROM watch_keys w JOIN candidate_keys c ON c.key = w.key
-            CROSS JOIN acc
-            WHERE c.applied_at >= (w.applied_day - ${BASELINE_DAYS}::int)::timestamp AT TIME ZONE acc.time_zone
-              AND c.applied_at < (w.next_review_day + 1)::timestamp AT TIME ZONE acc.time_zone
-              AND c.action_id <> ALL (w.action_ids) AND (c.revert_of IS NULL OR c.revert_of <> ALL (w.action_ids))),
-          confounders AS (
-            SELECT watch_id, jsonb_agg(jsonb_build_object('actionId', action_id, 'kind', kind, 'summary', summary, 'day', day)
-              ORDER BY applied_at) AS list
-            FROM confounded GROUP BY watch_id)
+          acc AS (SELECT project_id, time_zone, first_synced_day, last_synced_day FROM accounts WHERE project_id = ${account.projectId})
           SELECT w.watch_id, w.action_ids, w.applied_day::text AS applied_day, w.next_review_day::text AS next_review_day,
             w.reviews_done, w.baseline, w.record,
             EXISTS (SELECT 1 FROM actions a WHERE a.action_id = ANY (w.action_ids) AND a.status = 'reverted') AS reverted,
-            after.totals AS after, base.totals AS baseline_now, COALESCE(confounders.list, '[]'::jsonb) AS confounders
+            after.totals AS after, base.totals AS baseline_now, confounders.list AS confounders
           FROM due JOIN watches w ON w.project_id = ${account.projectId} AND w.watch_id = due.watch_id
           CROSS JOIN acc
-          LEFT JOIN confounders ON confounders.watch_id = w.watch_id
+          -- A watch's confounders are the changes at its place keys (ChangePlaces.ts) inside its windows, one index scan:
+          -- a campaign's watch is confounded by anything in the campaign; an ad group's by its campaign's own changes and
+          -- anything in the ad group; a keyword's by its campaign's and ad group's own changes and its keywords'.
+          CROSS JOIN LATERAL (
+            SELECT COALESCE(jsonb_agg(jsonb_build_object('actionId', c.action_id, 'kind', c.kind, 'summary', c.summary,
+              'day', to_char((c.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD')) ORDER BY c.applied_at), '[]'::jsonb) AS list
+            FROM (
+              SELECT DISTINCT ON (p.action_id) p.action_id, p.kind, p.summary, p.applied_at FROM change_places p
+              WHERE p.project_id = ${account.projectId}
+                AND p.place = ANY (ARRAY(
+                  SELECT 'c:' || x FROM unnest(w.campaign_ids) x WHERE w.level = 'campaigns'
+                  UNION ALL SELECT 'C:' || x FROM unnest(w.campaign_ids) x WHERE w.level <> 'campaigns'
+                  UNION ALL SELECT 'g:' || x FROM unnest(w.ad_group_ids) x WHERE w.level = 'adGroups'
+                  UNION ALL SELECT 'G:' || x FROM unnest(w.ad_group_ids) x WHERE w.level = 'keywords'
+                  UNION ALL SELECT 'k:' || x FROM unnest(w.entity_keys) x WHERE w.level = 'keywords'))
+                AND p.applied_at >= (w.applied_day - ${BASELINE_DAYS}::int)::timestamp AT TIME ZONE acc.time_zone
+                AND p.applied_at < (w.next_review_day + 1)::timestamp AT TIME ZONE acc.time_zone
+                AND p.action_id <> ALL (w.action_ids) AND (p.revert_of IS NULL OR p.revert_of <> ALL (w.action_ids))
+              ORDER BY p.action_id) c) confounders
           CROSS JOIN LATERAL (${windowTotals("w.level", "w.entity_keys", "w.applied_day + 1", "w.next_review_day")}) after
           CROSS JOIN LATERAL (${windowTotals("w.level", "w.entity_keys", `w.applied_day - ${BASELINE_DAYS}`, "w.applied_day - 1")}) base
           ORDER BY w.watch_id`.pipe(Effect.flatMap(decodeDue))
@@ -342,6 +308,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         }
         // Until nothing is due: a watch whose sync brought several reviews' days gets them in turn (each once).
         if (hourly !== undefined) yield* hourlyLanes(account, hourly)
+        yield* places.record(account.projectId)
         let reviewed = 0
         for (let n = yield* reviewBatch(account, guard); n > 0; n = yield* reviewBatch(account, guard)) reviewed += n
         const reviewedAt = yield* Clock.currentTimeMillis
@@ -361,7 +328,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
 
     return { open, pass } as const
   }),
-  dependencies: [Ledger.Default, Revert.Default, ChangesetRevert.Default]
+  dependencies: [Ledger.Default, Revert.Default, ChangesetRevert.Default, ChangePlaces.Default]
 }) {}
 
 /** A due watch's review (or its close, when its change was reverted meanwhile) and the row that records it. */

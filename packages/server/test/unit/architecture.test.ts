@@ -89,6 +89,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   syncs: ["warehouse/SyncRuns.ts"],
   targets: ["policy/Targets.ts"],
   watches: ["guard/Watches.ts"],
+  change_places: ["guard/ChangePlaces.ts"],
   webhook_batches: ["webhooks/Deliveries.ts"],
   webhook_delivered_batches: ["webhooks/Deliveries.ts"],
   webhook_deliveries: ["webhooks/Deliveries.ts", "db/functions/acs_keep_pending_bodies.sql"],
