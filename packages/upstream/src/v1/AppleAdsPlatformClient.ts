@@ -120,6 +120,22 @@ type Json = Readonly<Record<string, unknown>>
 const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
+ * A v1 search-term row names its matched keyword as a nested `keyword` object (`{id, text, matchType, …}`) and
+ * its ad group as `adGroup` (`{id, …}`): flattened to v5's `keywordId`, `keyword`, `matchType` and `adGroupId`.
+ * A row with no keyword (Search Match) keeps its own `matchType`.
+ */
+const searchTermMetadata = (meta: Json): Json => {
+  const keyword = meta["keyword"]
+  const adGroup = meta["adGroup"]
+  if (!isObject(keyword) && !isObject(adGroup)) return meta
+  return {
+    ...meta,
+    ...(isObject(adGroup) && meta["adGroupId"] === undefined ? { adGroupId: adGroup["id"] } : {}),
+    ...(isObject(keyword) ? { keywordId: keyword["id"], keyword: keyword["text"], matchType: keyword["matchType"] ?? null } : {})
+  }
+}
+
+/**
  * A v1 report answer in the v5 layout, so one decoder (ReportDecoding) checks both: `rows` →
  * `row`, `totalMetrics` → `total`, `granularMetrics` → `granularity`, and a bare metadata `id` named.
  */
@@ -134,7 +150,11 @@ export const v1ReportAsV5 = (body: unknown, level: ReportRequest["level"]): unkn
       reportingDataResponse: {
         row: rows.map((row: unknown) => {
           if (!isObject(row)) return row
-          const meta = isObject(row["metadata"]) ? row["metadata"] : {}
+          const given = isObject(row["metadata"]) ? row["metadata"] : {}
+          // A keyword row names its keyword's text `text`, v5's `keyword`.
+          const meta = level === "keywords" && given["keyword"] === undefined && given["text"] !== undefined
+            ? { ...given, keyword: given["text"] }
+            : searchTermMetadata(given)
           return {
             metadata: idField !== null && meta[idField] === undefined && meta["id"] !== undefined ? { ...meta, [idField]: meta["id"] } : meta,
             total: row["totalMetrics"],
