@@ -12,7 +12,7 @@
  *
  * Choices where the platform is not documented (unverified, kept here to correct in one place):
  * - ORTZ and UTC give the same days (the account's calendar days); search-term reports refuse UTC, as
- *   Apple's reference says (v1 also requires the time zone named).
+ *   Apple's reference says. A request that names no time zone gets ORTZ.
  * - WEEKLY periods start on Monday and MONTHLY on the 1st; `date` is that first day, even when it is
  *   before startTime (only days inside the range are counted).
  * - Periods without metrics are left out of `granularity` unless returnRecordsWithNoMetrics.

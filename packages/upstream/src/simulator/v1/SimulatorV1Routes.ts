@@ -489,11 +489,11 @@ const reportCampaigns = (request: OrgRequest, level: ReportPathLevel, filters: R
 }
 
 /**
- * Apple's rules for the search-term report on top of every apps report's: the ORTZ time zone named (UTC is not
- * supported), and no `options.includeRows` (the report has no total rows to add).
+ * Apple's rules for the search-term report on top of every apps report's: the ORTZ time zone only (UTC is not
+ * supported; left out, the simulator's default is ORTZ), and no `options.includeRows` (no total rows to add).
  */
 const searchTermRules = (body: V1ReportRequest): void => {
-  if (body.timeRange.timeZone !== "ORTZ") {
+  if (body.timeRange.timeZone !== undefined && body.timeRange.timeZone !== "ORTZ") {
     throw invalid("search term reports require the ORTZ time zone", "timeRange.timeZone")
   }
   if (body.options?.includeRows !== undefined) {
