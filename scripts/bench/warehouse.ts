@@ -129,6 +129,8 @@ export interface Warehouse {
   readonly workaround: SyncMeasurement | undefined
   /** Daily metric rows of the account after the first sync, all levels. */
   readonly metricRows: number
+  /** Of those, the search terms': their daily rows, the terms, and the ad groups' low-volume buckets among them. */
+  readonly searchTerms: { readonly rows: number; readonly terms: number; readonly buckets: number }
 }
 
 /**
@@ -241,6 +243,13 @@ export const startWarehouse = async (options: {
     }
   }
   const metricRows = Number((await pool.query<{ n: string }>(`SELECT count(*) AS n FROM daily_metrics WHERE project_id = $1`, [benchProject])).rows[0]?.n ?? 0)
+  const terms = (await pool.query<{ rows: string; terms: string; buckets: string }>(
+    `SELECT (SELECT count(*) FROM daily_metrics WHERE project_id = $1 AND level = 'searchTerms') AS rows,
+       count(*) AS terms, count(*) FILTER (WHERE text IS NULL) AS buckets
+     FROM search_terms WHERE project_id = $1`,
+    [benchProject]
+  )).rows[0]
+  const searchTerms = { rows: Number(terms?.rows ?? 0), terms: Number(terms?.terms ?? 0), buckets: Number(terms?.buckets ?? 0) }
   return {
     databaseUrl,
     pool,
@@ -255,7 +264,8 @@ export const startWarehouse = async (options: {
     shipped,
     stall,
     workaround,
-    metricRows
+    metricRows,
+    searchTerms
   }
 }
 
@@ -263,9 +273,11 @@ export const syncRate = (warehouse: Warehouse, s: SyncMeasurement) => warehouse.
 
 /** The sync's rows/s target (and the workaround's row, informational, after a stall). */
 export const syncTargets = (warehouse: Warehouse): Array<TargetRow> => {
-  const { shipped, stall, workaround, metricRows } = warehouse
+  const { shipped, stall, workaround, metricRows, searchTerms } = warehouse
+  const terms = `${fmt(searchTerms.rows)} of them search-term rows of ${fmt(searchTerms.terms)} terms, ${fmt(searchTerms.buckets)} low-volume buckets`
   const syncRow = (s: SyncMeasurement) =>
-    `${fmt(syncRate(warehouse, s), 0)} (${fmt(metricRows)} rows in ${fmt(s.seconds)} s: fetch+stage ${fmt(s.fetchAndStageSeconds ?? Number.NaN)} s, swap ${fmt(s.swapSeconds ?? Number.NaN)} s)`
+    `${fmt(syncRate(warehouse, s), 0)} (${fmt(metricRows)} rows in ${fmt(s.seconds)} s: fetch+stage ${fmt(s.fetchAndStageSeconds ?? Number.NaN)} s, ` +
+    `swap ${fmt(s.swapSeconds ?? Number.NaN)} s; ${terms})`
   const name = "sync: metric rows / s into Postgres"
   const target = `>= ${fmt(TARGET_SYNC_ROWS_PER_SECOND)}`
   return [

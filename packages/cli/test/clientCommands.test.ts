@@ -140,6 +140,7 @@ describe("acs client commands", () => {
       [["accounts"], "/accounts"],
       [["campaigns", project, "--days", "7", "--limit", "3"], `/accounts/${project}/campaigns?days=7&limit=3`],
       [["keywords", project, "--limit", "5", "--campaign", campaignId], `/accounts/${project}/keywords?limit=5&campaignId=${campaignId}`],
+      [["search-terms", project, "--limit", "4", "--campaign", campaignId], `/accounts/${project}/search-terms?limit=4&campaignId=${campaignId}`],
       [["policy", project], `/accounts/${project}/policy`],
       [["plan", project, "--limit", "3"], `/accounts/${project}/plan?limit=3`],
       [["approvals", project], `/accounts/${project}/approvals`]
@@ -155,11 +156,12 @@ describe("acs client commands", () => {
   })
 
   it("prints human tables by default, and takes --url and --key over the environment", async () => {
-    const [accounts, campaigns, policy, byOptions] = await inBatches([
+    const [accounts, campaigns, policy, byOptions, terms] = await inBatches([
       () => acs(keys.read, "accounts"),
       () => acs(keys.read, "campaigns", project, "--limit", "2"),
       () => acs(keys.read, "policy", project),
-      () => runAcs(["accounts", "--url", p.server.baseUrl, "--key", keys.read, "--json"], { ACS_URL: "http://127.0.0.1:9", ACS_KEY: "acs_wrong" })
+      () => runAcs(["accounts", "--url", p.server.baseUrl, "--key", keys.read, "--json"], { ACS_URL: "http://127.0.0.1:9", ACS_KEY: "acs_wrong" }),
+      () => acs(keys.read, "search-terms", project, "--limit", "1000")
     ], 2, (run) => run())
     expect(accounts!.code, accounts!.stderr).toBe(0)
     expect(accounts!.stdout.split("\n")[0]).toMatch(/^PROJECT ID\s+NAME\s+STATUS/)
@@ -171,6 +173,12 @@ describe("acs client commands", () => {
     expect(policy!.stdout).toMatch(/^kill switch: +platformAutoApply/m)
     expect(policy!.stdout).toMatch(/^auto-applies: +\d+ of 20 used in 24 h/m)
     expect(jsonOf<{ accounts: Array<{ projectId: string }> }>(byOptions!).accounts.map((a) => a.projectId)).toContain(project)
+    // Each term with its source: a keyword's text and match type, Search Match, or the ad group's low-volume bucket.
+    expect(terms!.code, terms!.stderr).toBe(0)
+    expect(terms!.stdout.split("\n")[0]).toMatch(/^TERM\s+SOURCE\s+AD GROUP ID\s+SPEND\s+TAPS\s+INSTALLS\s+CPA/)
+    expect(terms!.stdout).toMatch(/\((EXACT|BROAD)\)/)
+    expect(terms!.stdout).toContain("Search Match")
+    expect(terms!.stdout).toMatch(/^\(low volume\)\s+\(low volume: all sources\)/m)
   })
 
   it("exits 3 on a refusal, 2 on bad input or a missing thing, 1 when acs does not answer; stderr names the code", async () => {

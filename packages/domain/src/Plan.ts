@@ -15,12 +15,32 @@ const proposal = <K extends string, B extends Schema.Schema.AnyNoContext>(kind: 
     body
   })
 
+/**
+ * The body `POST …/actions/harvest-search-terms` takes (docs/contract.md 2.6): each term becomes an EXACT keyword in
+ * its target ad group and, with `negateAtSource`, an EXACT negative in its source ad group once the keyword exists.
+ */
+export const HARVEST_SEARCH_TERMS = { kind: "harvest_search_terms", path: "harvest-search-terms" } as const
+
+export const HarvestTerm = Schema.Struct({
+  text: Schema.String,
+  sourceAdGroupId: Schema.String,
+  targetAdGroupId: Schema.String,
+  bidMicros: Schema.optional(Schema.Int).annotations({ description: "the new keyword's bid; absent: the ad group's default" })
+}).annotations({ identifier: "HarvestTerm" })
+
+export const HarvestSearchTermsBody = Schema.Struct({
+  terms: Schema.Array(HarvestTerm),
+  negateAtSource: Schema.Boolean,
+  reason: Schema.String
+}).annotations({ identifier: "HarvestSearchTermsBody" })
+
 export const PlanProposal = Schema.Union(
   proposal(addNegativeKeywords.kind, addNegativeKeywords.body),
   proposal(keywordBidChange.kind, keywordBidChange.body),
   proposal(keywordStatus.kind, keywordStatus.body),
   proposal(budgetChange.kind, budgetChange.body),
-  proposal(cpaGoalChange.kind, cpaGoalChange.body)
+  proposal(cpaGoalChange.kind, cpaGoalChange.body),
+  proposal(HARVEST_SEARCH_TERMS.kind, HarvestSearchTermsBody)
 ).annotations({ identifier: "PlanProposal" })
 export type PlanProposal = typeof PlanProposal.Type
 
@@ -31,6 +51,15 @@ const Spend = Schema.Struct({
   taps: Schema.Int,
   installs: Schema.Int
 })
+
+/** What a change is expected to do over a window like the one it was computed from, if the terms keep converting. */
+export const ExpectedEffect = Schema.Struct({
+  windowDays: Schema.Int,
+  installs: Schema.Int,
+  spendMicros: Schema.Int,
+  cpaMicros: Schema.NullOr(Schema.Int),
+  summary: Schema.String
+}).annotations({ identifier: "ExpectedEffect" })
 
 /** The numbers behind an item: always the 30-day spend, installs, CPA and band; the rest per rule. */
 export const PlanEvidence = Schema.Struct({
@@ -44,7 +73,10 @@ export const PlanEvidence = Schema.Struct({
   dailyBudgetMicros: Schema.optional(Schema.Int),
   avgDailySpendMicros: Schema.optional(Schema.Int),
   cpaGoalMicros: Schema.optional(Schema.Int),
-  items: Schema.optional(Schema.Array(Spend)).annotations({ description: "the search terms or keywords the change covers" })
+  items: Schema.optional(Schema.Array(Spend)).annotations({ description: "the search terms or keywords the change covers" }),
+  targetCpaMicros: Schema.optional(Schema.Int).annotations({ description: "the CPA a harvested term must be at or under" }),
+  minInstalls: Schema.optional(Schema.Int).annotations({ description: "the installs a harvested term needs over the window" }),
+  expectedEffect: Schema.optional(ExpectedEffect)
 }).annotations({ identifier: "PlanEvidence" })
 export type PlanEvidence = typeof PlanEvidence.Type
 

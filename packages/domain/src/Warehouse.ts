@@ -47,11 +47,30 @@ export const KeywordRow = Schema.Struct({
   ...Metrics.fields
 }).annotations({ identifier: "KeywordRow" })
 
+/** The keyword a search term matched, as the report named it. */
+export const KeywordTermSource = Schema.Struct({
+  type: Schema.Literal("keyword"),
+  keywordId: Schema.String,
+  text: Schema.NullOr(Schema.String).annotations({ description: "null when neither the report nor the account names it" }),
+  matchType: Schema.NullOr(Schema.Literal("EXACT", "BROAD"))
+}).annotations({ identifier: "KeywordTermSource" })
+
+/** A search term Search Match found (no keyword). */
+export const SearchMatchTermSource = Schema.Struct({ type: Schema.Literal("searchMatch") }).annotations({
+  identifier: "SearchMatchTermSource"
+})
+
 export const SearchTermRow = Schema.Struct({
-  text: Schema.NullOr(Schema.String).annotations({ description: "null for low-volume terms the platform does not name" }),
+  text: Schema.NullOr(Schema.String).annotations({ description: "null for the low-volume bucket" }),
+  lowVolume: Schema.Boolean.annotations({
+    description: "the ad group's terms too rare for the platform to name, summed over its sources: one row per ad group"
+  }),
+  source: Schema.NullOr(Schema.Union(KeywordTermSource, SearchMatchTermSource)).annotations({
+    description: "the matched keyword, or Search Match; null for the low-volume bucket"
+  }),
   campaignId: Schema.String,
   adGroupId: Schema.String,
-  keywordId: Schema.NullOr(Schema.String).annotations({ description: "null for Search Match" }),
+  keywordId: Schema.NullOr(Schema.String).annotations({ description: "null for Search Match and the low-volume bucket" }),
   ...Metrics.fields
 }).annotations({ identifier: "SearchTermRow" })
 

@@ -9,9 +9,10 @@
  */
 import { DEFAULT_GUARDRAILS } from "@acs/domain/Guardrails"
 import { Plan } from "@acs/domain/Plan"
+import { proposalKinds } from "@acs/domain/ProposalKinds"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { accountTotals, addSearchTerm, campaignTotals, setDaily, type Totals } from "./support/arrange.ts"
+import { accountTotals, addKeyword, addSearchTerm, campaignTotals, setDaily, type Totals } from "./support/arrange.ts"
 import { type Pipeline, startPipeline } from "./support/pipeline.ts"
 
 
@@ -253,10 +254,99 @@ describe("the plan", () => {
     expect(item(answer, `cpaGoal:${inside}`)).toBeUndefined()
   })
 
+  it("(e) harvests converting terms that are not keywords yet: into the source, or the campaign's exact-match ad group with negatives at the source", async () => {
+    const [source, exact] = manual.adGroups
+    const projectId = p.account.projectId
+    const band = { minMicros: floorCents(bandMax / 2), maxMicros: bandMax }
+    await putTargets({ [manual.campaignId]: band })
+    const place = { campaignId: manual.campaignId, adGroupId: source, keywordId: null }
+    // CPA half the band's max, 4 installs: a candidate. Controls: 2 installs (too little data); CPA twice the max;
+    // already a keyword of the source; already a negative there.
+    const winner: Totals = { spendMicros: 2 * bandMax, taps: 50, installs: 4 }
+    await addSearchTerm(p, place, "planharvest winner", winner)
+    await addSearchTerm(p, place, "planharvest few", { spendMicros: bandMax, taps: 20, installs: 2 })
+    await addSearchTerm(p, place, "planharvest costly", { spendMicros: 10 * bandMax, taps: 80, installs: 5 })
+    await addSearchTerm(p, place, "planharvest known", winner)
+    await addKeyword(p, { keywordId: "kw_planharvest_known", campaignId: manual.campaignId, adGroupId: source, text: "Planharvest Known", matchType: "BROAD" })
+    await addSearchTerm(p, place, "planharvest negated", winner)
+    await p.sql(
+      `INSERT INTO negative_keywords (project_id, negative_keyword_id, campaign_id, ad_group_id, text, match_type, status)
+       VALUES ($1, 'neg_planharvest', $2, $3, 'planharvest negated', 'EXACT', 'ACTIVE')`,
+      [projectId, manual.campaignId, source]
+    )
+    // Also converting, but already a keyword of the exact-match ad group once there is one.
+    await addSearchTerm(p, place, "planharvest there", winner)
+    await addKeyword(p, { keywordId: "kw_planharvest_there", campaignId: manual.campaignId, adGroupId: exact, text: "planharvest there", matchType: "EXACT" })
+
+    const settings = await p.sql<{ adGroupId: string; searchMatch: boolean }>(
+      `SELECT ad_group_id AS "adGroupId", search_match AS "searchMatch" FROM ad_groups WHERE project_id = $1 AND campaign_id = $2`,
+      [projectId, manual.campaignId]
+    )
+    const matchTypes = await p.sql<{ keywordId: string; matchType: string }>(
+      `SELECT keyword_id AS "keywordId", match_type AS "matchType" FROM keywords WHERE project_id = $1 AND ad_group_id = $2`,
+      [projectId, exact]
+    )
+    const harvest = (answer: Plan) => {
+      const found = item(answer, `harvest:${source}`)
+      expect(found, JSON.stringify(answer.items.map((i) => i.itemId))).toBeDefined()
+      const proposal = found!.proposal
+      if (proposal.kind !== "harvest_search_terms") throw new Error(`not a harvest proposal: ${proposal.kind}`)
+      expect(proposal.path).toBe(`/api/v1/accounts/${projectId}/actions/harvest-search-terms`)
+      return { found: found!, body: proposal.body, texts: proposal.body.terms.map((t) => t.text) }
+    }
+    const avgCpt = floorCents(winner.spendMicros / winner.taps)
+    try {
+      // No exact-match ad group in the campaign: the keyword goes into the source itself, which is not negated.
+      await p.sql("UPDATE ad_groups SET search_match = true WHERE project_id = $1 AND campaign_id = $2", [projectId, manual.campaignId])
+      const inPlace = harvest(await plan())
+      expect(inPlace.body.negateAtSource).toBe(false)
+      expect(inPlace.body.terms).toContainEqual({ text: "planharvest winner", sourceAdGroupId: source, targetAdGroupId: source, bidMicros: avgCpt })
+      expect(inPlace.body.terms.every((t) => t.sourceAdGroupId === source && t.targetAdGroupId === source)).toBe(true)
+      expect(inPlace.texts).toContain("planharvest there")
+      for (const control of ["planharvest few", "planharvest costly", "planharvest known", "planharvest negated"]) {
+        expect(inPlace.texts).not.toContain(control)
+      }
+      expect(inPlace.body.reason).toMatch(/^acs plan: Harvest /)
+      expect(inPlace.found.evidence).toMatchObject({ windowDays: 30, band, targetCpaMicros: bandMax, minInstalls: 3 })
+      expect(inPlace.found.evidence.items).toContainEqual({ text: "planharvest winner", id: null, ...winner })
+      const effect = inPlace.found.evidence.expectedEffect!
+      expect(effect).toMatchObject({ windowDays: 30, installs: inPlace.found.evidence.installs, spendMicros: inPlace.found.impactMicros })
+      expect(effect.summary).toMatch(/installs and .* every 30 days at a CPA of .* move onto EXACT keywords/)
+
+      // The campaign has an exact-match ad group (Search Match off, every keyword EXACT): the keywords go there and
+      // the source is negated; a term already a keyword there is left out.
+      await p.sql("UPDATE ad_groups SET search_match = false WHERE project_id = $1 AND ad_group_id = $2", [projectId, exact])
+      await p.sql("UPDATE keywords SET match_type = 'EXACT' WHERE project_id = $1 AND ad_group_id = $2", [projectId, exact])
+      const across = harvest(await plan())
+      expect(across.body.negateAtSource).toBe(true)
+      expect(across.body.terms).toContainEqual({ text: "planharvest winner", sourceAdGroupId: source, targetAdGroupId: exact, bidMicros: avgCpt })
+      expect(across.body.terms.every((t) => t.targetAdGroupId === exact)).toBe(true)
+      expect(across.texts).not.toContain("planharvest there")
+      expect(across.found.rationale).toMatch(/exact-match ad group .*EXACT negatives in/)
+
+      // Without a band the account's 30-day CPA is the target.
+      await putTargets({})
+      const fallback = harvest(await plan())
+      expect(fallback.found.evidence).toMatchObject({ band: null, targetCpaMicros: accountCpa })
+      expect(fallback.texts).toContain("planharvest winner")
+      expect(fallback.texts).not.toContain("planharvest costly")
+    } finally {
+      for (const s of settings) {
+        await p.sql("UPDATE ad_groups SET search_match = $3 WHERE project_id = $1 AND ad_group_id = $2", [projectId, s.adGroupId, s.searchMatch])
+      }
+      for (const k of matchTypes) {
+        await p.sql("UPDATE keywords SET match_type = $3 WHERE project_id = $1 AND keyword_id = $2", [projectId, k.keywordId, k.matchType])
+      }
+      await p.sql("DELETE FROM keywords WHERE project_id = $1 AND keyword_id IN ('kw_planharvest_known', 'kw_planharvest_there')", [projectId])
+      await p.sql("DELETE FROM negative_keywords WHERE project_id = $1 AND negative_keyword_id = 'neg_planharvest'", [projectId])
+    }
+  })
+
   it("suggests nothing from the band when no band is set", async () => {
     await putTargets({})
     const answer = await plan()
-    expect(answer.items.filter((i) => !i.itemId.startsWith("negatives:"))).toEqual([])
+    // Negatives and harvests compare with the account's own CPA, not the band.
+    expect(answer.items.filter((i) => !i.itemId.startsWith("negatives:") && !i.itemId.startsWith("harvest:"))).toEqual([])
   })
 
   it("answers 201 to every item POSTed as is, inside the auto-apply set for all but bid cuts", async () => {
@@ -264,8 +354,18 @@ describe("the plan", () => {
     await putTargets({ [manual.campaignId]: { minMicros: floorCents(bandMax / 2), maxMicros: bandMax }, [limited]: wide })
     const answer = await plan()
     const kinds = new Set(answer.items.map((i) => i.proposal.kind))
-    expect([...kinds].sort()).toEqual(["add_negative_keywords", "budget_change", "cpa_goal_change", "keyword_bid_change", "keyword_status"])
-    for (const planned of answer.items) {
+    expect([...kinds].sort()).toEqual([
+      "add_negative_keywords",
+      "budget_change",
+      "cpa_goal_change",
+      "harvest_search_terms",
+      "keyword_bid_change",
+      "keyword_status"
+    ])
+    // The harvest kind is declared apart from the plan (docs/contract.md 2.6): its items are POSTed once it is
+    // declared; until then the plan's strict decoding holds them to the contract's body.
+    const declared = new Set<string>(proposalKinds.map((k) => k.kind))
+    for (const planned of answer.items.filter((i) => declared.has(i.proposal.kind))) {
       expect(planned.proposal.path.startsWith(`/api/v1/accounts/${p.account.projectId}/actions/`)).toBe(true)
       // The key's proposals all queue, so nothing is applied while the rest are posted; riskTier still says
       // whether the policy would clear the change.

@@ -82,6 +82,7 @@ export const decodeReportPage = (body: unknown, campaignId: string | undefined):
         keywordId: optionalId(meta, "keywordId", `${where}.metadata`),
         adId: optionalId(meta, "adId", `${where}.metadata`),
         searchTerm: optionalText(meta, "searchTermText", `${where}.metadata`),
+        keyword: optionalText(meta, "keyword", `${where}.metadata`),
         matchType: optionalText(meta, "matchType", `${where}.metadata`),
         periods,
         total: isObject(total) ? metrics(total, `${where}.total`) : sum(periods)

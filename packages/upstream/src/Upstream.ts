@@ -122,6 +122,8 @@ export interface ReportRow {
   readonly adId: string | null
   /** Search-term rows: the term, null for the Search Match bucket without a visible term. */
   readonly searchTerm: string | null
+  /** Search-term (and keyword) rows: the matched keyword's text; null for Search Match. */
+  readonly keyword: string | null
   readonly matchType: string | null
   /** Per period of the granularity (a date: YYYY-MM-DD, or the first day of the week or month). */
   readonly periods: ReadonlyArray<Metrics & { readonly date: string }>

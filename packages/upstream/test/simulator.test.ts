@@ -523,6 +523,17 @@ describe("simulator (demo size)", () => {
     }
 
     const campaign = weekly.data!.reportingDataResponse.row[0]!.metadata.campaignId!
+    // Search-term reports take only the ORTZ time zone (Apple's reference); the other levels take UTC too.
+    const termsIn = (timeZone: string, level = "searchterms") =>
+      call(simulator, token, "POST", `/reports/campaigns/${campaign}/${level}`, {
+        orgId: usOrg,
+        body: { selector, startTime: isoDaysBefore(today, 5), endTime: today, timeZone }
+      })
+    const utcTerms = await termsIn("UTC")
+    expect(utcTerms.status).toBe(400)
+    expect(errorsOf(utcTerms)[0]).toMatchObject({ field: "timeZone", message: expect.stringMatching(/ORTZ/) })
+    expect((await termsIn("ORTZ")).status).toBe(200)
+    expect((await termsIn("UTC", "keywords")).status).toBe(200)
     const keywordsBody = { startTime: isoDaysBefore(today, 2), endTime: isoDaysBefore(today, 2), returnRowTotals: true }
     const sparse = await reportRows(simulator, token, usOrg, `/reports/campaigns/${campaign}/keywords`, keywordsBody)
     const everything = await reportRows(simulator, token, usOrg, `/reports/campaigns/${campaign}/keywords`, { ...keywordsBody, returnRecordsWithNoMetrics: true })

@@ -436,6 +436,80 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
     })
   })
 
+  describe("search-term reports follow Apple's rules", () => {
+    const searchTerms = async (body: Readonly<Record<string, unknown>>) => {
+      const campaign = (await campaignsOf(usOrg))[0]!
+      const endDate = simulator.today(usOrg)
+      return raw("POST", "/reports/apps/searchterms/query", usOrg, {
+        filters: [{ field: "campaignId", operator: "EQUALS", value: Number(campaign.campaignId) }],
+        timeRange: { start: isoDaysBefore(endDate, 6), end: endDate, timeZone: "ORTZ", granularity: "DAILY" },
+        ...body
+      })
+    }
+    const refusal = (answer: { readonly status: number; readonly body: unknown }) => {
+      expect(answer.status).toBe(400)
+      return Schema.decodeUnknownSync(V1ErrorBody)(answer.body).error
+    }
+
+    it("only the ORTZ time zone, and no includeRows: each refusal a 400 in v1's error shape naming the rule", async () => {
+      const endDate = simulator.today(usOrg)
+      const range = (timeZone?: string) => ({ start: isoDaysBefore(endDate, 6), end: endDate, granularity: "DAILY", ...(timeZone !== undefined ? { timeZone } : {}) })
+      expect(refusal(await searchTerms({ timeRange: range("UTC") }))).toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/ORTZ/) })
+      expect(refusal(await searchTerms({ timeRange: range("PST") }))).toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(/ORTZ/) })
+      // Left out, the time zone is ORTZ.
+      expect((await searchTerms({ timeRange: range() })).status).toBe(200)
+      expect(refusal(await searchTerms({ options: { includeRows: ["GRAND_TOTAL"] } }))).toMatchObject({
+        code: "INVALID_ARGUMENT",
+        message: expect.stringMatching(/includeRows/)
+      })
+      // The other reports keep taking UTC.
+      const campaign = (await campaignsOf(usOrg))[0]!
+      const keywords = await raw("POST", "/reports/apps/keywords/query", usOrg, {
+        filters: [{ field: "campaignId", operator: "EQUALS", value: Number(campaign.campaignId) }],
+        timeRange: range("UTC")
+      })
+      expect(keywords.status).toBe(200)
+      expect((await searchTerms({})).status).toBe(200)
+    })
+
+    it("rows name the matched keyword as Apple's nested keyword object, the low-volume bucket without text; both decode", async () => {
+      const apple = fixture("search-term-report.response.json")
+      const page = decodeReportPage(v1ReportAsV5(apple, "searchTerms"), "444555666")
+      if (typeof page === "string") throw new Error(page)
+      expect(page.rows.map(({ periods: _, ...row }) => row)).toEqual([
+        {
+          campaignId: "444555666",
+          adGroupId: "555666777",
+          keywordId: "987654321",
+          adId: null,
+          searchTerm: "offline travel planner",
+          keyword: "travel planner",
+          matchType: "BROAD",
+          total: { impressions: 1200, taps: 60, installs: 12, spendMicros: 30_000_000 }
+        },
+        {
+          campaignId: "444555666",
+          adGroupId: "555666777",
+          keywordId: null,
+          adId: null,
+          searchTerm: null,
+          keyword: null,
+          matchType: null,
+          total: { impressions: 40, taps: 2, installs: 0, spendMicros: 1_100_000 }
+        }
+      ])
+      const answer = await searchTerms({ pagination: { offset: 0, pageSize: 5000 } })
+      expect(answer.status).toBe(200)
+      const notModelled = /\.keyword\.(campaignId|adAccountId|deleted|status)$/
+      const want = keyPaths(apple).filter((path) => !notModelled.test(path) && !path.includes(".granularMetrics"))
+      expect(keyPaths(answer.body)).toEqual(expect.arrayContaining(want))
+      const rows = Schema.decodeUnknownSync(Schema.Struct({ result: Schema.Struct({ rows: Schema.Array(Schema.Struct({ metadata: JsonObject })) }) }))(
+        answer.body
+      ).result.rows
+      expect(rows.some((r) => r.metadata["searchTermText"] === null)).toBe(true)
+    })
+  })
+
   describe("change history", () => {
     const summaries = async (body: unknown) => {
       const answer = await raw("POST", "/change-history/query", usOrg, body)
@@ -577,6 +651,7 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
         keywordId: "888999000",
         adId: null,
         searchTerm: null,
+        keyword: "productivity app",
         matchType: "BROAD",
         periods: [{ date: "2025-01-01", impressions: 5000, taps: 250, installs: 60, spendMicros: 75_000_000 }],
         total: { impressions: 5000, taps: 250, installs: 60, spendMicros: 75_000_000 }

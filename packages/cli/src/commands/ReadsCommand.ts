@@ -1,4 +1,5 @@
-/** `acs campaigns` and `acs keywords`: spend-ranked slices of the synced account data. */
+/** `acs campaigns`, `acs keywords` and `acs search-terms`: spend-ranked slices of the synced account data. */
+import type { SearchTermRow } from "@acs/domain/Warehouse"
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { checked, clientOptions, currencyFor, given, limit, projectId, withClient } from "../Client.ts"
@@ -77,3 +78,42 @@ export const keywordsCommand = Command.make("keywords", {
         ].join("\n"))
     }))
 ).pipe(Command.withDescription("keywords ranked by spend in the window, with their metrics (scope read)"))
+
+/** A term's source as one cell: the matched keyword (text and match type), Search Match, or the bucket's none. */
+const sourceCell = (t: typeof SearchTermRow.Type) =>
+  t.source === null
+    ? "(low volume: all sources)"
+    : t.source.type === "searchMatch"
+    ? "Search Match"
+    : `${t.source.text ?? "?"} (${t.source.matchType ?? "?"})`
+
+export const searchTermsCommand = Command.make("search-terms", {
+  projectId,
+  days,
+  limit,
+  campaign: Options.text("campaign").pipe(Options.withDescription("only this campaign's search terms"), Options.optional),
+  adGroup: Options.text("ad-group").pipe(Options.withDescription("only this ad group's search terms"), Options.optional),
+  ...clientOptions
+}, (input) =>
+  withClient(input, (client) =>
+    Effect.gen(function*() {
+      const request = yield* checked("listSearchTerms", {
+        path: { projectId: input.projectId },
+        urlParams: given({ days: input.days, limit: input.limit, campaignId: input.campaign, adGroupId: input.adGroup })
+      })
+      const [answer, currency] = yield* Effect.all([client.listSearchTerms(request), currencyFor(client, input)], {
+        concurrency: 2
+      })
+      yield* emit(input.json, answer, () =>
+        [
+          renderTable([
+            { header: "TERM", cell: (t) => t.text ?? "(low volume)" },
+            { header: "SOURCE", cell: sourceCell },
+            { header: "AD GROUP ID", cell: (t) => t.adGroupId },
+            ...metricColumns<(typeof answer.searchTerms)[number]>(currency)
+          ], answer.searchTerms),
+          "",
+          collectionFooter(answer.searchTerms.length, answer)
+        ].join("\n"))
+    }))
+).pipe(Command.withDescription("search terms ranked by spend in the window, each with its keyword or Search Match (scope read)"))

@@ -42,6 +42,7 @@ import changesetApprovals from "./migrations/0033_changeset_approvals.ts"
 import orgGuard from "./migrations/0034_org_guard.ts"
 import watches from "./migrations/0035_watches.ts"
 import changePlaces from "./migrations/0036_change_places.ts"
+import searchTermSources from "./migrations/0037_search_term_sources.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -83,7 +84,8 @@ export const migrations = {
   "0033_changeset_approvals": changesetApprovals,
   "0034_org_guard": orgGuard,
   "0035_watches": watches,
-  "0036_change_places": changePlaces
+  "0036_change_places": changePlaces,
+  "0037_search_term_sources": searchTermSources
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -1,9 +1,9 @@
 /**
  * The plan (`GET /accounts/{projectId}/plan`): suggested changes computed from the warehouse's 30-day window
- * and the operator's target band, each a proposal body that passes its kind's validation as is. Four rules:
+ * and the operator's target band, each a proposal body that passes its kind's validation as is. Five rules:
  * negative keywords for search terms that spend without installs, keyword pauses and bid cuts where the CPA
- * is far over the band, budget raises for budget-limited campaigns inside the band, and CPA-goal steps toward
- * the band. Ranked by spend at stake, descending, ties by item id. A budget raise the account's guardrails would
+ * is far over the band, budget raises for budget-limited campaigns inside the band, CPA-goal steps toward
+ * the band, and harvests of converting search terms that are not keywords yet. Ranked by spend at stake, descending, ties by item id. A budget raise the account's guardrails would
  * refuse (past the ceiling) or hold (inside the budget cooldown) is not suggested: it is listed in `withheld` with
  * the reason (docs/contract.md 3.3). Each rule is its own file; this one gathers the facts they share and ranks
  * what they suggest.
@@ -23,6 +23,7 @@ import { freshnessFor } from "../warehouse/Reads.ts"
 import { budgetLimited, campaignTotals, FACT_DAYS, factWindow } from "./AccountFacts.ts"
 import { budgetItems } from "./BudgetItems.ts"
 import { cpaGoalItems } from "./CpaGoalItems.ts"
+import { harvestItems } from "./HarvestItems.ts"
 import { keywordItems } from "./KeywordItems.ts"
 import { NEGATIVE_CPA_MULTIPLE, NEGATIVE_TAPS_FLOOR, negativeItems } from "./NegativeKeywordItems.ts"
 import { type Context, cpaOf, sum } from "./PlanItems.ts"
@@ -85,7 +86,8 @@ export class Plan extends Effect.Service<Plan>()("acs/Plan", {
           ...(yield* negatives),
           ...(yield* keywordItems(context)),
           ...(yield* budgetItems(context, budgetLimited(account, window, campaigns), facts.campaignCpa30d)),
-          ...(yield* cpaGoalItems(context))
+          ...(yield* cpaGoalItems(context)),
+          ...(yield* harvestItems(context, accountCpa))
         ].sort((a, b) => b.impactMicros - a.impactMicros || (a.itemId < b.itemId ? -1 : a.itemId > b.itemId ? 1 : 0))
         const { suggested, withheld } = yield* guarded(account.projectId, account.currency, items)
         const slice = suggested.slice(0, limit)

@@ -70,7 +70,9 @@ export const SearchTermRow = Schema.Struct({
   campaignId: Schema.String,
   adGroupId: Schema.String,
   keywordId: Schema.NullOr(Schema.String),
-  text: Schema.NullOr(Schema.String)
+  text: Schema.NullOr(Schema.String),
+  keywordText: Schema.NullOr(Schema.String),
+  matchType: Schema.NullOr(MatchType)
 })
 export type SearchTermRow = typeof SearchTermRow.Type
 

@@ -76,8 +76,9 @@ export const makePrepareCopy = (sql: SqlClient.SqlClient) => {
       withMaintenanceMemory(Effect.gen(function*() {
         if (hasPrevious) {
           yield* timed("carried terms", sql`
-            INSERT INTO ${sql(tables.terms)} (project_id, entity_key, campaign_id, ad_group_id, keyword_id, text)
-            SELECT o.project_id, o.entity_key, o.campaign_id, o.ad_group_id, o.keyword_id, o.text FROM search_terms o
+            INSERT INTO ${sql(tables.terms)} (project_id, entity_key, campaign_id, ad_group_id, keyword_id, text, keyword_text, match_type)
+            SELECT o.project_id, o.entity_key, o.campaign_id, o.ad_group_id, o.keyword_id, o.text, o.keyword_text, o.match_type
+            FROM search_terms o
             WHERE o.project_id = ${projectId}
               AND NOT EXISTS (SELECT 1 FROM ${sql(tables.terms)} n WHERE n.entity_key = o.entity_key)
               AND EXISTS (SELECT 1 FROM ${sql(tables.metrics)} m WHERE m.level = 'searchTerms' AND m.entity_key = o.entity_key)`)

@@ -234,16 +234,34 @@ export class Reads extends Effect.Service<Reads>()("acs/Reads", {
           )
         ))
 
+    /**
+     * Each term with its source: the keyword as the report named it (the account's keyword row fills what a
+     * report did not), Search Match, or none for the ad group's low-volume bucket.
+     */
     const searchTerms = ({ account }: Granted<"listSearchTerms">, q: ReadQuery) =>
       ranked(account, "searchTerms", q, (keys) =>
         sql`
-          SELECT ${sql.unsafe(entityRows.searchTerms.columns)} FROM search_terms
-          WHERE project_id = ${account.projectId} AND entity_key = ANY(${keys}::text[])`.pipe(
+          SELECT st.entity_key, st.campaign_id, st.ad_group_id, st.keyword_id, st.text,
+            coalesce(st.keyword_text, k.text) AS keyword_text, coalesce(st.match_type, k.match_type) AS match_type
+          FROM search_terms st
+          LEFT JOIN keywords k ON k.project_id = st.project_id AND k.keyword_id = st.keyword_id
+          WHERE st.project_id = ${account.projectId} AND st.entity_key = ANY(${keys}::text[])`.pipe(
           Effect.flatMap(entityRows.searchTerms.decode),
           Effect.map((rows) =>
             rows.map((r) => ({
               key: r.entityKey,
-              row: { text: r.text, campaignId: r.campaignId, adGroupId: r.adGroupId, keywordId: r.keywordId }
+              row: {
+                text: r.text,
+                lowVolume: r.text === null,
+                source: r.text === null
+                  ? null
+                  : r.keywordId === null
+                  ? { type: "searchMatch" as const }
+                  : { type: "keyword" as const, keywordId: r.keywordId, text: r.keywordText, matchType: r.matchType },
+                campaignId: r.campaignId,
+                adGroupId: r.adGroupId,
+                keywordId: r.text === null ? null : r.keywordId
+              }
             }))
           )
         ))

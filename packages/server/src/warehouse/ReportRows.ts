@@ -14,9 +14,25 @@ export interface ReportEntity {
   readonly periods: ReadonlyArray<Period>
 }
 
-/** Unambiguous for any text, and for the low-volume terms the platform reports without one (null). */
+/**
+ * Unambiguous for any text. The low-volume terms the platform reports without one are one entity per ad group,
+ * whatever their source (its keywords' and Search Match's buckets summed): `[adGroupId, null, null]`.
+ */
 export const searchTermKey = (adGroupId: string, keywordId: string | null, term: string | null) =>
-  JSON.stringify([adGroupId, keywordId, term])
+  JSON.stringify([adGroupId, term === null ? null : keywordId, term])
+
+/** What `search_terms` keeps of a term's source: the matched keyword (id, text, match type), or none. */
+export interface TermSource {
+  readonly keywordId: string | null
+  readonly keywordText: string | null
+  readonly matchType: string | null
+}
+
+/** A search-term row's source: its keyword when it has text and one; Search Match and the bucket have none. */
+export const termSourceOf = (row: ReportRow): TermSource =>
+  row.searchTerm === null || row.keywordId === null
+    ? { keywordId: null, keywordText: null, matchType: null }
+    : { keywordId: row.keywordId, keywordText: row.keyword, matchType: row.matchType === "EXACT" || row.matchType === "BROAD" ? row.matchType : null }
 
 export const entityKeyOf = (level: ReportLevel, row: ReportRow): string | undefined => {
   switch (level) {

@@ -8,7 +8,16 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Ref } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import type { Tables } from "./GenerationTables.ts"
-import { arrayLiteral, entityKeyOf, mergePeriods, type ReportEntity, textElement, type WindowDays, windowDaysOf } from "./ReportRows.ts"
+import {
+  arrayLiteral,
+  entityKeyOf,
+  mergePeriods,
+  type ReportEntity,
+  termSourceOf,
+  textElement,
+  type WindowDays,
+  windowDaysOf
+} from "./ReportRows.ts"
 import { ownerOf, type SuffixDays, suffixElement, type SuffixOwners } from "./SpendSuffixes.ts"
 import { CAMPAIGN_CONCURRENCY } from "./SyncEntities.ts"
 import type { SyncPlan } from "./SyncPlan.ts"
@@ -110,11 +119,13 @@ export const makeStaging = (sql: SqlClient.SqlClient) => {
       if (keys.length > 0) yield* flush
       if (suffixKeys.length > 0) yield* flushSuffixes
       if (termKeys.length > 0) {
+        const sources = termRows.map(termSourceOf)
         yield* sql`
-          INSERT INTO ${sql(tables.terms)} (project_id, entity_key, campaign_id, ad_group_id, keyword_id, text)
+          INSERT INTO ${sql(tables.terms)} (project_id, entity_key, campaign_id, ad_group_id, keyword_id, text, keyword_text, match_type)
           SELECT ${projectId}, * FROM unnest(${termKeys}::text[], ${termRows.map((r) => r.campaignId)}::text[],
-            ${termRows.map((r) => r.adGroupId)}::text[], ${termRows.map((r) => r.keywordId)}::text[],
-            ${termRows.map((r) => r.searchTerm)}::text[])`
+            ${termRows.map((r) => r.adGroupId)}::text[], ${sources.map((s) => s.keywordId)}::text[],
+            ${termRows.map((r) => r.searchTerm)}::text[], ${sources.map((s) => s.keywordText)}::text[],
+            ${sources.map((s) => s.matchType)}::text[])`
       }
       return staged
     }).pipe(Effect.orDie)

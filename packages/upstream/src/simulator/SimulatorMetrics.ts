@@ -776,7 +776,10 @@ export class AccountMetrics {
       ? [text, text.endsWith("s") ? text.slice(0, -1) : `${text}s`]
       : [text, `${text} app`, `best ${text}`, `free ${text}`].filter((term, i, all) => all.indexOf(term) === i)
     const count = keyword.matchType === "EXACT" ? (h % 4 === 0 ? 2 : 1) : 1 + (h % 3)
-    return candidates.slice(0, count).map((term, index, all) => ({ text: term, index, of: all.length }))
+    // A broad keyword's long tail: some of its traffic comes from terms too rare for the platform to name.
+    const texts: Array<string | null> = candidates.slice(0, count)
+    if (keyword.matchType === "BROAD" && (h >>> 8) % 3 === 0) texts.push(null)
+    return texts.map((term, index, all) => ({ text: term, index, of: all.length }))
   }
 
   /** One search term's share of its source, split exactly from the source's day. */

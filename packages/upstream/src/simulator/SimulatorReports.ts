@@ -4,12 +4,15 @@
  * Also the in-process totals tests compare a warehouse with.
  *
  * Levels relate exactly: campaign = Σ its ad groups; ad group = Σ its keywords + its Search Match;
- * search terms = every keyword's terms plus Search Match terms (keywordId null); ads = Σ ad group.
+ * search terms = every keyword's terms plus Search Match terms (keywordId null); ads = Σ ad group. A
+ * source's terms may include one without text (searchTermText null): the platform's low-volume bucket,
+ * which still carries its share of the source's metrics (Search Match and some broad keywords have one).
  * Keyword reports carry no Search Match row (as on the platform), so Σ keyword rows of an ad group is
  * its total minus the search-term rows with a null keywordId.
  *
  * Choices where the platform is not documented (unverified, kept here to correct in one place):
- * - ORTZ and UTC give the same days (the account's calendar days).
+ * - ORTZ and UTC give the same days (the account's calendar days); search-term reports refuse UTC, as
+ *   Apple's reference says. A request that names no time zone gets ORTZ.
  * - WEEKLY periods start on Monday and MONTHLY on the 1st; `date` is that first day, even when it is
  *   before startTime (only days inside the range are counted).
  * - Periods without metrics are left out of `granularity` unless returnRecordsWithNoMetrics.
@@ -338,6 +341,9 @@ export const prepareReport = (
 ): PreparedReport => {
   const metrics = state.metrics(account)
   const range = reportRange(request, metrics.context.today)
+  if (level === "searchterms" && request.timeZone === "UTC") {
+    throw invalid("search term reports support only the ORTZ time zone", "timeZone")
+  }
   const hourly = request.granularity === "HOURLY"
   if (hourly && !HOURLY_LEVELS.has(level)) throw invalid(`${level} reports do not support HOURLY granularity`, "granularity")
   const selector = request.selector

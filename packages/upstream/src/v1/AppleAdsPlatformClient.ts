@@ -120,6 +120,30 @@ type Json = Readonly<Record<string, unknown>>
 const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
+ * A row's metadata in v5's names, in at most one copy per row (a keyword report has 100,000 rows): a bare `id` as
+ * the level's own id field; a keyword row's `text` as `keyword`; a search-term row's nested `keyword` object
+ * (`{id, text, matchType, …}`) and `adGroup` summary (`{id, …}`) as `keywordId`, `keyword`, `matchType` and
+ * `adGroupId` (a Search Match row, with no keyword, keeps its own `matchType`).
+ */
+const metadataAsV5 = (meta: Json, level: ReportRequest["level"]): Json => {
+  if (level === "searchTerms") {
+    const keyword = meta["keyword"]
+    const adGroup = meta["adGroup"]
+    if (!isObject(keyword) && !isObject(adGroup)) return meta
+    return {
+      ...meta,
+      ...(isObject(adGroup) && meta["adGroupId"] === undefined ? { adGroupId: adGroup["id"] } : {}),
+      ...(isObject(keyword) ? { keywordId: keyword["id"], keyword: keyword["text"], matchType: keyword["matchType"] ?? null } : {})
+    }
+  }
+  const idField = idFieldOf[level]
+  const id = idField !== null && meta[idField] === undefined ? meta["id"] : undefined
+  const text = level === "keywords" && meta["keyword"] === undefined ? meta["text"] : undefined
+  if (id === undefined && text === undefined) return meta
+  return { ...meta, ...(id !== undefined ? { [idField!]: id } : {}), ...(text !== undefined ? { keyword: text } : {}) }
+}
+
+/**
  * A v1 report answer in the v5 layout, so one decoder (ReportDecoding) checks both: `rows` →
  * `row`, `totalMetrics` → `total`, `granularMetrics` → `granularity`, and a bare metadata `id` named.
  */
@@ -127,16 +151,14 @@ export const v1ReportAsV5 = (body: unknown, level: ReportRequest["level"]): unkn
   const result = isObject(body) ? body["result"] : undefined
   const rows = isObject(result) && Array.isArray(result["rows"]) ? result["rows"] : null
   if (rows === null) return { data: null }
-  const idField = idFieldOf[level]
   const pagination = isObject(body) ? body["pagination"] : undefined
   return {
     data: {
       reportingDataResponse: {
         row: rows.map((row: unknown) => {
           if (!isObject(row)) return row
-          const meta = isObject(row["metadata"]) ? row["metadata"] : {}
           return {
-            metadata: idField !== null && meta[idField] === undefined && meta["id"] !== undefined ? { ...meta, [idField]: meta["id"] } : meta,
+            metadata: metadataAsV5(isObject(row["metadata"]) ? row["metadata"] : {}, level),
             total: row["totalMetrics"],
             granularity: row["granularMetrics"] ?? []
           }

@@ -225,7 +225,9 @@ export const V1ReportRequest = Schema.Struct({
     granularity: Schema.optional(Schema.Literal("HOURLY", "DAILY", "WEEKLY", "MONTHLY"))
   }),
   filters: Schema.optional(Schema.Array(V1Filter)),
-  pagination: Schema.optional(Schema.Struct({ offset: Schema.Int, pageSize: Schema.Int }))
+  pagination: Schema.optional(Schema.Struct({ offset: Schema.Int, pageSize: Schema.Int })),
+  /** `includeRows`: extra total rows (e.g. `GRAND_TOTAL`); refused by the search-term report. */
+  options: Schema.optional(Schema.Struct({ includeRows: Schema.optional(Schema.Array(Schema.String)) }))
 })
 export type V1ReportRequest = typeof V1ReportRequest.Type
 

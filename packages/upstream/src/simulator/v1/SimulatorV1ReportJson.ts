@@ -58,8 +58,18 @@ const metadataToV1 = (level: ReportPathLevel, meta: Readonly<Record<string, unkn
       return { id: meta["keywordId"], text: meta["keyword"], matchType: meta["matchType"], ...parents, adGroupId: meta["adGroupId"] }
     case "ads":
       return { id: meta["adId"], name: meta["adName"], ...parents, adGroupId: meta["adGroupId"] }
-    case "searchterms":
-      return { ...meta, adAccountId }
+    case "searchterms": {
+      // Apple's ReportingSearchTerm: the matched keyword as a nested object (none for Search Match, whose row
+      // keeps its own matchType), the ad group as a summary beside its id.
+      const { keywordId, keyword, matchType, adGroupName, ...term } = meta
+      return {
+        ...term,
+        adAccountId,
+        adGroup: { id: meta["adGroupId"], name: adGroupName },
+        keyword: keywordId === null || keywordId === undefined ? null : { id: keywordId, text: keyword, matchType },
+        ...(keywordId === null || keywordId === undefined ? { matchType } : {})
+      }
+    }
   }
 }
 

@@ -488,9 +488,23 @@ const reportCampaigns = (request: OrgRequest, level: ReportPathLevel, filters: R
   })
 }
 
+/**
+ * Apple's rules for the search-term report on top of every apps report's: the ORTZ time zone only (UTC is not
+ * supported; left out, the simulator's default is ORTZ), and no `options.includeRows` (no total rows to add).
+ */
+const searchTermRules = (body: V1ReportRequest): void => {
+  if (body.timeRange.timeZone !== undefined && body.timeRange.timeZone !== "ORTZ") {
+    throw invalid("search term reports require the ORTZ time zone", "timeRange.timeZone")
+  }
+  if (body.options?.includeRows !== undefined) {
+    throw invalid("search term reports do not support includeRows", "options.includeRows")
+  }
+}
+
 const report = (level: ReportPathLevel) => (request: OrgRequest): Answer => {
   const body = decodeInput(V1ReportRequest, request.body)
   const campaigns = reportCampaigns(request, level, body.filters ?? [])
+  if (level === "searchterms") searchTermRules(body)
   const campaign = campaigns[0]!
   const offset = body.pagination?.offset ?? 0
   const pageSize = body.pagination?.pageSize ?? 1000
