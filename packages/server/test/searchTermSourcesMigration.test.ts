@@ -1,5 +1,5 @@
 /**
- * Migration 0036 on a warehouse synced before it: every account's partition of `search_terms` gains the source
+ * Migration 0037 on a warehouse synced before it: every account's partition of `search_terms` gains the source
  * columns (empty until the next sync; the read falls back to the keyword row), named terms keep their keyword, and a
  * low-volume row an older sync kept per keyword loses the keyword it cannot be attributed by.
  */
@@ -26,7 +26,7 @@ const migrateThrough = (url: string, last: string | undefined) =>
 
 beforeAll(async () => {
   database = await createBlankDatabase()
-  await migrateThrough(database, "0035_watches")
+  await migrateThrough(database, "0036_change_places")
   await query(database, `INSERT INTO orgs (org_id, name) VALUES ('org_m', 'm')`)
   await query(database, `INSERT INTO accounts (project_id, org_id, upstream_account_id, name, status, currency, time_zone)
     VALUES ('prj_m', 'org_m', 'u1', 'm', 'active', 'USD', 'UTC')`)
@@ -43,7 +43,7 @@ beforeAll(async () => {
   await migrateThrough(database, undefined)
 }, 300_000)
 
-describe("migration 0036: search-term sources", () => {
+describe("migration 0037: search-term sources", () => {
   it("adds the source columns to every partition, keeps named terms' keywords, and takes the keyword off a bucket row", async () => {
     const rows = await query<{ keyword_id: string | null; text: string | null; keyword_text: string | null; match_type: string | null }>(
       database,
