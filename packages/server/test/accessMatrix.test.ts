@@ -395,7 +395,8 @@ const emptyCollection = (path: string, name: string): Sample => ({
 
 /**
  * A well-formed body per proposal kind. The world's accounts were never synced, so every kind that names an
- * existing entity answers 404 `not_found` once access is granted; create_campaign names none and is recorded.
+ * existing entity answers 404 `not_found` once access is granted (a recommendation: 422, docs/contract.md 4.5);
+ * create_campaign names none and is recorded.
  */
 const proposalBodies: Readonly<Record<ProposalKindName, Record<string, unknown>>> = {
   budget_change: { campaignId: "1", newDailyBudgetMicros: 1_000_000 },
@@ -425,15 +426,25 @@ const proposalBodies: Readonly<Record<ProposalKindName, Record<string, unknown>>
   remove_keywords: { keywordIds: ["1"] },
   add_negative_keywords: { campaignId: "1", keywords: [{ text: "matrix", matchType: "EXACT" }] },
   remove_negative_keywords: { negativeKeywordIds: ["1"] },
-  ad_status: { adId: "1", status: "PAUSED" }
+  ad_status: { adId: "1", status: "PAUSED" },
+  apply_recommendation: { recommendationId: "rec-1" },
+  dismiss_recommendation: { recommendationId: "rec-1" }
 }
+
+/** What a granted proposal answers: recorded (create_campaign), an unknown recommendation (422), else not found. */
+const grantedProposal = (kind: ProposalKindName) =>
+  kind === "create_campaign"
+    ? { status: 201 }
+    : kind === "apply_recommendation" || kind === "dismiss_recommendation"
+    ? { status: 422, code: "validation_failed" }
+    : { status: 404, code: "not_found" }
 
 const proposalSamples = () =>
   Object.fromEntries(proposalKinds.map((kind): [ProposalOperationName, Sample] => [kind.operation, {
     method: "POST",
     path: `/accounts/:projectId/actions/${kind.path}`,
     prepare: () => ({ body: { ...proposalBodies[kind.kind], reason: "access matrix" } }),
-    granted: () => kind.kind === "create_campaign" ? { status: 201 } : { status: 404, code: "not_found" },
+    granted: () => grantedProposal(kind.kind),
     verify: (answer: Answer) => {
       if (answer.status === 201) expect(record(answer.body)).toMatchObject({ kind: kind.kind, mode: "queued", riskTier: "high" })
     }
@@ -669,6 +680,7 @@ const samples: Record<OperationName, Sample> = {
   listSearchTerms: emptyCollection("/accounts/:projectId/search-terms", "searchTerms"),
   listAds: emptyCollection("/accounts/:projectId/ads", "ads"),
   listNegativeKeywords: emptyCollection("/accounts/:projectId/negative-keywords", "negativeKeywords"),
+  listRecommendations: emptyCollection("/accounts/:projectId/recommendations", "recommendations"),
   ...proposalSamples(),
   listActions: {
     method: "GET",

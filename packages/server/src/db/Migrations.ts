@@ -41,6 +41,7 @@ import guardrailReads from "./migrations/0032_guardrail_reads.ts"
 import changesetApprovals from "./migrations/0033_changeset_approvals.ts"
 import orgGuard from "./migrations/0034_org_guard.ts"
 import watches from "./migrations/0035_watches.ts"
+import recommendations from "./migrations/0037_recommendations.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -81,7 +82,8 @@ export const migrations = {
   "0032_guardrail_reads": guardrailReads,
   "0033_changeset_approvals": changesetApprovals,
   "0034_org_guard": orgGuard,
-  "0035_watches": watches
+  "0035_watches": watches,
+  "0037_recommendations": recommendations
 }
 
 export const loader = Migrator.fromRecord(migrations)
