@@ -395,8 +395,8 @@ const emptyCollection = (path: string, name: string): Sample => ({
 
 /**
  * A well-formed body per proposal kind. The world's accounts were never synced, so every kind that names an
- * existing entity answers 404 `not_found` once access is granted (a recommendation: 422, docs/contract.md 4.5);
- * create_campaign names none and is recorded.
+ * existing entity (a recommendation too) answers 404 `not_found` once access is granted; create_campaign names none
+ * and is recorded.
  */
 const proposalBodies: Readonly<Record<ProposalKindName, Record<string, unknown>>> = {
   budget_change: { campaignId: "1", newDailyBudgetMicros: 1_000_000 },
@@ -431,13 +431,8 @@ const proposalBodies: Readonly<Record<ProposalKindName, Record<string, unknown>>
   dismiss_recommendation: { recommendationId: "rec-1" }
 }
 
-/** What a granted proposal answers: recorded (create_campaign), an unknown recommendation (422), else not found. */
-const grantedProposal = (kind: ProposalKindName) =>
-  kind === "create_campaign"
-    ? { status: 201 }
-    : kind === "apply_recommendation" || kind === "dismiss_recommendation"
-    ? { status: 422, code: "validation_failed" }
-    : { status: 404, code: "not_found" }
+/** What a granted proposal answers: recorded (create_campaign), else not found. */
+const grantedProposal = (kind: ProposalKindName) => kind === "create_campaign" ? { status: 201 } : { status: 404, code: "not_found" }
 
 const proposalSamples = () =>
   Object.fromEntries(proposalKinds.map((kind): [ProposalOperationName, Sample] => [kind.operation, {

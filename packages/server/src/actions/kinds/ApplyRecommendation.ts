@@ -4,8 +4,8 @@
  * A daily cap is a budget change in every way the policy looks: the payload carries `newDailyBudgetMicros` and
  * `priorDailyBudgetMicros`, so the budget rule, the hard cap, the envelope, the cooldown and the high-risk line read
  * it as they read a budget_change (docs/decisions/recommendations.md). A target CPA is a target_cpa_change the same
- * way. Refused (422) when the recommendation is unknown, expired, or already applied or dismissed, at proposal and
- * again at apply. The revert is the budget or target CPA change back to the prior value.
+ * way. Refused (422) when the recommendation has expired or was already applied or dismissed (404 when unknown), at
+ * proposal and again at apply. The revert is the budget or target CPA change back to the prior value.
  */
 import { applyRecommendation as declaration } from "@acs/domain/ProposalKinds"
 import type { RecommendationRef, UpstreamCampaign } from "@acs/upstream/Upstream"

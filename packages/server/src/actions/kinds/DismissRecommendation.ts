@@ -1,7 +1,7 @@
 /**
  * dismiss_recommendation: tells Apple one of its recommendations is not wanted (docs/contract.md 4.5). Nothing of the
  * campaign changes, so it always auto-applies unless the account's auto-apply is paused; refused (422) when the
- * recommendation is unknown, expired, or already applied or dismissed, at proposal and again at apply. Apple has no
+ * recommendation has expired or was already applied or dismissed (404 when unknown), at proposal and again at apply. Apple has no
  * way back from a dismissal, so it is not revertible.
  */
 import { UpstreamError } from "@acs/domain/Errors"

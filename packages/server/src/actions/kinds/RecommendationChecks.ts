@@ -1,9 +1,9 @@
 /**
  * What applying and dismissing one of Apple's recommendations both check (docs/contract.md 4.5), at proposal and again
- * at apply: that the account has it, and that it can still be acted on (not expired, not already applied or
- * dismissed). Each refusal is a 422 `validation_failed` saying which.
+ * at apply: that the account has it (else 404 `not_found`, as for any entity it lacks), and that it can still be
+ * acted on (else 422 `validation_failed` saying why: expired, or already applied or dismissed).
  */
-import { ValidationFailed } from "@acs/domain/Errors"
+import { NotFound } from "@acs/domain/Errors"
 import { Clock, Effect } from "effect"
 import { isExpired, type RecommendationRow } from "../../warehouse/Recommendations.ts"
 import { requireNone } from "./KindSupport.ts"
@@ -23,10 +23,7 @@ export const actionableRecommendation = (view: WarehouseView, recommendationId: 
   Effect.gen(function*() {
     const recommendation = yield* view.recommendation(recommendationId)
     if (recommendation === undefined) {
-      return yield* new ValidationFailed({
-        message: "the change does not fit the account's state",
-        validation_errors: [`recommendationId: this account has no recommendation ${recommendationId} (GET …/recommendations lists them)`]
-      })
+      return yield* new NotFound({ message: `no recommendation ${recommendationId} in this account (GET …/recommendations lists them)` })
     }
     yield* requireNone(yield* actionableReasons(recommendation))
     return recommendation
