@@ -3,7 +3,8 @@
  * HTTP (v1) into a fresh PostgreSQL database and lists the recommendations with their expected effect and expiry; a
  * daily cap is applied within the spend envelope (and reverted to the prior budget), queued past the envelope and
  * held past the ceiling exactly as the same budget change is; a dismissal applies, and the queued apply of the
- * dismissed recommendation can then no longer be approved; an expired or used recommendation is a 422, an unknown one a 404.
+ * dismissed recommendation can then no longer be approved; an expired or used recommendation is a 422, an unknown one a 404;
+ * one that expires between its approval and the worker fails there; a target CPA applies and reverts as a target CPA change.
  */
 import { PolicyDocument, ProposalPreview } from "@acs/domain/Actions"
 import { DEFAULT_GUARDRAILS, type GuardrailsSettings } from "@acs/domain/Guardrails"
@@ -12,9 +13,20 @@ import { SyncList } from "@acs/domain/Warehouse"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Pipeline, proposalOf, startPipeline, validationFailureOf } from "./support/pipeline.ts"
+import type { RunningServer } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
 let p: Pipeline
+let worker: RunningServer | undefined
+
+/** The apply worker runs in a process of its own, so a test can hold an approved apply before it. */
+const startWorker = async () => {
+  worker ??= await p.startTwin({ WORKER_CONCURRENCY: "2", WORKER_LEASE_MS: "1500" })
+}
+const stopWorker = async () => {
+  await worker?.stop()
+  worker = undefined
+}
 
 const path = (rest: string) => `/accounts/${p.account.projectId}${rest}`
 
@@ -30,8 +42,8 @@ const putGuardrails = async (envelope: GuardrailsSettings["envelope"]) => {
 
 const BIG_ENVELOPE = { maxDailyBudgetIncreaseMicros24h: 1_000_000_000_000, maxTotalDailyBudgetMicros: null }
 
-const list = async (query = "") => {
-  const answer = await p.as("key", "GET", path(`/recommendations${query}`))
+const list = async (query = "", projectId = p.account.projectId) => {
+  const answer = await p.as("key", "GET", `/accounts/${projectId}/recommendations${query}`)
   expect(answer.status, answer.text).toBe(200)
   return Schema.decodeUnknownSync(RecommendationList)(answer.body)
 }
@@ -48,7 +60,8 @@ let expired: RecommendationRow
 const above = (budget: number, percent: number) => Math.round((budget * (100 + percent)) / 100 / 10_000) * 10_000
 
 beforeAll(async () => {
-  p = await startPipeline({ seed: 37 })
+  p = await startPipeline({ seed: 37, env: { WORKER_CONCURRENCY: "0", WORKER_LEASE_MS: "1500" } })
+  await startWorker()
   // Any CPA is inside the band: a raise within 30 % auto-applies unless a guardrail holds it.
   const band = await p.as("person", "PUT", path("/targets"), { cpaBand: { minMicros: 0, maxMicros: 1_000_000_000_000 }, campaigns: {} })
   expect(band.status, band.text).toBe(200)
@@ -56,6 +69,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
+  await stopWorker()
   await p?.close()
 })
 
@@ -210,13 +224,70 @@ describe("Apple's recommendations", () => {
       async () => Schema.decodeUnknownSync(SyncList)((await p.as("key", "GET", path("/syncs"))).body).syncs[0]?.status,
       (status) => status === "succeeded"
     )
+    // Apple lists it applied now: the synced state, not only acs's own record. The recommendations are read last
+    // after a sync, after the change history.
+    await waitFor(
+      "the recommendations read after the sync",
+      () => p.sql<{ state: string }>("SELECT state FROM recommendations WHERE project_id = $1 AND recommendation_id = $2", [
+        p.account.projectId,
+        r.recommendationId
+      ]),
+      (rows) => rows[0]?.state === "applied"
+    )
     const outside = await p.sql("SELECT action_id FROM actions WHERE project_id = $1 AND kind = 'external_change'", [p.account.projectId])
     expect(outside).toEqual([])
-    // Apple lists it applied now: the synced state, not only acs's own record.
-    const rows = await p.sql<{ state: string }>(
-      "SELECT state FROM recommendations WHERE project_id = $1 AND recommendation_id = $2",
-      [p.account.projectId, r.recommendationId]
-    )
-    expect(rows[0]?.state).toBe("applied")
+  })
+  it("checks again at apply: one that expired after its approval fails in the worker and nothing reaches Apple", async () => {
+    const projectId = p.secondAccount.projectId
+    const r = (await list("", projectId)).recommendations.find((x) => x.type === "daily_cap" && x.state === "available")!
+    const budget = (await p.run(p.upstream.campaign(p.secondAccount.upstreamAccountId, r.campaignId))).dailyBudgetMicros
+    await stopWorker()
+    // The key's proposals never auto-apply; +20 % is under the two-people line, so one approval applies it.
+    const queued = proposalOf(await p.propose("apply-recommendation", {
+      recommendationId: r.recommendationId,
+      appliedDailyBudgetMicros: above(budget!, 20),
+      reason: "grow"
+    }, { projectId, as: "key" }))
+    expect(queued.mode).toBe("queued")
+    const approved = await p.as("approver", "POST", `/accounts/${projectId}/approvals/${queued.actionId}/approve`)
+    expect(approved.status, approved.text).toBe(200)
+    // Seven days pass before a worker takes it: the recommendation's expiry is behind acs's clock now.
+    await p.sql("UPDATE recommendations SET expires_at = now() - interval '1 minute' WHERE project_id = $1 AND recommendation_id = $2", [
+      projectId,
+      r.recommendationId
+    ])
+    await startWorker()
+    const failed = await p.settle(queued.actionId, ["failed", "applied"], projectId)
+    expect(failed.status).toBe("failed")
+    expect(failed.failure?.message).toMatch(new RegExp(`^local validation at apply: recommendationId: recommendation ${r.recommendationId} expired at `))
+    expect((await p.run(p.upstream.campaign(p.secondAccount.upstreamAccountId, r.campaignId))).dailyBudgetMicros).toBe(budget)
+    expect((await list("", projectId)).recommendations.find((x) => x.recommendationId === r.recommendationId)?.state).toBe("expired")
+  })
+
+  it("applies a target CPA as a target CPA change and reverts it to the prior target", async () => {
+    const accounts = [p.account, p.secondAccount]
+    const found = (await Promise.all(accounts.map(async (account) => ({
+      account,
+      r: (await list("", account.projectId)).recommendations.find((x) => x.type === "target_cpa" && x.state === "available")
+    })))).find((x) => x.r !== undefined)
+    expect(found, "a target CPA recommendation in a writable account").toBeDefined()
+    const { account, r } = found! as { account: typeof p.account; r: RecommendationRow }
+    const target = async () => (await p.run(p.upstream.campaign(account.upstreamAccountId, r.campaignId))).targetCpaMicros
+    const prior = await target()
+    expect(prior).toBe(r.currentMicros)
+    const proposal = proposalOf(await p.propose("apply-recommendation", { recommendationId: r.recommendationId, reason: "Apple's target" }, {
+      projectId: account.projectId
+    }))
+    expect(proposal.policyReasons.join(" ")).toMatch(/target CPA step of /)
+    if (proposal.mode === "queued") {
+      const approved = await p.as("approver", "POST", `/accounts/${account.projectId}/approvals/${proposal.actionId}/approve`)
+      expect(approved.status, approved.text).toBe(200)
+    }
+    expect((await p.settle(proposal.actionId, ["applied", "failed"], account.projectId)).status).toBe("applied")
+    expect(await target()).toBe(r.recommendedMicros)
+    const revert = proposalOf(await p.as("person", "POST", `/accounts/${account.projectId}/actions/${proposal.actionId}/revert`))
+    expect(revert.kind).toBe("target_cpa_change")
+    expect((await p.settle(revert.actionId, ["applied", "failed"], account.projectId)).status).toBe("applied")
+    expect(await target()).toBe(prior)
   })
 })
