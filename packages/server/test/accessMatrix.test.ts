@@ -16,7 +16,7 @@
  * tools/call per case, plus the SDK client's refused connection per principal); the human-only operations
  * are no tools: not listed, and a call answers `not_found`.
  *
- * The 21 proposal operations share one access row: it runs in full for the first, and each other keeps the
+ * The 23 proposal operations share one access row: it runs in full for the first, and each other keeps the
  * cases that fail when it is wired to any other check, on every surface (`WIRING_CASES`).
  *
  * All requests are made up front in parallel chunks, a case's surfaces side by side; each case is then its
@@ -966,7 +966,7 @@ interface Case {
 }
 
 /**
- * The 21 proposal operations share one access row (write scope, an account; the table makes them from the kind
+ * The 23 proposal operations share one access row (write scope, an account; the table makes them from the kind
  * declarations, and "the proposal operations share one access row" below holds it): the row runs in full for the
  * first of them. Each other one keeps the cases that fail when it is wired to any other check, on every surface:
  * the weakest principal the row allows (write, no grant, bound to one account, naming it as `current`: a higher
