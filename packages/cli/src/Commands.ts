@@ -37,6 +37,7 @@ export const commands: ReadonlyArray<CommandEntry> = [
   { name: "campaigns", group: "client", summary: "campaigns ranked by spend in a window, with their metrics", load: () => import("./commands/ReadsCommand.ts").then((m) => loaded(m.campaignsCommand)) },
   { name: "keywords", group: "client", summary: "keywords ranked by spend in a window, with their metrics", load: () => import("./commands/ReadsCommand.ts").then((m) => loaded(m.keywordsCommand)) },
   { name: "search-terms", group: "client", summary: "search terms ranked by spend, each with its keyword or Search Match", load: () => import("./commands/ReadsCommand.ts").then((m) => loaded(m.searchTermsCommand)) },
+  { name: "recommendations", group: "client", summary: "Apple's recommendations with their expected effect and expiry", load: () => import("./commands/RecommendationsCommand.ts").then((m) => loaded(m.recommendationsCommand)) },
   { name: "policy", group: "client", summary: "the live safe-apply policy: kill switch, auto-applies left, rules", load: () => import("./commands/PolicyCommand.ts").then((m) => loaded(m.policyCommand)) },
   { name: "plan", group: "client", summary: "suggested changes ranked by spend at stake, each a ready proposal", load: () => import("./commands/PolicyCommand.ts").then((m) => loaded(m.planCommand)) },
   { name: "propose", group: "client", summary: "propose a change (or --preview it); it auto-applies or queues for review", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.proposeCommand)) },

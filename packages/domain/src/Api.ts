@@ -62,6 +62,7 @@ import { EventList, EventsParams, EventStreamHeaders, EventStreamParams } from "
 import { jsonObject } from "./Json.ts"
 import { CreatedPerson, CreatePersonRequest, NewPassword, Person, PersonList, UpdatePersonRequest } from "./People.ts"
 import { Plan, PlanParams } from "./Plan.ts"
+import { RecommendationList, RecommendationsParams } from "./Recommendations.ts"
 import { type KindDeclaration, type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
 import { CurrentPrincipal, Principal } from "./Principal.ts"
 import {
@@ -512,6 +513,13 @@ export class ChangesetsGroup extends HttpApiGroup.make("changesets")
 export class InsightsGroup extends HttpApiGroup.make("insights")
   .add(HttpApiEndpoint.get("getPlan")`/accounts/${projectId}/plan`.setUrlParams(PlanParams).addSuccess(Plan)
     .annotate(OpenApi.Description, "Suggested changes ranked by spend at stake; each `proposal.body` can be POSTed as is to `proposal.path`."))
+  .add(HttpApiEndpoint.get("listRecommendations")`/accounts/${projectId}/recommendations`.setUrlParams(RecommendationsParams)
+    .addSuccess(RecommendationList)
+    .annotate(
+      OpenApi.Description,
+      "Apple's recommendations (daily cap, target CPA) as last synced, with their expected effect and expiry; act on " +
+        "one with the apply-recommendation or dismiss-recommendation proposal."
+    ))
   .add(HttpApiEndpoint.post("runAudit")`/accounts/${projectId}/audits`.addSuccess(Audit, { status: 201 }))
   .add(HttpApiEndpoint.get("getAudit")`/accounts/${projectId}/audits/${HttpApiSchema.param("auditId", Schema.String)}`
     .addSuccess(Audit).addError(NotFoundBody))

@@ -231,6 +231,13 @@ export const Operations = {
   getTargets: { scope: "read", account: true, bucket: "read", summary: "The operator's CPA target band", mcp: tool },
   updateTargets: { scope: "admin", account: true, bucket: "write", summary: "Set the operator's CPA target band", mcp: human },
   getPlan: { scope: "read", account: true, bucket: "read", summary: "Suggested changes, each a proposal to POST as is", mcp: { tool: true, note: "Act on an item with platform_propose_<proposal.kind>, passing the projectId and the fields of `proposal.body`." } },
+  listRecommendations: {
+    scope: "read",
+    account: true,
+    bucket: "read",
+    summary: "Apple's recommendations: expected effect, expiry",
+    mcp: { tool: true, note: "Take one with platform_propose_apply_recommendation, or dismiss it." }
+  },
   runAudit: { scope: "write", account: true, bucket: "write", summary: "Audit the account's set-up now and keep the findings", mcp: tool },
   getAudit: { scope: "read", account: true, bucket: "read", summary: "One audit's findings", mcp: tool },
   getBrief: { scope: "read", account: true, bucket: "read", summary: "The operator's brief: goals and constraints", mcp: tool },

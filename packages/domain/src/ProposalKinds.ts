@@ -266,6 +266,29 @@ export const adStatus = declare({
   body: body("AdStatusRequest", { adId: Id("ad"), status: EntityStatus })
 })
 
+const RecommendationId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+  .annotations({ description: "Apple's recommendation id" })
+
+export const applyRecommendation = declare({
+  kind: "apply_recommendation",
+  path: "apply-recommendation",
+  operation: "proposeApplyRecommendation",
+  title: "Apply one of Apple's recommendations",
+  body: body("ApplyRecommendationRequest", {
+    recommendationId: RecommendationId,
+    appliedDailyBudgetMicros: Schema.optional(Micros("Daily cap override")),
+    appliedTargetCpaMicros: Schema.optional(Micros("Target CPA override"))
+  })
+})
+
+export const dismissRecommendation = declare({
+  kind: "dismiss_recommendation",
+  path: "dismiss-recommendation",
+  operation: "proposeDismissRecommendation",
+  title: "Dismiss one of Apple's recommendations",
+  body: body("DismissRecommendationRequest", { recommendationId: RecommendationId })
+})
+
 /** Every proposal kind, in the contract's order (docs/contract.md 2.1). */
 export const proposalKinds = [
   budgetChange,
@@ -288,7 +311,9 @@ export const proposalKinds = [
   removeKeywords,
   addNegativeKeywords,
   removeNegativeKeywords,
-  adStatus
+  adStatus,
+  applyRecommendation,
+  dismissRecommendation
 ] as const
 
 export type ProposalKind = (typeof proposalKinds)[number]

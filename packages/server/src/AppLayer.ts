@@ -15,6 +15,7 @@ import { Transitions } from "./actions/pipeline/Transitions.ts"
 import { Connections } from "./accounts/Connections.ts"
 import { Brief } from "./accounts/Brief.ts"
 import { AfterSyncLive } from "./guard/AfterSyncLive.ts"
+import { Recommendations } from "./warehouse/Recommendations.ts"
 import { SpendAnomaly } from "./guard/SpendAnomaly.ts"
 import { Verdicts } from "./guard/Verdicts.ts"
 import { Watches } from "./guard/Watches.ts"
@@ -92,7 +93,7 @@ export const ServicesLive = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(Proposals.Default),
   Layer.provideMerge(AfterSyncLive),
-  Layer.provideMerge(Layer.mergeAll(Watches.Default, SpendAnomaly.Default)),
+  Layer.provideMerge(Layer.mergeAll(Watches.Default, SpendAnomaly.Default, Recommendations.Default)),
   Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default, OutsideChanges.Default)),
   Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Transitions.Default, Jobs.Default, WorkerSignal.Default)),
   // One per instance: the sequencer wakes this instance's streams and webhook workers through it.

@@ -16,7 +16,7 @@
  * tools/call per case, plus the SDK client's refused connection per principal); the human-only operations
  * are no tools: not listed, and a call answers `not_found`.
  *
- * The 21 proposal operations share one access row: it runs in full for the first, and each other keeps the
+ * The 23 proposal operations share one access row: it runs in full for the first, and each other keeps the
  * cases that fail when it is wired to any other check, on every surface (`WIRING_CASES`).
  *
  * All requests are made up front in parallel chunks, a case's surfaces side by side; each case is then its
@@ -395,7 +395,8 @@ const emptyCollection = (path: string, name: string): Sample => ({
 
 /**
  * A well-formed body per proposal kind. The world's accounts were never synced, so every kind that names an
- * existing entity answers 404 `not_found` once access is granted; create_campaign names none and is recorded.
+ * existing entity (a recommendation too) answers 404 `not_found` once access is granted; create_campaign names none
+ * and is recorded.
  */
 const proposalBodies: Readonly<Record<ProposalKindName, Record<string, unknown>>> = {
   budget_change: { campaignId: "1", newDailyBudgetMicros: 1_000_000 },
@@ -425,15 +426,20 @@ const proposalBodies: Readonly<Record<ProposalKindName, Record<string, unknown>>
   remove_keywords: { keywordIds: ["1"] },
   add_negative_keywords: { campaignId: "1", keywords: [{ text: "matrix", matchType: "EXACT" }] },
   remove_negative_keywords: { negativeKeywordIds: ["1"] },
-  ad_status: { adId: "1", status: "PAUSED" }
+  ad_status: { adId: "1", status: "PAUSED" },
+  apply_recommendation: { recommendationId: "rec-1" },
+  dismiss_recommendation: { recommendationId: "rec-1" }
 }
+
+/** What a granted proposal answers: recorded (create_campaign), else not found. */
+const grantedProposal = (kind: ProposalKindName) => kind === "create_campaign" ? { status: 201 } : { status: 404, code: "not_found" }
 
 const proposalSamples = () =>
   Object.fromEntries(proposalKinds.map((kind): [ProposalOperationName, Sample] => [kind.operation, {
     method: "POST",
     path: `/accounts/:projectId/actions/${kind.path}`,
     prepare: () => ({ body: { ...proposalBodies[kind.kind], reason: "access matrix" } }),
-    granted: () => kind.kind === "create_campaign" ? { status: 201 } : { status: 404, code: "not_found" },
+    granted: () => grantedProposal(kind.kind),
     verify: (answer: Answer) => {
       if (answer.status === 201) expect(record(answer.body)).toMatchObject({ kind: kind.kind, mode: "queued", riskTier: "high" })
     }
@@ -669,6 +675,7 @@ const samples: Record<OperationName, Sample> = {
   listSearchTerms: emptyCollection("/accounts/:projectId/search-terms", "searchTerms"),
   listAds: emptyCollection("/accounts/:projectId/ads", "ads"),
   listNegativeKeywords: emptyCollection("/accounts/:projectId/negative-keywords", "negativeKeywords"),
+  listRecommendations: emptyCollection("/accounts/:projectId/recommendations", "recommendations"),
   ...proposalSamples(),
   listActions: {
     method: "GET",
@@ -959,7 +966,7 @@ interface Case {
 }
 
 /**
- * The 21 proposal operations share one access row (write scope, an account; the table makes them from the kind
+ * The 23 proposal operations share one access row (write scope, an account; the table makes them from the kind
  * declarations, and "the proposal operations share one access row" below holds it): the row runs in full for the
  * first of them. Each other one keeps the cases that fail when it is wired to any other check, on every surface:
  * the weakest principal the row allows (write, no grant, bound to one account, naming it as `current`: a higher

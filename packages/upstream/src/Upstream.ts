@@ -265,6 +265,41 @@ export interface UpstreamChangeDetail extends UpstreamChange {
   }>
 }
 
+/** Apple's recommendation types: a campaign's daily budget ("daily cap") or its target CPA. */
+export type RecommendationType = "daily_cap" | "target_cpa"
+export type RecommendationState = "available" | "applied" | "dismissed"
+
+/** Seven days of a campaign: what a recommendation is based on, or what Apple expects after it. */
+export interface RecommendationWeek {
+  readonly installs: number
+  readonly spendMicros: number
+  readonly cpaMicros: number | null
+}
+
+/** One of Apple's recommendations (v1 only), scoped by the promoted app (`adamId`) and a campaign. */
+export interface UpstreamRecommendation {
+  readonly recommendationId: string
+  readonly type: RecommendationType
+  readonly adamId: string
+  readonly campaignId: string
+  readonly campaignName: string
+  readonly state: RecommendationState
+  /** The campaign's daily budget (daily cap) or target CPA (target CPA) when Apple made it. */
+  readonly currentMicros: number | null
+  readonly recommendedMicros: number
+  readonly lastWeek: RecommendationWeek
+  readonly expected: RecommendationWeek
+  readonly createdAt: string | null
+  readonly expiresAt: string
+}
+
+/** Which recommendation an apply or a dismiss names. */
+export interface RecommendationRef {
+  readonly recommendationId: string
+  readonly type: RecommendationType
+  readonly adamId: string
+}
+
 type Call<A> = Effect.Effect<A, UpstreamFailure>
 
 /**
@@ -357,6 +392,13 @@ export interface UpstreamClient {
    * hours. Only the v1 client reads hours: the v5 client leaves it out.
    */
   readonly hourlyCampaignMetrics?: (accountId: string, range: HourlyRange) => Call<ReadonlyArray<HourlyCampaignMetrics>>
+  /**
+   * Apple's recommendations for one promoted app (both types, every state Apple still lists), and the apply (with
+   * `appliedMicros`, the amount actually set) and dismiss of one. Only v1 has them: the v5 client leaves these out.
+   */
+  readonly recommendations?: (accountId: string, adamId: string) => Call<ReadonlyArray<UpstreamRecommendation>>
+  readonly applyRecommendation?: (accountId: string, ref: RecommendationRef, appliedMicros: number) => Call<UpstreamRecommendation>
+  readonly dismissRecommendation?: (accountId: string, ref: RecommendationRef) => Call<UpstreamRecommendation>
 
   readonly searchApps: (query: string, limit: number) => Call<ReadonlyArray<AppSearchResult>>
   readonly searchGeo: (query: string, countryCode: string | null) => Call<ReadonlyArray<GeoSearchResult>>

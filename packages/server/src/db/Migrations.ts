@@ -43,6 +43,7 @@ import orgGuard from "./migrations/0034_org_guard.ts"
 import watches from "./migrations/0035_watches.ts"
 import changePlaces from "./migrations/0036_change_places.ts"
 import searchTermSources from "./migrations/0037_search_term_sources.ts"
+import recommendations from "./migrations/0038_recommendations.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -85,7 +86,8 @@ export const migrations = {
   "0034_org_guard": orgGuard,
   "0035_watches": watches,
   "0036_change_places": changePlaces,
-  "0037_search_term_sources": searchTermSources
+  "0037_search_term_sources": searchTermSources,
+  "0038_recommendations": recommendations
 }
 
 export const loader = Migrator.fromRecord(migrations)

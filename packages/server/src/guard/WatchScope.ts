@@ -20,6 +20,7 @@ const LEVEL_OF_KIND: Readonly<Record<string, WatchLevel | "negatives">> = {
   campaign_status: "campaigns",
   bid_strategy_change: "campaigns",
   target_cpa_change: "campaigns",
+  apply_recommendation: "campaigns",
   ad_group_status: "adGroups",
   default_bid_change: "adGroups",
   cpa_goal_change: "adGroups",

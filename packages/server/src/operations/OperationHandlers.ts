@@ -41,6 +41,7 @@ import { OrgSettings } from "../settings/Settings.ts"
 import { EventLog } from "../feeds/EventLog.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { freshnessFor, type ReadQuery, Reads } from "../warehouse/Reads.ts"
+import { Recommendations } from "../warehouse/Recommendations.ts"
 import { toSync } from "../warehouse/SyncRuns.ts"
 import { Syncs } from "../warehouse/Syncs.ts"
 import { windowEndingYesterday } from "../warehouse/Window.ts"
@@ -90,6 +91,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
     const guardrails = yield* Guardrails
     const verdicts = yield* Verdicts
     const plan = yield* Plan
+    const recommendations = yield* Recommendations
     const audits = yield* Audits
     const brief = yield* Brief
     const reports = yield* Reports
@@ -239,6 +241,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       listChangesets: (grant, { urlParams }) => changesets.list(grant, urlParams?.status, clampLimit(urlParams?.limit)),
       getChangeset: (grant, { path }) => changesets.get(grant, path.changesetId),
       getPolicy: (grant) => policy.get(grant).pipe(withSql),
+      listRecommendations: (grant, { urlParams }) => recommendations.list(grant.account, urlParams?.campaignId),
       getVerdicts: (grant, { urlParams }) => verdicts.summary(grant, urlParams?.days ?? DEFAULT_VERDICT_DAYS),
       getTargets: (grant) => targets.get(grant),
       updateTargets: (grant, { payload }) => targets.put(grant, payload),

@@ -16,6 +16,8 @@ export type CooldownFamily = keyof CooldownHours
 /** The family of each kind a cooldown applies to. */
 export const COOLDOWN_FAMILIES: Readonly<Record<string, CooldownFamily>> = {
   budget_change: "budget",
+  // A daily cap's apply is a budget change; a target CPA's has no budget fields, so it never raises spend here.
+  apply_recommendation: "budget",
   keyword_bid_change: "bid",
   default_bid_change: "bid",
   campaign_status: "status",

@@ -79,4 +79,4 @@ export const envelopeReasons = (
 }
 
 /** Kinds whose payload may raise daily budgets (`acs_budget_delta`): only their proposals read the envelope. */
-export const RAISING_KINDS: ReadonlySet<string> = new Set(["budget_change", "create_campaign", "clone_campaign"])
+export const RAISING_KINDS: ReadonlySet<string> = new Set(["budget_change", "apply_recommendation", "create_campaign", "clone_campaign"])

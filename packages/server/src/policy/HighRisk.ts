@@ -16,7 +16,8 @@ const count = (u: unknown): number => (Array.isArray(u) ? u.length : 0)
 export const highRiskReason = (kind: string, payload: unknown, rules: HighRisk): string | null => {
   if (!isObject(payload)) return null
   switch (kind) {
-    case "budget_change": {
+    case "budget_change":
+    case "apply_recommendation": {
       const prior = num(payload["priorDailyBudgetMicros"])
       const next = num(payload["newDailyBudgetMicros"])
       if (prior === null || next === null || prior <= 0 || next <= prior) return null
@@ -68,7 +69,7 @@ export const changesetHighRiskReason = (members: ReadonlyArray<RiskMember>, rule
   }
   const byCampaign = new Map<string, { readonly prior: number; readonly raised: number }>()
   for (const member of members) {
-    if (member.kind !== "budget_change" || !isObject(member.payload)) continue
+    if ((member.kind !== "budget_change" && member.kind !== "apply_recommendation") || !isObject(member.payload)) continue
     const campaignId = member.payload["campaignId"]
     const prior = num(member.payload["priorDailyBudgetMicros"])
     const next = num(member.payload["newDailyBudgetMicros"])

@@ -82,6 +82,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   negative_keywords: ["warehouse/SyncEntities.ts", "db/functions/acs_write_back.sql"],
   orgs: ["accounts/Orgs.ts"],
   people: ["auth/People.ts"],
+  recommendations: ["warehouse/Recommendations.ts"],
   search_terms: ["warehouse/SwapCopy.ts"],
   sessions: ["auth/SessionStore.ts"],
   spend_suffixes: ["warehouse/SwapCopy.ts"],

@@ -14,9 +14,9 @@ describe("the kind catalog", () => {
     for (const kind of compensationKinds) expect(kindNamed(kind).declaration).toBeUndefined()
   })
 
-  it("makes every kind revertible but remove_keywords and the compensations", () => {
+  it("makes every kind revertible but remove_keywords, dismiss_recommendation and the compensations", () => {
     const revertible = catalog.filter((kind) => kind.revertible).map((kind) => kind.kind)
-    expect(revertible).toEqual(proposalKinds.map((k) => k.kind).filter((k) => k !== "remove_keywords"))
+    expect(revertible).toEqual(proposalKinds.map((k) => k.kind).filter((k) => k !== "remove_keywords" && k !== "dismiss_recommendation"))
   })
 
   it("holds the high tier for bid strategy switches and the create/clone composites only", () => {

@@ -70,6 +70,9 @@ const notPrior: Readonly<Record<string, ReadonlyArray<string>>> = {
   add_negative_keywords: ["negatives"],
   remove_negative_keywords: [],
   ad_status: ["status"],
+  // What Apple recommended and when it expires describe the recommendation; the new amount is the change.
+  apply_recommendation: ["type", "recommendedMicros", "expiresAt", "newDailyBudgetMicros", "newTargetCpaMicros"],
+  dismiss_recommendation: ["type", "expiresAt"],
   // Revert-only deletions of what an action created: ids only, and no inverse needing a snapshot.
   delete_campaign: [],
   delete_ad_group: []

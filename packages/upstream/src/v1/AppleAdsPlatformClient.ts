@@ -16,14 +16,18 @@ import type {
   KeywordChange,
   NewKeyword,
   NewNegativeKeyword,
+  RecommendationRef,
   ReportRequest,
   ReportRow,
   UpstreamChange,
   UpstreamClient,
-  UpstreamFailure
+  UpstreamFailure,
+  UpstreamRecommendation
 } from "../Upstream.ts"
 import { type Call, defaultRetryPolicy, type Endpoints, makeUpstreamHttp, type RetryPolicy } from "../UpstreamHttp.ts"
+import { decimalFromMicros } from "../Money.ts"
 import { money } from "../WireMapping.ts"
+import { recommendationFromV1, recommendationPath, V1Recommendation } from "./WireV1Recommendations.ts"
 import {
   accountFromV1,
   adFromV1,
@@ -344,6 +348,24 @@ export const makeAppleAdsPlatformClient = (
         return { rows: rows.slice(request.offset, request.offset + request.limit), offset: request.offset, limit: request.limit, totalResults: rows.length }
       })
 
+    /** An apply or dismiss of one recommendation (the endpoints take a list): the history record it answers. */
+    const recommendationAction = (account: string, ref: RecommendationRef, verb: "apply" | "dismiss", extra: Readonly<Record<string, unknown>>) =>
+      savedThen(
+        write("POST", `/recommendations/${recommendationPath[ref.type]}/${verb}`, account, [{
+          id: ref.recommendationId,
+          promotedObjectId: ref.adamId,
+          promotedObjectType: "APPSTORE_APP",
+          ...extra
+        }]),
+        V1Array(V1Recommendation),
+        (rows) => {
+          const first = rows[0]
+          return first === undefined
+            ? Effect.fail(new UpstreamError({ message: `${verb} of recommendation ${ref.recommendationId} answered no record` }))
+            : Effect.succeed(recommendationFromV1(first))
+        }
+      )
+
     const client: UpstreamClient = {
       clientId: credentials.clientId,
       accounts,
@@ -518,6 +540,30 @@ export const makeAppleAdsPlatformClient = (
             fields: d.details.flatMap((detail) => detail.changes)
           }
         })),
+
+      recommendations: (account, adamId) =>
+        Effect.forEach(["daily_cap", "target_cpa"] as const, (type) =>
+          Effect.gen(function*() {
+            const out: Array<UpstreamRecommendation> = []
+            for (let offset = 0;; offset += PAGE) {
+              const page = yield* result({
+                method: "POST",
+                path: `/recommendations/${recommendationPath[type]}/query`,
+                orgId: account,
+                write: false,
+                body: { filters: [eq("promotedObjectId", adamId)], pagination: { offset, pageSize: PAGE } }
+              }, V1Array(V1Recommendation))
+              const rows = page.result ?? []
+              out.push(...rows.map(recommendationFromV1))
+              if (rows.length < PAGE) return out
+            }
+          })).pipe(Effect.map((lists) => lists.flat())),
+      applyRecommendation: (account, ref, appliedMicros) =>
+        Effect.flatMap(currencyOf(account), (currency) =>
+          recommendationAction(account, ref, "apply", {
+            [ref.type === "daily_cap" ? "appliedDailyBudget" : "appliedTargetCPA"]: { amount: decimalFromMicros(appliedMicros), currency }
+          })),
+      dismissRecommendation: (account, ref) => recommendationAction(account, ref, "dismiss", {}),
 
       searchApps: (query, limit) =>
         firstAccount.pipe(

@@ -24,6 +24,8 @@ const LEVEL: Readonly<Record<KindName, number>> = {
   bid_strategy_change: 0,
   target_cpa_change: 0,
   rename: 0,
+  apply_recommendation: 0,
+  dismiss_recommendation: 0,
   create_ad_group: 1,
   clone_ad_group: 1,
   delete_ad_group: 1,
@@ -97,9 +99,9 @@ export const planHashOf = (changesetId: string, plan: ChangesetPlan, members: Re
 
 const int = (value: unknown): number => (typeof value === "number" && Number.isInteger(value) ? value : 0)
 
-/** A budget change's net change of the daily budget, in micros; zero for every other kind. */
+/** A budget change's (or a daily-cap recommendation's) net change of the daily budget, in micros; zero for every other kind. */
 const budgetDelta = (member: PlanMember): number =>
-  member.kind === "budget_change" ? int(member.payload["newDailyBudgetMicros"]) - int(member.payload["priorDailyBudgetMicros"]) : 0
+  member.kind === "budget_change" || member.kind === "apply_recommendation" ? int(member.payload["newDailyBudgetMicros"]) - int(member.payload["priorDailyBudgetMicros"]) : 0
 
 const campaignOf = (member: PlanMember): string | null => {
   const id = member.payload["campaignId"]

@@ -5,7 +5,7 @@ import { budgetChange as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
 import { BUDGET_HARD_CAP_MULTIPLE } from "../../policy/Policy.ts"
-import { defineKind, type StepContext } from "./Kind.ts"
+import { defineKind, type PolicyFacts, type StepContext } from "./Kind.ts"
 import { clears, decodeBody, type FieldChange, holds, fieldDrift, fieldStep, found, money, noOp, percent, requireNone } from "./KindSupport.ts"
 
 export const BudgetChangePayload = Schema.Struct({
@@ -36,7 +36,7 @@ export const hardCapReason = (warehouseBudgetMicros: number, newBudgetMicros: nu
     : null
 
 /** Every reason the campaign's budget cannot take the new value (all at once, docs/contract.md 7). */
-const budgetReasons = (campaign: UpstreamCampaign, newBudgetMicros: number, currency: string): Array<string> => {
+export const budgetReasons = (campaign: UpstreamCampaign, newBudgetMicros: number, currency: string): Array<string> => {
   if (campaign.dailyBudgetMicros === null) return [`campaign ${campaign.campaignId} has no daily budget to change`]
   const overCap = hardCapReason(campaign.dailyBudgetMicros, newBudgetMicros, currency)
   return overCap === null ? [] : [overCap]
@@ -57,6 +57,45 @@ const summary = (p: Payload) =>
   `Change the daily budget of campaign "${p.campaignName}" from ${money(p.priorDailyBudgetMicros, p.currency)} to ${
     money(p.newDailyBudgetMicros, p.currency)
   } (${percent(p.priorDailyBudgetMicros, p.newDailyBudgetMicros)})`
+
+/** The budget rule (docs/contract.md 3.1) on what it reads of a payload: also the rule of a daily-cap recommendation's apply. */
+export const budgetAutoApply = (
+  p: Pick<Payload, "campaignId" | "currency" | "newDailyBudgetMicros" | "priorDailyBudgetMicros">,
+  facts: PolicyFacts
+) =>
+  Effect.gen(function*() {
+    const prior = p.priorDailyBudgetMicros
+    const next = p.newDailyBudgetMicros
+    const delta = percent(prior, next).replace(/^-/, "")
+    if (next < prior) {
+      return (prior - next) * 100 <= MAX_AUTO_CUT_PERCENT * prior
+        ? clears(`budget cut of ${delta} is within the ${MAX_AUTO_CUT_PERCENT}% cut rule`)
+        : holds(`budget cut of ${delta} is beyond the ${MAX_AUTO_CUT_PERCENT}% auto-apply bound`)
+    }
+    if ((next - prior) * 100 > MAX_AUTO_RAISE_PERCENT * prior) {
+      return holds(`budget raise of ${delta} is beyond the ${MAX_AUTO_RAISE_PERCENT}% auto-apply bound`)
+    }
+    const band = yield* facts.cpaBand(p.campaignId)
+    if (band === null) {
+      return holds("budget raises auto-apply only with a CPA target band set (PUT /targets); none is set")
+    }
+    const [evidence, minimum] = yield* Effect.all([facts.campaignEvidence30d(p.campaignId), facts.minimumEvidence])
+    if (evidence.days < minimum.minDays || evidence.installs < minimum.minInstalls) {
+      return holds(
+        `budget raise of ${delta} needs at least ${minimum.minDays} complete days and ${minimum.minInstalls} installs of data ` +
+          `in 30 days; the campaign has ${evidence.days} ${evidence.days === 1 ? "day" : "days"} and ${evidence.installs} ` +
+          `${evidence.installs === 1 ? "install" : "installs"}`
+      )
+    }
+    const cpa = yield* facts.campaignCpa30d(p.campaignId)
+    const bandText = `${money(band.minMicros, p.currency)}–${money(band.maxMicros, p.currency)}`
+    if (cpa === null) {
+      return holds(`budget raise of ${delta} needs a 30-day CPA inside ${bandText}; the campaign has no installs in 30 days`)
+    }
+    return cpa >= band.minMicros && cpa <= band.maxMicros
+      ? clears(`budget raise of ${delta} is within ${MAX_AUTO_RAISE_PERCENT}% and the 30-day CPA ${money(cpa, p.currency)} is inside the target band ${bandText}`)
+      : holds(`budget raise of ${delta} needs a 30-day CPA inside the target band ${bandText}; it is ${money(cpa, p.currency)}`)
+  })
 
 export const BudgetChange = defineKind<Payload>({
   kind: "budget_change",
@@ -96,40 +135,7 @@ export const BudgetChange = defineKind<Payload>({
       const overCap = campaign.dailyBudgetMicros === null ? null : hardCapReason(campaign.dailyBudgetMicros, p.newDailyBudgetMicros, p.currency)
       yield* requireNone(overCap === null ? [] : [overCap])
     }),
-  autoApply: (p, facts) =>
-    Effect.gen(function*() {
-      const prior = p.priorDailyBudgetMicros
-      const next = p.newDailyBudgetMicros
-      const delta = percent(prior, next).replace(/^-/, "")
-      if (next < prior) {
-        return (prior - next) * 100 <= MAX_AUTO_CUT_PERCENT * prior
-          ? clears(`budget cut of ${delta} is within the ${MAX_AUTO_CUT_PERCENT}% cut rule`)
-          : holds(`budget cut of ${delta} is beyond the ${MAX_AUTO_CUT_PERCENT}% auto-apply bound`)
-      }
-      if ((next - prior) * 100 > MAX_AUTO_RAISE_PERCENT * prior) {
-        return holds(`budget raise of ${delta} is beyond the ${MAX_AUTO_RAISE_PERCENT}% auto-apply bound`)
-      }
-      const band = yield* facts.cpaBand(p.campaignId)
-      if (band === null) {
-        return holds("budget raises auto-apply only with a CPA target band set (PUT /targets); none is set")
-      }
-      const [evidence, minimum] = yield* Effect.all([facts.campaignEvidence30d(p.campaignId), facts.minimumEvidence])
-      if (evidence.days < minimum.minDays || evidence.installs < minimum.minInstalls) {
-        return holds(
-          `budget raise of ${delta} needs at least ${minimum.minDays} complete days and ${minimum.minInstalls} installs of data ` +
-            `in 30 days; the campaign has ${evidence.days} ${evidence.days === 1 ? "day" : "days"} and ${evidence.installs} ` +
-            `${evidence.installs === 1 ? "install" : "installs"}`
-        )
-      }
-      const cpa = yield* facts.campaignCpa30d(p.campaignId)
-      const bandText = `${money(band.minMicros, p.currency)}–${money(band.maxMicros, p.currency)}`
-      if (cpa === null) {
-        return holds(`budget raise of ${delta} needs a 30-day CPA inside ${bandText}; the campaign has no installs in 30 days`)
-      }
-      return cpa >= band.minMicros && cpa <= band.maxMicros
-        ? clears(`budget raise of ${delta} is within ${MAX_AUTO_RAISE_PERCENT}% and the 30-day CPA ${money(cpa, p.currency)} is inside the target band ${bandText}`)
-        : holds(`budget raise of ${delta} needs a 30-day CPA inside the target band ${bandText}; it is ${money(cpa, p.currency)}`)
-    }),
+  autoApply: budgetAutoApply,
   steps: (p) => [fieldStep(change(p))],
   drift: (p, context) => fieldDrift(change(p))(context),
   inverse: (p) => {

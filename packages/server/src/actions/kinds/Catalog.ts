@@ -5,6 +5,7 @@ import { AddKeywords } from "./AddKeywords.ts"
 import { AddNegativeKeywords } from "./AddNegativeKeywords.ts"
 import { AdGroupStatus } from "./AdGroupStatus.ts"
 import { AdStatus } from "./AdStatus.ts"
+import { ApplyRecommendation } from "./ApplyRecommendation.ts"
 import { BidStrategyChange } from "./BidStrategyChange.ts"
 import { BudgetChange } from "./BudgetChange.ts"
 import { CampaignStatus } from "./CampaignStatus.ts"
@@ -17,6 +18,7 @@ import { CreateCampaign } from "./CreateCampaign.ts"
 import { DefaultBidChange } from "./DefaultBidChange.ts"
 import { DeleteAdGroup } from "./DeleteAdGroup.ts"
 import { DeleteCampaign } from "./DeleteCampaign.ts"
+import { DismissRecommendation } from "./DismissRecommendation.ts"
 import { KeywordBidChange } from "./KeywordBidChange.ts"
 import { KeywordStatus } from "./KeywordStatus.ts"
 import { RemoveKeywords } from "./RemoveKeywords.ts"
@@ -47,6 +49,8 @@ export const catalog: ReadonlyArray<Kind> = [
   AddNegativeKeywords,
   RemoveNegativeKeywords,
   AdStatus,
+  ApplyRecommendation,
+  DismissRecommendation,
   DeleteCampaign,
   DeleteAdGroup
 ]

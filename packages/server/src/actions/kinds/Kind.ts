@@ -159,7 +159,7 @@ export interface KindDefinition<P = unknown> {
   /** Absent: the kind cannot be reverted (422 `not_revertible`). */
   readonly inverse?: (payload: P, ids: Ids) => Inverse
   /** The campaign whose budget the apply must hard-cap (docs/contract.md 8), with the new budget. */
-  readonly budgetChange?: (payload: P) => { readonly campaignId: string; readonly newDailyBudgetMicros: number }
+  readonly budgetChange?: (payload: P) => { readonly campaignId: string; readonly newDailyBudgetMicros: number } | undefined
 }
 
 /** A definition with its payload type hidden, so the catalog can hold all of them (an existential). */

@@ -56,7 +56,7 @@ const summary = (p: Payload) =>
     money(p.newTargetCpaMicros, p.currency)
   }${p.priorTargetCpaMicros === null ? "" : ` (${percent(p.priorTargetCpaMicros, p.newTargetCpaMicros)})`}`
 
-const checks = (campaign: UpstreamCampaign, newTarget: number, currency: string) =>
+export const targetCpaChecks = (campaign: UpstreamCampaign, newTarget: number, currency: string) =>
   Effect.gen(function*() {
     yield* requireNone(
       campaign.bidStrategy === "MAX_CONVERSIONS"
@@ -67,6 +67,20 @@ const checks = (campaign: UpstreamCampaign, newTarget: number, currency: string)
       return yield* noOp(`the target CPA of campaign ${campaign.campaignId} is already ${money(newTarget, currency)}`)
     }
   })
+
+/** The target CPA step rule (docs/contract.md 3.1): also the rule of a target CPA recommendation's apply. */
+export const targetCpaAutoApply = (p: Pick<Payload, "campaignId" | "newTargetCpaMicros" | "priorTargetCpaMicros">) => {
+  const prior = p.priorTargetCpaMicros
+  if (prior === null) {
+    return Effect.succeed(holds(`target CPA steps auto-apply only on an existing target; campaign ${p.campaignId} has none`))
+  }
+  const step = percent(prior, p.newTargetCpaMicros).replace(/^[-+]/, "")
+  return Effect.succeed(
+    withinPercent(prior, p.newTargetCpaMicros, MAX_AUTO_STEP_PERCENT)
+      ? clears(`target CPA step of ${step} is within the ${MAX_AUTO_STEP_PERCENT}% step rule`)
+      : holds(`target CPA step of ${step} is beyond the ${MAX_AUTO_STEP_PERCENT}% auto-apply bound`)
+  )
+}
 
 export const TargetCpaChange = defineKind<Payload>({
   kind: "target_cpa_change",
@@ -79,7 +93,7 @@ export const TargetCpaChange = defineKind<Payload>({
     Effect.gen(function*() {
       const request = yield* decode(body)
       const campaign = yield* found(yield* view.campaign(request.campaignId), `no campaign ${request.campaignId} in this account`)
-      yield* checks(campaign, request.newTargetCpaMicros, view.account.currency)
+      yield* targetCpaChecks(campaign, request.newTargetCpaMicros, view.account.currency)
       const payload: Payload = {
         campaignId: campaign.campaignId,
         campaignName: campaign.name,
@@ -92,20 +106,9 @@ export const TargetCpaChange = defineKind<Payload>({
   recheck: (p, view) =>
     Effect.gen(function*() {
       const campaign = yield* found(yield* view.campaign(p.campaignId), `campaign ${p.campaignId} is no longer in this account`)
-      yield* checks(campaign, p.newTargetCpaMicros, p.currency)
+      yield* targetCpaChecks(campaign, p.newTargetCpaMicros, p.currency)
     }),
-  autoApply: (p) => {
-    const prior = p.priorTargetCpaMicros
-    if (prior === null) {
-      return Effect.succeed(holds(`target CPA steps auto-apply only on an existing target; campaign ${p.campaignId} has none`))
-    }
-    const step = percent(prior, p.newTargetCpaMicros).replace(/^[-+]/, "")
-    return Effect.succeed(
-      withinPercent(prior, p.newTargetCpaMicros, MAX_AUTO_STEP_PERCENT)
-        ? clears(`target CPA step of ${step} is within the ${MAX_AUTO_STEP_PERCENT}% step rule`)
-        : holds(`target CPA step of ${step} is beyond the ${MAX_AUTO_STEP_PERCENT}% auto-apply bound`)
-    )
-  },
+  autoApply: targetCpaAutoApply,
   steps: (p) => [fieldStep(change(p))],
   drift: (p, context) => fieldDrift(change(p))(context),
   inverse: (p) => {

@@ -18,6 +18,7 @@ import { decodeRows } from "../../db/Rows.ts"
 import { decodeTargets, TargetsRow, targetsColumns } from "../../policy/Targets.ts"
 import { readGuardrails } from "../../policy/Guardrails.ts"
 import { type AdGroupRow, type AdRow, type CampaignRow, entityRows, type KeywordRow, type NegativeRow } from "../../warehouse/EntityRows.ts"
+import { readRecommendation, type RecommendationRow } from "../../warehouse/Recommendations.ts"
 import { windowEndingYesterday } from "../../warehouse/Window.ts"
 import type { PolicyFacts } from "./PolicyFacts.ts"
 
@@ -34,6 +35,8 @@ export interface WarehouseView {
   /** Negatives of the campaign (adGroupId null: campaign level only) or of one ad group. */
   readonly negativesOf: (campaignId: string, adGroupId: string | null) => Effect.Effect<ReadonlyArray<UpstreamNegativeKeyword>>
   readonly ad: (adId: string) => Effect.Effect<UpstreamAd | undefined>
+  /** One of Apple's recommendations as acs knows it now (warehouse/Recommendations.ts). */
+  readonly recommendation: (recommendationId: string) => Effect.Effect<RecommendationRow | undefined>
 }
 
 
@@ -128,7 +131,8 @@ export const warehouseView = (account: AccountRecord) =>
               ORDER BY negative_keyword_id`).pipe(Effect.orDie, Effect.flatMap(negatives.decode), Effect.map((rows) => rows.map(toNegative))),
       ad: (adId) =>
         sql`SELECT ${sql.unsafe(ads.columns)} FROM ads WHERE project_id = ${projectId} AND ad_id = ${adId}`
-          .pipe(Effect.orDie, Effect.flatMap(ads.decode), Effect.map((rows) => rows[0] === undefined ? undefined : toAd(rows[0])))
+          .pipe(Effect.orDie, Effect.flatMap(ads.decode), Effect.map((rows) => rows[0] === undefined ? undefined : toAd(rows[0]))),
+      recommendation: (recommendationId) => readRecommendation(projectId, recommendationId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     }
     return view
   })

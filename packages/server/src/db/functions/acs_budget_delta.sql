@@ -11,7 +11,7 @@ CREATE OR REPLACE FUNCTION public.acs_budget_delta(kind text, payload jsonb)
 AS $function$
     BEGIN
       RETURN CASE
-        WHEN kind = 'budget_change'
+        WHEN kind IN ('budget_change', 'apply_recommendation')
           AND jsonb_typeof(payload -> 'newDailyBudgetMicros') = 'number'
           AND jsonb_typeof(payload -> 'priorDailyBudgetMicros') = 'number'
           THEN (payload ->> 'newDailyBudgetMicros')::numeric - (payload ->> 'priorDailyBudgetMicros')::numeric

@@ -13,6 +13,8 @@ AS $function$
       RETURN (SELECT COALESCE(array_agg(DISTINCT key ORDER BY key), '{}') FROM (
         SELECT CASE kind
             WHEN 'budget_change' THEN 'budget:Campaign:' || (payload ->> 'campaignId')
+            WHEN 'apply_recommendation' THEN CASE WHEN jsonb_typeof(payload -> 'newDailyBudgetMicros') = 'number'
+              THEN 'budget:Campaign:' || (payload ->> 'campaignId') END
             WHEN 'campaign_status' THEN 'status:Campaign:' || (payload ->> 'campaignId')
             WHEN 'default_bid_change' THEN 'bid:AdGroup:' || (payload ->> 'adGroupId')
             WHEN 'ad_group_status' THEN 'status:AdGroup:' || (payload ->> 'adGroupId')

@@ -21,6 +21,7 @@ import type { SimEntity, SimulatorState } from "../SimulatorState.ts"
 import type { WireObject } from "../SimulatorWire.ts"
 import { recordingWrite } from "../SimulatorWriteRecorder.ts"
 import { V1_PREFIX, v1ErrorBody, v1Ok, v1Path } from "./SimulatorV1Http.ts"
+import { recommendationRoutes } from "./SimulatorV1Recommendations.ts"
 import { v1ReportBytes } from "./SimulatorV1ReportJson.ts"
 import { aclToV1, entityToV1 } from "./SimulatorV1Wire.ts"
 
@@ -638,6 +639,7 @@ export const v1Routes: ReadonlyArray<Route> = [
   write("POST", "/negative-keywords/bulk-update", bulk("NEGATIVE_KEYWORD", false)),
   ...Object.entries(REPORT_LEVELS).map(([path, level]) => read("POST", `/reports/apps/${path}/query`, report(level))),
   read("POST", "/change-history/query", changeQuery),
+  ...recommendationRoutes(delegate).map((r) => (r.write ? write : read)("POST", r.path, r.handle)),
   // App and geo search (unverified v1 paths: see docs/decisions/upstream.md), answered by the v5 handlers.
   read("GET", "/search/apps", (request) => searchAnswer(delegate(request, "GET", "/search/apps", null))),
   read("GET", "/search/geo", (request) => searchAnswer(delegate(request, "GET", "/search/geo", null))),
