@@ -45,7 +45,8 @@ const Applied = Schema.Struct({
   kind: Schema.String,
   payload: JsonObject,
   changesetId: Schema.NullOr(Schema.String),
-  appliedDay: Schema.String
+  appliedDay: Schema.String,
+  createdAt: Schema.String
 })
 const decodeApplied = decodeRows(Applied)
 
@@ -107,16 +108,19 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
           AND m.day BETWEEN span.s AND span.e
         GROUP BY span.s, span.e`)
 
-    /** Opens the watches of up to a batch of the changes applied since the last pass; answers how many it read and opened. */
-    const open = (projectId: string) =>
+    /**
+     * Opens the watches of up to a batch of the changes applied since the last pass, proposed after `after` (the last
+     * batch's, so a pass reads the ledger once); answers how many it read and opened, and where to go on from.
+     */
+    const open = (projectId: string, after: string | null) =>
       Effect.gen(function*() {
         const applied = yield* sql`
           SELECT a.action_id, a.kind, a.payload, a.changeset_id,
-            to_char((a.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD') AS applied_day
+            to_char((a.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD') AS applied_day, a.created_at::text AS created_at
           FROM actions a JOIN accounts acc ON acc.project_id = a.project_id
           LEFT JOIN changesets c ON c.changeset_id = a.changeset_id
           WHERE a.project_id = ${projectId}
-            AND a.created_at > greatest(acc.watched_since, now() - make_interval(days => ${LOOKBACK_DAYS}))
+            AND a.created_at > greatest(acc.watched_since, now() - make_interval(days => ${LOOKBACK_DAYS}), ${after}::timestamptz)
             AND a.status = 'applied' AND a.revert_of IS NULL AND a.kind IN ${sql.in(WATCHED_KINDS)}
             AND (a.changeset_id IS NULL OR c.status IN ('applied', 'partially_applied', 'failed'))
             AND NOT EXISTS (SELECT 1 FROM watches w WHERE w.project_id = a.project_id AND w.watch_id = COALESCE(a.changeset_id, a.action_id))
@@ -135,7 +139,8 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
             scope: changesetScopeOf(members)
           }))
         ].filter((w): w is typeof w & { readonly scope: WatchScope } => w.scope !== undefined)
-        if (opened.length === 0) return { candidates: applied.length, opened: 0 }
+        const next = applied.at(-1)?.createdAt ?? after
+        if (opened.length === 0) return { candidates: applied.length, opened: 0, next }
         const rows = opened.map((w) => ({
           watch_id: w.watchId,
           action_ids: w.actionIds,
@@ -161,7 +166,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
           CROSS JOIN LATERAL (${windowTotals("n.level", "n.entity_keys", `n.applied_day - ${BASELINE_DAYS}`, "n.applied_day - 1")}) b
           ON CONFLICT (project_id, watch_id) DO NOTHING
           RETURNING watch_id`
-        return { candidates: applied.length, opened: inserted.length }
+        return { candidates: applied.length, opened: inserted.length, next }
       }).pipe(Effect.orDie, Effect.withSpan("Watches.open"))
 
     /** Reviews one batch of the due watches in one transaction; answers how many it reviewed. */
@@ -301,10 +306,9 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         const guard = (yield* settings.read(account.orgId)).guard
         const startedAt = yield* Clock.currentTimeMillis
         let opened = 0
-        for (let batch = yield* open(account.projectId); ; batch = yield* open(account.projectId)) {
+        for (let batch = yield* open(account.projectId, null); ; batch = yield* open(account.projectId, batch.next)) {
           opened += batch.opened
-          // A full batch that opened nothing (changes with no entity to judge) would be read again: stop there.
-          if (batch.candidates < BATCH || batch.opened === 0) break
+          if (batch.candidates < BATCH) break
         }
         // Until nothing is due: a watch whose sync brought several reviews' days gets them in turn (each once).
         if (hourly !== undefined) yield* hourlyLanes(account, hourly)
