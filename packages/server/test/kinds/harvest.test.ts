@@ -14,6 +14,7 @@ import { addSearchTerm, setDaily } from "../support/arrange.ts"
 import { type Pipeline, proposalOf, startPipeline, validationFailureOf } from "../support/pipeline.ts"
 import { errorCode } from "../support/server.ts"
 import { KEYWORDS_BULK_CREATE } from "../support/upstreamPaths.ts"
+import { waitFor } from "../support/wait.ts"
 
 let p: Pipeline
 let adGroups: Array<UpstreamAdGroup>
@@ -119,6 +120,18 @@ describe("harvest_search_terms", () => {
       [project(), [applied.result?.["keywordId:0"], applied.result?.["keywordId:2"]]]
     )
     expect(rows.map((r) => r.text)).toEqual(["acs harvest alpha", "acs harvest charlie"])
+    // After the next sync the guard watches the new keywords, at keyword level.
+    const sync = await p.as("person", "POST", `/accounts/${project()}/syncs`)
+    expect(sync.status, sync.text).toBeLessThan(300)
+    const watches = await waitFor(
+      "the guard's watch of the harvest",
+      () => p.sql<{ level: string; entityKeys: Array<string> }>(
+        `SELECT level, entity_keys AS "entityKeys" FROM watches WHERE project_id = $1 AND watch_id = $2`,
+        [project(), applied.actionId]
+      ),
+      (found) => found.length === 1
+    )
+    expect(watches[0]).toEqual({ level: "keywords", entityKeys: [String(applied.result?.["keywordId:0"]), String(applied.result?.["keywordId:2"])].sort() })
   })
 
   it("previews the share of each source ad group's 30-day spend, taps and installs its negatives remove", async () => {
