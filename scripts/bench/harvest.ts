@@ -156,8 +156,14 @@ const phaseOf = (r: HarvestResults, name: PhaseName): Phase => {
   return phase
 }
 
-const paths = (phase: Phase) => Object.entries(phase.upstreamByPath).filter(([path]) => !path.includes("/find") && !path.includes("/query"))
-  .map(([path, n]) => `${path} ×${n}`).join(", ")
+/** The phase's writes by method and path. */
+const paths = (phase: Phase) =>
+  Object.entries(phase.upstreamByPath)
+    .filter(([methodPath]) => {
+      const [method = "", path = ""] = methodPath.split(" ")
+      return isWrite({ method, path })
+    })
+    .map(([path, n]) => `${path} ×${n}`).join(", ")
 
 export const harvestTargets = (r: HarvestResults): Array<TargetRow> => {
   const apply = phaseOf(r, "apply")
