@@ -4,11 +4,16 @@
  * own negative; the write calls are the platform's bulk creates (one spanning the ad groups on v1); the preview states
  * the share of each source ad group's 30-day delivery the negatives remove (against figures worked out by hand from
  * arranged warehouse rows); the guardrail `maxDeliveryShareRemovedPct` refuses a harvest that removes too much; the
- * revert removes both halves and reports a negative removed outside acs since as conflicted.
+ * revert removes both halves and reports a negative removed outside acs since as conflicted. An agent over MCP reads
+ * the search terms, previews and proposes the harvest in one tool sequence.
  */
+import { CreatedKey } from "@acs/domain/ApiKeys"
 import { DEFAULT_GUARDRAILS } from "@acs/domain/Guardrails"
 import type { ProposalPreview } from "@acs/domain/Actions"
 import type { UpstreamAdGroup, UpstreamCampaign } from "@acs/upstream/Upstream"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addSearchTerm, setDaily } from "../support/arrange.ts"
 import { type Pipeline, proposalOf, startPipeline, validationFailureOf } from "../support/pipeline.ts"
@@ -230,6 +235,60 @@ describe("harvest_search_terms", () => {
     expect(await p.action(applied.actionId)).toMatchObject({ status: "reverted", revertedBy: compensation.actionId })
     expect((await upstreamKeywordTexts(target)).filter((t) => t.startsWith("acs undo"))).toEqual([])
     expect((await upstreamNegativeTexts(source)).filter((t) => t.startsWith("acs undo"))).toEqual([])
+  })
+})
+
+describe("harvest_search_terms over MCP", () => {
+  it("an agent reads the search terms, previews the harvest and proposes it, in one tool sequence", async () => {
+    const source = fresh()
+    const target = fresh()
+    const place = { campaignId: source.campaignId, adGroupId: source.adGroupId, keywordId: null }
+    await setDaily(p, "adGroups", source.adGroupId, { spendMicros: 80_000_000, taps: 200, installs: 20 })
+    await addSearchTerm(p, place, "acs agent term", { spendMicros: 8_000_000, taps: 30, installs: 5 })
+    const created = await p.as("key", "POST", "/keys", { name: "harvesting agent", scope: "write" })
+    expect(created.status, created.text).toBe(201)
+    const agent = new Client({ name: "acs-agent", version: "1.0.0" })
+    await agent.connect(new StreamableHTTPClientTransport(new URL(`${p.server.baseUrl}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${Schema.decodeUnknownSync(CreatedKey)(created.body).secret}` } }
+    }))
+    try {
+      const tool = async (name: string, args: Record<string, unknown>) => {
+        const result = await agent.callTool({ name, arguments: args })
+        expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false)
+        return result.structuredContent
+      }
+      const listed = Schema.decodeUnknownSync(SearchTerms)(
+        await tool("platform_list_search_terms", { projectId: project(), adGroupId: source.adGroupId, days: 30, limit: 1000 })
+      )
+      const found = listed.searchTerms.find((row) => row.text === "acs agent term")
+      expect(found).toMatchObject({ adGroupId: source.adGroupId })
+      const args = {
+        projectId: project(),
+        terms: [{ text: found?.text, sourceAdGroupId: found?.adGroupId, targetAdGroupId: target.adGroupId }],
+        reason: "the agent's harvest of a converting term"
+      }
+      const preview = Schema.decodeUnknownSync(Previewed)(await tool("platform_propose_harvest_search_terms", { ...args, preview: true }))
+      expect(preview.payload.priorDelivery.adGroups).toEqual([
+        expect.objectContaining({ adGroupId: source.adGroupId, removedPct: { spend: 10, taps: 15, installs: 25 } })
+      ])
+      const proposal = await tool("platform_propose_harvest_search_terms", args)
+      expect(proposal).toMatchObject({ kind: "harvest_search_terms", mode: "queued", status: "proposed" })
+    } finally {
+      await agent.close()
+    }
+  })
+})
+
+/** What the test reads of a search-term list and of a harvest's preview. */
+const SearchTerms = Schema.Struct({ searchTerms: Schema.Array(Schema.Struct({ text: Schema.NullOr(Schema.String), adGroupId: Schema.String })) })
+const Previewed = Schema.Struct({
+  payload: Schema.Struct({
+    priorDelivery: Schema.Struct({
+      adGroups: Schema.Array(Schema.Struct({
+        adGroupId: Schema.String,
+        removedPct: Schema.Struct({ spend: Schema.Number, taps: Schema.Number, installs: Schema.Number })
+      }))
+    })
   })
 })
 
