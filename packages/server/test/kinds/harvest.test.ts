@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addSearchTerm, setDaily } from "../support/arrange.ts"
 import { type Pipeline, proposalOf, startPipeline, validationFailureOf } from "../support/pipeline.ts"
 import { errorCode } from "../support/server.ts"
-import { KEYWORDS_BULK_CREATE } from "../support/upstreamPaths.ts"
+import { AD_GROUP_NEGATIVES_BULK_CREATE, KEYWORDS_BULK_CREATE } from "../support/upstreamPaths.ts"
 import { waitFor } from "../support/wait.ts"
 
 let p: Pipeline
@@ -137,6 +137,17 @@ describe("harvest_search_terms", () => {
       (found) => found.length === 1
     )
     expect(watches[0]).toEqual({ level: "keywords", entityKeys: [String(applied.result?.["keywordId:0"]), String(applied.result?.["keywordId:2"])].sort() })
+  })
+
+  it("fails with nothing left behind when the negatives' call fails as a whole: the keywords are removed again", async () => {
+    const source = fresh()
+    const target = fresh()
+    p.simulator.control.addFault({ kind: "status", status: 500, method: "POST", path: AD_GROUP_NEGATIVES_BULK_CREATE })
+    const failed = await harvested([term("acs harvest doomed", source, target)])
+    expect(failed.status, JSON.stringify(failed)).toBe("failed")
+    expect(failed.failure).toMatchObject({ step: 2, stepName: "create negative keywords", message: expect.stringMatching(/rolled back/) })
+    expect(await upstreamKeywordTexts(target)).not.toContain("acs harvest doomed EXACT")
+    expect(await upstreamNegativeTexts(source)).not.toContain("acs harvest doomed EXACT")
   })
 
   it("previews the share of each source ad group's 30-day spend, taps and installs its negatives remove", async () => {
