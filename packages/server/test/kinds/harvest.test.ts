@@ -235,14 +235,18 @@ describe("harvest_search_terms", () => {
     const outside = p.simulator.webUiWrite({ adAccountId: Number(account()), method: "DELETE", path: `/v1/negative-keywords/${removedOutside}` })
     expect([200, 204], JSON.stringify(outside.body)).toContain(outside.status)
 
+    const conflicted = `conflicted: negative keyword ${removedOutside} "acs undo two" (EXACT) of ad group "${source.name}" of campaign ` +
+      `"${await campaignName(source)}" was removed outside acs since the harvest added it; nothing left to remove`
+    // The revert's preview names it already, and the revert still applies at once.
+    const preview = await p.as("person", "POST", `/accounts/${project()}/actions/${applied.actionId}/revert?preview=true`)
+    expect(preview.status, preview.text).toBe(200)
+    expect(preview.body).toMatchObject({ kind: "unharvest_search_terms", mode: "auto_applied", policyReasons: [expect.any(String), conflicted] })
     const answer = await p.as("person", "POST", `/accounts/${project()}/actions/${applied.actionId}/revert`)
     expect(answer.status, answer.text).toBe(201)
+    expect(proposalOf(answer)).toMatchObject({ mode: "auto_applied", policyReasons: [expect.any(String), conflicted] })
     const compensation = await p.settle(proposalOf(answer).actionId)
     expect(compensation).toMatchObject({ status: "applied", kind: "unharvest_search_terms", revertOf: applied.actionId })
-    expect(compensation.warnings).toEqual([
-      `conflicted: negative keyword ${removedOutside} "acs undo two" (EXACT) of ad group "${source.name}" of campaign ` +
-      `"${await campaignName(source)}" was removed outside acs since the harvest added it; nothing left to remove`
-    ])
+    expect(compensation.warnings).toEqual([conflicted])
     expect(await p.action(applied.actionId)).toMatchObject({ status: "reverted", revertedBy: compensation.actionId })
     expect((await upstreamKeywordTexts(target)).filter((t) => t.startsWith("acs undo"))).toEqual([])
     expect((await upstreamNegativeTexts(source)).filter((t) => t.startsWith("acs undo"))).toEqual([])

@@ -4,7 +4,7 @@
  * ad group in bulk where the platform has a bulk delete, one by one on v1. An item changed outside acs since the
  * harvest wrote it (a bid, a status) is a drift: the revert queues for a person, who may write over it. An item
  * removed outside acs since is `conflicted`: nothing is left to remove, and the revert says so per item in its
- * warnings while it removes the rest.
+ * warnings while it removes the rest (and its revert names them in its policy reasons before it applies).
  */
 import { InvalidRequest } from "@acs/domain/Errors"
 import type { UpstreamKeyword, UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
@@ -54,6 +54,13 @@ const driftOf = (p: Payload, negatives: ReadonlyMap<string, UpstreamNegativeKeyw
 ]
 
 const gone = (what: string) => `conflicted: ${what} was removed outside acs since the harvest added it; nothing left to remove`
+
+/** What the harvest made that is gone upstream now: nothing left to remove, named per item. */
+const goneItems = (p: Payload, negatives: ReadonlyMap<string, UpstreamNegativeKeyword>, keywords: ReadonlyMap<string, UpstreamKeyword>) => [
+  ...p.priorNegatives.filter((n) => !negatives.has(n.negativeKeywordId))
+    .map((n) => gone(`negative keyword ${n.negativeKeywordId} ${quoted(n)} of ${placeText(n)}`)),
+  ...p.priorKeywords.filter((k) => !keywords.has(k.keywordId)).map((k) => gone(`keyword ${k.keywordId} ${quoted(k)}`))
+]
 
 const negativesStep = (p: Payload): Step => ({
   name: "remove negative keywords",
@@ -112,6 +119,12 @@ export const UnharvestSearchTerms = defineKind<Payload>({
   recheck: () => Effect.void,
   autoApply: () => Effect.succeed(holds("removing a harvest is only the revert of the harvest")),
   steps: (p) => [negativesStep(p), keywordsStep(p)],
+  conflicts: (p, context) =>
+    Effect.all([readNegatives(p, context), upstreamKeywords(context, p.priorKeywords)]).pipe(
+      Effect.map(([negatives, keywords]) => goneItems(p, negatives, keywords)),
+      // A place gone upstream is the drift's to report (the revert then queues), not an item's.
+      Effect.catchTag("NotFound", () => Effect.succeed([]))
+    ),
   drift: (p, context) =>
     Effect.all([readNegatives(p, context), upstreamKeywords(context, p.priorKeywords)]).pipe(Effect.map(([negatives, keywords]) => {
       const reasons = driftOf(p, negatives, keywords)
