@@ -204,7 +204,7 @@ describe("harvest_search_terms", () => {
     }
   })
 
-  it("refuses terms already keywords or negatives there, duplicates and a source that is its target, every reason at once", async () => {
+  it("refuses terms already keywords or negatives there, duplicates, a source that is its target and a full ad group", async () => {
     const source = fresh()
     const target = fresh()
     await harvested([term("acs harvest once", source, target)])
@@ -222,6 +222,24 @@ describe("harvest_search_terms", () => {
       `"acs harvest self" comes from ad group "${target.name}", its target: a negative there would block the new keyword`,
       `"acs harvest twice" is negated in ad group "${source.name}" 2 times in the request`
     ].sort())
+    // The platform's 5,000 keywords and negatives per ad group: a full ad group (in the warehouse only) takes no more.
+    const full = fresh()
+    await p.sql(
+      `INSERT INTO keywords (project_id, keyword_id, ad_group_id, campaign_id, text, match_type, status, bid_micros)
+       SELECT $1, 'acs-full-' || i, $2, $3, 'acs filler ' || i, 'EXACT', 'ACTIVE', NULL FROM generate_series(1, 5000) i
+       ON CONFLICT DO NOTHING`,
+      [project(), full.adGroupId, full.campaignId]
+    )
+    const held = (await p.sql<{ n: number }>(
+      `SELECT (SELECT count(*) FROM keywords WHERE project_id = $1 AND ad_group_id = $2)::int
+         + (SELECT count(*) FROM negative_keywords WHERE project_id = $1 AND ad_group_id = $2)::int AS n`,
+      [project(), full.adGroupId]
+    ))[0]!.n
+    const over = await harvest([term("acs harvest overflow", source, full)])
+    expect([over.status, errorCode(over)], over.text).toEqual([422, "validation_failed"])
+    expect(validationFailureOf(over).validation_errors).toEqual([
+      `ad group "${full.name}" would hold ${held + 1} keywords and negative keywords (it holds ${held}); the platform allows at most 5000`
+    ])
     const unknown = await harvest([{ text: "acs nowhere", sourceAdGroupId: "999999999", targetAdGroupId: target.adGroupId }])
     expect([unknown.status, errorCode(unknown)]).toEqual([404, "not_found"])
   })

@@ -7,7 +7,7 @@
  * remove (the preview states it), refused past the guardrail `maxDeliveryShareRemovedPct`. Always reviewed; the
  * inverse removes both halves.
  */
-import { BidStrategyConflict, NotFound, ValidationFailed } from "@acs/domain/Errors"
+import { BidStrategyConflict, NotFound } from "@acs/domain/Errors"
 import { harvestSearchTerms as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamAdGroup, UpstreamCampaign, UpstreamKeyword, UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
@@ -329,9 +329,7 @@ export const HarvestSearchTerms = defineKind<Payload>({
   // an interrupted run, which the steps take rather than refuse.
   recheck: (p, view) =>
     Effect.gen(function*() {
-      const places = yield* placesOf(view, p.terms.flatMap((t) => [t.sourceAdGroupId, t.targetAdGroupId])).pipe(
-        Effect.catchTag("NotFound", (error) => Effect.fail(new ValidationFailed({ message: error.message, validation_errors: [error.message] })))
-      )
+      const places = yield* placesOf(view, p.terms.flatMap((t) => [t.sourceAdGroupId, t.targetAdGroupId]))
       yield* requireBidsFit(p.terms, places)
     }),
   autoApply: () => Effect.succeed(holds("a harvest moves delivery between ad groups, so a person reviews it")),
