@@ -10,57 +10,25 @@
 import { BidStrategyConflict, NotFound } from "@acs/domain/Errors"
 import { harvestSearchTerms as declaration } from "@acs/domain/ProposalKinds"
 import type { UpstreamAdGroup, UpstreamCampaign, UpstreamKeyword, UpstreamNegativeKeyword } from "@acs/upstream/Upstream"
-import { Effect, Schema } from "effect"
-import { createPlaced } from "./PlacedCreates.ts"
-import { defineKind, type Step, StepRefused } from "./Kind.ts"
+import { Effect } from "effect"
+import {
+  EXACT,
+  harvestKeywordIdKey,
+  harvestNegativeIdKey,
+  type HarvestPayload as Payload,
+  HarvestSearchTermsPayload,
+  placedTerms,
+  type Term,
+  termText as term
+} from "./HarvestPayload.ts"
+import { keywordsStep, negativesStep } from "./HarvestSteps.ts"
+import { defineKind } from "./Kind.ts"
 import { decodeBody, holds, money, requireNone } from "./KindSupport.ts"
-import { groupBy, keywordKey, listed, MAX_KEYWORDS_PER_AD_GROUP, plural, upstreamNegatives } from "./KeywordSupport.ts"
+import { groupBy, keywordKey, listed, MAX_KEYWORDS_PER_AD_GROUP, plural } from "./KeywordSupport.ts"
 import type { UnharvestSearchTermsPayload } from "./UnharvestSearchTerms.ts"
 import type { DeliveryTotals, WarehouseView } from "./WarehouseView.ts"
 
-const Term = Schema.Struct({
-  text: Schema.String,
-  sourceCampaignId: Schema.String,
-  sourceCampaignName: Schema.String,
-  sourceAdGroupId: Schema.String,
-  sourceAdGroupName: Schema.String,
-  targetCampaignId: Schema.String,
-  targetAdGroupId: Schema.String,
-  targetAdGroupName: Schema.String,
-  /** null: the target ad group's default bid applies. */
-  bidMicros: Schema.NullOr(Schema.Int)
-})
-type Term = typeof Term.Type
-
-const Totals = Schema.Struct({ spendMicros: Schema.Int, taps: Schema.Int, installs: Schema.Int })
-
-/** A source ad group's delivery before the harvest, and the part of it its negated terms carried. */
-const Delivery = Schema.Struct({
-  campaignId: Schema.String,
-  adGroupId: Schema.String,
-  adGroupName: Schema.String,
-  total: Totals,
-  removed: Totals,
-  /** Percentages of `total`, two decimals. */
-  removedPct: Schema.Struct({ spend: Schema.Number, taps: Schema.Number, installs: Schema.Number })
-})
-
-export const HarvestSearchTermsPayload = Schema.Struct({
-  currency: Schema.String,
-  negateAtSource: Schema.Boolean,
-  terms: Schema.Array(Term),
-  /** The source ad groups' delivery over the window (30 complete days ending the day before the proposal). */
-  priorDelivery: Schema.Struct({ start: Schema.String, end: Schema.String, adGroups: Schema.Array(Delivery) })
-})
-type Payload = typeof HarvestSearchTermsPayload.Type
-
-/** Where `apply` records term `index`'s new keyword and new negative (absent when that half was not made). */
-export const harvestKeywordIdKey = (index: number): string => `keywordId:${index}`
-export const harvestNegativeIdKey = (index: number): string => `negativeKeywordId:${index}`
-
 const decode = decodeBody(declaration.body)
-
-const term = (t: { readonly text: string }) => `"${t.text}"`
 
 const pct = (part: number, whole: number): number => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 100)
 
@@ -108,8 +76,6 @@ const requireBidsFit = (terms: ReadonlyArray<Term>, places: ReadonlyMap<string, 
     })
   )
 }
-
-const EXACT = "EXACT" as const
 
 /** Why the harvest does not fit the account as the warehouse holds it: every reason at once. */
 const misfits = (view: WarehouseView, p: Payload, places: ReadonlyMap<string, Place>) =>
@@ -201,96 +167,6 @@ const guardrailReasons = (p: Payload, maxPct: number, currency: string): Array<s
       `(${money(d.removed.spendMicros, currency)} of ${money(d.total.spendMicros, currency)}), more than the guardrail ` +
       `maxDeliveryShareRemovedPct allows (${maxPct}%)`
     )
-
-const placedTerms = (p: Payload) => p.terms.map((t, index) => ({ t, index }))
-
-/** Step 1: every term's keyword, in bulk (v1: one call spans the ad groups; v5: one per ad group). */
-const keywordsStep = (p: Payload): Step => ({
-  name: "create keywords",
-  apply: (context) =>
-    Effect.gen(function*() {
-      const targets = [...groupBy(p.terms, (t) => t.targetAdGroupId).values()].map((same) => same[0]!)
-      const lists = yield* Effect.forEach(targets, (t) => context.client.keywords(context.accountId, t.targetCampaignId, t.targetAdGroupId), {
-        concurrency: 4
-      })
-      // A keyword already there is this action's own from a run whose outcome was not recorded: taken, not made twice.
-      const there = new Map(lists.flat().map((k) => [`${k.adGroupId}|${keywordKey(k.text, k.matchType)}`, k]))
-      const taken = (t: Term) => there.get(`${t.targetAdGroupId}|${keywordKey(t.text, EXACT)}`)
-      const pending = placedTerms(p).filter(({ t }) => taken(t) === undefined)
-      const sent = yield* createPlaced(
-        pending.map(({ t }) => ({ campaignId: t.targetCampaignId, adGroupId: t.targetAdGroupId, text: t.text, matchType: EXACT, bidMicros: t.bidMicros })),
-        context.client.createKeywordsAcross === undefined ? undefined : (rows) => context.client.createKeywordsAcross!(context.accountId, rows),
-        (campaignId, adGroupId, rows) => context.client.createKeywords(context.accountId, campaignId, adGroupId, rows)
-      )
-      const outcomeOf = new Map(pending.map((row, k) => [row.index, sent[k]!]))
-      const made: Array<readonly [number, UpstreamKeyword]> = []
-      const warnings: Array<string> = []
-      for (const { t, index } of placedTerms(p)) {
-        const kept = taken(t)
-        const outcome = outcomeOf.get(index)
-        if (kept !== undefined) made.push([index, kept])
-        else if (outcome !== undefined && "value" in outcome) made.push([index, outcome.value])
-        else {
-          warnings.push(`term ${term(t)}: its keyword was not added to ad group "${t.targetAdGroupName}": ${outcome?.messages.join("; ") ?? "no answer"}` +
-            (p.negateAtSource ? `; so it is not negated in ad group "${t.sourceAdGroupName}"` : ""))
-        }
-      }
-      if (made.length === 0) return yield* new StepRefused({ message: `every keyword add failed: ${warnings.join("; ")}` })
-      return {
-        ids: Object.fromEntries(made.map(([index, k]) => [harvestKeywordIdKey(index), k.keywordId])),
-        touched: { keywords: made.map(([, k]) => k) },
-        warnings
-      }
-    }),
-  // The negatives' call failed as a whole: the keywords go too, so a failed harvest leaves nothing behind.
-  undo: (context) =>
-    Effect.gen(function*() {
-      const created = placedTerms(p).flatMap(({ t, index }) => {
-        const keywordId = context.ids[harvestKeywordIdKey(index)]
-        return typeof keywordId === "string" ? [{ ...t, keywordId }] : []
-      })
-      for (const same of groupBy(created, (t) => t.targetAdGroupId).values()) {
-        yield* context.client.deleteKeywords(context.accountId, same[0]!.targetCampaignId, same[0]!.targetAdGroupId, same.map((t) => t.keywordId))
-      }
-      return { removedKeywords: created.map((t) => t.keywordId) }
-    })
-})
-
-/** Step 2: the EXACT negative at the source of each term whose keyword exists (a failed add skips its negative). */
-const negativesStep = (p: Payload): Step => ({
-  name: "create negative keywords",
-  apply: (context) =>
-    Effect.gen(function*() {
-      const eligible = placedTerms(p).filter(({ index }) => typeof context.ids[harvestKeywordIdKey(index)] === "string")
-      const existing = yield* upstreamNegatives(context, eligible.map(({ t }) => t.sourceCampaignId))
-      const there = new Map(existing.map((n) => [`${n.adGroupId}|${keywordKey(n.text, n.matchType)}`, n]))
-      const taken = (t: Term) => there.get(`${t.sourceAdGroupId}|${keywordKey(t.text, EXACT)}`)
-      const pending = eligible.filter(({ t }) => taken(t) === undefined)
-      const sent = yield* createPlaced(
-        pending.map(({ t }) => ({ campaignId: t.sourceCampaignId, adGroupId: t.sourceAdGroupId, text: t.text, matchType: EXACT })),
-        context.client.createNegativeKeywordsAcross === undefined
-          ? undefined
-          : (rows) => context.client.createNegativeKeywordsAcross!(context.accountId, rows),
-        (campaignId, adGroupId, rows) => context.client.createNegativeKeywords(context.accountId, campaignId, adGroupId, rows)
-      )
-      const outcomeOf = new Map(pending.map((row, k) => [row.index, sent[k]!]))
-      const made: Array<readonly [number, UpstreamNegativeKeyword]> = []
-      const warnings: Array<string> = []
-      for (const { t, index } of eligible) {
-        const kept = taken(t)
-        const outcome = outcomeOf.get(index)
-        if (kept !== undefined) made.push([index, kept])
-        else if (outcome !== undefined && "value" in outcome) made.push([index, outcome.value])
-        else warnings.push(`term ${term(t)}: its negative was not added to ad group "${t.sourceAdGroupName}": ${outcome?.messages.join("; ") ?? "no answer"}`)
-      }
-      // A negative that failed leaves its keyword competing with the source, which is safe: reported, not failed.
-      return {
-        ids: Object.fromEntries(made.map(([index, n]) => [harvestNegativeIdKey(index), n.negativeKeywordId])),
-        touched: { negativeKeywords: made.map(([, n]) => n) },
-        warnings
-      }
-    })
-})
 
 export const HarvestSearchTerms = defineKind<Payload>({
   kind: "harvest_search_terms",
