@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import { DataFreshness } from "./Accounts.ts"
 import { Band } from "./Actions.ts"
-import { addNegativeKeywords, budgetChange, cpaGoalChange, keywordBidChange, keywordStatus } from "./ProposalKinds.ts"
+import { addNegativeKeywords, budgetChange, cpaGoalChange, harvestSearchTerms, keywordBidChange, keywordStatus } from "./ProposalKinds.ts"
 import { LimitParam } from "./Warehouse.ts"
 
 export const PlanParams = Schema.Struct({ limit: Schema.optional(LimitParam) })
@@ -15,32 +15,13 @@ const proposal = <K extends string, B extends Schema.Schema.AnyNoContext>(kind: 
     body
   })
 
-/**
- * The body `POST …/actions/harvest-search-terms` takes (docs/contract.md 2.6): each term becomes an EXACT keyword in
- * its target ad group and, with `negateAtSource`, an EXACT negative in its source ad group once the keyword exists.
- */
-export const HARVEST_SEARCH_TERMS = { kind: "harvest_search_terms", path: "harvest-search-terms" } as const
-
-export const HarvestTerm = Schema.Struct({
-  text: Schema.String,
-  sourceAdGroupId: Schema.String,
-  targetAdGroupId: Schema.String,
-  bidMicros: Schema.optional(Schema.Int).annotations({ description: "the new keyword's bid; absent: the ad group's default" })
-}).annotations({ identifier: "HarvestTerm" })
-
-export const HarvestSearchTermsBody = Schema.Struct({
-  terms: Schema.Array(HarvestTerm),
-  negateAtSource: Schema.Boolean,
-  reason: Schema.String
-}).annotations({ identifier: "HarvestSearchTermsBody" })
-
 export const PlanProposal = Schema.Union(
   proposal(addNegativeKeywords.kind, addNegativeKeywords.body),
   proposal(keywordBidChange.kind, keywordBidChange.body),
   proposal(keywordStatus.kind, keywordStatus.body),
   proposal(budgetChange.kind, budgetChange.body),
   proposal(cpaGoalChange.kind, cpaGoalChange.body),
-  proposal(HARVEST_SEARCH_TERMS.kind, HarvestSearchTermsBody)
+  proposal(harvestSearchTerms.kind, harvestSearchTerms.body)
 ).annotations({ identifier: "PlanProposal" })
 export type PlanProposal = typeof PlanProposal.Type
 

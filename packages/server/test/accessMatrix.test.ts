@@ -428,7 +428,8 @@ const proposalBodies: Readonly<Record<ProposalKindName, Record<string, unknown>>
   remove_negative_keywords: { negativeKeywordIds: ["1"] },
   ad_status: { adId: "1", status: "PAUSED" },
   apply_recommendation: { recommendationId: "rec-1" },
-  dismiss_recommendation: { recommendationId: "rec-1" }
+  dismiss_recommendation: { recommendationId: "rec-1" },
+  harvest_search_terms: { terms: [{ text: "matrix", sourceAdGroupId: "1", targetAdGroupId: "2" }], negateAtSource: true }
 }
 
 /** What a granted proposal answers: recorded (create_campaign), else not found. */

@@ -366,6 +366,7 @@ describe("the console", () => {
     await form.getByLabel(/^24-hour envelope/).fill("25")
     await form.getByLabel(/^Ceiling of the total daily budget/).fill(String(ceilingMicros / 1_000_000))
     await form.getByLabel("After a bid change").fill("48")
+    await form.getByLabel(/^Most of a source ad group's spend its negatives may remove/).fill("15")
     await form.getByRole("button", { name: "Save guardrails" }).click()
     await guardrailsCard.getByRole("status").filter({ hasText: "Guardrails saved." }).waitFor({ timeout: WAIT_MS })
     await guardrailsCard.getByText("set by an admin", { exact: true }).waitFor({ timeout: WAIT_MS })
@@ -373,6 +374,8 @@ describe("the console", () => {
     await row("Ceiling of the total daily budget").getByRole("cell", { name: `${usd(ceilingMicros)} (nobody can approve a raise past it)` })
       .waitFor({ timeout: WAIT_MS })
     await row("Cooldown on the same entity").getByRole("cell", { name: "bid 48 h, budget 72 h, status none" }).waitFor({ timeout: WAIT_MS })
+    await row("Search-term harvest").getByRole("cell", { name: "refused when its negatives remove more than 15 % of a source ad group's 30-day spend" })
+      .waitFor({ timeout: WAIT_MS })
     const saved = await guardrailsOf()
     expect(saved).toMatchObject({
       isDefault: false,
@@ -380,7 +383,8 @@ describe("the console", () => {
       cooldownHours: { bid: 48, budget: 72, status: 0 },
       evidence: { minDays: 7, minInstalls: 20 },
       highRisk: { budgetIncreasePct: 25, removals: 10, enableCampaign: true },
-      circuitBreaker: { failures: 5, windowMinutes: 10 }
+      circuitBreaker: { failures: 5, windowMinutes: 10 },
+      maxDeliveryShareRemovedPct: 15
     })
     expect((await policyOf()).envelope).toMatchObject({ maxIncrease24h: 25_000_000, maxTotal: ceilingMicros })
 

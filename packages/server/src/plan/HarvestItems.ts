@@ -4,7 +4,8 @@
  * (docs/decisions/warehouse-and-reads.md, "Harvest candidates"). One item per source ad group: the body of
  * `POST …/actions/harvest-search-terms`.
  */
-import { HARVEST_SEARCH_TERMS, type PlanItem } from "@acs/domain/Plan"
+import type { PlanItem } from "@acs/domain/Plan"
+import { harvestSearchTerms } from "@acs/domain/ProposalKinds"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { groupBy, MAX_KEYWORDS_PER_AD_GROUP, plural } from "../actions/kinds/KeywordSupport.ts"
@@ -170,8 +171,8 @@ export const harvestItems = (c: Context, fallbackCpa: number | null) =>
           }
         },
         {
-          kind: HARVEST_SEARCH_TERMS.kind,
-          path: pathOf(account.projectId, HARVEST_SEARCH_TERMS.path),
+          kind: harvestSearchTerms.kind,
+          path: pathOf(account.projectId, harvestSearchTerms.path),
           body: {
             terms: terms.map((t) => {
               const cpt = num(t.taps) > 0 ? Math.floor(num(t.spend) / num(t.taps) / c.unit) * c.unit : 0
