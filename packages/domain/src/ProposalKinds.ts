@@ -327,10 +327,10 @@ export const proposalKinds = [
   removeKeywords,
   addNegativeKeywords,
   removeNegativeKeywords,
+  harvestSearchTerms,
   adStatus,
   applyRecommendation,
-  dismissRecommendation,
-  harvestSearchTerms
+  dismissRecommendation
 ] as const
 
 export type ProposalKind = (typeof proposalKinds)[number]
