@@ -33,7 +33,7 @@
  * A partial run writes bench/results-<part>.json (not committed). Every part states the machine's load
  * average over the run, so a reader can judge the noise. Settings: BENCH_PROPOSAL_ROUNDS (5),
  * BENCH_PROPOSAL_SECONDS (3), BENCH_PROPOSAL_CLIENTS (1,8: a quick look at one count), BENCH_VERSION_ORDER, BENCH_STALL_SECONDS, BENCH_NO_WORKAROUND,
- * BENCH_WORKER, BENCH_WORKER_NODE_ARGS, BENCH_API_NODE_OPTIONS (see the files).
+ * BENCH_WORKER, BENCH_WORKER_NODE_ARGS, BENCH_API_NODE_OPTIONS, BENCH_POOL (the warehouse acs's DATABASE_POOL_SIZE, 10) (see the files).
  */
 import { buildEntries } from "../packages/server/test/support/entries.ts"
 import { benchChangesets, changesetDetails, changesetTargets } from "./bench/changesets.ts"

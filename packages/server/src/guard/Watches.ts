@@ -80,6 +80,13 @@ const Pending = Schema.Struct({
 })
 const decodePending = decodeRows(Pending)
 
+/**
+ * A background batch that then rests as long as it ran: the pass shares the process and the database with the
+ * proposals, and half of the machine's time is all its budget needs (bench/history.md).
+ */
+const paced = <A, E, R>(batch: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.timed(batch).pipe(Effect.flatMap(([took, result]) => Effect.as(Effect.sleep(took), result)))
+
 /** A confounder said in a sentence. */
 const confounderText = (c: typeof Confounder.Type): string =>
   `${c.kind === "external_change" ? "a change outside acs" : "another acs action"} on ${c.day}: ${c.summary} (action ${c.actionId})`
@@ -315,7 +322,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         if (hourly !== undefined) yield* hourlyLanes(account, hourly)
         yield* places.record(account.projectId)
         let reviewed = 0
-        for (let n = yield* reviewBatch(account, guard); n > 0; n = yield* reviewBatch(account, guard)) reviewed += n
+        for (let n = yield* paced(reviewBatch(account, guard)); n > 0; n = yield* paced(reviewBatch(account, guard))) reviewed += n
         const reviewedAt = yield* Clock.currentTimeMillis
         const reverts = yield* proposeReverts(account, guard)
         if (opened + reviewed + reverts > 0) {
