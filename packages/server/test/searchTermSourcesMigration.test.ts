@@ -3,26 +3,12 @@
  * columns (empty until the next sync; the read falls back to the keyword row), named terms keep their keyword, and a
  * low-volume row an older sync kept per keyword loses the keyword it cannot be attributed by.
  */
-import { Migrator, SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
-import { migrations } from "../src/db/Migrations.ts"
 import { createBlankDatabase, query } from "./support/database.ts"
+import { migrateThrough } from "./support/migrateThrough.ts"
 
 let database: string
 
-const migrateThrough = (url: string, last: string | undefined) =>
-  Effect.runPromise(
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const record = Object.fromEntries(Object.entries(migrations).filter(([name]) => last === undefined || name <= last))
-      // As runMigrations does: the migrator's probe of a missing table would abort the transaction.
-      yield* sql`CREATE TABLE IF NOT EXISTS effect_sql_migrations (
-        migration_id integer PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), name text NOT NULL)`
-      yield* sql.withTransaction(Migrator.make({})({ loader: Migrator.fromRecord(record) }))
-    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.scoped)
-  )
 
 beforeAll(async () => {
   database = await createBlankDatabase()

@@ -4,26 +4,12 @@
  * chain ends at however deep (a person, an org key, or itself), a hand-made loop in `created_by` still ends,
  * and the recorded proposers of the ledger carry their roots.
  */
-import { Migrator, SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
-import { migrations } from "../src/db/Migrations.ts"
 import { createBlankDatabase, query } from "./support/database.ts"
+import { migrateThrough } from "./support/migrateThrough.ts"
 
 let database: string
 
-const migrateThrough = (url: string, last: string | undefined) =>
-  Effect.runPromise(
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const record = Object.fromEntries(Object.entries(migrations).filter(([name]) => last === undefined || name <= last))
-      // As runMigrations does: the migrator's probe of a missing table would abort the transaction.
-      yield* sql`CREATE TABLE IF NOT EXISTS effect_sql_migrations (
-        migration_id integer PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(), name text NOT NULL)`
-      yield* sql.withTransaction(Migrator.make({})({ loader: Migrator.fromRecord(record) }))
-    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.scoped)
-  )
 
 const key = (keyId: string, createdBy: string | null) =>
   query(

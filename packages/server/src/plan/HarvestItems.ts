@@ -12,7 +12,7 @@ import { groupBy, MAX_KEYWORDS_PER_AD_GROUP, plural } from "../actions/kinds/Key
 import { money } from "../actions/kinds/KindSupport.ts"
 import { decodeRows } from "../db/Rows.ts"
 import { FACT_DAYS } from "./AccountFacts.ts"
-import { bandText, baseEvidence, type Context, cpaOf, num, pathOf, planItem, sum, type Totals } from "./PlanItems.ts"
+import { bandText, baseEvidence, type Context, cpaOf, num, pathOf, planItem, searchTermTotals, sum, type Totals } from "./PlanItems.ts"
 
 /** The least a term must have converted over the window to be worth its own keyword. */
 export const HARVEST_MIN_INSTALLS = 3
@@ -61,18 +61,10 @@ interface Target {
 export const harvestItems = (c: Context, fallbackCpa: number | null) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { account, window } = c
+    const { account } = c
     const p = account.projectId
     const rows = yield* sql`
-      WITH terms AS (
-        SELECT st.campaign_id, st.ad_group_id, lower(btrim(st.text)) AS term, min(btrim(st.text)) AS text,
-          sum(m.spend_micros) AS spend, sum(m.taps) AS taps, sum(m.installs) AS installs
-        FROM search_terms st
-        JOIN daily_metrics m ON m.project_id = st.project_id AND m.level = 'searchTerms' AND m.entity_key = st.entity_key
-          AND m.day BETWEEN ${window.start}::date AND ${window.end}::date
-        WHERE st.project_id = ${p} AND st.text IS NOT NULL AND length(btrim(st.text)) BETWEEN 1 AND 80
-        GROUP BY st.campaign_id, st.ad_group_id, lower(btrim(st.text))
-      )
+      WITH terms AS (${searchTermTotals(sql, c)})
       SELECT t.campaign_id, t.ad_group_id, g.name AS ad_group_name, c.bid_strategy, t.term, t.text, t.spend, t.taps, t.installs
       FROM terms t
       JOIN ad_groups g ON g.project_id = ${p} AND g.ad_group_id = t.ad_group_id AND g.status = 'ENABLED'

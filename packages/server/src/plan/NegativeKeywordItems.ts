@@ -6,7 +6,7 @@ import { groupBy, MAX_KEYWORDS_PER_AD_GROUP, plural } from "../actions/kinds/Key
 import { money } from "../actions/kinds/KindSupport.ts"
 import { decodeRows } from "../db/Rows.ts"
 import { FACT_DAYS } from "./AccountFacts.ts"
-import { type Context, baseEvidence, num, pathOf, planItem, sum } from "./PlanItems.ts"
+import { type Context, baseEvidence, num, pathOf, planItem, searchTermTotals, sum } from "./PlanItems.ts"
 
 /** A search term is waste once it spent this many times the account's 30-day CPA without an install. */
 export const NEGATIVE_CPA_MULTIPLE = 2
@@ -31,18 +31,10 @@ const decodeWastedTerms = decodeRows(WastedTerm)
 export const negativeItems = (c: Context, threshold: number, reference: string) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { account, window } = c
+    const { account } = c
     const p = account.projectId
     const rows = yield* sql`
-      WITH terms AS (
-        SELECT st.campaign_id, st.ad_group_id, lower(btrim(st.text)) AS term, min(btrim(st.text)) AS text,
-          sum(m.spend_micros) AS spend, sum(m.taps) AS taps, sum(m.installs) AS installs
-        FROM search_terms st
-        JOIN daily_metrics m ON m.project_id = st.project_id AND m.level = 'searchTerms' AND m.entity_key = st.entity_key
-          AND m.day BETWEEN ${window.start}::date AND ${window.end}::date
-        WHERE st.project_id = ${p} AND st.text IS NOT NULL AND length(btrim(st.text)) BETWEEN 1 AND 80
-        GROUP BY st.campaign_id, st.ad_group_id, lower(btrim(st.text))
-      ), waste AS (
+      WITH terms AS (${searchTermTotals(sql, c)}), waste AS (
         SELECT t.* FROM terms t
         WHERE t.installs = 0 AND t.spend >= ${threshold}
           -- Already excluded (at either level), or a keyword of its own: nothing to add.

@@ -1,6 +1,7 @@
 /** What every plan rule builds with: totals and their CPA, evidence, the proposal's path, the item itself. */
 import type { Band } from "@acs/domain/Actions"
 import type { PlanEvidence, PlanItem, PlanProposal } from "@acs/domain/Plan"
+import type { SqlClient } from "@effect/sql"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { money } from "../actions/kinds/KindSupport.ts"
 import type { MetricWindow } from "../warehouse/Window.ts"
@@ -44,6 +45,20 @@ export interface Context {
   /** Whole minor units of the account currency, in micros: every amount proposed is a multiple. */
   readonly unit: number
 }
+
+/**
+ * The window's search terms per ad group, one row per text (trimmed, compared case-insensitively, summed over the
+ * sources it ran under; the low-volume bucket has none), as a query to name in a `WITH`: campaign_id, ad_group_id,
+ * term (the compared form), text, spend, taps, installs.
+ */
+export const searchTermTotals = (sql: SqlClient.SqlClient, { account, window }: Context) => sql`
+  SELECT st.campaign_id, st.ad_group_id, lower(btrim(st.text)) AS term, min(btrim(st.text)) AS text,
+    sum(m.spend_micros) AS spend, sum(m.taps) AS taps, sum(m.installs) AS installs
+  FROM search_terms st
+  JOIN daily_metrics m ON m.project_id = st.project_id AND m.level = 'searchTerms' AND m.entity_key = st.entity_key
+    AND m.day BETWEEN ${window.start}::date AND ${window.end}::date
+  WHERE st.project_id = ${account.projectId} AND st.text IS NOT NULL AND length(btrim(st.text)) BETWEEN 1 AND 80
+  GROUP BY st.campaign_id, st.ad_group_id, lower(btrim(st.text))`
 
 export const planItem = (
   itemId: string,
