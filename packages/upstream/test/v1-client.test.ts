@@ -9,12 +9,12 @@ import { readFileSync } from "node:fs"
 import { Effect, ManagedRuntime, Schema } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { makeAppleSearchAdsClient } from "../src/AppleSearchAdsClient.ts"
-import { signClientSecret } from "../src/ClientSecret.ts"
 import { makeUpstreamClient } from "../src/MakeUpstreamClient.ts"
 import { decodeReportPage } from "../src/ReportDecoding.ts"
 import type { NewKeyword, ReportRequest, UpstreamAdGroup, UpstreamCampaign, UpstreamClient, UpstreamFailure } from "../src/Upstream.ts"
 import { messagesOf, type RetryPolicy } from "../src/UpstreamHttp.ts"
 import { type CallRecord, type FaultSpec, type Simulator, startSimulator } from "../src/simulator/Simulator.ts"
+import { rawV1 } from "./support/rawV1.ts"
 import { makeAppleAdsPlatformClient, v1ReportAsV5 } from "../src/v1/AppleAdsPlatformClient.ts"
 import {
   V1BulkItem,
@@ -62,29 +62,7 @@ describe("Apple Ads Platform API v1 client against the simulator", () => {
   const v1Endpoints = () => ({ apiBaseUrl: simulator.apiV1Url, tokenUrl: simulator.tokenUrl })
 
   /** A raw v1 call with a fresh token: for the wire checks the port does not expose. */
-  const raw = async (method: string, path: string, account: string | null, body?: unknown) => {
-    const secret = signClientSecret(simulator.credentials, Math.floor(Date.now() / 1000))
-    const tokenUrl = new URL(simulator.tokenUrl)
-    tokenUrl.search = new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: simulator.credentials.clientId,
-      client_secret: secret,
-      scope: "searchadsorg"
-    }).toString()
-    const token = (await (await fetch(tokenUrl, { method: "POST" })).json()) as { access_token: string }
-    const response = await fetch(`${simulator.apiV1Url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token.access_token}`,
-        "content-type": "application/json",
-        // An account id, or a whole context value (to try other keys).
-        ...(account !== null ? { "x-ap-context": account.includes("=") ? account : `adAccountId=${account}` } : {})
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {})
-    })
-    const text = await response.text()
-    return { status: response.status, headers: response.headers, body: (text === "" ? null : JSON.parse(text)) as unknown }
-  }
+  const raw = (method: string, path: string, account: string | null, body?: unknown) => rawV1(simulator, method, path, account, body)
   const webUi = async (adAccountId: string, method: string, path: string, body: unknown) => {
     const response = await fetch(`${simulator.url}/_control/web-ui`, {
       method: "POST",

@@ -7,10 +7,10 @@
 import { Effect, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeAppleSearchAdsClient } from "../src/AppleSearchAdsClient.ts"
-import { signClientSecret } from "../src/ClientSecret.ts"
 import type { UpstreamClient, UpstreamFailure, UpstreamRecommendation } from "../src/Upstream.ts"
 import { type RetryPolicy } from "../src/UpstreamHttp.ts"
 import { type Simulator, startSimulator } from "../src/simulator/Simulator.ts"
+import { rawV1 } from "./support/rawV1.ts"
 import { makeAppleAdsPlatformClient } from "../src/v1/AppleAdsPlatformClient.ts"
 import { UpstreamTransportLive, type UpstreamTransport } from "../src/UpstreamTransport.ts"
 
@@ -44,22 +44,9 @@ describe("Apple's recommendations (v1) on the simulator", () => {
   })
 
   it("requires the promoted app and lists each one's, with the last week, the expected week and the expiry", async () => {
-    const secret = signClientSecret(simulator.credentials, Math.floor(Date.now() / 1000))
-    const tokenUrl = new URL(simulator.tokenUrl)
-    tokenUrl.search = new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: simulator.credentials.clientId,
-      client_secret: secret,
-      scope: "searchadsorg"
-    }).toString()
-    const token = (await (await fetch(tokenUrl, { method: "POST" })).json()) as { access_token: string }
-    const unscoped = await fetch(`${simulator.apiV1Url}/recommendations/daily-budgets/query`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${token.access_token}`, "content-type": "application/json", "x-ap-context": `adAccountId=${org}` },
-      body: JSON.stringify({ filters: [] })
-    })
+    const unscoped = await rawV1(simulator, "POST", "/recommendations/daily-budgets/query", org, { filters: [] })
     expect(unscoped.status).toBe(400)
-    expect(await unscoped.text()).toContain("promotedObjectId")
+    expect(unscoped.text).toContain("promotedObjectId")
 
     const listed = await all()
     const campaigns = new Map((await run(client.campaigns(org))).map((c) => [c.campaignId, c]))
