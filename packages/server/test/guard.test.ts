@@ -355,6 +355,22 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
         expect([verdict, counted.count]).toEqual([verdict, recorded.find((row) => row.verdict === verdict)?.n ?? 0])
       }
       expect(recorded.find((row) => row.verdict === "failed")?.n).toBeGreaterThanOrEqual(3)
+
+      // A changeset larger than a batch of the pass (1,000 changes) is still one watch over all its members.
+      const bigChangeset = `${changesetId}_big`
+      yield* sql`
+        INSERT INTO changesets (changeset_id, org_id, project_id, title, on_failure, status, opened_by, applied_at)
+        SELECT ${bigChangeset}, org_id, project_id, 'Raise 1,001 bids', on_failure, 'applied', opened_by, applied_at
+        FROM changesets WHERE changeset_id = ${changesetId}`
+      yield* sql`
+        INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+          payload, proposed_by, created_at, decided_at, applied_at, changeset_id)
+        SELECT a.action_id || '_' || i, a.org_id, a.project_id, a.kind, a.mode, 'applied', a.risk_tier, a.policy_reasons, a.summary,
+          a.reason, a.payload, a.proposed_by, now() + i * interval '1 millisecond', now(), now(), ${bigChangeset}
+        FROM actions a, generate_series(1, 1001) i WHERE a.action_id = ${members[0]!}`
+      yield* (yield* Watches).pass(Option.getOrThrow(yield* (yield* Accounts).find(account.projectId)), undefined)
+      const [big] = yield* sql<{ readonly n: number }>`SELECT cardinality(action_ids) AS n FROM watches WHERE watch_id = ${bigChangeset}`
+      expect(big?.n).toBe(1001)
     }).pipe(Effect.withClock(shifted), Effect.scoped, Effect.orDie))
 
   it.effect("pauses the account's auto-apply when an hour's spend is past 3 × its usual, and says why", () =>

@@ -135,8 +135,16 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
           ORDER BY a.created_at
           LIMIT ${BATCH}`.pipe(Effect.flatMap(decodeApplied))
         const lone = applied.filter((a) => a.changesetId === null)
+        // A changeset's members may run on past the batch: its one watch opens with all of them.
+        const changesetIds = [...new Set(applied.flatMap((a) => a.changesetId === null ? [] : [a.changesetId]))]
+        const members = changesetIds.length === 0 ? [] : yield* sql`
+          SELECT a.action_id, a.kind, a.payload, a.result, a.changeset_id,
+            to_char((a.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD') AS applied_day, a.created_at::text AS created_at
+          FROM actions a JOIN accounts acc ON acc.project_id = a.project_id
+          WHERE a.project_id = ${projectId} AND a.changeset_id IN ${sql.in(changesetIds)}
+            AND a.status = 'applied' AND a.revert_of IS NULL AND a.kind IN ${sql.in(WATCHED_KINDS)}`.pipe(Effect.flatMap(decodeApplied))
         const byChangeset = new Map<string, Array<typeof Applied.Type>>()
-        for (const a of applied) if (a.changesetId !== null) byChangeset.set(a.changesetId, [...(byChangeset.get(a.changesetId) ?? []), a])
+        for (const a of members) byChangeset.set(a.changesetId!, [...(byChangeset.get(a.changesetId!) ?? []), a])
         const opened = [
           ...lone.map((a) => ({ watchId: a.actionId, actionIds: [a.actionId], changesetId: null, appliedDay: a.appliedDay, scope: watchScopeOf(a.kind, a.payload, a.result ?? {}) })),
           ...[...byChangeset].map(([changesetId, members]) => ({
