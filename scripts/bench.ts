@@ -26,6 +26,7 @@
  *   pnpm bench --only login-flood   the sign-in flood alone
  *   pnpm bench --only streams       200 idle event streams: memory per stream, event reads per event (scripts/bench/streams.ts)
  *   pnpm bench --only changesets    a changeset of 1,000 keyword bids: add, submit, approve, apply, revert (scripts/bench/changesets.ts)
+ *   pnpm bench --only harvest       a harvest of 500 search terms over 20 ad groups: upstream writes at the minimum (scripts/bench/harvest.ts)
  *   pnpm bench --only guard         the guard's review pass over 10,000 due watches (scripts/bench/guard.ts)
  *   pnpm bench --only cli           acs start-up: CPU of --help, --version and client commands (scripts/bench/cliStart.ts)
  *
@@ -36,6 +37,7 @@
  */
 import { buildEntries } from "../packages/server/test/support/entries.ts"
 import { benchChangesets, changesetDetails, changesetTargets } from "./bench/changesets.ts"
+import { benchHarvest, harvestDetails, harvestTargets } from "./bench/harvest.ts"
 import { benchCliStart, cliStartMet, describeCliStart } from "./bench/cliStart.ts"
 import { type BenchCluster, startBenchCluster } from "./bench/cluster.ts"
 import { benchEvents, type CpuSplit, type EventsResults, TARGET_DELIVERY_P95_MS, TARGET_WEBHOOK_SHARE } from "./bench/events.ts"
@@ -552,6 +554,21 @@ const changesetsOnly = async (load: ReturnType<typeof loadSampler>, startedAt: D
   )
 }
 
+/** A search-term harvest of 500 terms over 20 ad groups, applied and reverted, on a world of its own. */
+const harvestOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
+  const cluster = await startClusterForRun()
+  const harvest = await benchHarvest(cluster, log)
+  finish(
+    "results-harvest",
+    `acs harvest: ${harvest.terms} search terms over ${harvest.adGroups} ad groups (propose, approve, apply, revert)`,
+    harvestTargets(harvest),
+    harvestDetails(harvest, table),
+    { only: "harvest", harvest },
+    load,
+    startedAt
+  )
+}
+
 /** The guard's review pass over 10,000 due watches on the warehouse's account (scripts/bench/guard.ts). */
 const guardOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
   const cluster = await startClusterForRun()
@@ -577,6 +594,7 @@ const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Da
   surfaces: surfacesOnly,
   streams: streamsOnly,
   changesets: changesetsOnly,
+  harvest: harvestOnly,
   guard: guardOnly,
   cli: async () => {
     const result = await benchCliStart(log)

@@ -88,7 +88,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const normalPath = (method: string, path: string) => `${method} ${path.replace(/\/\d+(?=\/|$)/g, "/:id")}`
 
-interface World {
+export interface World {
   readonly simulator: Simulator
   readonly acs: AcsInstance
   readonly pool: Pool
@@ -100,21 +100,42 @@ interface World {
   readonly stop: () => Promise<void>
 }
 
-const startWorld = async (cluster: BenchCluster, log: (message: string) => void): Promise<World> => {
-  await cluster.createDatabase(DATABASE)
+/** A world's database and its simulator account: `campaigns` × `adGroupsPerCampaign` ad groups of `keywordsPerAdGroup` keywords. */
+export interface WorldShape {
+  readonly part: string
+  readonly database: string
+  readonly bootstrapKey: string
+  readonly campaigns: number
+  readonly adGroupsPerCampaign: number
+  readonly keywordsPerAdGroup: number
+}
+
+const CHANGESETS_WORLD: WorldShape = {
+  part: "changesets",
+  database: DATABASE,
+  bootstrapKey: BOOTSTRAP_KEY,
+  campaigns: 2,
+  adGroupsPerCampaign: AD_GROUPS / 2,
+  keywordsPerAdGroup: PER_AD_GROUP
+}
+
+/** A throwaway database, a simulator with one writable account, acs's API and `acs worker` beside it; synced, signed in. */
+export const startWorld = async (cluster: BenchCluster, log: (message: string) => void, shape: WorldShape = CHANGESETS_WORLD): Promise<World> => {
+  const { part } = shape
+  await cluster.createDatabase(shape.database)
   const stops: Array<() => Promise<void> | void> = []
   const stop = async () => {
     for (const one of stops.reverse()) {
       try {
         await one()
       } catch (error) {
-        log(`changesets: stopping failed: ${String(error)}`)
+        log(`${part}: stopping failed: ${String(error)}`)
       }
     }
     stops.length = 0
   }
   try {
-    log(`changesets: a simulator account of ${AD_GROUPS} ad groups × ${PER_AD_GROUP} keywords, acs and acs worker`)
+    log(`${part}: a simulator account of ${shape.campaigns * shape.adGroupsPerCampaign} ad groups × ${shape.keywordsPerAdGroup} keywords, acs and acs worker`)
     const simulator = await startSimulator({
       seed: 34,
       size: {
@@ -124,9 +145,9 @@ const startWorld = async (cluster: BenchCluster, log: (message: string) => void)
           timeZone: "America/New_York",
           roleNames: [ACCOUNT_MANAGER],
           countriesOrRegions: ["US"],
-          campaigns: 2,
-          adGroupsPerCampaign: AD_GROUPS / 2,
-          keywordsPerAdGroup: PER_AD_GROUP,
+          campaigns: shape.campaigns,
+          adGroupsPerCampaign: shape.adGroupsPerCampaign,
+          keywordsPerAdGroup: shape.keywordsPerAdGroup,
           keywordSpread: 0,
           maxConversionsShare: 0
         }]
@@ -137,8 +158,8 @@ const startWorld = async (cluster: BenchCluster, log: (message: string) => void)
       WORKER_CONCURRENCY: "0",
       WEBHOOK_CONCURRENCY: "0",
       ACS_SECRETS_KEY: SECRETS_KEY,
-      DATABASE_URL: cluster.url(DATABASE),
-      ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+      DATABASE_URL: cluster.url(shape.database),
+      ADMIN_BOOTSTRAP_KEY: shape.bootstrapKey,
       ADMIN_EMAIL: EMAIL,
       ADMIN_PASSWORD: PASSWORD,
       SIMULATOR_URL: simulator.url,
@@ -149,11 +170,11 @@ const startWorld = async (cluster: BenchCluster, log: (message: string) => void)
       RATE_LIMIT_EXPENSIVE: "100000000",
       LOG_LEVEL: "warn",
       ...(process.env["BENCH_API_NODE_OPTIONS"] === undefined ? {} : { NODE_OPTIONS: process.env["BENCH_API_NODE_OPTIONS"] })
-    }, BOOTSTRAP_KEY)
+    }, shape.bootstrapKey)
     stops.push(() => acs.stop())
-    const worker = startWorker({ DATABASE_URL: cluster.url(DATABASE), ACS_SECRETS_KEY: SECRETS_KEY, SIMULATOR_URL: simulator.url, LOG_LEVEL: "warn" })
+    const worker = startWorker({ DATABASE_URL: cluster.url(shape.database), ACS_SECRETS_KEY: SECRETS_KEY, SIMULATOR_URL: simulator.url, LOG_LEVEL: "warn" })
     stops.push(() => worker.stop())
-    const pool = makePool({ connectionString: cluster.benchUrl(DATABASE), max: 2 })
+    const pool = makePool({ connectionString: cluster.benchUrl(shape.database), max: 2 })
     stops.push(() => pool.end())
 
     let projectId: string | undefined
@@ -163,14 +184,14 @@ const startWorld = async (cluster: BenchCluster, log: (message: string) => void)
       if (first !== undefined) {
         const syncs = array(record(await retrying("GET syncs", () => acs.client.getJson(`${acs.api}/accounts/${first}/syncs`)), "syncs")["syncs"], "syncs")
         const status = syncs[0] === undefined ? undefined : string(record(syncs[0], "sync"), "status")
-        if (status === "failed") throw new Error(`changesets: the first sync failed\n${acs.logs()}`)
+        if (status === "failed") throw new Error(`${part}: the first sync failed\n${acs.logs()}`)
         if (status === "succeeded") projectId = first
       }
-      if (i > 1200) throw new Error(`changesets: the account did not sync\n${acs.logs()}`)
+      if (i > 1200) throw new Error(`${part}: the account did not sync\n${acs.logs()}`)
       if (projectId === undefined) await sleep(250)
     }
     const orgId = simulator.accounts[0]?.orgId
-    if (orgId === undefined) throw new Error("changesets: the simulator has no account")
+    if (orgId === undefined) throw new Error(`${part}: the simulator has no account`)
 
     const created = record(await acs.client.sendJson("POST", `${acs.api}/keys`, { name: "bench writer", scope: "write" }), "key")
     const login = await fetch(`${acs.api}/auth/login`, {
@@ -179,8 +200,8 @@ const startWorld = async (cluster: BenchCluster, log: (message: string) => void)
       body: JSON.stringify({ email: EMAIL, password: PASSWORD })
     })
     const cookie = login.headers.getSetCookie().find((line) => line.startsWith("acs_session="))?.split(";")[0]
-    if (cookie === undefined) throw new Error(`changesets: sign-in failed: ${login.status} ${await login.text()}`)
-    if (!worker.alive()) throw new Error(`changesets: the worker process ended:\n${worker.logs()}`)
+    if (cookie === undefined) throw new Error(`${part}: sign-in failed: ${login.status} ${await login.text()}`)
+    if (!worker.alive()) throw new Error(`${part}: the worker process ended:\n${worker.logs()}`)
     return { simulator, acs, pool, projectId, orgId, writeKey: string(created, "secret"), cookie, pids: { api: acs.pid, worker: worker.pid }, stop }
   } catch (error) {
     await stop()

@@ -323,6 +323,31 @@ describe("acs client commands", () => {
   })
 })
 
+describe("acs harvest", () => {
+  it("previews the delivery the negatives remove without recording, then proposes the harvest for review", async () => {
+    const campaign = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId))).find((c) => c.bidStrategy === "MANUAL_CPT")!
+    const [source, target] = await p.run(p.upstream.adGroups(p.account.upstreamAccountId, campaign.campaignId))
+    if (source === undefined || target === undefined) throw new Error("the campaign has fewer than two ad groups")
+    const args = ["harvest", project, "--term", `${source.adGroupId}:${target.adGroupId}:acs cli: harvest`, "--reason", "a converting term"]
+    const before = await p.sql<{ n: number }>("SELECT count(*)::int AS n FROM actions WHERE kind = 'harvest_search_terms'")
+    const previewed = await acs(keys.write, ...args, "--preview", "--json")
+    expect(previewed.code, previewed.stderr).toBe(0)
+    const preview = jsonOf(previewed) as { kind: string; mode: string; payload: { terms: Array<{ text: string }>; priorDelivery: { adGroups: Array<{ adGroupId: string }> } } }
+    expect(preview).toMatchObject({ kind: "harvest_search_terms", mode: "queued" })
+    expect(preview.payload.terms.map((t) => t.text)).toEqual(["acs cli: harvest"])
+    expect(preview.payload.priorDelivery.adGroups.map((g) => g.adGroupId)).toEqual([source.adGroupId])
+    expect(await p.sql("SELECT count(*)::int AS n FROM actions WHERE kind = 'harvest_search_terms'")).toEqual(before)
+    const human = await acs(keys.write, ...args, "--preview")
+    expect(human.stdout).toMatch(/over the last 30 days the negatives remove:\nSOURCE AD GROUP +NAME +SPEND +TAPS +INSTALLS\n/)
+    expect(human.stdout).toContain(source.adGroupId)
+    const proposed = await acs(keys.write, ...args, "--json")
+    expect(proposed.code, proposed.stderr).toBe(0)
+    expect(jsonOf(proposed)).toMatchObject({ kind: "harvest_search_terms", mode: "queued", status: "proposed" })
+    const bad = await acs(keys.write, "harvest", project, "--term", "only-one-part", "--reason", "x")
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/^acs: invalid_request: --term: "only-one-part" is not SOURCE_AD_GROUP_ID:TARGET_AD_GROUP_ID:TEXT/)])
+  })
+})
+
 describe("acs changeset", () => {
   it("opens, adds from a file and stdin, submits with the plan's impact, and approves the plan it fetched", async () => {
     const opened = jsonOf<Changeset>(await acsWith(keys.changesetScript, [

@@ -57,7 +57,10 @@ export const GuardrailsSettings = Schema.Struct({
   cooldownHours: CooldownHours,
   evidence: Evidence,
   highRisk: HighRisk,
-  circuitBreaker: CircuitBreaker
+  circuitBreaker: CircuitBreaker,
+  maxDeliveryShareRemovedPct: Schema.optionalWith(Schema.Number.pipe(Schema.between(0, 100)), { default: () => 20 }).annotations({
+    description: "A search-term harvest whose negatives carry more than this percentage of a source ad group's 30-day spend is refused"
+  })
 }).annotations({ identifier: "GuardrailsSettings" })
 export type GuardrailsSettings = typeof GuardrailsSettings.Type
 
@@ -85,7 +88,8 @@ export const DEFAULT_GUARDRAILS: GuardrailsSettings = {
   cooldownHours: { bid: 72, budget: 72, status: 0 },
   evidence: { minDays: 7, minInstalls: 20 },
   highRisk: { budgetIncreasePct: 25, removals: 10, enableCampaign: true },
-  circuitBreaker: { failures: 5, windowMinutes: 10, spendPerHourMultiple: 3 }
+  circuitBreaker: { failures: 5, windowMinutes: 10, spendPerHourMultiple: 3 },
+  maxDeliveryShareRemovedPct: 20
 }
 
 /** The default 24-hour envelope: this share of the account's total daily budget as it was 24 hours ago. */

@@ -258,6 +258,22 @@ export const removeNegativeKeywords = declare({
   body: body("RemoveNegativeKeywordsRequest", { negativeKeywordIds: Ids("negative keyword") })
 })
 
+export const harvestSearchTerms = declare({
+  kind: "harvest_search_terms",
+  path: "harvest-search-terms",
+  operation: "proposeHarvestSearchTerms",
+  title: "Harvest search terms: EXACT keywords, negated where they came from",
+  body: body("HarvestSearchTermsRequest", {
+    terms: Schema.Array(Schema.Struct({
+      text: Text,
+      sourceAdGroupId: Id("source ad group"),
+      targetAdGroupId: Id("target ad group"),
+      bidMicros: Schema.optional(Schema.NullOr(Micros("The keyword's bid")))
+    })).pipe(Schema.minItems(1), Schema.maxItems(1000)),
+    negateAtSource: Schema.optional(Schema.Boolean).annotations({ description: "Default true" })
+  })
+})
+
 export const adStatus = declare({
   kind: "ad_status",
   path: "ad-status",
@@ -288,6 +304,7 @@ export const proposalKinds = [
   removeKeywords,
   addNegativeKeywords,
   removeNegativeKeywords,
+  harvestSearchTerms,
   adStatus
 ] as const
 
@@ -296,7 +313,7 @@ export type ProposalKindName = ProposalKind["kind"]
 export type ProposalOperationName = ProposalKind["operation"]
 
 /** Kinds that exist only as the compensating change of a revert (deleting what a create or clone made). */
-export const compensationKinds = ["delete_campaign", "delete_ad_group"] as const
+export const compensationKinds = ["delete_campaign", "delete_ad_group", "unharvest_search_terms"] as const
 export type CompensationKindName = (typeof compensationKinds)[number]
 export type KindName = ProposalKindName | CompensationKindName
 

@@ -425,6 +425,7 @@ const proposalBodies: Readonly<Record<ProposalKindName, Record<string, unknown>>
   remove_keywords: { keywordIds: ["1"] },
   add_negative_keywords: { campaignId: "1", keywords: [{ text: "matrix", matchType: "EXACT" }] },
   remove_negative_keywords: { negativeKeywordIds: ["1"] },
+  harvest_search_terms: { terms: [{ text: "matrix", sourceAdGroupId: "1", targetAdGroupId: "2" }], negateAtSource: true },
   ad_status: { adId: "1", status: "PAUSED" }
 }
 

@@ -149,9 +149,11 @@ describe("the tool list depends on the key, and reads well", () => {
     const tools = await namesOf((await makeKey({ name: "mcp size", scope: "write" })).secret)
     // The tools of then, less the two changeset arguments every proposal tool has had since, stay under a third
     // of the former list (33,280 characters, 32.8%, when this was written); each changeset tool has its own budget,
-    // and so has the guard's track record (platform_get_verdicts, its summary only: 600 characters).
+    // and so has the guard's track record (platform_get_verdicts, its summary only: 600 characters) and the
+    // search-term harvest (1,500 characters).
     const isChangesetTool = (tool: Tool) => tool.name.includes("changeset")
-    const isLaterTool = (tool: Tool) => isChangesetTool(tool) || tool.name === "platform_get_verdicts"
+    const isLaterTool = (tool: Tool) =>
+      isChangesetTool(tool) || tool.name === "platform_get_verdicts" || tool.name === "platform_propose_harvest_search_terms"
     const changesetArguments = tools.reduce((sum, tool) => {
       const properties = (tool.inputSchema.properties ?? {}) as Record<string, unknown>
       return sum + ["changesetId", "dependsOn"].reduce((n, name) => n + (name in properties ? JSON.stringify({ [name]: properties[name] }).length : 0), 0)
@@ -159,6 +161,7 @@ describe("the tool list depends on the key, and reads well", () => {
     expect(listSize(tools.filter((tool) => !isLaterTool(tool))) - changesetArguments).toBeLessThan(TOOL_LIST_BEFORE / 3)
     for (const tool of tools.filter(isChangesetTool)) expect(JSON.stringify(tool).length, tool.name).toBeLessThan(1_500)
     expect(JSON.stringify(tools.find((tool) => tool.name === "platform_get_verdicts")).length).toBeLessThan(600)
+    expect(JSON.stringify(tools.find((tool) => tool.name === "platform_propose_harvest_search_terms")).length).toBeLessThan(1_500)
     for (const tool of tools) {
       expect(tool.outputSchema?.type, tool.name).toBe("object")
       for (const hint of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {

@@ -125,6 +125,39 @@ describe("an org connected over v5", () => {
     expect(names).not.toContain("v5 rollback probe")
   })
 
+  it("harvests search terms with one bulk create per ad group, and reverts with one bulk delete per ad group", async () => {
+    const [source, first, second] = (await adGroups()).slice(3, 6)
+    if (source === undefined || first === undefined || second === undefined) throw new Error("the demo account has too few ad groups")
+    const since = p.simulator.control.listCalls().at(-1)?.seq ?? 0
+    const writes = () =>
+      p.simulator.control.listCalls({ since }).filter((call) => call.path.startsWith("/api/v5/") && call.method !== "GET" && !call.path.endsWith("/find"))
+        .map((call) => `${call.method} ${call.path.replace(/\/\d+(?=\/|$)/g, "/:id")}`)
+    const terms = [["v5 harvest a", first], ["v5 harvest b", first], ["v5 harvest c", second]] as const
+    const action = created(await p.propose("harvest-search-terms", {
+      terms: terms.map(([text, target]) => ({ text, sourceAdGroupId: source.adGroupId, targetAdGroupId: target.adGroupId })),
+      reason: "v5 harvest"
+    }))
+    const approved = await p.as("approver", "POST", `/accounts/${p.account.projectId}/approvals/${action.actionId}/approve`)
+    expect(approved.status, approved.text).toBe(200)
+    expect(await p.settle(action.actionId)).toMatchObject({ status: "applied", warnings: [] })
+    expect(writes().sort()).toEqual([
+      "POST /api/v5/campaigns/:id/adgroups/:id/negativekeywords/bulk",
+      "POST /api/v5/campaigns/:id/adgroups/:id/targetingkeywords/bulk",
+      "POST /api/v5/campaigns/:id/adgroups/:id/targetingkeywords/bulk"
+    ])
+    const negatives = (await p.run(p.upstream.negativeKeywords(p.account.upstreamAccountId, source.campaignId)))
+      .filter((n) => n.adGroupId === source.adGroupId && n.text.startsWith("v5 harvest")).map((n) => n.text)
+    expect(negatives.sort()).toEqual(["v5 harvest a", "v5 harvest b", "v5 harvest c"])
+    const undone = await revert(action.actionId)
+    expect(undone).toMatchObject({ status: "applied", kind: "unharvest_search_terms", warnings: [] })
+    expect(writes().filter((w) => w.includes("/delete/")).sort()).toEqual([
+      "POST /api/v5/campaigns/:id/adgroups/:id/negativekeywords/delete/bulk",
+      "POST /api/v5/campaigns/:id/adgroups/:id/targetingkeywords/delete/bulk",
+      "POST /api/v5/campaigns/:id/adgroups/:id/targetingkeywords/delete/bulk"
+    ])
+    expect(v1Calls()).toBe(0)
+  })
+
   it("syncs", async () => {
     expect((await startSync()).status).toBe("succeeded")
     expect(v1Calls()).toBe(0)

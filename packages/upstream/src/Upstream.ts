@@ -215,6 +215,18 @@ export interface NewNegativeKeyword {
   readonly matchType: MatchType
 }
 
+/** A new keyword with its place: a row of a bulk create that spans ad groups. */
+export interface PlacedNewKeyword extends NewKeyword {
+  readonly campaignId: string
+  readonly adGroupId: string
+}
+
+/** A new negative with its place (`adGroupId` null: the campaign's). */
+export interface PlacedNewNegativeKeyword extends NewNegativeKeyword {
+  readonly campaignId: string
+  readonly adGroupId: string | null
+}
+
 export interface AppSearchResult {
   readonly adamId: string
   readonly appName: string
@@ -337,6 +349,15 @@ export interface UpstreamClient {
     adGroupId: string | null,
     negativeKeywordIds: ReadonlyArray<string>
   ) => Call<BulkResult<string>>
+  /**
+   * One bulk create whose rows may span ad groups and campaigns (each row names its place). Only v1's bulk create
+   * takes the place per row: the v5 client leaves these out, and a caller then creates per ad group.
+   */
+  readonly createKeywordsAcross?: (accountId: string, keywords: ReadonlyArray<PlacedNewKeyword>) => Call<BulkResult<UpstreamKeyword>>
+  readonly createNegativeKeywordsAcross?: (
+    accountId: string,
+    keywords: ReadonlyArray<PlacedNewNegativeKeyword>
+  ) => Call<BulkResult<UpstreamNegativeKeyword>>
   readonly updateAd: (
     accountId: string,
     campaignId: string,

@@ -134,6 +134,10 @@ export const GuardrailsCard = (props: {
             </tr>
             <tr><th scope="row">Two people approve</th><td>{highRisk.join("; ")}</td></tr>
             <tr>
+              <th scope="row">Search-term harvest</th>
+              <td>refused when its negatives remove more than {g.maxDeliveryShareRemovedPct} % of a source ad group's 30-day spend</td>
+            </tr>
+            <tr>
               <th scope="row">Circuit breaker</th>
               <td>
                 {count(g.circuitBreaker.failures)} upstream write failures within {count(g.circuitBreaker.windowMinutes)} minutes, or an hour's
@@ -168,7 +172,8 @@ const GuardrailsForm = (props: {
     removals: String(s.highRisk.removals),
     failures: String(s.circuitBreaker.failures),
     windowMinutes: String(s.circuitBreaker.windowMinutes),
-    spendPerHourMultiple: String(s.circuitBreaker.spendPerHourMultiple)
+    spendPerHourMultiple: String(s.circuitBreaker.spendPerHourMultiple),
+    maxDeliveryShareRemovedPct: String(s.maxDeliveryShareRemovedPct)
   })
   const [enableCampaign, setEnableCampaign] = useState(s.highRisk.enableCampaign)
   const whole = (name: keyof typeof numbers, label: string, min: number, max?: number) => (
@@ -188,7 +193,8 @@ const GuardrailsForm = (props: {
         failures: Number(numbers.failures),
         windowMinutes: Number(numbers.windowMinutes),
         spendPerHourMultiple: Number(numbers.spendPerHourMultiple)
-      }
+      },
+      maxDeliveryShareRemovedPct: Number(numbers.maxDeliveryShareRemovedPct)
     })
   }
   return (
@@ -229,6 +235,13 @@ const GuardrailsForm = (props: {
         <label class="field"><span>An hour's spend past (× its usual)</span>
           <input type="number" required step="0.1" min={1.5} max={100} value={numbers.spendPerHourMultiple}
             onInput={(event) => setNumbers({ ...numbers, spendPerHourMultiple: event.currentTarget.value })} />
+        </label>
+      </fieldset>
+      <fieldset class="inline-form">
+        <legend>Search-term harvest</legend>
+        <label class="field"><span>Most of a source ad group's spend its negatives may remove (%)</span>
+          <input type="number" required step="any" min={0} max={100} value={numbers.maxDeliveryShareRemovedPct}
+            onInput={(event) => setNumbers({ ...numbers, maxDeliveryShareRemovedPct: event.currentTarget.value })} />
         </label>
       </fieldset>
       <button type="submit">Save guardrails</button>

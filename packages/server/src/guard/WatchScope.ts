@@ -4,7 +4,8 @@
  * shows on its campaign; an ad group's status, default bid or goal, Search Match, an ad's status and keywords added or
  * removed show on their ad groups; a keyword's bid or status on the keywords. Negatives show where they apply: their
  * ad groups, or their campaigns for a campaign-level negative. A changeset's members are judged together, on their
- * campaigns. Other kinds (creations, renames, reverts, outside changes) are not watched.
+ * campaigns. A search-term harvest shows on the keywords it created (their ids are in its result). Other kinds
+ * (creations, renames, reverts, outside changes) are not watched.
  */
 import type { WatchLevel } from "@acs/domain/Guard"
 
@@ -31,7 +32,8 @@ const LEVEL_OF_KIND: Readonly<Record<string, WatchLevel | "negatives">> = {
   keyword_bid_change: "keywords",
   keyword_status: "keywords",
   add_negative_keywords: "negatives",
-  remove_negative_keywords: "negatives"
+  remove_negative_keywords: "negatives",
+  harvest_search_terms: "keywords"
 }
 
 /** The kinds the guard watches. */
@@ -70,17 +72,36 @@ const scopeAt = (level: WatchLevel, places: ReadonlyArray<Place>): WatchScope | 
   }
 }
 
-/** The scope of one applied action of `kind`, or undefined when the guard does not watch it. */
-export const watchScopeOf = (kind: string, payload: Readonly<Record<string, unknown>>): WatchScope | undefined => {
+/** A harvest's new keywords: term `i`'s keyword id is `keywordId:i` of the result, its place the term's target. */
+const harvestedKeywords = (payload: Readonly<Record<string, unknown>>, result: Readonly<Record<string, unknown>>): ReadonlyArray<Place> => {
+  const terms = Array.isArray(payload["terms"]) ? payload["terms"] : []
+  return terms.flatMap((term: unknown, index): ReadonlyArray<Place> => {
+    if (typeof term !== "object" || term === null) return []
+    const record = term as Readonly<Record<string, unknown>>
+    const campaignId = text(record["targetCampaignId"])
+    const keywordId = text(result[`keywordId:${index}`])
+    return campaignId === null || keywordId === null ? [] : [{ campaignId, adGroupId: text(record["targetAdGroupId"]), keywordId }]
+  })
+}
+
+/** The scope of one applied action of `kind` (with its result's ids), or undefined when the guard does not watch it. */
+export const watchScopeOf = (
+  kind: string,
+  payload: Readonly<Record<string, unknown>>,
+  result: Readonly<Record<string, unknown>> = {}
+): WatchScope | undefined => {
   const level = LEVEL_OF_KIND[kind]
   if (level === undefined) return undefined
+  if (kind === "harvest_search_terms") return scopeAt("keywords", harvestedKeywords(payload, result))
   const places = placesOf(payload)
   if (level !== "negatives") return scopeAt(level, places)
   return scopeAt(places.some((place) => place.adGroupId === null) ? "campaigns" : "adGroups", places)
 }
 
 /** A changeset's watched members together: on their campaigns. */
-export const changesetScopeOf = (members: ReadonlyArray<{ readonly kind: string; readonly payload: Readonly<Record<string, unknown>> }>): WatchScope | undefined => {
-  const campaignIds = distinct(members.flatMap((member) => watchScopeOf(member.kind, member.payload)?.campaignIds ?? []))
+export const changesetScopeOf = (
+  members: ReadonlyArray<{ readonly kind: string; readonly payload: Readonly<Record<string, unknown>>; readonly result?: Readonly<Record<string, unknown>> | null }>
+): WatchScope | undefined => {
+  const campaignIds = distinct(members.flatMap((member) => watchScopeOf(member.kind, member.payload, member.result ?? {})?.campaignIds ?? []))
   return campaignIds.length === 0 ? undefined : { level: "campaigns", entityIds: campaignIds, campaignIds, adGroupIds: [] }
 }

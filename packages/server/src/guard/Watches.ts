@@ -44,6 +44,7 @@ const Applied = Schema.Struct({
   actionId: Schema.String,
   kind: Schema.String,
   payload: JsonObject,
+  result: Schema.NullOr(JsonObject),
   changesetId: Schema.NullOr(Schema.String),
   appliedDay: Schema.String
 })
@@ -111,7 +112,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
     const open = (projectId: string) =>
       Effect.gen(function*() {
         const applied = yield* sql`
-          SELECT a.action_id, a.kind, a.payload, a.changeset_id,
+          SELECT a.action_id, a.kind, a.payload, a.result, a.changeset_id,
             to_char((a.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD') AS applied_day
           FROM actions a JOIN accounts acc ON acc.project_id = a.project_id
           LEFT JOIN changesets c ON c.changeset_id = a.changeset_id
@@ -126,7 +127,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         const byChangeset = new Map<string, Array<typeof Applied.Type>>()
         for (const a of applied) if (a.changesetId !== null) byChangeset.set(a.changesetId, [...(byChangeset.get(a.changesetId) ?? []), a])
         const opened = [
-          ...lone.map((a) => ({ watchId: a.actionId, actionIds: [a.actionId], changesetId: null, appliedDay: a.appliedDay, scope: watchScopeOf(a.kind, a.payload) })),
+          ...lone.map((a) => ({ watchId: a.actionId, actionIds: [a.actionId], changesetId: null, appliedDay: a.appliedDay, scope: watchScopeOf(a.kind, a.payload, a.result ?? {}) })),
           ...[...byChangeset].map(([changesetId, members]) => ({
             watchId: changesetId,
             actionIds: members.map((m) => m.actionId),

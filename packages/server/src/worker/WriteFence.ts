@@ -58,7 +58,9 @@ export const makeWriteFence = (check: Effect.Effect<void, LeaseLost>): WriteFenc
       deleteKeywords: fence(client.deleteKeywords),
       createNegativeKeywords: fence(client.createNegativeKeywords),
       deleteNegativeKeywords: fence(client.deleteNegativeKeywords),
-      updateAd: fence(client.updateAd)
+      updateAd: fence(client.updateAd),
+      ...(client.createKeywordsAcross === undefined ? {} : { createKeywordsAcross: fence(client.createKeywordsAcross) }),
+      ...(client.createNegativeKeywordsAcross === undefined ? {} : { createNegativeKeywordsAcross: fence(client.createNegativeKeywordsAcross) })
     }),
     startOnWrite: (start) =>
       Effect.map(Effect.cached(start), (once) => {

@@ -69,10 +69,13 @@ const notPrior: Readonly<Record<string, ReadonlyArray<string>>> = {
   remove_keywords: [],
   add_negative_keywords: ["negatives"],
   remove_negative_keywords: [],
+  // The terms are new keywords and negatives; the source ad groups' delivery they remove is under `priorDelivery`.
+  harvest_search_terms: ["terms", "negateAtSource"],
   ad_status: ["status"],
   // Revert-only deletions of what an action created: ids only, and no inverse needing a snapshot.
   delete_campaign: [],
-  delete_ad_group: []
+  delete_ad_group: [],
+  unharvest_search_terms: []
 }
 
 const covered = (path: string, entries: ReadonlyArray<string>) =>

@@ -16,6 +16,8 @@ import type {
   KeywordChange,
   NewKeyword,
   NewNegativeKeyword,
+  PlacedNewKeyword,
+  PlacedNewNegativeKeyword,
   ReportRequest,
   ReportRow,
   UpstreamChange,
@@ -305,6 +307,38 @@ export const makeAppleAdsPlatformClient = (
           failed: outcomes.flatMap((o) => o.ok ? [] : [{ index: o.index, message: o.message }])
         })))
 
+    // v1's bulk create names each row's place, so one call may span ad groups (and campaigns).
+    const createKeywordsAcross = (account: string, keywords: ReadonlyArray<PlacedNewKeyword>) =>
+      currencyOf(account).pipe(Effect.flatMap((currency) =>
+        bulk(
+          "/keywords/bulk-create",
+          account,
+          keywords.map((k) => ({
+            adGroupId: Number(k.adGroupId),
+            text: k.text,
+            matchType: k.matchType,
+            status: v1KeywordStatus(k.status ?? "ACTIVE"),
+            ...(k.bidMicros !== null ? { bid: money(k.bidMicros, currency) } : {})
+          })),
+          V1Keyword,
+          keywordFromV1
+        )
+      ))
+
+    const createNegativesAcross = (account: string, keywords: ReadonlyArray<PlacedNewNegativeKeyword>) =>
+      bulk(
+        "/negative-keywords/bulk-create",
+        account,
+        keywords.map((k) => ({
+          campaignId: Number(k.campaignId),
+          ...(k.adGroupId !== null ? { adGroupId: Number(k.adGroupId) } : {}),
+          text: k.text,
+          matchType: k.matchType
+        })),
+        V1NegativeKeyword,
+        negativeFromV1
+      )
+
     const live = <A extends { readonly deleted: boolean }>(rows: ReadonlyArray<A>) => rows.filter((row) => !row.deleted)
 
     /** One page of a v1 report with its campaign filter, as a page of the port's report. */
@@ -413,22 +447,9 @@ export const makeAppleAdsPlatformClient = (
         ),
       deleteAdGroup: (account, c, a) =>
         client.adGroup(account, c, a).pipe(Effect.zipRight(http.run(write("DELETE", `/adgroups/${a}`, account))), Effect.asVoid),
-      createKeywords: (account, _c, a, keywords: ReadonlyArray<NewKeyword>) =>
-        currencyOf(account).pipe(Effect.flatMap((currency) =>
-          bulk(
-            "/keywords/bulk-create",
-            account,
-            keywords.map((k) => ({
-              adGroupId: Number(a),
-              text: k.text,
-              matchType: k.matchType,
-              status: v1KeywordStatus(k.status ?? "ACTIVE"),
-              ...(k.bidMicros !== null ? { bid: money(k.bidMicros, currency) } : {})
-            })),
-            V1Keyword,
-            keywordFromV1
-          )
-        )),
+      createKeywords: (account, c, a, keywords: ReadonlyArray<NewKeyword>) =>
+        createKeywordsAcross(account, keywords.map((k) => ({ ...k, campaignId: c, adGroupId: a }))),
+      createKeywordsAcross: (account, keywords) => createKeywordsAcross(account, keywords),
       updateKeywords: (account, _c, a, changes: ReadonlyArray<KeywordChange>) =>
         currencyOf(account).pipe(Effect.flatMap((currency) =>
           bulk(
@@ -446,18 +467,8 @@ export const makeAppleAdsPlatformClient = (
         )),
       deleteKeywords: (account, _c, _a, ids) => deleteEach("keywords", account, ids),
       createNegativeKeywords: (account, c, a, keywords: ReadonlyArray<NewNegativeKeyword>) =>
-        bulk(
-          "/negative-keywords/bulk-create",
-          account,
-          keywords.map((k) => ({
-            campaignId: Number(c),
-            ...(a !== null ? { adGroupId: Number(a) } : {}),
-            text: k.text,
-            matchType: k.matchType
-          })),
-          V1NegativeKeyword,
-          negativeFromV1
-        ),
+        createNegativesAcross(account, keywords.map((k) => ({ ...k, campaignId: c, adGroupId: a }))),
+      createNegativeKeywordsAcross: (account, keywords) => createNegativesAcross(account, keywords),
       deleteNegativeKeywords: (account, _c, _a, ids) => deleteEach("negative-keywords", account, ids),
       updateAd: (account, _c, _a, adId, change) => saved(write("PUT", `/ads/${adId}`, account, change), V1Ad).pipe(Effect.map(adFromV1)),
 

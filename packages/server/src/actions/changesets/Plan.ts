@@ -38,7 +38,10 @@ const LEVEL: Readonly<Record<KindName, number>> = {
   remove_keywords: 2,
   ad_status: 2,
   add_negative_keywords: 3,
-  remove_negative_keywords: 3
+  remove_negative_keywords: 3,
+  // Keywords then negatives, in its own steps: the level of its first.
+  harvest_search_terms: 2,
+  unharvest_search_terms: 2
 }
 
 /** A rename of an ad group is the ad group's level. */

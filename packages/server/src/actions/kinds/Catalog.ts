@@ -21,9 +21,11 @@ import { KeywordBidChange } from "./KeywordBidChange.ts"
 import { KeywordStatus } from "./KeywordStatus.ts"
 import { RemoveKeywords } from "./RemoveKeywords.ts"
 import { RemoveNegativeKeywords } from "./RemoveNegativeKeywords.ts"
+import { HarvestSearchTerms } from "./HarvestSearchTerms.ts"
 import { Rename } from "./Rename.ts"
 import { SearchMatchChange } from "./SearchMatchChange.ts"
 import { TargetCpaChange } from "./TargetCpaChange.ts"
+import { UnharvestSearchTerms } from "./UnharvestSearchTerms.ts"
 
 export const catalog: ReadonlyArray<Kind> = [
   BudgetChange,
@@ -46,9 +48,11 @@ export const catalog: ReadonlyArray<Kind> = [
   RemoveKeywords,
   AddNegativeKeywords,
   RemoveNegativeKeywords,
+  HarvestSearchTerms,
   AdStatus,
   DeleteCampaign,
-  DeleteAdGroup
+  DeleteAdGroup,
+  UnharvestSearchTerms
 ]
 
 const byName = new Map(catalog.map((kind) => [kind.kind, kind]))

@@ -156,6 +156,11 @@ export interface KindDefinition<P = unknown> {
   readonly steps: (payload: P) => ReadonlyArray<Step>
   /** Reads the upstream: a reason when the entities no longer hold the payload's prior state. */
   readonly drift: (payload: P, context: StepContext) => Effect.Effect<string | null, UpstreamFailure>
+  /**
+   * A compensation's items that moved since the original wrote them without anything left to overwrite (removed
+   * outside acs): the revert still applies at once, naming each (`conflicted: …`) in its policy reasons.
+   */
+  readonly conflicts?: (payload: P, context: StepContext) => Effect.Effect<ReadonlyArray<string>, UpstreamFailure>
   /** Absent: the kind cannot be reverted (422 `not_revertible`). */
   readonly inverse?: (payload: P, ids: Ids) => Inverse
   /** The campaign whose budget the apply must hard-cap (docs/contract.md 8), with the new budget. */

@@ -8,7 +8,7 @@ import { defineKind, Drift, type StepContext } from "./Kind.ts"
 import { decodeBody, holds, rowWarnings, someRowWorked } from "./KindSupport.ts"
 import { groupBy, keywordLabel, knownKeywords, listed, plural, quoted, requireAll, stateText, upstreamKeywords } from "./KeywordSupport.ts"
 
-const RemovedKeyword = Schema.Struct({
+export const RemovedKeyword = Schema.Struct({
   keywordId: Schema.String,
   adGroupId: Schema.String,
   campaignId: Schema.String,

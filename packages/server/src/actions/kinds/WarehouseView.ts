@@ -10,7 +10,7 @@ import type {
   UpstreamKeyword,
   UpstreamNegativeKeyword
 } from "@acs/upstream/Upstream"
-import type { Evidence } from "@acs/domain/Guardrails"
+import type { Evidence, GuardrailsSettings } from "@acs/domain/Guardrails"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import type { AccountRecord } from "../../accounts/AccountRecord.ts"
@@ -34,7 +34,40 @@ export interface WarehouseView {
   /** Negatives of the campaign (adGroupId null: campaign level only) or of one ad group. */
   readonly negativesOf: (campaignId: string, adGroupId: string | null) => Effect.Effect<ReadonlyArray<UpstreamNegativeKeyword>>
   readonly ad: (adId: string) => Effect.Effect<UpstreamAd | undefined>
+  /**
+   * Per ad group of `negated` (pairs of an ad group and a search term's text), its delivery over the policy's 30 days
+   * and the part of it the given terms carry there (their search-term rows, any matched keyword, text compared
+   * case-insensitively): what EXACT negatives on those texts would remove.
+   */
+  readonly searchTermDelivery: (negated: ReadonlyArray<{ readonly adGroupId: string; readonly text: string }>) => Effect.Effect<SearchTermDelivery>
+  /** The account's guardrails, read now. */
+  readonly guardrails: Effect.Effect<GuardrailsSettings>
 }
+
+/** Spend (micros), taps and installs. */
+export interface DeliveryTotals {
+  readonly spendMicros: number
+  readonly taps: number
+  readonly installs: number
+}
+
+export interface SearchTermDelivery {
+  /** The window, complete days ending yesterday in the account's time zone. */
+  readonly start: string
+  readonly end: string
+  readonly adGroups: ReadonlyArray<{ readonly adGroupId: string; readonly total: DeliveryTotals; readonly removed: DeliveryTotals }>
+}
+
+const DeliveryRow = Schema.Struct({
+  adGroupId: Schema.String,
+  spend: Schema.NumberFromString,
+  taps: Schema.NumberFromString,
+  installs: Schema.NumberFromString,
+  removedSpend: Schema.NumberFromString,
+  removedTaps: Schema.NumberFromString,
+  removedInstalls: Schema.NumberFromString
+})
+const decodeDelivery = decodeRows(DeliveryRow)
 
 
 const micros = (value: string | null): number | null => (value === null ? null : Number(value))
@@ -128,7 +161,44 @@ export const warehouseView = (account: AccountRecord) =>
               ORDER BY negative_keyword_id`).pipe(Effect.orDie, Effect.flatMap(negatives.decode), Effect.map((rows) => rows.map(toNegative))),
       ad: (adId) =>
         sql`SELECT ${sql.unsafe(ads.columns)} FROM ads WHERE project_id = ${projectId} AND ad_id = ${adId}`
-          .pipe(Effect.orDie, Effect.flatMap(ads.decode), Effect.map((rows) => rows[0] === undefined ? undefined : toAd(rows[0])))
+          .pipe(Effect.orDie, Effect.flatMap(ads.decode), Effect.map((rows) => rows[0] === undefined ? undefined : toAd(rows[0]))),
+      searchTermDelivery: (negated) =>
+        Effect.gen(function*() {
+          const window = policyWindow(yield* Clock.currentTimeMillis, account.timeZone)
+          const rows = negated.length === 0 ? [] : yield* sql`
+            WITH negated AS (
+              SELECT DISTINCT n.ad_group_id, lower(n.text) AS text
+              FROM unnest(${negated.map((n) => n.adGroupId)}::text[], ${negated.map((n) => n.text)}::text[]) AS n(ad_group_id, text)),
+            totals AS (
+              SELECT g.ad_group_id, coalesce(sum(m.spend_micros), 0) AS spend, coalesce(sum(m.taps), 0) AS taps,
+                coalesce(sum(m.installs), 0) AS installs
+              FROM (SELECT DISTINCT ad_group_id FROM negated) g
+              LEFT JOIN daily_metrics m ON m.project_id = ${projectId} AND m.level = 'adGroups' AND m.entity_key = g.ad_group_id
+                AND m.day BETWEEN ${window.start}::date AND ${window.end}::date
+              GROUP BY g.ad_group_id),
+            removed AS (
+              SELECT s.ad_group_id, sum(m.spend_micros) AS spend, sum(m.taps) AS taps, sum(m.installs) AS installs
+              FROM search_terms s
+              JOIN negated n ON n.ad_group_id = s.ad_group_id AND n.text = lower(s.text)
+              JOIN daily_metrics m ON m.project_id = s.project_id AND m.level = 'searchTerms' AND m.entity_key = s.entity_key
+                AND m.day BETWEEN ${window.start}::date AND ${window.end}::date
+              WHERE s.project_id = ${projectId} AND s.ad_group_id IN (SELECT ad_group_id FROM negated)
+              GROUP BY s.ad_group_id)
+            SELECT t.ad_group_id, t.spend::text AS spend, t.taps::text AS taps, t.installs::text AS installs,
+              coalesce(r.spend, 0)::text AS removed_spend, coalesce(r.taps, 0)::text AS removed_taps,
+              coalesce(r.installs, 0)::text AS removed_installs
+            FROM totals t LEFT JOIN removed r USING (ad_group_id) ORDER BY t.ad_group_id`.pipe(Effect.orDie, Effect.flatMap(decodeDelivery))
+          return {
+            start: window.start,
+            end: window.end,
+            adGroups: rows.map((r) => ({
+              adGroupId: r.adGroupId,
+              total: { spendMicros: r.spend, taps: r.taps, installs: r.installs },
+              removed: { spendMicros: r.removedSpend, taps: r.removedTaps, installs: r.removedInstalls }
+            }))
+          } satisfies SearchTermDelivery
+        }),
+      guardrails: readGuardrails(sql, projectId)
     }
     return view
   })

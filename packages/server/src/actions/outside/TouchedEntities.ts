@@ -21,7 +21,8 @@ const CREATING_KINDS: ReadonlySet<string> = new Set([
   "create_ad_group",
   "clone_ad_group",
   "add_keywords",
-  "add_negative_keywords"
+  "add_negative_keywords",
+  "harvest_search_terms"
 ])
 
 /** Id field names, most specific first: a payload object stands for the most specific entity it names. */

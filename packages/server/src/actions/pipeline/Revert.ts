@@ -68,16 +68,17 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
         const compensation = kindNamed(inverse.kind)
         // Drift since the apply: the compensating payload's prior state is what the original applied.
         const client = yield* connections.clientFor(account.orgId)
+        const context = { client, accountId: account.upstreamAccountId, ids: {}, acceptDrift: false }
         const drift = yield* compensation.use((definition) =>
-          definition.drift(Schema.decodeUnknownSync(definition.payload)(inverse.payload), {
-            client,
-            accountId: account.upstreamAccountId,
-            ids: {},
-            acceptDrift: false
-          })
+          definition.drift(Schema.decodeUnknownSync(definition.payload)(inverse.payload), context)
         ).pipe(
           // An entity gone upstream is the strongest drift: the revert waits for a person.
           Effect.catchTag("NotFound", (error) => Effect.succeed(`the entity is gone upstream (${error.message})`))
+        )
+        const conflicts = yield* compensation.use((definition) =>
+          definition.conflicts === undefined
+            ? Effect.succeed([])
+            : definition.conflicts(Schema.decodeUnknownSync(definition.payload)(inverse.payload), context)
         )
         const superseded = original.supersededBy === null ? null : yield* outsideChangeText(account.projectId, original.supersededBy)
         const reasons = [
@@ -92,7 +93,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
           refuse,
           queued,
           riskTier: compensation.reviewTier === "high" ? "high" as const : "review" as const,
-          policyReasons: queued ? reasons : [APPLIES_AT_ONCE]
+          policyReasons: queued ? [...reasons, ...conflicts] : [APPLIES_AT_ONCE, ...conflicts]
         }
       })
 
