@@ -203,10 +203,8 @@ describe("the search-terms page", () => {
     // The negated terms carried their own spend in the source, worked out by hand.
     expect(source.removed.spendMicros).toBe(10 * cpa)
     const shareRow = preview.getByRole("row").filter({ has: page.getByRole("rowheader", { name: place.sourceName, exact: true }) })
-    await shareRow.getByRole("cell", {
-      name: `${source.removedPct.spend} % (${usd(source.removed.spendMicros)} of ${usd(source.total.spendMicros)})`,
-      exact: true
-    }).waitFor({ timeout: WAIT_MS })
+    await shareRow.getByRole("cell", { name: `${source.removedPct.spend} % (${usd(source.removed.spendMicros)} of ${usd(source.total.spendMicros)})`, exact: true })
+      .waitFor({ timeout: WAIT_MS })
     await preview.getByText("It would be queued for review", { exact: false }).waitFor({ timeout: WAIT_MS })
     await panel.screenshot({ path: Path.join(repoRoot, "docs", "console-search-terms.png") })
     await expectAccessible("the search-terms page with a harvest preview")
@@ -230,6 +228,18 @@ describe("the search-terms page", () => {
     expect(recorded.terms.map((t) => [t.text, t.sourceAdGroupId, t.targetAdGroupId]).sort())
       .toEqual([[RUNNER, place.source, place.exact], [WINNER, place.source, place.exact]])
     await panel.getByRole("link", { name: "See it in the ledger" }).click()
-    await page.locator(`li[data-action-id="${harvest.actionId}"]`).getByRole("heading", { name: harvest.summary }).waitFor({ timeout: WAIT_MS })
+    const entry = page.locator(`li[data-action-id="${harvest.actionId}"]`)
+    await entry.getByRole("heading", { name: harvest.summary }).waitFor({ timeout: WAIT_MS })
+    // Its details: each term's keyword and negative, and the delivery the negatives take, as previewed.
+    await entry.locator("summary", { hasText: "Change details" }).click()
+    const writes = entry.getByRole("region", { name: `Fields of ${harvest.summary}` })
+    const written = (field: string) => writes.getByRole("row").filter({ has: page.getByRole("rowheader", { name: `${WINNER}: ${field}`, exact: true }) })
+    await written("exact keyword").getByRole("cell", { name: `in "${place.exactName}"`, exact: true }).waitFor({ timeout: WAIT_MS })
+    await written("exact negative").getByRole("cell", { name: `in "${place.sourceName}"`, exact: true }).waitFor({ timeout: WAIT_MS })
+    const sharePerSource = `${source.removedPct.spend} % (${usd(source.removed.spendMicros)} of ${usd(source.total.spendMicros)})`
+    await entry.getByRole("cell", { name: sharePerSource, exact: true }).waitFor({ timeout: WAIT_MS })
+    // And in the approval queue, where a reviewer decides it.
+    await page.getByRole("link", { name: "Approvals" }).click()
+    await page.locator(`article[data-action-id="${harvest.actionId}"]`).getByRole("cell", { name: sharePerSource, exact: true }).waitFor({ timeout: WAIT_MS })
   })
 })

@@ -7,12 +7,13 @@
  */
 import type { ProposalPreview, ProposalResponse } from "@acs/domain/Actions"
 import type { AdGroupRow, CampaignRow } from "@acs/domain/Warehouse"
-import { Either, Option } from "effect"
+import { Either } from "effect"
 import { useState } from "preact/hooks"
 import { api } from "../api.ts"
 import { Notice, TableWrap } from "../components.tsx"
 import { money } from "../format.ts"
-import { type ChosenTerm, deliveryOf, negatesAtSource, type SourceDelivery, termKey } from "../harvest.ts"
+import { type ChosenTerm, negatesAtSource, termKey } from "../harvest.ts"
+import { HarvestDelivery } from "./HarvestDelivery.tsx"
 
 /** The account's campaigns and ad groups: names, and where a keyword may go. */
 export interface Places {
@@ -22,43 +23,14 @@ export interface Places {
 
 const DEFAULT_REASON = "Harvest converting search terms as EXACT keywords"
 
-/** `12.5 % ($40.00 of $320.00)`: a share removed, with what it is of. */
-const share = (pct: number, removed: string, total: string) => `${pct} % (${removed} of ${total})`
-
-const DeliveryTable = (props: { readonly rows: ReadonlyArray<SourceDelivery>; readonly currency: string; readonly window: string }) => (
-  <TableWrap label="Delivery the negatives remove, per source ad group">
-    <table class="delivery">
-      <caption>Delivery the negatives remove from each source ad group, {props.window}</caption>
-      <thead><tr><th scope="col">Source ad group</th><th scope="col">Spend</th><th scope="col">Taps</th><th scope="col">Installs</th></tr></thead>
-      <tbody>
-        {props.rows.map((d) => (
-          <tr key={d.adGroupId} data-ad-group-id={d.adGroupId}>
-            <th scope="row">{d.adGroupName}</th>
-            <td class="spend-share">{share(d.removedPct.spend, money(d.removed.spendMicros, props.currency), money(d.total.spendMicros, props.currency))}</td>
-            <td>{share(d.removedPct.taps, String(d.removed.taps), String(d.total.taps))}</td>
-            <td>{share(d.removedPct.installs, String(d.removed.installs), String(d.total.installs))}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  </TableWrap>
-)
-
 const Preview = (props: { readonly preview: ProposalPreview; readonly currency: string }) => {
   const { preview } = props
-  const delivery = deliveryOf(preview.payload)
   return (
     <div class="preview" role="region" aria-label="Harvest preview">
       <p><strong>Preview:</strong> {preview.summary}</p>
       <p>It would be {preview.mode === "auto_applied" ? "applied at once" : "queued for review"} ({preview.riskTier} risk).</p>
       {preview.policyReasons.length > 0 && <ul>{preview.policyReasons.map((r) => <li key={r}>{r}</li>)}</ul>}
-      {Option.match(delivery, {
-        onNone: () => null,
-        onSome: (d) =>
-          d.adGroups.length === 0
-            ? <p class="muted">The terms are not negated at their sources: no delivery is taken from them.</p>
-            : <DeliveryTable rows={d.adGroups} currency={props.currency} window={`${d.start} to ${d.end}`} />
-      })}
+      <HarvestDelivery payload={preview.payload} currency={props.currency} />
     </div>
   )
 }
