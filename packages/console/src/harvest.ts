@@ -1,5 +1,5 @@
 /**
- * What the search-terms page harvests (docs/contract.md 2.1, harvest_search_terms): the terms chosen, each with the ad
+ * What the search-terms page harvests (docs/contract.md 2.1.1): the terms chosen, each with the ad
  * group it came from and the one its EXACT keyword goes into, keyed so a term is chosen once per source; the plan's
  * harvest candidates as such choices; and the delivery share a harvest's preview records per source ad group.
  */

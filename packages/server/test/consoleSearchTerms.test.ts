@@ -1,5 +1,5 @@
 /**
- * The search-terms page of the console (docs/contract.md 2.1 harvest_search_terms, 2.2 reads; docs/decisions/console.md),
+ * The search-terms page of the console (docs/contract.md 2.1.1, 2.2; docs/decisions/console.md),
  * in a real browser: headless Chromium from Debian driven by playwright-core against the real server, the simulator and
  * PostgreSQL. The demo account is synced; in one campaign two Search Match terms convert well in a source ad group, its
  * low-volume bucket carries spend, and another ad group is the campaign's exact-match one (warehouse rows arranged with

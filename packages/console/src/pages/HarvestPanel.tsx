@@ -1,5 +1,5 @@
 /**
- * The harvest of the chosen search terms (docs/contract.md 2.1, harvest_search_terms): each term with the ad group it
+ * The harvest of the chosen search terms (docs/contract.md 2.1.1): each term with the ad group it
  * came from and the one its EXACT keyword goes into (changeable), whether they are negated at their sources, and why.
  * Preview first (`?preview=true`: the share of each source ad group's 30-day spend, taps and installs the negatives
  * remove, or the refusal, a guardrail's included), then Harvest proposes exactly what was previewed as one harvest,
