@@ -181,6 +181,11 @@ describe("the search-terms page", () => {
       await page.keyboard.press("Space")
       await expect(box.isChecked()).resolves.toBe(true)
     }
+    // What is chosen stays in view over the long table, one click from the harvest.
+    const bar = page.getByRole("group", { name: "Chosen terms" })
+    await bar.getByText("2 terms chosen to harvest", { exact: true }).waitFor({ timeout: WAIT_MS })
+    await bar.getByRole("button", { name: "Go to the harvest" }).click()
+    await expect(page.evaluate<string | undefined>("document.activeElement?.id")).resolves.toBe("harvest-title")
     const panel = page.getByRole("region", { name: "Harvest", exact: true })
     await panel.getByText("2 terms chosen.", { exact: true }).waitFor({ timeout: WAIT_MS })
     await expect(panel.getByRole("combobox", { name: `Ad group “${WINNER}” goes into` }).inputValue()).resolves.toBe(place.exact)

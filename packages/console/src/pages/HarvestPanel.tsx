@@ -102,7 +102,7 @@ export const HarvestPanel = (props: {
 
   return (
     <section aria-labelledby="harvest-title" class="card harvest">
-      <h2 id="harvest-title">Harvest</h2>
+      <h2 id="harvest-title" tabIndex={-1}>Harvest</h2>
       <Notice error={error} />
       {proposed !== undefined && (
         <p class="notice ok" role="status">

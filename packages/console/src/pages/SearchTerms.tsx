@@ -190,6 +190,17 @@ const AccountSearchTerms = (props: { readonly session: Session; readonly project
             {" "}A low-volume row is Apple's sum of an ad group's terms too rare to name: it carries spend but cannot be harvested.
           </p>
         )}
+        {canPropose && (
+          // The table is long and the harvest below it: what is chosen stays in view, one click from the harvest.
+          <div class="bulk" role="group" aria-label="Chosen terms">
+            <span>{chosen.size} term{chosen.size === 1 ? "" : "s"} chosen to harvest</span>
+            <button type="button" onClick={() => {
+              const heading = document.getElementById("harvest-title")
+              heading?.scrollIntoView({ block: "start" })
+              heading?.focus()
+            }}>Go to the harvest</button>
+          </div>
+        )}
         <TableWrap label={`Search terms of ${account.name}`}>
           <table class="search-terms">
             <caption class="visually-hidden">Search terms of {account.name}</caption>
