@@ -12,6 +12,7 @@ import { KeysPage } from "./pages/Keys.tsx"
 import { LedgerPage } from "./pages/Ledger.tsx"
 import { PasswordPage } from "./pages/Password.tsx"
 import { PolicyPage } from "./pages/Policy.tsx"
+import { SearchTermsPage } from "./pages/SearchTerms.tsx"
 import { NOT_FOUND } from "./routes.ts"
 import { accountOf, type Session } from "./session.ts"
 
@@ -19,6 +20,7 @@ const PAGES = [
   { route: "approvals", label: "Approvals" },
   { route: "ledger", label: "Ledger" },
   { route: "accounts", label: "Accounts" },
+  { route: "search-terms", label: "Search terms" },
   { route: "policy", label: "Policy and settings" },
   { route: "keys", label: "Keys and people" },
   { route: "password", label: "Password" }
@@ -92,6 +94,8 @@ const Shell = (props: { readonly session: Session; readonly onSignOut: () => voi
         return <LedgerPage session={props.session} projectId={route.projectId} />
       case "accounts":
         return <AccountsPage session={props.session} projectId={route.projectId} />
+      case "search-terms":
+        return <SearchTermsPage session={props.session} projectId={route.projectId} />
       case "policy":
         return <PolicyPage session={props.session} projectId={route.projectId} />
       case "keys":

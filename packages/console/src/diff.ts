@@ -55,7 +55,26 @@ const pairs = (object: Json, entity: string | null): Array<DiffRow> => {
   return rows
 }
 
+/**
+ * A harvest creates, per term, an EXACT keyword in its target (at its bid) and, when negated, an EXACT negative where it
+ * came from; the delivery it records before (`priorDelivery`) is what the negatives take (HarvestDelivery.tsx), not a
+ * field it writes.
+ */
+const harvestRows = (payload: Json): Array<DiffRow> => {
+  const terms = Array.isArray(payload["terms"]) ? payload["terms"].filter(isObject) : []
+  return terms.flatMap((t) => {
+    const entity = String(t["text"])
+    const add = (field: string, proposed: unknown): DiffRow => ({ entity, field, prior: undefined, proposed, change: "add" })
+    return [
+      add("exactKeyword", `in "${String(t["targetAdGroupName"] ?? t["targetAdGroupId"])}"`),
+      add("keywordBidMicros", t["bidMicros"] ?? null),
+      ...(payload["negateAtSource"] === true ? [add("exactNegative", `in "${String(t["sourceAdGroupName"] ?? t["sourceAdGroupId"])}"`)] : [])
+    ]
+  })
+}
+
 export const diffOf = (kind: string, payload: Json): ReadonlyArray<DiffRow> => {
+  if (kind === "harvest_search_terms") return harvestRows(payload)
   if (kind === "external_change") {
     const changes = Array.isArray(payload["changes"]) ? payload["changes"] : []
     const entity = isObject(payload["entity"]) ? labelOf(payload["entity"]) : null

@@ -6,7 +6,7 @@
  */
 import { isId } from "@acs/domain/IdFormat"
 
-export type Page = "approvals" | "ledger" | "accounts" | "policy" | "keys" | "password"
+export type Page = "approvals" | "ledger" | "accounts" | "search-terms" | "policy" | "keys" | "password"
 
 export type Route =
   | { readonly page: Page; readonly projectId: string | undefined }
@@ -17,6 +17,7 @@ const TAKES: Readonly<Record<Page, "account" | "nothing">> = {
   approvals: "account",
   ledger: "account",
   accounts: "account",
+  "search-terms": "account",
   policy: "account",
   keys: "nothing",
   password: "nothing"

@@ -621,6 +621,7 @@ describe("the console", () => {
     await fits("ledger")
     for (const [hash, heading] of [
       [`#/accounts/${p.account.projectId}`, "Accounts"],
+      [`#/search-terms/${p.account.projectId}`, "Search terms"],
       [`#/policy/${p.account.projectId}`, "Policy and settings"],
       ["#/keys", "Keys and people"],
       ["#/password", "Change your password"]

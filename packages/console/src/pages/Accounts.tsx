@@ -15,6 +15,7 @@ import { diffOf } from "../diff.ts"
 import { ago, count, kindLabel, money, percent } from "../format.ts"
 import { useLoad, useNow } from "../hooks.ts"
 import { accountOf, type Session } from "../session.ts"
+import { HarvestDelivery } from "./HarvestDelivery.tsx"
 
 const SYNC_POLL_MS = 1_000
 
@@ -175,6 +176,7 @@ const PlanEntry = (props: { readonly item: PlanItem; readonly projectId: string;
             <p><strong>Preview:</strong> {preview.summary} — would be {preview.mode === "auto_applied" ? "applied at once" : "queued for approval"} ({preview.riskTier} risk)</p>
             {preview.policyReasons.length > 0 && <ul>{preview.policyReasons.map((r) => <li key={r}>{r}</li>)}</ul>}
             <DiffTable rows={diffOf(preview.kind, preview.payload)} currency={currency} caption="What the proposal would change" />
+            <HarvestDelivery payload={preview.payload} currency={currency} />
           </div>
         )}
         <Notice error={error} message={proposed === undefined ? undefined : `Proposed: ${proposed.summary} — ${proposed.status} (${proposed.mode === "queued" ? "waits for approval" : "auto-applied"}).`} />

@@ -17,6 +17,7 @@ import { diffOf } from "../diff.ts"
 import { ago, dateTime, duration, kindLabel } from "../format.ts"
 import { useLoad, useNow } from "../hooks.ts"
 import { accountOf, actorLabel, type Session } from "../session.ts"
+import { HarvestDelivery } from "./HarvestDelivery.tsx"
 import { ChangesetCard, type QueuedChangeset } from "./ChangesetCard.tsx"
 
 /** docs/contract.md 3.2: a queued action expires this long after it was last queued. */
@@ -283,6 +284,7 @@ export const ApprovalsPage = (props: { readonly session: Session }) => {
                   </dl>
                   {action.reason !== "" && <p class="reason"><strong>Why:</strong> {action.reason}</p>}
                   <DiffTable rows={diffOf(action.kind, action.payload)} currency={currency} caption={`Change proposed by ${action.summary}`} />
+                  <HarvestDelivery payload={action.payload} currency={currency} />
                   {action.policyReasons.length > 0 && (
                     <div class="reasons">
                       <h3>Why it needs a human</h3>

@@ -20,6 +20,7 @@ import { diffOf } from "../diff.ts"
 import { dateTime, kindLabel } from "../format.ts"
 import { useLoad } from "../hooks.ts"
 import { accountOf, actorLabel, type Session } from "../session.ts"
+import { HarvestDelivery } from "./HarvestDelivery.tsx"
 import { ChangesetRevertConfirmation } from "./ChangesetRevert.tsx"
 import { type Undo, undosOf, VerdictBadge, WatchPanel } from "./Watch.tsx"
 
@@ -233,6 +234,7 @@ export const LedgerPage = (props: { readonly session: Session; readonly projectI
             <summary>Change details</summary>
             <DiffTable rows={diffOf(action.kind, action.payload)} currency={currency} caption={`Fields of ${action.summary}`}
               proposedLabel={external ? "New" : "Written"} />
+            <HarvestDelivery payload={action.payload} currency={currency} />
             {action.policyReasons.length > 0 && (
               <>
                 <h3>Why it needed a human</h3>

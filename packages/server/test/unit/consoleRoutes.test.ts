@@ -17,7 +17,7 @@ describe("a console route", () => {
     expect(parseRoute("#/")).toEqual({ page: "approvals", projectId: undefined })
     expect(parseRoute("#/ledger")).toEqual({ page: "ledger", projectId: undefined })
     expect(parseRoute("#/ledger/")).toEqual({ page: "ledger", projectId: undefined })
-    for (const page of ["approvals", "ledger", "accounts", "policy"]) {
+    for (const page of ["approvals", "ledger", "accounts", "search-terms", "policy"]) {
       expect(parseRoute(`#/${page}/${projectId}`)).toEqual({ page, projectId })
     }
     expect(parseRoute("#/keys")).toEqual({ page: "keys", projectId: undefined })
@@ -36,7 +36,7 @@ describe("a console route", () => {
 
   it("never hands on a parameter that is not an id of the server's form", () => {
     const segment = fc.oneof(fc.string(), fc.constantFrom("..", ".", "%2F", "%2e%2e", "?", "#", "prj_", newId("prj")))
-    fc.assert(fc.property(fc.constantFrom("approvals", "ledger", "accounts", "policy", "keys", "password", "x"), fc.array(segment, { maxLength: 3 }),
+    fc.assert(fc.property(fc.constantFrom("approvals", "ledger", "accounts", "search-terms", "policy", "keys", "password", "x"), fc.array(segment, { maxLength: 3 }),
       (page, rest) => {
         const route = parseRoute(`#/${[page, ...rest].join("/")}`)
         return route.page === "not-found" || route.projectId === undefined || ID_FORM.test(route.projectId)
