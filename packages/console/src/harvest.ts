@@ -10,8 +10,8 @@ export interface ChosenTerm {
   readonly text: string
   readonly sourceAdGroupId: string
   readonly targetAdGroupId: string
-  /** absent: the target ad group's default bid. */
-  readonly bidMicros?: number | undefined
+  /** absent (or null): the target ad group's default bid. */
+  readonly bidMicros?: number | null | undefined
 }
 
 /** A term is one choice per source ad group, whatever its case or spaces (as the platform matches keywords). */

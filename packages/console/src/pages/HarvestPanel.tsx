@@ -61,7 +61,7 @@ export const HarvestPanel = (props: {
       text: t.text,
       sourceAdGroupId: t.sourceAdGroupId,
       targetAdGroupId: t.targetAdGroupId,
-      ...(t.bidMicros === undefined ? {} : { bidMicros: t.bidMicros })
+      ...(t.bidMicros === undefined || t.bidMicros === null ? {} : { bidMicros: t.bidMicros })
     })),
     negateAtSource,
     reason
@@ -132,7 +132,7 @@ export const HarvestPanel = (props: {
                         ))}
                       </select>
                     </td>
-                    <td>{t.bidMicros === undefined ? "ad group default" : money(t.bidMicros, currency)}</td>
+                    <td>{t.bidMicros === undefined || t.bidMicros === null ? "ad group default" : money(t.bidMicros, currency)}</td>
                     <td><button type="button" onClick={() => props.onChoose(t, false)} aria-label={`Leave out “${t.text}”`}>Leave out</button></td>
                   </tr>
                 ))}

@@ -164,7 +164,7 @@ const AccountSearchTerms = (props: { readonly session: Session; readonly project
                                   aria-label={`Harvest “${t.text}” from ${adGroupName(t.sourceAdGroupId)}`} />
                               </td>
                               <th scope="row">{t.text}</th>
-                              <td>{adGroupName(t.targetAdGroupId)}{t.bidMicros === undefined ? "" : ` at ${money(t.bidMicros, currency)}`}</td>
+                              <td>{adGroupName(t.targetAdGroupId)}{t.bidMicros === undefined || t.bidMicros === null ? "" : ` at ${money(t.bidMicros, currency)}`}</td>
                               <td>{money(spent?.spendMicros, currency)}</td>
                               <td>{count(spent?.installs)}</td>
                               <td>{money(spent === undefined || spent.installs === 0 ? null : Math.round(spent.spendMicros / spent.installs), currency)}</td>
