@@ -188,15 +188,17 @@ export const acsKeywords = async (pool: Pool, account: BenchAccount, days: numbe
 
 /**
  * The ledger page (`GET actions?limit=L[&before=T]`) as acs's Ledger.list issues it: the same select list
- * (ActionRow.ts's actionColumns), one row more than the limit to know whether a page follows.
+ * (ActionRow.ts's actionColumns and the guard's watch), one row more than the limit to know whether a page follows.
  */
 const LEDGER_PAGE_SELECT = `
         SELECT action_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason, payload, result,
-          warnings, failure, proposed_by, decided_by, decision_reason,
+          warnings, failure, proposed_by, decided_by, decision_reason, approvals,
           to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_iso,
           to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS decided_at_iso,
           to_char(applied_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS applied_at_iso,
-          revert_of, reverted_by, superseded_by
+          revert_of, reverted_by, superseded_by, changeset_id, depends_on,
+          (SELECT w.record FROM watches w
+            WHERE w.project_id = actions.project_id AND w.watch_id = COALESCE(actions.changeset_id, actions.action_id)) AS watch
         FROM actions`
 
 export const LEDGER_PAGE_SQL = {
@@ -227,12 +229,16 @@ interface LedgerRow {
   readonly proposed_by: unknown
   readonly decided_by: unknown
   readonly decision_reason: string | null
+  readonly approvals: unknown
   readonly created_at_iso: string
   readonly decided_at_iso: string | null
   readonly applied_at_iso: string | null
   readonly revert_of: string | null
   readonly reverted_by: string | null
   readonly superseded_by: string | null
+  readonly changeset_id: string | null
+  readonly depends_on: ReadonlyArray<string>
+  readonly watch: unknown
 }
 
 /** A ledger page through bare `pg`, shaped as acs answers it (`{actions, nextBefore}`). */
@@ -262,7 +268,11 @@ export const ledgerPage = async (pool: Pool, projectId: string, limit: number, b
     appliedAt: row.applied_at_iso,
     revertOf: row.revert_of,
     revertedBy: row.reverted_by,
-    supersededBy: row.superseded_by
+    supersededBy: row.superseded_by,
+    approvals: row.approvals,
+    changesetId: row.changeset_id,
+    dependsOn: row.depends_on,
+    watch: row.watch
   }))
   return { actions, nextBefore: result.rows.length > limit ? (actions[actions.length - 1]?.created_at ?? null) : null }
 }
