@@ -323,10 +323,11 @@ describe("the plan", () => {
       expect(across.texts).not.toContain("planharvest there")
       expect(across.found.rationale).toMatch(/exact-match ad group .*EXACT negatives in/)
 
-      // Without a band the account's 30-day CPA is the target.
+      // Without a band the account's 30-day CPA is the target, in whole cents as the plan states every amount.
       await putTargets({})
       const fallback = harvest(await plan())
-      expect(fallback.found.evidence).toMatchObject({ band: null, targetCpaMicros: accountCpa })
+      expect(fallback.found.evidence).toMatchObject({ band: null, targetCpaMicros: cents(accountCpa) })
+      expect(fallback.found.rationale).toContain(`the account's 30-day CPA of ${(cents(accountCpa) / 1_000_000).toFixed(2)} USD`)
       expect(fallback.texts).toContain("planharvest winner")
       expect(fallback.texts).not.toContain("planharvest costly")
     } finally {

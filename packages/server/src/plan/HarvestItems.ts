@@ -55,11 +55,13 @@ interface Target {
 }
 
 /**
- * (e) Harvest candidates. `fallbackCpa` is the target for a campaign with no band (the account's 30-day CPA);
- * with neither there is nothing to compare a term's CPA with, and no candidate.
+ * (e) Harvest candidates. `accountCpa` is the target for a campaign with no band (the account's 30-day CPA, in whole
+ * minor units as every amount the plan states); with neither there is nothing to compare a term's CPA with, and no
+ * candidate.
  */
-export const harvestItems = (c: Context, fallbackCpa: number | null) =>
+export const harvestItems = (c: Context, accountCpa: number | null) =>
   Effect.gen(function*() {
+    const fallbackCpa = accountCpa === null ? null : Math.round(accountCpa / c.unit) * c.unit
     const sql = yield* SqlClient.SqlClient
     const { account } = c
     const p = account.projectId
