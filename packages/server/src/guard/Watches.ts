@@ -116,6 +116,10 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
           AND m.day BETWEEN span.s AND span.e
         GROUP BY span.s, span.e`)
 
+    /** `Applied`'s columns, from `actions a` joined with its account `acc`. */
+    const appliedColumns = sql.unsafe(`a.action_id, a.kind, a.payload, a.result, a.changeset_id,
+      to_char((a.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD') AS applied_day, a.created_at::text AS created_at`)
+
     /**
      * Opens the watches of up to a batch of the changes applied since the last pass, proposed after `after` (the last
      * batch's, so a pass reads the ledger once); answers how many it read and opened, and where to go on from.
@@ -123,8 +127,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
     const open = (projectId: string, after: string | null) =>
       Effect.gen(function*() {
         const applied = yield* sql`
-          SELECT a.action_id, a.kind, a.payload, a.result, a.changeset_id,
-            to_char((a.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD') AS applied_day, a.created_at::text AS created_at
+          SELECT ${appliedColumns}
           FROM actions a JOIN accounts acc ON acc.project_id = a.project_id
           LEFT JOIN changesets c ON c.changeset_id = a.changeset_id
           WHERE a.project_id = ${projectId}
@@ -138,8 +141,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         // A changeset's members may run on past the batch: its one watch opens with all of them.
         const changesetIds = [...new Set(applied.flatMap((a) => a.changesetId === null ? [] : [a.changesetId]))]
         const members = changesetIds.length === 0 ? [] : yield* sql`
-          SELECT a.action_id, a.kind, a.payload, a.result, a.changeset_id,
-            to_char((a.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD') AS applied_day, a.created_at::text AS created_at
+          SELECT ${appliedColumns}
           FROM actions a JOIN accounts acc ON acc.project_id = a.project_id
           WHERE a.project_id = ${projectId} AND a.changeset_id IN ${sql.in(changesetIds)}
             AND a.status = 'applied' AND a.revert_of IS NULL AND a.kind IN ${sql.in(WATCHED_KINDS)}`.pipe(Effect.flatMap(decodeApplied))
