@@ -382,11 +382,17 @@ describe("the circuit breaker", () => {
     const cuts = await Promise.all(failing.map(async (campaign) => proposalOf(await raise(campaign, -10_000))))
     expect(cuts.map((cut) => cut.mode)).toEqual(["auto_applied", "auto_applied", "auto_applied"])
     await startWorker()
-    for (const cut of cuts) expect((await p.settle(cut.actionId, ["applied", "failed"])).status).toBe("failed")
+    // Their own failures open the breaker, with an earlier test's failure in the window: a cut the worker had not
+    // started by then is demoted to wait for a person instead of failing (which one depends on the worker's pace).
+    const ended = await Promise.all(cuts.map((cut) => p.settle(cut.actionId, ["applied", "failed", "proposed"])))
     await stopWorker()
+    expect(ended.filter((cut) => cut.status === "failed").length).toBeGreaterThanOrEqual(2)
+    for (const held of ended.filter((cut) => cut.status !== "failed")) {
+      expect([held.status, held.policyReasons[0]]).toEqual(["proposed", expect.stringMatching(/^circuit breaker: /)])
+    }
 
     const paused = Schema.decodeUnknownSync(Guardrails)((await p.as("key", "GET", path("/guardrails"))).body).autoApplyPaused
-    // Counted under the account's lock: it opens at the third failure in the window (an earlier test's failure included).
+    // Counted under the account's lock: it opens at the third failure in the window.
     expect(paused?.reason).toBe("3 upstream write failures in 10 minutes")
     const event = await waitFor("the account.paused event", async () =>
       (await p.as("key", "GET", `/events?type=account.paused&projectId=${p.account.projectId}`)).body as { events: ReadonlyArray<unknown> },
