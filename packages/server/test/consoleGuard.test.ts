@@ -28,7 +28,7 @@ import { ServicesLive } from "../src/AppLayer.ts"
 import { DatabaseLive } from "../src/db/Database.ts"
 import { Syncs } from "../src/warehouse/Syncs.ts"
 import { WorkerLive } from "../src/worker/Worker.ts"
-import { launchBrowser, seriousViolations } from "./support/browser.ts"
+import { launchBrowser, seriousViolations, signedInPage } from "./support/browser.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import { repoRoot, TEST_SECRETS_KEY } from "./support/server.ts"
 import { makeShiftedClock } from "./support/shiftedClock.ts"
@@ -116,12 +116,7 @@ beforeAll(async () => {
     (sync) => sync.status !== "running")
   watched = await waitFor("the change's watch", () => p.action(proposed.actionId), (a) => a.watch !== undefined)
   browser = await launchBrowser()
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
-  await page.goto(p.server.baseUrl)
-  await page.getByLabel("Email").fill(ADMIN_EMAIL)
-  await page.getByLabel("Password").fill(ADMIN_PASSWORD)
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+  page = await signedInPage(browser, p.server.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD, WAIT_MS)
 })
 
 afterAll(async () => {

@@ -17,7 +17,7 @@ import { Schema } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { accountTotals, addSearchTerm, setDaily, type Totals, windowEnd } from "./support/arrange.ts"
-import { launchBrowser, seriousViolations } from "./support/browser.ts"
+import { launchBrowser, seriousViolations, signedInPage } from "./support/browser.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { repoRoot } from "./support/server.ts"
 import { WAIT_MS } from "./support/wait.ts"
@@ -114,12 +114,7 @@ beforeAll(async () => {
   await setDaily(p, "searchTerms", bucket, BUCKET)
 
   browser = await launchBrowser()
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
-  await page.goto(p.server.baseUrl)
-  await page.getByLabel("Email").fill(ADMIN_EMAIL)
-  await page.getByLabel("Password").fill(ADMIN_PASSWORD)
-  await page.getByRole("button", { name: "Sign in" }).click()
-  await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
+  page = await signedInPage(browser, p.server.baseUrl, ADMIN_EMAIL, ADMIN_PASSWORD, WAIT_MS)
 }, 600_000)
 
 afterAll(async () => {

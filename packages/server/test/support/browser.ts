@@ -33,6 +33,17 @@ export const launchBrowser = async (): Promise<Browser> =>
     args: ["--no-sandbox", "--disable-dev-shm-usage"]
   })
 
+/** A desktop-sized page of the console at `baseUrl`, signed in as the person, on the approval queue. */
+export const signedInPage = async (browser: Browser, baseUrl: string, email: string, password: string, timeoutMs: number): Promise<Page> => {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
+  await page.goto(baseUrl)
+  await page.getByLabel("Email").fill(email)
+  await page.getByLabel("Password").fill(password)
+  await page.getByRole("button", { name: "Sign in" }).click()
+  await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: timeoutMs })
+  return page
+}
+
 const axeSource = Fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
 
 export interface AxeViolation {
