@@ -19,6 +19,7 @@ import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { ChangesetRevert } from "../actions/changesets/ChangesetRevert.ts"
 import { Ledger } from "../actions/pipeline/Ledger.ts"
 import { Revert } from "../actions/pipeline/Revert.ts"
+import { BackgroundPace } from "../db/BackgroundPace.ts"
 import { decodeRows } from "../db/Rows.ts"
 import { writeEvents } from "../events/Outbox.ts"
 import { OrgSettings } from "../settings/Settings.ts"
@@ -80,13 +81,6 @@ const Pending = Schema.Struct({
 })
 const decodePending = decodeRows(Pending)
 
-/**
- * A background batch that then rests as long as it ran: the pass shares the process and the database with the
- * proposals, and half of the machine's time is all its budget needs (bench/history.md).
- */
-const paced = <A, E, R>(batch: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.timed(batch).pipe(Effect.flatMap(([took, result]) => Effect.as(Effect.sleep(took), result)))
-
 /** A confounder said in a sentence. */
 const confounderText = (c: typeof Confounder.Type): string =>
   `${c.kind === "external_change" ? "a change outside acs" : "another acs action"} on ${c.day}: ${c.summary} (action ${c.actionId})`
@@ -103,6 +97,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
     const revert = yield* Revert
     const changesetRevert = yield* ChangesetRevert
     const places = yield* ChangePlaces
+    const { paced } = yield* BackgroundPace
 
     /** A window's totals as JSON, over `entity_keys` at `level` from `start` to `end` (SQL date expressions), within the synced days. */
     const windowTotals = (level: string, keys: string, start: string, end: string) =>
@@ -324,13 +319,13 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         const guard = (yield* settings.read(account.orgId)).guard
         const startedAt = yield* Clock.currentTimeMillis
         let opened = 0
-        for (let batch = yield* open(account.projectId, null); ; batch = yield* open(account.projectId, batch.next)) {
+        for (let batch = yield* paced(open(account.projectId, null)); ; batch = yield* paced(open(account.projectId, batch.next))) {
           opened += batch.opened
           if (batch.candidates < BATCH) break
         }
         // Until nothing is due: a watch whose sync brought several reviews' days gets them in turn (each once).
         if (hourly !== undefined) yield* hourlyLanes(account, hourly)
-        yield* places.record(account.projectId)
+        yield* paced(places.record(account.projectId))
         let reviewed = 0
         for (let n = yield* paced(reviewBatch(account, guard)); n > 0; n = yield* paced(reviewBatch(account, guard))) reviewed += n
         const reviewedAt = yield* Clock.currentTimeMillis
@@ -350,7 +345,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
 
     return { open, pass } as const
   }),
-  dependencies: [Ledger.Default, Revert.Default, ChangesetRevert.Default, ChangePlaces.Default]
+  dependencies: [Ledger.Default, Revert.Default, ChangesetRevert.Default, ChangePlaces.Default, BackgroundPace.Default]
 }) {}
 
 /** A due watch's review (or its close, when its change was reverted meanwhile) and the row that records it. */
