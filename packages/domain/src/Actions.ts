@@ -181,7 +181,6 @@ export const LedgerParams = Schema.Struct({
       message: () => "kind: an action kind, e.g. budget_change"
     })
   )),
-  // No description: the two values say it (the MCP tool list's size is budgeted: docs/decisions/surfaces.md).
   origin: Schema.optional(Schema.Literal("acs", "external").annotations({ description: "external: changed outside acs" })),
   proposedBy: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(320)).annotations({
     description: "keyId, personId or outside modifier"

@@ -371,7 +371,7 @@ const proposalEndpoint = <const Operation extends string, Body extends Schema.Sc
       OpenApi.Description,
       `${kind.title}. Answers 201 with \`Location\`; a replay of the same \`Idempotency-Key\` answers 200 with ` +
         "`Idempotency-Replay: true` and `replayed: true`. With `?preview=true` it only validates and runs the policy: " +
-        "200 with `{kind, mode, riskTier, policyReasons, summary, payload}`, nothing written."
+        "200 with `{kind, mode, riskTier, policyReasons, summary, payload}`, nothing written, counted as a read."
     )
 
 /** Each proposal endpoint with its own kind's body type. */

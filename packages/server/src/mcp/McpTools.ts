@@ -5,9 +5,10 @@
  * decodes with. A tool call's arguments become the operation's input (`{path, urlParams, payload, headers}`),
  * decoded part by part with the endpoint's own schemas as REST decodes a request, and McpServer calls the
  * operation; a new endpoint is a new tool with no code here, once its operation's `mcp` column says so. For a
- * model (docs/decisions/surfaces.md): schemas without noise, an outline of the answer as `outputSchema`, the
- * four annotation hints from `hintsOf`, numeric ids taken as strings; what all tools share is said once, in
- * the server's instructions (McpServer.ts).
+ * model (docs/decisions/surfaces.md): every field described where its schema declares it, schemas without noise
+ * and portable (MCP Inspector's rules), an outline of the answer as `outputSchema`, the hints from `hintsOf` the
+ * MCP defaults do not say, numeric ids taken as strings; the rules all tools share are said once, in the server's
+ * instructions (McpServer.ts).
  */
 import { Api, unauthenticatedGroups } from "@acs/domain/Api"
 import { type OperationName, Operations } from "@acs/domain/Operations"
@@ -243,9 +244,9 @@ const typeOfValues = (values: ReadonlyArray<unknown>): Record<string, unknown> =
 
 /**
  * A JSON Schema as a model should read it: no refinement titles (`maxLength(64)`, `int`; the constraint is a
- * keyword anyway), no generic descriptions or paraphrases of the field's name, no noise bounds, no
- * `additionalProperties: false`, a nullable primitive as a type list. For an output schema (`output`), no
- * descriptions at all.
+ * keyword anyway), no effect's generic descriptions (`an integer`), no noise bounds, no `additionalProperties`
+ * that is `false` or the default; a nullable stays `anyOf` with null (a `type` list is not portable). For an
+ * output schema (`output`), no descriptions at all.
  */
 const forModel = (node: unknown, output: boolean): unknown => {
   if (Array.isArray(node)) return node.map((item) => forModel(item, output))
