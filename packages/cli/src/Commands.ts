@@ -42,7 +42,7 @@ export const commands: ReadonlyArray<CommandEntry> = [
   { name: "plan", group: "client", summary: "suggested changes ranked by spend at stake, each a ready proposal", load: () => import("./commands/PolicyCommand.ts").then((m) => loaded(m.planCommand)) },
   { name: "propose", group: "client", summary: "propose a change (or --preview it); it auto-applies or queues for review", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.proposeCommand)) },
   { name: "harvest", group: "client", summary: "search terms as EXACT keywords, negated at their source (or --preview the delivery removed)", load: () => import("./commands/HarvestCommand.ts").then((m) => loaded(m.harvestCommand)) },
-  { name: "approvals", group: "client", summary: "actions waiting for a human decision, oldest first", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.approvalsCommand)) },
+  { name: "approvals", group: "client", summary: "actions waiting for a human decision, oldest first (no projectId: every account)", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.approvalsCommand)) },
   { name: "approve", group: "client", summary: "approve a pending action; its apply is queued", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.approveCommand)) },
   { name: "reject", group: "client", summary: "reject a pending action, with a reason", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.rejectCommand)) },
   { name: "revert", group: "client", summary: "undo an applied action with its compensating change", load: () => import("./commands/ActionsCommand.ts").then((m) => loaded(m.revertCommand)) },

@@ -274,6 +274,42 @@ describe("acs client commands", () => {
     expect((await acs(keys.approver, "reject", project, proposed.actionId)).code).toBe(0)
   })
 
+  it("lists every reached account's queue without an account, as the console does", async () => {
+    const proposed = jsonOf<Proposal>(await acs(keys.write, "propose", "budget-change", project, "--body", JSON.stringify(await budgetCut("across accounts")), "--json"))
+    const accounts = (await rest("/accounts") as { accounts: Array<{ projectId: string; name: string }> }).accounts
+    expect(accounts.length).toBeGreaterThan(1)
+    const queues = await Promise.all(accounts.map(async (a) => (await rest(`/accounts/${a.projectId}/approvals?limit=1000`)) as { approvals: Array<{ actionId: string; created_at: string }> }))
+    const waiting = queues.flatMap((q) => q.approvals).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.actionId.localeCompare(b.actionId))
+
+    const all = jsonOf<{ approvals: Array<{ actionId: string; projectId: string }>; total: number; accounts: Array<{ projectId: string; total: number }> }>(
+      await acs(keys.read, "approvals", "--limit", "1000", "--json")
+    )
+    expect(all.approvals.map((a) => a.actionId)).toEqual(waiting.map((a) => a.actionId))
+    expect(all.approvals.map((a) => a.actionId)).toContain(proposed.actionId)
+    expect(all.accounts.map((a) => a.projectId).sort()).toEqual(accounts.map((a) => a.projectId).sort())
+    expect(all.total).toBe(queues.reduce((sum, q) => sum + q.approvals.length, 0))
+
+    const human = await acs(keys.read, "approvals", "--limit", "1000")
+    expect(human.code, human.stderr).toBe(0)
+    expect(human.stdout.split("\n")[0]).toMatch(/^ACCOUNT\s+ACTION ID\s+KIND/)
+    const name = accounts.find((a) => a.projectId === project)!.name
+    expect(human.stdout.split("\n").find((line) => line.includes(proposed.actionId) && !line.includes(": "))).toMatch(new RegExp(`^${name}\\s`))
+    expect(human.stdout).toMatch(new RegExp(`^${waiting.length} of ${all.total} waiting in ${accounts.length} accounts$`, "m"))
+
+    // A key that reaches one account lists that account's queue only, whether bound to it or given it as a subset.
+    const bound = await p.as("key", "POST", `/accounts/${project}/keys`, { name: "cli bound approvals", scope: "read" })
+    expect(bound.status, bound.text).toBe(201)
+    const own = (await rest(`/accounts/${project}/approvals?limit=1000`)) as { approvals: Array<{ actionId: string }> }
+    for (const key of [Schema.decodeUnknownSync(CreatedKey)(bound.body).secret, keys.readOne]) {
+      const one = jsonOf<{ approvals: Array<{ actionId: string; projectId: string }>; accounts: Array<{ projectId: string }> }>(
+        await acs(key, "approvals", "--limit", "1000", "--json")
+      )
+      expect(one.accounts.map((a) => a.projectId)).toEqual([project])
+      expect(one.approvals.map((a) => a.actionId)).toEqual(own.approvals.map((a) => a.actionId))
+    }
+    expect((await acs(keys.approver, "reject", project, proposed.actionId)).code).toBe(0)
+  })
+
   it("rejects with a reason, and pages the ledger with the printed nextBefore cursor", async () => {
     const proposed = jsonOf<Proposal>(await acs(keys.write, "propose", "budget-change", project, "--body", JSON.stringify(await budgetCut("to reject")), "--json"))
     const table = await acs(keys.approver, "reject", project, proposed.actionId, "--reason", "not this week")

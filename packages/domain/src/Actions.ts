@@ -88,8 +88,7 @@ export const PreviewParams = Schema.Struct({
     jsonSchema: {
       type: "boolean",
       default: false,
-      description: "true: a dry run — validation and the policy as a proposal, answered 200 with what would be " +
-        "recorded, nothing written (no action, job or idempotency row); counts against the read rate limit"
+      description: "true: dry run, records nothing"
     }
   }))
 })
@@ -170,25 +169,24 @@ export const LedgerParams = Schema.Struct({
     minimum: 1,
     maximum: LEDGER_MAX_LIMIT,
     default: LEDGER_DEFAULT_LIMIT,
-    description: `How many actions to answer (default ${LEDGER_DEFAULT_LIMIT}); a value outside 1–${LEDGER_MAX_LIMIT} is clamped`
+    description: `Max rows; clamped to 1–${LEDGER_MAX_LIMIT}`
   })),
   // Kept as text: the cursor has microseconds, more than a JavaScript Date holds.
   before: Schema.optional(Timestamp),
-  status: Schema.optional(ActionStatus),
+  status: Schema.optional(ActionStatus.annotations({ description: "Only this status" })),
   // A kind, checked (400 otherwise) but listed as a string: the proposal tools name the kinds (the MCP tool list's
   // size is budgeted: docs/decisions/surfaces.md).
-  kind: Schema.optional(Schema.String.pipe(
+  kind: Schema.optional(Schema.String.annotations({ description: "Only this kind, e.g. budget_change" }).pipe(
     Schema.filter((text): text is ActionKindName => Schema.is(ActionKind)(text), {
       message: () => "kind: an action kind, e.g. budget_change"
     })
-  ).annotations({ description: "e.g. budget_change" })),
-  // No description: the two values say it (the MCP tool list's size is budgeted: docs/decisions/surfaces.md).
-  origin: Schema.optional(Schema.Literal("acs", "external")),
+  )),
+  origin: Schema.optional(Schema.Literal("acs", "external").annotations({ description: "external: changed outside acs" })),
   proposedBy: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(320)).annotations({
     description: "keyId, personId or outside modifier"
   })),
   // A Verdict, checked (400 otherwise) but listed as a string: the MCP tool list's size is budgeted (docs/decisions/surfaces.md).
-  verdict: Schema.optional(Schema.String.pipe(
+  verdict: Schema.optional(Schema.String.annotations({ description: "Only this guard verdict, e.g. failed" }).pipe(
     Schema.filter((text): text is Verdict => (Verdict.literals as ReadonlyArray<string>).includes(text), {
       message: () => `verdict: one of ${Verdict.literals.join(", ")}`
     })
@@ -218,7 +216,7 @@ export const ApprovalList = Schema.Struct({
 export const ApprovalParams = Schema.Struct({ limit: Schema.optional(LimitParam) })
 
 const RejectFields = Schema.Struct({
-  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)).annotations({ description: "Why, shown to the proposer" }))
 })
 
 /** The reason is optional, and so is the body: a POST with none (JSON `null`) rejects without a reason. */

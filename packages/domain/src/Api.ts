@@ -123,7 +123,7 @@ const authenticatedGroup = <Id extends string, Endpoints extends HttpApiEndpoint
     .prefix("/api/v1")
 
 const projectId = HttpApiSchema.param("projectId", Schema.String.annotations({
-  description: "The account's projectId from GET /accounts, or `current` for a key bound to one account"
+  description: "Account's projectId, or `current`"
 }))
 
 const Credentials = Schema.Struct({
@@ -305,7 +305,7 @@ export class ConnectionGroup extends HttpApiGroup.make("connection")
   )
 {}
 
-const readParams = ReadParams.annotations({ description: "days 1–90 (default 30), limit (default 50, clamped to 1000), narrowing" })
+const readParams = ReadParams
 
 export class WarehouseGroup extends HttpApiGroup.make("warehouse")
   .add(HttpApiEndpoint.get("listCampaigns")`/accounts/${projectId}/campaigns`.setUrlParams(readParams)
@@ -321,7 +321,7 @@ export class WarehouseGroup extends HttpApiGroup.make("warehouse")
   .add(HttpApiEndpoint.get("listNegativeKeywords")`/accounts/${projectId}/negative-keywords`.setUrlParams(readParams)
     .addSuccess(collection("negativeKeywords", NegativeKeywordRow)))
   .add(HttpApiEndpoint.get("listSyncs")`/accounts/${projectId}/syncs`.setUrlParams(SyncHistoryParams).addSuccess(SyncList))
-  .add(HttpApiEndpoint.get("getSync")`/accounts/${projectId}/syncs/${HttpApiSchema.param("syncId", Schema.String)}`
+  .add(HttpApiEndpoint.get("getSync")`/accounts/${projectId}/syncs/${HttpApiSchema.param("syncId", Schema.String.annotations({ description: "Sync id" }))}`
     .addSuccess(Sync).addError(NotFoundBody))
   .add(
     HttpApiEndpoint.post("startSync")`/accounts/${projectId}/syncs`
@@ -371,7 +371,7 @@ const proposalEndpoint = <const Operation extends string, Body extends Schema.Sc
       OpenApi.Description,
       `${kind.title}. Answers 201 with \`Location\`; a replay of the same \`Idempotency-Key\` answers 200 with ` +
         "`Idempotency-Replay: true` and `replayed: true`. With `?preview=true` it only validates and runs the policy: " +
-        "200 with `{kind, mode, riskTier, policyReasons, summary, payload}`, nothing written."
+        "200 with `{kind, mode, riskTier, policyReasons, summary, payload}`, nothing written, counted as a read."
     )
 
 /** Each proposal endpoint with its own kind's body type. */
@@ -396,7 +396,7 @@ export class ProposalsGroup extends (proposalKinds.reduce(
   )
 {}
 
-const actionId = HttpApiSchema.param("actionId", Schema.String)
+const actionId = HttpApiSchema.param("actionId", Schema.String.annotations({ description: "acs action id" }))
 
 export class ActionsGroup extends HttpApiGroup.make("actions")
   .add(HttpApiEndpoint.get("listActions")`/accounts/${projectId}/actions`.setUrlParams(LedgerParams).addSuccess(ActionList))
@@ -443,7 +443,7 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
   )
 {}
 
-const changesetId = HttpApiSchema.param("changesetId", Schema.String)
+const changesetId = HttpApiSchema.param("changesetId", Schema.String.annotations({ description: "Changeset id" }))
 
 export class ChangesetsGroup extends HttpApiGroup.make("changesets")
   .add(HttpApiEndpoint.post("openChangeset")`/accounts/${projectId}/changesets`
@@ -521,7 +521,7 @@ export class InsightsGroup extends HttpApiGroup.make("insights")
         "one with the apply-recommendation or dismiss-recommendation proposal."
     ))
   .add(HttpApiEndpoint.post("runAudit")`/accounts/${projectId}/audits`.addSuccess(Audit, { status: 201 }))
-  .add(HttpApiEndpoint.get("getAudit")`/accounts/${projectId}/audits/${HttpApiSchema.param("auditId", Schema.String)}`
+  .add(HttpApiEndpoint.get("getAudit")`/accounts/${projectId}/audits/${HttpApiSchema.param("auditId", Schema.String.annotations({ description: "Audit id" }))}`
     .addSuccess(Audit).addError(NotFoundBody))
   .add(HttpApiEndpoint.get("getBrief")`/accounts/${projectId}/brief`.addSuccess(Brief))
   .add(HttpApiEndpoint.put("updateBrief")`/accounts/${projectId}/brief`.setPayload(UpdateBriefRequest).addSuccess(Brief))

@@ -34,7 +34,7 @@ export const OpenChangesetRequest = Schema.Struct({
   title: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)).annotations({
     description: "What the changes do together, shown to reviewers"
   }),
-  reason: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2000))),
+  reason: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2000)).annotations({ description: "Why, shown to reviewers" })),
   onFailure: Schema.optional(OnFailure.annotations({ description: "Default stop: a failed member skips the rest" }))
 }).annotations({ identifier: "OpenChangesetRequest" })
 
@@ -115,18 +115,18 @@ export const ChangesetList = Schema.Struct({
 }).annotations({ identifier: "ChangesetList" })
 
 export const ChangesetListParams = Schema.Struct({
-  status: Schema.optional(ChangesetStatus),
+  status: Schema.optional(ChangesetStatus.annotations({ description: "Only this status" })),
   limit: Schema.optional(LimitParam)
 })
 
 /** Many members in one call: each a proposal kind and the body its endpoint takes (without `changesetId`). */
 export const AddMembersRequest = Schema.Struct({
   proposals: Schema.Array(Schema.Struct({
-    kind: ProposalKindLiteral,
+    kind: ProposalKindLiteral.annotations({ description: "Proposal kind" }),
     body: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
       description: "The kind's own proposal fields, with `reason`, without `changesetId`"
     })
-  })).pipe(Schema.minItems(1), Schema.maxItems(MEMBERS_PER_CALL))
+  })).pipe(Schema.minItems(1), Schema.maxItems(MEMBERS_PER_CALL)).annotations({ description: "Proposals to add" })
 }).annotations({ identifier: "AddMembersRequest" })
 export type AddMembersRequest = typeof AddMembersRequest.Type
 
@@ -160,7 +160,7 @@ export const ApproveChangesetRequest = Schema.Struct({
 }).annotations({ identifier: "ApproveChangesetRequest" })
 
 export const RejectChangesetRequest = Schema.Struct({
-  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+  reason: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)).annotations({ description: "Why, shown to the opener" }))
 }).annotations({ identifier: "RejectChangesetRequest" })
 
 /** A member's fate in a revert: undone, left alone because it moved since (unless forced), or not undoable. */

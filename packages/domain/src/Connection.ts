@@ -63,4 +63,5 @@ export const Discovery = Schema.Struct({
 
 export const ImportRequest = Schema.Struct({
   upstreamAccountIds: Schema.Array(Schema.String.pipe(Schema.minLength(1))).pipe(Schema.minItems(1), Schema.maxItems(100))
+    .annotations({ description: "Apple Ads account ids to import" })
 }).annotations({ identifier: "ImportRequest" })

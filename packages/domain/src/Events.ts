@@ -53,11 +53,11 @@ export const EVENTS_MAX_LIMIT = 500
  * and the types are listed once, in the Event documentation.
  */
 const typeParam = Schema.optional(
-  Schema.String.pipe(
+  Schema.String.annotations({ description: "Only this type, e.g. action.proposed" }).pipe(
     Schema.filter((text): text is EventType => (eventTypes as ReadonlyArray<string>).includes(text), {
       message: () => `type: one of ${eventTypes.join(", ")}`
     })
-  ).annotations({ description: "e.g. action.proposed" })
+  )
 )
 const projectParam = Schema.optional(Schema.String.annotations({ description: "Only this account's events" }))
 

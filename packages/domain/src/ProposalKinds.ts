@@ -5,53 +5,56 @@
  */
 import { Schema } from "effect"
 
-const Id = (what: string) =>
-  Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({ description: `the ${what}'s id` })
+/** `Id("campaign")`: an Apple Ads id, described as what it refers to. */
+const IdText = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))
+const Id = (what: string) => IdText.annotations({ description: `Apple Ads ${what} id` })
 
+/** An amount, described with its unit (the same words on every amount, so a model reads them once). */
 const Micros = (what: string) =>
   Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(1_000_000_000_000)).annotations({
-    description: `${what} in integer micro-units of the account currency`
+    description: `${what} in micros: 1,000,000 = 1 unit of the account's currency`
   })
 
 const Reason = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(2000)).annotations({
-  description: "Why the change is wanted; kept in the ledger and shown to reviewers"
+  description: "Why; shown to reviewers"
 })
 
 const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
-const Text = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(80))
-const EntityStatus = Schema.Literal("ENABLED", "PAUSED")
-const KeywordStatus = Schema.Literal("ACTIVE", "PAUSED")
-const MatchType = Schema.Literal("EXACT", "BROAD")
-const BidStrategy = Schema.Literal("MANUAL_CPT", "MAX_CONVERSIONS")
+const Text = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(80)).annotations({ description: "Keyword text" })
+const EntityStatus = Schema.Literal("ENABLED", "PAUSED").annotations({ description: "New status" })
+const KeywordStatus = Schema.Literal("ACTIVE", "PAUSED").annotations({ description: "New status" })
+const MatchType = Schema.Literal("EXACT", "BROAD").annotations({ description: "Match type" })
+const BidStrategy = Schema.Literal("MANUAL_CPT", "MAX_CONVERSIONS").annotations({ description: "Bid strategy" })
 const Countries = Schema.Array(Schema.String.pipe(Schema.pattern(/^[A-Z]{2}$/))).pipe(Schema.minItems(1), Schema.maxItems(250))
   .annotations({ description: "ISO 3166-1 alpha-2 codes" })
-const Ids = (what: string) => Schema.Array(Id(what)).pipe(Schema.minItems(1), Schema.maxItems(1000))
+const Ids = (what: string) =>
+  Schema.Array(IdText).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({ description: `Apple Ads ${what} ids` })
 
 export const NewKeywordBody = Schema.Struct({
   text: Text,
   matchType: MatchType,
-  bidMicros: Schema.optional(Schema.NullOr(Micros("The keyword's bid")))
+  bidMicros: Schema.optional(Schema.NullOr(Micros("Bid (null: the ad group's default)")))
 }).annotations({ identifier: "NewKeyword" })
 
 export const NewNegativeKeywordBody = Schema.Struct({ text: Text, matchType: MatchType })
   .annotations({ identifier: "NewNegativeKeyword" })
 
 const AdGroupPlan = {
-  name: Name,
-  defaultBidMicros: Micros("The ad group's default bid"),
-  cpaGoalMicros: Schema.optional(Schema.NullOr(Micros("The ad group's CPA goal"))),
-  searchMatch: Schema.Boolean,
-  keywords: Schema.Array(NewKeywordBody).pipe(Schema.maxItems(1000)),
-  negativeKeywords: Schema.Array(NewNegativeKeywordBody).pipe(Schema.maxItems(1000))
+  name: Name.annotations({ description: "Ad group name" }),
+  defaultBidMicros: Micros("Default bid"),
+  cpaGoalMicros: Schema.optional(Schema.NullOr(Micros("CPA goal"))),
+  searchMatch: Schema.Boolean.annotations({ description: "Search Match on" }),
+  keywords: Schema.Array(NewKeywordBody).pipe(Schema.maxItems(1000)).annotations({ description: "Keywords to add" }),
+  negativeKeywords: Schema.Array(NewNegativeKeywordBody).pipe(Schema.maxItems(1000)).annotations({ description: "Negative keywords to add" })
 }
 
 /**
  * Membership of a changeset (docs/contract.md 4.3): `changesetId` records the proposal as a member of that open
- * changeset, `dependsOn` names members that must apply first. No descriptions: they repeat on every proposal, and
- * the MCP tool list's size is budgeted (docs/decisions/surfaces.md); the changeset tools and the API document say it.
+ * changeset, `dependsOn` names members that must apply first.
  */
-const ChangesetId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(80))
+const ChangesetId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(80)).annotations({ description: "Open changeset to join" })
 const DependsOn = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))).pipe(Schema.maxItems(100))
+  .annotations({ description: "Members' actionIds to apply first" })
 
 const body = <F extends Schema.Struct.Fields>(identifier: string, fields: F) =>
   Schema.Struct({ ...fields, reason: Reason, changesetId: Schema.optional(ChangesetId), dependsOn: Schema.optional(DependsOn) })
@@ -75,7 +78,7 @@ export const budgetChange = declare({
   path: "budget-change",
   operation: "proposeBudgetChange",
   title: "Change a campaign's daily budget",
-  body: body("BudgetChangeRequest", { campaignId: Id("campaign"), newDailyBudgetMicros: Micros("The new daily budget") })
+  body: body("BudgetChangeRequest", { campaignId: Id("campaign"), newDailyBudgetMicros: Micros("New daily budget") })
 })
 
 export const campaignStatus = declare({
@@ -94,7 +97,7 @@ export const bidStrategyChange = declare({
   body: body("BidStrategyChangeRequest", {
     campaignId: Id("campaign"),
     bidStrategy: BidStrategy,
-    targetCpaMicros: Schema.optional(Micros("The target CPA, required for MAX_CONVERSIONS"))
+    targetCpaMicros: Schema.optional(Micros("Target CPA, for MAX_CONVERSIONS"))
   })
 })
 
@@ -103,7 +106,7 @@ export const targetCpaChange = declare({
   path: "target-cpa-change",
   operation: "proposeTargetCpaChange",
   title: "Change a MAX_CONVERSIONS campaign's target CPA",
-  body: body("TargetCpaChangeRequest", { campaignId: Id("campaign"), newTargetCpaMicros: Micros("The new target CPA") })
+  body: body("TargetCpaChangeRequest", { campaignId: Id("campaign"), newTargetCpaMicros: Micros("New target CPA") })
 })
 
 export const createCampaign = declare({
@@ -112,13 +115,13 @@ export const createCampaign = declare({
   operation: "proposeCreateCampaign",
   title: "Create a campaign with its ad groups, keywords and negatives",
   body: body("CreateCampaignRequest", {
-    name: Name,
-    adamId: Id("app (adamId)"),
+    name: Name.annotations({ description: "Campaign name" }),
+    adamId: IdText.annotations({ description: "App Store app id (adamId)" }),
     countriesOrRegions: Countries,
-    dailyBudgetMicros: Micros("The daily budget"),
+    dailyBudgetMicros: Micros("Daily budget"),
     bidStrategy: BidStrategy,
-    targetCpaMicros: Schema.optional(Micros("The target CPA, required for MAX_CONVERSIONS")),
-    adGroups: Schema.Array(Schema.Struct(AdGroupPlan)).pipe(Schema.minItems(1), Schema.maxItems(20))
+    targetCpaMicros: Schema.optional(Micros("Target CPA, for MAX_CONVERSIONS")),
+    adGroups: Schema.Array(Schema.Struct(AdGroupPlan)).pipe(Schema.minItems(1), Schema.maxItems(20)).annotations({ description: "Its ad groups" })
   })
 })
 
@@ -129,9 +132,9 @@ export const cloneCampaign = declare({
   title: "Copy a campaign with its ad groups, keywords and negatives",
   body: body("CloneCampaignRequest", {
     sourceCampaignId: Id("source campaign"),
-    name: Name,
+    name: Name.annotations({ description: "The copy's name" }),
     countriesOrRegions: Schema.optional(Countries),
-    dailyBudgetMicros: Schema.optional(Micros("The copy's daily budget"))
+    dailyBudgetMicros: Schema.optional(Micros("The copy's daily budget; default the source's"))
   })
 })
 
@@ -140,7 +143,9 @@ export const rename = declare({
   path: "rename",
   operation: "proposeRename",
   title: "Rename a campaign or an ad group",
-  body: body("RenameRequest", { entity: Schema.Literal("campaign", "adGroup"), id: Id("campaign or ad group"), name: Name })
+  body: body("RenameRequest", { entity: Schema.Literal("campaign", "adGroup").annotations({ description: "What `id` names" }),
+    id: Id("campaign or ad group"),
+    name: Name.annotations({ description: "New name" }) })
 })
 
 export const adGroupStatus = declare({
@@ -156,7 +161,7 @@ export const cpaGoalChange = declare({
   path: "cpa-goal-change",
   operation: "proposeCpaGoalChange",
   title: "Change an ad group's CPA goal",
-  body: body("CpaGoalChangeRequest", { adGroupId: Id("ad group"), newCpaGoalMicros: Micros("The new CPA goal") })
+  body: body("CpaGoalChangeRequest", { adGroupId: Id("ad group"), newCpaGoalMicros: Micros("New CPA goal") })
 })
 
 export const defaultBidChange = declare({
@@ -164,7 +169,7 @@ export const defaultBidChange = declare({
   path: "default-bid-change",
   operation: "proposeDefaultBidChange",
   title: "Change an ad group's default bid",
-  body: body("DefaultBidChangeRequest", { adGroupId: Id("ad group"), newDefaultBidMicros: Micros("The new default bid") })
+  body: body("DefaultBidChangeRequest", { adGroupId: Id("ad group"), newDefaultBidMicros: Micros("New default bid") })
 })
 
 export const searchMatchChange = declare({
@@ -172,7 +177,7 @@ export const searchMatchChange = declare({
   path: "search-match",
   operation: "proposeSearchMatchChange",
   title: "Turn an ad group's Search Match on or off",
-  body: body("SearchMatchChangeRequest", { adGroupId: Id("ad group"), enabled: Schema.Boolean })
+  body: body("SearchMatchChangeRequest", { adGroupId: Id("ad group"), enabled: Schema.Boolean.annotations({ description: "Search Match on" }) })
 })
 
 export const createAdGroup = declare({
@@ -190,8 +195,8 @@ export const cloneAdGroup = declare({
   title: "Copy an ad group with its keywords and negatives",
   body: body("CloneAdGroupRequest", {
     sourceAdGroupId: Id("source ad group"),
-    targetCampaignId: Schema.optional(Id("target campaign")),
-    name: Name
+    targetCampaignId: Schema.optional(Id("target campaign")).annotations({ description: "Default: the source's campaign" }),
+    name: Name.annotations({ description: "The copy's name" })
   })
 })
 
@@ -202,7 +207,7 @@ export const addKeywords = declare({
   title: "Add targeting keywords to an ad group",
   body: body("AddKeywordsRequest", {
     adGroupId: Id("ad group"),
-    keywords: Schema.Array(NewKeywordBody).pipe(Schema.minItems(1), Schema.maxItems(1000))
+    keywords: Schema.Array(NewKeywordBody).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({ description: "Keywords to add" })
   })
 })
 
@@ -211,7 +216,7 @@ export const keywordBidChange = declare({
   path: "keyword-bid",
   operation: "proposeKeywordBidChange",
   title: "Set the bid of keywords",
-  body: body("KeywordBidChangeRequest", { keywordIds: Ids("keyword"), newBidMicros: Micros("The new bid") })
+  body: body("KeywordBidChangeRequest", { keywordIds: Ids("keyword"), newBidMicros: Micros("New bid") })
 })
 
 export const keywordStatus = declare({
@@ -247,6 +252,7 @@ export const addNegativeKeywords = declare({
     campaignId: Id("campaign"),
     adGroupId: Schema.optional(Id("ad group")),
     keywords: Schema.Array(NewNegativeKeywordBody).pipe(Schema.minItems(1), Schema.maxItems(1000))
+      .annotations({ description: "Negatives to add; in the ad group if given, else the campaign" })
   })
 })
 
@@ -268,8 +274,8 @@ export const harvestSearchTerms = declare({
       text: Text,
       sourceAdGroupId: Id("source ad group"),
       targetAdGroupId: Id("target ad group"),
-      bidMicros: Schema.optional(Schema.NullOr(Micros("The keyword's bid")))
-    })).pipe(Schema.minItems(1), Schema.maxItems(1000)),
+      bidMicros: Schema.optional(Schema.NullOr(Micros("Bid (null: the ad group's default)")))
+    })).pipe(Schema.minItems(1), Schema.maxItems(1000)).annotations({ description: "Search terms to harvest" }),
     negateAtSource: Schema.optional(Schema.Boolean).annotations({ description: "Default true" })
   })
 })
@@ -292,8 +298,8 @@ export const applyRecommendation = declare({
   title: "Apply one of Apple's recommendations",
   body: body("ApplyRecommendationRequest", {
     recommendationId: RecommendationId,
-    appliedDailyBudgetMicros: Schema.optional(Micros("Daily cap override")),
-    appliedTargetCpaMicros: Schema.optional(Micros("Target CPA override"))
+    appliedDailyBudgetMicros: Schema.optional(Micros("Daily cap instead of Apple's")),
+    appliedTargetCpaMicros: Schema.optional(Micros("Target CPA instead of Apple's"))
   })
 })
 

@@ -32,7 +32,7 @@ export const RecommendationRow = Schema.Struct({
 export type RecommendationRow = typeof RecommendationRow.Type
 
 export const RecommendationsParams = Schema.Struct({
-  campaignId: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)))
+  campaignId: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64)).annotations({ description: "Only this Apple Ads campaign's" }))
 })
 
 export const RecommendationList = collection("recommendations", RecommendationRow).annotations({ identifier: "RecommendationList" })

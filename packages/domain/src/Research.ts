@@ -8,13 +8,13 @@ export const ReportLevel = Schema.Literal("campaigns", "adGroups", "keywords", "
 export type ReportLevel = typeof ReportLevel.Type
 
 export const ReportRequest = Schema.Struct({
-  level: ReportLevel,
+  level: ReportLevel.annotations({ description: "Row level" }),
   startDate: CalendarDate,
   endDate: CalendarDate,
-  granularity: Schema.Literal("DAILY", "WEEKLY", "MONTHLY"),
+  granularity: Schema.Literal("DAILY", "WEEKLY", "MONTHLY").annotations({ description: "Period of each row's `periods`" }),
   campaignId: Schema.optional(Schema.String.pipe(Schema.pattern(/^\d{1,20}$/, { message: () => "must be a campaign id" }))
     .annotations({ description: "Required for every level but campaigns" })),
-  offset: Schema.optional(Schema.Int.pipe(Schema.nonNegative())),
+  offset: Schema.optional(Schema.Int.pipe(Schema.nonNegative()).annotations({ description: "Rows to skip" })),
   limit: Schema.optional(Schema.Int.annotations({ description: "default 50, clamped to 1–1000" }))
 }).annotations({ identifier: "ReportRequest" })
 export type ReportRequest = typeof ReportRequest.Type
@@ -47,7 +47,7 @@ export type Report = typeof Report.Type
 const Query = Schema.String.pipe(Schema.minLength(1, { message: () => "must not be empty" }), Schema.maxLength(200))
 
 export const AppSearchRequest = Schema.Struct({
-  query: Query,
+  query: Query.annotations({ description: "App name or developer" }),
   limit: Schema.optional(Schema.Int.annotations({ description: "default 50, clamped to 1–1000" }))
 }).annotations({ identifier: "AppSearchRequest" })
 
@@ -61,10 +61,10 @@ export const AppSearch = Schema.Struct({
 }).annotations({ identifier: "AppSearch" })
 
 export const GeoSearchRequest = Schema.Struct({
-  query: Query,
+  query: Query.annotations({ description: "Place name" }),
   countryCode: Schema.optional(Schema.String.pipe(Schema.pattern(/^[A-Za-z]{2}$/, {
     message: () => "must be an ISO 3166-1 alpha-2 code such as US"
-  })))
+  })).annotations({ description: "Only this country (ISO 3166-1 alpha-2)" }))
 }).annotations({ identifier: "GeoSearchRequest" })
 
 export const GeoSearch = Schema.Struct({
@@ -76,8 +76,9 @@ export const KeywordIdeasRequest = Schema.Struct({
   seeds: Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(80))).pipe(
     Schema.minItems(1, { message: () => "give at least one seed" }),
     Schema.maxItems(50)
-  ),
-  days: Schema.optional(Schema.Int.pipe(Schema.between(1, 90, { message: () => "days must be an integer from 1 to 90" }))),
+  ).annotations({ description: "Words the ideas must contain" }),
+  days: Schema.optional(Schema.Int.pipe(Schema.between(1, 90, { message: () => "days must be an integer from 1 to 90" }))
+    .annotations({ description: "Search-term window in days (default 30)" })),
   limit: Schema.optional(Schema.Int.annotations({ description: "default 50, clamped to 1–1000" }))
 }).annotations({ identifier: "KeywordIdeasRequest" })
 

@@ -127,7 +127,7 @@ export const LimitParam = IntegerParam(Schema.Int, {
   minimum: 1,
   maximum: MAX_LIMIT,
   default: DEFAULT_LIMIT,
-  description: `How many rows to answer (default ${DEFAULT_LIMIT}); a value outside 1–${MAX_LIMIT} is clamped`
+  description: `Max rows; clamped to 1–${MAX_LIMIT}`
 })
 
 /** `days` 1–90 (out of range is 400 naming `days`); `limit` clamped to 1–1000, never an error when numeric. */
@@ -138,12 +138,12 @@ export const ReadParams = Schema.Struct({
       minimum: 1,
       maximum: 90,
       default: DEFAULT_DAYS,
-      description: `The metrics window in days, ending yesterday in the account's time zone (default ${DEFAULT_DAYS})`
+      description: "Metrics window in days, ending yesterday in the account's time zone"
     }
   )),
   limit: Schema.optional(LimitParam),
-  campaignId: Schema.optional(Schema.String.annotations({ description: "Only the rows of this campaign" })),
-  adGroupId: Schema.optional(Schema.String.annotations({ description: "Only the rows of this ad group" }))
+  campaignId: Schema.optional(Schema.String.annotations({ description: "Only this Apple Ads campaign's rows" })),
+  adGroupId: Schema.optional(Schema.String.annotations({ description: "Only this ad group's rows" }))
 })
 
 export const clampLimit = (limit: number | undefined): number =>

@@ -131,7 +131,7 @@ describe("the verdicts summary", () => {
     }))
     try {
       const tool = (await mcp.listTools()).tools.find((t) => t.name === "platform_get_verdicts")
-      expect(tool?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false })
+      expect(tool?.annotations).toEqual({ readOnlyHint: true, openWorldHint: false })
       const result = (await mcp.callTool({ name: "platform_get_verdicts", arguments: { projectId, days: 7 } })) as CallToolResult
       expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false)
       expect(result.structuredContent).toEqual(rest)

@@ -114,30 +114,82 @@ export const proposeCommand = Command.make("propose", {
     "--preview shows what would happen and records nothing"
 ))
 
-export const approvalsCommand = Command.make("approvals", { projectId, limit, ...clientOptions }, (input) =>
+/** The accounts the key reaches: its one account for a key bound to one, else the org's accounts it may read. */
+const reachedAccounts = (client: Client) =>
+  Effect.gen(function*() {
+    const { principal } = yield* client.getMe({})
+    if (principal.binding.kind === "account") {
+      const { account } = yield* client.getAccount({ path: { projectId: principal.binding.projectId } })
+      return [{ projectId: account.projectId, name: account.name }]
+    }
+    const { accounts } = yield* client.listAccounts({})
+    return accounts.map((a) => ({ projectId: a.projectId, name: a.name }))
+  })
+
+type ApprovalPage = Effect.Effect.Success<ReturnType<Client["listApprovals"]>>
+type Pending = ApprovalPage["approvals"][number]
+
+const renderApprovals = (approvals: ReadonlyArray<Pending>, accountName?: (projectId: string) => string) =>
+  [
+    renderTable([
+      ...(accountName === undefined ? [] : [{ header: "ACCOUNT", cell: (a: Pending) => accountName(a.projectId) }]),
+      { header: "ACTION ID", cell: (a: Pending) => a.actionId },
+      { header: "KIND", cell: (a: Pending) => a.kind },
+      { header: "RISK", cell: (a: Pending) => a.riskTier },
+      { header: "PROPOSED BY", cell: (a: Pending) => `${a.proposedBy.kind} ${a.proposedBy.name}` },
+      { header: "CREATED AT", cell: (a: Pending) => a.created_at },
+      { header: "YOU MAY", cell: (a: Pending) => a.callerMay.approve ? "approve" : a.callerMay.reject ? "reject" : "read" },
+      { header: "SUMMARY", cell: (a: Pending) => a.summary }
+    ], approvals),
+    // Who may decide, in words, for each change this caller may not simply approve.
+    ...approvals.filter((a) => !a.callerMay.approve || a.callerMay.yours).map((a) => `${a.actionId}: ${a.callerMay.reason}`)
+  ]
+
+/**
+ * Without an account, every account's queue the key reaches, as the console's approvals page shows them: one list,
+ * oldest first, each row naming its account; `--limit` holds per account.
+ */
+export const approvalsCommand = Command.make("approvals", {
+  projectId: projectId.pipe(Args.optional),
+  limit,
+  ...clientOptions
+}, (input) =>
   withClient(input, (client) =>
     Effect.gen(function*() {
-      const request = yield* checked("listApprovals", { path: { projectId: input.projectId }, urlParams: given({ limit: input.limit }) })
-      const answer = yield* client.listApprovals(request)
+      const page = (projectId: string) =>
+        checked("listApprovals", { path: { projectId }, urlParams: given({ limit: input.limit }) }).pipe(Effect.flatMap((request) => client.listApprovals(request)))
+      if (Option.isSome(input.projectId)) {
+        const answer = yield* page(input.projectId.value)
+        return yield* emit(input.json, answer, () =>
+          [
+            ...renderApprovals(answer.approvals),
+            "",
+            `${answer.approvals.length} of ${answer.total} waiting${answer.truncated ? " (truncated: raise --limit for more)" : ""}`
+          ].join("\n"))
+      }
+      const accounts = yield* reachedAccounts(client)
+      const pages = yield* Effect.forEach(accounts, (account) => page(account.projectId), { concurrency: 4 })
+      const approvals = pages.flatMap((answer) => answer.approvals)
+        .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.actionId.localeCompare(b.actionId))
+      const perAccount = accounts.map((account, i) => ({ ...account, total: pages[i]!.total, truncated: pages[i]!.truncated }))
+      const answer = {
+        approvals,
+        total: perAccount.reduce((sum, a) => sum + a.total, 0),
+        truncated: perAccount.some((a) => a.truncated),
+        accounts: perAccount
+      }
+      const names = new Map(accounts.map((a) => [a.projectId, a.name]))
       yield* emit(input.json, answer, () =>
         [
-          renderTable([
-            { header: "ACTION ID", cell: (a) => a.actionId },
-            { header: "KIND", cell: (a) => a.kind },
-            { header: "RISK", cell: (a) => a.riskTier },
-            { header: "PROPOSED BY", cell: (a) => `${a.proposedBy.kind} ${a.proposedBy.name}` },
-            { header: "CREATED AT", cell: (a) => a.created_at },
-            { header: "YOU MAY", cell: (a) => a.callerMay.approve ? "approve" : a.callerMay.reject ? "reject" : "read" },
-            { header: "SUMMARY", cell: (a) => a.summary }
-          ], answer.approvals),
-          // Who may decide, in words, for each change this caller may not simply approve.
-          ...answer.approvals.filter((a) => !a.callerMay.approve || a.callerMay.yours).map((a) => `${a.actionId}: ${a.callerMay.reason}`),
+          ...renderApprovals(approvals, (id) => names.get(id) ?? id),
           "",
-          `${answer.approvals.length} of ${answer.total} waiting${answer.truncated ? " (truncated: raise --limit for more)" : ""}`
+          `${approvals.length} of ${answer.total} waiting in ${accounts.length} account${accounts.length === 1 ? "" : "s"}` +
+          (answer.truncated ? " (truncated: raise --limit for more)" : "")
         ].join("\n"))
     }))
 ).pipe(Command.withDescription(
-  "actions waiting for a human decision, oldest first, and what you may do with each (scope read)"
+  "actions waiting for a human decision, oldest first, and what you may do with each; without a projectId, " +
+    "every account's the key reaches (scope read)"
 ))
 
 export const approveCommand = Command.make("approve", { projectId, actionId, ...clientOptions }, (input) =>

@@ -31,7 +31,7 @@ import { type Caller, callerHere, makeOperate } from "../operations/Operate.ts"
 import { OperationHandlers } from "../operations/OperationHandlers.ts"
 import type { Input } from "../operations/OperationTypes.ts"
 import { noteRequest } from "../telemetry/RequestFacts.ts"
-import { accountReadTool, makeTools, type McpTool, type RawInput, SAFE_SEQUENCE } from "./McpTools.ts"
+import { accountReadTool, annotationsOf, makeTools, type McpTool, type RawInput, SAFE_SEQUENCE } from "./McpTools.ts"
 
 export const MCP_PATH = "/mcp"
 
@@ -201,7 +201,7 @@ const makeSdkServer = (
       description: tool.description,
       inputSchema: { ...tool.inputSchema, required: [...tool.inputSchema.required] },
       outputSchema: tool.outputSchema,
-      annotations: tool.hints
+      annotations: annotationsOf(tool.hints)
     }))
   }))
 

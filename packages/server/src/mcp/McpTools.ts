@@ -5,9 +5,10 @@
  * decodes with. A tool call's arguments become the operation's input (`{path, urlParams, payload, headers}`),
  * decoded part by part with the endpoint's own schemas as REST decodes a request, and McpServer calls the
  * operation; a new endpoint is a new tool with no code here, once its operation's `mcp` column says so. For a
- * model (docs/decisions/surfaces.md): schemas without noise, an outline of the answer as `outputSchema`, the
- * four annotation hints from `hintsOf`, numeric ids taken as strings; what all tools share is said once, in
- * the server's instructions (McpServer.ts).
+ * model (docs/decisions/surfaces.md): every field described where its schema declares it, schemas without noise
+ * and portable (MCP Inspector's rules), an outline of the answer as `outputSchema`, the hints from `hintsOf` the
+ * MCP defaults do not say, numeric ids taken as strings; the rules all tools share are said once, in the server's
+ * instructions (McpServer.ts).
  */
 import { Api, unauthenticatedGroups } from "@acs/domain/Api"
 import { type OperationName, Operations } from "@acs/domain/Operations"
@@ -104,10 +105,14 @@ const IDEMPOTENCY_KEY = "idempotencyKey"
 
 // The shared rules (projectId and `current`, idempotency keys, money, errors, the safe sequence) are said once,
 // in the server's instructions (McpServer.ts); a tool's description and schema say what is its own only.
-const idempotencyKeySchema: JsonSchema = { type: "string", minLength: 1, maxLength: 255 }
+// The REST header `Idempotency-Key` as an argument: described here, where the tool gains it.
+const idempotencyKeySchema: JsonSchema = {
+  type: "string",
+  minLength: 1,
+  maxLength: 255,
+  description: "A retry with it replays the first answer (24 h)"
+}
 
-/** Fields the instructions describe once, for every tool: their schemas here carry no description. */
-const SHARED_FIELDS: ReadonlySet<string> = new Set(["projectId", "reason", "preview", IDEMPOTENCY_KEY, "days", "limit", "before"])
 
 /** The SPEC safe automation sequence, in tool names. */
 export const SAFE_SEQUENCE = "Safe automation sequence: 1. check data freshness with platform_list_syncs; " +
@@ -134,6 +139,16 @@ export const hintsOf = (operation: OperationName, facts: Tool): ToolHints => {
   }
 }
 
+/**
+ * The hints as `tools/list` sends them: what the MCP spec's defaults (readOnly false, destructive true,
+ * idempotent false, open-world true) do not already say. destructiveHint and idempotentHint mean something only
+ * for a tool that is not read-only, so a read-only tool sends readOnlyHint and openWorldHint.
+ */
+export const annotationsOf = (hints: ToolHints): Partial<ToolHints> =>
+  hints.readOnlyHint
+    ? { readOnlyHint: true, openWorldHint: hints.openWorldHint }
+    : { destructiveHint: hints.destructiveHint, ...(hints.idempotentHint ? { idempotentHint: true } : {}), openWorldHint: hints.openWorldHint }
+
 type Endpoint = HttpApiEndpoint.HttpApiEndpoint<string, HttpMethod.HttpMethod>
 
 /** The summary, the endpoint's own description (not its group's), and what only this tool needs. */
@@ -149,9 +164,7 @@ const describe = (operation: OperationName, facts: Tool, endpoint: Endpoint, isP
 }
 
 /** Descriptions effect gives refinements and primitives (`an integer`, `a string at most 64 character(s) long`). */
-const GENERIC_DESCRIPTION = /^(an? |non-|Ids? |Integer|Number|String|the [\w ()]+'s id$|Only the rows of this |The [^,;.]{0,30}$)/
-/** The instructions say money is in micros once; a field's description need not. */
-const MICROS = / in integer micro-units of the account currency/
+const GENERIC_DESCRIPTION = /^(an? |non-|Integer|Number|String)/
 
 /** Keywords that constrain what a caller sends; an output schema only needs the answer's shape. */
 const INPUT_CONSTRAINTS = new Set(["minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
@@ -177,8 +190,14 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
  * inside them as `object` and `array`; no enums, `required` or input constraints. Looser than the answer, never
  * stricter, so the client's validation of `structuredContent` against it cannot refuse a real answer.
  */
-const outline = (node: unknown, depth: number): unknown => {
+const outline = (node: unknown, depth: number, definitions: Readonly<Record<string, unknown>>): unknown => {
   if (!isRecord(node)) return node
+  // A named schema inside the answer is outlined as what it is (an object, a string), never as `{}`.
+  const ref = node["$ref"]
+  if (typeof ref === "string" && depth > OUTPUT_DEPTH) {
+    const target = definitions[ref.replace(/^#\/\$defs\//, "")]
+    return target === undefined ? { type: "object" } : outline(target, depth, definitions)
+  }
   const isObjectLike = node["type"] === "object" || "properties" in node ||
     (Array.isArray(node["anyOf"]) && node["anyOf"].every((m) => isRecord(m) && m["type"] === "object"))
   if (isObjectLike && depth > OUTPUT_DEPTH) return { type: "object" }
@@ -192,37 +211,42 @@ const outline = (node: unknown, depth: number): unknown => {
       required: requiredOf(records[0]!).filter((name) => records.every((m) => requiredOf(m).includes(name))),
       properties: Object.assign({}, ...records.map((m) => (isRecord(m["properties"]) ? m["properties"] : {})))
     }
-    return outline(merged, depth)
+    return outline(merged, depth, definitions)
   }
-  if ("$ref" in node && depth > OUTPUT_DEPTH) return {}
   const result: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(node)) {
     if (INPUT_CONSTRAINTS.has(key)) continue
     // The values a field answers are in the input schemas and the tool that reads them; here, the type.
-    if (key === "enum") continue
+    if (key === "enum") {
+      if (!("type" in node) && Array.isArray(value)) Object.assign(result, typeOfValues(value))
+      continue
+    }
     // A list is a list: what its items hold is for the tool that reads one of them.
     if (key === "items") continue
     if (key === "properties" && isRecord(value)) {
-      result[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, outline(schema, depth + 1)]))
+      result[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, outline(schema, depth + 1, definitions)]))
     } else if (key === "anyOf" && Array.isArray(value)) {
-      result[key] = value.map((m) => outline(m, depth))
+      result[key] = value.map((m) => outline(m, depth, definitions))
     } else {
       result[key] = value
     }
   }
-  // A nullable object, once outlined, is a type list as a nullable primitive is.
-  const anyOf = result["anyOf"]
-  if (Array.isArray(anyOf) && Object.keys(result).length === 1 && anyOf.every((m) => isRecord(m) && Object.keys(m).length === 1 && typeof m["type"] === "string")) {
-    return { type: anyOf.map((m) => (m as { type: string }).type) }
-  }
   return result
+}
+
+/** The JSON type of an enum's values, for an outline that drops the values: `string` for `["a", "b"]`. */
+const typeOfValues = (values: ReadonlyArray<unknown>): Record<string, unknown> => {
+  const types = new Set(values.map((v) => v === null ? "null" : Number.isInteger(v) ? "integer" : typeof v))
+  const known = [...types].filter((t) => ["string", "integer", "number", "boolean", "null"].includes(t))
+  if (known.length !== types.size) return {}
+  return known.length === 1 ? { type: known[0]! } : { anyOf: known.map((type) => ({ type })) }
 }
 
 /**
  * A JSON Schema as a model should read it: no refinement titles (`maxLength(64)`, `int`; the constraint is a
- * keyword anyway), no generic descriptions or paraphrases of the field's name, no noise bounds, no
- * `additionalProperties: false`, a nullable primitive as a type list. For an output schema (`output`), no
- * descriptions at all.
+ * keyword anyway), no effect's generic descriptions (`an integer`), no noise bounds, no `additionalProperties`
+ * that is `false` or the default; a nullable stays `anyOf` with null (a `type` list is not portable). For an
+ * output schema (`output`), no descriptions at all.
  */
 const forModel = (node: unknown, output: boolean): unknown => {
   if (Array.isArray(node)) return node.map((item) => forModel(item, output))
@@ -230,8 +254,9 @@ const forModel = (node: unknown, output: boolean): unknown => {
   const result: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(node)) {
     if (key === "title" || key === "$schema" || key === "$id") continue
-    if (key === "description" && (output || typeof value !== "string" || GENERIC_DESCRIPTION.test(value.replace(MICROS, "")))) continue
-    if (key === "additionalProperties" && value === false) continue
+    if (key === "description" && (output || typeof value !== "string" || GENERIC_DESCRIPTION.test(value))) continue
+    // `false` is noise to a model (an unknown argument is refused anyway); `{}` (any value) is the default.
+    if (key === "additionalProperties" && (value === false || (isRecord(value) && Object.keys(forModel(value, output) as object).length === 0))) continue
     if (!output && isNoiseBound(key, value)) continue
     // An enum says its type.
     if (key === "type" && value === "string" && Array.isArray((node as Record<string, unknown>)["enum"])) continue
@@ -240,17 +265,22 @@ const forModel = (node: unknown, output: boolean): unknown => {
     // Property names are keys, not schemas.
     result[key] = key === "properties" && isRecord(value)
       ? Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, forModel(schema, output)]))
-      : key === "description" && typeof value === "string"
-      ? value.replace(MICROS, "")
       : forModel(value, output)
   }
-  const anyOf = result["anyOf"]
-  if (Array.isArray(anyOf) && anyOf.length === 2 && Object.keys(result).length === 1) {
-    const isPrimitive = (s: unknown): s is { type: string } =>
-      typeof s === "object" && s !== null && Object.keys(s).length === 1 && typeof (s as { type?: unknown }).type === "string"
-    if (anyOf.every(isPrimitive)) return { type: anyOf.map((s) => s.type) }
-  }
-  return result
+  return hoistDescription(result)
+}
+
+/**
+ * A nullable field (`anyOf: [X, null]`) described on its branch gets the description on the field itself, where
+ * a model (and a client listing the arguments) reads it.
+ */
+const hoistDescription = (node: Record<string, unknown>): Record<string, unknown> => {
+  const anyOf = node["anyOf"]
+  if (!Array.isArray(anyOf) || "description" in node) return node
+  const described = anyOf.filter((m) => isRecord(m) && typeof m["description"] === "string")
+  if (described.length !== 1) return node
+  const { description, ...branch } = described[0] as Record<string, unknown>
+  return { ...node, description, anyOf: anyOf.map((m) => (m === described[0] ? branch : m)) }
 }
 
 /** The tool output schema: a JSON object at the top level, as MCP requires. */
@@ -264,7 +294,8 @@ const RESULT = "result"
 
 const outputSchemaOf = (endpoint: Endpoint): { readonly schema: ToolOutputSchema; readonly wrapped: boolean } => {
   const definitions: Record<string, JsonSchema> = {}
-  const json = outline(forModel(jsonSchemaOf(endpoint.successSchema, definitions), true), 0) as Record<string, unknown>
+  const schema = forModel(jsonSchemaOf(endpoint.successSchema, definitions), true)
+  const json = outline(schema, 0, forModel(definitions, true) as Record<string, unknown>) as Record<string, unknown>
   const defs = JSON.stringify(json).includes("\"$ref\"") ? { $defs: forModel(definitions, true) } : {}
   if (json["type"] === "object") return { schema: { ...json, ...defs, type: "object" }, wrapped: false }
   // A union of objects (a proposal's answer or its preview) is still an object.
@@ -340,13 +371,6 @@ const makeTool = (operation: OperationName, facts: Tool, endpoint: Endpoint): Mc
   const isProposal = Option.isSome(endpoint.headersSchema) && operation.startsWith("propose")
   if (isProposal) properties[IDEMPOTENCY_KEY] = idempotencyKeySchema
 
-  for (const name of SHARED_FIELDS) {
-    const field = properties[name]
-    if (field !== undefined && "description" in field) {
-      const { description: _shared, ...rest } = field
-      properties[name] = rest
-    }
-  }
   // A `limit` out of its bounds is clamped, not refused (the instructions say so): its bounds are not the caller's.
   const limit = properties["limit"]
   if (limit !== undefined && "maximum" in limit) {
