@@ -53,12 +53,14 @@ const diffLines = (kind: string, payload: Readonly<Record<string, unknown>>, cur
   const rows = diffOf(kind, payload)
   const lines = rows.slice(0, DIFF_LINES).map((row) => {
     const where = row.entity === null ? "" : `${row.entity} · `
+    // `priorDailyBudgetMicros` → `dailyBudget`: the value says its unit.
+    const label = row.field.replace(/^prior([A-Z])/, (_, c: string) => c.toLowerCase()).replace(/Micros$/, "")
     const change = row.change === "add"
       ? `+ ${valueText(row.field, row.proposed, currency)}`
       : row.change === "remove"
       ? `${valueText(row.field, row.prior, currency)} → removed`
       : `${valueText(row.field, row.prior, currency)} → ${valueText(row.field, row.proposed, currency)}`
-    return `• ${escape(`${where}${row.field}: ${change}`)}`
+    return `• ${escape(`${where}${label}: ${change}`)}`
   })
   if (rows.length > DIFF_LINES) lines.push(`…and ${rows.length - DIFF_LINES} more`)
   return lines
