@@ -1575,6 +1575,8 @@ const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
   "revokePersonKeys",
   "getSettings",
   "updateSettings",
+  "setSlackSigningSecret",
+  "getSlackIntegration",
   "updateTargets",
   "updateGuardrails",
   "getGuardrails",
