@@ -4,7 +4,8 @@
  * each tap is sent to `/integrations/slack/interactions` form-encoded and signed exactly as Slack signs it
  * (`v0=` HMAC-SHA256 of `v0:<timestamp>:<raw body>`), and the receiver stands in for the interaction's
  * `response_url` too. Covered: the signature, the 5-minute window and a replay refused before anything is read;
- * an unknown Slack user; a person without the approval grant; the proposer approving their own change; two people
+ * an unknown Slack user; a person without the approval grant; the proposer approving their own change, or their
+ * agent's where the workspace's four-eyes rule needs another person; two people
  * for high risk (the first tap leaves it queued, the second person's applies it); an expired action; a stale
  * changeset plan; and the happy paths replacing the message with the outcome.
  */
@@ -31,9 +32,8 @@ let receiverUrl = ""
 /** Every POST the receiver took, by path: the incoming webhook's (`/hook`) and each response URL's (`/respond/<n>`). */
 const received = new Map<string, Array<Record<string, unknown>>>()
 let replies = 0
-/** Campaigns with a daily budget, of both writable accounts: each test's change on one nobody else's touches. */
+/** Free campaigns with a daily budget, of both writable accounts: each test changes one no pending change holds. */
 let campaigns: Array<{ readonly account: AccountView; readonly campaign: UpstreamCampaign }>
-let next = 0
 
 const sign = (secret: string, timestamp: string, body: string) =>
   `v0=${Crypto.createHmac("sha256", secret).update(`v0:${timestamp}:${body}`).digest("hex")}`
@@ -87,9 +87,29 @@ const messageFor = (id: string) =>
     .then((m) => m!)
 
 const freshCampaign = () => {
-  const next_ = campaigns[next++]
-  expect(next_, "a campaign no other test touched").toBeDefined()
-  return next_!
+  const free = campaigns.shift()
+  expect(free, "a campaign no other test's change still holds").toBeDefined()
+  return free!
+}
+
+/** Two campaigns of one account, for a changeset. */
+const twoInOneAccount = () => {
+  const first = campaigns.findIndex((c, i) => campaigns.findIndex((d, j) => j > i && d.account === c.account) >= 0)
+  expect(first, "two free campaigns of one account").toBeGreaterThanOrEqual(0)
+  const [a] = campaigns.splice(first, 1)
+  const [b] = campaigns.splice(campaigns.findIndex((d) => d.account === a!.account), 1)
+  return [a!, b!] as const
+}
+
+/** A test's change ended (rejected, expired): its campaign is free for another test's. */
+const release = (proposal: { readonly account: AccountView; readonly campaign: UpstreamCampaign }) =>
+  campaigns.push({ account: proposal.account, campaign: proposal.campaign })
+
+/** Ends a change a refused tap left waiting, and frees its campaign. */
+const rejectLeftOver = async (proposal: { readonly actionId: string; readonly account: AccountView; readonly campaign: UpstreamCampaign }) => {
+  const rejected = await p.as("person", "POST", `/accounts/${proposal.account.projectId}/approvals/${proposal.actionId}/reject`, {})
+  expect(rejected.status, rejected.text).toBe(200)
+  release(proposal)
 }
 
 /** A budget change by the bootstrap key (an API key's proposal always waits for a person). */
@@ -102,7 +122,7 @@ const keyRaise = async (pct: number) => {
   }, { as: "key", projectId: account.projectId })
   const proposal = proposalOf(answer)
   expect(proposal.mode).toBe("queued")
-  return { ...proposal, account }
+  return { ...proposal, account, campaign }
 }
 
 const signIn = async (email: string, password: string) => {
@@ -137,7 +157,7 @@ beforeAll(async () => {
     })
     expect(put.status, put.text).toBe(200)
   }
-  expect(campaigns.length).toBeGreaterThanOrEqual(10)
+  expect(campaigns.length).toBeGreaterThanOrEqual(8)
   for (const person of [ANN, ED]) {
     const created = await p.as("person", "POST", "/people", { email: person.email, name: person.name, role: person.role, password: person.password })
     expect(created.status, created.text).toBe(201)
@@ -212,6 +232,7 @@ describe("who taps", () => {
     expect(reply).toMatchObject({ response_type: "ephemeral", replace_original: false })
     expect(reply["text"]).toMatch(/acs does not know your Slack user \(UNOBODY01\)\. Link it in the acs console/)
     expect((await p.action(proposal.actionId, proposal.account.projectId)).status).toBe("proposed")
+    await rejectLeftOver(proposal)
   })
 
   it("refuses a person whose role does not approve, in plain words", async () => {
@@ -221,6 +242,7 @@ describe("who taps", () => {
     expect(reply).toMatchObject({ replace_original: false })
     expect(reply["text"]).toBe("You cannot approve or reject changes: your role in acs (editor) does not include approving. An admin can make you an approver.")
     expect((await p.action(proposal.actionId, proposal.account.projectId)).status).toBe("proposed")
+    await rejectLeftOver(proposal)
   })
 
   it("refuses the proposer approving their own change", async () => {
@@ -237,6 +259,29 @@ describe("who taps", () => {
     const reply = await replyTo((await tap(ANN.slack, approve)).respond)
     expect(reply["text"]).toMatch(/^You cannot approve this change: four eyes: you proposed this change yourself: another approver must approve it/)
     expect((await p.action(proposal.actionId, account.projectId)).approvals).toEqual([])
+  })
+})
+
+describe("an agent's change", () => {
+  it("refuses the person whose own key proposed it where the workspace needs another person (distinct_person)", async () => {
+    const created = await p.as("person", "POST", "/keys", { name: "admin's agent", scope: "write" })
+    expect(created.status, created.text).toBe(201)
+    const secret = (created.body as { secret: string }).secret
+    const { account, campaign } = freshCampaign()
+    const proposal = proposalOf(await call(`${p.server.api}/accounts/${account.projectId}/actions/budget-change`, {
+      method: "POST",
+      key: secret,
+      body: { campaignId: campaign.campaignId, newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 1.1 / 10_000) * 10_000, reason: "agent" }
+    }))
+    expect((await p.as("person", "PUT", "/settings", { fourEyes: "distinct_person" })).status).toBe(200)
+    try {
+      const { approve } = buttonsOf(await messageFor(proposal.actionId))!
+      const reply = await replyTo((await tap(ADMIN_SLACK, approve)).respond)
+      expect(reply["text"]).toMatch(/^You cannot approve this change: four eyes: your key "admin's agent" proposed this change/)
+      expect((await p.action(proposal.actionId, account.projectId)).status).toBe("proposed")
+    } finally {
+      expect((await p.as("person", "PUT", "/settings", { fourEyes: "distinct_actor" })).status).toBe(200)
+    }
   })
 })
 
@@ -265,6 +310,7 @@ describe("the decision", () => {
     const reply = await replyTo((await tap(ANN.slack, buttonsOf(await messageFor(proposal.actionId))!.reject)).respond)
     expect(reply["text"]).toMatch(/^Rejected by Ann Approver in Slack/)
     expect((await p.action(proposal.actionId, proposal.account.projectId)).status).toBe("rejected")
+    release(proposal)
   })
 
   it("leaves a high-risk change queued after the first approval; the same person again is refused; another person's applies it", async () => {
@@ -293,12 +339,12 @@ describe("the decision", () => {
     const reply = await replyTo((await tap(ANN.slack, approve)).respond)
     expect(reply["text"]).toMatch(/^Not done: Action act_\w+ is expired, not pending/)
     expect((await p.action(proposal.actionId, proposal.account.projectId)).status).toBe("expired")
+    release(proposal)
   })
 
   it("approves a changeset by its plan hash, and refuses a stale plan", async () => {
-    const members = [freshCampaign(), freshCampaign()]
-    const account = members[0]!.account
-    expect(members[1]!.account, "both members in one account").toBe(account)
+    const members = twoInOneAccount()
+    const account = members[0].account
     const at = (rest: string) => `/accounts/${account.projectId}${rest}`
     const opened = await p.as("key", "POST", at("/changesets"), { title: "two raises" })
     expect(opened.status, opened.text).toBe(201)

@@ -5,9 +5,9 @@
  * (webhooks/SlackSigningSecrets.ts) — then the Slack user is mapped to the person who linked it, and the decision
  * is that person's own: the same `Access.check` and the same operation the console calls (approveAction,
  * rejectAction, approveChangeset with the plan hash the button carries, rejectChangeset), so the grant, who may
- * approve, two people for high risk, expiry and a stale plan hold as they do there. Slack is answered 200 at once;
- * the outcome replaces the message through the interaction's `response_url`, a refusal is said to the person
- * alone (docs/decisions/events-and-webhooks.md "Slack approvals: outcome for the channel, refusal for the person").
+ * approve, two people for high risk, expiry and a stale plan hold as they do there. Slack is answered 200 once
+ * the decision is made; the outcome then replaces the message through the interaction's `response_url`, and a
+ * refusal is said to the person alone (docs/decisions/events-and-webhooks.md "Slack approvals: outcome for the channel, refusal for the person").
  */
 import type { AcsError } from "@acs/domain/Errors"
 import { ActionRecord } from "@acs/domain/Actions"
@@ -56,7 +56,8 @@ const REFUSALS: Readonly<Record<SlackRefusal, string>> = {
 const refused = (why: SlackRefusal) =>
   HttpServerResponse.unsafeJson({ error: { code: "unauthorized", message: `Slack request refused: ${REFUSALS[why]}` } }, { status: 401 })
 
-const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1)
+/** A server message as a sentence: capitalized, one final period. */
+const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1).replace(/\.$/, "")}.`
 
 /** A refusal of the decision, in words for the person who tapped. */
 export const refusalWords = (error: AcsError, role: string): string => {
@@ -64,7 +65,7 @@ export const refusalWords = (error: AcsError, role: string): string => {
     case "ForbiddenScope":
       return "required_grant" in error && error.required_grant === "approve"
         ? `You cannot approve or reject changes: your role in acs (${role}) does not include approving. An admin can make you an approver.`
-        : `You cannot approve this change: ${error.message}.`
+        : `You cannot approve this change: ${error.message.replace(/\.$/, "")}.`
     case "AccountMismatch":
       return "You cannot decide this change: it is in an account acs does not let you reach."
     case "NotFound":
@@ -72,7 +73,7 @@ export const refusalWords = (error: AcsError, role: string): string => {
     case "RateLimited":
       return "Too many decisions from you just now: try again in a minute."
     default:
-      return `Not done: ${capitalized(error.message)}.`
+      return `Not done: ${sentence(error.message)}`
   }
 }
 
