@@ -342,7 +342,7 @@ describe("the decision", () => {
     release(proposal)
   })
 
-  it("approves a changeset by its plan hash, and refuses a stale plan", async () => {
+  it("refuses a plan the account moved under and a button of an earlier plan; two people approve the changeset's current plan", async () => {
     const members = twoInOneAccount()
     const account = members[0].account
     const at = (rest: string) => `/accounts/${account.projectId}${rest}`
@@ -357,18 +357,36 @@ describe("the decision", () => {
         changesetId
       }, { as: "key", projectId: account.projectId }))
     }
-    const submitted = await p.as("key", "POST", at(`/changesets/${changesetId}/submit`))
-    expect(submitted.status, submitted.text).toBe(200)
-    const planHash = (submitted.body as { planHash: string }).planHash
-    const { approve } = buttonsOf(await messageFor(changesetId))!
-    expect(JSON.parse(approve.value)).toEqual({ projectId: account.projectId, changesetId, planHash })
-    // A message posted for an earlier plan of it carries that plan's hash.
-    const stale = { ...approve, value: JSON.stringify({ projectId: account.projectId, changesetId, planHash: `${planHash.slice(0, -4)}0000` }) }
-    const refused = await replyTo((await tap(ANN.slack, stale)).respond)
-    expect(refused).toMatchObject({ replace_original: false })
-    expect(refused["text"]).toMatch(/^Not done: .*plan/i)
-    const approved = await replyTo((await tap(ANN.slack, approve)).respond)
-    expect(approved["text"]).toMatch(/^Approved by Ann Approver in Slack/)
+    const submit = async () => {
+      const submitted = await p.as("key", "POST", at(`/changesets/${changesetId}/submit`))
+      expect(submitted.status, submitted.text).toBe(200)
+      return (submitted.body as { planHash: string }).planHash
+    }
+    const firstPlan = await submit()
+    const first = buttonsOf(await messageFor(firstPlan))!
+    expect(JSON.parse(first.approve.value)).toEqual({ projectId: account.projectId, changesetId, planHash: firstPlan })
+
+    // Someone changes the first member's campaign in Apple's web UI; the sync brings it into the ledger.
+    const moved = members[0].campaign
+    p.setBudgetOutsideAcs(moved.campaignId, Math.round(moved.dailyBudgetMicros! * 0.8 / 10_000) * 10_000, account)
+    expect((await p.as("key", "POST", at("/syncs"))).status).toBe(202)
+    await waitFor("the outside change in the ledger", () =>
+      p.sql<{ n: string }>("SELECT count(*) AS n FROM actions WHERE kind = 'external_change' AND payload->'entity'->>'id' = $1", [moved.campaignId]),
+      (rows) => Number(rows[0]!.n) > 0, { intervalMs: 250 })
+    const movedUnder = await replyTo((await tap(ANN.slack, first.approve)).respond)
+    expect(movedUnder).toMatchObject({ replace_original: false })
+    expect(movedUnder["text"]).toMatch(/^Not done: The account changed under the plan of changeset cs_\w+ since it was submitted: 1 member\(s\) moved; submit it again/)
+
+    // Submitted again: a new plan and a new message; the first message's button names the earlier plan.
+    const secondPlan = await submit()
+    expect(secondPlan).not.toBe(firstPlan)
+    const stale = await replyTo((await tap(ANN.slack, first.approve)).respond)
+    expect(stale["text"]).toMatch(/^Not done: .*plan/i)
+    // From the budget the outside change left, the raise is now past the high-risk line: two people approve it.
+    const once = await replyTo((await tap(ANN.slack, buttonsOf(await messageFor(secondPlan))!.approve)).respond)
+    expect(once["text"]).toMatch(/^Approved once by Ann Approver: this high-risk change needs a second person/)
+    const approved = await replyTo((await tap(ADMIN_SLACK, buttonsOf(once)!.approve)).respond)
+    expect(approved["text"]).toMatch(/^Approved by .* in Slack \(now approved\)/)
     const after = await p.as("key", "GET", at(`/changesets/${changesetId}`))
     expect((after.body as { changeset: { status: string } }).changeset.status).toBe("approved")
   })
