@@ -3,7 +3,8 @@
  * notifications link, in a real browser (headless Chromium driven by playwright-core) against the real server:
  * a key's queued budget change opens at its own address with its diff and reasons, the person approves it there;
  * a queued changeset opens with its plan and is approved by that plan; an address not of a change's form is the not-found
- * page. The person links their Slack user on the Password page. No serious or critical axe-core violation.
+ * page. The person links their Slack user on the Password page; an admin sets the Slack signing secret on the Policy
+ * page, never shown back. No serious or critical axe-core violation.
  */
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -86,6 +87,17 @@ describe("one change at its own address", () => {
   it("is the not-found page for an address not of a change's form", async () => {
     await page.goto(`${p.server.baseUrl}/#/change/${p.account.projectId}/act_0000000000000000x`)
     await page.getByRole("heading", { level: 1, name: "Page not found" }).waitFor({ timeout: WAIT_MS })
+  })
+
+  it("lets an admin set the Slack signing secret, which is never shown back", async () => {
+    await page.goto(`${p.server.baseUrl}/#/policy`)
+    await page.getByText("No Slack signing secret is set", { exact: false }).waitFor({ timeout: WAIT_MS })
+    await page.getByLabel("Signing secret", { exact: false }).fill("8f742231b10e8888abcd99edabcd00d1")
+    await page.getByRole("button", { name: "Save", exact: true }).click()
+    await page.getByText("The Slack signing secret is set", { exact: false }).waitFor({ timeout: WAIT_MS })
+    expect(await page.content()).not.toContain("8f742231b10e8888abcd99edabcd00d1")
+    expect((await p.as("key", "GET", "/settings/slack")).body).toMatchObject({ signingSecretSet: true })
+    expect(await seriousViolations(page)).toEqual([])
   })
 
   it("lets the person link their Slack user on the Password page", async () => {

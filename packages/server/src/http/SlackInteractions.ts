@@ -111,7 +111,8 @@ export class SlackInteractions extends Effect.Service<SlackInteractions>()("acs/
         if (!response.ok) yield* Effect.logWarning("Slack response_url answered an error").pipe(Effect.annotateLogs({ status: response.status }))
       }).pipe(Effect.catchAll((error) => Effect.logWarning("Slack response_url unreachable", error)), Effect.forkDaemon, Effect.asVoid)
 
-    const toPerson = (text: string) => ({ response_type: "ephemeral", replace_original: false, text })
+    /** A reply only the person who tapped sees; the channel's message stays as it is. */
+    const toTapper = (text: string) => ({ response_type: "ephemeral", replace_original: false, text })
 
     /** The decision the tap asks for, as the person, through the operations the console calls. */
     const decide = (principal: ReturnType<typeof personPrincipal>, approve: boolean, target: ButtonTarget) =>
@@ -124,7 +125,7 @@ export class SlackInteractions extends Effect.Service<SlackInteractions>()("acs/
               operate.run("approveAction", grant, { path }))
             : yield* Effect.flatMap(access.checkAs(principal, "rejectAction", projectId, false), (grant) =>
               operate.run("rejectAction", grant, { path, payload: { reason: "rejected in Slack" } }))
-          return { action: encodeAction(record), status: record.status, approvals: record.approvals.length }
+          return { action: encodeAction(record), status: record.status }
         }
         if (target.changesetId === undefined) return yield* Effect.dieMessage("a Slack button bound to nothing")
         const path = { projectId, changesetId: target.changesetId }
@@ -133,12 +134,12 @@ export class SlackInteractions extends Effect.Service<SlackInteractions>()("acs/
             operate.run("approveChangeset", grant, { path, payload: { planHash: target.planHash ?? "" } }))
           : yield* Effect.flatMap(access.checkAs(principal, "rejectChangeset", projectId, false), (grant) =>
             operate.run("rejectChangeset", grant, { path, payload: { reason: "rejected in Slack" } }))
-        return { changeset: encodeChangeset(changeset), status: changeset.status, approvals: changeset.approvals.length }
+        return { changeset: encodeChangeset(changeset), status: changeset.status }
       })
 
     /** The message after the decision: the change as it stands now, the outcome on top, buttons only while it still waits. */
     const outcomeMessage = (
-      outcome: { readonly status: string; readonly approvals: number; readonly action?: unknown; readonly changeset?: unknown },
+      outcome: { readonly status: string; readonly action?: unknown; readonly changeset?: unknown },
       target: ButtonTarget,
       name: string,
       approve: boolean
@@ -179,7 +180,7 @@ export class SlackInteractions extends Effect.Service<SlackInteractions>()("acs/
         if (tapped === undefined || Option.isNone(target)) return HttpServerResponse.empty({ status: 200 })
         const person = yield* people.findBySlackUser(orgId, user.id)
         if (Option.isNone(person)) {
-          yield* reply(responseUrl, toPerson(
+          yield* reply(responseUrl, toTapper(
             `acs does not know your Slack user (${user.id}). Link it in the acs console (Password page → Slack user) or ask an admin to; then tap again.`
           ))
           return HttpServerResponse.empty({ status: 200 })
@@ -192,7 +193,7 @@ export class SlackInteractions extends Effect.Service<SlackInteractions>()("acs/
         ))
         if (Either.isLeft(decided)) {
           yield* Effect.logInfo("Slack decision refused").pipe(Effect.annotateLogs({ personId: person.value.personId, code: decided.left._tag }))
-          yield* reply(responseUrl, toPerson(refusalWords(decided.left, person.value.role)))
+          yield* reply(responseUrl, toTapper(refusalWords(decided.left, person.value.role)))
         } else {
           yield* reply(responseUrl, yield* outcomeMessage(decided.right, target.value, person.value.name, approve))
         }
