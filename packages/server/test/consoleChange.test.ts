@@ -3,7 +3,7 @@
  * notifications link, in a real browser (headless Chromium driven by playwright-core) against the real server:
  * a key's queued budget change opens at its own address with its diff and reasons, the person approves it there;
  * a queued changeset opens with its plan and is approved by that plan; an address not of a change's form is the not-found
- * page. The person links their Slack user on the Password page; an admin sets the Slack signing secret on the Policy
+ * page. The person links their Slack user on the Password page, an admin anyone's in the people table; an admin sets the Slack signing secret on the Policy
  * page, never shown back. No serious or critical axe-core violation.
  */
 import type { Browser, Page } from "playwright-core"
@@ -98,6 +98,19 @@ describe("one change at its own address", () => {
     expect(await page.content()).not.toContain("8f742231b10e8888abcd99edabcd00d1")
     expect((await p.as("key", "GET", "/settings/slack")).body).toMatchObject({ signingSecretSet: true })
     expect(await seriousViolations(page)).toEqual([])
+  })
+
+  it("lets an admin set a person's Slack user in the people table", async () => {
+    const created = await p.as("person", "POST", "/people", { email: "sam@console.example", name: "Sam Slack", role: "approver" })
+    expect(created.status, created.text).toBe(201)
+    await page.goto(`${p.server.baseUrl}/#/keys`)
+    const field = page.getByLabel("Slack user of Sam Slack")
+    await field.fill("USAM00001")
+    await field.press("Enter")
+    await page.getByText("Sam Slack updated.").waitFor({ timeout: WAIT_MS })
+    const people = await p.as("key", "GET", "/people")
+    expect((people.body as { people: Array<{ name: string; slackUserId: string | null }> }).people.find((x) => x.name === "Sam Slack")?.slackUserId)
+      .toBe("USAM00001")
   })
 
   it("lets the person link their Slack user on the Password page", async () => {
