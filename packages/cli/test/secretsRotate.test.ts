@@ -1,6 +1,6 @@
 /**
  * `acs secrets rotate` on PostgreSQL: every sealed value (upstream credentials, a generated key pair's private
- * key, a webhook secret) opens with the new key afterwards and no longer with the old one; a second run finds
+ * key, a webhook secret, a Slack signing secret) opens with the new key afterwards and no longer with the old one; a second run finds
  * them on the new key already; a wrong current key changes nothing.
  */
 import { openWith, sealWith } from "@acs/server/db/SecretBox"
@@ -24,14 +24,16 @@ interface Sealed {
   readonly credentials: string
   readonly privateKey: string
   readonly webhookSecret: string
+  readonly slackSecret: string
 }
 
 const sealedValues = async (): Promise<Sealed> => {
-  const [row] = await query<{ credentials: string; privateKey: string; webhookSecret: string }>(
+  const [row] = await query<{ credentials: string; privateKey: string; webhookSecret: string; slackSecret: string }>(
     database,
     `SELECT (SELECT credentials_encrypted FROM connections) AS credentials,
             (SELECT private_key_sealed FROM connection_key_pairs) AS "privateKey",
-            (SELECT secret_sealed FROM webhooks) AS "webhookSecret"`
+            (SELECT secret_sealed FROM webhooks) AS "webhookSecret",
+            (SELECT secret_sealed FROM slack_signing_secrets) AS "slackSecret"`
   )
   return row!
 }
@@ -39,7 +41,7 @@ const sealedValues = async (): Promise<Sealed> => {
 const opened = (key: Buffer, sealed: Sealed) =>
   Object.fromEntries(Object.entries(sealed).map(([name, value]) => [name, Option.getOrNull(openWith(key, value))]))
 
-const PLAINTEXT = { credentials: "{\"clientId\":\"SEARCHADS.x\"}", privateKey: "-----BEGIN EC PRIVATE KEY-----", webhookSecret: "whsec_test" }
+const PLAINTEXT = { credentials: "{\"clientId\":\"SEARCHADS.x\"}", privateKey: "-----BEGIN EC PRIVATE KEY-----", webhookSecret: "whsec_test", slackSecret: "8f742231b10e8888abcd99edabcd00d1" }
 
 beforeAll(async () => {
   const name = `acs_rotate_${Crypto.randomBytes(6).toString("hex")}`
@@ -63,6 +65,10 @@ beforeAll(async () => {
      VALUES ('whk_rotate', $1, 'https://hooks.example.com/acs', '["action.applied"]', 'json', $2, 'operator')`,
     [orgId, sealWith(oldKey, PLAINTEXT.webhookSecret)]
   )
+  await query(database, `INSERT INTO slack_signing_secrets (org_id, secret_sealed, set_by) VALUES ($1, $2, 'operator')`, [
+    orgId,
+    sealWith(oldKey, PLAINTEXT.slackSecret)
+  ])
 })
 
 describe("acs secrets rotate", () => {
@@ -78,14 +84,14 @@ describe("acs secrets rotate", () => {
     const answer = jsonOf<{ columns: Record<string, { resealed: number; already: number }> }>(
       await runAcs(["secrets", "rotate", "--json"], env(oldKey, newKey))
     )
-    expect(Object.values(answer.columns)).toEqual([{ resealed: 1, already: 0 }, { resealed: 1, already: 0 }, { resealed: 1, already: 0 }])
+    expect(Object.values(answer.columns)).toEqual([{ resealed: 1, already: 0 }, { resealed: 1, already: 0 }, { resealed: 1, already: 0 }, { resealed: 1, already: 0 }])
     const after = await sealedValues()
     expect(opened(newKey, after)).toEqual(PLAINTEXT)
-    expect(opened(oldKey, after)).toEqual({ credentials: null, privateKey: null, webhookSecret: null })
+    expect(opened(oldKey, after)).toEqual({ credentials: null, privateKey: null, webhookSecret: null, slackSecret: null })
 
     const again = jsonOf<{ columns: Record<string, { resealed: number; already: number }> }>(
       await runAcs(["secrets", "rotate", "--json"], env(oldKey, newKey))
     )
-    expect(Object.values(again.columns)).toEqual([{ resealed: 0, already: 1 }, { resealed: 0, already: 1 }, { resealed: 0, already: 1 }])
+    expect(Object.values(again.columns)).toEqual([{ resealed: 0, already: 1 }, { resealed: 0, already: 1 }, { resealed: 0, already: 1 }, { resealed: 0, already: 1 }])
   })
 })

@@ -8,6 +8,7 @@ import { useRoute } from "./hooks.ts"
 import { liveMode, onModeChange, startLive, stopLive } from "./live.ts"
 import { AccountsPage } from "./pages/Accounts.tsx"
 import { ApprovalsPage } from "./pages/Approvals.tsx"
+import { ChangePage } from "./pages/Change.tsx"
 import { KeysPage } from "./pages/Keys.tsx"
 import { LedgerPage } from "./pages/Ledger.tsx"
 import { PasswordPage } from "./pages/Password.tsx"
@@ -101,9 +102,11 @@ const Shell = (props: { readonly session: Session; readonly onSignOut: () => voi
       case "keys":
         return <KeysPage session={props.session} />
       case "password":
-        return <PasswordPage />
+        return <PasswordPage session={props.session} />
       case "approvals":
         return <ApprovalsPage session={props.session} />
+      case "change":
+        return <ChangePage session={props.session} projectId={route.projectId} id={route.id} />
     }
   })()
   return (

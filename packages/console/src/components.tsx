@@ -2,7 +2,7 @@
 import type { Account } from "@acs/domain/Accounts"
 import type { ComponentChildren } from "preact"
 import { useEffect, useRef } from "preact/hooks"
-import type { DiffRow } from "./diff.ts"
+import type { DiffRow } from "@acs/domain/ActionDiff"
 import { fieldLabel, fieldValue } from "./format.ts"
 
 /** A native modal <dialog>: the browser keeps focus inside it and closes it on Escape. */

@@ -1,5 +1,6 @@
 /**
- * The console's hash routes: `#/ledger/prj_…` → the ledger of that account. Only a well-formed route is one: a
+ * The console's hash routes: `#/ledger/prj_…` → the ledger of that account; `#/change/prj_…/act_…` (or `cs_…`) → one
+ * action or changeset, where notifications link. Only a well-formed route is one: a
  * known page, at most the parameters it takes, and an account id of the form the server makes (domain/IdFormat.ts),
  * taken as written (never decoded: an id has nothing to decode). Anything else — `..`, an encoded `/`, `?` or `#`,
  * a stray segment — is the not-found page, so no part of a crafted link reaches an API path.
@@ -10,6 +11,7 @@ export type Page = "approvals" | "ledger" | "accounts" | "search-terms" | "polic
 
 export type Route =
   | { readonly page: Page; readonly projectId: string | undefined }
+  | { readonly page: "change"; readonly projectId: string; readonly id: string }
   | { readonly page: "not-found" }
 
 /** What each page takes after its name: an optional account, or nothing. */
@@ -32,6 +34,12 @@ export const parseRoute = (hash: string): Route => {
   const path = hash.replace(/^#\/?/, "")
   if (path === "") return { page: "approvals", projectId: undefined }
   const [name, ...rest] = path.split("/")
+  if (name === "change") {
+    const [projectId, id, ...more] = rest
+    return projectId !== undefined && id !== undefined && more.length === 0 && isId("prj", projectId) && (isId("act", id) || isId("cs", id))
+      ? { page: "change", projectId, id }
+      : NOT_FOUND
+  }
   if (name === undefined || !isPage(name)) return NOT_FOUND
   // A trailing slash (`#/ledger/`) is the page itself.
   const params = rest.at(-1) === "" ? rest.slice(0, -1) : rest

@@ -61,6 +61,7 @@ import {
 import { EventList, EventsParams, EventStreamHeaders, EventStreamParams } from "./Events.ts"
 import { jsonObject } from "./Json.ts"
 import { CreatedPerson, CreatePersonRequest, NewPassword, Person, PersonList, UpdatePersonRequest } from "./People.ts"
+import { LinkSlackUserRequest, SetSlackSigningSecretRequest, SlackIntegration } from "./Slack.ts"
 import { Plan, PlanParams } from "./Plan.ts"
 import { RecommendationList, RecommendationsParams } from "./Recommendations.ts"
 import { type KindDeclaration, type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
@@ -172,6 +173,17 @@ export class AuthGroup extends HttpApiGroup.make("auth")
           "minutes for the person (whatever the session) 429 `rate_limited` with `Retry-After`; an API key is 400."
       )
   )
+  .add(
+    HttpApiEndpoint.put("linkSlackUser", "/auth/slack-user")
+      .setPayload(LinkSlackUserRequest)
+      .addSuccess(Person)
+      .addError(ConflictBody)
+      .annotate(
+        OpenApi.Description,
+        "A person links their own Slack user, so Approve and Reject in Slack act as them (docs/contract.md 6.1); 409 when " +
+          "another person of the workspace has it; an API key is 400."
+      )
+  )
   .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
@@ -253,6 +265,17 @@ export class PeopleGroup extends HttpApiGroup.make("people")
 export class SettingsGroup extends HttpApiGroup.make("settings")
   .add(HttpApiEndpoint.get("getSettings", "/settings").addSuccess(Settings))
   .add(HttpApiEndpoint.put("updateSettings", "/settings").setPayload(UpdateSettingsRequest).addSuccess(Settings))
+  .add(HttpApiEndpoint.get("getSlackIntegration", "/settings/slack").addSuccess(SlackIntegration))
+  .add(
+    HttpApiEndpoint.put("setSlackSigningSecret", "/settings/slack/signing-secret")
+      .setPayload(SetSlackSigningSecretRequest)
+      .addSuccess(SlackIntegration)
+      .annotate(
+        OpenApi.Description,
+        "Sets the Slack app's signing secret: Slack's interactions (Approve, Reject) are verified with it. Sealed at rest, never " +
+          "answered: the answer says only that it is set (docs/contract.md 6.1)."
+      )
+  )
   .pipe(authenticatedGroup)
   .annotate(OpenApi.Description, "The org settings, among them the kill switch that stops every apply.")
 {}

@@ -1,6 +1,7 @@
 /** People of a workspace as admins manage them (docs/contract.md 5.4: add, role, disable). */
 import { Schema } from "effect"
 import { RoleSchema } from "./Principal.ts"
+import { SlackUserId } from "./Slack.ts"
 
 export const Person = Schema.Struct({
   personId: Schema.String,
@@ -8,6 +9,7 @@ export const Person = Schema.Struct({
   name: Schema.String,
   role: RoleSchema,
   disabledAt: Schema.NullOr(Schema.String).annotations({ description: "When an admin disabled the person; null while they may sign in" }),
+  slackUserId: Schema.NullOr(Schema.String).annotations({ description: "Their Slack user: Slack approvals act as this person" }),
   createdAt: Schema.String
 }).annotations({ identifier: "Person" })
 export type Person = typeof Person.Type
@@ -48,5 +50,6 @@ export const CreatedPerson = Schema.Struct({
 /** What to change; what is left out keeps its value. Disabling ends every session of the person at once. */
 export const UpdatePersonRequest = Schema.Struct({
   role: Schema.optional(RoleSchema),
-  disabled: Schema.optional(Schema.Boolean)
+  disabled: Schema.optional(Schema.Boolean),
+  slackUserId: Schema.optional(Schema.NullOr(SlackUserId).annotations({ description: "Their Slack user id (unique in the workspace); null unlinks" }))
 }).annotations({ identifier: "UpdatePersonRequest" })

@@ -3,8 +3,9 @@ import { Schema } from "effect"
 import { EventType } from "./Events.ts"
 import { IntegerParam } from "./Warehouse.ts"
 
-export const WebhookFormat = Schema.Literal("json", "slack").annotations({
-  description: "`json`: the event body, signed; `slack`: a Slack incoming-webhook message (text and blocks)"
+export const WebhookFormat = Schema.Literal("json", "slack", "slack_app").annotations({
+  description: "`json`: the event body, signed; `slack`: a Slack incoming-webhook message (text and blocks); `slack_app`: " +
+    "the same with Approve and Reject buttons for a Slack app's incoming webhook (docs/contract.md 6.1)"
 })
 
 export const CreateWebhookRequest = Schema.Struct({

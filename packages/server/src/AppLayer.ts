@@ -58,6 +58,8 @@ import { Sequencer, SequencerLive } from "./events/Sequencer.ts"
 import { Webhooks } from "./webhooks/Webhooks.ts"
 import { Deliveries } from "./webhooks/Deliveries.ts"
 import { WebhookWorkerLive } from "./webhooks/WebhookWorker.ts"
+import { SlackSigningSecrets } from "./webhooks/SlackSigningSecrets.ts"
+import { SlackAppFacts } from "./webhooks/SlackAppFacts.ts"
 import { MetricsPortLive } from "./telemetry/MetricsExposition.ts"
 import { withTracing } from "./telemetry/Tracing.ts"
 
@@ -88,6 +90,8 @@ export const ServicesLive = Layer.mergeAll(
   EventLog.Default,
   EventStream.Default,
   Webhooks.Default,
+  SlackSigningSecrets.Default,
+  SlackAppFacts.Default,
   ApprovalExpiry.Default,
   ChangesetRun.Default
 ).pipe(

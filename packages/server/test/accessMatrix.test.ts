@@ -491,6 +491,16 @@ const samples: Record<OperationName, Sample> = {
       expect(after.status, "a refused change leaves the session as it was").toBe(200)
     }
   },
+  // A person unlinks their own Slack user (linking: slackApprovals.test.ts); an API key has none (400, as for logout).
+  linkSlackUser: {
+    method: "PUT",
+    path: "/auth/slack-user",
+    prepare: () => ({ body: { slackUserId: null } }),
+    granted: (holder) => holder.kind === "person" ? { status: 200 } : { status: 400, code: "invalid_request" },
+    verify: (answer, { holder }) => {
+      if (holder.kind === "person") expect(record(answer.body)["slackUserId"]).toBeNull()
+    }
+  },
   listPeople: {
     method: "GET",
     path: "/people",
@@ -601,6 +611,23 @@ const samples: Record<OperationName, Sample> = {
       const body = record(answer.body)
       expect(body["platformAutoApply"]).toBe(true)
       if (holder.kind === "key") expect(body["updatedBy"]).toBe(`key:${keyIds.get(principal.name)}`)
+    }
+  },
+  getSlackIntegration: {
+    method: "GET",
+    path: "/settings/slack",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)["interactionsPath"]).toBe("/integrations/slack/interactions")
+  },
+  setSlackSigningSecret: {
+    method: "PUT",
+    path: "/settings/slack/signing-secret",
+    prepare: () => ({ body: { signingSecret: "8f742231b10e8888abcd99yyyzzz85a5".replace(/[yz]/g, "0") } }),
+    granted: () => ({ status: 200 }),
+    // Shown set, never read back.
+    verify: (answer) => {
+      expect(record(answer.body)["signingSecretSet"]).toBe(true)
+      expect(JSON.stringify(answer.body)).not.toContain("8f742231")
     }
   },
   listAccounts: {
@@ -1061,6 +1088,9 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "streamEvents",
   "logout",
   "changePassword",
+  "linkSlackUser",
+  "getSlackIntegration",
+  "setSlackSigningSecret",
   "listPeople",
   "createPerson",
   "updatePerson",
@@ -1545,6 +1575,8 @@ const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
   "revokePersonKeys",
   "getSettings",
   "updateSettings",
+  "setSlackSigningSecret",
+  "getSlackIntegration",
   "updateTargets",
   "updateGuardrails",
   "getGuardrails",

@@ -1,7 +1,7 @@
 /**
  * `acs secrets rotate`: re-seals every value sealed with the current secrets key (ACS_SECRETS_KEY, or on the
  * embedded default ACS_DATA_DIR/secrets.key) with the new one (ACS_SECRETS_KEY_NEW), in one transaction:
- * the upstream credentials, the generated key pairs' private keys and the webhook secrets. A value that the
+ * the upstream credentials, the generated key pairs' private keys, the webhook secrets and the Slack signing secrets. A value that the
  * new key opens already is left as it is, so a second run after a failure finishes the job; a value neither
  * key opens stops the rotation and changes nothing. On the embedded default the new key then replaces the key
  * file; with PostgreSQL every instance and worker is restarted with ACS_SECRETS_KEY set to the new key
@@ -56,6 +56,13 @@ const COLUMNS = [
       sql<SealedValue>`SELECT webhook_id AS id, secret_sealed AS sealed FROM webhooks ORDER BY webhook_id FOR UPDATE`,
     write: (sql: SqlClient.SqlClient, id: string, sealed: string) =>
       sql`UPDATE webhooks SET secret_sealed = ${sealed} WHERE webhook_id = ${id}`
+  },
+  {
+    name: "slack_signing_secrets.secret_sealed",
+    read: (sql: SqlClient.SqlClient) =>
+      sql<SealedValue>`SELECT org_id AS id, secret_sealed AS sealed FROM slack_signing_secrets ORDER BY org_id FOR UPDATE`,
+    write: (sql: SqlClient.SqlClient, id: string, sealed: string) =>
+      sql`UPDATE slack_signing_secrets SET secret_sealed = ${sealed} WHERE org_id = ${id}`
   }
 ] as const
 
@@ -126,7 +133,7 @@ const rotate = Command.make("rotate", { json }, ({ json }) =>
       ].join("\n"))
   }).pipe(Effect.provide(AdminLive))
 ).pipe(Command.withDescription(
-  "re-seal the stored upstream credentials, key pairs and webhook secrets from ACS_SECRETS_KEY (or the embedded " +
+  "re-seal the stored upstream credentials, key pairs, webhook and Slack signing secrets from ACS_SECRETS_KEY (or the embedded " +
     "key file) to ACS_SECRETS_KEY_NEW, in one transaction"
 ))
 

@@ -30,7 +30,7 @@ const createCommand = Command.make("create", {
     Options.repeated,
     Options.withDescription("an event type to deliver; repeat for more (default: action.proposed)")
   ),
-  format: Options.choice("format", ["json", "slack"]).pipe(Options.withDefault("json" as const)),
+  format: Options.choice("format", ["json", "slack", "slack_app"]).pipe(Options.withDefault("json" as const)),
   description: Options.text("description").pipe(Options.optional),
   ...clientOptions
 }, (input) =>

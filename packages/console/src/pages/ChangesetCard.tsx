@@ -10,7 +10,7 @@ import type { CallerMay } from "@acs/domain/FourEyes"
 import type { ApiFailure } from "../api.ts"
 import { byCampaignAndAdGroup, signedMoney } from "../changesets.ts"
 import { DiffTable, TableWrap } from "../components.tsx"
-import { diffOf } from "../diff.ts"
+import { diffOf } from "@acs/domain/ActionDiff"
 import { ago, count, dateTime, duration, kindLabel } from "../format.ts"
 import { actorLabel } from "../session.ts"
 

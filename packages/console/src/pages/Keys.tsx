@@ -1,9 +1,9 @@
 /**
  * Keys and people. Admins create API keys (scope, the approve grant, the accounts it reaches, an expiry),
  * see the secret once with a copy button, and revoke keys; they add people (a generated password shown
- * once), set their roles, disable or enable them, and revoke all of a person's keys. A key acts with at most
- * its person's current role, and not at all while they are disabled: the table says what each key may do now.
- * Every person changes their own password on the Password page.
+ * once), set their roles and Slack users, disable or enable them, and revoke all of a person's keys. A key acts
+ * with at most its person's current role, and not at all while they are disabled: the table says what each key
+ * may do now. Every person changes their own password on the Password page.
  */
 import type { ApiKey, CreatedKey as CreatedKeySchema } from "@acs/domain/ApiKeys"
 import type { Person } from "@acs/domain/People"
@@ -245,7 +245,7 @@ const PeopleSection = (props: { readonly session: Session; readonly onKeysChange
     props.onKeysChanged()
   }
 
-  const change = async (person: Person, payload: { readonly role?: Role; readonly disabled?: boolean }) => {
+  const change = async (person: Person, payload: { readonly role?: Role; readonly disabled?: boolean; readonly slackUserId?: string | null }) => {
     setDisabling(null)
     const answer = await api((c) => c.people.updatePerson({ path: { personId: person.personId }, payload }))
     setNotice(Either.isLeft(answer) ? { error: answer.left.message } : { message: `${person.name} updated.` })
@@ -271,7 +271,7 @@ const PeopleSection = (props: { readonly session: Session; readonly onKeysChange
       <TableWrap label="People of the workspace">
         <table>
           <caption class="visually-hidden">People of the workspace</caption>
-          <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">State</th></tr></thead>
+          <thead><tr><th scope="col">Name</th><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Slack user</th><th scope="col">State</th></tr></thead>
           <tbody>
             {(people.data?.people ?? []).map((person) => {
               const self = person.personId === props.session.me.id
@@ -284,6 +284,12 @@ const PeopleSection = (props: { readonly session: Session; readonly onKeysChange
                       onChange={(e) => change(person, { role: e.currentTarget.value as Role })}>
                       {ROLES.map((r) => <option key={r.role} value={r.role}>{r.role}</option>)}
                     </select>
+                  </td>
+                  <td>
+                    {/* Saved when the field is left (or Enter): Approve and Reject in Slack act as this person. */}
+                    <input aria-label={`Slack user of ${person.name}`} size={12} placeholder="U024BE7LH" pattern="[UW][A-Z0-9]{2,20}"
+                      value={person.slackUserId ?? ""}
+                      onChange={(e) => change(person, { slackUserId: e.currentTarget.value.trim() === "" ? null : e.currentTarget.value.trim() })} />
                   </td>
                   <td>
                     {person.disabledAt === null ? "active " : `disabled ${dateTime(person.disabledAt)} `}

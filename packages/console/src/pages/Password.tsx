@@ -1,10 +1,40 @@
-/** Every person changes their own password; their other sessions end (`POST /auth/password`). */
+/**
+ * Every person changes their own password; their other sessions end (`POST /auth/password`). Here too a person links
+ * their Slack user (`PUT /auth/slack-user`), so Approve and Reject in Slack act as them.
+ */
 import { Either } from "effect"
 import { useState } from "preact/hooks"
 import { api } from "../api.ts"
 import { Notice } from "../components.tsx"
+import type { Session } from "../session.ts"
 
-export const PasswordPage = () => {
+const SlackUser = () => {
+  const [slackUserId, setSlackUserId] = useState("")
+  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
+  const save = async (value: string | null) => {
+    const answer = await api((c) => c.auth.linkSlackUser({ payload: { slackUserId: value } }))
+    if (Either.isLeft(answer)) return setNotice({ error: answer.left.message })
+    setSlackUserId(answer.right.slackUserId ?? "")
+    setNotice({ message: answer.right.slackUserId === null ? "Your Slack user is unlinked." : `Slack user ${answer.right.slackUserId} is yours now.` })
+  }
+  return (
+    <form onSubmit={(e) => {
+      e.preventDefault()
+      void save(slackUserId.trim())
+    }} class="card narrow" aria-labelledby="slack-title">
+      <h2 id="slack-title">Your Slack user</h2>
+      <p class="muted">Approve and Reject in Slack act as you once your Slack member ID is linked (Slack profile → ⋮ → Copy member ID).</p>
+      <label class="field"><span>Slack member ID</span>
+        <input pattern="[UW][A-Z0-9]{2,20}" placeholder="U024BE7LH" required value={slackUserId} onInput={(e) => setSlackUserId(e.currentTarget.value)} />
+      </label>
+      <button type="submit" class="primary">Link</button>
+      <button type="button" onClick={() => void save(null)}>Unlink</button>
+      <Notice {...notice} />
+    </form>
+  )
+}
+
+export const PasswordPage = (props: { readonly session: Session }) => {
   const [current, setCurrent] = useState("")
   const [next, setNext] = useState("")
   const [repeat, setRepeat] = useState("")
@@ -37,6 +67,7 @@ export const PasswordPage = () => {
         <button type="submit" class="primary">Change password</button>
         <Notice {...notice} />
       </form>
+      {props.session.me.kind === "person" && <SlackUser />}
     </section>
   )
 }

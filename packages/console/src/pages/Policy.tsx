@@ -1,5 +1,6 @@
 /**
- * Policy and settings: the org's kill switch (with a confirmation) and four-eyes rule, the approval expiry;
+ * Policy and settings: the org's kill switch (with a confirmation) and four-eyes rule, the approval expiry, the
+ * Slack app's signing secret (admins set it; it is never shown back, only whether it is set);
  * per account the circuit breaker's pause, the live policy with its 24-hour auto-apply counter, the guardrails
  * (pages/Guardrails.tsx), the CPA target band and the brief.
  */
@@ -69,6 +70,7 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
           {s.updatedAt !== null && <p class="muted">Last changed {dateTime(s.updatedAt)}{s.updatedBy === null ? "" : ` by ${s.updatedBy}`}.</p>}
         </section>
       )}
+      {admin && <SlackSecretForm />}
       <div class="filters"><AccountPicker accounts={session.accounts} value={projectId} route="policy" /></div>
       {projectId !== undefined && policy.data?.guardrails.autoApplyPaused != null && (
         <AutoApplyPausedBanner key={projectId} projectId={projectId} pause={policy.data.guardrails.autoApplyPaused} admin={admin}
@@ -222,5 +224,38 @@ const ExpiryForm = (props: { readonly hours: number; readonly admin: boolean; re
       </label>
       <button type="submit">Save expiry</button>
     </form>
+  )
+}
+
+/** The Slack app's signing secret (docs/slack.md): set, replaced, never read back. */
+const SlackSecretForm = () => {
+  const state = useLoad(() => apiOrThrow((c) => c.settings.getSlackIntegration()), [])
+  const [secret, setSecret] = useState("")
+  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
+  const save = async (event: Event) => {
+    event.preventDefault()
+    const answer = await api((c) => c.settings.setSlackSigningSecret({ payload: { signingSecret: secret.trim() } }))
+    if (Either.isLeft(answer)) return setNotice({ error: answer.left.message })
+    setSecret("")
+    setNotice({ message: "Slack signing secret saved." })
+    state.reload()
+  }
+  return (
+    <section aria-labelledby="slack-secret-title" class="card">
+      <h2 id="slack-secret-title">Slack approvals</h2>
+      <p id="slack-secret-state">
+        {state.data === undefined ? "…" : state.data.signingSecretSet
+          ? `The Slack signing secret is set (${dateTime(state.data.setAt)}); Slack's taps reach ${state.data.interactionsPath}.`
+          : "No Slack signing secret is set: Approve and Reject in Slack are refused."}
+      </p>
+      <form onSubmit={save}>
+        <label class="field"><span>Signing secret (the Slack app's Basic Information)</span>
+          <input type="password" autocomplete="off" required pattern="[0-9a-f]{16,128}" value={secret}
+            onInput={(e) => setSecret(e.currentTarget.value)} aria-describedby="slack-secret-state" />
+        </label>
+        <button type="submit" class="primary">{state.data?.signingSecretSet === true ? "Replace" : "Save"}</button>
+        <Notice {...notice} />
+      </form>
+    </section>
   )
 }

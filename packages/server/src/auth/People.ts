@@ -19,6 +19,7 @@ export const PersonRow = Schema.Struct({
   role: RoleSchema,
   passwordHash: Schema.String,
   disabledAt: Schema.NullOr(Schema.String),
+  slackUserId: Schema.NullOr(Schema.String),
   createdAt: Schema.String
 })
 export type PersonRow = typeof PersonRow.Type
@@ -36,6 +37,7 @@ export const toPerson = (row: PersonRow): Person => ({
   name: row.name,
   role: row.role,
   disabledAt: iso(row.disabledAt),
+  slackUserId: row.slackUserId,
   createdAt: new Date(row.createdAt).toISOString()
 })
 
@@ -111,7 +113,43 @@ export class People extends Effect.Service<People>()("acs/People", {
      * Nobody changes their own role or disables themselves, and the org keeps at least one active admin, so a
      * workspace cannot lock its admins out.
      */
-    const update = (orgId: string, actorId: string, personId: string, change: { role?: Role | undefined; disabled?: boolean | undefined }) =>
+    /** The active person of `orgId` whose Slack user is `slackUserId` (Slack approvals act as them). */
+    const findBySlackUser = (orgId: string, slackUserId: string) =>
+      sql`SELECT ${sql.unsafe(columns)} FROM people
+          WHERE org_id = ${orgId} AND slack_user_id = ${slackUserId} AND disabled_at IS NULL`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodePeople),
+        Effect.map((rows) => Option.fromNullable(rows[0]))
+      )
+
+    /** 409 when another person of the org has the Slack user. */
+    const slackUserFree = (orgId: string, personId: string, slackUserId: string) =>
+      Effect.flatMap(
+        sql`SELECT person_id FROM people WHERE org_id = ${orgId} AND slack_user_id = ${slackUserId} AND person_id <> ${personId}`.pipe(Effect.orDie),
+        (taken) => taken.length > 0 ? new Conflict({ message: `another person of this workspace is linked to Slack user ${slackUserId}` }) : Effect.void
+      )
+
+    /**
+     * Links (or with null unlinks) a person's Slack user: one person per Slack user in an org, 409 otherwise
+     * (the unique index holds it under a race too).
+     */
+    const linkSlackUser = (orgId: string, personId: string, slackUserId: string | null) =>
+      Effect.gen(function*() {
+        if (slackUserId !== null) yield* slackUserFree(orgId, personId, slackUserId)
+        const rows = yield* sql`UPDATE people SET slack_user_id = ${slackUserId}
+          WHERE person_id = ${personId} AND org_id = ${orgId} RETURNING ${sql.unsafe(columns)}`.pipe(Effect.orDie, Effect.flatMap(decodePeople))
+        const row = rows[0]
+        if (row === undefined) return yield* new NotFound({ message: `no person ${personId} in this workspace` })
+        yield* Effect.logInfo("person's Slack user linked").pipe(Effect.annotateLogs({ personId, linked: slackUserId !== null }))
+        return row
+      }).pipe(Effect.withSpan("People.linkSlackUser"))
+
+    const update = (
+      orgId: string,
+      actorId: string,
+      personId: string,
+      change: { role?: Role | undefined; disabled?: boolean | undefined; slackUserId?: string | null | undefined }
+    ) =>
       Effect.gen(function*() {
         const rows = yield* sql`SELECT ${sql.unsafe(columns)} FROM people WHERE person_id = ${personId} AND org_id = ${orgId}`.pipe(
           Effect.orDie,
@@ -133,9 +171,11 @@ export class People extends Effect.Service<People>()("acs/People", {
           )
           if (others === 0) return yield* new Conflict({ message: "the workspace needs at least one active admin" })
         }
+        if (change.slackUserId !== undefined && change.slackUserId !== null) yield* slackUserFree(orgId, personId, change.slackUserId)
         const updated = yield* sql`
           UPDATE people SET
             role = ${change.role ?? person.role},
+            slack_user_id = ${change.slackUserId === undefined ? person.slackUserId : change.slackUserId},
             disabled_at = CASE WHEN ${change.disabled ?? null}::boolean IS NULL THEN disabled_at
                                WHEN ${change.disabled ?? null}::boolean THEN coalesce(disabled_at, now())
                                ELSE NULL END
@@ -146,6 +186,6 @@ export class People extends Effect.Service<People>()("acs/People", {
         return toPerson(updated[0]!)
       }).pipe(Effect.withSpan("People.update"))
 
-    return { findByEmail, findById, setPassword, create, add, update, list, count } as const
+    return { findByEmail, findById, findBySlackUser, setPassword, create, add, update, linkSlackUser, list, count } as const
   })
 }) {}

@@ -39,13 +39,14 @@ import { Reports } from "../research/Reports.ts"
 import { Research } from "../research/Research.ts"
 import { OrgSettings } from "../settings/Settings.ts"
 import { EventLog } from "../feeds/EventLog.ts"
+import { SlackSigningSecrets } from "../webhooks/SlackSigningSecrets.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { freshnessFor, type ReadQuery, Reads } from "../warehouse/Reads.ts"
 import { Recommendations } from "../warehouse/Recommendations.ts"
 import { toSync } from "../warehouse/SyncRuns.ts"
 import { Syncs } from "../warehouse/Syncs.ts"
 import { windowEndingYesterday } from "../warehouse/Window.ts"
-import { logoutRefusal, passwordRefusal } from "./Logout.ts"
+import { logoutRefusal, passwordRefusal, slackLinkRefusal } from "./Logout.ts"
 import type { OperationHandler, OperationHandlerMap } from "./OperationTypes.ts"
 
 export { toSync }
@@ -98,6 +99,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
     const research = yield* Research
     const events = yield* EventLog
     const webhooks = yield* Webhooks
+    const slack = yield* SlackSigningSecrets
     // Some service methods still ask for the SQL client of the call; the operation map answers without requirements.
     const withSql = Effect.provideService(SqlClient.SqlClient, yield* SqlClient.SqlClient)
 
@@ -140,6 +142,9 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       logout: (grant) => logoutRefusal(grant),
       changePassword: (grant, { payload }) =>
         Effect.flatMap(passwordRefusal(grant), (personId) => sessions.changePassword(personId, payload.currentPassword, payload.newPassword)),
+      linkSlackUser: (grant, { payload }) =>
+        Effect.flatMap(slackLinkRefusal(grant), (personId) =>
+          Effect.map(people.linkSlackUser(grant.principal.orgId, personId, payload.slackUserId), toPerson)),
       // people
       listPeople: (grant) =>
         Effect.map(people.list(grant.principal.orgId), (rows) => ({ people: rows.map(toPerson), total: rows.length, truncated: false })),
@@ -161,6 +166,8 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       // settings
       getSettings: (grant) => settings.get(grant),
       updateSettings: (grant, { payload }) => settings.update(grant, payload ?? {}),
+      getSlackIntegration: (grant) => slack.get(grant),
+      setSlackSigningSecret: (grant, { payload }) => slack.set(grant, payload.signingSecret),
       // accounts
       listAccounts: (grant) =>
         Effect.map(accounts.listReachable(grant), (rows) => ({ accounts: rows.map(toAccount), total: rows.length, truncated: false })),

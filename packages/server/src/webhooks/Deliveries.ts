@@ -27,7 +27,7 @@ const ClaimedDeliveryRow = Schema.Struct({
   eventType: Schema.String,
   attempts: Schema.Number,
   url: Schema.String,
-  format: Schema.Literal("json", "slack"),
+  format: Schema.Literal("json", "slack", "slack_app"),
   secretSealed: Schema.String,
   /** Milliseconds left until the delivery gives up (int8 as text). */
   windowLeftMs: Schema.NumberFromString,

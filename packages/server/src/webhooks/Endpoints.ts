@@ -23,7 +23,7 @@ export interface NewEndpoint {
   readonly url: string
   readonly events: ReadonlyArray<string>
   readonly description: string | null
-  readonly format: "json" | "slack"
+  readonly format: "json" | "slack" | "slack_app"
   readonly secretSealed: string
   readonly createdBy: string
 }

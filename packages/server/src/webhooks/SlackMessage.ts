@@ -1,7 +1,7 @@
 /**
  * The `format: "slack"` body: a Slack incoming-webhook message (`text` for notifications, `blocks` for the
  * channel) made from an event, so a team sees a queued change — its summary, the policy's reasons, who
- * proposed it — with a link to it in the console, with no glue code. Every text from the event is escaped
+ * proposed it — with a link to that very action or changeset in the console, with no glue code. Every text from the event is escaped
  * (`&`, `<`, `>`, Slack's control characters) in every field, the notification `text` and the header too: a
  * campaign named `<!channel>` or `<https://evil|click>` arrives as those characters, not as a mention or a link.
  * The only markup is acs's own (the bold summary and the console link).
@@ -10,7 +10,7 @@
 const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
 const text = (u: unknown): string => (typeof u === "string" ? u : "")
 
-const headlines: Readonly<Record<string, string>> = {
+export const headlines: Readonly<Record<string, string>> = {
   "action.proposed": "A change waits for approval",
   "action.approved": "Change approved",
   "action.rejected": "Change rejected",
@@ -36,7 +36,11 @@ const headlines: Readonly<Record<string, string>> = {
 }
 
 /** Escapes Slack's control characters, which Slack decodes back in every text field (mrkdwn and plain_text alike). */
-const escape = (value: string) => value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+export const escape = (value: string) => value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+
+/** The console's page of one action or changeset (`#/change/prj_…/act_…`): where a notification links. */
+export const consoleLink = (publicUrl: string, projectId: string, id: string): string =>
+  `${publicUrl.replace(/\/$/, "")}/#/change/${encodeURIComponent(projectId)}/${encodeURIComponent(id)}`
 
 export const slackMessage = (body: Readonly<Record<string, unknown>>, publicUrl: string): Readonly<Record<string, unknown>> => {
   const type = text(body["type"])
@@ -44,7 +48,7 @@ export const slackMessage = (body: Readonly<Record<string, unknown>>, publicUrl:
   const data = isObject(body["data"]) ? body["data"] : {}
   const headline = headlines[type] ?? type
   const lines: Array<string> = []
-  let link: string | undefined
+  let link: string
   const action = data["action"]
   if (isObject(action)) {
     const actionId = text(action["actionId"])
@@ -57,8 +61,7 @@ export const slackMessage = (body: Readonly<Record<string, unknown>>, publicUrl:
     if (isObject(failure)) lines.push(`Failure: ${escape(text(failure["message"]))}`)
     const decisionReason = text(action["decisionReason"])
     if (decisionReason !== "") lines.push(`Reason: ${escape(decisionReason)}`)
-    const page = type === "action.proposed" || type === "action.demoted" ? "approvals" : "ledger"
-    link = `${publicUrl.replace(/\/$/, "")}/#/${page}/${encodeURIComponent(projectId)}`
+    link = consoleLink(publicUrl, projectId, actionId)
     lines.push(`<${escape(link)}|Open ${escape(actionId)} in acs>`)
   }
   const changeset = data["changeset"]
@@ -73,8 +76,7 @@ export const slackMessage = (body: Readonly<Record<string, unknown>>, publicUrl:
     const decision = isObject(changeset["decision"]) ? changeset["decision"] : {}
     const reasons = Array.isArray(decision["policyReasons"]) ? decision["policyReasons"].map(text).filter((r) => r !== "") : []
     if (type === "changeset.queued") for (const reason of reasons) lines.push(`• ${escape(reason)}`)
-    const page = type === "changeset.queued" ? "approvals" : "ledger"
-    link = `${publicUrl.replace(/\/$/, "")}/#/${page}/${encodeURIComponent(projectId)}`
+    link = consoleLink(publicUrl, projectId, text(changeset["changesetId"]))
     lines.push(`<${escape(link)}|Open ${escape(text(changeset["changesetId"]))} in acs>`)
   }
   const sync = data["sync"]

@@ -19,6 +19,8 @@ import { HOT_SPAN } from "../db/HotSpan.ts"
 import { SecretBox } from "../db/SecretBox.ts"
 import { newId } from "../db/Ids.ts"
 import { EventSignal } from "../events/EventSignal.ts"
+import { SlackAppFacts } from "./SlackAppFacts.ts"
+import { NO_FACTS, type SlackAppFacts as Facts, slackAppMessage } from "./SlackAppMessage.ts"
 import { slackMessage } from "./SlackMessage.ts"
 import { type AttemptResult, endpointDispatcher, send, SOCKETS } from "./WebhookSender.ts"
 import { type ClaimedDelivery, Deliveries, type FirstAttempt } from "./Deliveries.ts"
@@ -89,9 +91,17 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
       return secret
     }
 
-    /** The body sent: the event as the claim built it, or the Slack message made from it. */
-    const rawBodyOf = (delivery: ClaimedDelivery) =>
-      JSON.stringify(delivery.format === "slack" ? slackMessage(delivery.body, publicUrl) : delivery.body)
+    const slackFacts = yield* SlackAppFacts
+
+    /** The body sent: the event as the claim built it, or the Slack message made from it (`facts`: a `slack_app` one's). */
+    const rawBodyOf = (delivery: ClaimedDelivery, facts: Facts | undefined) =>
+      JSON.stringify(
+        delivery.format === "slack"
+          ? slackMessage(delivery.body, publicUrl)
+          : delivery.format === "slack_app"
+          ? slackAppMessage(delivery.body, publicUrl, facts ?? NO_FACTS)
+          : delivery.body
+      )
 
     /**
      * One attempt under `span`, which ends when the answer is in (at the span clock's time, when the tracer
@@ -103,7 +113,8 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
       unixSeconds: number,
       timing: boolean,
       clock: Clock.Clock,
-      dispatcher: Dispatcher
+      dispatcher: Dispatcher,
+      facts: Facts | undefined
     ): Promise<AttemptResult> => {
       const secret = secretOf(delivery.secretSealed)
       const sent: Promise<AttemptResult> = Option.isNone(secret)
@@ -112,7 +123,7 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
           url: delivery.url,
           secret: secret.value,
           eventId: delivery.eventId,
-          rawBody: rawBodyOf(delivery),
+          rawBody: rawBodyOf(delivery, facts),
           unixSeconds,
           timeoutMs: config.timeoutMs,
           allowPrivate: config.allowPrivate,
@@ -162,8 +173,13 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
           })
           items.push({ delivery, span })
         }
+        // A Slack app's message names the account and the expiry: read for the whole group (an endpoint has one format).
+        const facts = group[0]!.format === "slack_app"
+          ? new Map((yield* slackFacts.forBodies(group.map((d) => d.body))).map((f, i) => [group[i]!.deliveryId, f]))
+          : undefined
         const outcomes = yield* Effect.promise(() =>
-          lanes.run(webhookId, items, ({ delivery, span }, dispatcher) => sendUnder(delivery, span, unixSeconds, timing, clock, dispatcher))
+          lanes.run(webhookId, items, ({ delivery, span }, dispatcher) =>
+            sendUnder(delivery, span, unixSeconds, timing, clock, dispatcher, facts?.get(delivery.deliveryId)))
         )
         const unanswered = outcomes.some((o) => o.result !== null && o.result.statusCode === null)
         const answered = outcomes.some((o) => o.result !== null && o.result.statusCode !== null)

@@ -84,6 +84,8 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   people: ["auth/People.ts"],
   recommendations: ["warehouse/Recommendations.ts"],
   search_terms: ["warehouse/SwapCopy.ts"],
+  slack_seen_signatures: ["webhooks/SlackSigningSecrets.ts"],
+  slack_signing_secrets: ["webhooks/SlackSigningSecrets.ts"],
   sessions: ["auth/SessionStore.ts"],
   spend_suffixes: ["warehouse/SwapCopy.ts"],
   staged_metrics: ["warehouse/StageMetrics.ts"],

@@ -1,12 +1,12 @@
 /**
- * What the console makes of a harvest (console/src/harvest.ts, console/src/diff.ts; docs/decisions/console.md): a term
+ * What the console makes of a harvest (console/src/harvest.ts, domain/src/ActionDiff.ts; docs/decisions/console.md): a term
  * is chosen once per source whatever its case or spaces; the terms are negated at their sources by default only when
  * none goes into the ad group it came from; the delivery a harvest records is read from its payload; and its record
  * shows, per term, the EXACT keyword with its bid and the negative at the source, not `priorDelivery` as a field.
  */
 import { Option } from "effect"
 import { describe, expect, it } from "vitest"
-import { diffOf } from "../../../console/src/diff.ts"
+import { diffOf } from "@acs/domain/ActionDiff"
 import { deliveryOf, negatesAtSource, termKey } from "../../../console/src/harvest.ts"
 
 const totals = (spendMicros: number, taps: number, installs: number) => ({ spendMicros, taps, installs })

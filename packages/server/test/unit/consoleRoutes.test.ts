@@ -24,6 +24,18 @@ describe("a console route", () => {
     expect(parseRoute("#/password")).toEqual({ page: "password", projectId: undefined })
   })
 
+  it("takes one action or changeset of an account, where notifications link", () => {
+    const projectId = newId("prj")
+    const actionId = newId("act")
+    const changesetId = newId("cs")
+    expect(parseRoute(`#/change/${projectId}/${actionId}`)).toEqual({ page: "change", projectId, id: actionId })
+    expect(parseRoute(`#/change/${projectId}/${changesetId}`)).toEqual({ page: "change", projectId, id: changesetId })
+    for (const hash of [
+      `#/change/${projectId}`, `#/change/${projectId}/`, `#/change/${projectId}/${actionId}/x`, `#/change/${actionId}/${projectId}`,
+      `#/change/${projectId}/key_${actionId.slice(4)}`, `#/change/${projectId}/..%2F${actionId}`, `#/change/${projectId}/${actionId}%3Fx`
+    ]) expect(parseRoute(hash), hash).toEqual({ page: "not-found" })
+  })
+
   it("is not found for a crafted link", () => {
     const projectId = newId("prj")
     for (const hash of [
@@ -36,10 +48,11 @@ describe("a console route", () => {
 
   it("never hands on a parameter that is not an id of the server's form", () => {
     const segment = fc.oneof(fc.string(), fc.constantFrom("..", ".", "%2F", "%2e%2e", "?", "#", "prj_", newId("prj")))
-    fc.assert(fc.property(fc.constantFrom("approvals", "ledger", "accounts", "search-terms", "policy", "keys", "password", "x"), fc.array(segment, { maxLength: 3 }),
+    fc.assert(fc.property(fc.constantFrom("approvals", "ledger", "accounts", "search-terms", "policy", "keys", "password", "change", "x"), fc.array(segment, { maxLength: 3 }),
       (page, rest) => {
         const route = parseRoute(`#/${[page, ...rest].join("/")}`)
-        return route.page === "not-found" || route.projectId === undefined || ID_FORM.test(route.projectId)
+        return route.page === "not-found" || route.projectId === undefined ||
+          (ID_FORM.test(route.projectId) && (route.page !== "change" || /^(act|cs)_[0-9abcdefghjkmnpqrstvwxyz]{16}$/.test(route.id)))
       }), { numRuns: 2_000 })
   })
 })

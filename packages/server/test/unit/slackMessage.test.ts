@@ -16,7 +16,7 @@ const strings = (value: unknown): ReadonlyArray<string> =>
   typeof value === "string" ? [value] : typeof value === "object" && value !== null ? Object.values(value).flatMap(strings) : []
 
 /** What is left of `text` once acs's own console link is taken out. */
-const withoutConsoleLink = (text: string) => text.replace(/<https:\/\/acs\.example\.com\/#\/(approvals|ledger)\/[^|<>]*\|Open [^<>]* in acs>/g, "")
+const withoutConsoleLink = (text: string) => text.replace(/<https:\/\/acs\.example\.com\/#\/change\/[^|<>]*\|Open [^<>]* in acs>/g, "")
 
 describe("the Slack message", () => {
   it("escapes a hostile campaign name, proposer, reason, policy reasons and failure: the exact body", () => {
@@ -52,7 +52,7 @@ describe("the Slack message", () => {
               "• over &lt;!everyone&gt; &amp; more",
               "Failure: upstream said &lt;b&gt;no&lt;/b&gt;",
               "Reason: ok &amp; &lt;go&gt;",
-              "<https://acs.example.com/#/ledger/prj_1|Open act_1 in acs>"
+              "<https://acs.example.com/#/change/prj_1/act_1|Open act_1 in acs>"
             ].join("\n")
           }
         },
@@ -90,7 +90,7 @@ describe("the Slack message", () => {
               "Opened by agent: “weekly &amp; more”",
               "54 members: 0 applied, 0 failed, 0 skipped, 0 reverted, 54 pending",
               "• 54 members (act_1, act_2, act_3 and 51 more): proposed with an API key",
-              "<https://acs.example.com/#/approvals/prj_1|Open cs_1 in acs>"
+              "<https://acs.example.com/#/change/prj_1/cs_1|Open cs_1 in acs>"
             ].join("\n")
           }
         },

@@ -1,7 +1,8 @@
 /**
  * An action's change, field by field: prior → proposed. Every kind records the state it replaces in
  * `prior…` fields (docs/contract.md 1) next to the value it writes (`newX`, or `x`), at the top of the payload or per
- * entity in a list (keywords of a bid change); an outside change carries `{field, oldValue, newValue}`.
+ * entity in a list (keywords of a bid change); an outside change carries `{field, oldValue, newValue}`. The console
+ * shows it, and so does the Slack approval message (server webhooks/SlackAppMessage.ts).
  */
 
 export interface DiffRow {
