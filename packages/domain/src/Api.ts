@@ -61,6 +61,7 @@ import {
 import { EventList, EventsParams, EventStreamHeaders, EventStreamParams } from "./Events.ts"
 import { jsonObject } from "./Json.ts"
 import { CreatedPerson, CreatePersonRequest, NewPassword, Person, PersonList, UpdatePersonRequest } from "./People.ts"
+import { OAuthConsentAnswer, OAuthConsentRequest } from "./OAuth.ts"
 import { Plan, PlanParams } from "./Plan.ts"
 import { RecommendationList, RecommendationsParams } from "./Recommendations.ts"
 import { type KindDeclaration, type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
@@ -172,11 +173,24 @@ export class AuthGroup extends HttpApiGroup.make("auth")
           "minutes for the person (whatever the session) 429 `rate_limited` with `Retry-After`; an API key is 400."
       )
   )
+  .add(
+    HttpApiEndpoint.post("authorizeOAuthClient", "/auth/oauth/consent")
+      .setPayload(OAuthConsentRequest)
+      .addSuccess(OAuthConsentAnswer)
+      .annotate(OpenApi.Summary, "Consent to a remote MCP client (OAuth)")
+      .annotate(
+        OpenApi.Description,
+        "The console's consent page: a signed-in person approves a registered client for `read` or `write` on the " +
+          "accounts they choose (never the approval grant), or denies it; the answer is where the browser goes, the " +
+          "client's exact redirect URI with a one-time code or `error=access_denied`. An unknown client or a " +
+          "redirect URI it did not register is 400 and redirects nowhere; an API key is 400."
+      )
+  )
   .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
-    "The caller: who it is (key or person, scope, grant, binding), ending a person's session, and " +
-    "changing a person's password."
+    "The caller: who it is (key or person, scope, grant, binding), ending a person's session, " +
+    "changing a person's password, and a person's consent to a remote MCP client."
   )
 {}
 

@@ -491,6 +491,23 @@ const samples: Record<OperationName, Sample> = {
       expect(after.status, "a refused change leaves the session as it was").toBe(200)
     }
   },
+  authorizeOAuthClient: {
+    method: "POST",
+    path: "/auth/oauth/consent",
+    // A client nobody registered: the person's consent is reached and refused without a redirect (the flow: oauth.test.ts).
+    prepare: () => ({
+      body: {
+        clientId: "ocl_aaaaaaaaaaaaaaaa",
+        redirectUri: "https://client.example/callback",
+        codeChallenge: "a".repeat(43),
+        codeChallengeMethod: "S256",
+        resource: "http://127.0.0.1/mcp",
+        decision: "approve",
+        scope: "read"
+      }
+    }),
+    granted: () => ({ status: 400, code: "invalid_request" })
+  },
   listPeople: {
     method: "GET",
     path: "/people",
@@ -1061,6 +1078,7 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "streamEvents",
   "logout",
   "changePassword",
+  "authorizeOAuthClient",
   "listPeople",
   "createPerson",
   "updatePerson",

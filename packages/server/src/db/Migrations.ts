@@ -44,6 +44,7 @@ import watches from "./migrations/0035_watches.ts"
 import changePlaces from "./migrations/0036_change_places.ts"
 import searchTermSources from "./migrations/0037_search_term_sources.ts"
 import recommendations from "./migrations/0038_recommendations.ts"
+import oauth from "./migrations/0040_oauth.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -87,7 +88,8 @@ export const migrations = {
   "0035_watches": watches,
   "0036_change_places": changePlaces,
   "0037_search_term_sources": searchTermSources,
-  "0038_recommendations": recommendations
+  "0038_recommendations": recommendations,
+  "0040_oauth": oauth
 }
 
 export const loader = Migrator.fromRecord(migrations)

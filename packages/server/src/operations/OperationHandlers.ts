@@ -27,6 +27,7 @@ import { Proposals } from "../actions/pipeline/Proposals.ts"
 import { Revert } from "../actions/pipeline/Revert.ts"
 import type { Granted } from "../auth/Access.ts"
 import { KeyStore, specFromRequest } from "../auth/KeyStore.ts"
+import { OAuthGrants } from "../auth/OAuthGrants.ts"
 import { Verdicts } from "../guard/Verdicts.ts"
 import { People, toPerson } from "../auth/People.ts"
 import { Sessions } from "../auth/Sessions.ts"
@@ -74,6 +75,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
   effect: Effect.gen(function*() {
     const keys = yield* KeyStore
     const sessions = yield* Sessions
+    const oauthGrants = yield* OAuthGrants
     const people = yield* People
     const settings = yield* OrgSettings
     const accounts = yield* Accounts
@@ -140,6 +142,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       logout: (grant) => logoutRefusal(grant),
       changePassword: (grant, { payload }) =>
         Effect.flatMap(passwordRefusal(grant), (personId) => sessions.changePassword(personId, payload.currentPassword, payload.newPassword)),
+      authorizeOAuthClient: (grant, { payload }) => oauthGrants.consent(grant, payload),
       // people
       listPeople: (grant) =>
         Effect.map(people.list(grant.principal.orgId), (rows) => ({ people: rows.map(toPerson), total: rows.length, truncated: false })),
