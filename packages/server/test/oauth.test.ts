@@ -18,8 +18,11 @@ import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Schema } from "effect"
 import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Pipeline, startPipeline } from "./support/pipeline.ts"
+import type { Browser } from "playwright-core"
+import { launchBrowser, seriousViolations } from "./support/browser.ts"
+import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { type Answer, BOOTSTRAP_KEY, call } from "./support/server.ts"
+import { WAIT_MS } from "./support/wait.ts"
 
 let p: Pipeline
 const REGISTRATIONS_PER_MINUTE = 40
@@ -271,6 +274,47 @@ describe("the full flow with the SDK's OAuth client", () => {
     expect(next.body).toMatchObject({ error: "invalid_grant" })
     const key = (await keysNow()).find((k) => k.kind === "oauth" && k.name === "Claude test connector")!
     expect(key.revokedAt).not.toBeNull()
+  })
+})
+
+describe("the console's consent page", () => {
+  let browser: Browser | undefined
+
+  afterAll(async () => {
+    await browser?.close()
+  })
+
+  it("signs the person in, shows the client and where it returns, and sends the browser back with a code that works", async () => {
+    const provider = new MemoryProvider("Browser connector")
+    const first = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider })
+    await expect(new Client({ name: "browser", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError)
+    browser = await launchBrowser()
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage()
+    // The client's redirect URI: the browser lands there, and the client reads the code from the address.
+    let landed: URL | undefined
+    await page.route(`${REDIRECT}**`, async (route) => {
+      landed = new URL(route.request().url())
+      await route.fulfill({ status: 200, contentType: "text/plain", body: "You can close this window." })
+    })
+    await page.goto(provider.authorizationUrl!.toString())
+    await page.getByLabel("Email").fill(ADMIN_EMAIL)
+    await page.getByLabel("Password").fill(ADMIN_PASSWORD)
+    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("heading", { level: 1, name: "Connect “Browser connector” to acs" }).waitFor({ timeout: WAIT_MS })
+    await page.getByText("127.0.0.1:9", { exact: true }).waitFor({ timeout: WAIT_MS })
+    expect(await page.getByText(/approve/i).count()).toBeGreaterThan(0)
+    expect(await seriousViolations(page)).toEqual([])
+    await page.getByRole("radio", { name: /Read: look at/ }).check()
+    await page.getByRole("button", { name: "Allow" }).click()
+    await page.waitForURL(`${REDIRECT}**`, { timeout: WAIT_MS })
+    expect(landed?.searchParams.get("state")).toBe("state-123")
+    await first.finishAuth(landed!.searchParams.get("code")!)
+    const client = new Client({ name: "browser", version: "1.0.0" })
+    await client.connect(new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider }))
+    clients.push(client)
+    const tools = (await client.listTools()).tools.map((t) => t.name)
+    expect(tools).toContain("platform_list_campaigns")
+    expect(tools).not.toContain("platform_propose_budget_change")
   })
 })
 
