@@ -284,7 +284,7 @@ describe("the console's consent page", () => {
     await browser?.close()
   })
 
-  it("signs the person in, shows the client and where it returns, and sends the browser back with a code that works", async () => {
+  it("signs the person in, shows the client and where it returns, sends the browser back with a code that works; Keys revokes it", async () => {
     const provider = new MemoryProvider("Browser connector")
     const first = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider })
     await expect(new Client({ name: "browser", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError)
@@ -315,6 +315,14 @@ describe("the console's consent page", () => {
     const tools = (await client.listTools()).tools.map((t) => t.name)
     expect(tools).toContain("platform_list_campaigns")
     expect(tools).not.toContain("platform_propose_budget_change")
+
+    // The person revokes it on the console's Keys page: the app's token is refused from its next request.
+    await page.goto(`${p.server.baseUrl}/#/keys`)
+    await page.getByRole("row", { name: /Browser connector \(connected app, OAuth\)/ }).waitFor({ timeout: WAIT_MS })
+    await page.getByRole("button", { name: "Revoke Browser connector" }).click()
+    await page.getByRole("dialog", { name: "Revoke “Browser connector”?" }).getByRole("button", { name: "Revoke", exact: true }).click()
+    await page.getByText("Key “Browser connector” revoked").waitFor({ timeout: WAIT_MS })
+    expect(await mcpStatus(provider.saved!.access_token)).toBe(401)
   })
 })
 

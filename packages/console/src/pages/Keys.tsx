@@ -79,12 +79,12 @@ const AdminKeys = (props: { readonly session: Session }) => {
           <tbody>
             {(keys.data?.keys ?? []).map((k) => (
               <tr key={k.keyId} class={k.revokedAt === null ? "" : "revoked"}>
-                <th scope="row">{k.name}</th>
+                <th scope="row">{k.name}{k.kind === "oauth" && <span class="muted"> (connected app, OAuth)</span>}</th>
                 <td>{k.root.kind === "person" ? k.root.name : k.root.id === k.keyId ? "the workspace (org key)" : `org key “${k.root.name}”`}</td>
                 <td>{k.effective === null ? `${k.scope}; suspended while ${k.root.name} is disabled` : capped(k.scope, k.effective.scope)}</td>
                 <td>{k.effective === null ? "no" : capped(k.canApprove ? "yes" : "no", k.effective.canApprove ? "yes" : "no")}</td>
                 <td>{bindingLabel(session, k.binding)}</td>
-                <td>{k.expiresAt === null ? "never" : dateTime(k.expiresAt)}</td>
+                <td>{k.expiresAt === null ? "never" : k.kind === "oauth" ? `${dateTime(k.expiresAt)}, renewed while the app refreshes` : dateTime(k.expiresAt)}</td>
                 <td>{k.lastUsedAt === null ? "never" : dateTime(k.lastUsedAt)}</td>
                 <td>{k.revokedAt === null
                   ? <button type="button" class="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>Revoke…</button>
