@@ -1,4 +1,4 @@
-/** A person's consent to a remote MCP client (docs/contract.md 2.5): what the console's consent page sends and answers. */
+/** A person's consent to a remote MCP client (docs/contract.md 5.5): what the console's consent page sends and answers. */
 import { Schema } from "effect"
 
 /** PKCE's challenge: base64url of a SHA-256 (43 characters), up to the verifier's 128. */

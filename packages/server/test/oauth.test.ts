@@ -1,5 +1,5 @@
 /**
- * OAuth 2.1 for remote MCP clients (docs/contract.md 2.5) against the running server, with the MCP SDK's own OAuth
+ * OAuth 2.1 for remote MCP clients (docs/contract.md 5.5) against the running server, with the MCP SDK's own OAuth
  * client (`auth()` behind `StreamableHTTPClientTransport`'s authProvider): discovery from the 401 of /mcp,
  * dynamic registration, the authorization request, the consent step as the console's consent page makes it
  * (the signed-in person's session, the client's public description, the decision), the code's exchange with PKCE,

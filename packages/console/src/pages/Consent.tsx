@@ -1,5 +1,5 @@
 /**
- * The OAuth consent page (`/oauth/consent`, docs/contract.md 2.5): a remote MCP client asks to act for the signed-in
+ * The OAuth consent page (`/oauth/consent`, docs/contract.md 5.5): a remote MCP client asks to act for the signed-in
  * person. They see the client's registered name and where it sends them back, choose the accounts (those they
  * reach) and `read` or `write`, and approve or deny; the browser then goes to the client's exact redirect URI. The
  * approval grant is never on offer: an agent connected this way can propose, never approve.

@@ -343,7 +343,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("KeyStore.revokeRootedAt"))
 
     /**
-     * An OAuth client's grant as a key of the person who consented (docs/contract.md 2.5): checked against the
+     * An OAuth client's grant as a key of the person who consented (docs/contract.md 5.5): checked against the
      * person's reach as any key they make, never with the approval grant. Its secret is the first access token.
      */
     /** Whether the person may grant a client this (refused as they would be making such a key themselves). */

@@ -1,5 +1,5 @@
 /**
- * OAuth clients registered dynamically (RFC 7591; docs/contract.md 2.5), this module owning `oauth_clients`.
+ * OAuth clients registered dynamically (RFC 7591; docs/contract.md 5.5), this module owning `oauth_clients`.
  * Public clients only (`token_endpoint_auth_method: none`: a remote MCP client holds no secret; PKCE binds a code
  * to the client that asked for it). A redirect URI is https, or http on the loopback host, with no fragment, and
  * is kept exactly as registered: an authorization request must name it byte for byte

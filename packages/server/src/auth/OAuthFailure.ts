@@ -1,4 +1,4 @@
-/** A refused OAuth request, answered in RFC 6749 §5.2's shape `{error, error_description}` (docs/contract.md 2.5). */
+/** A refused OAuth request, answered in RFC 6749 §5.2's shape `{error, error_description}` (docs/contract.md 5.5). */
 import { Data } from "effect"
 
 export class OAuthFailure extends Data.TaggedError("OAuthFailure")<{

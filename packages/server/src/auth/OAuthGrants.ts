@@ -1,5 +1,5 @@
 /**
- * OAuth 2.1 grants for remote MCP clients (docs/contract.md 2.5), this module owning `oauth_codes` and
+ * OAuth 2.1 grants for remote MCP clients (docs/contract.md 5.5), this module owning `oauth_codes` and
  * `oauth_refresh_tokens`. A person's consent makes a one-time code (5 minutes, bound to the client, the exact
  * redirect URI, the PKCE S256 challenge and the resource); the code's exchange makes one key of that person
  * (kind `oauth`, never the approval grant) whose secret is the access token, and a refresh token. A refresh
@@ -102,7 +102,7 @@ export class OAuthGrants extends Effect.Service<OAuthGrants>()("acs/OAuthGrants"
     /** Ends a grant: its key is revoked (every instance forgets it), so its refresh tokens are refused too. */
     const revokeGrant = (orgId: string, keyId: string) => Effect.ignore(keys.revokeInOrg(orgId, keyId))
 
-    /** The consent page's decision (docs/contract.md 2.5): where the browser goes next. */
+    /** The consent page's decision (docs/contract.md 5.5): where the browser goes next. */
     const consent = (grant: Granted<"authorizeOAuthClient">, request: OAuthConsentRequest) =>
       Effect.gen(function*() {
         const person = grant.principal

@@ -43,7 +43,7 @@ const callsReadTool = (body: string): boolean => {
 /** Stands for "this call must not run before the barrier": a speculative run stops there (see answerMcp). */
 const NEEDS_BARRIER = Symbol("needs barrier")
 
-/** A 401 names where a client finds how to get a token (RFC 9728 §5.1; docs/contract.md 2.5). */
+/** A 401 names where a client finds how to get a token (RFC 9728 §5.1; docs/contract.md 5.5). */
 const withResourceMetadata = (response: HttpServerResponse.HttpServerResponse) =>
   Effect.gen(function*() {
     const origin = (yield* makePublicOrigin)(yield* HttpServerRequest.HttpServerRequest)

@@ -1,5 +1,5 @@
 /**
- * OAuth 2.1 for remote MCP clients (docs/contract.md 2.5), in front of the API app and outside `/api/v1`: acs is
+ * OAuth 2.1 for remote MCP clients (docs/contract.md 5.5), in front of the API app and outside `/api/v1`: acs is
  * both the protected resource (`/mcp`) and its authorization server. The metadata (RFC 9728, RFC 8414), dynamic
  * client registration (RFC 7591), the authorization endpoint (which checks the request and hands the browser to
  * the console's consent page), the token endpoint (authorization code with PKCE S256, refresh) and revocation

@@ -1,5 +1,5 @@
 /**
- * OAuth 2.1 for remote MCP clients (docs/contract.md 2.5): registered clients, one-time authorization codes and
+ * OAuth 2.1 for remote MCP clients (docs/contract.md 5.5): registered clients, one-time authorization codes and
  * rotating refresh tokens, each stored by its secret's SHA-256 only. An OAuth grant is one API key of kind
  * `oauth` (its access token is the key's current secret, rotated on refresh); `oauth_client_id` names the
  * client it was issued to.
