@@ -72,6 +72,22 @@ const redirectWith = (uri: string, params: Record<string, string | undefined>): 
 const bindingOf = (projectIds: ReadonlyArray<string> | null | undefined): Binding =>
   projectIds === null || projectIds === undefined ? { kind: "org" } : { kind: "subset", projectIds: [...new Set(projectIds)] }
 
+/** Codes that expired before `cutoff` (webhooks/Retention.ts): past it, a reuse is refused as unknown all the same. */
+export const pruneOAuthCodes = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>
+  sql`DELETE FROM oauth_codes WHERE code_hash IN (
+    SELECT code_hash FROM oauth_codes WHERE expires_at < ${cutoff} LIMIT ${limit}) RETURNING code_hash`.pipe(
+    Effect.map((rows) => rows.length),
+    Effect.orDie
+  )
+
+/** Refresh tokens that expired before `cutoff`, used or not. */
+export const pruneOAuthRefreshTokens = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>
+  sql`DELETE FROM oauth_refresh_tokens WHERE token_hash IN (
+    SELECT token_hash FROM oauth_refresh_tokens WHERE expires_at < ${cutoff} LIMIT ${limit}) RETURNING token_hash`.pipe(
+    Effect.map((rows) => rows.length),
+    Effect.orDie
+  )
+
 export interface TokenAnswer {
   readonly access_token: string
   readonly token_type: "Bearer"
