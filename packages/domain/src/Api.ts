@@ -186,11 +186,32 @@ export class AuthGroup extends HttpApiGroup.make("auth")
           "redirect URI it did not register is 400 and redirects nowhere; an API key is 400."
       )
   )
+  .add(
+    HttpApiEndpoint.get("listMyKeys", "/auth/keys")
+      .addSuccess(Schema.Struct({ keys: Schema.Array(ApiKey), total: Schema.Int, truncated: Schema.Boolean }))
+      .annotate(OpenApi.Summary, "The signed-in person's own keys")
+      .annotate(
+        OpenApi.Description,
+        "Every key that answers to the signed-in person (root: that person), revoked ones too: the apps they connected " +
+          "with OAuth, and keys they or their keys made. Whatever their role. An API key is 400."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("revokeMyKey")`/auth/keys/${HttpApiSchema.param("keyId", Schema.String)}`
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFoundBody)
+      .annotate(OpenApi.Summary, "Revoke one of the signed-in person's own keys")
+      .annotate(
+        OpenApi.Description,
+        "A person ends a key that answers to them (a connected app's included): 204, refused from its next request on " +
+          "every instance. A key that is not theirs is 404; an API key is 400."
+      )
+  )
   .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
     "The caller: who it is (key or person, scope, grant, binding), ending a person's session, " +
-    "changing a person's password, and a person's consent to a remote MCP client."
+    "changing a person's password, a person's consent to a remote MCP client, and a person's own keys."
   )
 {}
 

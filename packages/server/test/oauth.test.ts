@@ -347,6 +347,52 @@ describe("a read grant", () => {
   })
 })
 
+describe("a person who is not an admin", () => {
+  it("grants at most their role, and sees and revokes their connected app themselves", async () => {
+    const signedIn = async (role: "viewer" | "editor") => {
+      const email = `oauth-${role}@pipeline.example`
+      const created = await p.as("person", "POST", "/people", { email, name: `OAuth ${role}`, role })
+      expect(created.status, created.text).toBe(201)
+      const password = (created.body as { password: string }).password
+      const login = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email, password } })
+      return login.headers.getSetCookie().find((l) => l.startsWith("acs_session="))!.split(";")[0]!
+    }
+    const asPerson = (cookie: string, method: string, path: string, body?: unknown) =>
+      call(`${p.server.api}${path}`, { method, headers: { cookie }, ...(body === undefined ? {} : { body }) })
+
+    // A viewer cannot hand out writing.
+    const viewer = await signedIn("viewer")
+    const provider = new MemoryProvider("Viewer's connector")
+    const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider })
+    await expect(new Client({ name: "viewer", version: "1.0.0" }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError)
+    const params = await toConsentPage(provider.authorizationUrl!)
+    const refused = await asPerson(viewer, "POST", "/auth/oauth/consent", consentBody(params, { scope: "write" }))
+    expect(refused.status).toBe(403)
+    expect((refused.body as { error: { code: string } }).error.code).toBe("forbidden_scope")
+
+    // An editor connects with write, then finds it among their own keys and revokes it.
+    const editor = await signedIn("editor")
+    const editorProvider = new MemoryProvider("Editor's connector")
+    const first = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: editorProvider })
+    await expect(new Client({ name: "editor", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError)
+    const editorParams = await toConsentPage(editorProvider.authorizationUrl!)
+    await first.finishAuth(codeOf(await asPerson(editor, "POST", "/auth/oauth/consent", consentBody(editorParams, { scope: "write" }))))
+    expect(await mcpStatus(editorProvider.saved!.access_token)).toBe(200)
+    const own = await asPerson(editor, "GET", "/auth/keys")
+    expect(own.status).toBe(200)
+    const keys = Schema.decodeUnknownSync(Schema.Struct({ keys: Schema.Array(ApiKey) }))(own.body).keys
+    expect(keys.map((k) => k.name)).toEqual(["Editor's connector"])
+    expect(keys[0]).toMatchObject({ kind: "oauth", scope: "write", canApprove: false })
+    expect((await asPerson(editor, "GET", "/keys")).status).toBe(403)
+    expect((await asPerson(editor, "DELETE", `/auth/keys/${keys[0]!.keyId}`)).status).toBe(204)
+    expect(await mcpStatus(editorProvider.saved!.access_token)).toBe(401)
+    // Another person's key is not theirs to end.
+    const orgKey = (await keysNow()).find((k) => k.kind === "api" && k.revokedAt === null)!
+    expect((await asPerson(editor, "DELETE", `/auth/keys/${orgKey.keyId}`)).status).toBe(404)
+    expect(await mcpStatus(BOOTSTRAP_KEY)).toBe(200)
+  })
+})
+
 describe("revocation", () => {
   it("revoking the key from the console's Keys page ends the access token and the refresh token", async () => {
     const { provider } = await signInWithOAuth("Revoked connector", { scope: "read" })

@@ -113,6 +113,12 @@ const toApiKey = (row: RootedKeyRow): ApiKey => ({
   effective: effectiveOf(row)
 })
 
+/** The person whose own keys a call names: a signed-in person only (a key has no keys of its own to list). */
+const ownerOf = (principal: Principal): Effect.Effect<string, InvalidRequest> =>
+  principal.kind === "person"
+    ? Effect.succeed(principal.id)
+    : Effect.fail(new InvalidRequest({ message: "a person's own keys are theirs to see signed in; an admin lists every key with GET /keys" }))
+
 /** What a new key asks for: the creator may hand out at most what it holds itself. */
 export interface KeySpec {
   readonly name: string
@@ -269,6 +275,29 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         yield* revokeInOrg(grant.orgId, keyId)
       })
 
+    /** The keys that answer to the signed-in person: whatever their role, a person sees and ends what acts for them. */
+    const listOwn = (grant: Granted<"listMyKeys">) =>
+      Effect.gen(function*() {
+        const person = yield* ownerOf(grant.principal)
+        return yield* sql`
+          SELECT ${sql.unsafe(ROOT_COLUMNS)} FROM api_keys k ${sql.unsafe(ROOT_JOINS)}
+          WHERE k.org_id = ${grant.orgId} AND k.root_person_id = ${person} ORDER BY k.created_at DESC, k.key_id`.pipe(
+          Effect.orDie,
+          Effect.flatMap(decodeRootedKeys),
+          Effect.map((rows) => rows.map(toApiKey))
+        )
+      }).pipe(Effect.withSpan("KeyStore.listOwn"))
+
+    const revokeOwn = (grant: Granted<"revokeMyKey">, keyId: string) =>
+      Effect.gen(function*() {
+        const person = yield* ownerOf(grant.principal)
+        const rows = yield* sql`SELECT key_id FROM api_keys WHERE key_id = ${keyId} AND org_id = ${grant.orgId} AND root_person_id = ${person}`.pipe(
+          Effect.orDie
+        )
+        if (rows.length === 0) return yield* new NotFound({ message: `no key ${keyId} of yours` })
+        yield* revokeInOrg(grant.orgId, keyId)
+      })
+
     /** A key that is not revoked, not expired and whose person is not disabled, with what it may do now. */
     const loadLiveKey = (secretHash: string) =>
       sql`/* prepared */
@@ -402,7 +431,9 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
       findOAuthKey,
       list,
       listInOrg,
+      listOwn,
       revoke,
+      revokeOwn,
       revokeInOrg,
       revokeRootedAt,
       authenticate,

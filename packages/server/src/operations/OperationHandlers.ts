@@ -143,6 +143,8 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       changePassword: (grant, { payload }) =>
         Effect.flatMap(passwordRefusal(grant), (personId) => sessions.changePassword(personId, payload.currentPassword, payload.newPassword)),
       authorizeOAuthClient: (grant, { payload }) => oauthGrants.consent(grant, payload),
+      listMyKeys: (grant) => Effect.map(keys.listOwn(grant), (list) => ({ keys: list, total: list.length, truncated: false })),
+      revokeMyKey: (grant, { path }) => keys.revokeOwn(grant, path.keyId),
       // people
       listPeople: (grant) =>
         Effect.map(people.list(grant.principal.orgId), (rows) => ({ people: rows.map(toPerson), total: rows.length, truncated: false })),
