@@ -6,6 +6,7 @@
  * then a working MCP session that lists tools and reads. The grant is a key of the person (kind `oauth`, listed
  * under Keys, never the approval grant); a `read` grant cannot propose; an OAuth token cannot approve; a refresh
  * rotates both tokens and a refresh token used twice ends the grant; revoking the key from the console ends it.
+ * A person who is not an admin grants at most their role and disconnects their app on the Keys page themselves.
  * The refusals: a wrong verifier, a reused code, a foreign redirect URI, plain PKCE, a non-https redirect URI.
  */
 import { ApiKey } from "@acs/domain/ApiKeys"
@@ -19,7 +20,7 @@ import { Schema } from "effect"
 import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Browser } from "playwright-core"
-import { launchBrowser, seriousViolations } from "./support/browser.ts"
+import { launchBrowser, seriousViolations, signedInPage } from "./support/browser.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, startPipeline } from "./support/pipeline.ts"
 import { type Answer, BOOTSTRAP_KEY, call } from "./support/server.ts"
 import { WAIT_MS } from "./support/wait.ts"
@@ -160,6 +161,19 @@ const form = (url: string, params: Record<string, string>) =>
   call(url, { method: "POST", body: new URLSearchParams(params).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } })
 
 const tokenEndpoint = () => `${p.server.baseUrl}/oauth/token`
+
+/** A new person of the role, signed in: their email, generated password and session cookie. */
+const signedIn = async (role: "viewer" | "editor", label: string = role) => {
+  const email = `oauth-${label}@pipeline.example`
+  const created = await p.as("person", "POST", "/people", { email, name: `OAuth ${label}`, role })
+  expect(created.status, created.text).toBe(201)
+  const password = (created.body as { password: string }).password
+  const login = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email, password } })
+  return { email, password, cookie: login.headers.getSetCookie().find((l) => l.startsWith("acs_session="))!.split(";")[0]! }
+}
+
+const asPerson = (cookie: string, method: string, path: string, body?: unknown) =>
+  call(`${p.server.api}${path}`, { method, headers: { cookie }, ...(body === undefined ? {} : { body }) })
 
 const mcpStatus = async (token: string) =>
   (await fetch(mcpUrl(), {
@@ -348,20 +362,34 @@ describe("a read grant", () => {
 })
 
 describe("a person who is not an admin", () => {
-  it("grants at most their role, and sees and revokes their connected app themselves", async () => {
-    const signedIn = async (role: "viewer" | "editor") => {
-      const email = `oauth-${role}@pipeline.example`
-      const created = await p.as("person", "POST", "/people", { email, name: `OAuth ${role}`, role })
-      expect(created.status, created.text).toBe(201)
-      const password = (created.body as { password: string }).password
-      const login = await call(`${p.server.api}/auth/login`, { method: "POST", body: { email, password } })
-      return login.headers.getSetCookie().find((l) => l.startsWith("acs_session="))!.split(";")[0]!
+  it("disconnects their app on the console's Keys page", async () => {
+    const person = await signedIn("editor", "keys-page")
+    const provider = new MemoryProvider("Keys page connector")
+    const first = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider })
+    await expect(new Client({ name: "keys-page", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError)
+    const params = await toConsentPage(provider.authorizationUrl!)
+    await first.finishAuth(codeOf(await asPerson(person.cookie, "POST", "/auth/oauth/consent", consentBody(params, { scope: "read" }))))
+    expect(await mcpStatus(provider.saved!.access_token)).toBe(200)
+    const browser = await launchBrowser()
+    try {
+      const page = await signedInPage(browser, p.server.baseUrl, person.email, person.password, WAIT_MS)
+      await page.goto(`${p.server.baseUrl}/#/keys`)
+      await page.getByRole("heading", { level: 1, name: "Your keys and connected apps" }).waitFor({ timeout: WAIT_MS })
+      await page.getByRole("row", { name: /Keys page connector \(connected app, OAuth\)/ }).waitFor({ timeout: WAIT_MS })
+      expect(await seriousViolations(page)).toEqual([])
+      await page.getByRole("button", { name: "Revoke Keys page connector" }).click()
+      await page.getByRole("dialog", { name: "Revoke “Keys page connector”?" }).getByRole("button", { name: "Revoke", exact: true }).click()
+      await page.getByText("Key “Keys page connector” revoked").waitFor({ timeout: WAIT_MS })
+      expect(await mcpStatus(provider.saved!.access_token)).toBe(401)
+    } finally {
+      await browser.close()
     }
-    const asPerson = (cookie: string, method: string, path: string, body?: unknown) =>
-      call(`${p.server.api}${path}`, { method, headers: { cookie }, ...(body === undefined ? {} : { body }) })
+  })
 
+
+  it("grants at most their role, and sees and revokes their connected app themselves", async () => {
     // A viewer cannot hand out writing.
-    const viewer = await signedIn("viewer")
+    const viewer = (await signedIn("viewer")).cookie
     const provider = new MemoryProvider("Viewer's connector")
     const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider })
     await expect(new Client({ name: "viewer", version: "1.0.0" }).connect(transport)).rejects.toBeInstanceOf(UnauthorizedError)
@@ -371,7 +399,7 @@ describe("a person who is not an admin", () => {
     expect((refused.body as { error: { code: string } }).error.code).toBe("forbidden_scope")
 
     // An editor connects with write, then finds it among their own keys and revokes it.
-    const editor = await signedIn("editor")
+    const editor = (await signedIn("editor")).cookie
     const editorProvider = new MemoryProvider("Editor's connector")
     const first = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: editorProvider })
     await expect(new Client({ name: "editor", version: "1.0.0" }).connect(first)).rejects.toBeInstanceOf(UnauthorizedError)
