@@ -7,12 +7,12 @@ import type { HttpServerRequest } from "@effect/platform"
 import { Config, Effect, Option } from "effect"
 import { TrustProxy } from "./ClientAddress.ts"
 
-const PublicUrl = Config.option(Config.string("PUBLIC_URL"))
+const PublicUrl = Config.option(Config.url("PUBLIC_URL"))
 
 const HOST = /^[A-Za-z0-9.-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$/
 
 export const makePublicOrigin = Effect.gen(function*() {
-  const configured = Option.map(yield* PublicUrl, (url) => new URL(url).origin)
+  const configured = Option.map(yield* PublicUrl, (url) => url.origin)
   const trustProxy = yield* TrustProxy
   return (request: HttpServerRequest.HttpServerRequest): string => {
     if (Option.isSome(configured)) return configured.value
