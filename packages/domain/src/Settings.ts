@@ -1,5 +1,5 @@
 /**
- * Org settings: the `platformAutoApply` kill switch (docs/contract.md 5.5), who may approve (docs/contract.md 5.1),
+ * Org settings: the `platformAutoApply` kill switch (docs/contract.md 2.5), who may approve (docs/contract.md 5.1),
  * and the guard's verdicts (docs/contract.md 3.4).
  */
 import { Schema } from "effect"

@@ -1,5 +1,5 @@
 /**
- * Org settings: the `platformAutoApply` kill switch (docs/contract.md 5.5), default on, who may approve (`fourEyes`,
+ * Org settings: the `platformAutoApply` kill switch (docs/contract.md 2.5), default on, who may approve (`fourEyes`,
  * default `distinct_actor`), and how long a queued action waits for a human before it expires
  * (`approvalTtlHours`, default 72), and how the guard judges applied changes (`guard`, docs/contract.md 3.4).
  */

@@ -1,4 +1,4 @@
-/** The live policy of an account (`GET /accounts/{projectId}/policy`, docs/contract.md 5.5). */
+/** The live policy of an account (`GET /accounts/{projectId}/policy`, docs/contract.md 2.5). */
 import type { PolicyDocument as Document } from "@acs/domain/Actions"
 import { Effect } from "effect"
 import type { Granted } from "../../auth/Access.ts"
