@@ -571,6 +571,10 @@ describe("refusals", () => {
     expect(twice.body).toMatchObject({ error: "invalid_request" })
     expect((await form(tokenEndpoint(), { grant_type: "refresh_token", refresh_token: "acsr_\u0000", client_id: clientId })).body)
       .toMatchObject({ error: "invalid_grant" })
+    // A body over 64 KiB is refused before it is parsed.
+    const huge = await form(tokenEndpoint(), { grant_type: "refresh_token", client_id: clientId, refresh_token: "x".repeat(100_000) })
+    expect(huge.status).toBe(400)
+    expect(huge.body).toMatchObject({ error: "invalid_request" })
   })
 
   it("limits registration per client address like sign-in: 429 in OAuth's shape with Retry-After", async () => {

@@ -6,6 +6,8 @@ export class OAuthFailure extends Data.TaggedError("OAuthFailure")<{
   readonly description: string
   /** 400 for the most; 401 for `invalid_client`, 429 for a rate limit. */
   readonly status: number
+  /** A body left partly unread: the connection is closed after the answer. */
+  readonly closeConnection?: boolean
 }> {}
 
 export const invalidRequest = (description: string) => new OAuthFailure({ error: "invalid_request", description, status: 400 })

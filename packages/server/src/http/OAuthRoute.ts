@@ -35,7 +35,11 @@ const CORS = {
 
 const json = (body: unknown, status = 200) => HttpServerResponse.unsafeJson(body, { status, headers: CORS })
 
-const failure = (f: OAuthFailure) => json({ error: f.error, error_description: f.description }, f.status)
+/** The refusal; a body left partly unread closes the connection, as the front door does. */
+const failure = (f: OAuthFailure) => {
+  const response = json({ error: f.error, error_description: f.description }, f.status)
+  return f.closeConnection === true ? HttpServerResponse.setHeader(response, "connection", "close") : response
+}
 
 const rateLimited = (retryAfterMs: number) =>
   HttpServerResponse.unsafeJson(
@@ -71,181 +75,187 @@ const errorPage = (message: string) =>
 
 export class OAuthEndpoints extends Effect.Service<OAuthEndpoints>()("acs/OAuthEndpoints", {
   effect: Effect.gen(function*() {
-  const clients = yield* OAuthClients
-  const grants = yield* OAuthGrants
-  const rateLimits = yield* RateLimits
-  const trustProxy = yield* Effect.orDie(TrustProxy)
-  const originOf = yield* makePublicOrigin
+    const clients = yield* OAuthClients
+    const grants = yield* OAuthGrants
+    const rateLimits = yield* RateLimits
+    const trustProxy = yield* Effect.orDie(TrustProxy)
+    const originOf = yield* makePublicOrigin
 
-  /** The request's body text, at most 64 KiB, or the refusal. */
-  const bodyOf = (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.mapError(readJsonText(request, MAX_OAUTH_BODY), (refused) => invalidRequest(refused.error.message))
+    /** The request's body text, at most 64 KiB, or the refusal. */
+    const bodyOf = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.mapError(readJsonText(request, MAX_OAUTH_BODY), (refused) =>
+        new OAuthFailure({
+          error: "invalid_request",
+          description: refused.error.message,
+          status: 400,
+          closeConnection: refused.closeConnection
+        }))
 
-  const limited = (request: HttpServerRequest.HttpServerRequest, endpoint: string, bucket: "login" | "loginAddress") =>
-    rateLimits.consume(`oauth-${endpoint}:${clientAddress(request, trustProxy)}`, bucket)
+    const limited = (request: HttpServerRequest.HttpServerRequest, endpoint: string, bucket: "login" | "loginAddress") =>
+      rateLimits.consume(`oauth-${endpoint}:${clientAddress(request, trustProxy)}`, bucket)
 
-  const protectedResource = (origin: string) =>
-    json({
-      resource: `${origin}${MCP_PATH}`,
-      authorization_servers: [origin],
-      scopes_supported: SCOPES,
-      bearer_methods_supported: ["header"],
-      resource_name: "acs"
-    })
-
-  const authorizationServer = (origin: string) =>
-    json({
-      issuer: origin,
-      authorization_endpoint: `${origin}/oauth/authorize`,
-      token_endpoint: `${origin}/oauth/token`,
-      registration_endpoint: `${origin}/oauth/register`,
-      revocation_endpoint: `${origin}/oauth/revoke`,
-      response_types_supported: ["code"],
-      grant_types_supported: ["authorization_code", "refresh_token"],
-      code_challenge_methods_supported: ["S256"],
-      token_endpoint_auth_methods_supported: ["none"],
-      revocation_endpoint_auth_methods_supported: ["none"],
-      scopes_supported: SCOPES
-    })
-
-  const register = (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.gen(function*() {
-      const text = yield* bodyOf(request)
-      let body: unknown
-      try {
-        body = JSON.parse(text)
-      } catch {
-        return yield* invalidClientMetadata("the body is JSON client metadata (RFC 7591)")
-      }
-      return json(registrationOf(yield* clients.register(body)), 201)
-    })
-
-  /**
-   * The authorization request, checked: an unknown client or a redirect URI it did not register is told to the
-   * person and sent nowhere; any other fault goes back to the client's redirect URI as `error`; a good request
-   * goes on to the console's consent page with the request's parameters.
-   */
-  const authorize = (request: HttpServerRequest.HttpServerRequest, origin: string) =>
-    Effect.gen(function*() {
-      const query = new URLSearchParams(request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : "")
-      const clientId = query.get("client_id") ?? ""
-      const client = yield* clients.find(clientId)
-      if (Option.isNone(client)) return errorPage("the application is not registered here (unknown client_id)")
-      const redirectUri = query.get("redirect_uri") ?? ""
-      if (!client.value.redirectUris.includes(redirectUri)) {
-        return errorPage("redirect_uri is not one the application registered")
-      }
-      const state = query.get("state") ?? undefined
-      const back = (error: string, description: string) => {
-        const answer = new URLSearchParams({ error, error_description: description })
-        if (state !== undefined) answer.set("state", state)
-        return HttpServerResponse.redirect(`${redirectUri}${redirectUri.includes("?") ? "&" : "?"}${answer.toString()}`, { status: 302 })
-      }
-      if (query.get("response_type") !== "code") return back("unsupported_response_type", "response_type: code only")
-      const challenge = query.get("code_challenge") ?? ""
-      if (!/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) return back("invalid_request", "code_challenge: required, PKCE S256")
-      if (query.get("code_challenge_method") !== "S256") {
-        return back("invalid_request", "code_challenge_method: S256 only (plain is not accepted)")
-      }
-      const resource = query.get("resource") ?? `${origin}${MCP_PATH}`
-      if (resource !== `${origin}${MCP_PATH}`) return back("invalid_target", `resource: this server protects ${origin}${MCP_PATH} only`)
-      const scope = (query.get("scope") ?? "").split(" ").filter((s) => s.length > 0)
-      if (scope.some((s) => s !== "read" && s !== "write")) return back("invalid_scope", "scope: read or write (approval is never granted)")
-      const consent = new URLSearchParams({
-        client_id: clientId,
-        redirect_uri: redirectUri,
-        code_challenge: challenge,
-        code_challenge_method: "S256",
-        resource,
-        scope: scope.includes("write") ? "write" : "read"
+    const protectedResource = (origin: string) =>
+      json({
+        resource: `${origin}${MCP_PATH}`,
+        authorization_servers: [origin],
+        scopes_supported: SCOPES,
+        bearer_methods_supported: ["header"],
+        resource_name: "acs"
       })
-      if (state !== undefined) consent.set("state", state)
-      return HttpServerResponse.redirect(`${CONSENT_PATH}?${consent.toString()}`, { status: 302 })
-    })
 
-  const token = (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.gen(function*() {
-      if (!isForm(request.headers["content-type"])) {
-        return yield* invalidRequest("Content-Type: application/x-www-form-urlencoded")
-      }
-      const params = yield* Effect.flatMap(bodyOf(request), formParams)
-      const clientId = yield* required(params, "client_id")
-      if (Option.isNone(yield* clients.find(clientId))) return yield* invalidClient("unknown client_id")
-      const resource = params.get("resource")
-      const grantType = params.get("grant_type")
-      const answer = grantType === "authorization_code"
-        ? yield* grants.exchangeCode({
-          code: yield* required(params, "code"),
-          codeVerifier: yield* required(params, "code_verifier"),
-          clientId,
-          redirectUri: yield* required(params, "redirect_uri"),
-          resource
+    const authorizationServer = (origin: string) =>
+      json({
+        issuer: origin,
+        authorization_endpoint: `${origin}/oauth/authorize`,
+        token_endpoint: `${origin}/oauth/token`,
+        registration_endpoint: `${origin}/oauth/register`,
+        revocation_endpoint: `${origin}/oauth/revoke`,
+        response_types_supported: ["code"],
+        grant_types_supported: ["authorization_code", "refresh_token"],
+        code_challenge_methods_supported: ["S256"],
+        token_endpoint_auth_methods_supported: ["none"],
+        revocation_endpoint_auth_methods_supported: ["none"],
+        scopes_supported: SCOPES
+      })
+
+    const register = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        const text = yield* bodyOf(request)
+        let body: unknown
+        try {
+          body = JSON.parse(text)
+        } catch {
+          return yield* invalidClientMetadata("the body is JSON client metadata (RFC 7591)")
+        }
+        return json(registrationOf(yield* clients.register(body)), 201)
+      })
+
+    /**
+     * The authorization request, checked: an unknown client or a redirect URI it did not register is told to the
+     * person and sent nowhere; any other fault goes back to the client's redirect URI as `error`; a good request
+     * goes on to the console's consent page with the request's parameters.
+     */
+    const authorize = (request: HttpServerRequest.HttpServerRequest, origin: string) =>
+      Effect.gen(function*() {
+        const query = new URLSearchParams(request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : "")
+        const clientId = query.get("client_id") ?? ""
+        const client = yield* clients.find(clientId)
+        if (Option.isNone(client)) return errorPage("the application is not registered here (unknown client_id)")
+        const redirectUri = query.get("redirect_uri") ?? ""
+        if (!client.value.redirectUris.includes(redirectUri)) {
+          return errorPage("redirect_uri is not one the application registered")
+        }
+        const state = query.get("state") ?? undefined
+        const back = (error: string, description: string) => {
+          const answer = new URLSearchParams({ error, error_description: description })
+          if (state !== undefined) answer.set("state", state)
+          return HttpServerResponse.redirect(`${redirectUri}${redirectUri.includes("?") ? "&" : "?"}${answer.toString()}`, { status: 302 })
+        }
+        if (query.get("response_type") !== "code") return back("unsupported_response_type", "response_type: code only")
+        const challenge = query.get("code_challenge") ?? ""
+        if (!/^[A-Za-z0-9_-]{43,128}$/.test(challenge)) return back("invalid_request", "code_challenge: required, PKCE S256")
+        if (query.get("code_challenge_method") !== "S256") {
+          return back("invalid_request", "code_challenge_method: S256 only (plain is not accepted)")
+        }
+        const resource = query.get("resource") ?? `${origin}${MCP_PATH}`
+        if (resource !== `${origin}${MCP_PATH}`) return back("invalid_target", `resource: this server protects ${origin}${MCP_PATH} only`)
+        const scope = (query.get("scope") ?? "").split(" ").filter((s) => s.length > 0)
+        if (scope.some((s) => s !== "read" && s !== "write")) return back("invalid_scope", "scope: read or write (approval is never granted)")
+        const consent = new URLSearchParams({
+          client_id: clientId,
+          redirect_uri: redirectUri,
+          code_challenge: challenge,
+          code_challenge_method: "S256",
+          resource,
+          scope: scope.includes("write") ? "write" : "read"
         })
-        : grantType === "refresh_token"
-        ? yield* grants.refresh({ refreshToken: yield* required(params, "refresh_token"), clientId, resource })
-        : yield* new OAuthFailure({
-          error: "unsupported_grant_type",
-          description: "grant_type: authorization_code or refresh_token",
-          status: 400
-        })
-      return HttpServerResponse.setHeader(json(answer), "pragma", "no-cache")
-    })
+        if (state !== undefined) consent.set("state", state)
+        return HttpServerResponse.redirect(`${CONSENT_PATH}?${consent.toString()}`, { status: 302 })
+      })
 
-  const revoke = (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.gen(function*() {
-      if (!isForm(request.headers["content-type"])) {
-        return yield* invalidRequest("Content-Type: application/x-www-form-urlencoded")
+    const token = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        if (!isForm(request.headers["content-type"])) {
+          return yield* invalidRequest("Content-Type: application/x-www-form-urlencoded")
+        }
+        const params = yield* Effect.flatMap(bodyOf(request), formParams)
+        const clientId = yield* required(params, "client_id")
+        if (Option.isNone(yield* clients.find(clientId))) return yield* invalidClient("unknown client_id")
+        const resource = params.get("resource")
+        const grantType = params.get("grant_type")
+        const answer = grantType === "authorization_code"
+          ? yield* grants.exchangeCode({
+            code: yield* required(params, "code"),
+            codeVerifier: yield* required(params, "code_verifier"),
+            clientId,
+            redirectUri: yield* required(params, "redirect_uri"),
+            resource
+          })
+          : grantType === "refresh_token"
+          ? yield* grants.refresh({ refreshToken: yield* required(params, "refresh_token"), clientId, resource })
+          : yield* new OAuthFailure({
+            error: "unsupported_grant_type",
+            description: "grant_type: authorization_code or refresh_token",
+            status: 400
+          })
+        return HttpServerResponse.setHeader(json(answer), "pragma", "no-cache")
+      })
+
+    const revoke = (request: HttpServerRequest.HttpServerRequest) =>
+      Effect.gen(function*() {
+        if (!isForm(request.headers["content-type"])) {
+          return yield* invalidRequest("Content-Type: application/x-www-form-urlencoded")
+        }
+        const params = yield* Effect.flatMap(bodyOf(request), formParams)
+        yield* grants.revoke(yield* required(params, "token"))
+        return HttpServerResponse.empty({ status: 200, headers: CORS })
+      })
+
+    /** What the consent page shows of a client: its name and redirect URIs, public by registration. */
+    const describeClient = (clientId: string) =>
+      Effect.map(clients.find(clientId), Option.match({
+        onNone: () => failure(invalidClient("unknown client_id")),
+        onSome: (client) => json({ client_id: client.clientId, client_name: client.clientName, redirect_uris: client.redirectUris })
+      }))
+
+    const answer = (request: HttpServerRequest.HttpServerRequest, path: string): Option.Option<Effect.Effect<HttpServerResponse.HttpServerResponse, OAuthFailure>> => {
+      const method = request.method
+      if (method === "OPTIONS" && (path.startsWith("/.well-known/") || path.startsWith("/oauth/"))) {
+        return Option.some(Effect.succeed(HttpServerResponse.empty({ status: 204, headers: CORS })))
       }
-      const params = yield* Effect.flatMap(bodyOf(request), formParams)
-      yield* grants.revoke(yield* required(params, "token"))
-      return HttpServerResponse.empty({ status: 200, headers: CORS })
-    })
+      if (method === "GET" && (path === PROTECTED_RESOURCE_PATH || path === `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`)) {
+        return Option.some(Effect.sync(() => protectedResource(originOf(request))))
+      }
+      if (method === "GET" && path === AUTHORIZATION_SERVER_PATH) return Option.some(Effect.sync(() => authorizationServer(originOf(request))))
+      if (method === "GET" && path === "/oauth/authorize") return Option.some(authorize(request, originOf(request)))
+      if (method === "GET" && path.startsWith("/oauth/clients/")) return Option.some(describeClient(path.slice("/oauth/clients/".length)))
+      if (method === "POST" && path === "/oauth/register") {
+        return Option.some(Effect.zipRight(limited(request, "register", "login"), register(request)).pipe(
+          Effect.catchTag("RateLimited", (e) => Effect.succeed(rateLimited(e.retry_after_ms)))
+        ))
+      }
+      if (method === "POST" && path === "/oauth/token") {
+        return Option.some(Effect.zipRight(limited(request, "token", "loginAddress"), token(request)).pipe(
+          Effect.catchTag("RateLimited", (e) => Effect.succeed(rateLimited(e.retry_after_ms)))
+        ))
+      }
+      if (method === "POST" && path === "/oauth/revoke") {
+        return Option.some(Effect.zipRight(limited(request, "token", "loginAddress"), revoke(request)).pipe(
+          Effect.catchTag("RateLimited", (e) => Effect.succeed(rateLimited(e.retry_after_ms)))
+        ))
+      }
+      return Option.none()
+    }
 
-  /** What the consent page shows of a client: its name and redirect URIs, public by registration. */
-  const describeClient = (clientId: string) =>
-    Effect.map(clients.find(clientId), Option.match({
-      onNone: () => failure(invalidClient("unknown client_id")),
-      onSome: (client) => json({ client_id: client.clientId, client_name: client.clientName, redirect_uris: client.redirectUris })
-    }))
+    /** The answer to an OAuth request; none for a path that is not one. */
+    const handle = (request: HttpServerRequest.HttpServerRequest, path: string) =>
+      Option.map(answer(request, path), (handled) =>
+        handled.pipe(
+          Effect.catchTag("OAuthFailure", (f) => Effect.succeed(failure(f))),
+          Effect.withSpan("oauth.request")
+        ))
 
-  const answer = (request: HttpServerRequest.HttpServerRequest, path: string): Option.Option<Effect.Effect<HttpServerResponse.HttpServerResponse, OAuthFailure>> => {
-    const method = request.method
-    if (method === "OPTIONS" && (path.startsWith("/.well-known/") || path.startsWith("/oauth/"))) {
-      return Option.some(Effect.succeed(HttpServerResponse.empty({ status: 204, headers: CORS })))
-    }
-    if (method === "GET" && (path === PROTECTED_RESOURCE_PATH || path === `${PROTECTED_RESOURCE_PATH}${MCP_PATH}`)) {
-      return Option.some(Effect.sync(() => protectedResource(originOf(request))))
-    }
-    if (method === "GET" && path === AUTHORIZATION_SERVER_PATH) return Option.some(Effect.sync(() => authorizationServer(originOf(request))))
-    if (method === "GET" && path === "/oauth/authorize") return Option.some(authorize(request, originOf(request)))
-    if (method === "GET" && path.startsWith("/oauth/clients/")) return Option.some(describeClient(path.slice("/oauth/clients/".length)))
-    if (method === "POST" && path === "/oauth/register") {
-      return Option.some(Effect.zipRight(limited(request, "register", "login"), register(request)).pipe(
-        Effect.catchTag("RateLimited", (e) => Effect.succeed(rateLimited(e.retry_after_ms)))
-      ))
-    }
-    if (method === "POST" && path === "/oauth/token") {
-      return Option.some(Effect.zipRight(limited(request, "token", "loginAddress"), token(request)).pipe(
-        Effect.catchTag("RateLimited", (e) => Effect.succeed(rateLimited(e.retry_after_ms)))
-      ))
-    }
-    if (method === "POST" && path === "/oauth/revoke") {
-      return Option.some(Effect.zipRight(limited(request, "token", "loginAddress"), revoke(request)).pipe(
-        Effect.catchTag("RateLimited", (e) => Effect.succeed(rateLimited(e.retry_after_ms)))
-      ))
-    }
-    return Option.none()
-  }
-
-  /** The answer to an OAuth request; none for a path that is not one. */
-  const handle = (request: HttpServerRequest.HttpServerRequest, path: string) =>
-    Option.map(answer(request, path), (handled) =>
-      handled.pipe(
-        Effect.catchTag("OAuthFailure", (f) => Effect.succeed(failure(f))),
-        Effect.withSpan("oauth.request")
-      ))
-
-  return { handle } as const
+    return { handle } as const
   }),
   dependencies: [OAuthClients.Default]
 }) {}
