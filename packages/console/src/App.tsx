@@ -7,6 +7,7 @@ import { Notice } from "./components.tsx"
 import { useRoute } from "./hooks.ts"
 import { liveMode, onModeChange, startLive, stopLive } from "./live.ts"
 import { AccountsPage } from "./pages/Accounts.tsx"
+import { ConsentPage } from "./pages/Consent.tsx"
 import { ApprovalsPage } from "./pages/Approvals.tsx"
 import { ChangePage } from "./pages/Change.tsx"
 import { KeysPage } from "./pages/Keys.tsx"
@@ -159,6 +160,8 @@ export const App = () => {
   if (session === undefined) return <main id="main"><p>Loading…</p></main>
   if (session === null) return <SignIn onSignedIn={(me) => void enter(me)} />
   if (session.me.kind !== "person") return <main id="main"><Notice error="The console is for people signed in with a password." /></main>
+  // A remote MCP client's sign-in (http/OAuthRoute.ts sends the browser here): the consent page, alone.
+  if (window.location.pathname === "/oauth/consent") return <ConsentPage session={session} />
   return (
     <Shell
       session={session}

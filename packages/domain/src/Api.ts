@@ -62,6 +62,7 @@ import { EventList, EventsParams, EventStreamHeaders, EventStreamParams } from "
 import { jsonObject } from "./Json.ts"
 import { CreatedPerson, CreatePersonRequest, NewPassword, Person, PersonList, UpdatePersonRequest } from "./People.ts"
 import { LinkSlackUserRequest, SetSlackSigningSecretRequest, SlackIntegration } from "./Slack.ts"
+import { OAuthConsentAnswer, OAuthConsentRequest } from "./OAuth.ts"
 import { Plan, PlanParams } from "./Plan.ts"
 import { RecommendationList, RecommendationsParams } from "./Recommendations.ts"
 import { type KindDeclaration, type ProposalKind, proposalKinds } from "./ProposalKinds.ts"
@@ -184,11 +185,45 @@ export class AuthGroup extends HttpApiGroup.make("auth")
           "another person of the workspace has it; an API key is 400."
       )
   )
+  .add(
+    HttpApiEndpoint.post("authorizeOAuthClient", "/auth/oauth/consent")
+      .setPayload(OAuthConsentRequest)
+      .addSuccess(OAuthConsentAnswer)
+      .annotate(OpenApi.Summary, "Consent to a remote MCP client (OAuth)")
+      .annotate(
+        OpenApi.Description,
+        "The console's consent page: a signed-in person approves a registered client for `read` or `write` on the " +
+          "accounts they choose (never the approval grant), or denies it; the answer is where the browser goes, the " +
+          "client's exact redirect URI with a one-time code or `error=access_denied`. An unknown client or a " +
+          "redirect URI it did not register is 400 and redirects nowhere; an API key is 400."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listMyKeys", "/auth/keys")
+      .addSuccess(Schema.Struct({ keys: Schema.Array(ApiKey), total: Schema.Int, truncated: Schema.Boolean }))
+      .annotate(OpenApi.Summary, "The signed-in person's own keys")
+      .annotate(
+        OpenApi.Description,
+        "Every key that answers to the signed-in person (root: that person), revoked ones too: the apps they connected " +
+          "with OAuth, and keys they or their keys made. Whatever their role. An API key is 400."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("revokeMyKey")`/auth/keys/${HttpApiSchema.param("keyId", Schema.String)}`
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(NotFoundBody)
+      .annotate(OpenApi.Summary, "Revoke one of the signed-in person's own keys")
+      .annotate(
+        OpenApi.Description,
+        "A person ends a key that answers to them (a connected app's included): 204, refused from its next request on " +
+          "every instance. A key that is not theirs is 404; an API key is 400."
+      )
+  )
   .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
-    "The caller: who it is (key or person, scope, grant, binding), ending a person's session, and " +
-    "changing a person's password."
+    "The caller: who it is (key or person, scope, grant, binding), ending a person's session, " +
+    "changing a person's password, a person's consent to a remote MCP client, and a person's own keys."
   )
 {}
 

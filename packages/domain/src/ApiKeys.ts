@@ -6,6 +6,10 @@ import { Binding, ScopeSchema } from "./Principal.ts"
 
 export const ApiKey = Schema.Struct({
   keyId: Schema.String,
+  kind: Schema.Literal("api", "oauth").annotations({
+    description: "`api`: made with POST /keys; `oauth`: an OAuth client's grant, its secret the access token, rotated " +
+      "on each refresh (docs/contract.md 5.5). Revoking it ends the client's access and its refresh tokens."
+  }),
   name: Schema.String,
   scope: ScopeSchema,
   canApprove: Schema.Boolean,

@@ -55,6 +55,19 @@ export const Operations = {
     summary: "Change the signed-in person's own password; their other sessions end",
     mcp: human
   },
+  authorizeOAuthClient: {
+    scope: "read",
+    bucket: "write",
+    summary: "A signed-in person's consent to a remote MCP client (OAuth): a one-time code, or the refusal",
+    mcp: human
+  },
+  listMyKeys: {
+    scope: "read",
+    bucket: "read",
+    summary: "The signed-in person's own keys (those that answer to them: connected apps included)",
+    mcp: human
+  },
+  revokeMyKey: { scope: "read", bucket: "write", summary: "Revoke one of the signed-in person's own keys", mcp: human },
   createKey: { scope: "admin", orgLevel: true, bucket: "write", summary: "Create an org-wide or org-subset API key", mcp: human },
   listKeys: { scope: "admin", orgLevel: true, bucket: "read", summary: "List the org's API keys", mcp: human },
   revokeKey: { scope: "admin", orgLevel: true, bucket: "write", summary: "Revoke an API key", mcp: human },

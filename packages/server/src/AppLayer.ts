@@ -21,6 +21,7 @@ import { Verdicts } from "./guard/Verdicts.ts"
 import { Watches } from "./guard/Watches.ts"
 import { Access } from "./auth/Access.ts"
 import { KeyStore } from "./auth/KeyStore.ts"
+import { OAuthGrants } from "./auth/OAuthGrants.ts"
 import { People } from "./auth/People.ts"
 import { SecretBox } from "./db/SecretBox.ts"
 import { Sessions } from "./auth/Sessions.ts"
@@ -70,6 +71,7 @@ export const UpstreamPortLive = UpstreamLive.pipe(Layer.provide(SimulatorLive), 
 export const ServicesLive = Layer.mergeAll(
   Access.Default,
   KeyStore.Default,
+  OAuthGrants.Default,
   Sessions.Default,
   People.Default,
   Reads.Default,

@@ -501,6 +501,45 @@ const samples: Record<OperationName, Sample> = {
       if (holder.kind === "person") expect(record(answer.body)["slackUserId"]).toBeNull()
     }
   },
+  authorizeOAuthClient: {
+    method: "POST",
+    path: "/auth/oauth/consent",
+    // A client nobody registered: the person's consent is reached and refused without a redirect (the flow: oauth.test.ts).
+    prepare: () => ({
+      body: {
+        clientId: "ocl_aaaaaaaaaaaaaaaa",
+        redirectUri: "https://client.example/callback",
+        codeChallenge: "a".repeat(43),
+        codeChallengeMethod: "S256",
+        resource: "http://127.0.0.1/mcp",
+        decision: "approve",
+        scope: "read"
+      }
+    }),
+    granted: () => ({ status: 400, code: "invalid_request" })
+  },
+  listMyKeys: {
+    method: "GET",
+    path: "/auth/keys",
+    // A person's own keys, whatever their role; a key has none to list (400, as for logout).
+    granted: (holder) => holder.kind === "person" ? { status: 200 } : { status: 400, code: "invalid_request" },
+    verify: (answer, { holder }) => {
+      if (holder.kind !== "person") return
+      const keys = record(answer.body)["keys"] as Array<{ readonly root: { readonly kind: string; readonly id: string } }>
+      expect(keys.every((key) => key.root.kind === "person" && key.root.id === personIds.get(holder.role!)), "only the person's own keys").toBe(true)
+    }
+  },
+  revokeMyKey: {
+    method: "DELETE",
+    path: "/auth/keys/:keyId",
+    // A fresh key of the person (one of an org key for a key caller: refused before it is looked at).
+    prepare: async (principal) => {
+      const owner = principal.holder?.kind === "person" && principal.holder.role !== null ? personIds.get(principal.holder.role) ?? null : null
+      const { keyId } = await insertKey(principal.org, { scope: "read", canApprove: false, binding: { kind: "org" } }, "valid", owner)
+      return { params: { keyId } }
+    },
+    granted: (holder) => holder.kind === "person" ? { status: 204 } : { status: 400, code: "invalid_request" }
+  },
   listPeople: {
     method: "GET",
     path: "/people",
@@ -1091,6 +1130,9 @@ const HUMAN_ONLY: ReadonlySet<OperationName> = new Set<OperationName>([
   "linkSlackUser",
   "getSlackIntegration",
   "setSlackSigningSecret",
+  "authorizeOAuthClient",
+  "listMyKeys",
+  "revokeMyKey",
   "listPeople",
   "createPerson",
   "updatePerson",
@@ -1569,6 +1611,7 @@ const MOVING_BODIES: ReadonlySet<OperationName> = new Set<OperationName>([
   "createKey",
   "createAccountKey",
   "listKeys",
+  "listMyKeys",
   "listPeople",
   "createPerson",
   "updatePerson",

@@ -2,7 +2,8 @@
  * Events are kept 30 days (docs/contract.md 6): the pruning pass (webhooks/Retention.ts) takes its cutoff from Effect's
  * Clock, moved here with TestClock against the real test PostgreSQL. An event and an ended delivery log are
  * kept at 30 days less a minute and deleted past 30 days; a delivery still pending is never deleted, and keeps
- * the body its event had (a delivery row refers to its event: migration 0020).
+ * the body its event had (a delivery row refers to its event: migration 0020). OAuth codes and refresh tokens go
+ * 30 days past their expiry.
  */
 import { layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
@@ -66,5 +67,31 @@ layer(TestLayer, { excludeTestServices: true })("event retention", (it) => {
       const kept = yield* sql<{ readonly body: string | null }>`SELECT body::text AS body FROM webhook_deliveries WHERE status = 'pending'`
       expect(kept[0]!.body).toBe(pendingBody)
       expect(JSON.parse(pendingBody)).toMatchObject({ type: "sync.succeeded", orgId: ORG, projectId: PROJECT, data: { sync: { name: "still pending" } } })
+    }).pipe(Effect.provide(TestContext.TestContext), Effect.orDie))
+
+  it.effect("OAuth codes and refresh tokens are pruned 30 days past their expiry; a live refresh token stays", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`INSERT INTO people (person_id, org_id, email, name, role, password_hash)
+        VALUES ('psn_retention', ${ORG}, 'retention@example.com', 'Retention', 'editor', 'unused')`
+      yield* sql`INSERT INTO oauth_clients (client_id, client_name, redirect_uris) VALUES ('ocl_retention', 'client', '["https://c.example/cb"]')`
+      yield* sql`INSERT INTO api_keys (key_id, org_id, name, secret_hash, scope, binding_kind, kind, oauth_client_id, created_by, root_person_id)
+        VALUES ('key_retention', ${ORG}, 'client', 'hash-retention', 'read', 'org', 'oauth', 'ocl_retention', 'person:psn_retention', 'psn_retention')`
+      yield* sql`INSERT INTO oauth_codes (code_hash, client_id, org_id, person_id, redirect_uri, code_challenge, resource, scope, expires_at)
+        VALUES ('code-expired', 'ocl_retention', ${ORG}, 'psn_retention', 'https://c.example/cb', 'x', 'https://acs.example/mcp', 'read', now())`
+      yield* sql`INSERT INTO oauth_refresh_tokens (token_hash, key_id, client_id, resource, expires_at) VALUES
+        ('refresh-expired', 'key_retention', 'ocl_retention', 'https://acs.example/mcp', now()),
+        ('refresh-live', 'key_retention', 'ocl_retention', 'https://acs.example/mcp', now() + interval '60 days')`
+      const now = (yield* sql<{ readonly ms: number }>`SELECT (extract(epoch FROM now()) * 1000)::float8 AS ms`)[0]!.ms
+      const left = sql<{ readonly codes: number; readonly tokens: ReadonlyArray<string> }>`
+        SELECT (SELECT count(*)::int FROM oauth_codes) AS codes,
+          (SELECT coalesce(array_agg(token_hash ORDER BY token_hash), '{}') FROM oauth_refresh_tokens) AS tokens`.pipe(Effect.map((rows) => rows[0]!))
+
+      yield* TestClock.setTime(now + Duration.toMillis(RETENTION) - 60_000)
+      yield* pruneOnce
+      expect(yield* left).toEqual({ codes: 1, tokens: ["refresh-expired", "refresh-live"] })
+      yield* TestClock.adjust(Duration.minutes(2))
+      yield* pruneOnce
+      expect(yield* left).toEqual({ codes: 0, tokens: ["refresh-live"] })
     }).pipe(Effect.provide(TestContext.TestContext), Effect.orDie))
 })

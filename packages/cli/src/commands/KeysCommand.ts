@@ -135,7 +135,9 @@ const list = Command.make("list", { org, json }, (input) =>
         { header: "EXPIRES AT", cell: (k) => k.expiresAt },
         { header: "LAST USED AT", cell: (k) => k.lastUsedAt },
         { header: "REVOKED AT", cell: (k) => k.revokedAt },
-        { header: "CREATED AT", cell: (k) => k.createdAt }
+        { header: "CREATED AT", cell: (k) => k.createdAt },
+        // `oauth`: a remote MCP client's grant, its secret rotated on every refresh.
+        { header: "KIND", cell: (k) => k.kind }
       ], keys))
   }).pipe(Effect.provide(AdminLive))
 ).pipe(Command.withDescription("list the org's API keys (never a secret)"))

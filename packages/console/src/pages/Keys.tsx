@@ -37,15 +37,60 @@ const capped = (own: string, now: string): string => own === now ? own : `${now}
 
 export const KeysPage = (props: { readonly session: Session }) => {
   const { session } = props
-  if (session.me.scope !== "admin") {
-    return (
-      <section aria-labelledby="keys-title">
-        <h1 id="keys-title">Keys and people</h1>
-        <p>API keys and people are managed by admins. You can change your own password on the <a href="#/password">Password</a> page.</p>
-      </section>
-    )
-  }
+  if (session.me.scope !== "admin") return <OwnKeys />
   return <AdminKeys session={session} />
+}
+
+/** A person who is not an admin sees and revokes what acts for them: the apps they connected with OAuth, mostly. */
+const OwnKeys = () => {
+  const [revoking, setRevoking] = useState<ApiKey | null>(null)
+  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
+  const keys = useLoad(() => apiOrThrow((c) => c.auth.listMyKeys()), [])
+
+  const revoke = async (key: ApiKey) => {
+    setRevoking(null)
+    const answer = await api((c) => c.auth.revokeMyKey({ path: { keyId: key.keyId } }))
+    setNotice(Either.isLeft(answer) ? { error: answer.left.message } : { message: `Key “${key.name}” revoked: it is refused from its next request.` })
+    keys.reload()
+  }
+
+  return (
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title">Your keys and connected apps</h1>
+      <p>API keys and people are managed by admins. You can change your own password on the <a href="#/password">Password</a> page.</p>
+      <Notice error={keys.error ?? notice.error} message={notice.message} />
+      <TableWrap label="Your keys">
+        <table>
+          <caption>Keys that act for you</caption>
+          <thead>
+            <tr><th scope="col">Name</th><th scope="col">Scope</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Revoke</span></th></tr>
+          </thead>
+          <tbody>
+            {(keys.data?.keys ?? []).map((k) => (
+              <tr key={k.keyId} class={k.revokedAt === null ? "" : "revoked"}>
+                <th scope="row">{k.name}{k.kind === "oauth" && <span class="muted"> (connected app, OAuth)</span>}</th>
+                <td>{k.effective === null ? k.scope : capped(k.scope, k.effective.scope)}</td>
+                <td>{k.expiresAt === null ? "never" : dateTime(k.expiresAt)}</td>
+                <td>{k.lastUsedAt === null ? "never" : dateTime(k.lastUsedAt)}</td>
+                <td>{k.revokedAt === null
+                  ? <button type="button" class="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>Revoke…</button>
+                  : `revoked ${dateTime(k.revokedAt)}`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableWrap>
+      {revoking !== null && (
+        <Dialog title={`Revoke “${revoking.name}”?`} onClose={() => setRevoking(null)}>
+          <p>The app or agent using this key is refused from its next request, on every instance. This cannot be undone.</p>
+          <div class="actions">
+            <button type="button" class="danger" onClick={() => revoke(revoking)}>Revoke</button>
+            <button type="button" onClick={() => setRevoking(null)}>Cancel</button>
+          </div>
+        </Dialog>
+      )}
+    </section>
+  )
 }
 
 const AdminKeys = (props: { readonly session: Session }) => {
@@ -79,12 +124,12 @@ const AdminKeys = (props: { readonly session: Session }) => {
           <tbody>
             {(keys.data?.keys ?? []).map((k) => (
               <tr key={k.keyId} class={k.revokedAt === null ? "" : "revoked"}>
-                <th scope="row">{k.name}</th>
+                <th scope="row">{k.name}{k.kind === "oauth" && <span class="muted"> (connected app, OAuth)</span>}</th>
                 <td>{k.root.kind === "person" ? k.root.name : k.root.id === k.keyId ? "the workspace (org key)" : `org key “${k.root.name}”`}</td>
                 <td>{k.effective === null ? `${k.scope}; suspended while ${k.root.name} is disabled` : capped(k.scope, k.effective.scope)}</td>
                 <td>{k.effective === null ? "no" : capped(k.canApprove ? "yes" : "no", k.effective.canApprove ? "yes" : "no")}</td>
                 <td>{bindingLabel(session, k.binding)}</td>
-                <td>{k.expiresAt === null ? "never" : dateTime(k.expiresAt)}</td>
+                <td>{k.expiresAt === null ? "never" : k.kind === "oauth" ? `${dateTime(k.expiresAt)}, renewed while the app refreshes` : dateTime(k.expiresAt)}</td>
                 <td>{k.lastUsedAt === null ? "never" : dateTime(k.lastUsedAt)}</td>
                 <td>{k.revokedAt === null
                   ? <button type="button" class="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>Revoke…</button>

@@ -27,6 +27,7 @@ import { newKeySecret, sha256 } from "./Secrets.ts"
 /** An `api_keys` row (its secret's hash aside), this module being the table's owner. */
 const KeyRow = Schema.Struct({
   keyId: Schema.String,
+  kind: Schema.Literal("api", "oauth"),
   orgId: Schema.String,
   name: Schema.String,
   scope: ScopeSchema,
@@ -64,6 +65,9 @@ const RevokedKey = Schema.Struct({ keyId: KeyRow.fields.keyId, secretHash: Schem
 const revokedColumns = columnsOf(RevokedKey)
 const decodeRevoked = decodeRows(RevokedKey)
 
+/** What a rotated OAuth key returns: its scope, and the hash its old secret was cached under. */
+const decodeRotated = decodeRows(Schema.Struct({ scope: ScopeSchema, secretHash: Schema.String }))
+
 /** The joins that find a key's root; `k` is the key. */
 const ROOT_COLUMNS = `${columnsOf(KeyRow, "k")}, coalesce(p.name, rk.name, k.name) AS root_name, p.role AS root_role, p.disabled_at AS root_disabled_at`
 const ROOT_JOINS = `LEFT JOIN people p ON p.person_id = k.root_person_id LEFT JOIN api_keys rk ON rk.key_id = k.root_key_id`
@@ -95,6 +99,7 @@ const bindingOf = (row: KeyRow): Binding =>
 
 const toApiKey = (row: RootedKeyRow): ApiKey => ({
   keyId: row.keyId,
+  kind: row.kind,
   name: row.name,
   scope: row.scope,
   canApprove: row.canApprove,
@@ -107,6 +112,12 @@ const toApiKey = (row: RootedKeyRow): ApiKey => ({
   root: rootOf(row),
   effective: effectiveOf(row)
 })
+
+/** The person whose own keys a call names: a signed-in person only (a key has no keys of its own to list). */
+const ownerOf = (principal: Principal): Effect.Effect<string, InvalidRequest> =>
+  principal.kind === "person"
+    ? Effect.succeed(principal.id)
+    : Effect.fail(new InvalidRequest({ message: "a person's own keys are theirs to see signed in; an admin lists every key with GET /keys" }))
 
 /** What a new key asks for: the creator may hand out at most what it holds itself. */
 export interface KeySpec {
@@ -179,15 +190,23 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
      * The new key inherits its creator's root, which the creator's row fixed when it was made: a chain is never
      * walked, and never loops (a creator exists before what it creates). No creator: an org key, its own root.
      */
-    const insert = (orgId: string, spec: KeySpec, projectIds: ReadonlyArray<string>, secret: string, creator: Principal | undefined) =>
+    const insert = (
+      orgId: string,
+      spec: KeySpec,
+      projectIds: ReadonlyArray<string>,
+      secret: string,
+      creator: Principal | undefined,
+      oauthClientId: string | null = null
+    ) =>
       sql`
         WITH k AS (
           INSERT INTO api_keys (key_id, org_id, name, secret_hash, scope, can_approve, binding_kind, project_ids, expires_at, created_by,
-                                root_person_id, root_key_id)
+                                root_person_id, root_key_id, kind, oauth_client_id)
           VALUES (${newId("key")}, ${orgId}, ${spec.name}, ${sha256(secret)}, ${spec.scope}, ${spec.canApprove},
                   ${spec.binding.kind}, ${JSON.stringify(projectIds)}::jsonb, ${spec.expiresAt},
                   ${creator === undefined ? OPERATOR : `${creator.kind}:${creator.id}`},
-                  ${creator?.root.kind === "person" ? creator.root.id : null}, ${creator?.root.kind === "key" ? creator.root.id : null})
+                  ${creator?.root.kind === "person" ? creator.root.id : null}, ${creator?.root.kind === "key" ? creator.root.id : null},
+                  ${oauthClientId === null ? "api" : "oauth"}, ${oauthClientId})
           RETURNING *
         )
         SELECT ${sql.unsafe(ROOT_COLUMNS)} FROM k ${sql.unsafe(ROOT_JOINS)}`.pipe(
@@ -253,6 +272,29 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         if (row === undefined || !covers(grant.principal.binding, bindingOf(row))) {
           return yield* new NotFound({ message: `no key ${keyId} that this credential can manage` })
         }
+        yield* revokeInOrg(grant.orgId, keyId)
+      })
+
+    /** The keys that answer to the signed-in person: whatever their role, a person sees and ends what acts for them. */
+    const listOwn = (grant: Granted<"listMyKeys">) =>
+      Effect.gen(function*() {
+        const person = yield* ownerOf(grant.principal)
+        return yield* sql`
+          SELECT ${sql.unsafe(ROOT_COLUMNS)} FROM api_keys k ${sql.unsafe(ROOT_JOINS)}
+          WHERE k.org_id = ${grant.orgId} AND k.root_person_id = ${person} ORDER BY k.created_at DESC, k.key_id`.pipe(
+          Effect.orDie,
+          Effect.flatMap(decodeRootedKeys),
+          Effect.map((rows) => rows.map(toApiKey))
+        )
+      }).pipe(Effect.withSpan("KeyStore.listOwn"))
+
+    const revokeOwn = (grant: Granted<"revokeMyKey">, keyId: string) =>
+      Effect.gen(function*() {
+        const person = yield* ownerOf(grant.principal)
+        const rows = yield* sql`SELECT key_id FROM api_keys WHERE key_id = ${keyId} AND org_id = ${grant.orgId} AND root_person_id = ${person}`.pipe(
+          Effect.orDie
+        )
+        if (rows.length === 0) return yield* new NotFound({ message: `no key ${keyId} of yours` })
         yield* revokeInOrg(grant.orgId, keyId)
       })
 
@@ -329,13 +371,74 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         return { revokedKeyIds }
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("KeyStore.revokeRootedAt"))
 
+    /**
+     * An OAuth client's grant as a key of the person who consented (docs/contract.md 5.5): checked against the
+     * person's reach as any key they make, never with the approval grant. Its secret is the first access token.
+     */
+    /** Whether the person may grant a client this (refused as they would be making such a key themselves). */
+    const checkOAuthSpec = (person: Principal, spec: Omit<KeySpec, "canApprove">) =>
+      Effect.asVoid(checkSpec(person, person.orgId, { ...spec, canApprove: false }))
+
+    const createOAuthKey = (person: Principal, spec: Omit<KeySpec, "canApprove">, clientId: string) =>
+      Effect.gen(function*() {
+        const oauthSpec: KeySpec = { ...spec, canApprove: false }
+        const projectIds = yield* checkSpec(person, person.orgId, oauthSpec)
+        const secret = newKeySecret()
+        const key = yield* insert(person.orgId, oauthSpec, projectIds, secret, person, clientId)
+        yield* Effect.logInfo("oauth key created").pipe(Effect.annotateLogs({ keyId: key.keyId, scope: key.scope, clientId }))
+        return { key, secret }
+      }).pipe(Effect.withSpan("KeyStore.createOAuthKey"))
+
+    /**
+     * A refreshed OAuth grant: the key gets a new secret (the new access token) and expiry; the old token stops at
+     * once, on every instance. None when the key is revoked or its person disabled.
+     */
+    const rotateOAuthKey = (keyId: string, expiresAt: string) =>
+      Effect.gen(function*() {
+        const secret = newKeySecret()
+        const rows = yield* sql`
+          UPDATE api_keys k SET secret_hash = ${sha256(secret)}, expires_at = ${expiresAt}
+          FROM (SELECT key_id, secret_hash FROM api_keys WHERE key_id = ${keyId} FOR UPDATE) old
+          WHERE k.key_id = old.key_id AND k.kind = 'oauth' AND k.revoked_at IS NULL
+            AND NOT EXISTS (SELECT 1 FROM people p WHERE p.person_id = k.root_person_id AND p.disabled_at IS NOT NULL)
+          RETURNING k.scope, old.secret_hash`.pipe(Effect.orDie, Effect.flatMap(decodeRotated))
+        const row = rows[0]
+        if (row === undefined) return Option.none<{ readonly secret: string; readonly scope: ApiKey["scope"] }>()
+        liveKeys.invalidate(row.secretHash)
+        return Option.some({ secret, scope: row.scope })
+      }).pipe(Effect.withSpan("KeyStore.rotateOAuthKey"))
+
+    /** The OAuth key a presented access token is the secret of, live or not. */
+    const findOAuthKey = (secret: string) =>
+      sql`SELECT key_id, org_id FROM api_keys WHERE secret_hash = ${sha256(secret)} AND kind = 'oauth'`.pipe(
+        Effect.orDie,
+        Effect.flatMap(decodeRows(Schema.Struct({ keyId: Schema.String, orgId: Schema.String }))),
+        Effect.map((rows) => Option.fromNullable(rows[0]))
+      )
+
     const isEmpty = sql`SELECT count(*)::int AS n FROM api_keys`.pipe(
       Effect.orDie,
       Effect.flatMap(countOf),
       Effect.map((n) => n === 0)
     )
 
-    return { create, createAsOperator, list, listInOrg, revoke, revokeInOrg, revokeRootedAt, authenticate, isEmpty } as const
+    return {
+      create,
+      createAsOperator,
+      checkOAuthSpec,
+      createOAuthKey,
+      rotateOAuthKey,
+      findOAuthKey,
+      list,
+      listInOrg,
+      listOwn,
+      revoke,
+      revokeOwn,
+      revokeInOrg,
+      revokeRootedAt,
+      authenticate,
+      isEmpty
+    } as const
   }),
   dependencies: [Invalidation.Default]
 }) {}

@@ -45,6 +45,7 @@ import changePlaces from "./migrations/0036_change_places.ts"
 import searchTermSources from "./migrations/0037_search_term_sources.ts"
 import recommendations from "./migrations/0038_recommendations.ts"
 import slackApprovals from "./migrations/0039_slack_approvals.ts"
+import oauth from "./migrations/0040_oauth.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -89,7 +90,8 @@ export const migrations = {
   "0036_change_places": changePlaces,
   "0037_search_term_sources": searchTermSources,
   "0038_recommendations": recommendations,
-  "0039_slack_approvals": slackApprovals
+  "0039_slack_approvals": slackApprovals,
+  "0040_oauth": oauth
 }
 
 export const loader = Migrator.fromRecord(migrations)

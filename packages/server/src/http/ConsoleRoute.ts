@@ -9,6 +9,7 @@ import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/pla
 import { Config, Effect } from "effect"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
+import { CONSENT_PATH } from "./OAuthRoute.ts"
 import { hasBody } from "./RequestBody.ts"
 import { pathOf } from "./RequestPath.ts"
 
@@ -40,7 +41,8 @@ const ASSET = /^\/assets\/([A-Za-z0-9_-][A-Za-z0-9._-]*)$/
 
 /** The built file a path names, relative to the console directory; undefined for a path that is not the console's. */
 const fileOf = (path: string): string | undefined => {
-  if (path === "/" || path === "/index.html") return "index.html"
+  // The OAuth consent page is the console's too (http/OAuthRoute.ts sends the browser there).
+  if (path === "/" || path === "/index.html" || path === CONSENT_PATH) return "index.html"
   const asset = ASSET.exec(path)
   return asset === null ? undefined : Path.join("assets", asset[1]!)
 }

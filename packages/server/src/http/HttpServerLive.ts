@@ -14,6 +14,7 @@ import { ErrorEnvelopeLive } from "./ErrorEnvelope.ts"
 import { FrontDoorLive } from "./FrontDoor.ts"
 import { withMcp } from "./McpRoute.ts"
 import { SlackInteractions, withSlack } from "./SlackInteractions.ts"
+import { OAuthEndpoints, withOAuth } from "./OAuthRoute.ts"
 import { requestLog } from "./RequestLog.ts"
 import { MetricsExposition, withMetrics } from "../telemetry/MetricsExposition.ts"
 import { withRpc } from "./RpcRoute.ts"
@@ -40,14 +41,18 @@ const NodeServerLive = Layer.unwrapEffect(
   Effect.map(ServerConfig, ({ host, port }) => NodeHttpServer.layer(createAcsServer, { port, host }))
 ).pipe(Layer.orDie)
 
-// `/mcp`, `/rpc` and Slack's interactions sit in front of the API app and its front door; their tools and procedures check access
-// and call the operations themselves. The console's page and assets (`/`, `/assets/…`) are static files.
-export const HttpServerLive = HttpApiBuilder.serve((app) => requestLog(securityHeaders(withMetrics(withConsole(withRpc(withMcp(withSlack(app)))))))).pipe(
+// `/mcp`, `/rpc`, Slack's interactions and OAuth (`/.well-known/…`, `/oauth/…`) sit in front of the API app and its
+// front door; their tools and procedures check access and call the operations themselves. The console's page and
+// assets (`/`, `/assets/…`) are static files.
+export const HttpServerLive = HttpApiBuilder.serve((app) =>
+  requestLog(securityHeaders(withMetrics(withConsole(withRpc(withMcp(withOAuth(withSlack(app))))))))
+).pipe(
   Layer.provide(FrontDoorLive),
   Layer.provide(MetricsExposition.Default),
   Layer.provide(RpcLive),
   Layer.provide(Mcp.Default),
   Layer.provide(SlackInteractions.Default),
+  Layer.provide(OAuthEndpoints.Default),
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })),
   Layer.provide(ErrorEnvelopeLive),
   Layer.provide(ApiLive),

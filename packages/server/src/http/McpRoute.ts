@@ -1,7 +1,7 @@
 /**
  * `/mcp` over HTTP, in front of the API app: keys only (the cookie is not looked at, so a browser session
  * cannot drive the tools; a revoked or expired key is refused on its next request, before MCP parses
- * anything), POST only, the body held to the same rules as REST's; then the MCP server (mcp/McpServer.ts).
+ * anything; the 401 names the OAuth metadata, http/OAuthRoute.ts), POST only, the body held to the same rules as REST's; then the MCP server (mcp/McpServer.ts).
  */
 import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Operations, type OperationName } from "@acs/domain/Operations"
@@ -13,6 +13,8 @@ import { toolName } from "../mcp/McpTools.ts"
 import { noteRequest } from "../telemetry/RequestFacts.ts"
 import { envelopeResponse, toDeclaredError } from "./ErrorEnvelope.ts"
 import { refusal } from "./FrontDoor.ts"
+import { PROTECTED_RESOURCE_PATH } from "./OAuthRoute.ts"
+import { makePublicOrigin } from "./PublicOrigin.ts"
 import { type BodyRefusal, readJsonText } from "./RequestBody.ts"
 import { pathOf } from "./RequestPath.ts"
 
@@ -40,6 +42,17 @@ const callsReadTool = (body: string): boolean => {
 
 /** Stands for "this call must not run before the barrier": a speculative run stops there (see answerMcp). */
 const NEEDS_BARRIER = Symbol("needs barrier")
+
+/** A 401 names where a client finds how to get a token (RFC 9728 §5.1; docs/contract.md 5.5). */
+const withResourceMetadata = (response: HttpServerResponse.HttpServerResponse) =>
+  Effect.gen(function*() {
+    const origin = (yield* makePublicOrigin)(yield* HttpServerRequest.HttpServerRequest)
+    return HttpServerResponse.setHeader(
+      response,
+      "www-authenticate",
+      `Bearer resource_metadata="${origin}${PROTECTED_RESOURCE_PATH}${MCP_PATH}"`
+    )
+  })
 
 const answerMcp = Effect.gen(function*() {
   const mcp = yield* Mcp
@@ -76,7 +89,10 @@ const answerMcp = Effect.gen(function*() {
   Effect.catchAllCause((cause) =>
     toDeclaredError(cause).pipe(
       // None is an interruption only (the client went away): stay interrupted.
-      Effect.flatMap(Option.match({ onNone: () => Effect.interrupt, onSome: (e) => Effect.succeed(envelopeResponse(e)) }))
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.interrupt,
+        onSome: (e) => e._tag === "Unauthorized" ? withResourceMetadata(envelopeResponse(e)) : Effect.succeed(envelopeResponse(e))
+      }))
     )
   ),
   Effect.withSpan("mcp.request")

@@ -9,7 +9,8 @@ const secure = (response: HttpServerResponse.HttpServerResponse) =>
   HttpServerResponse.setHeaders(response, {
     "cache-control": "no-store",
     "x-content-type-options": "nosniff",
-    ...(response.status === 401 ? { "www-authenticate": "Bearer realm=\"acs\"" } : {})
+    // `/mcp` names its OAuth metadata instead (http/McpRoute.ts).
+    ...(response.status === 401 && response.headers["www-authenticate"] === undefined ? { "www-authenticate": "Bearer realm=\"acs\"" } : {})
   })
 
 const secureHandler = (_request: unknown, response: HttpServerResponse.HttpServerResponse) => Effect.succeed(secure(response))

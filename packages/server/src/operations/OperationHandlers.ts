@@ -27,6 +27,7 @@ import { Proposals } from "../actions/pipeline/Proposals.ts"
 import { Revert } from "../actions/pipeline/Revert.ts"
 import type { Granted } from "../auth/Access.ts"
 import { KeyStore, specFromRequest } from "../auth/KeyStore.ts"
+import { OAuthGrants } from "../auth/OAuthGrants.ts"
 import { Verdicts } from "../guard/Verdicts.ts"
 import { People, toPerson } from "../auth/People.ts"
 import { Sessions } from "../auth/Sessions.ts"
@@ -75,6 +76,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
   effect: Effect.gen(function*() {
     const keys = yield* KeyStore
     const sessions = yield* Sessions
+    const oauthGrants = yield* OAuthGrants
     const people = yield* People
     const settings = yield* OrgSettings
     const accounts = yield* Accounts
@@ -145,6 +147,9 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
       linkSlackUser: (grant, { payload }) =>
         Effect.flatMap(slackLinkRefusal(grant), (personId) =>
           Effect.map(people.linkSlackUser(grant.principal.orgId, personId, payload.slackUserId), toPerson)),
+      authorizeOAuthClient: (grant, { payload }) => oauthGrants.consent(grant, payload),
+      listMyKeys: (grant) => Effect.map(keys.listOwn(grant), (list) => ({ keys: list, total: list.length, truncated: false })),
+      revokeMyKey: (grant, { path }) => keys.revokeOwn(grant, path.keyId),
       // people
       listPeople: (grant) =>
         Effect.map(people.list(grant.principal.orgId), (rows) => ({ people: rows.map(toPerson), total: rows.length, truncated: false })),

@@ -1,10 +1,12 @@
 /**
- * Events are kept 30 days (docs/contract.md 6); so are webhook delivery logs that have ended. An hourly pass
- * deletes what is older, in bounded batches so it never holds a long lock; the cutoff comes from Clock. Each
- * table's rows are deleted by its owner's statement (events/Outbox.ts, Deliveries.ts).
+ * Events are kept 30 days (docs/contract.md 6); so are webhook delivery logs that have ended, and OAuth codes and
+ * refresh tokens past their expiry. An hourly pass deletes what is older, in bounded batches so it never holds a
+ * long lock; the cutoff comes from Clock. Each table's rows are deleted by its owner's statement
+ * (events/Outbox.ts, Deliveries.ts, auth/OAuthGrants.ts).
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Schedule } from "effect"
+import { pruneOAuthCodes, pruneOAuthRefreshTokens } from "../auth/OAuthGrants.ts"
 import { pruneEvents } from "../events/Outbox.ts"
 import { pruneDeliveredBatches, pruneDeliveries } from "./Deliveries.ts"
 
@@ -20,6 +22,8 @@ export const pruneOnce = Effect.gen(function*() {
   yield* batched(pruneEvents)
   yield* batched(pruneDeliveries)
   yield* batched(pruneDeliveredBatches)
+  yield* batched(pruneOAuthCodes)
+  yield* batched(pruneOAuthRefreshTokens)
 }).pipe(Effect.withSpan("Retention.prune"))
 
 export const RetentionLive = Layer.scopedDiscard(
