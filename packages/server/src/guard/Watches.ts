@@ -319,13 +319,13 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         const guard = (yield* settings.read(account.orgId)).guard
         const startedAt = yield* Clock.currentTimeMillis
         let opened = 0
-        for (let batch = yield* paced(open(account.projectId, null)); ; batch = yield* paced(open(account.projectId, batch.next))) {
+        for (let batch = yield* open(account.projectId, null); ; batch = yield* open(account.projectId, batch.next)) {
           opened += batch.opened
           if (batch.candidates < BATCH) break
         }
         // Until nothing is due: a watch whose sync brought several reviews' days gets them in turn (each once).
         if (hourly !== undefined) yield* hourlyLanes(account, hourly)
-        yield* paced(places.record(account.projectId))
+        yield* places.record(account.projectId)
         let reviewed = 0
         for (let n = yield* paced(reviewBatch(account, guard)); n > 0; n = yield* paced(reviewBatch(account, guard))) reviewed += n
         const reviewedAt = yield* Clock.currentTimeMillis
