@@ -324,7 +324,7 @@ describe("deliveries", () => {
     const blocks = JSON.stringify(message!.body["blocks"])
     expect(blocks).toContain(action.policyReasons[0]!.slice(0, 30))
     expect(blocks).toContain("Proposed by")
-    expect(blocks).toContain(`/#/approvals/${p.account.projectId}`)
+    expect(blocks).toContain(`/#/change/${p.account.projectId}/${action.actionId}`)
     await p.as("key", "DELETE", `/webhooks/${created.webhook.webhookId}`)
   })
 
@@ -360,7 +360,7 @@ describe("deliveries", () => {
               `*${summary}*`,
               `Proposed by ${escaped(action.proposedBy.name)}: “&lt;@U024BE7LH&gt; please &amp; thanks”`,
               ...action.policyReasons.map((reason) => `• ${escaped(reason)}`),
-              `<${p.server.baseUrl}/#/approvals/${p.account.projectId}|Open ${action.actionId} in acs>`
+              `<${p.server.baseUrl}/#/change/${p.account.projectId}/${action.actionId}|Open ${action.actionId} in acs>`
             ].join("\n")
           }
         },

@@ -35,6 +35,35 @@ const bindingLabel = (session: Session, binding: Binding): string => {
 /** A key's own value, and what its person's current role lets it use when that is less. */
 const capped = (own: string, now: string): string => own === now ? own : `${now} (its own: ${own}; capped by its person's role)`
 
+/**
+ * Revoking a key after a confirmation, the same for an admin's keys and a person's own: `ask` opens the dialog,
+ * `revokeCell` is the table's last cell, `notice` says how it went.
+ */
+const useKeyRevocation = (revokeCall: (keyId: string) => Promise<Either.Either<unknown, { readonly message: string }>>, reload: () => void) => {
+  const [revoking, setRevoking] = useState<ApiKey | null>(null)
+  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
+  const revoke = async (key: ApiKey) => {
+    setRevoking(null)
+    const answer = await revokeCall(key.keyId)
+    setNotice(Either.isLeft(answer) ? { error: answer.left.message } : { message: `Key “${key.name}” revoked: it is refused from its next request.` })
+    reload()
+  }
+  const revokeCell = (k: ApiKey) =>
+    k.revokedAt === null
+      ? <button type="button" class="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>Revoke…</button>
+      : `revoked ${dateTime(k.revokedAt)}`
+  const dialog = revoking !== null && (
+    <Dialog title={`Revoke “${revoking.name}”?`} onClose={() => setRevoking(null)}>
+      <p>Every script, agent or app using this key is refused from its next request, on every instance. This cannot be undone.</p>
+      <div class="actions">
+        <button type="button" class="danger" onClick={() => revoke(revoking)}>Revoke</button>
+        <button type="button" onClick={() => setRevoking(null)}>Cancel</button>
+      </div>
+    </Dialog>
+  )
+  return { notice, revokeCell, dialog } as const
+}
+
 export const KeysPage = (props: { readonly session: Session }) => {
   const { session } = props
   if (session.me.scope !== "admin") return <OwnKeys />
@@ -43,16 +72,8 @@ export const KeysPage = (props: { readonly session: Session }) => {
 
 /** A person who is not an admin sees and revokes what acts for them: the apps they connected with OAuth, mostly. */
 const OwnKeys = () => {
-  const [revoking, setRevoking] = useState<ApiKey | null>(null)
-  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
   const keys = useLoad(() => apiOrThrow((c) => c.auth.listMyKeys()), [])
-
-  const revoke = async (key: ApiKey) => {
-    setRevoking(null)
-    const answer = await api((c) => c.auth.revokeMyKey({ path: { keyId: key.keyId } }))
-    setNotice(Either.isLeft(answer) ? { error: answer.left.message } : { message: `Key “${key.name}” revoked: it is refused from its next request.` })
-    keys.reload()
-  }
+  const { dialog, notice, revokeCell } = useKeyRevocation((keyId) => api((c) => c.auth.revokeMyKey({ path: { keyId } })), keys.reload)
 
   return (
     <section aria-labelledby="keys-title">
@@ -72,23 +93,13 @@ const OwnKeys = () => {
                 <td>{k.effective === null ? k.scope : capped(k.scope, k.effective.scope)}</td>
                 <td>{k.expiresAt === null ? "never" : dateTime(k.expiresAt)}</td>
                 <td>{k.lastUsedAt === null ? "never" : dateTime(k.lastUsedAt)}</td>
-                <td>{k.revokedAt === null
-                  ? <button type="button" class="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>Revoke…</button>
-                  : `revoked ${dateTime(k.revokedAt)}`}</td>
+                <td>{revokeCell(k)}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </TableWrap>
-      {revoking !== null && (
-        <Dialog title={`Revoke “${revoking.name}”?`} onClose={() => setRevoking(null)}>
-          <p>The app or agent using this key is refused from its next request, on every instance. This cannot be undone.</p>
-          <div class="actions">
-            <button type="button" class="danger" onClick={() => revoke(revoking)}>Revoke</button>
-            <button type="button" onClick={() => setRevoking(null)}>Cancel</button>
-          </div>
-        </Dialog>
-      )}
+      {dialog}
     </section>
   )
 }
@@ -96,16 +107,8 @@ const OwnKeys = () => {
 const AdminKeys = (props: { readonly session: Session }) => {
   const { session } = props
   const [created, setCreated] = useState<CreatedKey | null>(null)
-  const [revoking, setRevoking] = useState<ApiKey | null>(null)
-  const [notice, setNotice] = useState<{ error?: string; message?: string }>({})
   const keys = useLoad(() => apiOrThrow((c) => c.keys.listKeys()), [])
-
-  const revoke = async (key: ApiKey) => {
-    setRevoking(null)
-    const answer = await api((c) => c.keys.revokeKey({ path: { keyId: key.keyId } }))
-    setNotice(Either.isLeft(answer) ? { error: answer.left.message } : { message: `Key “${key.name}” revoked: it is refused from its next request.` })
-    keys.reload()
-  }
+  const { dialog, notice, revokeCell } = useKeyRevocation((keyId) => api((c) => c.keys.revokeKey({ path: { keyId } })), keys.reload)
 
   return (
     <section aria-labelledby="keys-title">
@@ -131,9 +134,7 @@ const AdminKeys = (props: { readonly session: Session }) => {
                 <td>{bindingLabel(session, k.binding)}</td>
                 <td>{k.expiresAt === null ? "never" : k.kind === "oauth" ? `${dateTime(k.expiresAt)}, renewed while the app refreshes` : dateTime(k.expiresAt)}</td>
                 <td>{k.lastUsedAt === null ? "never" : dateTime(k.lastUsedAt)}</td>
-                <td>{k.revokedAt === null
-                  ? <button type="button" class="danger" aria-label={`Revoke ${k.name}`} onClick={() => setRevoking(k)}>Revoke…</button>
-                  : `revoked ${dateTime(k.revokedAt)}`}</td>
+                <td>{revokeCell(k)}</td>
               </tr>
             ))}
           </tbody>
@@ -147,15 +148,7 @@ const AdminKeys = (props: { readonly session: Session }) => {
           <div class="actions"><button type="button" class="primary" onClick={() => setCreated(null)}>I have stored it</button></div>
         </Dialog>
       )}
-      {revoking !== null && (
-        <Dialog title={`Revoke “${revoking.name}”?`} onClose={() => setRevoking(null)}>
-          <p>Every script or agent using this key is refused from its next request, on every instance. This cannot be undone.</p>
-          <div class="actions">
-            <button type="button" class="danger" onClick={() => revoke(revoking)}>Revoke</button>
-            <button type="button" onClick={() => setRevoking(null)}>Cancel</button>
-          </div>
-        </Dialog>
-      )}
+      {dialog}
     </section>
   )
 }

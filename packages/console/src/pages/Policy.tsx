@@ -49,7 +49,7 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
   return (
     <section aria-labelledby="policy-title">
       <h1 id="policy-title">Policy and settings</h1>
-      <Notice error={settings.error ?? notice.error} message={notice.message} />
+      <Notice error={settings.error ?? policy.error ?? notice.error} message={notice.message} />
       {s !== undefined && (
         <section aria-labelledby="org-title" class="card">
           <h2 id="org-title">Whole workspace</h2>
