@@ -324,9 +324,10 @@ const PeopleSection = (props: { readonly session: Session; readonly onKeysChange
                     </select>
                   </td>
                   <td>
-                    {/* Saved when the field is left (or Enter): Approve and Reject in Slack act as this person. */}
-                    <input aria-label={`Slack user of ${person.name}`} size={12} placeholder="U024BE7LH" pattern="[UW][A-Z0-9]{2,20}"
-                      value={person.slackUserId ?? ""}
+                    {/* Saved when the field is left (or Enter): Approve and Reject in Slack act as this person. Uncontrolled,
+                        so a reload of the table while someone types (an event arrived) keeps what they typed. */}
+                    <input key={person.slackUserId ?? ""} aria-label={`Slack user of ${person.name}`} size={12} placeholder="U024BE7LH"
+                      pattern="[UW][A-Z0-9]{2,20}" defaultValue={person.slackUserId ?? ""}
                       onChange={(e) => change(person, { slackUserId: e.currentTarget.value.trim() === "" ? null : e.currentTarget.value.trim() })} />
                   </td>
                   <td>
