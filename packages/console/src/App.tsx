@@ -107,7 +107,8 @@ const Shell = (props: { readonly session: Session; readonly onSignOut: () => voi
       case "approvals":
         return <ApprovalsPage session={props.session} />
       case "change":
-        return <ChangePage session={props.session} projectId={route.projectId} id={route.id} />
+        // Keyed by the change: another change's page starts afresh (no notice of the last one's decision).
+        return <ChangePage key={route.id} session={props.session} projectId={route.projectId} id={route.id} />
     }
   })()
   return (
