@@ -18,7 +18,7 @@ import type { ProposalResponse } from "@acs/domain/Actions"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { seriousViolations } from "./support/browser.ts"
-import { budgetedCampaigns, type Campaign, recorded, startConsoleWorld } from "./support/consoleChangesetWorld.ts"
+import { budgetedCampaigns, type Campaign, recorded, startConsoleWorld, takeCampaign } from "./support/consoleChangesetWorld.ts"
 import type { Pipeline } from "./support/pipeline.ts"
 import { repoRoot } from "./support/server.ts"
 import { waitFor, WAIT_MS } from "./support/wait.ts"
@@ -30,11 +30,7 @@ let campaigns: Array<Campaign>
 
 const path = () => ({ projectId: p.account.projectId })
 
-const freshCampaign = () => {
-  const campaign = campaigns.shift()
-  if (campaign === undefined) throw new Error("the demo account has too few campaigns for this file")
-  return campaign
-}
+const freshCampaign = () => takeCampaign(campaigns)
 
 const usd = (micros: number) => new Intl.NumberFormat("en-US", { style: "currency", currency: "USD" }).format(micros / 1_000_000)
 

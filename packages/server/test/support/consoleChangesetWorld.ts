@@ -49,3 +49,10 @@ export const startConsoleWorld = async (seed: number): Promise<ConsoleWorld> => 
   await page.getByRole("heading", { level: 1, name: "Approvals" }).waitFor({ timeout: WAIT_MS })
   return { p, browser, page, campaigns }
 }
+
+/** The next campaign no test of the file has changed yet (`campaigns` is the file's list, consumed). */
+export const takeCampaign = (campaigns: Array<Campaign>): Campaign => {
+  const campaign = campaigns.shift()
+  if (campaign === undefined) throw new Error("the demo account has too few campaigns for this file")
+  return campaign
+}
