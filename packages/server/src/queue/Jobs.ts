@@ -83,7 +83,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
       Effect.flatMap(currentTraceparent, (traceParent) =>
         Effect.all([
           sql`INSERT INTO jobs (job_id, action_id, project_id, trace_parent) VALUES (${newId("job")}, ${actionId}, ${projectId}, ${traceParent})
-              ON CONFLICT (action_id) DO UPDATE SET run_at = now(), locked_by = NULL, lease_until = NULL, trace_parent = EXCLUDED.trace_parent`,
+              ON CONFLICT (action_id, project_id) DO UPDATE SET run_at = now(), locked_by = NULL, lease_until = NULL, trace_parent = EXCLUDED.trace_parent`,
           sql`SELECT pg_notify(${JOBS_CHANNEL}, ${actionId})`
         ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
 
@@ -93,7 +93,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
         Effect.all([
           sql`INSERT INTO jobs (job_id, changeset_id, project_id, trace_parent)
               VALUES (${newId("job")}, ${changesetId}, ${projectId}, ${traceParent})
-              ON CONFLICT (changeset_id) WHERE changeset_id IS NOT NULL DO NOTHING`,
+              ON CONFLICT (changeset_id, project_id) WHERE changeset_id IS NOT NULL DO NOTHING`,
           sql`SELECT pg_notify(${JOBS_CHANNEL}, ${changesetId})`
         ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueueChangeset"))
 

@@ -29,11 +29,12 @@ export type RecordedStep = typeof RecordedStep.Type
 /** The run's apply steps recorded so far, oldest first, as a JSON array (a scalar subquery over `actions`, aliased `actions`). */
 export const recordedSteps = (sql: SqlClient.SqlClient) =>
   sql`(SELECT coalesce(json_agg(json_build_object('step', s.step, 'status', s.status, 'output', s.output) ORDER BY s.step), '[]'::json)
-    FROM action_steps s WHERE s.action_id = actions.action_id AND s.run = actions.apply_run AND s.phase = 'apply')`
+    FROM action_steps s WHERE s.action_id = actions.action_id AND s.project_id = actions.project_id AND s.run = actions.apply_run AND s.phase = 'apply')`
 
 /** Which step of which run: the step's 0-based index in its kind's steps. */
 export interface StepOf {
   readonly actionId: string
+  readonly projectId: string
   readonly run: number
   readonly phase: Phase
   readonly index: number
@@ -41,9 +42,9 @@ export interface StepOf {
 
 /** The step is under way (recorded before its upstream call), as a statement answering its row, written only where `fence` holds. */
 export const stepStart = (sql: SqlClient.SqlClient, of: StepOf, name: string, fence: Statement.Fragment) =>
-  sql`INSERT INTO action_steps (action_id, run, phase, step, name, status)
-    SELECT ${of.actionId}, ${of.run}::int, ${of.phase}, ${of.index + 1}::int, ${name}, 'started' WHERE ${fence}
-    ON CONFLICT (action_id, run, phase, step) DO UPDATE SET status = 'started', started_at = clock_timestamp()
+  sql`INSERT INTO action_steps (action_id, project_id, run, phase, step, name, status)
+    SELECT ${of.actionId}, ${of.projectId}, ${of.run}::int, ${of.phase}, ${of.index + 1}::int, ${name}, 'started' WHERE ${fence}
+    ON CONFLICT (action_id, run, phase, step, project_id) DO UPDATE SET status = 'started', started_at = clock_timestamp()
     RETURNING step`
 
 export type StepEnd = { readonly output: unknown } | { readonly error: string }
@@ -54,21 +55,27 @@ export const stepEnd = (sql: SqlClient.SqlClient, of: StepOf, outcome: StepEnd, 
       status = ${"error" in outcome ? "failed" : "succeeded"},
       output = ${"output" in outcome ? JSON.stringify(outcome.output) : null}::jsonb,
       error = ${"error" in outcome ? outcome.error : null}
-    WHERE action_id = ${of.actionId} AND run = ${of.run} AND phase = ${of.phase} AND step = ${of.index + 1} AND ${fence}
+    WHERE action_id = ${of.actionId} AND project_id = ${of.projectId} AND run = ${of.run} AND phase = ${of.phase} AND step = ${of.index + 1} AND ${fence}
     RETURNING step`
 
+/** The member runs of one bulk call: one account's. */
+export interface MemberRuns<Run> {
+  readonly projectId: string
+  readonly runs: ReadonlyArray<Run>
+}
+
 /** The first step of many runs under way (the members of one bulk call), as a statement answering their rows, written only where `fence` holds. */
-export const firstStepStarts = (sql: SqlClient.SqlClient, runs: ReadonlyArray<{ readonly actionId: string; readonly run: number }>, name: string, fence: Statement.Fragment) =>
-  sql`INSERT INTO action_steps (action_id, run, phase, step, name, status)
-    SELECT r.action_id, r.run, 'apply', 1, ${name}, 'started'
+export const firstStepStarts = (sql: SqlClient.SqlClient, { projectId, runs }: MemberRuns<{ readonly actionId: string; readonly run: number }>, name: string, fence: Statement.Fragment) =>
+  sql`INSERT INTO action_steps (action_id, project_id, run, phase, step, name, status)
+    SELECT r.action_id, ${projectId}, r.run, 'apply', 1, ${name}, 'started'
     FROM unnest(${runs.map((r) => r.actionId)}::text[], ${runs.map((r) => r.run)}::int[]) AS r(action_id, run) WHERE ${fence}
-    ON CONFLICT (action_id, run, phase, step) DO UPDATE SET status = 'started', started_at = clock_timestamp()
+    ON CONFLICT (action_id, run, phase, step, project_id) DO UPDATE SET status = 'started', started_at = clock_timestamp()
     RETURNING step`
 
 /** The first step's outcome of many runs (the members of one bulk call), as a statement answering their rows, written only where `fence` holds. */
 export const firstStepEnds = (
   sql: SqlClient.SqlClient,
-  ends: ReadonlyArray<{ readonly actionId: string; readonly run: number; readonly outcome: StepEnd }>,
+  { projectId, runs: ends }: MemberRuns<{ readonly actionId: string; readonly run: number; readonly outcome: StepEnd }>,
   fence: Statement.Fragment
 ) =>
   sql`UPDATE action_steps s SET finished_at = clock_timestamp(), status = e.status, output = e.output, error = e.error
@@ -76,5 +83,5 @@ export const firstStepEnds = (
       ${ends.map((e) => ("error" in e.outcome ? "failed" : "succeeded"))}::text[],
       ${ends.map((e) => ("output" in e.outcome ? JSON.stringify(e.outcome.output) : null))}::jsonb[],
       ${ends.map((e) => ("error" in e.outcome ? e.outcome.error : null))}::text[]) AS e(action_id, run, status, output, error)
-    WHERE s.action_id = e.action_id AND s.run = e.run AND s.phase = 'apply' AND s.step = 1 AND ${fence}
+    WHERE s.project_id = ${projectId} AND s.action_id = e.action_id AND s.run = e.run AND s.phase = 'apply' AND s.step = 1 AND ${fence}
     RETURNING s.step`

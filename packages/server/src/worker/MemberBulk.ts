@@ -96,7 +96,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
       lease,
       Effect.gen(function*() {
         const ends = members.map(({ failure, start }) => ({ actionId: start.action.actionId, run: start.run, outcome: { error: failure.message } satisfies StepEnd }))
-        yield* firstStepEnds(sql, ends, sql`true`)
+        yield* firstStepEnds(sql, { projectId: members[0]!.start.action.projectId, runs: ends }, sql`true`)
         for (const { failure, start } of members) yield* transitions.fail(start.action.actionId, failure)
         const tripping = members.find(({ failure }) => isUpstreamWriteFailure(failure))
         if (tripping !== undefined) yield* tripCircuitBreaker(sql, tripping.start.action.projectId)
@@ -221,7 +221,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
       const marked = yield* transitions.markMembersApplying(
         runs.map((run) => run.actionId),
         lease.renewal,
-        [(fence) => firstStepStarts(sql, runs, bulkOf.get(first.action.actionId)!.stepName, fence)]
+        [(fence) => firstStepStarts(sql, { projectId: first.action.projectId, runs }, bulkOf.get(first.action.actionId)!.stepName, fence)]
       )
       if (marked === 0) return yield* lease.lost
 
@@ -240,7 +240,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
           runs: applied.map(({ result, start }) => ({ actionId: start.action.actionId, result: { warnings: result.warnings, result: result.ids } })),
           settlement: lease.renewal,
           lastSteps: (fence) =>
-            firstStepEnds(sql, applied.map(({ result, start }) => ({ actionId: start.action.actionId, run: start.run, outcome: { output: result } })), fence),
+            firstStepEnds(sql, { projectId: first.action.projectId, runs: applied.map(({ result, start }) => ({ actionId: start.action.actionId, run: start.run, outcome: { output: result } })) }, fence),
           touched: mergeTouched(applied.map(({ result }) => result.touched))
         })
         if (!ended.fenced) return yield* lease.lost

@@ -11,7 +11,7 @@ import { type Phase, type StepEnd, stepEnd, type StepOf, stepStart } from "./Act
 import { behindLease, type Lease } from "./Lease.ts"
 
 export const makeStepRecords = (sql: SqlClient.SqlClient, transitions: Transitions) => {
-  const of = (action: ActionRecord, run: number, phase: Phase, index: number): StepOf => ({ actionId: action.actionId, run, phase, index })
+  const of = (action: ActionRecord, run: number, phase: Phase, index: number): StepOf => ({ actionId: action.actionId, projectId: action.projectId, run, phase, index })
 
   /** The step's start as a write that rides in another statement (the `applying` mark's). */
   const startWrite = (action: ActionRecord, run: number, phase: Phase, index: number, step: Step): FencedWrite => (fence) =>
