@@ -153,7 +153,8 @@ describe("twenty endpoints that never answer", () => {
       proposed[org].push(answer.actionId)
     }
     const started = Date.now()
-    for (let step = 1; Date.now() - started < STREAM_MS; step++) {
+    // At least 50 events an org, over at least STREAM_MS: a loaded machine takes longer, not fewer.
+    for (let step = 1; step <= 50 || Date.now() - started < STREAM_MS; step++) {
       await propose("A", step)
       await propose("B", step)
       await sleep(50)
@@ -178,7 +179,6 @@ describe("twenty endpoints that never answer", () => {
     })
     const measured = { A: p95(A), B: p95(B), events: proposed.A.length + proposed.B.length }
     console.info(`commit → delivery p95 with ${HANGING} hanging endpoints: org A ${measured.A} ms, org B ${measured.B} ms (${measured.events} events)`)
-    expect(proposed.A.length).toBeGreaterThanOrEqual(50)
     expect(measured.A).toBeLessThan(1_000)
     expect(measured.B).toBeLessThan(1_000)
 

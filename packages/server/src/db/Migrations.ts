@@ -47,6 +47,7 @@ import recommendations from "./migrations/0038_recommendations.ts"
 import slackApprovals from "./migrations/0039_slack_approvals.ts"
 import oauth from "./migrations/0040_oauth.ts"
 import accountKeys from "./migrations/0043_account_keys.ts"
+import orgKeys from "./migrations/0044_org_keys.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -93,7 +94,8 @@ export const migrations = {
   "0038_recommendations": recommendations,
   "0039_slack_approvals": slackApprovals,
   "0040_oauth": oauth,
-  "0043_account_keys": accountKeys
+  "0043_account_keys": accountKeys,
+  "0044_org_keys": orgKeys
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -177,7 +177,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           FROM rescued r
           JOIN webhooks w ON w.webhook_id = r.webhook_id AND w.deleted_at IS NULL
           JOIN events e ON e.org_id = w.org_id AND e.position > r.after_position AND e.position <= r.through_position AND w.events ? e.type
-          ON CONFLICT (webhook_id, event_id) DO NOTHING
+          ON CONFLICT (webhook_id, event_id, org_id) DO NOTHING
           RETURNING 1),
         -- Endpoints with a batch out: one at a time each, so a slow receiver's queue of attempts waiting for one
         -- of its connections stays within a lease (EndpointLanes.ts bounds the batch's time besides).
@@ -240,8 +240,8 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         )
       }),
         leased AS (
-          INSERT INTO webhook_batches (batch_id, webhook_id, after_position, through_position, locked_by, lease_until)
-          SELECT 'bat_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, advanced.after_position,
+          INSERT INTO webhook_batches (batch_id, webhook_id, org_id, after_position, through_position, locked_by, lease_until)
+          SELECT 'bat_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, endpoint.org_id, advanced.after_position,
             advanced.through_position, ${workerId}, clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
           FROM endpoint, advanced WHERE EXISTS (SELECT 1 FROM taken)
           RETURNING batch_id),
@@ -328,7 +328,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
             clock_timestamp() + make_interval(secs => ${retryWindowSeconds}),
             o.status_code, o.duration_ms, o.error, o.response, CASE WHEN o.attempted THEN clock_timestamp() END
           FROM endpoint e, made o WHERE NOT o.delivered
-          ON CONFLICT (webhook_id, event_id) DO NOTHING
+          ON CONFLICT (webhook_id, event_id, org_id) DO NOTHING
           RETURNING delivery_id)
         SELECT recorded.delivery_id, endpoint.more
         FROM (SELECT unnest(delivery_ids) AS delivery_id FROM delivered UNION ALL SELECT delivery_id FROM queued) recorded, endpoint`.pipe(
@@ -392,7 +392,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
             clock_timestamp() + make_interval(secs => ${retryWindowSeconds})
           FROM disabled d
           JOIN events e ON e.org_id = d.org_id AND e.position > d.after_position AND e.position <= d.through_position AND d.events ? e.type
-          ON CONFLICT (webhook_id, event_id) DO NOTHING`
+          ON CONFLICT (webhook_id, event_id, org_id) DO NOTHING`
         return true
       })).pipe(Effect.orDie)
 

@@ -1,9 +1,9 @@
 /**
  * The change pipeline's tables keyed by their account (docs/decisions/database.md "Every key of an account's row
  * names its account"): `actions`, `changesets`, `jobs` and `action_steps` carry `project_id` in their primary key,
- * unique keys and foreign keys, so a cluster can keep an account's rows on one node and check every key there
- * (docs/scale.md). The id stays the key's first column, so a lookup by id alone is the same index scan as
- * before. `action_steps` gains its account, copied from its action. Every row is kept.
+ * unique keys and foreign keys, so a cluster can keep an account's rows on one node and check every key there.
+ * The id stays the key's first column, so a lookup by id alone is the same index scan as before. `action_steps`
+ * gains its account, copied from its action. Every row is kept.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"

@@ -1,7 +1,8 @@
 /**
- * Migration 0043 on a ledger that has lived: every action, changeset, job and step is kept, each step gains its
- * action's account, and from then on every key of the pipeline's tables names the account: a row pointing at an
- * action or changeset of another account is refused, where before it was taken.
+ * Migrations 0043 and 0044 on a database that has lived: every action, changeset, job and step is kept, each step
+ * gains its action's account, each delivery batch its endpoint's org; from then on every key of the pipeline's
+ * tables names the account and every key of the events' and webhooks' tables the org: a row pointing at another
+ * account's action or another org's endpoint is refused, where before it was taken.
  */
 import { beforeAll, describe, expect, it } from "vitest"
 import { createBlankDatabase, query } from "./support/database.ts"
@@ -38,8 +39,32 @@ beforeAll(async () => {
   for (const [actionId, step] of [["act_1", 1], ["act_1", 2], ["act_3", 1]] as const) {
     await query(database, `INSERT INTO action_steps (action_id, run, phase, step, name, status) VALUES ($1, 1, 'apply', $2, 'n', 'succeeded')`, [actionId, step])
   }
+  await query(database, `INSERT INTO orgs (org_id, name) VALUES ('org_l', 'l')`)
+  await query(database, `INSERT INTO webhooks (webhook_id, org_id, url, events, format, secret_sealed, created_by)
+    VALUES ('wh_k', 'org_k', 'https://k.example', '["action.applied"]', 'json', 's', 'k'), ('wh_l', 'org_l', 'https://l.example', '["action.applied"]', 'json', 's', 'l')`)
+  await query(database, `INSERT INTO events (event_id, org_id, type, data, position) VALUES ('evt_1', 'org_k', 'action.applied', '{}', 1)`)
+  await query(database, `INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
+    VALUES ('dlv_1', 'wh_k', 'org_k', 'evt_1', 'action.applied', '{}', now())`)
+  await query(database, `INSERT INTO webhook_batches (batch_id, webhook_id, after_position, through_position, locked_by, lease_until)
+    VALUES ('bat_1', 'wh_l', 0, 1, 'w', now())`)
   await migrateThrough(database, undefined)
 }, 300_000)
+
+const keysOf = async (tables: ReadonlyArray<string>) => {
+  const constraints = await query<{ table: string; definition: string }>(
+    database,
+    `SELECT conrelid::regclass::text AS table, pg_get_constraintdef(oid) AS definition FROM pg_constraint
+     WHERE conrelid::regclass::text = ANY ($1) AND contype IN ('p', 'u', 'f') AND confrelid::regclass::text IS DISTINCT FROM 'orgs'`,
+    [tables]
+  )
+  const uniqueIndexes = await query<{ table: string; definition: string }>(
+    database,
+    `SELECT indrelid::regclass::text AS table, pg_get_indexdef(indexrelid) AS definition FROM pg_index
+     WHERE indisunique AND indrelid::regclass::text = ANY ($1)`,
+    [tables]
+  )
+  return [...constraints, ...uniqueIndexes]
+}
 
 describe("migration 0043: the pipeline's keys name the account", () => {
   it("keeps every row, and each step carries its action's account", async () => {
@@ -60,20 +85,9 @@ describe("migration 0043: the pipeline's keys name the account", () => {
   })
 
   it("names the account in every primary, unique and foreign key of the four tables", async () => {
-    const keys = await query<{ table: string; definition: string }>(
-      database,
-      `SELECT conrelid::regclass::text AS table, pg_get_constraintdef(oid) AS definition FROM pg_constraint
-       WHERE conrelid::regclass::text IN ('actions', 'changesets', 'jobs', 'action_steps') AND contype IN ('p', 'u', 'f')
-         AND confrelid::regclass::text IS DISTINCT FROM 'orgs'`
-    )
-    expect(keys.length).toBeGreaterThan(10)
+    const keys = await keysOf(["actions", "changesets", "jobs", "action_steps"])
+    expect(keys.length).toBeGreaterThan(20)
     for (const key of keys) expect(key.definition, `${key.table}: ${key.definition}`).toMatch(/project_id/)
-    const uniqueIndexes = await query<{ definition: string }>(
-      database,
-      `SELECT pg_get_indexdef(indexrelid) AS definition FROM pg_index
-       WHERE indisunique AND indrelid::regclass::text IN ('actions', 'changesets', 'jobs', 'action_steps')`
-    )
-    for (const index of uniqueIndexes) expect(index.definition).toMatch(/project_id/)
   })
 
   it("refuses a revert, a member, a job or a step that points at another account's row", async () => {
@@ -84,5 +98,26 @@ describe("migration 0043: the pipeline's keys name the account", () => {
     await refused(`UPDATE actions SET changeset_id = 'cs_1' WHERE action_id = 'act_3'`)
     await refused(`INSERT INTO jobs (job_id, action_id, project_id) VALUES ('job_x', 'act_1', 'prj_b')`)
     await refused(`INSERT INTO action_steps (action_id, project_id, run, phase, step, name, status) VALUES ('act_1', 'prj_b', 2, 'apply', 1, 'n', 'started')`)
+  })
+})
+
+describe("migration 0044: the events' and webhooks' keys name the org", () => {
+  it("keeps every row, and a delivery batch carries its endpoint's org", async () => {
+    expect(await query(database, "SELECT event_id, org_id, position FROM events")).toEqual([{ event_id: "evt_1", org_id: "org_k", position: "1" }])
+    expect(await query(database, "SELECT delivery_id, org_id FROM webhook_deliveries")).toEqual([{ delivery_id: "dlv_1", org_id: "org_k" }])
+    expect(await query(database, "SELECT batch_id, org_id FROM webhook_batches")).toEqual([{ batch_id: "bat_1", org_id: "org_l" }])
+  })
+
+  it("names the org in every primary, unique and foreign key of the five tables", async () => {
+    const keys = await keysOf(["events", "webhooks", "webhook_deliveries", "webhook_batches", "webhook_delivered_batches"])
+    expect(keys.length).toBeGreaterThan(10)
+    for (const key of keys) expect(key.definition, `${key.table}: ${key.definition}`).toMatch(/org_id/)
+  })
+
+  it("refuses a delivery or a batch of another org's endpoint", async () => {
+    await expect(query(database, `INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
+      VALUES ('dlv_x', 'wh_l', 'org_k', 'evt_1', 'action.applied', '{}', now())`)).rejects.toThrow(/foreign key/)
+    await expect(query(database, `INSERT INTO webhook_batches (batch_id, webhook_id, org_id, after_position, through_position, locked_by, lease_until)
+      VALUES ('bat_x', 'wh_k', 'org_l', 0, 1, 'w', now())`)).rejects.toThrow(/foreign key/)
   })
 })
