@@ -1,7 +1,7 @@
 /**
  * The pipeline under concurrency, on a real PostgreSQL with several server processes: the 24-hour auto-apply
  * cap holds across instances, one Idempotency-Key yields one action, 240 jobs over three instances are each
- * applied exactly once, and the ledger cursor never skips or repeats a row.
+ * applied exactly once, accounts' jobs are taken in turn, and the ledger cursor never skips or repeats a row.
  */
 import { type LedgerParams, ProposalResponse } from "@acs/domain/Actions"
 import { ErrorBodies } from "@acs/domain/Errors"
@@ -234,6 +234,50 @@ describe("the apply queue", () => {
       expect(await p.sql("SELECT 1 FROM jobs WHERE action_id = ANY($1)", [actionIds])).toHaveLength(0)
     } finally {
       await Promise.all(workers.map((w) => w.stop()))
+    }
+  }, 15 * 60_000)
+
+  it("takes accounts in turn: a job of another account waits for one of a busy account's, not all of them", async () => {
+    /** Approved keyword pauses in `projectId`, one per ACTIVE keyword, `count` of them; their action ids. */
+    const approvedPauses = async (projectId: string, count: number) => {
+      const keywords = await p.sql<{ keyword_id: string }>(
+        `SELECT keyword_id FROM keywords WHERE project_id = $1 AND status = 'ACTIVE' ORDER BY keyword_id DESC LIMIT $2`,
+        [projectId, count]
+      )
+      expect(keywords).toHaveLength(count)
+      const approver = await p.approverKey()
+      const actionIds: Array<string> = []
+      for (const { keyword_id } of keywords) {
+        const answer = await call(`${p.server.api}/accounts/${projectId}/actions/keyword-status`, {
+          method: "POST",
+          key: BOOTSTRAP_KEY,
+          body: { keywordIds: [keyword_id], status: "PAUSED", reason: "turns" }
+        })
+        expect(answer.status, answer.text).toBe(201)
+        const { actionId } = proposalOf(answer)
+        await withApi(p.server.baseUrl, approver, (client) => client.actions.approveAction({ path: { projectId, actionId } }))
+        actionIds.push(actionId)
+      }
+      return actionIds
+    }
+    const busy = await approvedPauses(p.account.projectId, 12)
+    const [other] = await approvedPauses(p.secondAccount.projectId, 1)
+    // One worker, one fiber: the order of the applies is the order of the claims.
+    const worker = await p.startTwin({ WORKER_CONCURRENCY: "1" })
+    try {
+      const settled = () =>
+        p.sql<{ action_id: string; applied_at: string | null }>(
+          "SELECT action_id, applied_at FROM actions WHERE action_id = ANY($1) AND status = 'applied'",
+          [[...busy, other!]]
+        )
+      await waitFor("the 13 jobs to apply", settled, (rows) => rows.length === 13, { timeoutMs: 2 * WAIT_MS, intervalMs: 250 })
+      const rows = await settled()
+      const otherAt = Date.parse(rows.find((r) => r.action_id === other)!.applied_at!)
+      const busyBefore = rows.filter((r) => r.action_id !== other && Date.parse(r.applied_at!) < otherAt).length
+      // Queued last, applied second: the busy account's oldest job, then the other account's turn.
+      expect(busyBefore).toBeLessThanOrEqual(1)
+    } finally {
+      await worker.stop()
     }
   }, 15 * 60_000)
 })

@@ -4,16 +4,18 @@
  * stops before its next upstream write when it wakes, so each step is written upstream exactly once.
  */
 import type { UpstreamCampaign } from "@acs/upstream/Upstream"
+import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { databaseLayer } from "../src/db/Database.ts"
 import { Jobs } from "../src/queue/Jobs.ts"
+import { claimOrNextDue } from "../src/worker/ClaimStatement.ts"
 import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 import type { RunningServer } from "./support/server.ts"
 import { WAIT_MS } from "./support/wait.ts"
 
 let p: Pipeline
-let jobsRuntime: ManagedRuntime.ManagedRuntime<Jobs, never>
+let jobsRuntime: ManagedRuntime.ManagedRuntime<Jobs | SqlClient.SqlClient, never>
 let campaigns: ReadonlyArray<UpstreamCampaign>
 const twins: Array<RunningServer> = []
 
@@ -21,7 +23,9 @@ const WORKER_ENV = { WORKER_CONCURRENCY: "1", WORKER_LEASE_MS: "1500", WORKER_PO
 
 /** Runs one call of the Jobs service against the pipeline's database. */
 const jobs = <A>(f: (service: Jobs) => Effect.Effect<A>) => jobsRuntime.runPromise(Effect.flatMap(Jobs, f))
-const claim = (workerId: string) => jobs((service) => service.claim(workerId, 60_000))
+/** A worker's claim in the pipeline's account. */
+const claim = async (workerId: string) =>
+  (await jobsRuntime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => claimOrNextDue(sql, workerId, p.account.projectId, 60_000)))).job
 
 /** Polls `condition` until it holds; fails after `timeoutMs` with `what`. */
 const until = async (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = WAIT_MS) => {
@@ -65,7 +69,7 @@ beforeAll(async () => {
   p = await startPipeline({ seed: 55, env: { WORKER_CONCURRENCY: "0" } })
   campaigns = (await p.run(p.upstream.campaigns(p.account.upstreamAccountId))).filter((c) => c.dailyBudgetMicros !== null)
   jobsRuntime = ManagedRuntime.make(Jobs.Default.pipe(
-    Layer.provide(databaseLayer("queue fencing test")),
+    Layer.provideMerge(databaseLayer("queue fencing test")),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", p.database]])))),
     Layer.orDie
   ))
@@ -86,27 +90,28 @@ describe("Jobs: complete and retryLater are fenced by locked_by", () => {
     const actionId = await proposeCut(campaigns[0]!)
     const first = await claim("worker-1")
     expect(first?.actionId).toBe(actionId)
-    const jobId = first!.jobId
+    const job = first!
+    const jobId = job.jobId
 
     // worker-1 stalls past its lease and worker-2 rescues the job.
     await p.sql("UPDATE jobs SET lease_until = clock_timestamp() - interval '1 second' WHERE job_id = $1", [jobId])
     const second = await claim("worker-2")
     expect(second?.jobId).toBe(jobId)
 
-    expect(await jobs((j) => j.heartbeat(jobId, "worker-1", 60_000))).toBe(false)
-    expect(await jobs((j) => j.complete(jobId, "worker-1"))).toBe(false)
+    expect(await jobs((j) => j.heartbeat(job, "worker-1", 60_000))).toBe(false)
+    expect(await jobs((j) => j.complete(job, "worker-1"))).toBe(false)
     expect(await jobOf(actionId), "the job is still worker-2's").toMatchObject({ jobId, lockedBy: "worker-2" })
-    expect(await jobs((j) => j.retryLater(jobId, "worker-1", 0, "stale worker"))).toBe(false)
+    expect(await jobs((j) => j.retryLater(job, "worker-1", 0, "stale worker"))).toBe(false)
     expect(await jobOf(actionId), "worker-1 could not give it back").toMatchObject({ lockedBy: "worker-2", lastError: null })
 
     // The holder can: it gives the job back, after which it no longer holds it either.
-    expect(await jobs((j) => j.retryLater(jobId, "worker-2", 0, "try again"))).toBe(true)
+    expect(await jobs((j) => j.retryLater(job, "worker-2", 0, "try again"))).toBe(true)
     expect(await jobOf(actionId)).toMatchObject({ lockedBy: null, lastError: "try again" })
-    expect(await jobs((j) => j.complete(jobId, "worker-2"))).toBe(false)
+    expect(await jobs((j) => j.complete(job, "worker-2"))).toBe(false)
 
     const third = await claim("worker-3")
     expect(third?.jobId).toBe(jobId)
-    expect(await jobs((j) => j.complete(jobId, "worker-3"))).toBe(true)
+    expect(await jobs((j) => j.complete(job, "worker-3"))).toBe(true)
     expect(await jobOf(actionId)).toBeUndefined()
   })
 })

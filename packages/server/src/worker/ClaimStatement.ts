@@ -1,10 +1,9 @@
 /**
- * A worker's claim as ONE statement (docs/decisions/pipeline.md "One read to start an apply, carried by the
- * claim"), assembled from its tables' owners: the claim of the next due job (queue/Jobs.ts) carries what the job
- * needs to start (StartingPoint.ts), and when there is nothing to claim it answers when the next job is due: an
- * idle worker's round trip, not two. With a job, `moreDue` says whether another was claimable too (read before
- * this claim's own update, hence the exclusion): without one, the worker waits for a wake before claiming again
- * instead of finding nothing. A changeset's job is claimed by the same statement (one more column); it carries
+ * A worker's claim in one account as ONE statement (docs/decisions/pipeline.md "One read to start an apply,
+ * carried by the claim"), assembled from its tables' owners: the claim of the account's next due job
+ * (queue/Jobs.ts) carries what the job needs to start (StartingPoint.ts), and when there is nothing to claim it
+ * answers when the account's next job is due. With a job, `moreDue` says whether another of the account's was
+ * claimable too (read before this claim's own update, hence the exclusion): the account's turn comes again. A changeset's job is claimed by the same statement (one more column); it carries
  * nothing, its members are read by its run (ChangesetRun.ts).
  */
 import type { SqlClient } from "@effect/sql"
@@ -60,14 +59,15 @@ const claimedFrom = (raw: object | undefined): Effect.Effect<Claimed, ParseResul
       )
     })
 
-export const claimOrNextDue = (sql: SqlClient.SqlClient, workerId: string, leaseMs: number) =>
+/** The claim in one account (queue/Jobs.ts: jobs are claimed per account). */
+export const claimOrNextDue = (sql: SqlClient.SqlClient, workerId: string, projectId: string, leaseMs: number) =>
   sql`/* prepared */
-    WITH claimed AS (${claimNext(sql, workerId, leaseMs)})
+    WITH claimed AS (${claimNext(sql, workerId, projectId, leaseMs)})
     SELECT carried.*, claimed.job_id, claimed.action_id, claimed.changeset_id AS job_changeset_id, claimed.project_id, claimed.attempts AS job_attempts,
       claimed.job_trace_parent, claimed.action_trace_parent,
       -- The scan for the next due time runs only when nothing was claimed (an InitPlan runs when first used).
-      CASE WHEN claimed.job_id IS NULL THEN ${nextDueInMs(sql)} END AS due_in_ms,
-      CASE WHEN claimed.job_id IS NOT NULL THEN ${otherDue(sql, sql`claimed.job_id`)} END AS more_due
+      CASE WHEN claimed.job_id IS NULL THEN ${nextDueInMs(sql, projectId)} END AS due_in_ms,
+      CASE WHEN claimed.job_id IS NOT NULL THEN ${otherDue(sql, projectId, sql`claimed.job_id`)} END AS more_due
     FROM (SELECT) AS one
     LEFT JOIN claimed ON true
     LEFT JOIN LATERAL (${startingPoint(sql, sql`claimed.project_id`, sql`claimed.action_id`)}) AS carried ON true`.pipe(

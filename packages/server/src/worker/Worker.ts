@@ -20,7 +20,7 @@ import { type ChangesetOutcome, ChangesetRun } from "./ChangesetRun.ts"
 import { claimOrNextDue } from "./ClaimStatement.ts"
 import type { Lease } from "./Lease.ts"
 import type { StartingRow } from "./StartingPoint.ts"
-import { type ClaimedJob, Jobs, JOBS_CHANNEL, LeaseLost } from "../queue/Jobs.ts"
+import { type ClaimedJob, Jobs, JOBS_CHANNEL, LeaseLost, readyAccounts } from "../queue/Jobs.ts"
 import { WorkerSignal } from "../queue/WorkerSignal.ts"
 import { linkTo } from "../telemetry/TraceContext.ts"
 
@@ -51,7 +51,7 @@ export const WorkerLive = Layer.scopedDiscard(
 
     /** Renews the lease every third of it; stops and records the loss once the job is no longer ours. */
     const heartbeat = (job: ClaimedJob, workerId: string, lost: Ref.Ref<boolean>) =>
-      jobs.heartbeat(job.jobId, workerId, config.leaseMs).pipe(
+      jobs.heartbeat(job, workerId, config.leaseMs).pipe(
         Effect.repeat({ schedule: Schedule.spaced(Duration.millis(Math.max(100, Math.floor(config.leaseMs / 3)))), while: (held) => held }),
         Effect.zipRight(Ref.set(lost, true)),
         Effect.delay(Duration.millis(Math.floor(config.leaseMs / 3)))
@@ -69,7 +69,7 @@ export const WorkerLive = Layer.scopedDiscard(
           )
         )
         if (outcome._tag === "LeaseLost") return true
-        if (outcome._tag === "Done") return outcome.settled || (yield* jobs.complete(job.jobId, workerId))
+        if (outcome._tag === "Done") return outcome.settled || (yield* jobs.complete(job, workerId))
         // The upstream's unavailability is given up on inside the run (its last attempt); what is left is a crash.
         if (!outcome.progressed && job.attempts >= config.maxAttempts) {
           return yield* changesets.giveUp(job, lease, `internal error: gave up after ${job.attempts} attempts: ${outcome.error}`).pipe(
@@ -79,7 +79,7 @@ export const WorkerLive = Layer.scopedDiscard(
         }
         // Progress made: the next attempt is soon and counts afresh.
         const delay = retryDelayMs(outcome.progressed ? 1 : job.attempts, outcome.retryAfterMs)
-        return yield* jobs.retryLater(job.jobId, workerId, delay, outcome.error, outcome.progressed)
+        return yield* jobs.retryLater(job, workerId, delay, outcome.error, outcome.progressed)
       })
 
     const processJob = (job: ClaimedJob, carried: StartingRow | undefined, workerId: string) =>
@@ -90,14 +90,14 @@ export const WorkerLive = Layer.scopedDiscard(
         // Asked right before every write of the apply: a paused worker must not write after another took the job.
         const lease: Lease = {
           check: Effect.gen(function*() {
-            if (!(yield* Ref.get(lost)) && (yield* jobs.heartbeat(job.jobId, workerId, config.leaseMs))) return
+            if (!(yield* Ref.get(lost)) && (yield* jobs.heartbeat(job, workerId, config.leaseMs))) return
             return yield* loseLease
           }),
-          renewal: jobs.renewal(job.jobId, workerId, config.leaseMs),
+          renewal: jobs.renewal(job, workerId, config.leaseMs),
           lost: loseLease,
-          settlement: jobs.settlement(job.jobId, workerId),
+          settlement: jobs.settlement(job, workerId),
           settle: Effect.gen(function*() {
-            if (!(yield* Ref.get(lost)) && (yield* jobs.complete(job.jobId, workerId))) return
+            if (!(yield* Ref.get(lost)) && (yield* jobs.complete(job, workerId))) return
             return yield* loseLease
           })
         }
@@ -126,10 +126,10 @@ export const WorkerLive = Layer.scopedDiscard(
         if (outcome._tag === "LeaseLost") return
         const settled = yield* Effect.gen(function*() {
           // Most outcomes ended the job with their state change (Apply's `settled`).
-          if (outcome._tag === "Done") return outcome.settled || (yield* jobs.complete(job.jobId, workerId))
+          if (outcome._tag === "Done") return outcome.settled || (yield* jobs.complete(job, workerId))
           if (job.attempts >= config.maxAttempts) {
             const action = yield* ledger.find(job.projectId, job.actionId)
-            if (action === undefined) return yield* jobs.complete(job.jobId, workerId)
+            if (action === undefined) return yield* jobs.complete(job, workerId)
             // Fails the action and ends the job in one transaction.
             yield* apply.fail(action, {
               step: null,
@@ -139,7 +139,7 @@ export const WorkerLive = Layer.scopedDiscard(
             }, lease)
             return true
           }
-          return yield* jobs.retryLater(job.jobId, workerId, retryDelayMs(job.attempts, outcome.retryAfterMs), outcome.error)
+          return yield* jobs.retryLater(job, workerId, retryDelayMs(job.attempts, outcome.retryAfterMs), outcome.error)
         }).pipe(Effect.catchTag("LeaseLost", () => Effect.succeed(false)))
         if (!settled) {
           yield* Effect.logWarning("lease lost before the job was settled: it is left to the worker that holds it now").pipe(
@@ -169,21 +169,36 @@ export const WorkerLive = Layer.scopedDiscard(
     // Polling an empty queue is not traced (a trace a second per worker would bury the applies).
     const untraced = Effect.withTracerEnabled(false)
 
+    /** Waiting at most a poll, at least 10 ms, for what is due in `dueInMs`. */
+    const waitFor = (dueInMs: number | null) => Math.max(10, Math.min(config.pollMs, dueInMs ?? config.pollMs))
+
     const loop = (workerId: string) => {
       // How long to wait for a wake before the next claim (undefined: claim at once). After a job the claim
-      // comes at once only when the last one saw another job waiting; otherwise it would find nothing (every
-      // enqueue sends a wake, and the poll stays the safety net).
+      // comes at once only when an account is known to have another job waiting; otherwise it would find
+      // nothing (every enqueue sends a wake naming its account, and the poll stays the safety net).
       let waitMs: number | undefined
       return Effect.gen(function*() {
         if (waitMs !== undefined) yield* signal.sleep(waitMs)
+        // Jobs are claimed per account, in turn; with no account in hand, one read finds those with work.
+        let account = yield* signal.nextAccount
+        if (Option.isNone(account)) {
+          const found = yield* untraced(readyAccounts(sql))
+          yield* Effect.forEach(found.ready, signal.ready, { discard: true })
+          account = yield* signal.nextAccount
+          if (Option.isNone(account)) {
+            waitMs = waitFor(found.nextDueInMs)
+            return
+          }
+        }
         // The claim carries what the apply starts from: one round trip for both.
-        const claimed = yield* untraced(claimOrNextDue(sql, workerId, config.leaseMs))
+        const claimed = yield* untraced(claimOrNextDue(sql, workerId, account.value, config.leaseMs))
         if (claimed.job !== undefined) {
           if (waitMs === undefined) yield* signal.consume
-          waitMs = claimed.moreDue ? undefined : config.pollMs
+          if (claimed.moreDue) yield* signal.ready(account.value)
+          waitMs = (yield* signal.hasAccounts) ? undefined : config.pollMs
           return yield* processJob(claimed.job, claimed.carried, workerId)
         }
-        waitMs = Math.max(10, Math.min(config.pollMs, claimed.dueInMs ?? config.pollMs))
+        waitMs = (yield* signal.hasAccounts) ? undefined : waitFor(claimed.dueInMs)
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
@@ -207,7 +222,8 @@ export const WorkerLive = Layer.scopedDiscard(
     if (Option.isSome(databaseUrl)) {
       const pg = yield* PgClient.PgClient
       yield* pg.listen(JOBS_CHANNEL).pipe(
-        Stream.runForEach(() => signal.wake),
+        // The payload is the job's account.
+        Stream.runForEach((projectId) => signal.wake(projectId)),
         Effect.retry(Schedule.spaced(Duration.seconds(1))),
         Effect.forkScoped
       )

@@ -222,7 +222,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
           if (!how.queued) yield* jobs.enqueueChangeset(opened.changesetId, account.projectId)
           return toChangeset((yield* store.find(account.projectId, opened.changesetId))!)
         })).pipe(Effect.catchTag("SqlError", Effect.die))
-        if (!how.queued) yield* signal.wake
+        if (!how.queued) yield* signal.wake(account.projectId)
         return changeset
       })
 

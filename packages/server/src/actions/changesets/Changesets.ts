@@ -353,7 +353,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         return toChangeset((yield* store.find(account.projectId, changesetId))!)
       })).pipe(
         Effect.catchTag("SqlError", Effect.die),
-        Effect.tap((changeset) => changeset.status === "approved" ? signal.wake : Effect.void)
+        Effect.tap((changeset) => changeset.status === "approved" ? signal.wake(changeset.projectId) : Effect.void)
       )).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.withSpan("Changesets.submit"))
 
     /** Four eyes over the opener and every member's proposer: the approver may approve each of them. */
@@ -421,7 +421,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         yield* transitions.decideMembers(changesetId, "approved", by, null)
         yield* jobs.enqueueChangeset(changesetId, account.projectId)
         return toChangeset((yield* store.find(account.projectId, changesetId))!)
-      })))).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap(signal.wake), Effect.withSpan("Changesets.approve"))
+      })))).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap((changeset) => signal.wake(changeset.projectId)), Effect.withSpan("Changesets.approve"))
 
     /** A decision by someone with the approval grant, or the opener's withdrawal. */
     const reject = (grant: Granted<"rejectChangeset">, changesetId: string, reason: string | undefined) =>

@@ -132,7 +132,7 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
         })
       ))).pipe(
         Effect.catchTag("SqlError", Effect.die),
-        Effect.tap(signal.wake),
+        Effect.tap((action) => signal.wake(action.projectId)),
         Effect.withSpan("Approvals.approve")
       )
 

@@ -327,7 +327,7 @@ export class Proposals extends Effect.Service<Proposals>()("acs/Proposals", {
         }
         yield* Effect.zipRight(countProposal(outcome.action.kind, outcome.action.mode), countAction(outcome.action.status))
         if (answer.status === 422) return yield* validationFailure(answer)
-        if (outcome.action.status === "approved") yield* signal.wake
+        if (outcome.action.status === "approved") yield* signal.wake(outcome.action.projectId)
         return { response: toProposalResponse(outcome.action), replayed: false } satisfies ProposalOutcome
       }).pipe(Effect.withSpan("Proposals.propose", HOT_SPAN))
 

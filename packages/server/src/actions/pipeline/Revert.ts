@@ -154,7 +154,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
             return toProposalResponse(action)
           })
         ).pipe(Effect.catchTag("SqlError", Effect.die))
-        if (!how.queued) yield* signal.wake
+        if (!how.queued) yield* signal.wake(account.projectId)
         return response
       })
 

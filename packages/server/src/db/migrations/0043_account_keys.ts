@@ -3,7 +3,8 @@
  * names its account"): `actions`, `changesets`, `jobs` and `action_steps` carry `project_id` in their primary key,
  * unique keys and foreign keys, so a cluster can keep an account's rows on one node and check every key there.
  * The id stays the key's first column, so a lookup by id alone is the same index scan as before. `action_steps`
- * gains its account, copied from its action. Every row is kept.
+ * gains its account, copied from its action; the jobs' due index leads with the account, as jobs are claimed per
+ * account. Every row is kept.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -32,6 +33,9 @@ export default Effect.gen(function*() {
   yield* sql`ALTER TABLE action_steps ADD PRIMARY KEY (action_id, run, phase, step, project_id)`
   yield* sql`CREATE UNIQUE INDEX jobs_one_per_action ON jobs (action_id, project_id)`
   yield* sql`CREATE UNIQUE INDEX jobs_one_per_changeset ON jobs (changeset_id, project_id) WHERE changeset_id IS NOT NULL`
+  // Jobs are claimed per account (queue/Jobs.ts).
+  yield* sql`DROP INDEX jobs_due`
+  yield* sql`CREATE INDEX jobs_due ON jobs (project_id, run_at)`
 
   const references = [
     ["actions", "superseded_by", "actions"],
