@@ -84,8 +84,8 @@ describe("migration 0043: the pipeline's keys name the account", () => {
     ])
   })
 
-  it("names the account in every primary, unique and foreign key of the four tables", async () => {
-    const keys = await keysOf(["actions", "changesets", "jobs", "action_steps"])
+  it("names the account in every primary, unique and foreign key of the pipeline's tables, the syncs', audits' and generations'", async () => {
+    const keys = await keysOf(["actions", "changesets", "jobs", "action_steps", "syncs", "audits", "metric_generations"])
     expect(keys.length).toBeGreaterThan(20)
     for (const key of keys) expect(key.definition, `${key.table}: ${key.definition}`).toMatch(/project_id/)
   })

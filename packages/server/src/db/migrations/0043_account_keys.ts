@@ -1,7 +1,7 @@
 /**
  * The change pipeline's tables keyed by their account (docs/decisions/database.md "Every key of an account's row
- * names its account"): `actions`, `changesets`, `jobs` and `action_steps` carry `project_id` in their primary key,
- * unique keys and foreign keys, so a cluster can keep an account's rows on one node and check every key there.
+ * names its account"): `actions`, `changesets`, `jobs` and `action_steps` (and `syncs`, `audits`,
+ * `metric_generations`) carry `project_id` in their primary key, unique keys and foreign keys, so a cluster can keep an account's rows on one node and check every key there.
  * The id stays the key's first column, so a lookup by id alone is the same index scan as before. `action_steps`
  * gains its account, copied from its action; the jobs' due index leads with the account, as jobs are claimed per
  * account. Every row is kept.
@@ -33,6 +33,10 @@ export default Effect.gen(function*() {
   yield* sql`ALTER TABLE action_steps ADD PRIMARY KEY (action_id, run, phase, step, project_id)`
   yield* sql`CREATE UNIQUE INDEX jobs_one_per_action ON jobs (action_id, project_id)`
   yield* sql`CREATE UNIQUE INDEX jobs_one_per_changeset ON jobs (changeset_id, project_id) WHERE changeset_id IS NOT NULL`
+  // The other account-scoped tables whose keys lacked it.
+  yield* sql`ALTER TABLE syncs DROP CONSTRAINT syncs_pkey, ADD PRIMARY KEY (sync_id, project_id)`
+  yield* sql`ALTER TABLE audits DROP CONSTRAINT audits_pkey, ADD PRIMARY KEY (audit_id, project_id)`
+  yield* sql`ALTER TABLE metric_generations DROP CONSTRAINT metric_generations_generation_key, ADD UNIQUE (generation, project_id)`
   // Jobs are claimed per account (queue/Jobs.ts).
   yield* sql`DROP INDEX jobs_due`
   yield* sql`CREATE INDEX jobs_due ON jobs (project_id, run_at)`
