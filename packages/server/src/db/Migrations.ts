@@ -48,6 +48,7 @@ import slackApprovals from "./migrations/0039_slack_approvals.ts"
 import oauth from "./migrations/0040_oauth.ts"
 import accountKeys from "./migrations/0043_account_keys.ts"
 import orgKeys from "./migrations/0044_org_keys.ts"
+import deliveryLogPartitions from "./migrations/0045_delivery_log_partitions.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -95,7 +96,8 @@ export const migrations = {
   "0039_slack_approvals": slackApprovals,
   "0040_oauth": oauth,
   "0043_account_keys": accountKeys,
-  "0044_org_keys": orgKeys
+  "0044_org_keys": orgKeys,
+  "0045_delivery_log_partitions": deliveryLogPartitions
 }
 
 export const loader = Migrator.fromRecord(migrations)

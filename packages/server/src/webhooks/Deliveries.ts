@@ -130,13 +130,6 @@ export const pruneDeliveries = (sql: SqlClient.SqlClient, cutoff: Date, limit: n
     Effect.orDie
   )
 
-/** Up to `limit` batches of first attempts delivered before `cutoff` deleted (retention); answers how many. */
-export const pruneDeliveredBatches = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>
-  sql`DELETE FROM webhook_delivered_batches WHERE batch_id IN (
-    SELECT batch_id FROM webhook_delivered_batches WHERE delivered_at < ${cutoff} LIMIT ${limit}) RETURNING batch_id`.pipe(
-    Effect.map((rows) => rows.length),
-    Effect.orDie
-  )
 
 export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
   effect: Effect.gen(function*() {
