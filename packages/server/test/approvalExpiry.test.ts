@@ -161,8 +161,8 @@ layer(TestLayer, { excludeTestServices: true })("approval expiry with the test c
       // Queued 100 hours ago (arranged), approved, then demoted back to the queue by its apply now.
       const demoted = yield* queue
       yield* sql`UPDATE actions SET created_at = created_at - interval '100 hours' WHERE action_id = ${demoted}`
-      expect(yield* transitions.approve(demoted, PERSON)).toBe(true)
-      expect(yield* transitions.demote(demoted, ["drift: the budget changed upstream"])).toBe(true)
+      expect(yield* transitions.approve({ projectId: PROJECT, actionId: demoted }, PERSON)).toBe(true)
+      expect(yield* transitions.demote({ projectId: PROJECT, actionId: demoted }, ["drift: the budget changed upstream"])).toBe(true)
       const demotedAt = yield* timeOf(demoted, "queued_at")
 
       // Queued now; something writes the row ten hours later (a column no queueing is about).

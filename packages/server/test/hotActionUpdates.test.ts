@@ -59,8 +59,8 @@ layer(TestLayer, { excludeTestServices: true })("HOT action updates", (it) => {
       // pg_stat_xact_user_tables counts this transaction's own updates, at once.
       const counts = yield* sql.withTransaction(Effect.gen(function*() {
         const actionId = yield* append("approved")
-        expect(yield* transitions.markApplying(actionId)).toBe(true)
-        expect(yield* transitions.markApplied(actionId, { warnings: [], result: { campaignId: "1" } })).toBe(true)
+        expect(yield* transitions.markApplying({ projectId: PROJECT, actionId: actionId })).toBe(true)
+        expect(yield* transitions.markApplied({ projectId: PROJECT, actionId: actionId }, { warnings: [], result: { campaignId: "1" } })).toBe(true)
         return yield* sql<{ readonly updates: string; readonly hot: string }>`
           SELECT n_tup_upd AS updates, n_tup_hot_upd AS hot FROM pg_stat_xact_user_tables WHERE relname = 'actions'`
       }))
@@ -72,21 +72,21 @@ layer(TestLayer, { excludeTestServices: true })("HOT action updates", (it) => {
       const transitions = yield* Transitions
       const approved = yield* append("proposed")
       expect(yield* queued(approved)).toEqual({ status: "proposed", pending: true })
-      expect(yield* transitions.approve(approved, PERSON)).toBe(true)
+      expect(yield* transitions.approve({ projectId: PROJECT, actionId: approved }, PERSON)).toBe(true)
       expect(yield* queued(approved)).toEqual({ status: "approved", pending: false })
-      expect(yield* transitions.demote(approved, ["drift: changed upstream"])).toBe(true)
+      expect(yield* transitions.demote({ projectId: PROJECT, actionId: approved }, ["drift: changed upstream"])).toBe(true)
       expect(yield* queued(approved)).toEqual({ status: "proposed", pending: true })
-      expect(yield* transitions.reject(approved, PERSON, "no")).toBe(true)
+      expect(yield* transitions.reject({ projectId: PROJECT, actionId: approved }, PERSON, "no")).toBe(true)
       expect(yield* queued(approved)).toEqual({ status: "rejected", pending: false })
 
       const expired = yield* append("proposed")
-      expect(yield* transitions.expire(expired, "nobody decided within 72 hours")).toBe(true)
+      expect(yield* transitions.expire({ projectId: PROJECT, actionId: expired }, "nobody decided within 72 hours")).toBe(true)
       expect(yield* queued(expired)).toEqual({ status: "expired", pending: false })
 
       const applied = yield* append("approved")
       expect(yield* queued(applied)).toEqual({ status: "approved", pending: false })
-      yield* transitions.markApplying(applied)
-      yield* transitions.markApplied(applied, { warnings: [], result: {} })
+      yield* transitions.markApplying({ projectId: PROJECT, actionId: applied })
+      yield* transitions.markApplied({ projectId: PROJECT, actionId: applied }, { warnings: [], result: {} })
       expect(yield* queued(applied)).toEqual({ status: "applied", pending: false })
     }).pipe(Effect.orDie))
 

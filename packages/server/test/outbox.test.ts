@@ -71,16 +71,16 @@ layer(TestLayer, { timeout: 120_000 })("the outbox", (it) => {
       const action = yield* queued(transitions)
       // The approval happens inside the transaction, then the transaction fails: both are rolled back.
       const rolledBack = yield* sql.withTransaction(
-        transitions.approve(action.actionId, PERSON).pipe(Effect.zipRight(Effect.fail("something later in the transaction failed")))
+        transitions.approve(action, PERSON).pipe(Effect.zipRight(Effect.fail("something later in the transaction failed")))
       ).pipe(Effect.exit)
       expect(Exit.isFailure(rolledBack)).toBe(true)
       expect(yield* statusOf(action.actionId)).toBe("proposed")
       expect((yield* eventsOf(action.actionId)).map((e) => e.type)).toEqual(["action.proposed"])
 
-      expect(yield* sql.withTransaction(transitions.approve(action.actionId, PERSON))).toBe(true)
+      expect(yield* sql.withTransaction(transitions.approve(action, PERSON))).toBe(true)
       expect((yield* eventsOf(action.actionId)).map((e) => e.type)).toEqual(["action.proposed", "action.approved"])
       // A transition its guard refuses changes nothing and announces nothing.
-      expect(yield* transitions.approve(action.actionId, PERSON)).toBe(false)
+      expect(yield* transitions.approve(action, PERSON)).toBe(false)
       expect((yield* eventsOf(action.actionId)).map((e) => e.type)).toEqual(["action.proposed", "action.approved"])
     }))
 
@@ -90,18 +90,18 @@ layer(TestLayer, { timeout: 120_000 })("the outbox", (it) => {
       const transitions = yield* Transitions
       // Outside a transaction a transition opens its own: the event still commits with it.
       const a = yield* queued(transitions)
-      yield* transitions.approve(a.actionId, PERSON)
-      yield* transitions.markApplying(a.actionId)
-      yield* transitions.demote(a.actionId, ["drift: the budget changed upstream"])
-      yield* transitions.expire(a.actionId, "nobody decided within 72 hours")
+      yield* transitions.approve(a, PERSON)
+      yield* transitions.markApplying(a)
+      yield* transitions.demote(a, ["drift: the budget changed upstream"])
+      yield* transitions.expire(a, "nobody decided within 72 hours")
       const events = yield* eventsOf(a.actionId)
       expect(events.map((e) => e.type)).toEqual(["action.proposed", "action.approved", "action.demoted", "action.expired"])
       expect(events[2]!.data).toMatchObject({ reasons: ["drift: the budget changed upstream"], action: { status: "proposed" } })
       expect(events[3]!.data.action).toMatchObject({ status: "expired", decisionReason: "nobody decided within 72 hours" })
 
       const b = yield* queued(transitions)
-      yield* transitions.approve(b.actionId, PERSON)
-      yield* transitions.fail(b.actionId, { step: 2, stepName: "create ad group", message: "boom", upstreamRequestId: "r1" })
+      yield* transitions.approve(b, PERSON)
+      yield* transitions.fail(b, { step: 2, stepName: "create ad group", message: "boom", upstreamRequestId: "r1" })
       expect((yield* eventsOf(b.actionId)).at(-1)).toMatchObject({
         type: "action.failed",
         data: { action: { failure: { step: 2, stepName: "create ad group" } } }
@@ -109,14 +109,14 @@ layer(TestLayer, { timeout: 120_000 })("the outbox", (it) => {
 
       // An original applied, then its compensation applied: the compensation's applied (with warnings), the original's reverted.
       const original = yield* queued(transitions)
-      yield* transitions.approve(original.actionId, PERSON)
-      yield* transitions.markApplying(original.actionId)
-      yield* transitions.markApplied(original.actionId, { warnings: [], result: {} })
+      yield* transitions.approve(original, PERSON)
+      yield* transitions.markApplying(original)
+      yield* transitions.markApplied(original, { warnings: [], result: {} })
       const compensation = yield* queued(transitions, original.actionId)
-      yield* sql.withTransaction(transitions.linkRevert(original.actionId, compensation.actionId))
-      yield* transitions.approve(compensation.actionId, PERSON)
-      yield* transitions.markApplying(compensation.actionId)
-      yield* transitions.markApplied(compensation.actionId, { warnings: ["row 2: keyword exists"], result: {} })
+      yield* sql.withTransaction(transitions.linkRevert(original.projectId, original.actionId, compensation.actionId))
+      yield* transitions.approve(compensation, PERSON)
+      yield* transitions.markApplying(compensation)
+      yield* transitions.markApplied(compensation, { warnings: ["row 2: keyword exists"], result: {} })
       expect((yield* eventsOf(compensation.actionId)).at(-1)).toMatchObject({
         type: "action.applied",
         data: { action: { status: "applied", warnings: ["row 2: keyword exists"] } }

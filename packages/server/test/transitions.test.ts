@@ -46,7 +46,8 @@ const MACHINE = {
 type Move = keyof typeof MACHINE
 const MOVES = Object.keys(MACHINE) as ReadonlyArray<Move>
 
-const run = (transitions: Transitions, move: Move, actionId: string) => {
+const run = (transitions: Transitions, move: Move, id: string) => {
+  const actionId = { projectId: PROJECT, actionId: id }
   switch (move) {
     case "approve":
       return transitions.approve(actionId, PERSON)
@@ -119,11 +120,11 @@ layer(TestLayer, { excludeTestServices: true })("Transitions", (it) => {
       for (const [end, before, expected] of ends) {
         const original = yield* newAction("applied")
         // Only a compensation of this original can be linked to it.
-        expect(yield* transitions.linkRevert(original, yield* newAction("proposed"))).toBe(false)
+        expect(yield* transitions.linkRevert(PROJECT, original, yield* newAction("proposed"))).toBe(false)
         const compensation = yield* newAction("proposed", original)
-        expect(yield* transitions.linkRevert(original, compensation)).toBe(true)
+        expect(yield* transitions.linkRevert(PROJECT, original, compensation)).toBe(true)
         // A second revert of the same original loses.
-        expect(yield* transitions.linkRevert(original, yield* newAction("proposed", original))).toBe(false)
+        expect(yield* transitions.linkRevert(PROJECT, original, yield* newAction("proposed", original))).toBe(false)
         for (const move of before) expect(yield* run(transitions, move, compensation)).toBe(true)
         expect(yield* run(transitions, end, compensation)).toBe(true)
         const settled = yield* row(original)
@@ -138,11 +139,11 @@ layer(TestLayer, { excludeTestServices: true })("Transitions", (it) => {
       const original = yield* newAction("applied")
       const other = yield* newAction("applied")
       const compensation = yield* newAction("approved", original)
-      yield* transitions.linkRevert(original, compensation)
-      expect(yield* transitions.settleOriginal(compensation, "applied")).toBe(true)
+      yield* transitions.linkRevert(PROJECT, original, compensation)
+      expect(yield* transitions.settleOriginal({ projectId: PROJECT, actionId: compensation }, "applied")).toBe(true)
       expect(yield* row(other)).toEqual({ status: "applied", revertedBy: null })
       // Settled once: a reverted original is not reverted again.
-      expect(yield* transitions.settleOriginal(compensation, "applied")).toBe(false)
+      expect(yield* transitions.settleOriginal({ projectId: PROJECT, actionId: compensation }, "applied")).toBe(false)
     }).pipe(Effect.orDie))
 
   it.effect("the statement ending an apply's run (worker/RunEndStatement.ts): its fence holding, the job ends with the writes beside it and the event; failing, nothing happens", () =>

@@ -272,7 +272,7 @@ describe("deliveries", () => {
     await p.server.stop("SIGKILL")
     // The change commits with no acs process alive: nothing has sequenced its event or queued its delivery.
     const rejected = await Effect.runPromise(
-      Effect.flatMap(Transitions, (transitions) => transitions.reject(actionId, { kind: "person", id: "psn_test", name: "Pat" }, "withdrawn while acs was down")).pipe(
+      Effect.flatMap(Transitions, (transitions) => transitions.reject({ projectId: p.account.projectId, actionId }, { kind: "person", id: "psn_test", name: "Pat" }, "withdrawn while acs was down")).pipe(
         Effect.provide(Transitions.Default.pipe(Layer.provideMerge(databaseAt(p.database))))
       )
     )

@@ -93,7 +93,7 @@ export const makeApplyChecks = (sql: SqlClient.SqlClient) => {
    */
   const ceilingAtApply = (account: AccountRecord, actionId: string, raised: number) =>
     sql`SELECT e.total::text, e.committed::text, e.max_total::text,
-        (SELECT budget_delta_micros FROM actions WHERE action_id = ${actionId})::text AS own
+        (SELECT budget_delta_micros FROM actions WHERE project_id = ${account.projectId} AND action_id = ${actionId})::text AS own
       FROM acs_account_envelope(${account.projectId}, false) e`.pipe(
       Effect.flatMap(decodeCeiling),
       Effect.orDie,

@@ -19,7 +19,7 @@ import { kindNamed } from "../actions/kinds/Catalog.ts"
 import { Ledger } from "../actions/pipeline/Ledger.ts"
 import { touchedEntities } from "../actions/outside/TouchedEntities.ts"
 import { compensationOf } from "../actions/pipeline/Compensation.ts"
-import { Transitions } from "../actions/pipeline/Transitions.ts"
+import { type ActionRef, Transitions } from "../actions/pipeline/Transitions.ts"
 import { lockAccount } from "../policy/AutoApplyWindow.ts"
 import { LeaseLost } from "../queue/Jobs.ts"
 import { Apply } from "./Apply.ts"
@@ -77,8 +77,8 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
     const readMembers = ledger.memberRuns
 
     /** Fails a member (or a compensation) that did not end by itself, behind the lease. */
-    const failMember = (actionId: string, message: string, lease: Lease) =>
-      settled(sql, lease, transitions.fail(actionId, { step: null, stepName: null, message, upstreamRequestId: null }))
+    const failMember = (member: ActionRef, message: string, lease: Lease) =>
+      settled(sql, lease, transitions.fail(member, { step: null, stepName: null, message, upstreamRequestId: null }))
 
     /**
      * The compensating action of an applied member, recorded approved (it applies at once, in this run) and
@@ -115,7 +115,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
               countsTowardCap: false
             })
             // Rolled back with the append when a revert of the member was accepted first.
-            if (!(yield* transitions.linkRevert(member.actionId, action.actionId))) return yield* Effect.fail(new Cause.NoSuchElementException())
+            if (!(yield* transitions.linkRevert(member.projectId, member.actionId, action.actionId))) return yield* Effect.fail(new Cause.NoSuchElementException())
             return action.actionId
           })
         ).pipe(Effect.catchTag("NoSuchElementException", () => Effect.succeed(undefined)))
@@ -149,13 +149,13 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
             if (outcome._tag === "LeaseLost") return outcome
             if (outcome._tag === "Retry") {
               if (!lastAttempt) return retry(outcome.error, outcome.retryAfterMs)
-              yield* failMember(actionId, `upstream_unavailable: gave up after ${job.attempts} attempts: ${outcome.error}`, fenced)
+              yield* failMember({ projectId: job.projectId, actionId }, `upstream_unavailable: gave up after ${job.attempts} attempts: ${outcome.error}`, fenced)
               return "failed" as const
             }
             // Still pending only when its account is gone: nothing can apply it. (A compensation a person's
             // revert queued earlier stays `proposed`, for that person to decide.)
             if (outcome.status === undefined || outcome.status === "approved" || outcome.status === "applying") {
-              yield* failMember(actionId, "not_found: its account is gone", fenced)
+              yield* failMember({ projectId: job.projectId, actionId }, "not_found: its account is gone", fenced)
               return "failed" as const
             }
             return outcome.status
@@ -208,7 +208,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
           const blocking = byId.get(actionId)!.dependsOn.find((dependency) => status.get(dependency) === "failed" || status.get(dependency) === "skipped")
           if (blocking !== undefined) {
             const why = `not applied: it depends on ${blocking}, which ${status.get(blocking) === "failed" ? "failed" : "was skipped"}`
-            yield* settled(sql, fenced, transitions.skipMembers([actionId], why))
+            yield* settled(sql, fenced, transitions.skipMembers(job.projectId, [actionId], why))
             status.set(actionId, "skipped")
             continue
           }
@@ -254,6 +254,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
           lease,
           Effect.zipRight(
             transitions.skipMembers(
+              job.projectId,
               rest,
               `not applied: member ${stoppedBy} failed and the changeset ${rolledBack ? "rolled back" : "stops at a failure"}`
             ),
@@ -287,7 +288,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
           lease,
           Effect.gen(function*() {
             for (const member of pending) {
-              yield* transitions.fail(member.actionId, { step: null, stepName: null, message, upstreamRequestId: null })
+              yield* transitions.fail(member, { step: null, stepName: null, message, upstreamRequestId: null })
             }
             yield* store.finish(
               job.changesetId,

@@ -97,7 +97,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
       Effect.gen(function*() {
         const ends = members.map(({ failure, start }) => ({ actionId: start.action.actionId, run: start.run, outcome: { error: failure.message } satisfies StepEnd }))
         yield* firstStepEnds(sql, { projectId: members[0]!.start.action.projectId, runs: ends }, sql`true`)
-        for (const { failure, start } of members) yield* transitions.fail(start.action.actionId, failure)
+        for (const { failure, start } of members) yield* transitions.fail(start.action, failure)
         const tripping = members.find(({ failure }) => isUpstreamWriteFailure(failure))
         if (tripping !== undefined) yield* tripCircuitBreaker(sql, tripping.start.action.projectId)
       })
@@ -219,6 +219,7 @@ export const makeMemberBulk = (sql: SqlClient.SqlClient, transitions: Transition
       // Marked applying with their step under way in one statement behind the lease, right before the write.
       const runs = writing.map((start) => ({ actionId: start.action.actionId, run: start.run }))
       const marked = yield* transitions.markMembersApplying(
+        first.action.projectId,
         runs.map((run) => run.actionId),
         lease.renewal,
         [(fence) => firstStepStarts(sql, { projectId: first.action.projectId, runs }, bulkOf.get(first.action.actionId)!.stepName, fence)]

@@ -33,7 +33,7 @@ export const endAppliedRun = (sql: SqlClient.SqlClient, end: AppliedRunEnd) =>
       WITH fence AS (${end.settlement}),
       ${end.lastSteps === undefined ? sql`` : sql`last_steps AS (${end.lastSteps(fence)}),`}
       write_back AS (SELECT ${writeBackCall(sql, end.projectId, end.touched)} WHERE ${fence}),
-      ${appliedCtes(sql, end.runs, fence, traceParent)}
+      ${appliedCtes(sql, end.projectId, end.runs, fence, traceParent)}
       SELECT ${appliedOutcome(sql, fence)}, (SELECT count(*) FROM write_back) AS written_back
         ${end.lastSteps === undefined ? sql`` : sql`, (SELECT count(*) FROM last_steps) AS last_steps`}`
   }).pipe(

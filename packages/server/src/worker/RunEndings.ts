@@ -26,14 +26,14 @@ export const makeRunEndings = (sql: SqlClient.SqlClient, transitions: Transition
       lease,
       Effect.all([
         // A failed compensation frees its original (inside `fail`).
-        transitions.fail(action.actionId, failure),
+        transitions.fail(action, failure),
         options.readOnly === true ? markReadOnly(sql, action.projectId) : Effect.void,
         isUpstreamWriteFailure(failure) ? tripCircuitBreaker(sql, action.projectId) : Effect.void
       ], { discard: true })
     ).pipe(Effect.tap(() => Effect.logWarning("action failed").pipe(Effect.annotateLogs({ actionId: action.actionId, ...failure }))))
 
   const demote = (action: ActionRecord, reasons: ReadonlyArray<string>, lease: Lease) =>
-    settled(sql, lease, transitions.demote(action.actionId, reasons)).pipe(
+    settled(sql, lease, transitions.demote(action, reasons)).pipe(
       Effect.tap(() => Effect.logInfo("action demoted").pipe(Effect.annotateLogs({ actionId: action.actionId, reasons })))
     )
 

@@ -34,7 +34,7 @@ export const makeStepRecords = (sql: SqlClient.SqlClient, transitions: Transitio
    * a lost lease stops the apply.
    */
   const markApplying = (action: ActionRecord, lease: Lease, alongside: ReadonlyArray<FencedWrite> = []) =>
-    transitions.markApplying(action.actionId, lease.renewal, alongside).pipe(
+    transitions.markApplying(action, lease.renewal, alongside).pipe(
       // No row: the job is no longer ours, or (never on this path) the action left approved/applying.
       Effect.flatMap((changed) => changed ? Effect.void : lease.check)
     )

@@ -18,10 +18,10 @@ export class ChangesetExpiry extends Effect.Service<ChangesetExpiry>()("acs/Chan
     const store = yield* ChangesetStore
     const transitions = yield* Transitions
 
-    const expire = (changesetId: string, ttlHours: number) =>
+    const expire = (changeset: { readonly changesetId: string; readonly projectId: string }, ttlHours: number) =>
       sql.withTransaction(Effect.gen(function*() {
-        const ended = yield* store.end(changesetId, "expired", null, reasonFor(ttlHours))
-        if (ended) yield* transitions.decideMembers(changesetId, "expired", null, reasonFor(ttlHours))
+        const ended = yield* store.end(changeset.changesetId, "expired", null, reasonFor(ttlHours))
+        if (ended) yield* transitions.decideMembers(changeset, "expired", null, reasonFor(ttlHours))
         return ended
       })).pipe(Effect.catchTag("SqlError", Effect.die))
 
@@ -30,13 +30,13 @@ export class ChangesetExpiry extends Effect.Service<ChangesetExpiry>()("acs/Chan
       Effect.gen(function*() {
         const [due] = yield* store.due(1, changesetId)
         if (due === undefined || (yield* store.find(projectId, changesetId)) === undefined) return false
-        return yield* expire(changesetId, due.approvalTtlHours)
+        return yield* expire(due, due.approvalTtlHours)
       })
 
     /** One pass: every changeset past its org's TTL (a bounded batch; the next pass takes the rest). */
     const sweep = Effect.gen(function*() {
       let expired = 0
-      for (const row of yield* store.due(500)) if (yield* expire(row.changesetId, row.approvalTtlHours)) expired++
+      for (const row of yield* store.due(500)) if (yield* expire(row, row.approvalTtlHours)) expired++
       if (expired > 0) yield* Effect.logInfo("changesets expired").pipe(Effect.annotateLogs({ expired }))
       return expired
     }).pipe(Effect.withSpan("ChangesetExpiry.sweep"))

@@ -199,7 +199,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
               changesetId: opened.changesetId
             } satisfies NewAction
           }))
-          const linked = yield* transitions.linkReverts(recorded.flatMap((action) =>
+          const linked = yield* transitions.linkReverts(account.projectId, recorded.flatMap((action) =>
             action.revertOf === null ? [] : [{ originalId: action.revertOf, compensationId: action.actionId }]
           ))
           const unlinked = undo.find((item) => !linked.has(item.member.actionId))

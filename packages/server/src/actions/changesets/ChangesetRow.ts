@@ -50,7 +50,7 @@ export type ChangesetRow = typeof ChangesetRow.Type
 const iso = (column: string) => `to_char(c.${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
 
 /** Members by outcome, for `c` (a changesets row). */
-const count = (where: string) => `(SELECT count(*)::int FROM actions m WHERE m.changeset_id = c.changeset_id${where})`
+const count = (where: string) => `(SELECT count(*)::int FROM actions m WHERE m.project_id = c.project_id AND m.changeset_id = c.changeset_id${where})`
 
 /** The select list over `changesets c`, the members' counts included. */
 export const CHANGESET_COLUMNS = selectList(ChangesetRow.fields, {

@@ -24,7 +24,7 @@ import { CHANGESET_COLUMNS, decodeChangesetRows, toChangeset } from "./Changeset
 const json = (value: unknown) => JSON.stringify(value)
 const encodeChangeset = Schema.encodeSync(ChangesetSchema)
 const decodeRevertOf = decodeRows(Schema.Struct({ revertOf: Schema.NullOr(Schema.String) }))
-const decodeDue = decodeRows(Schema.Struct({ changesetId: Schema.String, approvalTtlHours: Schema.Number }))
+const decodeDue = decodeRows(Schema.Struct({ changesetId: Schema.String, projectId: Schema.String, approvalTtlHours: Schema.Number }))
 
 export interface NewChangeset {
   readonly orgId: string
@@ -188,7 +188,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
 
     /** Changesets waiting for a decision past their org's approval TTL (open: since opened; queued: since submitted). */
     const due = (limit: number, changesetId?: string) =>
-      sql`SELECT c.changeset_id, o.approval_ttl_hours FROM changesets c JOIN orgs o ON o.org_id = c.org_id
+      sql`SELECT c.changeset_id, c.project_id, o.approval_ttl_hours FROM changesets c JOIN orgs o ON o.org_id = c.org_id
         WHERE c.status IN ('open', 'queued') ${changesetId === undefined ? sql`` : sql`AND c.changeset_id = ${changesetId}`}
           AND COALESCE(c.submitted_at, c.created_at) + make_interval(hours => o.approval_ttl_hours) <= clock_timestamp()
         ORDER BY c.created_at LIMIT ${limit}`.pipe(

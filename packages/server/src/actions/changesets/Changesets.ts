@@ -337,7 +337,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         )
         const { frozen, members: current } = yield* freeze(row, account, members, used, row.status === "queued")
         if (row.status === "queued") {
-          for (const member of current) yield* transitions.refreshMember(member.actionId, {
+          for (const member of current) yield* transitions.refreshMember({ actionId: member.actionId, projectId: account.projectId }, {
             payload: member.payload,
             summary: member.summary,
             mode: member.mode ?? "queued",
@@ -347,7 +347,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         }
         yield* store.submit(changesetId, frozen, null)
         if (frozen.decision.mode === "auto_applied") {
-          yield* transitions.decideMembers(changesetId, "approved", null, null)
+          yield* transitions.decideMembers({ changesetId, projectId: account.projectId }, "approved", null, null)
           yield* jobs.enqueueChangeset(changesetId, account.projectId)
         }
         return toChangeset((yield* store.find(account.projectId, changesetId))!)
@@ -418,7 +418,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
           if (!second.allowed) return yield* new ForbiddenScope({ message: second.reason, required_grant: "second_approver" })
         }
         yield* store.approve(changesetId, by)
-        yield* transitions.decideMembers(changesetId, "approved", by, null)
+        yield* transitions.decideMembers({ changesetId, projectId: account.projectId }, "approved", by, null)
         yield* jobs.enqueueChangeset(changesetId, account.projectId)
         return toChangeset((yield* store.find(account.projectId, changesetId))!)
       })))).pipe(Effect.catchTag("SqlError", Effect.die), Effect.tap((changeset) => signal.wake(changeset.projectId)), Effect.withSpan("Changesets.approve"))
@@ -440,7 +440,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         }
         const by = actorOf(principal)
         yield* store.end(changesetId, "rejected", by, reason ?? null)
-        yield* transitions.decideMembers(changesetId, "rejected", by, reason ?? null)
+        yield* transitions.decideMembers({ changesetId, projectId: account.projectId }, "rejected", by, reason ?? null)
         return toChangeset((yield* store.find(account.projectId, changesetId))!)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Changesets.reject"))
 

@@ -14,7 +14,7 @@ export const ExpiryConfig = Config.integer("APPROVAL_EXPIRY_SWEEP_SECONDS").pipe
 const reasonFor = (ttlHours: number) => `expired: nobody approved or rejected it within ${ttlHours} hours (the org's approvalTtlHours)`
 
 const decodeTtl = Schema.decodeUnknown(Schema.Array(Schema.Struct({ approvalTtlHours: Schema.Number })))
-const decodeDue = Schema.decodeUnknown(Schema.Array(Schema.Struct({ actionId: Schema.String, approvalTtlHours: Schema.Number })))
+const decodeDue = Schema.decodeUnknown(Schema.Array(Schema.Struct({ projectId: Schema.String, actionId: Schema.String, approvalTtlHours: Schema.Number })))
 
 export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/ApprovalExpiry", {
   effect: Effect.gen(function*() {
@@ -29,7 +29,7 @@ export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/Approv
           SELECT o.approval_ttl_hours FROM actions a JOIN orgs o ON o.org_id = a.org_id
           WHERE a.project_id = ${projectId} AND a.action_id = ${actionId}`.pipe(Effect.flatMap(decodeTtl), Effect.orDie)
         if (ttl[0] === undefined) return false
-        return yield* transitions.expire(actionId, reasonFor(ttl[0].approvalTtlHours), now)
+        return yield* transitions.expire({ projectId, actionId }, reasonFor(ttl[0].approvalTtlHours), now)
       })
 
     /** One pass: every queued action past its org's TTL (a bounded batch; the next pass takes the rest). */
@@ -40,7 +40,7 @@ export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/Approv
       // scan of the whole ledger (a 1,000,000-row account took 0.85 s) is never needed.
       const due = yield* sql`
         WITH bound AS (SELECT ${now}::timestamptz - make_interval(hours => min(approval_ttl_hours)) AS created_by FROM orgs)
-        SELECT a.action_id, o.approval_ttl_hours
+        SELECT p.project_id, a.action_id, o.approval_ttl_hours
         FROM accounts p, bound
         CROSS JOIN LATERAL (
           SELECT action_id, org_id, queued_at, created_at FROM actions
@@ -51,7 +51,7 @@ export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/Approv
         ORDER BY COALESCE(a.queued_at, a.created_at) LIMIT 500`.pipe(Effect.flatMap(decodeDue), Effect.orDie)
       let expired = 0
       for (const row of due) {
-        if (yield* transitions.expire(row.actionId, reasonFor(row.approvalTtlHours), now)) expired++
+        if (yield* transitions.expire(row, reasonFor(row.approvalTtlHours), now)) expired++
       }
       if (expired > 0) yield* Effect.logInfo("queued actions expired").pipe(Effect.annotateLogs({ expired }))
       return expired

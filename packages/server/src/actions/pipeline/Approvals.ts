@@ -117,14 +117,14 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
           if (twoPeople !== null) {
             const first = action.approvals[0]
             if (first === undefined) {
-              yield* transitions.recordFirstApproval(actionId, by)
+              yield* transitions.recordFirstApproval({ projectId, actionId }, by)
               return (yield* ledger.find(projectId, actionId))!
             }
             const second = maySecondApprove(first.by, grant.principal)
             if (!second.allowed) return yield* new ForbiddenScope({ message: second.reason, required_grant: "second_approver" })
           }
           // The row is locked and proposed, so the guarded transition happens.
-          yield* transitions.approve(actionId, by)
+          yield* transitions.approve({ projectId, actionId }, by)
           yield* jobs.enqueue(actionId, projectId)
           // The answer is the action as approved: read before the commit, since a woken worker may apply it (or
           // fail it) before a read after the commit.
@@ -141,7 +141,7 @@ export class Approvals extends Effect.Service<Approvals>()("acs/Approvals", {
         Effect.gen(function*() {
           yield* pendingAction(grant.account.projectId, actionId)
           // A rejected compensating action leaves its original revertible again (inside `reject`).
-          yield* transitions.reject(actionId, actorOf(grant.principal), reason)
+          yield* transitions.reject({ projectId: grant.account.projectId, actionId }, actorOf(grant.principal), reason)
         })
       ).pipe(
         Effect.catchTag("SqlError", Effect.die),

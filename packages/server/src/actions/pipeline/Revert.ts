@@ -147,7 +147,7 @@ export class Revert extends Effect.Service<Revert>()("acs/Revert", {
               countsTowardCap: how.countsTowardCap
             })
             // The original is locked and checked above; a lost race still rolls the whole revert back.
-            if (!(yield* transitions.linkRevert(actionId, action.actionId))) {
+            if (!(yield* transitions.linkRevert(account.projectId, actionId, action.actionId))) {
               return yield* refuse("another revert of it was accepted first")
             }
             if (!how.queued) yield* jobs.enqueue(action.actionId, account.projectId)

@@ -38,6 +38,12 @@ const decodeAppliedOutcome = Schema.decodeUnknown(Schema.Array(Schema.Struct({
   reverted: Schema.Number
 })))
 
+/** An action as its statements find it: by its id within its account (docs/decisions/pipeline.md "Jobs are claimed per account, in turn"). */
+export interface ActionRef {
+  readonly projectId: string
+  readonly actionId: string
+}
+
 /** One action's applied run: what its steps returned. */
 export interface AppliedRun {
   readonly actionId: string
@@ -54,6 +60,7 @@ export interface AppliedRun {
  */
 export const appliedCtes = (
   sql: SqlClient.SqlClient,
+  projectId: string,
   runs: ReadonlyArray<AppliedRun>,
   fence: Statement.Fragment,
   traceParent: string | null
@@ -63,12 +70,13 @@ export const appliedCtes = (
         applied_at = clock_timestamp(), updated_at = clock_timestamp()
       FROM unnest(${runs.map((run) => run.actionId)}::text[], ${runs.map((run) => json(run.result.warnings))}::jsonb[],
         ${runs.map((run) => json(run.result.result))}::jsonb[]) AS r(action_id, warnings, result)
-      WHERE a.action_id = r.action_id AND a.status = 'applying' AND ${fence}
+      WHERE a.project_id = ${projectId} AND a.action_id = r.action_id AND a.status = 'applying' AND ${fence}
       RETURNING a.*),
     applied_event AS (${actionEventCte(sql, "changed", "action.applied", { traceParent })}),
     original AS (
       UPDATE actions o SET status = 'reverted', updated_at = clock_timestamp() FROM changed
-      WHERE changed.revert_of IS NOT NULL AND o.reverted_by = changed.action_id AND o.status = 'applied'
+      WHERE changed.revert_of IS NOT NULL AND o.project_id = changed.project_id AND o.reverted_by = changed.action_id
+        AND o.status = 'applied'
       RETURNING o.*),
     reverted_event AS (${
     actionEventCte(sql, "original", "action.reverted", {
@@ -382,39 +390,42 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * The original of compensating action `compensationId` (the row whose `reverted_by` names it): reverted
      * when the compensation applied (`action.reverted`), revertible again when it ended any other way.
      */
-    const settleOriginal = (compensationId: string, end: CompensationEnd) =>
+    const settleOriginal = (compensation: ActionRef, end: CompensationEnd) =>
       (end === "applied"
         ? transition(
           sql`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp()
-            WHERE reverted_by = ${compensationId} AND status = 'applied' RETURNING org_id, ${columns}`,
+            WHERE project_id = ${compensation.projectId} AND reverted_by = ${compensation.actionId} AND status = 'applied'
+            RETURNING org_id, ${columns}`,
           "action.reverted",
-          { revertedBy: compensationId }
+          { revertedBy: compensation.actionId }
         )
         : happened(sql`UPDATE actions SET reverted_by = NULL, updated_at = clock_timestamp()
-            WHERE reverted_by = ${compensationId} RETURNING action_id`)).pipe(Effect.withSpan("Transitions.settleOriginal"))
+            WHERE project_id = ${compensation.projectId} AND reverted_by = ${compensation.actionId} RETURNING action_id`)).pipe(
+          Effect.withSpan("Transitions.settleOriginal")
+        )
 
     /** Runs `settleOriginal` only when the transition before it happened; answers whether that one did. */
-    const thenSettle = (actionId: string, end: CompensationEnd) => (done: boolean) =>
-      done ? Effect.as(settleOriginal(actionId, end), true) : Effect.succeed(false)
+    const thenSettle = (ref: ActionRef, end: CompensationEnd) => (done: boolean) =>
+      done ? Effect.as(settleOriginal(ref, end), true) : Effect.succeed(false)
 
     /**
      * As `thenSettle`, from the changed row: only a compensating action (`revert_of` set) can be named by an
      * original's `reverted_by`, so any other row skips the statement (the apply path's common case).
      */
-    const thenSettleRow = (actionId: string, end: CompensationEnd) => (row: ChangedRow | undefined) =>
+    const thenSettleRow = (ref: ActionRef, end: CompensationEnd) => (row: ChangedRow | undefined) =>
       row === undefined
         ? Effect.succeed(false)
         : row.revertOf === null
         ? Effect.succeed(true)
-        : Effect.as(settleOriginal(actionId, end), true)
+        : Effect.as(settleOriginal(ref, end), true)
 
 
     /** proposed -> approved; a new apply run begins. */
-    const approve = (actionId: string, by: Actor) =>
+    const approve = ({ actionId, projectId }: ActionRef, by: Actor) =>
       transition(
         sql`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
             approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp(), apply_run = apply_run + 1
-          WHERE action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
+          WHERE project_id = ${projectId} AND action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
         "action.approved"
       ).pipe(Effect.withSpan("Transitions.approve"))
 
@@ -422,36 +433,36 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * The first of a high-risk change's two approvals (docs/contract.md 3.3): recorded, the action stays proposed
      * for the second. True when it was recorded (the row was proposed, with no approval yet).
      */
-    const recordFirstApproval = (actionId: string, by: Actor) =>
+    const recordFirstApproval = ({ actionId, projectId }: ActionRef, by: Actor) =>
       happened(sql`UPDATE actions SET approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp()
-        WHERE action_id = ${actionId} AND status = 'proposed' AND approvals = '[]'::jsonb RETURNING action_id`).pipe(
+        WHERE project_id = ${projectId} AND action_id = ${actionId} AND status = 'proposed' AND approvals = '[]'::jsonb RETURNING action_id`).pipe(
         Effect.withSpan("Transitions.recordFirstApproval")
       )
 
     /** proposed -> rejected (a decision or a withdrawal). */
-    const reject = (actionId: string, by: Actor, reason: string | undefined) =>
+    const reject = (ref: ActionRef, by: Actor, reason: string | undefined) =>
       transition(
         sql`UPDATE actions SET status = 'rejected', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
             decision_reason = ${reason ?? null}, updated_at = clock_timestamp()
-          WHERE action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
+          WHERE project_id = ${ref.projectId} AND action_id = ${ref.actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
         "action.rejected"
-      ).pipe(Effect.flatMap(thenSettle(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.reject"))
+      ).pipe(Effect.flatMap(thenSettle(ref, "abandoned")), atomically, Effect.withSpan("Transitions.reject"))
 
     /**
      * proposed -> expired: nobody decided in time. With `dueAt`, only when its org's `approval_ttl_hours` have
      * passed by then since it was queued (`queued_at`, set by a demotion: a demoted action waits afresh; else
      * `created_at`), whatever touched the row since.
      */
-    const expire = (actionId: string, reason: string, dueAt?: Date) =>
+    const expire = (ref: ActionRef, reason: string, dueAt?: Date) =>
       transition(
         sql`UPDATE actions SET status = 'expired', decided_at = clock_timestamp(), decision_reason = ${reason},
             updated_at = clock_timestamp()
-          WHERE action_id = ${actionId} AND status = 'proposed'
+          WHERE project_id = ${ref.projectId} AND action_id = ${ref.actionId} AND status = 'proposed'
             ${dueAt === undefined ? sql`` : sql`AND COALESCE(queued_at, created_at) + make_interval(hours => (
               SELECT approval_ttl_hours FROM orgs WHERE orgs.org_id = actions.org_id)) <= ${dueAt}`}
           RETURNING org_id, ${columns}`,
         "action.expired"
-      ).pipe(Effect.flatMap(thenSettle(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.expire"))
+      ).pipe(Effect.flatMap(thenSettle(ref, "abandoned")), atomically, Effect.withSpan("Transitions.expire"))
 
     /**
      * approved -> applying (also applying -> applying: a retried run stays under way). No event: not a decision or
@@ -460,19 +471,19 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * `alongside` (statements answering rows, each given the guard to check: the run's first step record).
      */
     const markApplying = (
-      actionId: string,
+      { actionId, projectId }: ActionRef,
       guard?: Statement.Fragment,
       alongside: ReadonlyArray<FencedWrite> = []
     ) =>
       happened(
         guard === undefined
           ? sql`UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
-              WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`
+              WHERE project_id = ${projectId} AND action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`
           : sql`/* prepared */ WITH guard AS (${guard}),
               ${ctes(alongside.map((write) => write(sql`EXISTS (SELECT 1 FROM guard)`)))}
               changed AS (
                 UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
-                WHERE action_id = ${actionId} AND status IN ('approved', 'applying') AND EXISTS (SELECT 1 FROM guard)
+                WHERE project_id = ${projectId} AND action_id = ${actionId} AND status IN ('approved', 'applying') AND EXISTS (SELECT 1 FROM guard)
                 RETURNING action_id)
               SELECT action_id ${counted(alongside)} FROM changed`
       ).pipe(Effect.withSpan("Transitions.markApplying", HOT_SPAN))
@@ -481,12 +492,13 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * approved|applying -> applying for the members one bulk call writes, only where `guard` (the lease's renewal)
      * answers a row, with `alongside` (their step records) in the same statement; answers how many it marked.
      */
-    const markMembersApplying = (actionIds: ReadonlyArray<string>, guard: Statement.Fragment, alongside: ReadonlyArray<FencedWrite>) =>
+    const markMembersApplying = (projectId: string, actionIds: ReadonlyArray<string>, guard: Statement.Fragment, alongside: ReadonlyArray<FencedWrite>) =>
       sql`WITH guard AS (${guard}),
           ${ctes(alongside.map((write) => write(sql`EXISTS (SELECT 1 FROM guard)`)))}
           changed AS (
             UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
-            WHERE action_id = ANY(${actionIds}::text[]) AND status IN ('approved', 'applying') AND EXISTS (SELECT 1 FROM guard)
+            WHERE project_id = ${projectId} AND action_id = ANY(${actionIds}::text[]) AND status IN ('approved', 'applying')
+              AND EXISTS (SELECT 1 FROM guard)
             RETURNING action_id)
           SELECT action_id ${counted(alongside)} FROM changed`.pipe(
         Effect.map((rows) => rows.length),
@@ -495,12 +507,12 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       )
 
     /** applying -> applied (see `appliedCtes`), in a statement of its own; answers whether it happened. */
-    const markApplied = (actionId: string, result: AppliedResult) =>
+    const markApplied = ({ actionId, projectId }: ActionRef, result: AppliedResult) =>
       Effect.flatMap(currentTraceparent, (traceParent) => {
         const fence = sql`EXISTS (SELECT 1 FROM fence)`
         return sql`/* prepared */
           WITH fence AS (SELECT 1),
-          ${appliedCtes(sql, [{ actionId, result }], fence, traceParent)}
+          ${appliedCtes(sql, projectId, [{ actionId, result }], fence, traceParent)}
           SELECT ${appliedOutcome(sql, fence)}`
       }).pipe(
         Effect.orDie,
@@ -510,19 +522,19 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       )
 
     /** approved|applying -> failed (the failure names its step); a failed compensation frees its original. */
-    const fail = (actionId: string, failure: Failure) =>
+    const fail = (ref: ActionRef, failure: Failure) =>
       changed(
         sql`UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = clock_timestamp()
-          WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
+          WHERE project_id = ${ref.projectId} AND action_id = ${ref.actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
         "action.failed"
-      ).pipe(Effect.flatMap(thenSettleRow(actionId, "abandoned")), atomically, Effect.withSpan("Transitions.fail"))
+      ).pipe(Effect.flatMap(thenSettleRow(ref, "abandoned")), atomically, Effect.withSpan("Transitions.fail"))
 
     /** approved|applying -> proposed: the apply found a reason a person must decide; the reasons are added (and sent). */
-    const demote = (actionId: string, reasons: ReadonlyArray<string>) =>
+    const demote = ({ actionId, projectId }: ActionRef, reasons: ReadonlyArray<string>) =>
       transition(
         sql`UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
             queued_at = clock_timestamp(), updated_at = clock_timestamp()
-          WHERE action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
+          WHERE project_id = ${projectId} AND action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
         "action.demoted",
         { reasons }
       ).pipe(Effect.withSpan("Transitions.demote"))
@@ -532,13 +544,13 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * that now do (one missing: another revert was first, or it is no longer applied). Only a compensation of its
      * original (`revert_of` naming it) can be named, which `thenSettleRow` relies on.
      */
-    const linkReverts = (pairs: ReadonlyArray<{ readonly originalId: string; readonly compensationId: string }>) =>
+    const linkReverts = (projectId: string, pairs: ReadonlyArray<{ readonly originalId: string; readonly compensationId: string }>) =>
       pairs.length === 0 ? Effect.succeed(new Set<string>()) : sql`
         UPDATE actions o SET reverted_by = p.compensation_id, updated_at = clock_timestamp()
         FROM unnest(${pairs.map((pair) => pair.originalId)}::text[], ${pairs.map((pair) => pair.compensationId)}::text[])
           AS p(original_id, compensation_id)
-        WHERE o.action_id = p.original_id AND o.status = 'applied' AND o.reverted_by IS NULL
-          AND EXISTS (SELECT 1 FROM actions c WHERE c.action_id = p.compensation_id AND c.revert_of = p.original_id)
+        WHERE o.project_id = ${projectId} AND o.action_id = p.original_id AND o.status = 'applied' AND o.reverted_by IS NULL
+          AND EXISTS (SELECT 1 FROM actions c WHERE c.project_id = ${projectId} AND c.action_id = p.compensation_id AND c.revert_of = p.original_id)
         RETURNING o.action_id`.pipe(
         Effect.flatMap(decodeActionIds),
         Effect.map((rows) => new Set(rows.map((row) => row.actionId))),
@@ -547,8 +559,8 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       )
 
     /** `linkReverts` for one pair: whether the original now names its compensation. */
-    const linkRevert = (originalId: string, compensationId: string) =>
-      Effect.map(linkReverts([{ originalId, compensationId }]), (linked) => linked.has(originalId))
+    const linkRevert = (projectId: string, originalId: string, compensationId: string) =>
+      Effect.map(linkReverts(projectId, [{ originalId, compensationId }]), (linked) => linked.has(originalId))
 
     /** Applied actions an outside change overwrote name it; the first outside change after the apply wins. */
     const supersede = (projectId: string, actionIds: ReadonlyArray<string>, externalActionId: string) =>
@@ -562,11 +574,11 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * (a new apply run), rejected or expired with the changeset, in one statement. No event per member: the
      * changeset's event says it for all (docs/decisions/changesets.md). Answers how many changed.
      */
-    const decideMembers = (changesetId: string, to: "approved" | "rejected" | "expired", by: Actor | null, reason: string | null) =>
+    const decideMembers = ({ changesetId, projectId }: { readonly changesetId: string; readonly projectId: string }, to: "approved" | "rejected" | "expired", by: Actor | null, reason: string | null) =>
       sql`UPDATE actions SET status = ${to}, decided_by = ${by === null ? null : json(by)}::jsonb, decided_at = clock_timestamp(),
           decision_reason = ${reason}, updated_at = clock_timestamp(),
           apply_run = apply_run + ${to === "approved" ? 1 : 0}
-        WHERE changeset_id = ${changesetId} AND status = 'proposed' RETURNING action_id`.pipe(
+        WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND status = 'proposed' RETURNING action_id`.pipe(
         Effect.map((rows) => rows.length),
         Effect.orDie,
         Effect.tap((n) => n > 0 ? afterCommit(countAction(to, n)) : Effect.void),
@@ -578,21 +590,21 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * policy's verdict on it alone. Answers whether it was still proposed.
      */
     const refreshMember = (
-      actionId: string,
+      { actionId, projectId }: ActionRef,
       refreshed: { readonly payload: unknown; readonly summary: string; readonly mode: Mode; readonly riskTier: RiskTier; readonly policyReasons: ReadonlyArray<string> }
     ) =>
       happened(sql`UPDATE actions SET payload = ${json(refreshed.payload)}::jsonb, summary = ${refreshed.summary},
           mode = ${refreshed.mode}, risk_tier = ${refreshed.riskTier}, policy_reasons = ${json(refreshed.policyReasons)}::jsonb,
           updated_at = clock_timestamp()
-        WHERE action_id = ${actionId} AND status = 'proposed' AND changeset_id IS NOT NULL RETURNING action_id`).pipe(
+        WHERE project_id = ${projectId} AND action_id = ${actionId} AND status = 'proposed' AND changeset_id IS NOT NULL RETURNING action_id`).pipe(
         Effect.withSpan("Transitions.refreshMember")
       )
 
     /** approved -> skipped: members a changeset's apply will not reach (a dependency failed, or it stopped). */
-    const skipMembers = (actionIds: ReadonlyArray<string>, reason: string) =>
+    const skipMembers = (projectId: string, actionIds: ReadonlyArray<string>, reason: string) =>
       actionIds.length === 0 ? Effect.succeed(0) : sql`
         UPDATE actions SET status = 'skipped', decision_reason = ${reason}, updated_at = clock_timestamp()
-        WHERE ${sql.in("action_id", actionIds)} AND status = 'approved' AND changeset_id IS NOT NULL
+        WHERE project_id = ${projectId} AND ${sql.in("action_id", actionIds)} AND status = 'approved' AND changeset_id IS NOT NULL
         RETURNING action_id`.pipe(
         Effect.map((rows) => rows.length),
         Effect.orDie,
