@@ -305,7 +305,7 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
       expect(confounded.watch?.reviews[1]?.reasons.join(" ")).toMatch(/confounded: a change outside acs on \d{4}-\d\d-\d\d: .*web-ui-user@example\.com/)
 
       // The changeset's members are judged together, on their campaign, and its revert is one compensating changeset.
-      const member = yield* actionOf(account.projectId, (yield* (yield* Ledger).members(changesetId))[0]!.actionId)
+      const member = yield* actionOf(account.projectId, (yield* (yield* Ledger).members({ projectId: account.projectId, changesetId }))[0]!.actionId)
       expect(member.watch).toMatchObject({ level: "campaigns", entityIds: [together[0]!.campaignId], changesetId, verdict: "failed", revertActionId: null })
       const compensating = yield* (yield* Changesets).get(
         yield* (yield* Access).checkAs(reviewerOf(ORG), "getChangeset", account.projectId, false),
@@ -319,7 +319,7 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
         yield* (yield* Access).checkAs(reviewerOf(ORG), "listActions", account.projectId, false),
         { limit: 50, before: undefined, status: undefined, kind: undefined, origin: undefined, proposedBy: undefined, verdict: "failed" }
       )
-      const members = (yield* (yield* Ledger).members(changesetId)).map((m) => m.actionId)
+      const members = (yield* (yield* Ledger).members({ projectId: account.projectId, changesetId })).map((m) => m.actionId)
       expect(failedPage.actions.map((a) => a.actionId).sort()).toEqual([hurtId, ...members].sort())
 
       // Under auto_revert the undo applies like any auto-applied proposal.

@@ -129,8 +129,8 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
           return { _tag: "Done", settled: false } satisfies ChangesetOutcome
         }
         yield* lease.check
-        yield* store.markApplying(job.changesetId)
-        const members = yield* readMembers(job.changesetId)
+        yield* store.markApplying(job)
+        const members = yield* readMembers(job)
         const byId = new Map(members.map((member) => [member.actionId, member]))
         const order = (changeset.plan?.order ?? members.map((member) => member.actionId)).filter((id) => byId.has(id))
         const status = new Map(members.map((member) => [member.actionId, member.status]))
@@ -229,7 +229,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
         const rolledBack = stoppedBy !== undefined && onFailure === "rollback"
         if (rolledBack) {
           // The applied members compensated in reverse order; one already compensated (a resumed run) is passed over.
-          const records = new Map((yield* ledger.members(job.changesetId)).map((member) => [member.actionId, member]))
+          const records = new Map((yield* ledger.members(job)).map((member) => [member.actionId, member]))
           for (const actionId of [...order].reverse()) {
             if (status.get(actionId) !== "applied") continue
             const member = records.get(actionId)!
@@ -258,7 +258,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
               rest,
               `not applied: member ${stoppedBy} failed and the changeset ${rolledBack ? "rolled back" : "stops at a failure"}`
             ),
-            store.finish(job.changesetId, end)
+            store.finish(job, end)
           )
         )
         yield* Effect.logInfo("changeset apply ended").pipe(Effect.annotateLogs({ changesetId: job.changesetId, end }))
@@ -281,7 +281,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
       Effect.gen(function*() {
         const changeset = yield* store.find(job.projectId, job.changesetId)
         if (changeset === undefined) return
-        const members = yield* readMembers(job.changesetId)
+        const members = yield* readMembers(job)
         const pending = members.filter((member) => !TERMINAL.has(member.status))
         yield* settled(
           sql,
@@ -291,7 +291,7 @@ export class ChangesetRun extends Effect.Service<ChangesetRun>()("acs/ChangesetR
               yield* transitions.fail(member, { step: null, stepName: null, message, upstreamRequestId: null })
             }
             yield* store.finish(
-              job.changesetId,
+              job,
               applyEnd(members.map((member) => pending.includes(member) ? "failed" : member.status), false)
             )
           })

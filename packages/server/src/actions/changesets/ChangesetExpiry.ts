@@ -20,7 +20,7 @@ export class ChangesetExpiry extends Effect.Service<ChangesetExpiry>()("acs/Chan
 
     const expire = (changeset: { readonly changesetId: string; readonly projectId: string }, ttlHours: number) =>
       sql.withTransaction(Effect.gen(function*() {
-        const ended = yield* store.end(changeset.changesetId, "expired", null, reasonFor(ttlHours))
+        const ended = yield* store.end(changeset, "expired", null, reasonFor(ttlHours))
         if (ended) yield* transitions.decideMembers(changeset, "expired", null, reasonFor(ttlHours))
         return ended
       })).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -28,8 +28,8 @@ export class ChangesetExpiry extends Effect.Service<ChangesetExpiry>()("acs/Chan
     /** Expires the changeset when it is due now; answers whether it did. */
     const expireIfDue = (projectId: string, changesetId: string) =>
       Effect.gen(function*() {
-        const [due] = yield* store.due(1, changesetId)
-        if (due === undefined || (yield* store.find(projectId, changesetId)) === undefined) return false
+        const [due] = yield* store.due(1, { projectId, changesetId })
+        if (due === undefined) return false
         return yield* expire(due, due.approvalTtlHours)
       })
 

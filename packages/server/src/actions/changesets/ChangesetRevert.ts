@@ -112,7 +112,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
         if (row.status !== "applied" && row.status !== "partially_applied") {
           return yield* refuse(`it is ${row.status}: only an applied or partially applied changeset is reverted`)
         }
-        const members = yield* ledger.members(changesetId)
+        const members = yield* ledger.members(row)
         // In reverse plan order: children undone before their parents.
         const position = new Map((row.plan?.order ?? members.map((m) => m.actionId)).map((id, index) => [id, index]))
         const records = [...members].sort((a, b) => (position.get(b.actionId) ?? -1) - (position.get(a.actionId) ?? -1))
@@ -175,7 +175,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
             openedBy: how.by,
             revertOf: changesetId
           })
-          if (!(yield* store.linkRevert(changesetId, opened.changesetId))) return yield* refuse("another revert of it was accepted first")
+          if (!(yield* store.linkRevert({ projectId: account.projectId, changesetId }, opened.changesetId))) return yield* refuse("another revert of it was accepted first")
           // Every compensation in one statement, then every original linked to its own in one more.
           const recorded = yield* transitions.appendMany(undo.map((item) => {
             const compensation = item.compensation!
@@ -213,7 +213,7 @@ export class ChangesetRevert extends Effect.Service<ChangesetRevert>()("acs/Chan
           const frozenPlan = { order: members.map((m) => m.actionId), dependencies: [] }
           // A person's revert applies at once, as a single revert does, and its members do not count in the 24-hour
           // window; the guard's counts when it applies on its own.
-          yield* store.submit(opened.changesetId, {
+          yield* store.submit(opened, {
             plan: frozenPlan,
             planHash: planHashOf(opened.changesetId, frozenPlan, members),
             impact: impactOf(members),

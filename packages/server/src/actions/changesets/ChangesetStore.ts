@@ -47,25 +47,30 @@ export interface Frozen {
 /** The statuses a changeset ends its apply with. */
 export type ApplyEnd = Extract<ChangesetStatus, "applied" | "partially_applied" | "failed">
 
+/** A changeset as its statements find it: by its id within its account. */
+export interface ChangesetRef {
+  readonly projectId: string
+  readonly changesetId: string
+}
+
 export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/ChangesetStore", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql.unsafe(CHANGESET_COLUMNS)
 
-    const read = (changesetId: string, lock: "" | "FOR UPDATE" = "") =>
-      sql`SELECT ${columns} FROM changesets c WHERE c.changeset_id = ${changesetId} ${sql.unsafe(lock === "" ? "" : "FOR UPDATE OF c")}`.pipe(
+    const read = ({ changesetId, projectId }: ChangesetRef, lock: "" | "FOR UPDATE" = "") =>
+      sql`SELECT ${columns} FROM changesets c WHERE c.project_id = ${projectId} AND c.changeset_id = ${changesetId}
+        ${sql.unsafe(lock === "" ? "" : "FOR UPDATE OF c")}`.pipe(
         Effect.flatMap(decodeChangesetRows),
         Effect.map((rows) => rows[0]),
         Effect.orDie
       )
 
     /** The changeset of the account, or undefined (another account's is not found either). */
-    const find = (projectId: string, changesetId: string) =>
-      Effect.map(read(changesetId), (row) => row === undefined || row.projectId !== projectId ? undefined : row)
+    const find = (projectId: string, changesetId: string) => read({ projectId, changesetId })
 
     /** As `find`, locking the row for a transition in the caller's transaction. */
-    const lock = (projectId: string, changesetId: string) =>
-      Effect.map(read(changesetId, "FOR UPDATE"), (row) => row === undefined || row.projectId !== projectId ? undefined : row)
+    const lock = (projectId: string, changesetId: string) => read({ projectId, changesetId }, "FOR UPDATE")
 
     const list = (projectId: string, status: ChangesetStatus | undefined, limit: number) =>
       Effect.all([
@@ -80,8 +85,8 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
       )
 
     /** The changeset's event, with the changeset as it is now (in the caller's transaction). */
-    const event = (type: Extract<EventType, `changeset.${string}`>, changesetId: string) =>
-      Effect.flatMap(read(changesetId), (row) =>
+    const event = (type: Extract<EventType, `changeset.${string}`>, changeset: ChangesetRef) =>
+      Effect.flatMap(read(changeset), (row) =>
         row === undefined
           ? Effect.void
           : writeEvent(sql, { orgId: row.orgId, projectId: row.projectId, type, data: { changeset: encodeChangeset(toChangeset(row)) } }).pipe(
@@ -95,7 +100,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
         yield* sql`INSERT INTO changesets (changeset_id, org_id, project_id, title, reason, on_failure, status, opened_by, revert_of)
           VALUES (${changesetId}, ${changeset.orgId}, ${changeset.projectId}, ${changeset.title}, ${changeset.reason},
             ${changeset.onFailure}, 'open', ${json(changeset.openedBy)}::jsonb, ${changeset.revertOf ?? null})`.pipe(Effect.orDie)
-        return toChangeset((yield* read(changesetId))!)
+        return toChangeset((yield* read({ projectId: changeset.projectId, changesetId }))!)
       })
 
     /** A guarded transition: true when the row was in one of `from` and changed. */
@@ -106,7 +111,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
      * open | queued -> queued | approved, with the plan frozen. `counted` members count in the 24-hour window
      * from now (an auto-applied changeset); a queued one counts when it is approved, as a queued action does not.
      */
-    const submit = (changesetId: string, frozen: Frozen, by: Actor | null, options: { readonly counted: boolean } = { counted: true }) =>
+    const submit = (changeset: ChangesetRef, frozen: Frozen, by: Actor | null, options: { readonly counted: boolean } = { counted: true }) =>
       Effect.gen(function*() {
         const auto = frozen.decision.mode === "auto_applied"
         const done = yield* moved(sql`UPDATE changesets SET plan_hash = ${frozen.planHash}, plan = ${json(frozen.plan)}::jsonb,
@@ -114,82 +119,86 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
             status = ${auto ? "approved" : "queued"},
             decided_at = ${auto ? sql`clock_timestamp()` : sql`NULL`}, decided_by = ${auto && by !== null ? json(by) : null}::jsonb,
             counted_members = ${auto && options.counted ? frozen.plan.order.length : 0}, approvals = '[]', updated_at = clock_timestamp()
-          WHERE changeset_id = ${changesetId} AND status IN ('open', 'queued') RETURNING changeset_id`)
+          WHERE project_id = ${changeset.projectId} AND changeset_id = ${changeset.changesetId} AND status IN ('open', 'queued')
+          RETURNING changeset_id`)
         if (done) {
-          yield* event("changeset.submitted", changesetId)
-          yield* event(auto ? "changeset.approved" : "changeset.queued", changesetId)
+          yield* event("changeset.submitted", changeset)
+          yield* event(auto ? "changeset.approved" : "changeset.queued", changeset)
         }
         return done
       })
 
     /** queued -> approved by a person. */
-    const approve = (changesetId: string, by: Actor) =>
+    const approve = (changeset: ChangesetRef, by: Actor) =>
       Effect.tap(
         moved(sql`UPDATE changesets SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
             approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp()
-          WHERE changeset_id = ${changesetId} AND status = 'queued' RETURNING changeset_id`),
-        (done) => done ? event("changeset.approved", changesetId) : Effect.void
+          WHERE project_id = ${changeset.projectId} AND changeset_id = ${changeset.changesetId} AND status = 'queued' RETURNING changeset_id`),
+        (done) => done ? event("changeset.approved", changeset) : Effect.void
       )
 
     /**
      * The first of a high-risk changeset's two approvals (docs/contract.md 3.3): recorded, the changeset stays
      * queued for a second approval from another person.
      */
-    const recordFirstApproval = (changesetId: string, by: Actor) =>
+    const recordFirstApproval = ({ changesetId, projectId }: ChangesetRef, by: Actor) =>
       moved(sql`UPDATE changesets SET approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp()
-        WHERE changeset_id = ${changesetId} AND status = 'queued' AND approvals = '[]'::jsonb RETURNING changeset_id`)
+        WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND status = 'queued' AND approvals = '[]'::jsonb RETURNING changeset_id`)
 
     /** open | queued -> rejected (a decision or a withdrawal) or expired (nobody decided in time). */
-    const end = (changesetId: string, to: "rejected" | "expired", by: Actor | null, reason: string | null) =>
+    const end = (changeset: ChangesetRef, to: "rejected" | "expired", by: Actor | null, reason: string | null) =>
       Effect.tap(
         moved(sql`UPDATE changesets SET status = ${to}, decided_by = ${by === null ? null : json(by)}::jsonb,
             decided_at = clock_timestamp(), decision_reason = ${reason}, updated_at = clock_timestamp()
-          WHERE changeset_id = ${changesetId} AND status IN ('open', 'queued') RETURNING changeset_id`),
-        (done) => done ? event(to === "rejected" ? "changeset.rejected" : "changeset.expired", changesetId) : Effect.void
+          WHERE project_id = ${changeset.projectId} AND changeset_id = ${changeset.changesetId} AND status IN ('open', 'queued')
+          RETURNING changeset_id`),
+        (done) => done ? event(to === "rejected" ? "changeset.rejected" : "changeset.expired", changeset) : Effect.void
       )
 
     /** approved -> applying: its apply job began (no event: not a decision or an outcome). */
-    const markApplying = (changesetId: string) =>
+    const markApplying = ({ changesetId, projectId }: ChangesetRef) =>
       moved(sql`UPDATE changesets SET status = 'applying', updated_at = clock_timestamp()
-        WHERE changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING changeset_id`)
+        WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING changeset_id`)
 
     /**
      * applying -> how the apply ended, with its event carrying the members' outcomes. A revert's end settles its
      * original: reverted (`changeset.reverted`) when anything was undone, free to be reverted again when nothing was.
      */
-    const finish = (changesetId: string, to: ApplyEnd) =>
+    const finish = (changeset: ChangesetRef, to: ApplyEnd) =>
       Effect.gen(function*() {
+        const { changesetId, projectId } = changeset
         const rows = yield* sql`UPDATE changesets SET status = ${to}, applied_at = clock_timestamp(), updated_at = clock_timestamp()
-          WHERE changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING revert_of`.pipe(
+          WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING revert_of`.pipe(
           Effect.flatMap(decodeRevertOf),
           Effect.orDie
         )
         const ended = rows[0]
         if (ended === undefined) return false
-        yield* event(`changeset.${to}`, changesetId)
+        yield* event(`changeset.${to}`, changeset)
         if (ended.revertOf !== null) {
           if (to === "failed") {
             yield* sql`UPDATE changesets SET reverted_by = NULL, updated_at = clock_timestamp()
-              WHERE changeset_id = ${ended.revertOf} AND reverted_by = ${changesetId}`.pipe(Effect.orDie)
+              WHERE project_id = ${projectId} AND changeset_id = ${ended.revertOf} AND reverted_by = ${changesetId}`.pipe(Effect.orDie)
           } else if (yield* moved(sql`UPDATE changesets SET status = 'reverted', updated_at = clock_timestamp()
-              WHERE changeset_id = ${ended.revertOf} AND reverted_by = ${changesetId}
+              WHERE project_id = ${projectId} AND changeset_id = ${ended.revertOf} AND reverted_by = ${changesetId}
                 AND status IN ('applied', 'partially_applied') RETURNING changeset_id`)) {
-            yield* event("changeset.reverted", ended.revertOf)
+            yield* event("changeset.reverted", { projectId, changesetId: ended.revertOf })
           }
         }
         return true
       })
 
     /** An applied changeset names its revert (until that revert ends); false if another revert was first. */
-    const linkRevert = (changesetId: string, revertId: string) =>
+    const linkRevert = ({ changesetId, projectId }: ChangesetRef, revertId: string) =>
       moved(sql`UPDATE changesets SET reverted_by = ${revertId}, updated_at = clock_timestamp()
-        WHERE changeset_id = ${changesetId} AND reverted_by IS NULL AND status IN ('applied', 'partially_applied')
+        WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND reverted_by IS NULL AND status IN ('applied', 'partially_applied')
         RETURNING changeset_id`)
 
     /** Changesets waiting for a decision past their org's approval TTL (open: since opened; queued: since submitted). */
-    const due = (limit: number, changesetId?: string) =>
+    const due = (limit: number, changeset?: ChangesetRef) =>
       sql`SELECT c.changeset_id, c.project_id, o.approval_ttl_hours FROM changesets c JOIN orgs o ON o.org_id = c.org_id
-        WHERE c.status IN ('open', 'queued') ${changesetId === undefined ? sql`` : sql`AND c.changeset_id = ${changesetId}`}
+        WHERE c.status IN ('open', 'queued')
+          ${changeset === undefined ? sql`` : sql`AND c.project_id = ${changeset.projectId} AND c.changeset_id = ${changeset.changesetId}`}
           AND COALESCE(c.submitted_at, c.created_at) + make_interval(hours => o.approval_ttl_hours) <= clock_timestamp()
         ORDER BY c.created_at LIMIT ${limit}`.pipe(
         Effect.flatMap(decodeDue),

@@ -118,7 +118,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
     const get = (grant: Granted<"getChangeset">, changesetId: string): Effect.Effect<ChangesetDetail, NotFound> =>
       Effect.gen(function*() {
         const row = yield* found(yield* store.find(grant.account.projectId, changesetId), changesetId)
-        const members = yield* membersOf(changesetId)
+        const members = yield* membersOf(row)
         const position = new Map((row.plan?.order ?? []).map((id, index) => [id, index]))
         const ordered = [...members].sort((a, b) => (position.get(a.actionId) ?? Infinity) - (position.get(b.actionId) ?? Infinity))
         return { changeset: toChangeset(row), memberActions: ordered }
@@ -311,7 +311,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         yield* lockAccountShared(grant.account.projectId)
         const row = yield* found(yield* store.find(grant.account.projectId, changesetId), changesetId)
         yield* submittable(row)
-        const members = (yield* membersOf(changesetId)).filter((member) => member.status === "proposed")
+        const members = (yield* membersOf(row)).filter((member) => member.status === "proposed")
         const window = yield* autoAppliesLast24h(grant.account.projectId)
         const { frozen } = yield* freeze(row, grant.account, members, window.used, row.status === "queued")
         return {
@@ -328,7 +328,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         const { account } = grant
         const row = yield* found(yield* store.lock(account.projectId, changesetId), changesetId)
         yield* submittable(row)
-        const members = (yield* membersOf(changesetId)).filter((member) => member.status === "proposed")
+        const members = (yield* membersOf(row)).filter((member) => member.status === "proposed")
         // The account's lock, held to the commit: the count and this changeset's members are one decision.
         const used = yield* sql`SELECT used::text FROM acs_lock_account_window(${ACCOUNT_LOCK_NAMESPACE}, ${account.projectId})`.pipe(
           Effect.flatMap(decodeUsed),
@@ -345,7 +345,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
             policyReasons: member.policyReasons
           })
         }
-        yield* store.submit(changesetId, frozen, null)
+        yield* store.submit({ projectId: account.projectId, changesetId }, frozen, null)
         if (frozen.decision.mode === "auto_applied") {
           yield* transitions.decideMembers({ changesetId, projectId: account.projectId }, "approved", null, null)
           yield* jobs.enqueueChangeset(changesetId, account.projectId)
@@ -388,7 +388,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
             message: `changeset ${changesetId} was submitted again since that plan (its planHash is now ${row.planHash}): review it again`
           })
         }
-        const members = (yield* membersOf(changesetId)).filter((member) => member.status === "proposed")
+        const members = (yield* membersOf(row)).filter((member) => member.status === "proposed")
         yield* requireMayApprove(principal, distinctParties([row.openedBy, ...members.map((member) => member.proposedBy)]))
         // Under the account's lock to the commit, as a submit takes it: no two approvals pass the ceiling together.
         yield* lockAccount(account.projectId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
@@ -411,13 +411,13 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
         if ((yield* twoPeopleReason(account.projectId, members)) !== null) {
           const first = row.approvals[0]
           if (first === undefined) {
-            yield* store.recordFirstApproval(changesetId, by)
+            yield* store.recordFirstApproval({ projectId: account.projectId, changesetId }, by)
             return toChangeset((yield* store.find(account.projectId, changesetId))!)
           }
           const second = maySecondApprove(first.by, principal)
           if (!second.allowed) return yield* new ForbiddenScope({ message: second.reason, required_grant: "second_approver" })
         }
-        yield* store.approve(changesetId, by)
+        yield* store.approve({ projectId: account.projectId, changesetId }, by)
         yield* transitions.decideMembers({ changesetId, projectId: account.projectId }, "approved", by, null)
         yield* jobs.enqueueChangeset(changesetId, account.projectId)
         return toChangeset((yield* store.find(account.projectId, changesetId))!)
@@ -439,7 +439,7 @@ export class Changesets extends Effect.Service<Changesets>()("acs/Changesets", {
           return yield* new Conflict({ message: `changeset ${changesetId} is ${row.status}: only an open or queued changeset is rejected` })
         }
         const by = actorOf(principal)
-        yield* store.end(changesetId, "rejected", by, reason ?? null)
+        yield* store.end({ projectId: account.projectId, changesetId }, "rejected", by, reason ?? null)
         yield* transitions.decideMembers({ changesetId, projectId: account.projectId }, "rejected", by, reason ?? null)
         return toChangeset((yield* store.find(account.projectId, changesetId))!)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Changesets.reject"))

@@ -176,16 +176,17 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         ORDER BY created_at`.pipe(Effect.flatMap(decode), Effect.map((rows) => rows.map(toRecord)), Effect.orDie)
 
     /** A changeset's members, as they were added (oldest first). */
-    const members = (changesetId: string) =>
-      sql`SELECT ${columns} FROM actions WHERE changeset_id = ${changesetId} ORDER BY created_at`.pipe(
+    const members = ({ changesetId, projectId }: { readonly changesetId: string; readonly projectId: string }) =>
+      sql`SELECT ${columns} FROM actions WHERE project_id = ${projectId} AND changeset_id = ${changesetId} ORDER BY created_at`.pipe(
         Effect.flatMap(decode),
         Effect.map((rows) => rows.map(toRecord)),
         Effect.orDie
       )
 
     /** A changeset's members as its apply reads them (`MemberRow`: not the whole record), as they were added. */
-    const memberRuns = (changesetId: string) =>
-      sql`SELECT ${sql.unsafe(MEMBER_COLUMNS)} FROM actions WHERE changeset_id = ${changesetId} ORDER BY created_at`.pipe(
+    const memberRuns = ({ changesetId, projectId }: { readonly changesetId: string; readonly projectId: string }) =>
+      sql`SELECT ${sql.unsafe(MEMBER_COLUMNS)} FROM actions WHERE project_id = ${projectId} AND changeset_id = ${changesetId}
+        ORDER BY created_at`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeMemberRows),
         Effect.map((rows) => rows.map(toMemberRecord))
