@@ -20,6 +20,7 @@ import {
 import { runMigrations } from "../src/db/Migrations.ts"
 import { type CitusCluster, startCitusCluster } from "./support/citus.ts"
 import { query } from "./support/database.ts"
+import { readRepoFile } from "./support/markdown.ts"
 import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 
 /**
@@ -74,6 +75,11 @@ describe("the distribution plan", () => {
     )
     expect(tables.map((t) => t.name)).toEqual([...PLACEMENTS.keys()].toSorted())
     expect(new Set(DISTRIBUTION_STEPS.map((s) => s.table)).size).toBe(DISTRIBUTION_STEPS.length)
+  })
+
+  it("is the script docs/scale.md gives, statement for statement", () => {
+    const script = /```sql\n([\s\S]*?)```/.exec(readRepoFile("docs/scale.md"))?.[1] ?? ""
+    expect(script.trim().split("\n")).toEqual(DISTRIBUTION_STEPS.map((s) => `${s.statement};`))
   })
 
   it("is applied as far as the schema allows today, and says why the rest is not", () => {
