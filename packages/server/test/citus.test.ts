@@ -61,6 +61,19 @@ describe("the Citus cluster", () => {
     const workers = await sql<{ node_port: string }>("SELECT node_port FROM citus_get_active_worker_nodes() ORDER BY node_port")
     expect(workers.map((w) => Number(w.node_port))).toEqual(cluster!.workers.map((w) => w.port).toSorted((a, b) => a - b))
   })
+
+  it("spreads a distributed table's shards over both workers (in a database of its own: acs's holds none yet)", async () => {
+    const probe = await cluster!.createDatabase("probe")
+    await query(probe, "CREATE TABLE probe (org_id text NOT NULL, n integer NOT NULL)")
+    await query(probe, "SELECT create_distributed_table('probe', 'org_id')")
+    await query(probe, "INSERT INTO probe SELECT 'org_' || i, i FROM generate_series(1, 1000) i")
+    const placements = await query<{ nodeport: string; shards: string }>(
+      probe,
+      "SELECT nodeport, count(*) AS shards FROM pg_dist_shard_placement GROUP BY nodeport ORDER BY nodeport"
+    )
+    expect(placements.map((p) => Number(p.nodeport))).toEqual(cluster!.workers.map((w) => w.port).toSorted((a, b) => a - b))
+    expect(await query(probe, "SELECT count(*)::int AS rows, sum(n)::int AS total FROM probe")).toEqual([{ rows: 1000, total: 500_500 }])
+  })
 })
 
 describe("the distribution plan", () => {

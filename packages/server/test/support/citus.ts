@@ -19,12 +19,13 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
 import { freePort, postgresBinDir } from "./postgres.ts"
-import { repoRoot } from "./entries.ts"
 import { waitFor } from "./wait.ts"
 
 export const CITUS_VERSION = "13.2.2"
 
 const isRoot = process.getuid?.() === 0
+
+const repoRoot = Path.resolve(import.meta.dirname, "../../../..")
 
 /** The packages the build needs beyond the PostgreSQL server headers (the set it was checked with). */
 const BUILD_PACKAGES = [
