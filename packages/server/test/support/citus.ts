@@ -265,6 +265,9 @@ const sql = async (url: string, text: string): Promise<void> => {
 /** A coordinator and two workers, each a PostgreSQL of the Citus tree with citus preloaded on its own loopback port. */
 export const startCitusCluster = async (): Promise<CitusCluster> => {
   const bin = await citusTree()
+  if (isRoot && spawnSync("runuser", ["-u", "postgres", "--", "test", "-x", Path.join(bin, "postgres")]).status !== 0) {
+    throw new Error(`the postgres user, whom the servers run as, cannot run ${bin}: point ACS_CITUS_CACHE at a directory it can read`)
+  }
   const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "acs-citus-"))
   Fs.chmodSync(dir, 0o777)
   if (isRoot) execFileSync("chown", ["postgres", dir])
