@@ -85,11 +85,12 @@ export const validationFailureOf = (answer: Answer): ValidationFailed => Schema.
 
 export const SETTLED = ["applied", "failed", "proposed", "rejected", "reverted"] as const
 
+/** `database`: a database of another PostgreSQL (the Citus coordinator) instead of a fresh one of the suite's. */
 export const startPipeline = async (
-  options: { readonly seed?: number; readonly env?: Record<string, string>; readonly node?: string } = {}
+  options: { readonly seed?: number; readonly env?: Record<string, string>; readonly node?: string; readonly database?: string } = {}
 ): Promise<Pipeline> => {
   const simulator = await startSimulator({ seed: options.seed ?? 5, size: "demo" })
-  const database = await createDatabase()
+  const database = options.database ?? await createDatabase()
   const env = (extra: Record<string, string> = {}) => ({
     DATABASE_URL: database,
     ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,

@@ -1,0 +1,166 @@
+/**
+ * Where each table lives on a Citus cluster (docs/scale.md), and the statements that put it there on the
+ * coordinator of a migrated database. acs's data is mostly per account, so account-scoped tables are
+ * distributed by `project_id` and co-located with `accounts` (one account's rows on one shard, so its
+ * statements stay on one worker); org-scoped tables by `org_id`, co-located with `events`; small,
+ * read-mostly tables become reference tables (a copy on every node, so any shard can join them); and the few
+ * tables no tenant owns stay plain tables on the coordinator.
+ *
+ * The plan is applied table by table, in an order Citus accepts: reference tables in foreign-key order, then
+ * each group's anchor, then the tables co-located with it. A table Citus refuses is recorded with Citus's
+ * words, and nothing that depends on it is tried: a table that references a table left behind, or that a table
+ * left behind references, would drag it (and every table joined to it by foreign keys) into Citus's metadata as
+ * a coordinator-local table, which later `colocate_with` refuses.
+ */
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Effect, type ParseResult, Schema } from "effect"
+
+/** Small, read-mostly tables, in foreign-key order (a table after every table it references). */
+export const REFERENCE_TABLES = [
+  "orgs",
+  "people",
+  "api_keys",
+  "sessions",
+  "connections",
+  "connection_key_pairs",
+  "slack_signing_secrets",
+  "oauth_clients",
+  "oauth_codes",
+  "oauth_refresh_tokens"
+] as const
+
+/** Account-scoped tables, by `project_id`; the first is the anchor the others are co-located with. */
+export const ACCOUNT_TABLES = [
+  "accounts",
+  "campaigns",
+  "ad_groups",
+  "ads",
+  "keywords",
+  "negative_keywords",
+  "daily_metrics",
+  "search_terms",
+  "spend_suffixes",
+  "metric_generations",
+  "syncs",
+  "briefs",
+  "audits",
+  "targets",
+  "guardrails",
+  "watches",
+  "recommendations",
+  "change_history_marks",
+  "cooldown_marks",
+  "changesets",
+  "actions",
+  "change_places",
+  "jobs",
+  "action_steps",
+  "idempotency_keys"
+] as const
+
+/** Org-scoped tables, by `org_id`; the first is the anchor the others are co-located with. */
+export const ORG_TABLES = ["events", "webhooks", "webhook_deliveries", "webhook_delivered_batches", "webhook_batches"] as const
+
+/** Tables no tenant owns: plain tables on the coordinator, and why. */
+export const COORDINATOR_TABLES = {
+  effect_sql_migrations: "the migrator's own bookkeeping: migrations run on the coordinator",
+  event_sequencer: "the one counter that orders events across every org",
+  slack_seen_signatures: "a short-lived replay guard for Slack's requests, checked before the request names an org"
+} as const
+
+export type Placement = "reference" | "account" | "org" | "coordinator"
+
+export interface DistributionStep {
+  readonly table: string
+  readonly placement: Exclude<Placement, "coordinator">
+  /** The statement that places the table, run on the coordinator. */
+  readonly statement: string
+}
+
+const ACCOUNT_ANCHOR = ACCOUNT_TABLES[0]
+const ORG_ANCHOR = ORG_TABLES[0]
+
+const distribute = (table: string, column: string, anchor: string) =>
+  table === anchor
+    ? `SELECT create_distributed_table('${table}', '${column}', colocate_with => 'none')`
+    : `SELECT create_distributed_table('${table}', '${column}', colocate_with => '${anchor}')`
+
+/** The plan's statements in the order they run: this is the SQL docs/scale.md gives. */
+export const DISTRIBUTION_STEPS: ReadonlyArray<DistributionStep> = [
+  ...REFERENCE_TABLES.map((table) => ({ table, placement: "reference" as const, statement: `SELECT create_reference_table('${table}')` })),
+  ...ACCOUNT_TABLES.map((table) => ({ table, placement: "account" as const, statement: distribute(table, "project_id", ACCOUNT_ANCHOR) })),
+  ...ORG_TABLES.map((table) => ({ table, placement: "org" as const, statement: distribute(table, "org_id", ORG_ANCHOR) }))
+]
+
+/** Every table the plan names, with its placement. */
+export const PLACEMENTS: ReadonlyMap<string, Placement> = new Map<string, Placement>([
+  ...DISTRIBUTION_STEPS.map((step) => [step.table, step.placement] as const),
+  ...Object.keys(COORDINATOR_TABLES).map((table) => [table, "coordinator"] as const)
+])
+
+export interface Refusal {
+  readonly table: string
+  readonly placement: Exclude<Placement, "coordinator">
+  /** Citus's error (message, then detail), or the table left behind this one waits for. */
+  readonly reason: string
+}
+
+export interface DistributionOutcome {
+  readonly placed: ReadonlyArray<string>
+  readonly refused: ReadonlyArray<Refusal>
+}
+
+const ForeignKeys = Schema.Array(Schema.Struct({ referencing: Schema.String, referenced: Schema.String }))
+
+/** Citus's words for a refused statement: the server's message, and its detail when it gives one. */
+const citusReason = (error: SqlError.SqlError): string => {
+  const cause: unknown = error.cause
+  if (typeof cause === "object" && cause !== null && "message" in cause && typeof cause.message === "string") {
+    const detail = "detail" in cause && typeof cause.detail === "string" ? ` (${cause.detail})` : ""
+    return `${cause.message}${detail}`
+  }
+  return error.message
+}
+
+/**
+ * Applies the plan on the coordinator of a migrated database whose nodes all have the citus extension. Each
+ * table is placed by its own statement; the outcome lists the tables placed and, for every other table of the
+ * plan, why it was not.
+ */
+export const applyDistribution: Effect.Effect<DistributionOutcome, SqlError.SqlError | ParseResult.ParseError, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const keys = yield* sql`
+    SELECT conrelid::regclass::text AS referencing, confrelid::regclass::text AS referenced
+    FROM pg_constraint
+    WHERE contype = 'f' AND conrelid <> confrelid AND connamespace = 'public'::regnamespace`.pipe(
+    Effect.flatMap(Schema.decodeUnknown(ForeignKeys))
+  )
+  const placed: Array<string> = []
+  /** Tables left behind, and why: Citus's words, or the table left behind they wait for. */
+  const behind = new Map<string, string>()
+  /** Leaves `table` behind, and with it every table that references it or is co-located with it, at once. */
+  const leaveBehind = (table: string, reason: string) => {
+    if (behind.has(table) || placed.includes(table)) return
+    behind.set(table, reason)
+    for (const key of keys) if (key.referenced === table) leaveBehind(key.referencing, `waits for ${table}, which it references`)
+    const group = table === ACCOUNT_ANCHOR ? ACCOUNT_TABLES : table === ORG_ANCHOR ? ORG_TABLES : []
+    for (const member of group) leaveBehind(member, `waits for ${table}, which it is co-located with`)
+  }
+  for (const step of DISTRIBUTION_STEPS) {
+    if (behind.has(step.table)) continue
+    // Placed now, it would drag a table left behind that references it into Citus's metadata.
+    const dragged = keys.find((key) => key.referenced === step.table && behind.has(key.referencing))
+    if (dragged !== undefined) {
+      leaveBehind(step.table, `waits for ${dragged.referencing}, which references it`)
+      continue
+    }
+    const outcome = yield* sql.unsafe(step.statement).pipe(Effect.either)
+    if (outcome._tag === "Right") placed.push(step.table)
+    else leaveBehind(step.table, citusReason(outcome.left))
+  }
+  const refused = DISTRIBUTION_STEPS.flatMap((step) => {
+    const reason = behind.get(step.table)
+    return reason === undefined ? [] : [{ table: step.table, placement: step.placement, reason }]
+  })
+  return { placed, refused }
+}).pipe(Effect.withSpan("Distribution.apply"))
