@@ -33,7 +33,7 @@ export class Brief extends Effect.Service<Brief>()("acs/Brief", {
       sql`
         INSERT INTO briefs (project_id, text, updated_by)
         VALUES (${grant.account.projectId}, ${text}, ${`${grant.principal.kind}:${grant.principal.id}`})
-        ON CONFLICT (project_id) DO UPDATE SET text = EXCLUDED.text, updated_at = now(), updated_by = EXCLUDED.updated_by
+        ON CONFLICT (project_id) DO UPDATE SET text = EXCLUDED.text, updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
         RETURNING ${sql.unsafe(briefColumns)}`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeBriefs),

@@ -193,7 +193,7 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
             VALUES (${orgId}, ${credentials.provider}, ${apiVersion}, ${sealed}, ${upstreamOrgId}, 'ok', NULL, now(), now())
             ON CONFLICT (org_id) DO UPDATE SET provider = excluded.provider, api_version = excluded.api_version,
               credentials_encrypted = excluded.credentials_encrypted, upstream_org_id = excluded.upstream_org_id,
-              status = 'ok', error = NULL, checked_at = now(), updated_at = now()
+              status = 'ok', error = NULL, checked_at = excluded.checked_at, updated_at = excluded.updated_at
             RETURNING ${sql.unsafe(connectionColumns)}`.pipe(Effect.flatMap(decodeConnections))
           const imported = yield* accountRows.lockImported(orgId)
           const moves = mapImportedAccounts(imported, reachable)

@@ -30,7 +30,7 @@ export class Targets extends Effect.Service<Targets>()("acs/Targets", {
         VALUES (${grant.account.projectId}, ${targets.cpaBand === null ? null : JSON.stringify(targets.cpaBand)}::jsonb,
           ${JSON.stringify(targets.campaigns)}::jsonb, ${`${grant.principal.kind}:${grant.principal.id}`})
         ON CONFLICT (project_id) DO UPDATE SET cpa_band = EXCLUDED.cpa_band, campaigns = EXCLUDED.campaigns,
-          updated_at = now(), updated_by = EXCLUDED.updated_by
+          updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
         RETURNING ${sql.unsafe(targetsColumns)}`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeTargets),

@@ -123,7 +123,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
       Effect.flatMap(currentTraceparent, (traceParent) =>
         Effect.all([
           sql`INSERT INTO jobs (job_id, action_id, project_id, trace_parent) VALUES (${newId("job")}, ${actionId}, ${projectId}, ${traceParent})
-              ON CONFLICT (action_id, project_id) DO UPDATE SET run_at = now(), locked_by = NULL, lease_until = NULL, trace_parent = EXCLUDED.trace_parent`,
+              ON CONFLICT (action_id, project_id) DO UPDATE SET run_at = EXCLUDED.run_at, locked_by = NULL, lease_until = NULL, trace_parent = EXCLUDED.trace_parent`,
           sql`SELECT pg_notify(${JOBS_CHANNEL}, ${projectId})`
         ])).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Jobs.enqueue"))
 

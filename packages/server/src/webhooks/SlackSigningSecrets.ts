@@ -62,7 +62,7 @@ export class SlackSigningSecrets extends Effect.Service<SlackSigningSecrets>()("
         yield* sql`
           INSERT INTO slack_signing_secrets (org_id, secret_sealed, set_by, set_at)
           VALUES (${grant.orgId}, ${box.seal(signingSecret)}, ${grant.principal.id}, now())
-          ON CONFLICT (org_id) DO UPDATE SET secret_sealed = EXCLUDED.secret_sealed, set_by = EXCLUDED.set_by, set_at = now()`.pipe(
+          ON CONFLICT (org_id) DO UPDATE SET secret_sealed = EXCLUDED.secret_sealed, set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at`.pipe(
           Effect.orDie
         )
         yield* Effect.logInfo("Slack signing secret set").pipe(Effect.annotateLogs({ orgId: grant.orgId, by: grant.principal.id }))

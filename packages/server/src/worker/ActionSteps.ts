@@ -44,7 +44,7 @@ export interface StepOf {
 export const stepStart = (sql: SqlClient.SqlClient, of: StepOf, name: string, fence: Statement.Fragment) =>
   sql`INSERT INTO action_steps (action_id, project_id, run, phase, step, name, status)
     SELECT ${of.actionId}, ${of.projectId}, ${of.run}::int, ${of.phase}, ${of.index + 1}::int, ${name}, 'started' WHERE ${fence}
-    ON CONFLICT (action_id, run, phase, step, project_id) DO UPDATE SET status = 'started', started_at = clock_timestamp()
+    ON CONFLICT (action_id, run, phase, step, project_id) DO UPDATE SET status = 'started', started_at = EXCLUDED.started_at
     RETURNING step`
 
 export type StepEnd = { readonly output: unknown } | { readonly error: string }
@@ -69,7 +69,7 @@ export const firstStepStarts = (sql: SqlClient.SqlClient, { projectId, runs }: M
   sql`INSERT INTO action_steps (action_id, project_id, run, phase, step, name, status)
     SELECT r.action_id, ${projectId}, r.run, 'apply', 1, ${name}, 'started'
     FROM unnest(${runs.map((r) => r.actionId)}::text[], ${runs.map((r) => r.run)}::int[]) AS r(action_id, run) WHERE ${fence}
-    ON CONFLICT (action_id, run, phase, step, project_id) DO UPDATE SET status = 'started', started_at = clock_timestamp()
+    ON CONFLICT (action_id, run, phase, step, project_id) DO UPDATE SET status = 'started', started_at = EXCLUDED.started_at
     RETURNING step`
 
 /** The first step's outcome of many runs (the members of one bulk call), as a statement answering their rows, written only where `fence` holds. */

@@ -6,7 +6,7 @@
  */
 import { Conflict } from "@acs/domain/Errors"
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import * as Crypto from "node:crypto"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 
@@ -41,13 +41,15 @@ export class Idempotency extends Effect.Service<Idempotency>()("acs/Idempotency"
      */
     const claim = (principal: string, key: string, hash: string, answer: StoredAnswer) =>
       Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        // The update takes only the inserted row's values and constants (a cluster refuses a function there).
         const inserted = yield* sql`/* prepared */
-          INSERT INTO idempotency_keys (principal, idempotency_key, request_hash, status, response, action_id)
-          VALUES (${principal}, ${key}, ${hash}, ${answer.status}, ${JSON.stringify(answer)}::jsonb, ${answer.actionId})
+          INSERT INTO idempotency_keys (principal, idempotency_key, request_hash, status, response, action_id, created_at)
+          VALUES (${principal}, ${key}, ${hash}, ${answer.status}, ${JSON.stringify(answer)}::jsonb, ${answer.actionId}, ${new Date(now)})
           ON CONFLICT (principal, idempotency_key) DO UPDATE
             SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, response = EXCLUDED.response,
-              action_id = EXCLUDED.action_id, created_at = now()
-            WHERE idempotency_keys.created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
+              action_id = EXCLUDED.action_id, created_at = EXCLUDED.created_at
+            WHERE idempotency_keys.created_at < ${new Date(now - IDEMPOTENCY_TTL_HOURS * 3_600_000)}
           RETURNING principal`
         if (inserted.length > 0) return { _tag: "Fresh" } as Claim
         const stored = yield* sql`
