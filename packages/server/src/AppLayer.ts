@@ -42,6 +42,7 @@ import { connectDemo } from "./upstream/DemoSetup.ts"
 import { SimulatorLive } from "./upstream/SimulatorLive.ts"
 import { UpstreamLive } from "./upstream/UpstreamLive.ts"
 import { Reads } from "./warehouse/Reads.ts"
+import { RateLimitObserverLive } from "./warehouse/CredentialLimits.ts"
 import { Syncs } from "./warehouse/Syncs.ts"
 import { SyncRuns } from "./warehouse/SyncRuns.ts"
 import { Apply } from "./worker/Apply.ts"
@@ -105,7 +106,8 @@ export const ServicesLive = Layer.mergeAll(
   // One per instance: the sequencer wakes this instance's streams and webhook workers through it.
   Layer.provideMerge(Layer.mergeAll(EventSignal.Default, Sequencer.Default, Deliveries.Default)),
   Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default, OrgSettings.Default, Guardrails.Default)),
-  Layer.provideMerge(UpstreamPortLive)
+  // An exhausted request budget is recorded per credential for the sync scheduler (CredentialLimits.ts).
+  Layer.provideMerge(UpstreamPortLive.pipe(Layer.provide(RateLimitObserverLive)))
 )
 
 /** The database, migrated and seeded before anything else may use it. */
