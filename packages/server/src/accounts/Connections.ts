@@ -19,7 +19,7 @@ import { columnsOf, decodeRows } from "../db/Rows.ts"
 import { mapImportedAccounts } from "./AccountMapping.ts"
 import { accountWrites, toAccount } from "./Accounts.ts"
 import { AccountRow } from "./AccountRecord.ts"
-import { credentialKeyOf } from "../warehouse/CredentialLimits.ts"
+import { credentialKeyOf } from "./CredentialKey.ts"
 
 /** What making a client needs of the connection row. */
 

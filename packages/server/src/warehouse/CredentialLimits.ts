@@ -8,14 +8,8 @@
 import { type RateLimitObservation, RateLimitObserver } from "@acs/upstream/UpstreamRateLimits"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Schema } from "effect"
-import { createHash } from "node:crypto"
+import { credentialKeyOf } from "../accounts/CredentialKey.ts"
 import { decodeRows } from "../db/Rows.ts"
-
-/** The credential an API client id stands for: how the queue and the limits name it. */
-export const credentialKeyOf = (clientId: string): string => `cred_${createHash("sha256").update(clientId).digest("hex").slice(0, 16)}`
-
-/** A connection made before credentials were named stands alone: its org's own credential. */
-export const orgCredential = (orgId: string): string => `org_${orgId}`
 
 const LimitRow = Schema.Struct({ credentialKey: Schema.String, limitedUntil: Schema.Union(Schema.DateFromSelf, Schema.DateFromString) })
 const decodeLimits = decodeRows(LimitRow)

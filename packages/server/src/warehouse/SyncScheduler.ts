@@ -14,7 +14,8 @@ import type { Granted } from "../auth/Access.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { decodeRows } from "../db/Rows.ts"
 import { setSyncQueueGauges } from "../telemetry/Metrics.ts"
-import { CredentialLimits, orgCredential } from "./CredentialLimits.ts"
+import { ORG_CREDENTIAL_PREFIX } from "../accounts/CredentialKey.ts"
+import { CredentialLimits } from "./CredentialLimits.ts"
 import { planSyncs, type QueueBounds, type QueuedAccount, type QueueEntry } from "./SyncQueue.ts"
 import { SyncRuns } from "./SyncRuns.ts"
 import { SyncInterval, Syncs } from "./Syncs.ts"
@@ -71,7 +72,7 @@ export class SyncScheduler extends Effect.Service<SyncScheduler>()("acs/SyncSche
 
     /** Every connected account's place: its credential, last fresh copy and latest sync (the newest row by start). */
     const places = sql`
-      SELECT a.project_id, a.org_id, coalesce(c.credential_key, ${orgCredential("")} || a.org_id) AS credential, a.created_at,
+      SELECT a.project_id, a.org_id, coalesce(c.credential_key, ${ORG_CREDENTIAL_PREFIX} || a.org_id) AS credential, a.created_at,
         a.last_synced_at, l.status AS latest_status, l.started_at AS latest_started_at, l.finished_at AS latest_finished_at
       FROM accounts a
       JOIN connections c ON c.org_id = a.org_id AND c.status = 'ok'
