@@ -18,7 +18,7 @@ export const syncQueueCommand = Command.make("sync-queue", clientOptions, (input
             { header: "STATE", cell: (a) => a.state },
             { header: "WHY", cell: (a) => a.reason ?? "" },
             { header: "UNTIL", cell: (a) => a.until ?? "" },
-            { header: "DUE AT", cell: (a) => a.dueAt }
+            { header: "DUE AT", cell: (a) => a.dueAt ?? "" }
           ], answer.accounts)
         ].join("\n"))
     }))

@@ -47,14 +47,14 @@ const decodePlaces = decodeRows(PlaceRow)
 
 const ms = (date: Date | null): number | null => date === null ? null : date.getTime()
 
-/** A queue entry as the API shows it (docs/contract.md: the sync queue). */
-export const toQueueEntry = (entry: QueueEntry, names: ReadonlyMap<string, string>) => ({
+/** A queue entry as the API shows it; with scheduled syncs off, an account not running is `off` and never due. */
+export const toQueueEntry = (entry: QueueEntry, names: ReadonlyMap<string, string>, scheduled: boolean) => ({
   projectId: entry.projectId,
   name: names.get(entry.projectId) ?? entry.projectId,
-  state: entry.state,
-  reason: entry.reason,
-  dueAt: new Date(entry.dueAt).toISOString(),
-  until: entry.until === null ? null : new Date(entry.until).toISOString(),
+  state: scheduled || entry.state === "running" ? entry.state : "off" as const,
+  reason: scheduled ? entry.reason : null,
+  dueAt: scheduled ? new Date(entry.dueAt).toISOString() : null,
+  until: entry.until === null || !scheduled ? null : new Date(entry.until).toISOString(),
   credential: entry.credential
 })
 
@@ -166,7 +166,7 @@ export class SyncScheduler extends Effect.Service<SyncScheduler>()("acs/SyncSche
         const { input, plan: planned } = yield* plan
         const reachable = yield* accounts.listReachable(grant)
         const names = new Map(reachable.map((a) => [a.projectId, a.name]))
-        const entries = planned.entries.filter((e) => names.has(e.projectId)).map((e) => toQueueEntry(e, names))
+        const entries = planned.entries.filter((e) => names.has(e.projectId)).map((e) => toQueueEntry(e, names, interval > 0))
         return {
           scheduled: interval > 0,
           freshnessTargetMinutes: interval,
