@@ -5,7 +5,7 @@
  * (SyncQueue.ts) and claims the picked syncs' `syncs` rows, all in one transaction that holds an advisory lock, so
  * instances plan one at a time and the per-org bound holds across them; the claimed syncs then run here. A pass runs
  * when a sync of this instance ends, after an import, and otherwise when the next account falls due or a limit
- * resets (at least every POLL seconds, for what other instances changed). The same read answers the queue
+ * resets (at least every 10 s, for what other instances changed). The same read answers the queue
  * (`getSyncQueue`) and the `acs_sync_queue_accounts` gauge.
  */
 import { SqlClient } from "@effect/sql"
