@@ -29,6 +29,7 @@
  *   pnpm bench --only harvest       a harvest of 500 search terms over 20 ad groups: upstream writes at the minimum (scripts/bench/harvest.ts)
  *   pnpm bench --only guard         the guard's review pass over 10,000 due watches (scripts/bench/guard.ts)
  *   pnpm bench --only cli           acs start-up: CPU of --help, --version and client commands (scripts/bench/cliStart.ts)
+ *   pnpm bench --only scale         200 small accounts over 20 orgs synced from cold by the scheduler (scripts/bench/scale.ts)
  *
  * A partial run writes bench/results-<part>.json (not committed). Every part states the machine's load
  * average over the run, so a reader can judge the noise. Settings: BENCH_PROPOSAL_ROUNDS (5),
@@ -57,6 +58,7 @@ import {
   TARGET_PERSON_SHARE
 } from "./bench/proposals.ts"
 import { describeMachine, fmt, loadSampler, machine, printTargets, table, type TargetRow, writeResults } from "./bench/report.ts"
+import { benchScale, scaleDetails, scaleTargets } from "./bench/scale.ts"
 import { benchStreams, describeStreams, type StreamsResult } from "./bench/streams.ts"
 import { benchSurfaces, SURFACE_RATIO_TARGET, type SurfacesResult } from "./bench/surfaces.ts"
 import { benchSyncVersions, describeSyncVersions, type SyncVersions } from "./bench/versions.ts"
@@ -586,6 +588,21 @@ const guardOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) 
   )
 }
 
+/** Agency-scale syncing: 200 small accounts over 20 orgs synced from cold by the scheduler (scripts/bench/scale.ts). */
+const scaleOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
+  const cluster = await startClusterForRun()
+  const scale = await benchScale(cluster, log)
+  finish(
+    "results-scale",
+    `acs at agency scale: ${scale.accounts} accounts over ${scale.orgs} orgs (one holding ${scale.bigOrgAccounts}) synced from cold`,
+    scaleTargets(scale),
+    scaleDetails(scale),
+    { only: "scale", scale },
+    load,
+    startedAt
+  )
+}
+
 const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Date) => Promise<void>> = {
   proposals: proposalsOnly,
   events: eventsOnly,
@@ -596,6 +613,7 @@ const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Da
   changesets: changesetsOnly,
   harvest: harvestOnly,
   guard: guardOnly,
+  scale: scaleOnly,
   cli: async () => {
     const result = await benchCliStart(log)
     process.stdout.write(`${describeCliStart(result).join("\n")}\n`)

@@ -52,6 +52,7 @@ export const commands: ReadonlyArray<CommandEntry> = [
   { name: "events", group: "client", summary: "the org's events, newest first; --follow streams them live", load: () => import("./commands/EventsCommand.ts").then((m) => loaded(m.eventsCommand)) },
   { name: "webhooks", group: "client", summary: "webhook endpoints: create (secret printed once), list, delete, test", load: () => import("./commands/WebhooksCommand.ts").then((m) => loaded(m.webhooksCommand)) },
   { name: "sync", group: "client", summary: "sync an account now and follow it to its end", load: () => import("./commands/SyncCommand.ts").then((m) => loaded(m.syncCommand)) },
+  { name: "sync-queue", group: "client", summary: "the org's scheduled syncs: fresh, due, running or waiting, and why", load: () => import("./commands/SyncQueueCommand.ts").then((m) => loaded(m.syncQueueCommand)) },
   { name: "worker", group: "process", summary: "run the apply worker as its own process (DATABASE_URL; see docs/operations.md)", load: () => import("./commands/WorkerCommand.ts").then((m) => loaded(m.workerCommand)) }
 ]
 

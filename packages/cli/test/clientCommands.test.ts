@@ -357,6 +357,14 @@ describe("acs client commands", () => {
     expect(refused.code).toBe(3)
     expect(refused.stderr).toMatch(/^acs: forbidden_scope: .*\n {2}required_scope: admin/)
   })
+
+  it("sync-queue: the org's queue as REST answers it, and as a table", async () => {
+    const queue = jsonOf<{ accounts: Array<{ projectId: string; state: string }> }>(await acs(keys.read, "sync-queue", "--json"))
+    expect(queue).toEqual(await rest("/sync-queue"))
+    expect(queue.accounts.map((a) => a.projectId)).toContain(project)
+    const human = await acs(keys.read, "sync-queue")
+    expect(human.stdout.split("\n")[1]).toMatch(/^PROJECT ID\s+NAME\s+STATE\s+WHY\s+UNTIL\s+DUE AT/)
+  })
 })
 
 describe("acs harvest", () => {

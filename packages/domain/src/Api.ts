@@ -90,7 +90,8 @@ import {
   SearchTermRow,
   Sync,
   SyncHistoryParams,
-  SyncList
+  SyncList,
+  SyncQueue
 } from "./Warehouse.ts"
 
 export const SESSION_COOKIE = "acs_session"
@@ -390,11 +391,12 @@ export class WarehouseGroup extends HttpApiGroup.make("warehouse")
       .addError(UpstreamErrorBody)
       .addError(UpstreamUnavailableBody)
   )
+  .add(HttpApiEndpoint.get("getSyncQueue", "/sync-queue").addSuccess(SyncQueue))
   .pipe(authenticatedGroup)
   .annotate(
     OpenApi.Description,
-    "Reads of the synced warehouse, ranked by spend over a window of days, and the syncs that fill " +
-    "it."
+    "Reads of the synced warehouse, ranked by spend over a window of days, the syncs that fill " +
+    "it, and the queue of scheduled syncs."
   )
 {}
 

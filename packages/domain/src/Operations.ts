@@ -121,6 +121,13 @@ export const Operations = {
   listSyncs: { scope: "read", account: true, bucket: "read", summary: "Sync history and data freshness", mcp: tool },
   getSync: { scope: "read", account: true, bucket: "read", summary: "One sync, with its progress while running", mcp: tool },
   startSync: { scope: "admin", account: true, bucket: "write", summary: "Start a sync of the account now", mcp: { tool: true, openWorld: true } },
+  getSyncQueue: {
+    scope: "read",
+    orgLevel: true,
+    bucket: "read",
+    summary: "The sync queue: each account fresh, due, running or waiting, and why it waits",
+    mcp: tool
+  },
   listCampaigns: { scope: "read", account: true, bucket: "read", summary: "Campaigns ranked by spend in the window", mcp: tool },
   listAdGroups: { scope: "read", account: true, bucket: "read", summary: "Ad groups ranked by spend in the window", mcp: tool },
   listKeywords: { scope: "read", account: true, bucket: "read", summary: "Keywords ranked by spend in the window", mcp: tool },

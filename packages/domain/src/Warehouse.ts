@@ -174,3 +174,35 @@ export const SyncList = Schema.Struct({
 }).annotations({ identifier: "SyncList" })
 
 export const SyncHistoryParams = Schema.Struct({ limit: Schema.optional(LimitParam) })
+
+/** One account's place in the sync queue (GET /sync-queue). */
+export const SyncQueueEntry = Schema.Struct({
+  projectId: Schema.String,
+  name: Schema.String,
+  state: Schema.Literal("fresh", "due", "running", "waiting", "off").annotations({
+    description: "fresh: within its freshness target; due: starts at the next pass; running; waiting: due, but `reason` holds it; " +
+      "off: scheduled syncs are off (only syncs started by hand or by an import run)"
+  }),
+  reason: Schema.NullOr(Schema.Literal("rate_limited", "org_at_bound", "instance_at_bound", "after_failure")).annotations({
+    description: "Why a due account waits: its upstream credential is rate-limited until `until`; the org runs its most syncs at " +
+      "once; this instance runs its most; its last sync failed and it is tried again at `until`"
+  }),
+  dueAt: Schema.NullOr(Schema.String).annotations({
+    description: "When it is (or was) due: its last fresh copy plus the freshness target; null when scheduled syncs are off"
+  }),
+  until: Schema.NullOr(Schema.String).annotations({ description: "Until when it waits, when known" }),
+  credential: Schema.String.annotations({ description: "The upstream credential its syncs spend (a hash of the API client id)" })
+}).annotations({ identifier: "SyncQueueEntry" })
+
+export const SyncQueue = Schema.Struct({
+  scheduled: Schema.Boolean.annotations({ description: "Whether scheduled syncs run (SYNC_INTERVAL_MINUTES > 0)" }),
+  freshnessTargetMinutes: Schema.Int,
+  bounds: Schema.Struct({
+    instance: Schema.Int.annotations({ description: "Syncs at once per instance (SYNC_CONCURRENCY)" }),
+    perOrg: Schema.Int.annotations({ description: "Syncs at once per org, across instances (SYNC_CONCURRENCY_PER_ORG)" }),
+    runningHere: Schema.Int.annotations({ description: "Syncs running on the instance that answered" })
+  }),
+  accounts: Schema.Array(SyncQueueEntry),
+  total: Schema.Int,
+  truncated: Schema.Boolean
+}).annotations({ identifier: "SyncQueue" })

@@ -42,7 +42,9 @@ import { connectDemo } from "./upstream/DemoSetup.ts"
 import { SimulatorLive } from "./upstream/SimulatorLive.ts"
 import { UpstreamLive } from "./upstream/UpstreamLive.ts"
 import { Reads } from "./warehouse/Reads.ts"
+import { CredentialLimits, RateLimitObserverLive } from "./warehouse/CredentialLimits.ts"
 import { Syncs } from "./warehouse/Syncs.ts"
+import { SyncScheduler } from "./warehouse/SyncScheduler.ts"
 import { SyncRuns } from "./warehouse/SyncRuns.ts"
 import { Apply } from "./worker/Apply.ts"
 import { ChangesetRun } from "./worker/ChangesetRun.ts"
@@ -68,7 +70,7 @@ import { withTracing } from "./telemetry/Tracing.ts"
 export const UpstreamPortLive = UpstreamLive.pipe(Layer.provide(SimulatorLive), Layer.provide(UpstreamTransportLive))
 
 /** Services over the database and the upstream port. */
-export const ServicesLive = Layer.mergeAll(
+const ServicesBelowLive = Layer.mergeAll(
   Access.Default,
   KeyStore.Default,
   OAuthGrants.Default,
@@ -101,12 +103,16 @@ export const ServicesLive = Layer.mergeAll(
   Layer.provideMerge(AfterSyncLive),
   Layer.provideMerge(Layer.mergeAll(Watches.Default, SpendAnomaly.Default, Recommendations.Default)),
   Layer.provideMerge(Layer.mergeAll(Apply.Default, Idempotency.Default, OutsideChanges.Default)),
-  Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, Ledger.Default, Transitions.Default, Jobs.Default, WorkerSignal.Default)),
+  Layer.provideMerge(Layer.mergeAll(Connections.Default, SyncRuns.Default, CredentialLimits.Default, Ledger.Default, Transitions.Default, Jobs.Default, WorkerSignal.Default)),
   // One per instance: the sequencer wakes this instance's streams and webhook workers through it.
   Layer.provideMerge(Layer.mergeAll(EventSignal.Default, Sequencer.Default, Deliveries.Default)),
   Layer.provideMerge(Layer.mergeAll(Accounts.Default, RateLimits.Default, SecretBox.Default, OrgSettings.Default, Guardrails.Default)),
-  Layer.provideMerge(UpstreamPortLive)
+  // An exhausted request budget is recorded per credential for the sync scheduler (CredentialLimits.ts).
+  Layer.provideMerge(UpstreamPortLive.pipe(Layer.provide(RateLimitObserverLive)))
 )
+
+/** The services, with the sync scheduler over the syncs it starts. */
+export const ServicesLive = SyncScheduler.Default.pipe(Layer.provideMerge(ServicesBelowLive))
 
 /** The database, migrated and seeded before anything else may use it. */
 export const MigratedDatabaseLive = Layer.effectDiscard(

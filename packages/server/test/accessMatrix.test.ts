@@ -736,6 +736,13 @@ const samples: Record<OperationName, Sample> = {
     path: "/accounts/:projectId/syncs",
     granted: () => ({ status: 409, code: "connection_error" })
   },
+  // No org of the world is connected, so its queue holds no account; the bounds show the instance's settings.
+  getSyncQueue: {
+    method: "GET",
+    path: "/sync-queue",
+    granted: () => ({ status: 200 }),
+    verify: (answer) => expect(record(answer.body)).toMatchObject({ accounts: [], total: 0, bounds: { instance: 4, perOrg: 2 } })
+  },
   listCampaigns: emptyCollection("/accounts/:projectId/campaigns", "campaigns"),
   listAdGroups: emptyCollection("/accounts/:projectId/ad-groups", "adGroups"),
   listKeywords: emptyCollection("/accounts/:projectId/keywords", "keywords"),

@@ -555,6 +555,9 @@ describe("the console", () => {
     p.simulator.control.addFault({ kind: "timeout", delayMs: 8_000, path: "/reports/" })
     await goTo(`#/accounts/${p.account.projectId}`, "Accounts")
     await page.getByRole("heading", { name: "Plan" }).waitFor({ timeout: WAIT_MS })
+    // Its place in the sync queue (GET /sync-queue): this server runs no scheduled syncs.
+    await page.getByRole("row").filter({ has: page.getByRole("link", { name: p.account.name, exact: true }) })
+      .getByRole("cell", { name: "not scheduled" }).waitFor({ timeout: WAIT_MS })
     await expectAccessible("accounts page")
     // A mark on the page's window: gone if the page reloads.
     await page.evaluate("window.__sameDocument = true")

@@ -9,6 +9,7 @@ import { Cause, Clock, Data, Duration, Effect, Either, Option, Schema, type Trac
 import { type AppleCredentials, signClientSecret } from "./ClientSecret.ts"
 import type { UpstreamFailure } from "./Upstream.ts"
 import { countUpstreamRequest, endpointLabel } from "./UpstreamMetrics.ts"
+import { RateLimitObserver } from "./UpstreamRateLimits.ts"
 import { type ResponseHeaders, type TransportResponse, UpstreamTransport } from "./UpstreamTransport.ts"
 import type { ParseError } from "effect/ParseResult"
 import { V1ErrorBody } from "./v1/WireV1.ts"
@@ -161,6 +162,18 @@ export const makeUpstreamHttp = (
 ) =>
   Effect.gen(function*() {
     const transport = yield* UpstreamTransport
+    const observer = yield* Effect.serviceOption(RateLimitObserver)
+    /**
+     * An exhausted budget, told to the observer (UpstreamRateLimits.ts): one header read per answer otherwise.
+     * `Retry-After` first, then `RateLimit-Reset` (retryAfterMsOf).
+     */
+    const observeBudget = Option.match(observer, {
+      onNone: () => (_response: TransportResponse): Effect.Effect<void> => Effect.void,
+      onSome: ({ observe }) => (response: TransportResponse): Effect.Effect<void> => {
+        if (response.status !== 429 && header(response.headers, "ratelimit-remaining") !== "0") return Effect.void
+        return observe({ clientId: credentials.clientId, limitedForMs: retryAfterMsOf(response) ?? policy.baseDelayMs, status: response.status })
+      }
+    })
     /** Counts the request by its answer's status, or as `error` when none came (timeout, network). */
     const counted = (endpoint: string) => <E, R>(sent: Effect.Effect<TransportResponse, E, R>) =>
       sent.pipe(Effect.onExit((exit) => countUpstreamRequest(endpoint, exit._tag === "Success" ? exit.value.status : "error")))
@@ -288,6 +301,7 @@ export const makeUpstreamHttp = (
                 : `${call.method} ${call.path} failed: ${error.message}`
             ))),
           counted(endpoint),
+          Effect.tap(observeBudget),
           Effect.flatMap((response) => answerOf(call, response, span))
         )
       })

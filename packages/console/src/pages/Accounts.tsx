@@ -1,10 +1,11 @@
 /**
- * Accounts: each with its freshness (last sync, coverage, warnings); the one chosen with its campaigns and
+ * Accounts: each with its freshness (last sync, coverage, warnings) and its place in the sync queue; the one chosen with its campaigns and
  * keywords (the spend-ranked reads), the plan whose items are one click from a proposal (a preview first,
  * then the proposal), and syncs with their progress.
  */
 import type { ProposalPreview, ProposalResponse } from "@acs/domain/Actions"
 import type { PlanItem } from "@acs/domain/Plan"
+import type { SyncQueueEntry } from "@acs/domain/Warehouse"
 import { proposalKinds } from "@acs/domain/ProposalKinds"
 import type { Effect } from "effect"
 import { Either } from "effect"
@@ -12,12 +13,36 @@ import { useEffect, useState } from "preact/hooks"
 import { api, apiOrThrow, type Client } from "../api.ts"
 import { AccountPicker, DiffTable, Notice, StatusBadge, TableWrap } from "../components.tsx"
 import { diffOf } from "@acs/domain/ActionDiff"
-import { ago, count, kindLabel, money, percent } from "../format.ts"
+import { ago, count, dateTime, duration, kindLabel, money, percent } from "../format.ts"
 import { useLoad, useNow } from "../hooks.ts"
 import { accountOf, type Session } from "../session.ts"
 import { HarvestDelivery } from "./HarvestDelivery.tsx"
 
 const SYNC_POLL_MS = 1_000
+
+const WAIT_REASONS: Record<NonNullable<(typeof SyncQueueEntry.Type)["reason"]>, string> = {
+  rate_limited: "the platform's rate limit",
+  org_at_bound: "the workspace's syncs at once",
+  instance_at_bound: "this server's syncs at once",
+  after_failure: "a retry after its last sync failed"
+}
+
+/** An account's place in the sync queue, in words. */
+const queueText = (entry: typeof SyncQueueEntry.Type | undefined, now: number): string => {
+  if (entry === undefined) return "—"
+  switch (entry.state) {
+    case "off":
+      return "not scheduled"
+    case "running":
+      return "syncing"
+    case "due":
+      return "due, starting"
+    case "fresh":
+      return entry.dueAt === null ? "fresh" : `fresh, due in ${duration(Math.max(0, Date.parse(entry.dueAt) - now))}`
+    case "waiting":
+      return `waiting for ${entry.reason === null ? "its turn" : WAIT_REASONS[entry.reason]}${entry.until === null ? "" : ` (until ${dateTime(entry.until)})`}`
+  }
+}
 
 /**
  * A proposal endpoint of the typed client, by the plan item's kind. The endpoints are one per kind, each
@@ -49,6 +74,11 @@ export const AccountsPage = (props: { readonly session: Session; readonly projec
     [],
     (e) => e.type.startsWith("sync.")
   )
+  // The org's queue: an account-bound session is refused it, and the column then shows nothing.
+  const queue = useLoad(() => api((c) => c.warehouse.getSyncQueue({})), [], (e) => e.type.startsWith("sync."))
+  const queued = new Map(
+    (queue.data !== undefined && Either.isRight(queue.data) ? queue.data.right.accounts : []).map((entry) => [entry.projectId, entry])
+  )
   const campaigns = useLoad(async () =>
     projectId === undefined ? undefined : apiOrThrow((c) => c.warehouse.listCampaigns({ path: { projectId }, urlParams: { limit: 10 } })),
     [projectId], (e) => e.type === "sync.succeeded")
@@ -65,7 +95,7 @@ export const AccountsPage = (props: { readonly session: Session; readonly projec
       <TableWrap label="Accounts and the freshness of their data">
         <table>
           <caption class="visually-hidden">Accounts and the freshness of their data</caption>
-          <thead><tr><th scope="col">Account</th><th scope="col">Currency</th><th scope="col">Last sync</th><th scope="col">Coverage</th><th scope="col">Warnings</th></tr></thead>
+          <thead><tr><th scope="col">Account</th><th scope="col">Currency</th><th scope="col">Last sync</th><th scope="col">Coverage</th><th scope="col">Scheduled sync</th><th scope="col">Warnings</th></tr></thead>
           <tbody>
             {session.accounts.map((a, i) => {
               const answer = freshness.data?.[i]
@@ -76,6 +106,7 @@ export const AccountsPage = (props: { readonly session: Session; readonly projec
                   <td>{a.currency}</td>
                   <td>{f === undefined ? "…" : ago(f.lastSyncAt, now)}</td>
                   <td>{f?.coverage ?? "…"}</td>
+                  <td>{queueText(queued.get(a.projectId), now)}</td>
                   <td>{f?.warning ?? "—"}</td>
                 </tr>
               )

@@ -132,7 +132,7 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
         }`.pipe(Effect.orDie, Effect.flatMap(decodeProjectIds), Effect.map((rows) => rows.map((row) => row.projectId)))
 
     /** The org's accounts the caller reaches: all of them, or the subset its key is bound to (listAccounts). */
-    const listReachable = (grant: Granted<"listAccounts">) =>
+    const listReachable = (grant: Granted<"listAccounts" | "getSyncQueue">) =>
       Effect.map(listInOrg(grant.orgId), (rows) => rows.filter((row) => reaches(grant.principal.binding, row.projectId)))
 
     return { find, findForAccess, listInOrg, listReachable, existing } as const

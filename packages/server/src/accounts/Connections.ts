@@ -19,6 +19,7 @@ import { columnsOf, decodeRows } from "../db/Rows.ts"
 import { mapImportedAccounts } from "./AccountMapping.ts"
 import { accountWrites, toAccount } from "./Accounts.ts"
 import { AccountRow } from "./AccountRecord.ts"
+import { credentialKeyOf } from "./CredentialKey.ts"
 
 /** What making a client needs of the connection row. */
 
@@ -31,7 +32,9 @@ export const ConnectionRow = Schema.Struct({
   upstreamOrgId: Schema.NullOr(Schema.String),
   status: Schema.Literal("ok", "error"),
   error: Schema.NullOr(Schema.String),
-  checkedAt: Schema.NullOr(Schema.String)
+  checkedAt: Schema.NullOr(Schema.String),
+  /** The upstream credential its calls spend (CredentialLimits.ts), null until a client is made from it. */
+  credentialKey: Schema.NullOr(Schema.String)
 })
 type ConnectionRow = typeof ConnectionRow.Type
 
@@ -189,11 +192,14 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
         const sealed = box.seal(JSON.stringify(sealedCredentials))
         const saved = yield* sql.withTransaction(Effect.gen(function*() {
           const rows = yield* sql`
-            INSERT INTO connections (org_id, provider, api_version, credentials_encrypted, upstream_org_id, status, error, checked_at, updated_at)
-            VALUES (${orgId}, ${credentials.provider}, ${apiVersion}, ${sealed}, ${upstreamOrgId}, 'ok', NULL, now(), now())
+            INSERT INTO connections (org_id, provider, api_version, credentials_encrypted, upstream_org_id, status, error, checked_at, updated_at,
+              credential_key)
+            VALUES (${orgId}, ${credentials.provider}, ${apiVersion}, ${sealed}, ${upstreamOrgId}, 'ok', NULL, now(), now(),
+              ${credentialKeyOf(client.clientId)})
             ON CONFLICT (org_id) DO UPDATE SET provider = excluded.provider, api_version = excluded.api_version,
               credentials_encrypted = excluded.credentials_encrypted, upstream_org_id = excluded.upstream_org_id,
-              status = 'ok', error = NULL, checked_at = excluded.checked_at, updated_at = excluded.updated_at
+              status = 'ok', error = NULL, checked_at = excluded.checked_at, updated_at = excluded.updated_at,
+              credential_key = excluded.credential_key
             RETURNING ${sql.unsafe(connectionColumns)}`.pipe(Effect.flatMap(decodeConnections))
           const imported = yield* accountRows.lockImported(orgId)
           const moves = mapImportedAccounts(imported, reachable)
@@ -240,7 +246,8 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
     /** `saved`: the org's connection row as the caller read it already (the apply reads it with the action). */
     const clientFor = (orgId: string, options: { readonly reuse?: boolean; readonly saved?: SavedConnection | undefined } = {}) =>
       Effect.gen(function*() {
-        const saved = "saved" in options ? options.saved : yield* row(orgId)
+        const full = "saved" in options ? undefined : yield* row(orgId)
+        const saved = full ?? options.saved
         if (saved === undefined || saved.credentialsEncrypted === null) {
           return yield* new ConnectionError({ message: "no upstream connection: an admin must PUT /connection first" })
         }
@@ -261,7 +268,7 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
               error._tag === "ConnectionError" ? markBroken(orgId, error.message) : Effect.void,
             // Working again after a refusal: the connection heals without a new PUT.
             onSuccess: (client) =>
-              Effect.zipRight(
+              Effect.all([
                 Effect.sync(() => {
                   if (options.reuse !== true) return
                   clients.delete(orgId)
@@ -270,8 +277,12 @@ export class Connections extends Effect.Service<Connections>()("acs/Connections"
                 }),
                 saved.status === "error"
                   ? sql`UPDATE connections SET status = 'ok', error = NULL, checked_at = now() WHERE org_id = ${orgId}`.pipe(Effect.orDie)
+                  : Effect.void,
+                // A connection saved before credentials were named learns its own (the sync queue reads it).
+                full !== undefined && full.credentialKey !== credentialKeyOf(client.clientId)
+                  ? sql`UPDATE connections SET credential_key = ${credentialKeyOf(client.clientId)} WHERE org_id = ${orgId}`.pipe(Effect.orDie)
                   : Effect.void
-              )
+              ], { discard: true })
           })
         )
       })

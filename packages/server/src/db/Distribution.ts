@@ -26,7 +26,8 @@ export const REFERENCE_TABLES = [
   "slack_signing_secrets",
   "oauth_clients",
   "oauth_codes",
-  "oauth_refresh_tokens"
+  "oauth_refresh_tokens",
+  "credential_limits"
 ] as const
 
 /** Account-scoped tables, by `project_id`; the first is the anchor the others are co-located with. */

@@ -45,6 +45,7 @@ import { Webhooks } from "../webhooks/Webhooks.ts"
 import { freshnessFor, type ReadQuery, Reads } from "../warehouse/Reads.ts"
 import { Recommendations } from "../warehouse/Recommendations.ts"
 import { toSync } from "../warehouse/SyncRuns.ts"
+import { SyncScheduler } from "../warehouse/SyncScheduler.ts"
 import { Syncs } from "../warehouse/Syncs.ts"
 import { windowEndingYesterday } from "../warehouse/Window.ts"
 import { logoutRefusal, passwordRefusal, slackLinkRefusal } from "./Logout.ts"
@@ -83,6 +84,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
     const connections = yield* Connections
     const reads = yield* Reads
     const syncs = yield* Syncs
+    const scheduler = yield* SyncScheduler
     const proposals = yield* Proposals
     const ledger = yield* Ledger
     const approvals = yield* Approvals
@@ -210,6 +212,7 @@ export class OperationHandlers extends Effect.Service<OperationHandlers>()("acs/
           return toSync(row)
         }),
       startSync: (grant) => Effect.map(syncs.start(grant), toSync).pipe(withSql),
+      getSyncQueue: (grant) => scheduler.queue(grant),
       // proposals
       ...proposalHandlers,
       // actions

@@ -68,6 +68,17 @@ export const jobsReady = Metric.gauge("acs_jobs_ready", {
   description: "Apply jobs due and not held by a worker, read from PostgreSQL at scrape time (the same on every instance)"
 })
 
+export const syncQueueAccounts = Metric.gauge("acs_sync_queue_accounts", {
+  description: "Accounts in the sync queue at the last scheduling pass of this instance, by state (fresh, due, running, waiting)"
+})
+
+const SYNC_QUEUE_STATES = ["fresh", "due", "running", "waiting"] as const
+const syncQueueGauges = SYNC_QUEUE_STATES.map((state) => [state, Metric.tagged(syncQueueAccounts, "state", state)] as const)
+
+/** The queue's counts by state after a pass (warehouse/SyncScheduler.ts); a state no account is in shows 0. */
+export const setSyncQueueGauges = (states: ReadonlyArray<(typeof SYNC_QUEUE_STATES)[number]>): Effect.Effect<void> =>
+  Effect.forEach(syncQueueGauges, ([state, gauge]) => Metric.set(gauge, states.filter((s) => s === state).length), { discard: true })
+
 export const syncRows = Metric.counter("acs_sync_rows_total", {
   description: "Warehouse rows written by syncs",
   incremental: true

@@ -1,13 +1,15 @@
 /**
  * The `Upstream` port wired to Apple's clients, per connection API version (v1: Apple Ads Platform API,
  * v5: Campaign Management API): real Apple endpoints for Apple credentials, the simulator's for
- * `{provider: "simulator"}` (the in-process one, or SIMULATOR_URL).
+ * `{provider: "simulator"}` (the in-process one, or SIMULATOR_URL). Every client reports an exhausted request budget
+ * to the RateLimitObserver when one is provided (warehouse/CredentialLimits.ts).
  */
 import { ConnectionError } from "@acs/domain/Errors"
 import type { AppleCredentials } from "@acs/upstream/ClientSecret"
 import { makeUpstreamClient } from "@acs/upstream/MakeUpstreamClient"
 import { Upstream, type UpstreamApiVersion, type UpstreamCredentials } from "@acs/upstream/Upstream"
 import { appleEndpoints, appleV1Endpoints, defaultRetryPolicy, type Endpoints } from "@acs/upstream/UpstreamHttp"
+import { RateLimitObserver } from "@acs/upstream/UpstreamRateLimits"
 import { UpstreamTransport } from "@acs/upstream/UpstreamTransport"
 import { Config, Context, Effect, Layer, Option } from "effect"
 
@@ -35,6 +37,8 @@ export const UpstreamLive = Layer.effect(
   Effect.gen(function*() {
     const transport = yield* UpstreamTransport
     const simulator = yield* Effect.serviceOption(SimulatorEndpoint)
+    const observer = yield* Effect.serviceOption(RateLimitObserver)
+
     const policy = yield* PolicyConfig
     const apple = yield* AppleConfig
     const appleEndpointsFor = (version: UpstreamApiVersion): Endpoints => ({
@@ -59,7 +63,10 @@ export const UpstreamLive = Layer.effect(
                 endpoint.credentials,
                 policy
               )
-          })).pipe(Effect.provideService(UpstreamTransport, transport))
+          })).pipe(
+          Effect.provideService(UpstreamTransport, transport),
+          (made) => Option.isSome(observer) ? Effect.provideService(made, RateLimitObserver, observer.value) : made
+        )
     }
   }).pipe(Effect.orDie)
 )

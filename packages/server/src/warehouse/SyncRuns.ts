@@ -112,6 +112,27 @@ export class SyncRuns extends Effect.Service<SyncRuns>()("acs/SyncRuns", {
         return rows[0]!
       }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("SyncRuns.start"))
 
+    /**
+     * Claims the account's sync slot for the scheduler, inside its planning transaction (SyncScheduler.ts): the row,
+     * or nothing when a sync of the account started meanwhile (by hand, on another instance).
+     */
+    const claim = (orgId: string, projectId: string, trigger: SyncTrigger) =>
+      sql`
+        INSERT INTO syncs (sync_id, project_id, org_id, status, trigger)
+        VALUES (${newId("syn")}, ${projectId}, ${orgId}, 'running', ${trigger})
+        ON CONFLICT (project_id) WHERE status = 'running' DO NOTHING
+        RETURNING ${sql.unsafe(syncColumns)}`.pipe(Effect.flatMap(decodeSyncs), Effect.map((rows) => rows[0]), Effect.orDie)
+
+    /** Every running sync whose instance stopped beating is failed, with its event (the scheduler's pass). */
+    const failAbandoned = sql`
+      UPDATE syncs SET status = 'failed', finished_at = now(), error = 'abandoned: the instance running it stopped beating'
+      WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => ${HEARTBEAT_TIMEOUT_SECONDS})
+      RETURNING ${sql.unsafe(finishedColumns)}`.pipe(
+      Effect.flatMap(decodeFinished),
+      Effect.flatMap((rows) => Effect.forEach(rows, (row) => writeSyncEvent(sql, row), { discard: true })),
+      Effect.orDie
+    )
+
     const beat = (syncId: string, progress: SyncRow["progress"], rowsWritten: number) =>
       sql`
         UPDATE syncs SET heartbeat_at = now(), progress = ${JSON.stringify(progress)}::jsonb, rows_written = ${rowsWritten}
@@ -145,6 +166,6 @@ export class SyncRuns extends Effect.Service<SyncRuns>()("acs/SyncRuns", {
         Effect.map((rows) => rows[0])
       )
 
-    return { start, beat, setWindow, fail, history, find } as const
+    return { start, claim, failAbandoned, beat, setWindow, fail, history, find } as const
   })
 }) {}

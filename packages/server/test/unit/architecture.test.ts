@@ -70,6 +70,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   change_history_marks: ["actions/outside/OutsideChanges.ts"],
   connection_key_pairs: ["accounts/Connections.ts"],
   connections: ["accounts/Connections.ts"],
+  credential_limits: ["warehouse/CredentialLimits.ts"],
   cooldown_marks: ["db/functions/acs_mark_cooldowns.sql"],
   daily_metrics: ["warehouse/SwapCopy.ts"],
   event_sequencer: ["events/Outbox.ts", "db/functions/acs_sequence_events.sql"],

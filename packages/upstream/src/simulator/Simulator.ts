@@ -22,6 +22,7 @@ import { type FaultSpec, FaultRegistry } from "./SimulatorFaults.ts"
 import { JsonText } from "./SimulatorHttp.ts"
 import { computeTotals, type SimulatorTotals } from "./SimulatorReports.ts"
 import { API_PREFIX, SimulatorServer, TOKEN_PATH } from "./SimulatorServer.ts"
+import { type RateLimitBudget, SimulatorRateLimit } from "./SimulatorRateLimit.ts"
 import { isReadOnly, resolveSize, type SimulatorSizeOption } from "./SimulatorSize.ts"
 import { SimulatorState } from "./SimulatorState.ts"
 
@@ -30,6 +31,7 @@ export type { CallRecord } from "./SimulatorCallLog.ts"
 export type { ScenarioInput, SimulatorControl, SimulatorSummary } from "./SimulatorControl.ts"
 export type { Scenario } from "./SimulatorScenarios.ts"
 export type { FaultSpec } from "./SimulatorFaults.ts"
+export type { RateLimitBudget } from "./SimulatorRateLimit.ts"
 export type { SimulatorTotals, SimulatorTotalsRow } from "./SimulatorReports.ts"
 export type { AccountPlan, SimulatorSize, SimulatorSizeOption } from "./SimulatorSize.ts"
 export { benchSize, demoSize } from "./SimulatorSize.ts"
@@ -53,6 +55,11 @@ export interface SimulatorOptions {
    * secrets always follow the wall clock.
    */
   readonly clock?: () => number
+  /**
+   * The request budget per API client, advertised in v1's `RateLimit-*` headers; default 600 per 60 s, not
+   * enforced. With `enforce`, a request beyond it is answered 429 with `Retry-After`.
+   */
+  readonly rateLimit?: RateLimitBudget
 }
 
 export interface SimulatorAccount {
@@ -116,9 +123,10 @@ export const startSimulator = async (options: SimulatorOptions = {}): Promise<Si
   const tokens = new TokenStore(options.tokenLifetimeSeconds ?? 3600)
   const faults = new FaultRegistry()
   const calls = new CallLog()
-  const control = new SimulatorControl(state, faults, calls, tokens, clients)
+  const rateLimit = new SimulatorRateLimit(options.rateLimit)
+  const control = new SimulatorControl(state, faults, calls, tokens, clients, rateLimit)
   control.addFaults(options.faults ?? [])
-  const server = new SimulatorServer({ state, clients, tokens, faults, calls, control })
+  const server = new SimulatorServer({ state, clients, tokens, faults, calls, control, rateLimit })
   const url = await server.listen(options.port ?? 0, options.host ?? "127.0.0.1")
   const accountOf = (accountId: number | string) => {
     const account = state.account(Number(accountId))

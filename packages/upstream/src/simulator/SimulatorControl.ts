@@ -25,6 +25,8 @@
  *   POST   /_control/api-clients  body: {publicKeyPem}       → 201 {clientId, teamId, keyId}: an API client
  *                                                              created with a user-supplied public key, as
  *                                                              an Apple Ads admin does in the web UI (v1)
+ *   PUT    /_control/rate-limit  body: {limit, windowSeconds, enforce} → the request budget per API client
+ *                                                              (SimulatorRateLimit.ts); windows start afresh
  *
  * Entities are changed "outside acs" with the normal API and the demo credentials, like a person
  * using the platform's UI would.
@@ -34,6 +36,7 @@ import { momentOf } from "./SimulatorCalendar.ts"
 import type { CallFilter, CallLog, CallRecord } from "./SimulatorCallLog.ts"
 import { type FaultRegistry, type FaultSpec, FaultSpecError, type FaultStatus, decodeFaultSpec, firesOnInstall } from "./SimulatorFaults.ts"
 import type { ApiClients, TokenStore } from "./SimulatorAuth.ts"
+import type { RateLimitBudget, SimulatorRateLimit } from "./SimulatorRateLimit.ts"
 import { type Answer, errorEnvelope } from "./SimulatorHttp.ts"
 import type { Scenario } from "./SimulatorScenarios.ts"
 import { READ_ONLY } from "./SimulatorSize.ts"
@@ -60,6 +63,9 @@ export interface SimulatorSummary {
   readonly accounts: ReadonlyArray<AccountSummary>
 }
 
+const Positive = Schema.Int.pipe(Schema.greaterThan(0))
+const RateLimitBody = Schema.Struct({ limit: Positive, windowSeconds: Positive, enforce: Schema.Boolean })
+
 const RolesBody = Schema.Struct({ roleNames: Schema.Array(Schema.String) })
 
 const NonNegative = Schema.Number.pipe(Schema.finite(), Schema.nonNegative())
@@ -85,8 +91,14 @@ export class SimulatorControl {
     private readonly faults: FaultRegistry,
     private readonly calls: CallLog,
     private readonly tokens: TokenStore,
-    private readonly clients: ApiClients
+    private readonly clients: ApiClients,
+    private readonly rateLimit: SimulatorRateLimit
   ) {}
+
+  /** The request budget per API client from now on; every window starts afresh. */
+  setRateLimit(budget: RateLimitBudget): void {
+    this.rateLimit.set(budget)
+  }
 
   /** Creates an API client for a user-supplied EC P-256 public key; null when the PEM is not one. */
   registerApiClient(publicKeyPem: string) {
@@ -272,6 +284,12 @@ export class SimulatorControl {
         const pem = typeof body === "object" && body !== null && "publicKeyPem" in body ? body.publicKeyPem : undefined
         const ids = typeof pem === "string" ? this.registerApiClient(pem) : null
         return ids === null ? refuse(400, "expected {publicKeyPem}: an EC P-256 public key in PEM form") : { status: 201, body: ids }
+      }
+      if (route === "PUT /_control/rate-limit") {
+        const decoded = Schema.decodeUnknownEither(RateLimitBody)(body)
+        if (Either.isLeft(decoded)) return refuse(400, "body must be {limit: int > 0, windowSeconds: int > 0, enforce: boolean}")
+        this.setRateLimit(decoded.right)
+        return answer(decoded.right)
       }
       const roles = /^PUT \/_control\/accounts\/(\d+)\/roles$/.exec(route)
       if (roles) {

@@ -32,6 +32,7 @@ import { reportRoutes } from "./SimulatorReportRoutes.ts"
 import type { HttpMethod, OrgRequest } from "./SimulatorRouter.ts"
 import { RouteTable } from "./SimulatorRouteTable.ts"
 import { isReadOnly } from "./SimulatorSize.ts"
+import type { SimulatorRateLimit, WindowState } from "./SimulatorRateLimit.ts"
 import { recordingWrite } from "./SimulatorWriteRecorder.ts"
 import type { Actor } from "./SimulatorChangeHistory.ts"
 import { toV1Error, V1_PREFIX } from "./v1/SimulatorV1Http.ts"
@@ -45,10 +46,6 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024
 
 const ROUTES = new RouteTable([...accountRoutes, ...campaignRoutes, ...keywordRoutes, ...reportRoutes, ...v1Routes])
 
-/** What the simulator advertises per window on v1 answers (Apple publishes no numbers). */
-const RATE_LIMIT = 600
-const RATE_WINDOW_SECONDS = 60
-
 const isV1 = (path: string): boolean => path.startsWith(`${V1_PREFIX}/`)
 
 export interface SimulatorServerParts {
@@ -58,6 +55,8 @@ export interface SimulatorServerParts {
   readonly faults: FaultRegistry
   readonly calls: CallLog
   readonly control: SimulatorControl
+  /** The request budget per API client (SimulatorRateLimit.ts). */
+  readonly rateLimit: SimulatorRateLimit
 }
 
 const apiError = (status: number, messageCode: string, message: string, headers: Readonly<Record<string, string>> = {}): Answer => ({
@@ -123,7 +122,6 @@ const readBody = (request: IncomingMessage): Promise<Buffer> =>
 export class SimulatorServer {
   private readonly server: Server
   /** Answers held by timeout faults; released (dropped) on close. */
-  private readonly rateWindows = new Map<number, { start: number; count: number }>()
   private readonly held = new Set<{ readonly timer: NodeJS.Timeout; readonly release: () => void }>()
 
   constructor(private readonly parts: SimulatorServerParts) {
@@ -224,9 +222,14 @@ export class SimulatorServer {
     const fired = faults.evaluate(method, path, orgId)
     for (const readOnly of fired.readOnly) this.parts.control.applyReadOnly(readOnly.orgId, readOnly.roleNames)
 
+    // The budget is the API client's (its bearer token's), across every account it calls.
+    const window = isV1(path) ? this.parts.rateLimit.take(this.callerOf(request) ?? "anonymous", arrivedAt) : null
     let answer: Answer
     const timeout = fired.timeout
     if (fired.status !== null) answer = statusFaultAnswer(fired.status, requestId)
+    else if (window?.refused === true) {
+      answer = statusFaultAnswer({ kind: "status", status: 429, retryAfterSeconds: window.resetSeconds, message: "Rate limit exceeded for this API client" }, requestId)
+    }
     else if (timeout !== null && timeout.process === false) {
       if (!(await this.hold(timeout.delayMs ?? DEFAULT_TIMEOUT_MS))) return
       answer = apiError(504, "GATEWAY_TIMEOUT", "Gateway timeout")
@@ -247,23 +250,24 @@ export class SimulatorServer {
       // The call has been applied; the client only never hears back in time.
       if (!(await this.hold(timeout.delayMs ?? DEFAULT_TIMEOUT_MS))) return
     }
-    this.send(response, isV1(path) ? this.v1Answer(answer, orgId, path) : answer)
+    this.send(response, isV1(path) ? this.v1Answer(answer, path, window) : answer)
   }
 
-  /** The v1 face of an answer: errors in the v1 shape, `RateLimit-*` headers on everything. */
-  private v1Answer(answer: Answer, orgId: number | null, path: string): Answer {
-    // A fixed window per account: informative only (the simulator throttles through faults, not these).
-    const now = Date.now()
-    const key = orgId ?? 0
-    const window = this.rateWindows.get(key)
-    const current = window === undefined || now - window.start >= RATE_WINDOW_SECONDS * 1000 ? { start: now, count: 0 } : window
-    current.count++
-    this.rateWindows.set(key, current)
+  /** The API client a request's bearer token was issued to, or null. */
+  private callerOf(request: IncomingMessage): string | null {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")
+    return bearer === null ? null : this.parts.tokens.clientOf(bearer[1]!, Date.now())
+  }
+
+  /** The v1 face of an answer: errors in the v1 shape, the caller's `RateLimit-*` headers on every API answer. */
+  private v1Answer(answer: Answer, path: string, window: WindowState | null): Answer {
+    const shaped = answer.status >= 400 ? toV1Error(answer, path) : answer
+    if (window === null) return shaped
     const headers = copyHeaders(answer.headers)
-    headers["ratelimit-limit"] = String(RATE_LIMIT)
-    headers["ratelimit-remaining"] = String(Math.max(0, RATE_LIMIT - current.count))
-    headers["ratelimit-reset"] = String(Math.max(0, Math.ceil((current.start + RATE_WINDOW_SECONDS * 1000 - now) / 1000)))
-    return withHeaders(answer.status >= 400 ? toV1Error(answer, path) : answer, headers)
+    headers["ratelimit-limit"] = String(window.limit)
+    headers["ratelimit-remaining"] = String(window.remaining)
+    headers["ratelimit-reset"] = String(window.resetSeconds)
+    return withHeaders(shaped, headers)
   }
 
   /**
@@ -301,11 +305,11 @@ export class SimulatorServer {
           failingRowMessage: "",
           actor
         }),
-        adAccountId,
-        path
+        path,
+        null
       )
     } catch (error) {
-      if (error instanceof WireFailure) return this.v1Answer({ status: error.status, body: errorEnvelope(error.errors) }, adAccountId, path)
+      if (error instanceof WireFailure) return this.v1Answer({ status: error.status, body: errorEnvelope(error.errors) }, path, null)
       throw error
     }
   }

@@ -1,13 +1,21 @@
 /** A raw v1 call to the simulator with a fresh token: for the wire checks the client does not expose. */
-import { signClientSecret } from "../../src/ClientSecret.ts"
+import { type AppleCredentials, signClientSecret } from "../../src/ClientSecret.ts"
 import type { Simulator } from "../../src/simulator/Simulator.ts"
 
-export const rawV1 = async (simulator: Simulator, method: string, path: string, account: string | null, body?: unknown) => {
-  const secret = signClientSecret(simulator.credentials, Math.floor(Date.now() / 1000))
+export const rawV1 = async (
+  simulator: Simulator,
+  method: string,
+  path: string,
+  account: string | null,
+  body?: unknown,
+  /** Another API client's than the demo one. */
+  credentials: AppleCredentials = simulator.credentials
+) => {
+  const secret = signClientSecret(credentials, Math.floor(Date.now() / 1000))
   const tokenUrl = new URL(simulator.tokenUrl)
   tokenUrl.search = new URLSearchParams({
     grant_type: "client_credentials",
-    client_id: simulator.credentials.clientId,
+    client_id: credentials.clientId,
     client_secret: secret,
     scope: "searchadsorg"
   }).toString()
