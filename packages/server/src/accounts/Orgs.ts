@@ -6,6 +6,7 @@ import type { SqlClient } from "@effect/sql"
 import { FourEyesRule } from "@acs/domain/FourEyes"
 import { GuardSettings } from "@acs/domain/Guard"
 import { Schema } from "effect"
+import { invalidateSql } from "../db/Invalidation.ts"
 import { columnsOf, decodeRows } from "../db/Rows.ts"
 
 /** An org's settings as its row holds them. */
@@ -47,5 +48,5 @@ export const orgStatements = (sql: SqlClient.SqlClient) => ({
         guard = coalesce(${change.guard === null ? null : JSON.stringify(change.guard)}::jsonb, guard),
         settings_updated_at = now(), settings_updated_by = ${change.updatedBy}
       WHERE org_id = ${orgId}
-      RETURNING ${sql.unsafe(settingsColumns)}`
+      RETURNING ${sql.unsafe(settingsColumns)}, ${invalidateSql(sql, "o", sql`org_id`)} AS invalidated`
 })

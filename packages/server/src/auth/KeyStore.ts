@@ -19,7 +19,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { Accounts, boundProjects, covers } from "../accounts/Accounts.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
-import { Invalidation } from "../db/Invalidation.ts"
+import { Invalidation, invalidateSql } from "../db/Invalidation.ts"
 import { columnsOf, countOf, decodeRows } from "../db/Rows.ts"
 import type { Granted } from "./Access.ts"
 import { newKeySecret, sha256 } from "./Secrets.ts"
@@ -248,13 +248,16 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
     const revokeInOrg = (orgId: string, keyId: string) =>
       sql`
         UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-        WHERE key_id = ${keyId} AND org_id = ${orgId} RETURNING ${sql.unsafe(revokedColumns)}`.pipe(
+        WHERE key_id = ${keyId} AND org_id = ${orgId}
+        RETURNING ${sql.unsafe(revokedColumns)},
+          -- Every instance forgets the key at commit; a key revoked before (by another transaction) changed nothing here.
+          CASE WHEN revoked_at = now() THEN ${invalidateSql(sql, "k", sql`secret_hash`)} END AS invalidated`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeRevoked),
         Effect.flatMap((rows) =>
           rows[0] === undefined
             ? Effect.fail(new NotFound({ message: `no key ${keyId} in this org` }))
-            // Committed: this instance forgets the key now; the others on the trigger's notification.
+            // Committed: this instance forgets the key now; the others on the statement's notification.
             : Effect.sync(() => liveKeys.invalidate(rows[0]!.secretHash))
         ),
         Effect.tap(() => Effect.logInfo("api key revoked").pipe(Effect.annotateLogs({ keyId }))),
@@ -361,8 +364,8 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         const rows = yield* sql`
           UPDATE api_keys SET revoked_at = now()
           WHERE root_person_id = ${personId} AND org_id = ${grant.orgId} AND revoked_at IS NULL
-          RETURNING ${sql.unsafe(revokedColumns)}`.pipe(Effect.flatMap(decodeRevoked))
-        // Committed: this instance forgets the keys now; the others on the trigger's notifications.
+          RETURNING ${sql.unsafe(revokedColumns)}, ${invalidateSql(sql, "k", sql`secret_hash`)} AS invalidated`.pipe(Effect.flatMap(decodeRevoked))
+        // Committed: this instance forgets the keys now; the others on the statement's notifications.
         for (const row of rows) liveKeys.invalidate(row.secretHash)
         const revokedKeyIds = rows.map((row) => row.keyId).sort()
         yield* Effect.logInfo("a person's api keys revoked").pipe(
@@ -401,7 +404,10 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
           FROM (SELECT key_id, secret_hash FROM api_keys WHERE key_id = ${keyId} FOR UPDATE) old
           WHERE k.key_id = old.key_id AND k.kind = 'oauth' AND k.revoked_at IS NULL
             AND NOT EXISTS (SELECT 1 FROM people p WHERE p.person_id = k.root_person_id AND p.disabled_at IS NOT NULL)
-          RETURNING k.scope, old.secret_hash`.pipe(Effect.orDie, Effect.flatMap(decodeRotated))
+          RETURNING k.scope, old.secret_hash, ${invalidateSql(sql, "k", sql`old.secret_hash`)} AS invalidated`.pipe(
+          Effect.orDie,
+          Effect.flatMap(decodeRotated)
+        )
         const row = rows[0]
         if (row === undefined) return Option.none<{ readonly secret: string; readonly scope: ApiKey["scope"] }>()
         liveKeys.invalidate(row.secretHash)

@@ -1,8 +1,12 @@
 /**
  * Short-lived caches of per-request lookups (the API key, the account, the org's settings, the account's
- * target band and guardrails, a person's session), kept exact across instances by PostgreSQL. Triggers NOTIFY `acs_invalidate` when one of them
- * changes (migrations 0012, 0017, 0019 and 0031), inside the changing transaction, so the notification is queued when
- * the change commits. Every instance LISTENs on one connection of its own and drops the entry named.
+ * target band and guardrails, a person's session), kept exact across instances by PostgreSQL. The statement that
+ * changes one of them NOTIFYs `acs_invalidate` itself (`invalidateSql`, in its `RETURNING` or select list: its
+ * table's owner module writes it, docs/decisions/database.md "Invalidation and bookkeeping by the statements, not
+ * triggers"), inside the changing transaction, so the notification is queued when the change commits and dropped
+ * with a rollback. Every instance LISTENs on one connection of its own and drops the entry named. A change made
+ * by hand on the database sends its own (`SELECT pg_notify('acs_invalidate', 'a:<project id>')`), or is seen
+ * once the entry's TTL has passed.
  *
  * A notification is delivered after its commit, not with it: a client that saw a revocation commit on
  * instance A may reach instance B before B has read the notification. So a cached entry is served only after
@@ -14,6 +18,7 @@
  * older than the TTL (LOOKUP_CACHE_TTL_MS, default 5 s, 0 = no caching) is loaded again. The embedded
  * database has one backend and no LISTEN: nothing is cached there.
  */
+import type { SqlClient, Statement } from "@effect/sql"
 import { Clock, Config, Duration, Effect, FiberId, FiberRef, Option, Redacted, Schedule } from "effect"
 import * as Crypto from "node:crypto"
 import Pg from "pg"
@@ -36,6 +41,18 @@ export type CacheName = "k" | "a" | "o" | "t" | "g" | "s"
 
 /** The key of a notification that drops every entry of its cache. */
 const ALL_KEYS = "*"
+
+/**
+ * The notification that drops `key` (an expression over the changed row) from cache `name` on every instance: an
+ * expression for the `RETURNING` (or the select list) of the statement that changes the row, so it is evaluated
+ * once per changed row and queued by the changing transaction. A statement that changes no row notifies nobody.
+ */
+export const invalidateSql = (sql: SqlClient.SqlClient, name: CacheName, key: Statement.Fragment) =>
+  sql`pg_notify(${INVALIDATE_CHANNEL}, ${`${name}:`} || ${key})`
+
+/** As `invalidateSql`, dropping every entry of cache `name` (a transaction's repeats of one notification are sent once). */
+export const invalidateAllSql = (sql: SqlClient.SqlClient, name: CacheName) =>
+  sql`pg_notify(${INVALIDATE_CHANNEL}, ${`${name}:${ALL_KEYS}`})`
 
 interface Entry {
   readonly value: unknown

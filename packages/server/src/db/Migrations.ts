@@ -46,6 +46,7 @@ import searchTermSources from "./migrations/0037_search_term_sources.ts"
 import recommendations from "./migrations/0038_recommendations.ts"
 import slackApprovals from "./migrations/0039_slack_approvals.ts"
 import oauth from "./migrations/0040_oauth.ts"
+import noTriggers from "./migrations/0041_no_triggers.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -91,7 +92,8 @@ export const migrations = {
   "0037_search_term_sources": searchTermSources,
   "0038_recommendations": recommendations,
   "0039_slack_approvals": slackApprovals,
-  "0040_oauth": oauth
+  "0040_oauth": oauth,
+  "0041_no_triggers": noTriggers
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -3,6 +3,7 @@ import { Targets as TargetsDocument } from "@acs/domain/Actions"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../auth/Access.ts"
+import { invalidateSql } from "../db/Invalidation.ts"
 import { columnsOf, decodeRows } from "../db/Rows.ts"
 
 /** A `targets` row (its account and author aside) is the document itself; this module is the table's owner. */
@@ -31,7 +32,7 @@ export class Targets extends Effect.Service<Targets>()("acs/Targets", {
           ${JSON.stringify(targets.campaigns)}::jsonb, ${`${grant.principal.kind}:${grant.principal.id}`})
         ON CONFLICT (project_id) DO UPDATE SET cpa_band = EXCLUDED.cpa_band, campaigns = EXCLUDED.campaigns,
           updated_at = now(), updated_by = EXCLUDED.updated_by
-        RETURNING ${sql.unsafe(targetsColumns)}`.pipe(
+        RETURNING ${sql.unsafe(targetsColumns)}, ${invalidateSql(sql, "t", sql`targets.project_id`)} AS invalidated`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeTargets),
         Effect.map((rows) => rows[0] ?? empty),

@@ -122,6 +122,14 @@ export const deliveryStatements = (sql: SqlClient.SqlClient, retryWindowSeconds:
       WHERE webhook_id = ${webhookId} AND status = 'pending'`
 })
 
+/**
+ * For the statement that deletes events (events/Outbox.ts `pruneEvents`, `gone` its deleted rows): a pending
+ * delivery keeps the body of its event, as the API shows it, in its own row, since its event no longer carries it.
+ */
+export const keepPendingBodies = (sql: SqlClient.SqlClient) => (gone: string) =>
+  sql`UPDATE webhook_deliveries d SET body = acs_event_body(g.event)
+    FROM ${sql.unsafe(gone)} g WHERE d.event_id = g.event_id AND d.status = 'pending' AND d.body IS NULL`
+
 /** Up to `limit` ended deliveries (not pending) made before `cutoff` deleted (retention); answers how many. */
 export const pruneDeliveries = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>
   sql`DELETE FROM webhook_deliveries WHERE delivery_id IN (

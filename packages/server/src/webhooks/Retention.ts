@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Duration, Effect, Layer, Schedule } from "effect"
 import { pruneOAuthCodes, pruneOAuthRefreshTokens } from "../auth/OAuthGrants.ts"
 import { pruneEvents } from "../events/Outbox.ts"
-import { pruneDeliveredBatches, pruneDeliveries } from "./Deliveries.ts"
+import { keepPendingBodies, pruneDeliveredBatches, pruneDeliveries } from "./Deliveries.ts"
 
 export const RETENTION_DAYS = 30
 
@@ -19,7 +19,8 @@ export const pruneOnce = Effect.gen(function*() {
   const cutoff = new Date((yield* Clock.currentTimeMillis) - RETENTION_DAYS * 24 * 3_600_000)
   const batched = (prune: (sql: SqlClient.SqlClient, cutoff: Date, limit: number) => Effect.Effect<number>) =>
     prune(sql, cutoff, BATCH).pipe(Effect.repeat({ while: (n) => n === BATCH }))
-  yield* batched(pruneEvents)
+  // A pending delivery keeps the body of an event deleted under it, in the same statement.
+  yield* batched((client, before, limit) => pruneEvents(client, before, limit, keepPendingBodies(client)))
   yield* batched(pruneDeliveries)
   yield* batched(pruneDeliveredBatches)
   yield* batched(pruneOAuthCodes)

@@ -70,7 +70,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   change_history_marks: ["actions/outside/OutsideChanges.ts"],
   connection_key_pairs: ["accounts/Connections.ts"],
   connections: ["accounts/Connections.ts"],
-  cooldown_marks: ["db/functions/acs_mark_cooldowns.sql"],
+  cooldown_marks: ["actions/pipeline/Transitions.ts"],
   daily_metrics: ["warehouse/SwapCopy.ts"],
   event_sequencer: ["events/Outbox.ts", "db/functions/acs_sequence_events.sql"],
   events: ["events/Outbox.ts", "db/functions/acs_sequence_events.sql"],
@@ -98,7 +98,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   change_places: ["guard/ChangePlaces.ts"],
   webhook_batches: ["webhooks/Deliveries.ts"],
   webhook_delivered_batches: ["webhooks/Deliveries.ts"],
-  webhook_deliveries: ["webhooks/Deliveries.ts", "db/functions/acs_keep_pending_bodies.sql"],
+  webhook_deliveries: ["webhooks/Deliveries.ts"],
   webhooks: ["webhooks/Endpoints.ts", "db/functions/acs_sequence_events.sql"]
 }
 
