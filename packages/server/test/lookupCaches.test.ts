@@ -1,9 +1,9 @@
 /**
  * The key, account, org settings, target band, guardrails and session lookups are cached per instance
  * (db/Invalidation.ts) and dropped on every instance when the change commits: two server processes on one database.
- * The statement that changes a row notifies (no trigger does): a change through instance A, or an owner module's
- * statement run here, is seen at once on instance B; a change made by hand on the database says so itself, with the
- * same notification. Each test first shows the cache is really answering on instance B (a change made without
+ * The owner module of a row notifies in the changing transaction (no trigger does): a change through instance A, or
+ * an owner module's statement run here, is seen at once on instance B; a change made by hand on the database says so
+ * itself, with the same notification. Each test first shows the cache is really answering on instance B (a change made without
  * the notification is not seen), so what follows proves the invalidation, not an uncached lookup.
  */
 import { AcsClient } from "@acs/domain/AcsClient"

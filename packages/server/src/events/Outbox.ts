@@ -59,9 +59,10 @@ export const writeEvents = (sql: SqlClient.SqlClient, events: ReadonlyArray<NewE
     SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, org_id) FROM (SELECT DISTINCT org_id FROM written) orgs`).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.writeMany"))
 
 /**
- * Up to `limit` sequenced events written before `cutoff` deleted (retention), in one statement with `keep`: a
- * data-modifying CTE over `gone` (the deleted rows: `event_id`, and `event`, the whole `events` row) that keeps what
- * still needs them (webhooks/Deliveries.ts `keepPendingBodies`). Answers how many were deleted.
+ * Up to `limit` sequenced events written before `cutoff` deleted (retention), in one statement with `keep`: CTEs
+ * (`name AS (...)`, comma-separated) over `gone`, the deleted rows (`org_id`, `event_id`, and `event`, the whole
+ * `events` row), that keep what still needs them (webhooks/Deliveries.ts `keepPendingBodies`). Answers how many
+ * were deleted.
  */
 export const pruneEvents = (
   sql: SqlClient.SqlClient,
@@ -73,8 +74,8 @@ export const pruneEvents = (
     WITH gone AS (
       DELETE FROM events WHERE seq IN (
         SELECT seq FROM events WHERE created_at < ${cutoff} AND position IS NOT NULL ORDER BY created_at LIMIT ${limit})
-      RETURNING events.event_id, events AS event),
-    kept AS (${keep("gone")})
+      RETURNING events.org_id, events.event_id, events AS event),
+    ${keep("gone")}
     SELECT count(*)::int AS n FROM gone`.pipe(Effect.flatMap(countOf), Effect.orDie)
 
 /** An action event: the action as the API shows it (GET …/actions/{actionId}), and what else the type carries. */

@@ -1,10 +1,10 @@
 /**
  * No triggers (docs/decisions/database.md "Invalidation and bookkeeping by the statements, not triggers"): Citus
- * refuses to distribute a table, or make a reference table of it, while it carries one. What they did, the
- * statements that change the rows now do, in the same statement: the lookup caches' `acs_invalidate`
- * notifications (db/Invalidation.ts `invalidateSql`, in each owner's statements), the cooldown marks of an action
- * approved or applied (actions/pipeline/Transitions.ts `markCooldowns`), and the bodies that pending webhook
- * deliveries keep of the events retention deletes (webhooks/Deliveries.ts `keepPendingBodies`).
+ * refuses to distribute a table, or make a reference table of it, while it carries one. What they did, the owners of
+ * the rows now do: the lookup caches' `acs_invalidate` notifications of the keys a statement changed, in its
+ * transaction (db/Invalidation.ts `invalidating`), the cooldown marks of an action approved or applied, in the same
+ * statement (actions/pipeline/Transitions.ts `markCooldowns`), and the bodies that pending webhook deliveries keep
+ * of the events retention deletes, in the same statement (webhooks/Deliveries.ts `keepPendingBodies`).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
