@@ -257,7 +257,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         Effect.flatMap((rows) =>
           rows[0] === undefined
             ? Effect.fail(new NotFound({ message: `no key ${keyId} in this org` }))
-            // Committed: this instance forgets the key now; the others on the statement's notification.
+            // Committed: this instance forgets the key now; the others on the notification sent with the change.
             : Effect.sync(() => liveKeys.invalidate(rows[0]!.secretHash))
         ),
         Effect.tap(() => Effect.logInfo("api key revoked").pipe(Effect.annotateLogs({ keyId }))),
@@ -368,7 +368,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
           (statement) => invalidating(sql, "k", statement),
           Effect.flatMap(decodeRevoked)
         )
-        // Committed: this instance forgets the keys now; the others on the statement's notifications.
+        // Committed: this instance forgets the keys now; the others on the notifications sent with the change.
         for (const row of rows) liveKeys.invalidate(row.secretHash)
         const revokedKeyIds = rows.map((row) => row.keyId).sort()
         yield* Effect.logInfo("a person's api keys revoked").pipe(
