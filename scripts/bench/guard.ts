@@ -54,7 +54,7 @@ export interface GuardResults {
 
 /** Applied keyword bid changes on `count` keywords with metrics, 3 days ago, proposed by a key. */
 const seed = async (pool: Pool, projectId: string, count: number, offset = 0) => {
-  await pool.query("UPDATE accounts SET watched_since = now() - interval '30 days' WHERE project_id = $1", [projectId])
+  await pool.query("UPDATE accounts SET watched_since = now() - interval '30 days' WHERE project_id = $1 RETURNING pg_notify('acs_invalidate', 'a:' || project_id)", [projectId])
   await pool.query(
     `INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
        payload, proposed_by, created_at, decided_at, applied_at)

@@ -151,7 +151,7 @@ export const benchSyncVersions = async (options: {
   }
   const syncOver = async (apiVersion: ApiVersion): Promise<VersionSync> => {
     await switchTo(apiVersion)
-    await pool.query("UPDATE accounts SET last_synced_day = NULL WHERE project_id = $1", [projectId])
+    await pool.query("UPDATE accounts SET last_synced_day = NULL WHERE project_id = $1 RETURNING pg_notify('acs_invalidate', 'a:' || project_id)", [projectId])
     log(`syncing the bench account over ${apiVersion} (all days)`)
     const start = meter()
     const begun = toSyncInfo(await acs.client.postJson(`${acs.api}/accounts/${projectId}/syncs`))

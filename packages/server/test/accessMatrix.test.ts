@@ -1462,10 +1462,11 @@ beforeAll(async () => {
       }
       case "personKey": {
         const personId = await insertPerson(principal.org)
-        await query(database, "UPDATE people SET role = 'admin' WHERE person_id = $1", [personId])
+        await query(database, "UPDATE people SET role = 'admin' WHERE person_id = $1 RETURNING pg_notify('acs_invalidate', 's:*'), pg_notify('acs_invalidate', 'k:*')", [personId])
         const { keyId, secret } = await insertKey(principal.org, principal.row!, "valid", personId)
         const change = setup.creator === "disabled" ? "disabled_at = now()" : "role = 'viewer'"
-        await query(database, `UPDATE people SET ${change} WHERE person_id = $1`, [personId])
+        // By hand, with the notifications People.ts's statements send (db/Invalidation.ts).
+        await query(database, `UPDATE people SET ${change} WHERE person_id = $1 RETURNING pg_notify('acs_invalidate', 's:*'), pg_notify('acs_invalidate', 'k:*')`, [personId])
         keyIds.set(principal.name, keyId)
         credentials.set(principal.name, { authorization: `Bearer ${secret}` })
         break

@@ -78,12 +78,13 @@ describe("audits", () => {
       `SELECT last_synced_at AS "lastSyncedAt" FROM accounts WHERE project_id = $1`,
       [projectId]
     ) as [{ lastSyncedAt: Date }]
-    await p.sql("UPDATE accounts SET last_synced_at = now() - interval '30 hours' WHERE project_id = $1", [projectId])
+    // By hand, with the notification the accounts' owner sends (db/Invalidation.ts).
+    await p.sql("UPDATE accounts SET last_synced_at = now() - interval '30 hours' WHERE project_id = $1 RETURNING pg_notify('acs_invalidate', 'a:' || project_id)", [projectId])
     try {
       const stale = await audit()
       expect(stale.findings).toContainEqual(expect.objectContaining({ severity: "medium", title: "The account's data is stale", entity: null }))
     } finally {
-      await p.sql("UPDATE accounts SET last_synced_at = $2 WHERE project_id = $1", [projectId, lastSyncedAt])
+      await p.sql("UPDATE accounts SET last_synced_at = $2 WHERE project_id = $1 RETURNING pg_notify('acs_invalidate', 'a:' || project_id)", [projectId, lastSyncedAt])
     }
   })
 

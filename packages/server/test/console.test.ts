@@ -397,7 +397,11 @@ describe("the console", () => {
 
     // The circuit breaker opened (arranged in the database): the page says so first, and the admin resumes.
     const reason = "5 upstream write failures within 10 minutes"
-    const paused = await p.sql("UPDATE guardrails SET paused_reason = $1, paused_since = now() WHERE project_id = $2 RETURNING project_id", [reason, projectId])
+    const paused = await p.sql(
+      `UPDATE guardrails SET paused_reason = $1, paused_since = now() WHERE project_id = $2
+       RETURNING project_id, pg_notify('acs_invalidate', 'g:' || project_id)`,
+      [reason, projectId]
+    )
     expect(paused).toHaveLength(1)
     await waitFor("the policy to see the pause", policyOf, (policy) => policy.guardrails.autoApplyPaused !== null, { intervalMs: 100 })
     await page.reload()

@@ -197,6 +197,38 @@ describe("cooldowns", () => {
     await stopWorker()
   })
 
+  it("starts a cooldown when a person approves a queued raise, and again when it applies", async () => {
+    await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
+    const campaign = await untouchedCampaign()
+    const marks = (actionId: string) =>
+      p.sql<{ marked_at: string; applied: boolean }>(
+        `SELECT m.marked_at::text, m.marked_at = a.applied_at AS applied FROM cooldown_marks m JOIN actions a USING (action_id)
+         WHERE m.action_id = $1 ORDER BY m.marked_at`,
+        [actionId]
+      )
+    // A key's raise always queues: nothing is on its way yet, so it marks nothing.
+    const first = proposalOf(await raise(campaign, 10_000, "key"))
+    expect(first.mode).toBe("queued")
+    expect(await marks(first.actionId)).toEqual([])
+    // No worker runs: approved, the raise is on its way, and its approval started the cooldown.
+    const approved = await p.as("approver", "POST", path(`/approvals/${first.actionId}/approve`))
+    expect(approved.status, approved.text).toBe(200)
+    expect(await marks(first.actionId)).toHaveLength(1)
+    const held = proposalOf(await raise(campaign, 20_000, "person", twin))
+    expect(held.mode).toBe("queued")
+    expect(held.policyReasons[0]).toMatch(new RegExp(`^cooldown: action ${first.actionId}, approved at \\S+Z, is changing the budget of the same entity`))
+    expect((await p.as("approver", "POST", path(`/approvals/${held.actionId}/reject`), { reason: "one at a time" })).status).toBe(200)
+    // Applied, it marks the cooldown again from when it landed.
+    await startWorker()
+    await p.settle(first.actionId, ["applied"])
+    await stopWorker()
+    expect((await marks(first.actionId)).map((mark) => mark.applied)).toEqual([false, true])
+    const after = proposalOf(await raise(await current(campaign), 10_000))
+    expect(after.mode).toBe("queued")
+    expect(after.policyReasons[0]).toMatch(new RegExp(`^cooldown: action ${first.actionId} changed the budget of the same entity at \\S+Z`))
+    expect((await p.as("approver", "POST", path(`/approvals/${after.actionId}/reject`), { reason: "one at a time" })).status).toBe(200)
+  })
+
   it("starts a cooldown from a change made outside acs", async () => {
     await putGuardrails({ envelope: BIG_ENVELOPE, cooldownHours: { bid: 72, budget: 72, status: 0 } })
     const campaign = await freshCampaign()

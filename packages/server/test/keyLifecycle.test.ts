@@ -89,7 +89,9 @@ describe("API keys end to end", () => {
     const expired = await createKey({ name: "expiring", scope: "read", expiresAt: new Date(Date.now() + 3_600_000).toISOString() })
     const expiredSecret = expired.secret
     // Its hour passes at once: the expiry moved to now, rather than a wait a busy machine could outrun.
-    await query(database, "UPDATE api_keys SET expires_at = now() WHERE key_id = $1", [expired.key.keyId])
+    await query(database, "UPDATE api_keys SET expires_at = now() WHERE key_id = $1 RETURNING pg_notify('acs_invalidate', 'k:' || secret_hash)", [
+      expired.key.keyId
+    ])
     const revokedBody = await createKey({ name: "revoked", scope: "read" })
     await withApi(server.baseUrl, BOOTSTRAP_KEY, (admin) => admin.keys.revokeKey({ path: { keyId: revokedBody.key.keyId } }))
 

@@ -1,14 +1,20 @@
 /**
- * The key, account, org settings, target band and session lookups are cached per instance (db/Invalidation.ts)
- * and dropped on every instance when the change commits: two server processes on one database. Each test first
- * shows the cache is really answering on instance B (a change made with the notification suppressed is not seen), so what follows
- * proves the invalidation, not an uncached lookup.
+ * The key, account, org settings, target band, guardrails and session lookups are cached per instance
+ * (db/Invalidation.ts) and dropped on every instance when the change commits: two server processes on one database.
+ * The owner module of a row notifies in the changing transaction (no trigger does): a change through instance A, or
+ * an owner module's statement run here, is seen at once on instance B; a change made by hand on the database says so
+ * itself, with the same notification. Each test first shows the cache is really answering on instance B (a change made without
+ * the notification is not seen), so what follows proves the invalidation, not an uncached lookup.
  */
 import { AcsClient } from "@acs/domain/AcsClient"
 import { isProposalResponse } from "@acs/domain/Actions"
-import { Effect, Either } from "effect"
+import { DEFAULT_GUARDRAILS } from "@acs/domain/Guardrails"
+import { SqlClient } from "@effect/sql"
+import { ConfigProvider, Effect, Either, Layer } from "effect"
 import * as Crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { accountWrites, markReadOnly } from "../src/accounts/Accounts.ts"
+import { databaseLayer } from "../src/db/Database.ts"
 import { withApi } from "./support/apiClient.ts"
 import { createDatabase, insertAccount, insertOrg, query } from "./support/database.ts"
 import { type Answer, BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
@@ -45,9 +51,23 @@ afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()])
 })
 
-/** Runs statements with triggers off for this one session: the change commits and nobody is notified. */
-const silently = (statements: string) =>
-  query(database, `BEGIN; SET LOCAL session_replication_role = replica; ${statements}; COMMIT;`)
+/** Runs statements by hand on the database, without a notification: the change commits and nobody is told. */
+const silently = (statements: string) => query(database, statements)
+
+/** Runs an owner module's statement against the database, as an instance would. */
+const asOwner = <A>(statement: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  Effect.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, statement).pipe(
+      Effect.provide(databaseLayer("lookup caches test").pipe(
+        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", database]]))))
+      )),
+      Effect.scoped
+    )
+  )
+
+/** An account changed by hand on the database, with the notification its owner's statements send. */
+const moveByHand = (set: string, projectId: string) =>
+  query(database, `UPDATE accounts SET ${set} WHERE project_id = $1 RETURNING pg_notify('acs_invalidate', 'a:' || project_id)`, [projectId])
 
 const newKey = async (name: string) => {
   const created = await withApi(a.baseUrl, BOOTSTRAP_KEY, (client) => client.keys.createKey({ payload: { name, scope: "write" } }))
@@ -81,11 +101,16 @@ describe("the key lookup cache", () => {
     }
   })
 
-  it("sees a key's reach narrowed on the database at once on both instances", async () => {
+  it("sees a key's reach narrowed by hand on the database, with its notification, at once on both instances", async () => {
     const key = await newKey("narrowed")
     expect((await ledgerPage(b, key.secret, "prj_moved")).status).toBe(200)
     expect((await ledgerPage(a, key.secret, "prj_moved")).status).toBe(200)
-    await query(database, `UPDATE api_keys SET binding_kind = 'subset', project_ids = '["prj_cached"]' WHERE key_id = $1`, [key.keyId])
+    await query(
+      database,
+      `UPDATE api_keys SET binding_kind = 'subset', project_ids = '["prj_cached"]' WHERE key_id = $1
+       RETURNING pg_notify('acs_invalidate', 'k:' || secret_hash)`,
+      [key.keyId]
+    )
     expect(errorCode(await ledgerPage(b, key.secret, "prj_moved"))).toBe("account_mismatch")
     expect(errorCode(await ledgerPage(a, key.secret, "prj_moved"))).toBe("account_mismatch")
     expect((await ledgerPage(b, key.secret, "prj_cached")).status).toBe(200)
@@ -105,7 +130,7 @@ describe("the account lookup cache", () => {
     }, (status) => status === 200)
   })
 
-  it("sees an account turned read-only on the database at once on the other instance", async () => {
+  it("sees an account turned read-only (the statement of an apply the upstream refused) at once on the other instance", async () => {
     const propose = (server: RunningServer) =>
       call(`${server.api}/accounts/prj_cached/actions/budget-change`, {
         method: "POST",
@@ -114,17 +139,27 @@ describe("the account lookup cache", () => {
       })
     // Not read-only: the proposal gets past the account check (the campaign is unknown here).
     expect(errorCode(await propose(b))).not.toBe("read_only_account")
-    await query(database, `UPDATE accounts SET read_only = true WHERE project_id = 'prj_cached'`)
+    await asOwner((sql) => markReadOnly(sql, "prj_cached"))
     const refused = await propose(b)
     expect(refused.status).toBe(403)
     expect(errorCode(refused)).toBe("read_only_account")
-    await query(database, `UPDATE accounts SET read_only = false WHERE project_id = 'prj_cached'`)
+    await moveByHand("read_only = false", "prj_cached")
     expect(errorCode(await propose(b))).not.toBe("read_only_account")
   })
 
-  it("sees an account moved to another org at once on the other instance", async () => {
+  it("sees an account disconnected by a sync's statement at once on the other instance", async () => {
+    await insertAccount(database, orgId, "prj_gone")
+    const status = async () =>
+      (await withApi(b.baseUrl, BOOTSTRAP_KEY, (client) => client.accounts.getAccount({ path: { projectId: "prj_gone" } }))).account.status
+    expect(await status()).toBe("active")
+    expect(await status()).toBe("active")
+    await asOwner((sql) => accountWrites(sql).markDisconnected("prj_gone"))
+    expect(await status()).toBe("disconnected")
+  })
+
+  it("sees an account moved to another org by hand, with its notification, at once on the other instance", async () => {
     expect((await ledgerPage(b, BOOTSTRAP_KEY, "prj_moved")).status).toBe(200)
-    await query(database, `UPDATE accounts SET org_id = 'org_elsewhere' WHERE project_id = 'prj_moved'`)
+    await moveByHand("org_id = 'org_elsewhere'", "prj_moved")
     expect(errorCode(await ledgerPage(b, BOOTSTRAP_KEY, "prj_moved"))).toBe("account_mismatch")
   })
 })
@@ -194,8 +229,55 @@ describe("the target band cache", () => {
     expect(put.status).toBe(200)
     // Past the band, the rule asks for the campaign's evidence (it has no metrics): the band was seen.
     expect(await previewReasons(b)).toMatch(/needs at least 7 complete days and 20 installs/)
-    await query(database, `DELETE FROM targets WHERE project_id = 'prj_band'`)
+    // Deleted by hand, with the notification (no statement of acs deletes a band).
+    await query(database, `DELETE FROM targets WHERE project_id = 'prj_band' RETURNING pg_notify('acs_invalidate', 't:' || project_id)`)
     expect(await previewReasons(b)).toMatch(noBand)
+  })
+})
+
+describe("the guardrails cache", () => {
+  const previewReasons = async (server: RunningServer) => {
+    const answer = await withApi(server.baseUrl, BOOTSTRAP_KEY, (client) =>
+      client.proposals.proposeBudgetChange({
+        path: { projectId: "prj_rails" },
+        payload: { campaignId: "78", newDailyBudgetMicros: 110_000_000, reason: "guardrails" },
+        urlParams: { preview: true },
+        headers: {}
+      }))
+    expect(isProposalResponse(answer)).toBe(false)
+    return answer.policyReasons.join(" | ")
+  }
+  const evidenceGate = /needs at least 7 complete days and 20 installs/
+  const noEvidenceGate = JSON.stringify({ ...DEFAULT_GUARDRAILS, evidence: { minDays: 0, minInstalls: 0 } })
+
+  beforeAll(async () => {
+    await insertAccount(database, orgId, "prj_rails")
+    await query(database, `INSERT INTO campaigns (project_id, campaign_id, name, adam_id, daily_budget_micros, status, bid_strategy)
+      VALUES ('prj_rails', '78', 'Railed', '1', 100000000, 'ENABLED', 'MANUAL_CPT')`)
+    const put = await call(`${a.api}/accounts/prj_rails/targets`, {
+      method: "PUT",
+      key: BOOTSTRAP_KEY,
+      body: { cpaBand: { minMicros: 1, maxMicros: 9_000_000 }, campaigns: {} }
+    })
+    expect(put.status).toBe(200)
+  })
+
+  it("answers from the cache on instance B (guardrails set without their notification are not seen)", async () => {
+    await waitFor("instance B to serve the account's guardrails from its cache", async () => {
+      expect(await previewReasons(b)).toMatch(evidenceGate)
+      await silently(`INSERT INTO guardrails (project_id, settings) VALUES ('prj_rails', '${noEvidenceGate}')`)
+      const reasons = await previewReasons(b)
+      await silently(`DELETE FROM guardrails WHERE project_id = 'prj_rails'`)
+      return reasons
+    }, (reasons) => evidenceGate.test(reasons))
+  })
+
+  it("sees the evidence gate lowered through instance A at once in instance B's policy", async () => {
+    expect(await previewReasons(b)).toMatch(evidenceGate)
+    const put = await call(`${a.api}/accounts/prj_rails/guardrails`, { method: "PUT", key: BOOTSTRAP_KEY, body: JSON.parse(noEvidenceGate) })
+    expect(put.status, put.text).toBe(200)
+    // Past the gate, the rule asks for the campaign's CPA (it has no installs): the new guardrails were seen.
+    expect(await previewReasons(b)).toMatch(/needs a 30-day CPA inside/)
   })
 })
 
@@ -208,11 +290,11 @@ describe("the lookups of an RPC procedure (run in the RPC server's fiber, on the
       )
     )
 
-  it("see an account moved to another org at once on the other instance", async () => {
+  it("see an account moved to another org (by hand, with its notification) at once on the other instance", async () => {
     await insertAccount(database, orgId, "prj_rpc")
     expect(Either.isRight(await listOverRpc(b, "prj_rpc"))).toBe(true)
     expect(Either.isRight(await listOverRpc(b, "prj_rpc"))).toBe(true)
-    await query(database, `UPDATE accounts SET org_id = 'org_elsewhere' WHERE project_id = 'prj_rpc'`)
+    await moveByHand("org_id = 'org_elsewhere'", "prj_rpc")
     const refused = await listOverRpc(b, "prj_rpc")
     expect(Either.isLeft(refused) ? refused.left._tag : "answered").toBe("AccountMismatch")
   })
@@ -230,11 +312,11 @@ describe("the lookups of an MCP tool call (run in a fiber of its own, on the req
     return answer.text
   }
 
-  it("see an account moved to another org at once on the other instance", async () => {
+  it("see an account moved to another org (by hand, with its notification) at once on the other instance", async () => {
     await insertAccount(database, orgId, "prj_mcp")
     expect(await listOverMcp(b, "prj_mcp")).not.toContain("account_mismatch")
     expect(await listOverMcp(b, "prj_mcp")).not.toContain("account_mismatch")
-    await query(database, `UPDATE accounts SET org_id = 'org_elsewhere' WHERE project_id = 'prj_mcp'`)
+    await moveByHand("org_id = 'org_elsewhere'", "prj_mcp")
     expect(await listOverMcp(b, "prj_mcp")).toContain("account_mismatch")
   })
 })
@@ -255,6 +337,13 @@ describe("the session lookup cache", () => {
   const me = (server: RunningServer, cookie: string) => call(`${server.api}/auth/me`, { headers: { cookie } })
   const roleOn = async (server: RunningServer, cookie: string) =>
     (await withApi(server.baseUrl, { cookie }, (client) => client.auth.getMe())).principal.role
+  const personByHand = (set: string) =>
+    query(
+      database,
+      `UPDATE people SET ${set} WHERE person_id = $1
+       RETURNING pg_notify('acs_invalidate', 's:*'), pg_notify('acs_invalidate', 'k:*')`,
+      [personId]
+    )
   const changePerson = async (change: { role?: string; disabled?: boolean }) => {
     const answer = await call(`${a.api}/people/${personId}`, { method: "PUT", headers: { cookie: admin }, body: change })
     expect(answer.status, answer.text).toBe(200)
@@ -297,6 +386,19 @@ describe("the session lookup cache", () => {
     }
   })
 
+  it("refuses the keys of a person revoked through instance A at once on instance B", async () => {
+    const adminId = (await withApi(a.baseUrl, { cookie: admin }, (client) => client.auth.getMe())).principal.id
+    const created = await withApi(a.baseUrl, { cookie: admin }, (client) => client.keys.createKey({ payload: { name: "the admin's agent", scope: "write" } }))
+    expect((await ledgerPage(b, created.secret)).status).toBe(200)
+    expect((await ledgerPage(b, created.secret)).status).toBe(200)
+    const revoked = await call(`${a.api}/people/${adminId}/keys/revoke`, { method: "POST", key: BOOTSTRAP_KEY })
+    expect(revoked.status, revoked.text).toBe(200)
+    expect(revoked.body).toMatchObject({ revokedKeyIds: [created.key.keyId] })
+    const onB = await ledgerPage(b, created.secret)
+    expect(onB.status).toBe(401)
+    expect(errorCode(onB)).toBe("unauthorized")
+  })
+
   it("refuses the session of a person disabled through instance A, or on the database, at once on instance B", async () => {
     const cookie = await signIn()
     expect((await me(b, cookie)).status).toBe(200)
@@ -306,14 +408,15 @@ describe("the session lookup cache", () => {
     await changePerson({ disabled: false })
     expect((await me(b, cookie)).status, "disabling ended the session").toBe(401)
 
-    // The person's own notification, alone: disabled on the database, their session left as it was.
+    // The person's own notification, alone: disabled by hand on the database with the notifications People.ts's
+    // statements send, their session left as it was.
     const again = await signIn()
     expect((await me(b, again)).status).toBe(200)
     expect((await me(b, again)).status).toBe(200)
-    await query(database, `UPDATE people SET disabled_at = now() WHERE person_id = $1`, [personId])
+    await personByHand("disabled_at = now()")
     expect((await me(b, again)).status).toBe(401)
     expect((await propose(b, again)).status).toBe(401)
-    await query(database, `UPDATE people SET disabled_at = NULL WHERE person_id = $1`, [personId])
+    await personByHand("disabled_at = NULL")
     expect((await me(b, again)).status).toBe(200)
   })
 

@@ -169,8 +169,9 @@ describe("moving the connection from v5 to v1", () => {
     const accounts = await p.sql<{ project_id: string; upstream_account_id: string }>(
       "SELECT project_id, upstream_account_id FROM accounts ORDER BY project_id"
     )
-    // On Apple an org id is not an ad account id: make the v5 ids differ from the v1 ones the simulator lists.
-    await p.sql("UPDATE accounts SET upstream_account_id = '5' || upstream_account_id")
+    // On Apple an org id is not an ad account id: make the v5 ids differ from the v1 ones the simulator lists (by hand,
+    // with the notification the accounts' owner sends: db/Invalidation.ts).
+    await p.sql("UPDATE accounts SET upstream_account_id = '5' || upstream_account_id RETURNING pg_notify('acs_invalidate', 'a:' || project_id)")
     const ledger = await p.sql<{ action_id: string; status: string }>("SELECT action_id, status FROM actions ORDER BY action_id")
     const warehouse = await warehouseDigest()
 

@@ -54,7 +54,7 @@ beforeAll(async () => {
   const euro = accounts.find((a) => a.currency === "EUR")!
   const campaign = await firstCampaign(euro.projectId, BOOTSTRAP_KEY)
   await p.sql("INSERT INTO orgs (org_id, name) VALUES ($1, 'Isolation B')", [ORG_B])
-  await p.sql("UPDATE accounts SET org_id = $1 WHERE project_id = $2", [ORG_B, euro.projectId])
+  await p.sql("UPDATE accounts SET org_id = $1 WHERE project_id = $2 RETURNING pg_notify('acs_invalidate', 'a:' || project_id)", [ORG_B, euro.projectId])
   await p.sql(
     `INSERT INTO api_keys (key_id, org_id, name, secret_hash, scope, can_approve, binding_kind, project_ids, created_by)
      VALUES ('key_isolation_b', $1, 'org B admin', encode(sha256($2::bytea), 'hex'), 'admin', false, 'org', '[]', 'operator')`,

@@ -4,7 +4,7 @@ import type { Binding } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
-import { Invalidation } from "../db/Invalidation.ts"
+import { invalidateKey, invalidating, Invalidation } from "../db/Invalidation.ts"
 import { columnsOf, decodeRows } from "../db/Rows.ts"
 import { type AccountRecord, AccountRow } from "./AccountRecord.ts"
 import type { Granted } from "./Granted.ts"
@@ -16,6 +16,9 @@ const importedColumns = columnsOf(ImportedRow)
 const decodeImportedAccounts = decodeRows(ImportedRow)
 const decodeImported = decodeRows(Schema.Struct({ ...AccountRow.fields, inserted: Schema.Boolean }))
 const decodeProjectIds = decodeRows(AccountRow.pick("projectId"))
+
+/** For the `RETURNING` of a statement that changes accounts: the changed account, which every instance drops at commit. */
+const changedAccount = (sql: SqlClient.SqlClient) => invalidateKey(sql, sql`accounts.project_id`)
 
 export const toAccount = (row: AccountRecord): Account => ({
   projectId: row.projectId,
@@ -41,18 +44,21 @@ export const covers = (holder: Binding, target: Binding): boolean =>
 
 /**
  * The statements that write `accounts`, this module being the table's owner (docs/decisions/architecture.md "One
- * owner per table"). Each takes the caller's client, so it runs in the caller's transaction.
+ * owner per table"). Each takes the caller's client, so it runs in the caller's transaction (one of its own when there
+ * is none), and drops the changed account from every instance's lookup cache at its commit (`invalidating`).
  */
 export const accountWrites = (sql: SqlClient.SqlClient) => ({
   /** An upstream account imported as a project; one imported before is updated and answered, never duplicated. */
   upsertImported: (orgId: string, projectId: string, account: UpstreamAccountFacts) =>
-    sql`
+    invalidating(sql, "a", sql`
       INSERT INTO accounts (project_id, org_id, upstream_account_id, name, status, currency, time_zone, read_only)
       VALUES (${projectId}, ${orgId}, ${account.upstreamAccountId}, ${account.name}, 'active', ${account.currency}, ${account.timeZone},
         ${account.readOnly})
       ON CONFLICT (org_id, upstream_account_id) DO UPDATE SET name = excluded.name, read_only = excluded.read_only,
         status = CASE WHEN accounts.status = 'disconnected' THEN 'active' ELSE accounts.status END
-      RETURNING ${sql.unsafe(accountColumns)}, (xmax = 0) AS inserted`.pipe(Effect.flatMap(decodeImported)),
+      RETURNING ${sql.unsafe(accountColumns)}, (xmax = 0) AS inserted,
+        -- An account imported before changed (a new one is in no cache).
+        ${invalidateKey(sql, sql`CASE WHEN xmax <> 0 THEN accounts.project_id END`)}`).pipe(Effect.flatMap(decodeImported)),
 
   /** The org's imported accounts, locked until the caller's transaction ends: what a new listing is matched against. */
   lockImported: (orgId: string) =>
@@ -60,14 +66,15 @@ export const accountWrites = (sql: SqlClient.SqlClient) => ({
 
   /** The project now answers to another upstream id (the platform renamed what it lists). */
   moveUpstream: (projectId: string, upstreamAccountId: string) =>
-    sql`UPDATE accounts SET upstream_account_id = ${upstreamAccountId} WHERE project_id = ${projectId}`,
+    invalidating(sql, "a", sql`UPDATE accounts SET upstream_account_id = ${upstreamAccountId} WHERE project_id = ${projectId} RETURNING ${changedAccount(sql)}`),
 
   /** The credentials no longer reach the account: its last copy stays readable. */
-  markDisconnected: (projectId: string) => sql`UPDATE accounts SET status = 'disconnected' WHERE project_id = ${projectId}`,
+  markDisconnected: (projectId: string) =>
+    invalidating(sql, "a", sql`UPDATE accounts SET status = 'disconnected' WHERE project_id = ${projectId} RETURNING ${changedAccount(sql)}`),
 
   /** A sync's copy became the account's (warehouse/SwapCopy.ts): how far the warehouse reaches, and the account's state. */
   markSynced: (projectId: string, synced: SyncedCopy) =>
-    sql`
+    invalidating(sql, "a", sql`
       UPDATE accounts SET
         last_synced_at = now(),
         last_synced_day = ${synced.windowEnd},
@@ -76,7 +83,8 @@ export const accountWrites = (sql: SqlClient.SqlClient) => ({
           ${synced.windowEnd}::date - ${synced.retainedDays - 1}::int),
         status = ${synced.status},
         read_only = ${synced.readOnly}
-      WHERE project_id = ${projectId}`
+      WHERE project_id = ${projectId}
+      RETURNING ${changedAccount(sql)}`)
 })
 
 /** What an import writes of an upstream account. */
@@ -145,4 +153,7 @@ export class Accounts extends Effect.Service<Accounts>()("acs/Accounts", {
  * of the apply that failed for it, in that apply's transaction (worker/RunEndings.ts).
  */
 export const markReadOnly = (sql: SqlClient.SqlClient, projectId: string) =>
-  sql`UPDATE accounts SET read_only = true WHERE project_id = ${projectId}`.pipe(Effect.asVoid, Effect.orDie)
+  invalidating(sql, "a", sql`UPDATE accounts SET read_only = true WHERE project_id = ${projectId} RETURNING ${changedAccount(sql)}`).pipe(
+    Effect.asVoid,
+    Effect.orDie
+  )

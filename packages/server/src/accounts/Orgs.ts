@@ -6,6 +6,7 @@ import type { SqlClient } from "@effect/sql"
 import { FourEyesRule } from "@acs/domain/FourEyes"
 import { GuardSettings } from "@acs/domain/Guard"
 import { Schema } from "effect"
+import { invalidateKey, invalidating } from "../db/Invalidation.ts"
 import { columnsOf, decodeRows } from "../db/Rows.ts"
 
 /** An org's settings as its row holds them. */
@@ -40,12 +41,12 @@ export const orgStatements = (sql: SqlClient.SqlClient) => ({
   settings: (orgId: string) => sql`/* prepared */ SELECT ${sql.unsafe(settingsColumns)} FROM orgs WHERE org_id = ${orgId}`,
 
   updateSettings: (orgId: string, change: SettingsChange) =>
-    sql`
+    invalidating(sql, "o", sql`
       UPDATE orgs SET platform_auto_apply = coalesce(${change.platformAutoApply}::boolean, platform_auto_apply),
         four_eyes = coalesce(${change.fourEyes}::text, four_eyes),
         approval_ttl_hours = coalesce(${change.approvalTtlHours}::int, approval_ttl_hours),
         guard = coalesce(${change.guard === null ? null : JSON.stringify(change.guard)}::jsonb, guard),
         settings_updated_at = now(), settings_updated_by = ${change.updatedBy}
       WHERE org_id = ${orgId}
-      RETURNING ${sql.unsafe(settingsColumns)}`
+      RETURNING ${sql.unsafe(settingsColumns)}, ${invalidateKey(sql, sql`org_id`)}`)
 })

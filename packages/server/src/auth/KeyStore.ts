@@ -19,7 +19,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { Accounts, boundProjects, covers } from "../accounts/Accounts.ts"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { newId } from "../db/Ids.ts"
-import { Invalidation } from "../db/Invalidation.ts"
+import { invalidateKey, invalidating, Invalidation } from "../db/Invalidation.ts"
 import { columnsOf, countOf, decodeRows } from "../db/Rows.ts"
 import type { Granted } from "./Access.ts"
 import { newKeySecret, sha256 } from "./Secrets.ts"
@@ -246,15 +246,18 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
       listInOrg(grant.orgId).pipe(Effect.map((keys) => keys.filter((key) => covers(grant.principal.binding, key.binding))))
 
     const revokeInOrg = (orgId: string, keyId: string) =>
-      sql`
+      invalidating(sql, "k", sql`
         UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-        WHERE key_id = ${keyId} AND org_id = ${orgId} RETURNING ${sql.unsafe(revokedColumns)}`.pipe(
+        WHERE key_id = ${keyId} AND org_id = ${orgId}
+        RETURNING ${sql.unsafe(revokedColumns)},
+          -- A key revoked before (by another transaction) changed nothing here.
+          ${invalidateKey(sql, sql`CASE WHEN revoked_at = now() THEN secret_hash END`)}`).pipe(
         Effect.orDie,
         Effect.flatMap(decodeRevoked),
         Effect.flatMap((rows) =>
           rows[0] === undefined
             ? Effect.fail(new NotFound({ message: `no key ${keyId} in this org` }))
-            // Committed: this instance forgets the key now; the others on the trigger's notification.
+            // Committed: this instance forgets the key now; the others on the notification sent with the change.
             : Effect.sync(() => liveKeys.invalidate(rows[0]!.secretHash))
         ),
         Effect.tap(() => Effect.logInfo("api key revoked").pipe(Effect.annotateLogs({ keyId }))),
@@ -361,8 +364,11 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
         const rows = yield* sql`
           UPDATE api_keys SET revoked_at = now()
           WHERE root_person_id = ${personId} AND org_id = ${grant.orgId} AND revoked_at IS NULL
-          RETURNING ${sql.unsafe(revokedColumns)}`.pipe(Effect.flatMap(decodeRevoked))
-        // Committed: this instance forgets the keys now; the others on the trigger's notifications.
+          RETURNING ${sql.unsafe(revokedColumns)}, ${invalidateKey(sql, sql`secret_hash`)}`.pipe(
+          (statement) => invalidating(sql, "k", statement),
+          Effect.flatMap(decodeRevoked)
+        )
+        // Committed: this instance forgets the keys now; the others on the notifications sent with the change.
         for (const row of rows) liveKeys.invalidate(row.secretHash)
         const revokedKeyIds = rows.map((row) => row.keyId).sort()
         yield* Effect.logInfo("a person's api keys revoked").pipe(
@@ -396,12 +402,15 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
     const rotateOAuthKey = (keyId: string, expiresAt: string) =>
       Effect.gen(function*() {
         const secret = newKeySecret()
-        const rows = yield* sql`
+        const rows = yield* invalidating(sql, "k", sql`
           UPDATE api_keys k SET secret_hash = ${sha256(secret)}, expires_at = ${expiresAt}
           FROM (SELECT key_id, secret_hash FROM api_keys WHERE key_id = ${keyId} FOR UPDATE) old
           WHERE k.key_id = old.key_id AND k.kind = 'oauth' AND k.revoked_at IS NULL
             AND NOT EXISTS (SELECT 1 FROM people p WHERE p.person_id = k.root_person_id AND p.disabled_at IS NOT NULL)
-          RETURNING k.scope, old.secret_hash`.pipe(Effect.orDie, Effect.flatMap(decodeRotated))
+          RETURNING k.scope, old.secret_hash, ${invalidateKey(sql, sql`old.secret_hash`)}`).pipe(
+          Effect.orDie,
+          Effect.flatMap(decodeRotated)
+        )
         const row = rows[0]
         if (row === undefined) return Option.none<{ readonly secret: string; readonly scope: ApiKey["scope"] }>()
         liveKeys.invalidate(row.secretHash)

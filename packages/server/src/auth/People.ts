@@ -5,6 +5,7 @@ import { type Role, roleAccess, RoleSchema } from "@acs/domain/Principal"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
+import { invalidatingAll } from "../db/Invalidation.ts"
 import { columnsOf, countOf, decodeRows } from "../db/Rows.ts"
 import { type AcceptedPassword, acceptPassword, generatedPassword } from "./PasswordRule.ts"
 import { hashPassword } from "./Secrets.ts"
@@ -57,6 +58,9 @@ export const personPrincipal = (person: PersonRow, expiresAt: string | null) => 
 export class People extends Effect.Service<People>()("acs/People", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Every statement that changes a person: every cached session and key carries its person's role and state, so
+    // every instance drops them all at commit.
+    const changingPeople = <Row, E, R>(statement: Effect.Effect<ReadonlyArray<Row>, E, R>) => invalidatingAll(sql, ["s", "k"], statement)
 
     const findByEmail = (email: string) =>
       sql`SELECT ${sql.unsafe(columns)} FROM people WHERE lower(email) = lower(${email}) AND disabled_at IS NULL`.pipe(
@@ -85,7 +89,9 @@ export class People extends Effect.Service<People>()("acs/People", {
     const setPassword = (personId: string, password: AcceptedPassword) =>
       Effect.gen(function*() {
         const passwordHash = yield* hashPassword(password)
-        yield* sql`UPDATE people SET password_hash = ${passwordHash} WHERE person_id = ${personId}`.pipe(Effect.orDie)
+        yield* changingPeople(sql`UPDATE people SET password_hash = ${passwordHash} WHERE person_id = ${personId} RETURNING person_id`).pipe(
+          Effect.orDie
+        )
       }).pipe(Effect.withSpan("People.setPassword"))
 
     const list = (orgId: string) =>
@@ -136,8 +142,11 @@ export class People extends Effect.Service<People>()("acs/People", {
     const linkSlackUser = (orgId: string, personId: string, slackUserId: string | null) =>
       Effect.gen(function*() {
         if (slackUserId !== null) yield* slackUserFree(orgId, personId, slackUserId)
-        const rows = yield* sql`UPDATE people SET slack_user_id = ${slackUserId}
-          WHERE person_id = ${personId} AND org_id = ${orgId} RETURNING ${sql.unsafe(columns)}`.pipe(Effect.orDie, Effect.flatMap(decodePeople))
+        const rows = yield* changingPeople(sql`UPDATE people SET slack_user_id = ${slackUserId}
+          WHERE person_id = ${personId} AND org_id = ${orgId} RETURNING ${sql.unsafe(columns)}`).pipe(
+          Effect.orDie,
+          Effect.flatMap(decodePeople)
+        )
         const row = rows[0]
         if (row === undefined) return yield* new NotFound({ message: `no person ${personId} in this workspace` })
         yield* Effect.logInfo("person's Slack user linked").pipe(Effect.annotateLogs({ personId, linked: slackUserId !== null }))
@@ -172,7 +181,7 @@ export class People extends Effect.Service<People>()("acs/People", {
           if (others === 0) return yield* new Conflict({ message: "the workspace needs at least one active admin" })
         }
         if (change.slackUserId !== undefined && change.slackUserId !== null) yield* slackUserFree(orgId, personId, change.slackUserId)
-        const updated = yield* sql`
+        const updated = yield* changingPeople(sql`
           UPDATE people SET
             role = ${change.role ?? person.role},
             slack_user_id = ${change.slackUserId === undefined ? person.slackUserId : change.slackUserId},
@@ -180,7 +189,7 @@ export class People extends Effect.Service<People>()("acs/People", {
                                WHEN ${change.disabled ?? null}::boolean THEN coalesce(disabled_at, now())
                                ELSE NULL END
           WHERE person_id = ${personId}
-          RETURNING ${sql.unsafe(columns)}`.pipe(Effect.orDie, Effect.flatMap(decodePeople))
+          RETURNING ${sql.unsafe(columns)}`).pipe(Effect.orDie, Effect.flatMap(decodePeople))
         if (disabling) yield* sessionStatements(sql).endAllOf(personId)
         yield* Effect.logInfo("person changed").pipe(Effect.annotateLogs({ personId, by: actorId, role: change.role, disabled: change.disabled }))
         return toPerson(updated[0]!)

@@ -5,11 +5,15 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { invalidateKey, invalidating } from "../db/Invalidation.ts"
 import { decodeRows } from "../db/Rows.ts"
 
 /** What a started session answers: when it expires. */
 const StartedRow = Schema.Struct({ expiresAt: Schema.String })
 const decodeStarted = decodeRows(StartedRow)
+
+/** For the `RETURNING` of a statement that changes sessions: the changed session, which every instance drops at commit. */
+const changedSession = (sql: SqlClient.SqlClient) => invalidateKey(sql, sql`token_hash`)
 
 export const sessionStatements = (sql: SqlClient.SqlClient) => ({
   /** A new session of the person, stored by its token's hash; answers its expiry. */
@@ -21,9 +25,15 @@ export const sessionStatements = (sql: SqlClient.SqlClient) => ({
 
   /** Every live session of the person ends (a changed password, a disabled person). */
   endAllOf: (personId: string) =>
-    sql`UPDATE sessions SET ended_at = now() WHERE person_id = ${personId} AND ended_at IS NULL`.pipe(Effect.asVoid, Effect.orDie),
+    invalidating(sql, "s", sql`UPDATE sessions SET ended_at = now() WHERE person_id = ${personId} AND ended_at IS NULL RETURNING ${changedSession(sql)}`).pipe(
+      Effect.asVoid,
+      Effect.orDie
+    ),
 
   /** One session ends (sign-out). */
   end: (tokenHash: string) =>
-    sql`UPDATE sessions SET ended_at = now() WHERE token_hash = ${tokenHash} AND ended_at IS NULL`.pipe(Effect.asVoid, Effect.orDie)
+    invalidating(sql, "s", sql`UPDATE sessions SET ended_at = now() WHERE token_hash = ${tokenHash} AND ended_at IS NULL RETURNING ${changedSession(sql)}`).pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
 })

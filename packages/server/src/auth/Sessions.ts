@@ -111,7 +111,7 @@ export class Sessions extends Effect.Service<Sessions>()("acs/Sessions", {
     const end = (token: string) => {
       const tokenHash = sha256(token)
       return sessions.end(tokenHash).pipe(
-        // Committed: this instance forgets the session now; the others on the trigger's notification.
+        // Committed: this instance forgets the session now; the others on the notification sent with the change.
         Effect.tap(() => Effect.sync(() => liveSessions.invalidate(tokenHash))),
         Effect.withSpan("Sessions.end")
       )

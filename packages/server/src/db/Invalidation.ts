@@ -1,8 +1,11 @@
 /**
  * Short-lived caches of per-request lookups (the API key, the account, the org's settings, the account's
- * target band and guardrails, a person's session), kept exact across instances by PostgreSQL. Triggers NOTIFY `acs_invalidate` when one of them
- * changes (migrations 0012, 0017, 0019 and 0031), inside the changing transaction, so the notification is queued when
- * the change commits. Every instance LISTENs on one connection of its own and drops the entry named.
+ * target band and guardrails, a person's session), kept exact across instances by PostgreSQL. The statement that
+ * changes one of them names the changed keys, and its table's owner module NOTIFYs `acs_invalidate` with them in the
+ * same transaction (`invalidating`; docs/decisions/database.md "Invalidation and bookkeeping by the statements, not
+ * triggers"), so the notification is queued when the change commits and dropped with a rollback. Every instance
+ * LISTENs on one connection of its own and drops the entry named. A change made by hand on the database sends its own
+ * (`SELECT pg_notify('acs_invalidate', 'a:<project id>')`), or is seen once the entry's TTL has passed.
  *
  * A notification is delivered after its commit, not with it: a client that saw a revocation commit on
  * instance A may reach instance B before B has read the notification. So a cached entry is served only after
@@ -14,6 +17,7 @@
  * older than the TTL (LOOKUP_CACHE_TTL_MS, default 5 s, 0 = no caching) is loaded again. The embedded
  * database has one backend and no LISTEN: nothing is cached there.
  */
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Config, Duration, Effect, FiberId, FiberRef, Option, Redacted, Schedule } from "effect"
 import * as Crypto from "node:crypto"
 import Pg from "pg"
@@ -36,6 +40,64 @@ export type CacheName = "k" | "a" | "o" | "t" | "g" | "s"
 
 /** The key of a notification that drops every entry of its cache. */
 const ALL_KEYS = "*"
+
+/** The column of a changing statement's rows that names the cache key to drop (`invalidateKey`). */
+const KEY_COLUMN = "invalidate"
+
+/**
+ * For the `RETURNING` of a statement that changes what a cache holds: the key `invalidating` drops, an expression over
+ * the changed row (NULL: nothing to drop for this row).
+ */
+export const invalidateKey = (sql: SqlClient.SqlClient, key: Statement.Fragment) => sql`${key} AS ${sql.unsafe(KEY_COLUMN)}`
+
+/** Runs `effect` in the caller's transaction, or in one of its own when there is none. */
+const inTransaction = <A, E, R>(sql: SqlClient.SqlClient, effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(
+    Effect.serviceOption(SqlClient.TransactionConnection),
+    (open) => Option.isSome(open) ? effect : sql.withTransaction(effect)
+  )
+
+/**
+ * The notifications that drop `keys` of cache `name` on every instance: one statement naming no table, so on Citus it
+ * runs on the coordinator, whose `acs_invalidate` the instances hear. Not in the changing statement's `RETURNING` or
+ * a CTE of it: Citus refuses a volatile function in a modification's `RETURNING`, and runs a statement on one shard,
+ * its CTEs included, on that shard's worker, whose notifications nobody hears.
+ */
+const notify = (sql: SqlClient.SqlClient, payloads: ReadonlyArray<string>) =>
+  payloads.length === 0
+    ? Effect.void
+    : Effect.asVoid(sql`SELECT pg_notify(${INVALIDATE_CHANNEL}, payload) FROM unnest(${payloads}::text[]) AS payload`)
+
+/**
+ * Runs a statement that changes what cache `name` holds, each changed row naming its key (`invalidateKey`), then
+ * notifies every instance to drop those keys, in the same transaction (the caller's, or one of its own): queued by
+ * the changing transaction, the notifications are delivered when it commits and dropped with a rollback. Answers the
+ * statement's rows.
+ */
+export const invalidating = <Row extends { readonly [column: string]: unknown }, E, R>(
+  sql: SqlClient.SqlClient,
+  name: CacheName,
+  statement: Effect.Effect<ReadonlyArray<Row>, E, R>
+) =>
+  inTransaction(
+    sql,
+    Effect.tap(statement, (rows) =>
+      notify(sql, [...new Set(rows.flatMap((row) => {
+        const key = row[KEY_COLUMN]
+        return typeof key === "string" ? [`${name}:${key}`] : []
+      }))]))
+  )
+
+/** As `invalidating`, dropping every entry of each cache of `names` when the statement changed a row. */
+export const invalidatingAll = <Row, E, R>(
+  sql: SqlClient.SqlClient,
+  names: ReadonlyArray<CacheName>,
+  statement: Effect.Effect<ReadonlyArray<Row>, E, R>
+) =>
+  inTransaction(
+    sql,
+    Effect.tap(statement, (rows) => notify(sql, rows.length === 0 ? [] : names.map((name) => `${name}:${ALL_KEYS}`)))
+  )
 
 interface Entry {
   readonly value: unknown

@@ -46,6 +46,7 @@ import searchTermSources from "./migrations/0037_search_term_sources.ts"
 import recommendations from "./migrations/0038_recommendations.ts"
 import slackApprovals from "./migrations/0039_slack_approvals.ts"
 import oauth from "./migrations/0040_oauth.ts"
+import noTriggers from "./migrations/0041_no_triggers.ts"
 import syncQueue from "./migrations/0042_sync_queue.ts"
 import accountKeys from "./migrations/0043_account_keys.ts"
 import orgKeys from "./migrations/0044_org_keys.ts"
@@ -96,6 +97,7 @@ export const migrations = {
   "0038_recommendations": recommendations,
   "0039_slack_approvals": slackApprovals,
   "0040_oauth": oauth,
+  "0041_no_triggers": noTriggers,
   "0042_sync_queue": syncQueue,
   "0043_account_keys": accountKeys,
   "0044_org_keys": orgKeys,

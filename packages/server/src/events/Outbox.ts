@@ -11,6 +11,7 @@ import type { EventType } from "@acs/domain/Events"
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
+import { countOf } from "../db/Rows.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
 /**
@@ -57,13 +58,25 @@ export const writeEvents = (sql: SqlClient.SqlClient, events: ReadonlyArray<NewE
       RETURNING org_id)
     SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, org_id) FROM (SELECT DISTINCT org_id FROM written) orgs`).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.writeMany"))
 
-/** Up to `limit` sequenced events written before `cutoff` deleted (retention); answers how many. */
-export const pruneEvents = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>
-  sql`DELETE FROM events WHERE seq IN (
-    SELECT seq FROM events WHERE created_at < ${cutoff} AND position IS NOT NULL ORDER BY created_at LIMIT ${limit}) RETURNING seq`.pipe(
-    Effect.map((rows) => rows.length),
-    Effect.orDie
-  )
+/**
+ * Up to `limit` sequenced events written before `cutoff` deleted (retention), in one statement with `keep`: CTEs
+ * (`name AS (...)`, comma-separated) over `gone`, the deleted rows (`org_id`, `event_id`, and `event`, the whole
+ * `events` row), that keep what still needs them (webhooks/Deliveries.ts `keepPendingBodies`). Answers how many
+ * were deleted.
+ */
+export const pruneEvents = (
+  sql: SqlClient.SqlClient,
+  cutoff: Date,
+  limit: number,
+  keep: (gone: string) => Statement.Fragment
+): Effect.Effect<number> =>
+  sql`
+    WITH gone AS (
+      DELETE FROM events WHERE seq IN (
+        SELECT seq FROM events WHERE created_at < ${cutoff} AND position IS NOT NULL ORDER BY created_at LIMIT ${limit})
+      RETURNING events.org_id, events.event_id, events AS event),
+    ${keep("gone")}
+    SELECT count(*)::int AS n FROM gone`.pipe(Effect.flatMap(countOf), Effect.orDie)
 
 /** An action event: the action as the API shows it (GET …/actions/{actionId}), and what else the type carries. */
 export const writeActionEvent = (

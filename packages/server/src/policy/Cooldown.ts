@@ -2,8 +2,8 @@
  * Cooldowns (docs/contract.md 3.3): after a change of an entity's budget, bid or status, another change of the same
  * family on the same entity that raises spend does not auto-apply until the family's cooldown has passed, so a bid
  * raised on Monday is not compounded on Tuesday. Outside changes count: `actions.cooldown_keys` covers them, and
- * every action marks its keys in `cooldown_marks` when approved and when applied (trigger `acs_mark_cooldowns`), so
- * a change on its way counts too. A change that lowers spend (a cut, a pause) never waits: undoing is never blocked.
+ * every action marks its keys in `cooldown_marks` when approved and when applied (the statement that records it does:
+ * actions/pipeline/Transitions.ts `markCooldowns`), so a change on its way counts too. A change that lowers spend (a cut, a pause) never waits: undoing is never blocked.
  * The rule is pure (`raisesSpend`, `cooldownReason`); `acs_recent_change` reads the marks.
  */
 import type { CooldownHours } from "@acs/domain/Guardrails"

@@ -12,7 +12,7 @@ import { DEFAULT_GUARDRAILS, type Guardrails as Document, GuardrailsSettings } f
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { Granted } from "../auth/Access.ts"
-import { Invalidation } from "../db/Invalidation.ts"
+import { invalidateKey, invalidating, Invalidation } from "../db/Invalidation.ts"
 import { decodeRows } from "../db/Rows.ts"
 import { writeEvent } from "../events/Outbox.ts"
 import { lockAccount } from "./AutoApplyWindow.ts"
@@ -29,6 +29,12 @@ const decodeGuardrails = decodeRows(GuardrailsRow)
 
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`
 const COLUMNS = `settings, paused_reason, ${iso("paused_since")} AS paused_since_iso, ${iso("updated_at")} AS updated_at_iso, updated_by`
+
+/**
+ * For the `RETURNING` of every statement that writes guardrails (run with `invalidating`): the account whose guardrails
+ * every instance drops at commit (after an insert too: an account without a row is cached with the defaults).
+ */
+const invalidated = (sql: SqlClient.SqlClient) => invalidateKey(sql, sql`guardrails.project_id`)
 
 const toDocument = (row: GuardrailsRow | undefined): Document => ({
   ...(row?.settings ?? DEFAULT_GUARDRAILS),
@@ -64,7 +70,7 @@ export const tripCircuitBreaker = (sql: SqlClient.SqlClient, projectId: string) 
     const { failures, windowMinutes } = DEFAULT_GUARDRAILS.circuitBreaker
     // Under the account's lock, failures committing together count each other: the count below is read after it.
     yield* lockAccount(projectId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-    const rows = yield* sql`
+    const rows = yield* invalidating(sql, "g", sql`
       WITH limits AS (
         SELECT COALESCE((g.settings #>> '{circuitBreaker,failures}')::int, ${failures}) AS failures,
           COALESCE((g.settings #>> '{circuitBreaker,windowMinutes}')::int, ${windowMinutes}) AS window_minutes
@@ -81,7 +87,9 @@ export const tripCircuitBreaker = (sql: SqlClient.SqlClient, projectId: string) 
       FROM failing WHERE n >= failures
       ON CONFLICT (project_id) DO UPDATE SET paused_reason = EXCLUDED.paused_reason, paused_since = EXCLUDED.paused_since
         WHERE guardrails.paused_since IS NULL
-      RETURNING ${sql.unsafe(COLUMNS)}, (SELECT org_id FROM accounts WHERE project_id = ${projectId}) AS org_id`.pipe(Effect.orDie)
+      RETURNING ${sql.unsafe(COLUMNS)}, ${invalidated(sql)}, (SELECT org_id FROM accounts WHERE project_id = ${projectId}) AS org_id`).pipe(
+      Effect.orDie
+    )
     const row = rows[0]
     if (row === undefined) return false
     const { orgId } = yield* Schema.decodeUnknown(Schema.Struct({ orgId: Schema.String }))(row).pipe(Effect.orDie)
@@ -104,11 +112,11 @@ const announcePause = (sql: SqlClient.SqlClient, orgId: string, projectId: strin
  */
 export const pauseAutoApply = (sql: SqlClient.SqlClient, orgId: string, projectId: string, reason: string, pausedBy: string) =>
   sql.withTransaction(Effect.gen(function*() {
-    const rows = yield* sql`
+    const rows = yield* invalidating(sql, "g", sql`
       INSERT INTO guardrails (project_id, paused_reason, paused_since) VALUES (${projectId}, ${reason}, now())
       ON CONFLICT (project_id) DO UPDATE SET paused_reason = EXCLUDED.paused_reason, paused_since = EXCLUDED.paused_since
         WHERE guardrails.paused_since IS NULL
-      RETURNING ${sql.unsafe(COLUMNS)}`
+      RETURNING ${sql.unsafe(COLUMNS)}, ${invalidated(sql)}`)
     return yield* announcePause(sql, orgId, projectId, rows, pausedBy)
   })).pipe(Effect.orDie)
 
@@ -141,12 +149,12 @@ export class Guardrails extends Effect.Service<Guardrails>()("acs/Guardrails", {
       })
 
     const put = (grant: Granted<"updateGuardrails">, settings: GuardrailsSettings) =>
-      sql`
+      invalidating(sql, "g", sql`
         INSERT INTO guardrails (project_id, settings, updated_at, updated_by)
         VALUES (${grant.account.projectId}, ${JSON.stringify(settings)}::jsonb, now(), ${by(grant)})
         ON CONFLICT (project_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = EXCLUDED.updated_at,
           updated_by = EXCLUDED.updated_by
-        RETURNING ${sql.unsafe(COLUMNS)}`.pipe(
+        RETURNING ${sql.unsafe(COLUMNS)}, ${invalidated(sql)}`).pipe(
         Effect.orDie,
         Effect.flatMap((rows) => changed(grant, "guardrails.changed", rows)),
         sql.withTransaction,
@@ -158,10 +166,10 @@ export class Guardrails extends Effect.Service<Guardrails>()("acs/Guardrails", {
     /** An admin clears the circuit breaker (`DELETE …/guardrails/pause`); clearing what is not paused changes nothing. */
     const resume = (grant: Granted<"resumeAutoApply">) =>
       Effect.gen(function*() {
-        const rows = yield* sql`
+        const rows = yield* invalidating(sql, "g", sql`
           UPDATE guardrails SET paused_reason = NULL, paused_since = NULL
           WHERE project_id = ${grant.account.projectId} AND paused_since IS NOT NULL
-          RETURNING ${sql.unsafe(COLUMNS)}`.pipe(Effect.orDie)
+          RETURNING ${sql.unsafe(COLUMNS)}, ${invalidated(sql)}`).pipe(Effect.orDie)
         if (rows.length === 0) return yield* load(grant.account.projectId)
         return yield* changed(grant, "account.resumed", rows)
       }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("Guardrails.resume"))

@@ -3,6 +3,7 @@ import { Targets as TargetsDocument } from "@acs/domain/Actions"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Granted } from "../auth/Access.ts"
+import { invalidateKey, invalidating } from "../db/Invalidation.ts"
 import { columnsOf, decodeRows } from "../db/Rows.ts"
 
 /** A `targets` row (its account and author aside) is the document itself; this module is the table's owner. */
@@ -25,13 +26,13 @@ export class Targets extends Effect.Service<Targets>()("acs/Targets", {
       )
 
     const put = (grant: Granted<"updateTargets">, targets: TargetsDocument) =>
-      sql`
+      invalidating(sql, "t", sql`
         INSERT INTO targets (project_id, cpa_band, campaigns, updated_by)
         VALUES (${grant.account.projectId}, ${targets.cpaBand === null ? null : JSON.stringify(targets.cpaBand)}::jsonb,
           ${JSON.stringify(targets.campaigns)}::jsonb, ${`${grant.principal.kind}:${grant.principal.id}`})
         ON CONFLICT (project_id) DO UPDATE SET cpa_band = EXCLUDED.cpa_band, campaigns = EXCLUDED.campaigns,
           updated_at = EXCLUDED.updated_at, updated_by = EXCLUDED.updated_by
-        RETURNING ${sql.unsafe(targetsColumns)}`.pipe(
+        RETURNING ${sql.unsafe(targetsColumns)}, ${invalidateKey(sql, sql`targets.project_id`)}`).pipe(
         Effect.orDie,
         Effect.flatMap(decodeTargets),
         Effect.map((rows) => rows[0] ?? empty),

@@ -122,6 +122,17 @@ export const deliveryStatements = (sql: SqlClient.SqlClient, retryWindowSeconds:
       WHERE webhook_id = ${webhookId} AND status = 'pending'`
 })
 
+/**
+ * For the statement that deletes events (events/Outbox.ts `pruneEvents`, `gone` its deleted rows), as two CTEs: a
+ * pending delivery keeps the body of its event, as the API shows it, in its own row, since its event no longer
+ * carries it. The bodies are made apart from the update: Citus refuses a function of the rows in an UPDATE's `SET`.
+ */
+export const keepPendingBodies = (sql: SqlClient.SqlClient) => (gone: string) =>
+  sql`gone_bodies AS MATERIALIZED (SELECT g.org_id, g.event_id, acs_event_body(g.event) AS body FROM ${sql.unsafe(gone)} g),
+    kept_bodies AS (
+      UPDATE webhook_deliveries d SET body = b.body FROM gone_bodies b
+      WHERE d.org_id = b.org_id AND d.event_id = b.event_id AND d.status = 'pending' AND d.body IS NULL)`
+
 /** Up to `limit` ended deliveries (not pending) made before `cutoff` deleted (retention); answers how many. */
 export const pruneDeliveries = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>
   sql`DELETE FROM webhook_deliveries WHERE delivery_id IN (

@@ -10,7 +10,7 @@ import { Clock, Duration, Effect, Layer, Schedule } from "effect"
 import { pruneOAuthCodes, pruneOAuthRefreshTokens } from "../auth/OAuthGrants.ts"
 import { pruneEvents } from "../events/Outbox.ts"
 import { maintainDayPartitions } from "../db/TimePartitions.ts"
-import { pruneDeliveries } from "./Deliveries.ts"
+import { keepPendingBodies, pruneDeliveries } from "./Deliveries.ts"
 
 export const RETENTION_DAYS = 30
 
@@ -22,7 +22,8 @@ export const pruneOnce = Effect.gen(function*() {
   const cutoff = new Date(now - RETENTION_DAYS * 24 * 3_600_000)
   const batched = (prune: (sql: SqlClient.SqlClient, cutoff: Date, limit: number) => Effect.Effect<number>) =>
     prune(sql, cutoff, BATCH).pipe(Effect.repeat({ while: (n) => n === BATCH }))
-  yield* batched(pruneEvents)
+  // A pending delivery keeps the body of an event deleted under it, in the same statement.
+  yield* batched((client, before, limit) => pruneEvents(client, before, limit, keepPendingBodies(client)))
   yield* batched(pruneDeliveries)
   // A pass that could not take the table's lock in time leaves it to the next, and goes on with the others.
   yield* maintainDayPartitions(sql, "webhook_delivered_batches", now, cutoff.getTime()).pipe(

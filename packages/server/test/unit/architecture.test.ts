@@ -71,7 +71,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   connection_key_pairs: ["accounts/Connections.ts"],
   connections: ["accounts/Connections.ts"],
   credential_limits: ["warehouse/CredentialLimits.ts"],
-  cooldown_marks: ["db/functions/acs_mark_cooldowns.sql"],
+  cooldown_marks: ["actions/pipeline/Transitions.ts"],
   daily_metrics: ["warehouse/SwapCopy.ts"],
   event_sequencer: ["events/Outbox.ts", "db/functions/acs_sequence_events.sql"],
   events: ["events/Outbox.ts", "db/functions/acs_sequence_events.sql"],
@@ -99,7 +99,7 @@ const OWNERS: Readonly<Record<string, ReadonlyArray<string>>> = {
   change_places: ["guard/ChangePlaces.ts"],
   webhook_batches: ["webhooks/Deliveries.ts"],
   webhook_delivered_batches: ["webhooks/Deliveries.ts"],
-  webhook_deliveries: ["webhooks/Deliveries.ts", "db/functions/acs_keep_pending_bodies.sql"],
+  webhook_deliveries: ["webhooks/Deliveries.ts"],
   webhooks: ["webhooks/Endpoints.ts", "db/functions/acs_sequence_events.sql"]
 }
 

@@ -11,7 +11,7 @@ import { ACCOUNT_LOCK_NAMESPACE } from "../../policy/AutoApplyWindow.ts"
 import { currentTraceparent } from "../../telemetry/TraceContext.ts"
 import { decodeActionIds } from "../pipeline/ActionRow.ts"
 import type { Recording } from "../pipeline/ProposalStatement.ts"
-import { insertMany, type ManyRow } from "../pipeline/Transitions.ts"
+import { insertMany, type ManyRow, markCooldowns } from "../pipeline/Transitions.ts"
 
 /** A prepared member (or failed row) as `insertMany` takes it, `i` its place in the call. */
 const manyRow = (recording: Recording, i: number): ManyRow => ({
@@ -54,7 +54,8 @@ export const recordMembers = (
         sql`(SELECT next_created_at FROM w)`,
         sql`EXISTS (SELECT 1 FROM cs)`
       )
-    })
+    }),
+      marked AS (${markCooldowns(sql, "recorded")})
       SELECT action_id FROM recorded`).pipe(
     Effect.flatMap(decodeActionIds),
     Effect.map((rows) => new Set(rows.map((row) => row.actionId))),

@@ -4,7 +4,7 @@
  * lock and reads the 24-hour count, the next `created_at`, for a raise of daily budgets the spend envelope
  * (docs/contract.md 3.3; only the ceiling's numbers for a raise that queues anyway), and for a change that raises
  * spend the latest change of its cooldown, with a snapshot taken after the lock; the ledger row (Transitions.ts) takes its decision from them; the job and its NOTIFY (queue/Jobs.ts)
- * follow an auto-applied row; `action.proposed` (events/Outbox.ts) a queued one. Another write of the proposal's transaction joins as one more CTE reading
+ * follow an auto-applied row, as do its cooldown marks (Transitions.ts); `action.proposed` (events/Outbox.ts) a queued one. Another write of the proposal's transaction joins as one more CTE reading
  * `recorded`.
  */
 import type { NewAction } from "./Transitions.ts"
@@ -19,7 +19,7 @@ import { AUTO_APPLY_LIMIT_PER_24H, dailyCapReason } from "../../policy/Policy.ts
 import { enqueueApproved, notifyQueued } from "../../queue/Jobs.ts"
 import { currentTraceparent } from "../../telemetry/TraceContext.ts"
 import { actionColumns, actionRowWith, toRecord } from "./ActionRow.ts"
-import { insertProposed } from "./Transitions.ts"
+import { insertProposed, markCooldowns } from "./Transitions.ts"
 
 /** The ledger row a proposal writes; its decision may still depend on what it reads under the lock. */
 export interface Recording {
@@ -128,6 +128,7 @@ export const recordProposal = (sql: SqlClient.SqlClient, recording: Recording) =
         dependsOn: member?.dependsOn ?? []
       }, member === undefined ? "w, holds" : "w, holds, cs")
     }),
+      marked AS (${markCooldowns(sql, "recorded")}),
       job AS (${enqueueApproved(sql, "recorded")}),
       notified AS (${notifyQueued(sql, "job")}),
       proposed_event AS (${proposedEventCte(sql, "recorded")})

@@ -14,7 +14,8 @@
  *
  * It is also the one place that emits action events (docs/contract.md 6): every transition that happens writes its
  * event (events/Outbox.ts) in the same transaction — the caller's, or one of its own when called outside
- * one — so an event exists exactly when its change committed.
+ * one — so an event exists exactly when its change committed. And it owns `cooldown_marks`: every statement that
+ * records an action approved or applied marks its cooldown keys in the same statement (`markCooldowns`).
  */
 import type { ActionRecord, ActionStatus, Actor, ExternalChangePayload, Failure, Mode, RiskTier } from "@acs/domain/Actions"
 import type { KindName } from "@acs/domain/ProposalKinds"
@@ -30,6 +31,21 @@ import { actionColumns, actionRowWith, decodeActionIds, decodeActionRows, toReco
 import { countAction } from "../../telemetry/Metrics.ts"
 
 const json = (value: unknown) => JSON.stringify(value)
+
+/**
+ * The cooldown marks (policy/Cooldown.ts) of the rows of `changed` (a CTE whose `RETURNING *` holds the rows a
+ * statement inserted or changed) that are approved, on their way or applied, as one more data-modifying CTE of that
+ * statement (it runs whether or not the statement reads it): each of a row's cooldown keys marked with when it
+ * applied, or now, so a raise finds the latest change of its family on its entities with one index lookup per key
+ * (acs_recent_change). Only for a statement whose rows were not already so (an insert, a decision to approve, an
+ * apply landing): a row's move between approved and applying marks nothing. Append-only: no row is shared, so
+ * concurrent writers never wait on each other here.
+ */
+export const markCooldowns = (sql: SqlClient.SqlClient, changed: string) =>
+  sql`INSERT INTO cooldown_marks (project_id, cooldown_key, marked_at, action_id, kind)
+    SELECT c.project_id, key, COALESCE(c.applied_at, clock_timestamp()), c.action_id, c.kind
+    FROM ${sql.unsafe(changed)} c, unnest(c.cooldown_keys) AS key
+    WHERE c.applied_at IS NOT NULL OR c.status IN ('approved', 'applying')`
 
 /** What the statement of `applied` answers: whether its fence held, how many actions it applied and how many originals it reverted. */
 const decodeAppliedOutcome = Schema.decodeUnknown(Schema.Array(Schema.Struct({
@@ -53,7 +69,8 @@ export interface AppliedRun {
 /**
  * applying -> applied, for one action or many (a changeset's bulk call), as CTEs of a statement, each only where its
  * `fence` (a condition over the statement's other CTEs) holds: `changed`, the rows with what the steps returned
- * (warnings included); their `action.applied` events; for a compensation, `original` marked reverted and its
+ * (warnings included); their cooldown marks at `applied_at` (still null on an applying row: only this sets it);
+ * their `action.applied` events; for a compensation, `original` marked reverted and its
  * `action.reverted` event, after the applied ones. The statement selects `appliedOutcome` and hands its rows to
  * `appliedOutcomeOf`: in a statement of its own (`markApplied`) or in the one that ends an apply's run
  * (worker/RunEndStatement.ts).
@@ -72,6 +89,7 @@ export const appliedCtes = (
         ${runs.map((run) => json(run.result.result))}::jsonb[]) AS r(action_id, warnings, result)
       WHERE a.project_id = ${projectId} AND a.action_id = r.action_id AND a.status = 'applying' AND ${fence}
       RETURNING a.*),
+    applied_marks AS (${markCooldowns(sql, "changed")}),
     applied_event AS (${actionEventCte(sql, "changed", "action.applied", { traceParent })}),
     original AS (
       UPDATE actions o SET status = 'reverted', updated_at = clock_timestamp() FROM changed
@@ -180,7 +198,8 @@ export interface ProposedRow {
 
 /**
  * The insert of a proposal's ledger row, for a data-modifying CTE (`recorded AS (...)`) answering the row
- * (`RETURNING *`): one row per row of `source`, the CTE its expressions read.
+ * (`RETURNING *`): one row per row of `source`, the CTE its expressions read. The statement marks the row's
+ * cooldowns with `markCooldowns` over that CTE (a row approved at once starts its cooldown).
  */
 export const insertProposed = (sql: SqlClient.SqlClient, row: ProposedRow, source: string) =>
   sql`INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
@@ -195,7 +214,8 @@ export const insertProposed = (sql: SqlClient.SqlClient, row: ProposedRow, sourc
 /**
  * The insert of many proposals' ledger rows at once (a changeset's `members` call), for a data-modifying CTE: one
  * row per element of `rows` (a JSON array of NewRows), in order, each `created_at` one microsecond after the one
- * before from `firstCreatedAt`; a member's row only where `open` (a condition over the statement's CTEs) holds.
+ * before from `firstCreatedAt`; a member's row only where `open` (a condition over the statement's CTEs) holds. The
+ * statement marks the rows' cooldowns with `markCooldowns` over that CTE.
  */
 export const insertMany = (
   sql: SqlClient.SqlClient,
@@ -322,8 +342,8 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       }))
       return sql`
         WITH base AS (SELECT GREATEST(clock_timestamp(),
-          (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${first.projectId})) AS at)
-        INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+          (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${first.projectId})) AS at),
+        inserted AS (INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
           payload, failure, proposed_by, revert_of, counts_toward_cap, changeset_id, decided_by, decided_at, created_at)
         SELECT r.action_id, ${first.orgId}, ${first.projectId}, r.kind, r.mode, r.status, r.risk_tier, r.policy_reasons, r.summary,
           r.reason, r.payload, r.failure, r.proposed_by, r.revert_of, r.counts_toward_cap, r.changeset_id, r.decided_by,
@@ -331,7 +351,9 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         FROM base, jsonb_to_recordset(${json(rows)}::jsonb) AS r(action_id text, kind text, mode text, status text, risk_tier text,
           policy_reasons jsonb, summary text, reason text, payload jsonb, failure jsonb, proposed_by jsonb, revert_of text,
           counts_toward_cap boolean, changeset_id text, decided_by jsonb, i int)
-        RETURNING ${columns}`.pipe(
+        RETURNING *),
+        marked AS (${markCooldowns(sql, "inserted")})
+        SELECT ${columns} FROM inserted`.pipe(
         Effect.flatMap(decodeActionRows),
         Effect.map((inserted) => {
           const byId = new Map(inserted.map((row) => [row.actionId, toRecord(row)]))
@@ -364,7 +386,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      */
     const appendOutsideChange = (change: NewOutsideChange) =>
       sql`
-        INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
+        WITH inserted AS (INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
           payload, proposed_by, counts_toward_cap, upstream_ref, applied_at, created_at)
         VALUES (${newId("act")}, ${change.orgId}, ${change.projectId}, 'external_change', NULL, 'applied', 'review', '[]'::jsonb,
           ${change.summary}, ${"changed outside acs"}, ${json(change.payload)}::jsonb,
@@ -373,7 +395,9 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
           GREATEST(clock_timestamp(),
             (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${change.projectId})))
         ON CONFLICT (project_id, upstream_ref) WHERE upstream_ref IS NOT NULL DO NOTHING
-        RETURNING ${columns}`.pipe(
+        RETURNING *),
+        marked AS (${markCooldowns(sql, "inserted")})
+        SELECT ${columns} FROM inserted`.pipe(
         Effect.flatMap(decodeActionRows),
         Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
         Effect.orDie,
@@ -420,12 +444,15 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         : Effect.as(settleOriginal(ref, end), true)
 
 
-    /** proposed -> approved; a new apply run begins. */
+    /** proposed -> approved; a new apply run begins, and the cooldown of what it changes. */
     const approve = ({ actionId, projectId }: ActionRef, by: Actor) =>
       transition(
-        sql`UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
-            approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp(), apply_run = apply_run + 1
-          WHERE project_id = ${projectId} AND action_id = ${actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
+        sql`WITH changed AS (
+            UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
+              approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp(), apply_run = apply_run + 1
+            WHERE project_id = ${projectId} AND action_id = ${actionId} AND status = 'proposed' RETURNING *),
+          marked AS (${markCooldowns(sql, "changed")})
+          SELECT org_id, ${columns} FROM changed`,
         "action.approved"
       ).pipe(Effect.withSpan("Transitions.approve"))
 
@@ -572,13 +599,16 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /**
      * A changeset's decision on its members (actions/changesets/): every member still proposed becomes approved
      * (a new apply run), rejected or expired with the changeset, in one statement. No event per member: the
-     * changeset's event says it for all (docs/decisions/changesets.md). Answers how many changed.
+     * changeset's event says it for all (docs/decisions/changesets.md); approved ones start their cooldowns. Answers how many changed.
      */
     const decideMembers = ({ changesetId, projectId }: { readonly changesetId: string; readonly projectId: string }, to: "approved" | "rejected" | "expired", by: Actor | null, reason: string | null) =>
-      sql`UPDATE actions SET status = ${to}, decided_by = ${by === null ? null : json(by)}::jsonb, decided_at = clock_timestamp(),
-          decision_reason = ${reason}, updated_at = clock_timestamp(),
-          apply_run = apply_run + ${to === "approved" ? 1 : 0}
-        WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND status = 'proposed' RETURNING action_id`.pipe(
+      sql`WITH changed AS (
+          UPDATE actions SET status = ${to}, decided_by = ${by === null ? null : json(by)}::jsonb, decided_at = clock_timestamp(),
+            decision_reason = ${reason}, updated_at = clock_timestamp(),
+            apply_run = apply_run + ${to === "approved" ? 1 : 0}
+          WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND status = 'proposed' RETURNING *),
+        marked AS (${markCooldowns(sql, "changed")})
+        SELECT action_id FROM changed`.pipe(
         Effect.map((rows) => rows.length),
         Effect.orDie,
         Effect.tap((n) => n > 0 ? afterCommit(countAction(to, n)) : Effect.void),

@@ -13,7 +13,6 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { installFunctions } from "../functions/FunctionFiles.ts"
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -61,5 +60,14 @@ export default Effect.gen(function*() {
     LEFT JOIN api_keys rk ON rk.key_id = k.root_key_id
     WHERE a.proposed_by->>'kind' = 'key' AND k.key_id = a.proposed_by->>'id'`
 
-  yield* installFunctions(["acs_notify_person_change"])
+  // Its body then (its trigger on people also drops the keys, which carry their person's role); migration 0041 drops it.
+  yield* sql.unsafe(`CREATE OR REPLACE FUNCTION public.acs_notify_person_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      PERFORM pg_notify('acs_invalidate', 's:*');
+      PERFORM pg_notify('acs_invalidate', 'k:*');
+      RETURN NULL;
+    END $function$`)
 })

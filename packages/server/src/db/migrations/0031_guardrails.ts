@@ -31,7 +31,17 @@ export default Effect.gen(function*() {
       updated_by text
     )`
   yield* sql`DROP FUNCTION acs_lock_account_window(integer, text)`
-  yield* installFunctions(["acs_budget_delta", "acs_cooldown_keys", "acs_notify_guardrails_change"])
+  yield* installFunctions(["acs_budget_delta", "acs_cooldown_keys"])
+  // The trigger's function, as it was (migration 0041 drops both).
+  yield* sql.unsafe(`CREATE OR REPLACE FUNCTION public.acs_notify_guardrails_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      -- An insert matters too: an account without a row is cached with the defaults.
+      PERFORM pg_notify('acs_invalidate', 'g:' || COALESCE(NEW.project_id, OLD.project_id));
+      RETURN NULL;
+    END $function$`)
   yield* sql`
     CREATE TRIGGER guardrails_invalidate AFTER INSERT OR UPDATE OR DELETE ON guardrails FOR EACH ROW
     EXECUTE FUNCTION acs_notify_guardrails_change()`

@@ -45,10 +45,20 @@ export default Effect.gen(function*() {
     "acs_account_envelope",
     "acs_budget_delta",
     "acs_cooldown_keys",
-    "acs_mark_cooldowns",
     "acs_recent_change",
     "acs_lock_account_window"
   ])
+  // The triggers' function, as it was (migration 0041 drops them: the statements mark instead).
+  yield* sql.unsafe(`CREATE OR REPLACE FUNCTION public.acs_mark_cooldowns()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    BEGIN
+      INSERT INTO cooldown_marks (project_id, cooldown_key, marked_at, action_id, kind)
+      SELECT NEW.project_id, key, COALESCE(NEW.applied_at, clock_timestamp()), NEW.action_id, NEW.kind
+      FROM unnest(NEW.cooldown_keys) AS key;
+      RETURN NULL;
+    END $function$`)
   yield* sql`
     CREATE TRIGGER actions_cooldown_marks_inserted AFTER INSERT ON actions FOR EACH ROW
     WHEN (cardinality(NEW.cooldown_keys) > 0 AND (NEW.applied_at IS NOT NULL OR NEW.status IN ('approved', 'applying')))
