@@ -12,7 +12,7 @@ import { ConfigProvider, Duration, Effect, Layer, TestClock, TestContext } from 
 import { expect } from "vitest"
 import { databaseLayer } from "../src/db/Database.ts"
 import { pruneOnce, RETENTION_DAYS } from "../src/webhooks/Retention.ts"
-import { writeEvent } from "../src/events/Outbox.ts"
+import { eventBody, writeEvent } from "../src/events/Outbox.ts"
 import { Sequencer } from "../src/events/Sequencer.ts"
 import { createDatabase, insertAccount, insertOrg } from "./support/database.ts"
 
@@ -50,7 +50,7 @@ layer(TestLayer, { excludeTestServices: true })("event retention", (it) => {
         SELECT 'dlv_' || e.seq, 'whk_retention', e.org_id, e.event_id, e.type, CASE WHEN e.data -> 'sync' ->> 'name' = 'delivered on retry' THEN 'delivered' ELSE 'pending' END,
           2, now() + interval '1 day', CASE WHEN e.data -> 'sync' ->> 'name' = 'delivered on retry' THEN now() END
         FROM events e WHERE e.data -> 'sync' ->> 'name' <> 'kept a month'`
-      const pendingBody = (yield* sql<{ readonly body: string }>`SELECT acs_event_body(e)::text AS body FROM events e
+      const pendingBody = (yield* sql<{ readonly body: string }>`SELECT ${eventBody(sql, "e")}::text AS body FROM events e
         WHERE data -> 'sync' ->> 'name' = 'still pending'`)[0]!.body
       const createdAt = (yield* sql<{ readonly ms: number }>`SELECT (extract(epoch FROM max(created_at)) * 1000)::float8 AS ms FROM events`)[0]!.ms
       const left = sql<{ readonly events: number; readonly deliveries: number; readonly pending: number }>`

@@ -109,10 +109,13 @@ const advance = (by: { readonly days?: number; readonly hours?: number }) =>
   })
 const advanceDays = (days: number) => advance({ days })
 
-/** From now on, the keyword converts `percent` % better (negative: worse) per tap. */
-const convertsFromNow = (keywordId: string, percent: number) =>
+/**
+ * From now on, the entity converts `percent` % better (negative: worse) per tap, and serves every day: a source
+ * has quiet days at random, and a review of a day without data is inconclusive, whatever the dates of the run.
+ */
+const convertsFromNow = (entityId: string, percent: number) =>
   Effect.map(TestSimulator, (simulator) => {
-    expect(simulator.control.addScenario({ entityId: Number(keywordId), installsPerTapPercent: percent })).not.toBeNull()
+    expect(simulator.control.addScenario({ entityId: Number(entityId), installsPerTapPercent: percent, everyDay: true })).not.toBeNull()
   })
 
 const Candidate = Schema.Struct({
@@ -242,6 +245,7 @@ layer(TestLayer, { excludeTestServices: true, timeout: Duration.minutes(10) })("
       const autoHurtId = yield* changeBid(autoAccount, autoHurt!.keywordId, wholeCents(autoHurt!.bidMicros * 1.5))
       yield* convertsFromNow(autoHurt!.keywordId, -50)
       const helpedId = yield* changeBid(account, helped!.keywordId, wholeCents(helped!.bidMicros * 1.1))
+      yield* convertsFromNow(helped!.keywordId, 0)
       const thinId = yield* changeBid(account, thin!.keywordId, wholeCents(thin!.bidMicros * 1.1))
       const outsideId = yield* changeBid(account, outside!.keywordId, wholeCents(outside!.bidMicros * 1.1))
       const changesetId = yield* applyChangeset(account, together.map((k) => ({ keywordId: k.keywordId, newBidMicros: wholeCents(k.bidMicros * 1.5) })))

@@ -220,6 +220,12 @@ describe("the plan", () => {
        FROM accounts WHERE project_id = $1`,
       [p.account.projectId, actionId, limited, budget]
     )
+    // With its cooldown's mark, as the pipeline's statements write one beside an applied change.
+    await p.sql(
+      `INSERT INTO cooldown_marks (project_id, cooldown_key, marked_at, action_id, kind)
+       SELECT project_id, key, applied_at, action_id, kind FROM actions, unnest(cooldown_keys) AS key WHERE action_id = $1`,
+      [actionId]
+    )
     const cooling = await plan()
     expect(item(cooling, `budget:${limited}`)).toBeUndefined()
     expect(cooling.withheld).toEqual([{

@@ -1,10 +1,10 @@
 /**
  * Where each table lives on a Citus cluster (docs/scale.md), and the statements that put it there on the
  * coordinator of a migrated database. acs's data is mostly per account, so account-scoped tables are
- * distributed by `project_id` and co-located with `accounts` (one account's rows on one shard, so its
+ * distributed by `project_id` and co-located with `campaigns` (one account's rows on one shard, so its
  * statements stay on one worker); org-scoped tables by `org_id`, co-located with `events`; small,
- * read-mostly tables become reference tables (a copy on every node, so any shard can join them); and the few
- * tables no tenant owns stay plain tables on the coordinator.
+ * read-mostly tables, `accounts` among them, become reference tables (a copy on every node, so any shard can
+ * join them); and the few tables no tenant owns stay plain tables on the coordinator.
  *
  * The plan is applied table by table, in an order Citus accepts: reference tables in foreign-key order, then
  * each group's anchor, then the tables co-located with it. A table Citus refuses is recorded with Citus's
@@ -18,6 +18,9 @@ import { Effect, type ParseResult, Schema } from "effect"
 /** Small, read-mostly tables, in foreign-key order (a table after every table it references). */
 export const REFERENCE_TABLES = [
   "orgs",
+  // The tenants' directory: read by nearly every request, written at an import and a sync's end, and unique per
+  // org by the upstream account, which only a table on every node can check.
+  "accounts",
   "people",
   "api_keys",
   "sessions",
@@ -32,7 +35,6 @@ export const REFERENCE_TABLES = [
 
 /** Account-scoped tables, by `project_id`; the first is the anchor the others are co-located with. */
 export const ACCOUNT_TABLES = [
-  "accounts",
   "campaigns",
   "ad_groups",
   "ads",
@@ -55,8 +57,7 @@ export const ACCOUNT_TABLES = [
   "actions",
   "change_places",
   "jobs",
-  "action_steps",
-  "idempotency_keys"
+  "action_steps"
 ] as const
 
 /** Org-scoped tables, by `org_id`; the first is the anchor the others are co-located with. */
@@ -66,7 +67,8 @@ export const ORG_TABLES = ["events", "webhooks", "webhook_deliveries", "webhook_
 export const COORDINATOR_TABLES = {
   effect_sql_migrations: "the migrator's own bookkeeping: migrations run on the coordinator",
   event_sequencer: "the one counter that orders events across every org",
-  slack_seen_signatures: "a short-lived replay guard for Slack's requests, checked before the request names an org"
+  slack_seen_signatures: "a short-lived replay guard for Slack's requests, checked before the request names an org",
+  idempotency_keys: "keyed by the caller, not by a tenant, and written by a statement of its own"
 } as const
 
 export type Placement = "reference" | "account" | "org" | "coordinator"

@@ -51,6 +51,7 @@ import syncQueue from "./migrations/0042_sync_queue.ts"
 import accountKeys from "./migrations/0043_account_keys.ts"
 import orgKeys from "./migrations/0044_org_keys.ts"
 import deliveryLogPartitions from "./migrations/0045_delivery_log_partitions.ts"
+import eventBodyInStatements from "./migrations/0046_event_body_in_statements.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -101,7 +102,8 @@ export const migrations = {
   "0042_sync_queue": syncQueue,
   "0043_account_keys": accountKeys,
   "0044_org_keys": orgKeys,
-  "0045_delivery_log_partitions": deliveryLogPartitions
+  "0045_delivery_log_partitions": deliveryLogPartitions,
+  "0046_event_body_in_statements": eventBodyInStatements
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -64,6 +64,15 @@ export const writeEvents = (sql: SqlClient.SqlClient, events: ReadonlyArray<NewE
  * `events` row), that keep what still needs them (webhooks/Deliveries.ts `keepPendingBodies`). Answers how many
  * were deleted.
  */
+/**
+ * An event as webhooks, the stream and GET /events show it, from the columns of `e` (`events` or rows with its
+ * columns): an expression of the statement, not a function of the row (a cluster renames the table a row type names).
+ */
+export const eventBody = (sql: SqlClient.SqlClient, e: string) =>
+  sql.unsafe(`jsonb_build_object('eventId', ${e}.event_id, 'type', ${e}.type,
+    'createdAt', to_char(${e}.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'orgId', ${e}.org_id, 'projectId', ${e}.project_id, 'data', ${e}.data)`)
+
 export const pruneEvents = (
   sql: SqlClient.SqlClient,
   cutoff: Date,
@@ -74,7 +83,7 @@ export const pruneEvents = (
     WITH gone AS (
       DELETE FROM events WHERE seq IN (
         SELECT seq FROM events WHERE created_at < ${cutoff} AND position IS NOT NULL ORDER BY created_at LIMIT ${limit})
-      RETURNING events.org_id, events.event_id, events AS event),
+      RETURNING events.org_id, events.event_id, events.type, events.created_at, events.project_id, events.data),
     ${keep("gone")}
     SELECT count(*)::int AS n FROM gone`.pipe(Effect.flatMap(countOf), Effect.orDie)
 

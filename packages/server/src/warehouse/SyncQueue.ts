@@ -1,5 +1,5 @@
 /**
- * Which scheduled syncs start now, as one pure rule (docs/decisions/warehouse-and-reads.md "The sync queue"): an
+ * Which scheduled syncs start now, as one pure rule (docs/decisions/warehouse-and-reads.md "The sync queue: one freshness target, orgs in turns, two bounds"): an
  * account is due when its copy is older than its freshness target; due accounts start most overdue first, taken
  * round-robin across orgs (the org whose last sync started longest ago goes first, and an org served goes to the
  * back), at most `instance` running on this instance and `perOrg` running in an org anywhere, never on a credential

@@ -12,6 +12,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { HOT_SPAN } from "../db/HotSpan.ts"
 import { columnsOf, decodeRows } from "../db/Rows.ts"
+import { eventBody } from "../events/Outbox.ts"
 import { EventsConfig } from "../events/Sequencer.ts"
 import { endpointFragments, endpointStatements } from "./Endpoints.ts"
 import type { AttemptResult } from "./WebhookSender.ts"
@@ -128,7 +129,7 @@ export const deliveryStatements = (sql: SqlClient.SqlClient, retryWindowSeconds:
  * carries it. The bodies are made apart from the update: Citus refuses a function of the rows in an UPDATE's `SET`.
  */
 export const keepPendingBodies = (sql: SqlClient.SqlClient) => (gone: string) =>
-  sql`gone_bodies AS MATERIALIZED (SELECT g.org_id, g.event_id, acs_event_body(g.event) AS body FROM ${sql.unsafe(gone)} g),
+  sql`gone_bodies AS MATERIALIZED (SELECT g.org_id, g.event_id, ${eventBody(sql, "g")} AS body FROM ${sql.unsafe(gone)} g),
     kept_bodies AS (
       UPDATE webhook_deliveries d SET body = b.body FROM gone_bodies b
       WHERE d.org_id = b.org_id AND d.event_id = b.event_id AND d.status = 'pending' AND d.body IS NULL)`
@@ -231,7 +232,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         -- events sequenced after this statement's snapshot: it reads and moves past only those it can see.
         visible AS (SELECT LEAST(endpoint.queued_through, s.last_position) AS through FROM endpoint, event_sequencer s WHERE s.id = 1),
         taken AS (
-          SELECT e.event_id, e.type, e.position, e.trace_parent, acs_event_body(e)::text AS body_text
+          SELECT e.event_id, e.type, e.position, e.trace_parent, ${eventBody(sql, "e")}::text AS body_text
           FROM endpoint w CROSS JOIN visible CROSS JOIN LATERAL (
             SELECT * FROM events e
             WHERE e.org_id = w.org_id AND e.position > w.claimed_through AND e.position <= visible.through AND w.events ? e.type
@@ -268,7 +269,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
               WHERE p.status = 'pending' AND p.webhook_id NOT IN (SELECT webhook_id FROM picked)) END AS next_due_in_ms)
         -- The body as the event's (migration 0020), unless the row carries its own (a ping, an older row).
         SELECT c.delivery_id, c.webhook_id, c.event_id, c.event_type, c.attempts, c.url, c.format, c.secret_sealed, c.window_left_ms,
-          (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN acs_event_body(e) END)::text AS body_text,
+          (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN ${eventBody(sql, "e")} END)::text AS body_text,
           e.trace_parent, NULL::text AS batch_id, c.endpoint_failing, due.more, due.next_due_in_ms
         FROM due LEFT JOIN claimed c ON true LEFT JOIN events e ON e.event_id = c.event_id
         UNION ALL

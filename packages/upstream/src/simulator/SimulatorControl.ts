@@ -13,9 +13,10 @@
  *   PUT    /_control/accounts/{orgId}/roles  body: {roleNames: string[]} → the account's acl
  *   POST   /_control/clock/advance  body: {hours?, days?}  → {advancedMs, now}: the simulated clock moves
  *                                                              ahead (never back); reports gain the new hours
- *   POST   /_control/scenarios  body: {entityId, installsPerTapPercent?, cptPercent?} → 201 {scenario}:
+ *   POST   /_control/scenarios  body: {entityId, installsPerTapPercent?, cptPercent?, everyDay?} → 201 {scenario}:
  *                                                              from the entity's today on, its (or its
- *                                                              children's) installs per tap / CPT change by X %
+ *                                                              children's) installs per tap / CPT change by X %,
+ *                                                              and with everyDay it has no quiet day
  *   GET    /_control/scenarios                               → {scenarios}
  *   DELETE /_control/scenarios                               → {cleared}
  *   POST   /_control/tokens/expire                           → {expired}: every bearer token is refused
@@ -75,7 +76,8 @@ const Percent = Schema.Number.pipe(Schema.finite(), Schema.greaterThanOrEqualTo(
 const ScenarioBody = Schema.Struct({
   entityId: Schema.Number.pipe(Schema.int()),
   installsPerTapPercent: Schema.optionalWith(Percent, { exact: true }),
-  cptPercent: Schema.optionalWith(Percent, { exact: true })
+  cptPercent: Schema.optionalWith(Percent, { exact: true }),
+  everyDay: Schema.optionalWith(Schema.Boolean, { exact: true })
 })
 
 export interface ScenarioInput {
@@ -83,6 +85,8 @@ export interface ScenarioInput {
   readonly entityId: number
   readonly installsPerTapPercent?: number
   readonly cptPercent?: number
+  /** From then on it serves every day (no quiet days). */
+  readonly everyDay?: boolean
 }
 
 export class SimulatorControl {
@@ -175,7 +179,8 @@ export class SimulatorControl {
       entityId: input.entityId,
       from: momentOf(this.state.now(account)),
       installsPerTapPercent: input.installsPerTapPercent ?? 0,
-      cptPercent: input.cptPercent ?? 0
+      cptPercent: input.cptPercent ?? 0,
+      everyDay: input.everyDay ?? false
     }
     this.state.scenarios.add(scenario)
     this.state.version++
@@ -271,7 +276,7 @@ export class SimulatorControl {
       }
       if (route === "POST /_control/scenarios") {
         const decoded = Schema.decodeUnknownEither(ScenarioBody)(body)
-        if (Either.isLeft(decoded)) return refuse(400, "body must be {entityId, installsPerTapPercent?, cptPercent?} (percentages ≥ -100)")
+        if (Either.isLeft(decoded)) return refuse(400, "body must be {entityId, installsPerTapPercent?, cptPercent?, everyDay?} (percentages ≥ -100)")
         const scenario = this.addScenario(decoded.right)
         return scenario === null ? refuse(404, `no campaign, ad group or keyword ${decoded.right.entityId}`) : { status: 201, body: { scenario } }
       }

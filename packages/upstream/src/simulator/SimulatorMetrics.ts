@@ -116,6 +116,8 @@ interface Adjustment {
   reach: number
   installRate: number
   cpt: number
+  /** A scenario keeps the source serving every day. */
+  everyDay: boolean
 }
 
 const KEYWORD_SOURCE = 1
@@ -187,7 +189,7 @@ const sourceDay = (
 ): boolean => {
   // One mix per source-day decides activity: most days of most sources stop here, so it must be cheap.
   const activityHash = mix32(profile.base ^ Math.imul(day, 0x9e3779b1))
-  if ((activityHash & 0xffff) >= profile.activity) return false
+  if ((activityHash & 0xffff) >= profile.activity && !adjustment.everyDay) return false
   let volume = (activityHash >>> 16) / 65_536
   if (context.restatement > 0 && day < context.today && day >= context.today - RESTATED_DAYS) {
     // A late correction moves the day's volume by up to ±3 %; which days were active stays put.
@@ -404,6 +406,7 @@ export class AccountMetrics {
     adjustment.reach = 1
     adjustment.installRate = 1
     adjustment.cpt = 1
+    adjustment.everyDay = false
     const ownBids = keyword?.pastBids
     if (ownBids !== undefined || adGroup.pastDefaultBids !== undefined) {
       const groupBid = valueOn(adGroup.defaultBidMicros, adGroup.pastDefaultBids, day)
@@ -421,10 +424,11 @@ export class AccountMetrics {
       if (day < scenario.from) continue
       adjustment.installRate *= Math.max(0, 1 + scenario.installsPerTapPercent / 100)
       adjustment.cpt *= Math.max(0.01, 1 + scenario.cptPercent / 100)
+      if (scenario.everyDay) adjustment.everyDay = true
     }
   }
 
-  private readonly adjustment: Adjustment = { reach: 1, installRate: 1, cpt: 1 }
+  private readonly adjustment: Adjustment = { reach: 1, installRate: 1, cpt: 1, everyDay: false }
   /** Budget factors already computed: campaign id → moment (a day, or a day + hour / 24) → factor (≤ 1). */
   private readonly budgetFactors = new Map<number, Map<number, number>>()
   /** Hours at which something of a campaign changed inside a day: campaign id → day → hours (1–23), ascending. */
@@ -514,7 +518,7 @@ export class AccountMetrics {
     const context = this.context
     const unit = context.minorUnitMicros
     const vector = new Float64Array(METRIC_COUNT)
-    const adjustment: Adjustment = { reach: 1, installRate: 1, cpt: 1 }
+    const adjustment: Adjustment = { reach: 1, installRate: 1, cpt: 1, everyDay: false }
     // Per missing moment: each serving source's taps and spend (smallest units), uncapped.
     const taps = missing.map((): Array<number> => [])
     const spend = missing.map((): Array<number> => [])

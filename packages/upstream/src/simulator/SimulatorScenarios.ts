@@ -1,7 +1,9 @@
 /**
  * Scenarios injected through the control API: "from this hour on, this entity's installs per tap (or
- * cost per tap) change by X %". A scenario on a campaign or an ad group applies to every keyword and
- * Search Match under it; several on one source multiply. Hours before `from` keep their numbers.
+ * cost per tap) change by X %", and, with `everyDay`, "it serves every day" (no quiet days, which every source
+ * otherwise has at random: a test that judges a day after a change needs that day to have data). A scenario on a
+ * campaign or an ad group applies to every keyword and Search Match under it; several on one source multiply.
+ * Hours before `from` keep their numbers.
  */
 
 export interface Scenario {
@@ -12,6 +14,7 @@ export interface Scenario {
   /** e.g. -40: installs per tap fall 40 %. */
   readonly installsPerTapPercent: number
   readonly cptPercent: number
+  readonly everyDay: boolean
 }
 
 export class Scenarios {

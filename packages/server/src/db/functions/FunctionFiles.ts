@@ -14,7 +14,6 @@ export const FUNCTION_NAMES = [
   "acs_account_envelope",
   "acs_budget_delta",
   "acs_cooldown_keys",
-  "acs_event_body",
   "acs_last_position",
   "acs_lock_account_window",
   "acs_recent_change",
