@@ -27,23 +27,39 @@ import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
  * The tables Citus itself refuses today, with its words; every other table of the plan waits for one of them
  * (it references one, is referenced by one, or is co-located with one).
  */
+/** A table whose rows a still-local table's foreign key points at: its referencing tables are distributed after it. */
+const REFERENCED_BY_A_LOCAL_TABLE =
+  "cannot create foreign key constraint since foreign keys from reference tables and local tables to distributed tables are not supported " +
+  "(Reference tables and local tables can only have foreign keys to reference tables and local tables)"
+
 const REFUSED_BY_CITUS: Readonly<Record<string, string>> = {
-  orgs: `cannot distribute relation "orgs" because it has triggers`
+  changesets: REFERENCED_BY_A_LOCAL_TABLE,
+  webhooks: REFERENCED_BY_A_LOCAL_TABLE
 }
 
 let cluster: CitusCluster | undefined
+/** acs's schema with the plan applied. */
 let database: string
+/**
+ * acs's schema on the coordinator as plain tables, where acs serves: its statements do not all run on
+ * distributed tables yet (docs/scale.md "Not yet distributed, because…").
+ */
+let served: string
 let outcome: DistributionOutcome
 let p: Pipeline | undefined
+
+const migrate = (url: string) =>
+  Effect.runPromise(runMigrations(Effect.void).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.scoped))
 
 beforeAll(async () => {
   // The first run on a machine builds Citus (a few minutes on two cores: bench/history.md); later runs reuse it.
   cluster = await startCitusCluster()
   database = await cluster.createDatabase("acs")
-  const layer = PgClient.layer({ url: Redacted.make(database) })
-  await Effect.runPromise(runMigrations(Effect.void).pipe(Effect.provide(layer), Effect.scoped))
-  outcome = await Effect.runPromise(applyDistribution.pipe(Effect.provide(layer), Effect.scoped))
-  p = await startPipeline({ seed: 39, database })
+  await migrate(database)
+  outcome = await Effect.runPromise(applyDistribution.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(database) })), Effect.scoped))
+  served = await cluster.createDatabase("served")
+  await migrate(served)
+  p = await startPipeline({ seed: 39, database: served })
 }, 30 * 60_000)
 
 afterAll(async () => {
@@ -62,7 +78,7 @@ describe("the Citus cluster", () => {
     expect(workers.map((w) => Number(w.node_port))).toEqual(cluster!.workers.map((w) => w.port).toSorted((a, b) => a - b))
   })
 
-  it("spreads a distributed table's shards over both workers (in a database of its own: acs's holds none yet)", async () => {
+  it("spreads a distributed table's shards over both workers", async () => {
     const probe = await cluster!.createDatabase("probe")
     await query(probe, "CREATE TABLE probe (org_id text NOT NULL, n integer NOT NULL)")
     await query(probe, "SELECT create_distributed_table('probe', 'org_id')")
@@ -98,6 +114,7 @@ describe("the distribution plan", () => {
   it("is applied as far as the schema allows today, and says why the rest is not", () => {
     const byCitus = Object.fromEntries(outcome.refused.filter((r) => !r.reason.startsWith("waits for ")).map((r) => [r.table, r.reason]))
     expect(byCitus).toEqual(REFUSED_BY_CITUS)
+    console.info(`placed on Citus: ${outcome.placed.join(", ")}; waiting: ${outcome.refused.map((r) => `${r.table} (${r.reason})`).join("; ")}`)
     const refused = new Set(outcome.refused.map((r) => r.table))
     expect(outcome.placed).toEqual(DISTRIBUTION_STEPS.map((s) => s.table).filter((t) => !refused.has(t)))
     expect(outcome.placed.length + outcome.refused.length).toBe(DISTRIBUTION_STEPS.length)

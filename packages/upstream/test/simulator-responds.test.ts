@@ -274,6 +274,39 @@ describe("simulator numbers respond to changes", () => {
     expect(scenario.control.clearScenarios()).toBe(1)
   })
 
+  it("a scenario with everyDay makes a source serve its quiet days too, and leaves its active days as they were", async () => {
+    const scenario = await start()
+    const plain = await start()
+    const orgId = usOrgOf(scenario)
+    const today = scenario.today(orgId)
+    // A keyword of the busiest campaign that is quiet on one of the 20 days after today.
+    const campaignId = busiestKeyword(plain, orgId, isoPlus(today, -1)).campaignId
+    for (const simulator of [scenario, plain]) {
+      v1Write(simulator, orgId, `/v1/campaigns/${campaignId}`, { dailyBudget: { value: usd(10_000_000_000) } })
+      simulator.control.advanceClock({ days: 21 })
+    }
+    const days = Array.from({ length: 20 }, (_, n) => isoPlus(today, n + 1))
+    const keywords = simulatorTotals(plain, orgId, "keywords", days[0]!, days.at(-1)!, { campaignId }).rows
+      .filter((row) => row.total.taps > 0).map((row) => row.keywordId!)
+    const quiet = keywords.map((keywordId) => ({ keywordId, day: days.find((day) => keywordOn(plain, orgId, keywordId, day).impressions === 0) }))
+      .find((k) => k.day !== undefined)
+    expect(quiet, "a keyword with a quiet day").toBeDefined()
+    const before = simulatorTotals(scenario, orgId, "keywords", isoPlus(today, -1), isoPlus(today, -1)).rows
+    expect(scenario.control.addScenario({ entityId: Number(quiet!.keywordId), everyDay: true })).toMatchObject({ everyDay: true })
+    // From the scenario's moment on: the simulator's today is 21 days on, so its effect shows on days after that.
+    scenario.control.advanceClock({ days: 21 })
+    plain.control.advanceClock({ days: 21 })
+    const later = Array.from({ length: 20 }, (_, n) => isoPlus(today, n + 22))
+    const active = later.filter((day) => keywordOn(scenario, orgId, quiet!.keywordId, day).impressions > 0)
+    expect(active).toEqual(later)
+    for (const day of later) {
+      const plainDay = keywordOn(plain, orgId, quiet!.keywordId, day)
+      if (plainDay.impressions > 0) expect(keywordOn(scenario, orgId, quiet!.keywordId, day)).toEqual(plainDay)
+    }
+    expect(later.some((day) => keywordOn(plain, orgId, quiet!.keywordId, day).impressions === 0)).toBe(true)
+    expect(simulatorTotals(scenario, orgId, "keywords", isoPlus(today, -1), isoPlus(today, -1)).rows).toEqual(before)
+  })
+
   it("an ad group's default bid moves its Search Match's impressions and taps by the same elasticity", async () => {
     const raised = await start()
     const kept = await start()
