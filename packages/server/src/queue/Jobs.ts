@@ -100,7 +100,7 @@ export interface ReadyAccounts {
  * worker with no account in hand (docs/decisions/pipeline.md "Jobs are claimed per account, in turn").
  */
 export const readyAccounts = (sql: SqlClient.SqlClient) =>
-  sql`/* prepared, across accounts */ SELECT project_id,
+  sql`/* prepared */ SELECT project_id,
       (extract(epoch FROM min(${sql.unsafe(DUE)}) - clock_timestamp()) * 1000)::int8 AS due_in_ms
     FROM jobs GROUP BY project_id ORDER BY 2`.pipe(
     Effect.flatMap(decodeAccountsDue),
