@@ -45,10 +45,26 @@ interface Source {
   readonly patch: string
 }
 
-/** The vendored source: ACS_CITUS_SOURCE, else `<repository>/../shared/vendor`; a missing one fails the test, saying where it looked. */
+/** The repository a local clone was made from (its `origin`, when that is a directory), whose neighbours a clone shares. */
+const originDirectory = (): string | undefined => {
+  const result = spawnSync("git", ["config", "--get", "remote.origin.url"], { cwd: repoRoot, encoding: "utf8" })
+  const url = result.status === 0 ? result.stdout.trim() : ""
+  const path = url.startsWith("file://") ? url.slice("file://".length) : url
+  return path.startsWith("/") && Fs.existsSync(path) ? path : undefined
+}
+
+/**
+ * The vendored source: ACS_CITUS_SOURCE, else `<repository>/../shared/vendor`, else beside the repository a local
+ * clone was made from (a clone in a temporary directory); a missing one fails the test, saying where it looked.
+ */
 const citusSource = (): Source => {
   const given = process.env["ACS_CITUS_SOURCE"]
-  const candidates = [...(given !== undefined && given !== "" ? [given] : []), Path.resolve(repoRoot, "..", "shared", "vendor")]
+  const origin = originDirectory()
+  const candidates = [
+    ...(given !== undefined && given !== "" ? [given] : []),
+    Path.resolve(repoRoot, "..", "shared", "vendor"),
+    ...(origin === undefined ? [] : [Path.resolve(origin, "..", "shared", "vendor")])
+  ]
   for (const dir of candidates) {
     const tarball = Path.join(dir, `citus-${CITUS_VERSION}.tar.gz`)
     if (Fs.existsSync(tarball)) return { tarball, patch: Path.join(dir, `citus-${CITUS_VERSION}-pg15-minor.patch`) }
