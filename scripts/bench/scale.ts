@@ -19,6 +19,7 @@ import { array, record, string } from "./json.ts"
 import { makeHttpClient } from "./measure.ts"
 import { makePool } from "./pg.ts"
 import { fmt, type TargetRow } from "./report.ts"
+import { mostAtOnce } from "../../packages/server/test/support/intervals.ts"
 
 const DATABASE = "acs_bench_scale"
 const BOOTSTRAP_KEY = "acs_bench_scale_key_0123456789abcdefghijklmnopqrs"
@@ -72,17 +73,6 @@ const quantile = (values: ReadonlyArray<number>, q: number): number => {
 }
 const median = (values: ReadonlyArray<number>) => quantile(values, 0.5)
 
-/** The most intervals open at once. */
-const mostAtOnce = (intervals: ReadonlyArray<readonly [number, number]>): number => {
-  const edges = intervals.flatMap(([from, to]) => [[from, 1], [to, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1])
-  let open = 0
-  let most = 0
-  for (const [, step] of edges) {
-    open += step
-    most = Math.max(most, open)
-  }
-  return most
-}
 
 /** The org's admin key: the bootstrap key for the first org, one made in SQL for each other. */
 const orgKey = (n: number) => n === 0 ? BOOTSTRAP_KEY : `acs_bench_scale_org_${String(n).padStart(2, "0")}_0123456789abcdefghijklmn`
