@@ -327,7 +327,7 @@ describe("the console", () => {
 
     await page.getByLabel(/Queued changes expire after/).fill("48")
     await page.getByRole("button", { name: "Save expiry" }).click()
-    await page.getByRole("status").filter({ hasText: "Settings saved." }).waitFor({ timeout: WAIT_MS })
+    await page.getByRole("status").filter({ hasText: "Settings saved: queued changes expire after 48 hours." }).waitFor({ timeout: WAIT_MS })
     expect((await p.as("key", "GET", "/settings")).body).toMatchObject({ approvalTtlHours: 48, platformAutoApply: false })
   })
 
@@ -504,7 +504,7 @@ describe("the console", () => {
     await page.getByLabel("Who may approve a change (four eyes)").selectOption("distinct_person")
     await page.getByRole("button", { name: "Save rule…" }).click()
     await page.getByRole("dialog", { name: "Change the workspace settings?" }).getByRole("button", { name: "Confirm" }).click()
-    await page.getByRole("status").filter({ hasText: "Settings saved." }).waitFor({ timeout: WAIT_MS })
+    await page.getByRole("status").filter({ hasText: "Settings saved: the four-eyes rule is distinct_person." }).waitFor({ timeout: WAIT_MS })
     expect((await p.as("key", "GET", "/settings")).body).toMatchObject({ fourEyes: "distinct_person" })
     const held = await propose("my agent, under distinct_person")
     await goTo("#/approvals", "Approvals")
@@ -516,7 +516,7 @@ describe("the console", () => {
     await page.getByLabel("Who may approve a change (four eyes)").selectOption("distinct_actor")
     await page.getByRole("button", { name: "Save rule…" }).click()
     await page.getByRole("dialog", { name: "Change the workspace settings?" }).getByRole("button", { name: "Confirm" }).click()
-    await page.getByRole("status").filter({ hasText: "Settings saved." }).waitFor({ timeout: WAIT_MS })
+    await page.getByRole("status").filter({ hasText: "Settings saved: the four-eyes rule is distinct_actor." }).waitFor({ timeout: WAIT_MS })
     await goTo("#/approvals", "Approvals")
     const entry = card(held)
     await entry.getByRole("note").filter({ hasText: `Your key "my bidding agent" proposed this change: you review it as its person.` })

@@ -39,7 +39,7 @@ export const PolicyPage = (props: { readonly session: Session; readonly projectI
     setConfirming(null)
     const answer = await api((c) => c.settings.updateSettings({ payload: change }))
     if (Either.isLeft(answer)) return setNotice({ error: answer.left.message })
-    setNotice({ message: "Settings saved." })
+    setNotice({ message: savedMessage(change) })
     settings.reload()
     policy.reload()
   }
@@ -209,6 +209,14 @@ const BriefForm = (props: { readonly projectId: string; readonly admin: boolean;
     </section>
   )
 }
+
+/** What a saved change did, in words: a second save shows a new message, never the last one again. */
+const savedMessage = (change: UpdateSettingsRequest): string =>
+  change.platformAutoApply === true ? "Settings saved: auto-applies resumed."
+  : change.platformAutoApply === false ? "Settings saved: the kill switch is engaged."
+  : change.approvalTtlHours !== undefined ? `Settings saved: queued changes expire after ${change.approvalTtlHours} hours.`
+  : change.fourEyes !== undefined ? `Settings saved: the four-eyes rule is ${change.fourEyes}.`
+  : "Settings saved."
 
 /** How long a queued change waits for a decision before it expires (docs/contract.md 3.2). */
 const ExpiryForm = (props: { readonly hours: number; readonly admin: boolean; readonly onSave: (hours: number) => void }) => {
