@@ -1,10 +1,10 @@
 /**
  * Events are kept 30 days (docs/contract.md 6): the pruning pass (webhooks/Retention.ts) takes its cutoff from Effect's
- * Clock, moved here with TestClock against the real test PostgreSQL. An event and an ended delivery log are
- * kept at 30 days less a minute and deleted past 30 days (a batch of first attempts with its day's partition, 30 days
- * after that day); a delivery still pending is never deleted, and keeps
- * the body its event had (a delivery row refers to its event: migration 0020). OAuth codes and refresh tokens go
- * 30 days past their expiry.
+ * Clock, moved here with TestClock against the real test PostgreSQL. An ended delivery log is kept at 30 days less a
+ * minute and deleted past 30 days; an event and a batch of first attempts go with their day's partition, 30 days after
+ * that day ends, and not before; a delivery still pending is never deleted, and keeps the body its event had (a
+ * delivery row refers to its event: migration 0020) when the event's day is dropped. OAuth codes and refresh tokens
+ * go 30 days past their expiry.
  */
 import { layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
@@ -64,12 +64,13 @@ layer(TestLayer, { excludeTestServices: true })("event retention", (it) => {
 
       yield* TestClock.adjust(Duration.minutes(2))
       yield* pruneOnce
-      // The batch of first attempts goes with its day's partition (db/TimePartitions.ts): 30 days after that day ends.
-      expect(yield* left).toEqual({ events: 0, deliveries: 2, pending: 1 })
+      // The events and the batch of first attempts go with their day's partition (db/TimePartitions.ts): 30 days after
+      // that day ends.
+      expect(yield* left).toEqual({ events: 3, deliveries: 2, pending: 1 })
       const dayEnd = (Math.floor(createdAt / 86_400_000) + 1) * 86_400_000
       yield* TestClock.setTime(dayEnd + Duration.toMillis(RETENTION) - 60_000)
       yield* pruneOnce
-      expect(yield* left).toEqual({ events: 0, deliveries: 2, pending: 1 })
+      expect(yield* left).toEqual({ events: 3, deliveries: 2, pending: 1 })
       yield* TestClock.adjust(Duration.minutes(2))
       yield* pruneOnce
       expect(yield* left).toEqual({ events: 0, deliveries: 1, pending: 1 })

@@ -45,9 +45,17 @@ const boundOf = (expression: string, which: "FROM" | "TO"): number => {
 
 /**
  * Makes the day partitions of `table` from `now`'s day to a week after it, where no partition holds those days yet,
- * and drops those whose rows are all older than `cutoff`; answers the partitions dropped.
+ * and drops those whose rows are all older than `cutoff`; answers the partitions dropped. `beforeDrop` runs in the
+ * same transaction just before a partition is dropped, the table already locked as the drop locks it (no statement
+ * can read the partition's rows meanwhile): it keeps what still needs them (the events' pending deliveries).
  */
-export const maintainDayPartitions = (sql: SqlClient.SqlClient, table: string, now: number, cutoff: number) =>
+export const maintainDayPartitions = (
+  sql: SqlClient.SqlClient,
+  table: string,
+  now: number,
+  cutoff: number,
+  beforeDrop?: (partition: string) => Effect.Effect<void>
+) =>
   sql.withTransaction(Effect.gen(function*() {
     yield* sql`SET LOCAL lock_timeout = '1s'`
     // One instance at a time: another's pass finds the work done.
@@ -62,6 +70,13 @@ export const maintainDayPartitions = (sql: SqlClient.SqlClient, table: string, n
       if (!partitions.some((p) => p.from < start + DAY_MS && start < p.to)) yield* sql.unsafe(dayPartition(table, start))
     }
     const expired = partitions.filter((p) => p.to <= cutoff)
-    for (const { name } of expired) yield* sql`DROP TABLE ${sql(name)}`
+    for (const { name } of expired) {
+      if (beforeDrop !== undefined) {
+        // The lock the drop takes, taken first: whatever read the partition has committed, nothing reads it after.
+        yield* sql`LOCK TABLE ${sql(table)} IN ACCESS EXCLUSIVE MODE`
+        yield* beforeDrop(name)
+      }
+      yield* sql`DROP TABLE ${sql(name)}`
+    }
     return expired.map((p) => p.name)
   })).pipe(Effect.orDie, Effect.withSpan("TimePartitions.maintain", { attributes: { table } }))

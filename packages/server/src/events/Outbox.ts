@@ -11,7 +11,6 @@ import type { EventType } from "@acs/domain/Events"
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
-import { countOf } from "../db/Rows.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
 /**
@@ -59,12 +58,6 @@ export const writeEvents = (sql: SqlClient.SqlClient, events: ReadonlyArray<NewE
     SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, org_id) FROM (SELECT DISTINCT org_id FROM written) orgs`).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("Outbox.writeMany"))
 
 /**
- * Up to `limit` sequenced events written before `cutoff` deleted (retention), in one statement with `keep`: CTEs
- * (`name AS (...)`, comma-separated) over `gone`, the deleted rows (`org_id`, `event_id`, and `event`, the whole
- * `events` row), that keep what still needs them (webhooks/Deliveries.ts `keepPendingBodies`). Answers how many
- * were deleted.
- */
-/**
  * An event as webhooks, the stream and GET /events show it, from the columns of `e` (`events` or rows with its
  * columns): an expression of the statement, not a function of the row (a cluster renames the table a row type names).
  */
@@ -72,20 +65,6 @@ export const eventBody = (sql: SqlClient.SqlClient, e: string) =>
   sql.unsafe(`jsonb_build_object('eventId', ${e}.event_id, 'type', ${e}.type,
     'createdAt', to_char(${e}.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'orgId', ${e}.org_id, 'projectId', ${e}.project_id, 'data', ${e}.data)`)
-
-export const pruneEvents = (
-  sql: SqlClient.SqlClient,
-  cutoff: Date,
-  limit: number,
-  keep: (gone: string) => Statement.Fragment
-): Effect.Effect<number> =>
-  sql`
-    WITH gone AS (
-      DELETE FROM events WHERE seq IN (
-        SELECT seq FROM events WHERE created_at < ${cutoff} AND position IS NOT NULL ORDER BY created_at LIMIT ${limit})
-      RETURNING events.org_id, events.event_id, events.type, events.created_at, events.project_id, events.data),
-    ${keep("gone")}
-    SELECT count(*)::int AS n FROM gone`.pipe(Effect.flatMap(countOf), Effect.orDie)
 
 /** An action event: the action as the API shows it (GET …/actions/{actionId}), and what else the type carries. */
 export const writeActionEvent = (

@@ -124,15 +124,22 @@ export const deliveryStatements = (sql: SqlClient.SqlClient, retryWindowSeconds:
 })
 
 /**
- * For the statement that deletes events (events/Outbox.ts `pruneEvents`, `gone` its deleted rows), as two CTEs: a
- * pending delivery keeps the body of its event, as the API shows it, in its own row, since its event no longer
- * carries it. The bodies are made apart from the update: Citus refuses a function of the rows in an UPDATE's `SET`.
+ * Before a day's partition of the events is dropped (retention, db/TimePartitions.ts): a pending delivery of one of
+ * its events keeps the event's body, as the API shows it, in its own row, since the event will no longer carry it.
+ * The bodies are made apart from the update: Citus refuses a function of the rows in an UPDATE's `SET`.
  */
-export const keepPendingBodies = (sql: SqlClient.SqlClient) => (gone: string) =>
-  sql`gone_bodies AS MATERIALIZED (SELECT g.org_id, g.event_id, ${eventBody(sql, "g")} AS body FROM ${sql.unsafe(gone)} g),
-    kept_bodies AS (
-      UPDATE webhook_deliveries d SET body = b.body FROM gone_bodies b
-      WHERE d.org_id = b.org_id AND d.event_id = b.event_id AND d.status = 'pending' AND d.body IS NULL)`
+export const keepPendingBodies = (sql: SqlClient.SqlClient, partition: string): Effect.Effect<void> =>
+  sql`
+    WITH gone_bodies AS MATERIALIZED (
+      SELECT e.org_id, e.event_id, ${eventBody(sql, "e")} AS body
+      FROM webhook_deliveries d JOIN ${sql(partition)} e ON e.org_id = d.org_id AND e.event_id = d.event_id
+      WHERE d.status = 'pending' AND d.body IS NULL)
+    UPDATE webhook_deliveries d SET body = b.body FROM gone_bodies b
+    WHERE d.org_id = b.org_id AND d.event_id = b.event_id AND d.status = 'pending' AND d.body IS NULL`.pipe(
+    Effect.asVoid,
+    Effect.orDie,
+    Effect.withSpan("Deliveries.keepPendingBodies")
+  )
 
 /** Up to `limit` ended deliveries (not pending) made before `cutoff` deleted (retention); answers how many. */
 export const pruneDeliveries = (sql: SqlClient.SqlClient, cutoff: Date, limit: number): Effect.Effect<number> =>

@@ -15,8 +15,10 @@ AS $function$
         RETURN;
       END IF;
       WITH pending AS (
-        SELECT e.seq, row_number() OVER (ORDER BY e.seq) AS n FROM events e WHERE e.position IS NULL ORDER BY e.seq LIMIT batch)
-      UPDATE events e SET position = last + pending.n FROM pending WHERE e.seq = pending.seq;
+        SELECT e.seq, e.org_id, e.created_at, row_number() OVER (ORDER BY e.seq) AS n
+        FROM events e WHERE e.position IS NULL ORDER BY e.seq LIMIT batch)
+      UPDATE events e SET position = last + pending.n FROM pending
+      WHERE e.seq = pending.seq AND e.org_id = pending.org_id AND e.created_at = pending.created_at;
       GET DIAGNOSTICS sequenced = ROW_COUNT;
       IF sequenced = 0 THEN
         RETURN QUERY SELECT 0, 0;
