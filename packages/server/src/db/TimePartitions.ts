@@ -58,6 +58,9 @@ export const maintainDayPartitions = (
 ) =>
   sql.withTransaction(Effect.gen(function*() {
     yield* sql`SET LOCAL lock_timeout = '1s'`
+    // On Citus, a partition made of a distributed table is distributed too, its key to a reference table with it: a
+    // second one in the same transaction in parallel would be refused. A setting plain PostgreSQL keeps and ignores.
+    yield* sql`SET LOCAL citus.multi_shard_modify_mode = 'sequential'`
     // One instance at a time: another's pass finds the work done.
     yield* sql`SELECT pg_advisory_xact_lock(hashtext(${table}))`
     const partitions = (yield* sql`
