@@ -1,8 +1,11 @@
 -- The event sequencer: gives committed events their positions in order, and moves each webhook endpoint's queued_through.
 -- The current body, installed by the migrations (db/functions/FunctionFiles.ts); edit it here.
+-- Generic plans: planning its statements over every day's partition of the events cost more than running them
+-- (migration 0050); the events it numbers are found at run time, by their whole key.
 CREATE OR REPLACE FUNCTION public.acs_sequence_events(batch integer, retry_window_seconds integer, channel text, sender text)
  RETURNS TABLE(events integer, deliveries integer)
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
     DECLARE
       last bigint;
@@ -18,7 +21,7 @@ AS $function$
         SELECT e.seq, e.org_id, e.created_at, row_number() OVER (ORDER BY e.seq) AS n
         FROM events e WHERE e.position IS NULL ORDER BY e.seq LIMIT batch)
       UPDATE events e SET position = last + pending.n FROM pending
-      WHERE e.seq = pending.seq AND e.org_id = pending.org_id AND e.created_at = pending.created_at;
+      WHERE e.position IS NULL AND e.seq = pending.seq AND e.org_id = pending.org_id AND e.created_at = pending.created_at;
       GET DIAGNOSTICS sequenced = ROW_COUNT;
       IF sequenced = 0 THEN
         RETURN QUERY SELECT 0, 0;
