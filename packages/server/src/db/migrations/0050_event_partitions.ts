@@ -1,6 +1,6 @@
 /**
  * The events partitioned by day of `created_at` (docs/decisions/database.md "History is kept in day partitions, dropped
- * whole", "Events are partitioned by the day they were written"; db/TimePartitions.ts), as migration 0045 did the
+ * whole", "Events are kept in day partitions"; db/TimePartitions.ts), as migration 0045 did the
  * delivered batches: the events past retention pruned as the retention pass would have (a pending delivery keeps its
  * event's body), the table as it was becomes the partition of every day until tomorrow, without copying a row, and the
  * days after get their own partitions, a week ahead. A partitioned table's keys hold its partition column: `created_at`
