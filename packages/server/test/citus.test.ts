@@ -1,7 +1,8 @@
 /**
  * acs on a Citus cluster (docs/scale.md): Citus built from the vendored source (support/citus.ts, once per
  * machine), a coordinator and two workers on loopback, acs migrated onto the coordinator and the distribution
- * plan (src/db/Distribution.ts) applied; then the real server on the coordinator, syncing the simulator's demo org.
+ * plan (src/db/Distribution.ts) applied; then the real server on the coordinator of that distributed database,
+ * syncing the simulator's demo org.
  *
  * Every table of the plan is placed and every key between a group's tables stands again; anything Citus
  * refused would be reported with Citus's words (docs/scale.md's "Not yet distributed" must follow).
@@ -27,13 +28,8 @@ import { readRepoFile } from "./support/markdown.ts"
 import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
 
 let cluster: CitusCluster | undefined
-/** acs's schema with the plan applied. */
+/** acs's schema with the plan applied, where acs serves. */
 let database: string
-/**
- * acs's schema on the coordinator as plain tables, where acs serves: its statements do not all run on
- * distributed tables yet (docs/scale.md "Not yet distributed, because…").
- */
-let served: string
 let outcome: DistributionOutcome
 let p: Pipeline | undefined
 
@@ -46,9 +42,7 @@ beforeAll(async () => {
   database = await cluster.createDatabase("acs")
   await migrate(database)
   outcome = await Effect.runPromise(applyDistribution.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(database) })), Effect.scoped))
-  served = await cluster.createDatabase("served")
-  await migrate(served)
-  p = await startPipeline({ seed: 39, database: served })
+  p = await startPipeline({ seed: 39, database })
 }, 30 * 60_000)
 
 afterAll(async () => {
@@ -143,7 +137,7 @@ describe("the distribution plan", () => {
   })
 })
 
-describe("acs on the coordinator", () => {
+describe("acs on the distributed schema", () => {
   it("imports and syncs the demo accounts, serves their reads, and applies a proposal a person approved", async () => {
     const pipeline = p!
     const campaigns = await pipeline.run(pipeline.upstream.campaigns(pipeline.account.upstreamAccountId))
@@ -151,7 +145,7 @@ describe("acs on the coordinator", () => {
     if (campaign === undefined) throw new Error("the demo account has no campaign with a daily budget")
     const listed = await pipeline.as("key", "GET", `/accounts/${pipeline.account.projectId}/campaigns`)
     expect(listed.status, listed.text).toBe(200)
-    expect(listed.text, "the synced campaigns are read from the coordinator").toContain(campaign.campaignId)
+    expect(listed.text, "the synced campaigns are read from the shards").toContain(campaign.campaignId)
     const cut = Math.round(campaign.dailyBudgetMicros! * 0.9 / 10_000) * 10_000
 
     // A key's proposal never applies itself: it waits for a person.

@@ -52,6 +52,7 @@ import accountKeys from "./migrations/0043_account_keys.ts"
 import orgKeys from "./migrations/0044_org_keys.ts"
 import deliveryLogPartitions from "./migrations/0045_delivery_log_partitions.ts"
 import eventBodyInStatements from "./migrations/0046_event_body_in_statements.ts"
+import citusStatements from "./migrations/0047_citus_statements.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -103,7 +104,8 @@ export const migrations = {
   "0043_account_keys": accountKeys,
   "0044_org_keys": orgKeys,
   "0045_delivery_log_partitions": deliveryLogPartitions,
-  "0046_event_body_in_statements": eventBodyInStatements
+  "0046_event_body_in_statements": eventBodyInStatements,
+  "0047_citus_statements": citusStatements
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -78,7 +78,7 @@ export const tripCircuitBreaker = (sql: SqlClient.SqlClient, projectId: string) 
       failing AS (
         SELECT count(a.action_id) AS n, limits.failures, limits.window_minutes
         FROM limits LEFT JOIN actions a ON a.project_id = ${projectId} AND a.status = 'failed'
-          AND a.updated_at > clock_timestamp() - make_interval(mins => limits.window_minutes)
+          AND a.updated_at > statement_timestamp() - make_interval(mins => limits.window_minutes)
           AND (a.failure ->> 'stepName' IS NOT NULL OR a.failure ->> 'upstreamRequestId' IS NOT NULL
             OR starts_with(a.failure ->> 'message', 'connection_error:'))
         GROUP BY limits.failures, limits.window_minutes)
