@@ -25,7 +25,9 @@ import { runMigrations } from "../src/db/Migrations.ts"
 import { type CitusCluster, startCitusCluster } from "./support/citus.ts"
 import { query } from "./support/database.ts"
 import { readRepoFile } from "./support/markdown.ts"
-import { type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
+import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
+import { call } from "./support/server.ts"
+import { waitFor } from "./support/wait.ts"
 
 let cluster: CitusCluster | undefined
 /** acs's schema with the plan applied, where acs serves. */
@@ -42,7 +44,9 @@ beforeAll(async () => {
   database = await cluster.createDatabase("acs")
   await migrate(database)
   outcome = await Effect.runPromise(applyDistribution.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(database) })), Effect.scoped))
-  p = await startPipeline({ seed: 39, database })
+  // Thirty proposals at once wait for one account's lock, each holding a pooled connection: on a busy machine the
+  // last waits long for its connection, so the pool's patience is minutes (as pipelineConcurrency.test.ts's).
+  p = await startPipeline({ seed: 39, database, env: { DATABASE_CONNECT_TIMEOUT_MS: "120000" } })
 }, 30 * 60_000)
 
 afterAll(async () => {
@@ -161,5 +165,94 @@ describe("acs on the distributed schema", () => {
     expect(approved.status, approved.text).toBe(200)
     expect((await pipeline.settle(actionId, ["applied", "failed"])).status).toBe("applied")
     expect((await pipeline.run(pipeline.upstream.campaign(pipeline.account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(cut)
+
+    // Its events, sequenced on the coordinator, read from the org's shard, newest first.
+    const events = await waitFor(
+      `the events of ${actionId} in GET /events`,
+      async () => (await pipeline.api("key", (client) => client.events.listEvents({ urlParams: { limit: 200 } }))).events,
+      (listed) => listed.some((e) => e.type === "action.applied" && JSON.stringify(e.data).includes(actionId)),
+      { intervalMs: 250, show: (listed) => listed.map((e) => e.type).join(", ") }
+    )
+    expect(events.filter((e) => JSON.stringify(e.data).includes(actionId)).map((e) => e.type)).toEqual([
+      "action.applied",
+      "action.approved",
+      "action.proposed"
+    ])
+  })
+
+  it("applies a key's changeset a person approved", async () => {
+    const pipeline = p!
+    const account = pipeline.secondAccount
+    const path = { projectId: account.projectId }
+    const targets = (await pipeline.run(pipeline.upstream.campaigns(account.upstreamAccountId)))
+      .filter((c) => !c.deleted && c.dailyBudgetMicros !== null).slice(0, 2)
+    expect(targets).toHaveLength(2)
+    const opened = await pipeline.api("key", (client) => client.changesets.openChangeset({ path, payload: { title: "on Citus" } }))
+    for (const target of targets) {
+      const member = await pipeline.propose("budget-change", {
+        campaignId: target.campaignId,
+        newDailyBudgetMicros: Math.round(target.dailyBudgetMicros! * 0.9 / 10_000) * 10_000,
+        reason: "trim",
+        changesetId: opened.changesetId
+      }, { as: "key", projectId: account.projectId })
+      expect(member.status, member.text).toBe(201)
+    }
+    const submitted = await pipeline.api("key", (client) =>
+      client.changesets.submitChangeset({ path: { ...path, changesetId: opened.changesetId }, urlParams: {} }))
+    await pipeline.api("person", (client) =>
+      client.changesets.approveChangeset({ path: { ...path, changesetId: opened.changesetId }, payload: { planHash: submitted.planHash! } }))
+    const done = await waitFor(
+      `changeset ${opened.changesetId} to end its apply`,
+      () => pipeline.api("key", (client) => client.changesets.getChangeset({ path: { ...path, changesetId: opened.changesetId } })),
+      (got) => ["applied", "partially_applied", "failed"].includes(got.changeset.status),
+      { intervalMs: 250, show: (got) => `${got.changeset.status}\n${pipeline.server.logs().slice(-3000)}` }
+    )
+    expect(done.changeset.status).toBe("applied")
+  })
+
+  it("records a change made in Apple's web UI as an outside change after a sync", async () => {
+    const pipeline = p!
+    const campaign = (await pipeline.run(pipeline.upstream.campaigns(pipeline.account.upstreamAccountId)))
+      .filter((c) => !c.deleted && c.dailyBudgetMicros !== null)[1]!
+    pipeline.setBudgetOutsideAcs(campaign.campaignId, 123_450_000)
+    const path = { projectId: pipeline.account.projectId }
+    const { syncId } = await pipeline.api("key", (client) => client.warehouse.startSync({ path }))
+    await waitFor(
+      `sync ${syncId} to succeed`,
+      async () => (await pipeline.api("key", (client) => client.warehouse.getSync({ path: { ...path, syncId } }))).status,
+      (status) => status === "succeeded",
+      { intervalMs: 250, show: (status) => `${status}\n${pipeline.server.logs().slice(-3000)}` }
+    )
+    const outside = await waitFor(
+      "the outside change in the ledger",
+      async () =>
+        (await pipeline.api("key", (client) => client.actions.listActions({ path, urlParams: { limit: 50, origin: "external" } }))).actions,
+      (rows) => rows.some((a) => JSON.stringify(a.payload).includes(campaign.campaignId)),
+      { intervalMs: 250 }
+    )
+    expect(outside.find((a) => JSON.stringify(a.payload).includes(campaign.campaignId))).toMatchObject({
+      kind: "external_change",
+      status: "applied",
+      proposedBy: { kind: "external", id: "web-ui-user@example.com" }
+    })
+  })
+
+  it("lets exactly 20 of 30 simultaneous auto-eligible proposals on two instances auto-apply", async () => {
+    const pipeline = p!
+    const twin = await pipeline.startTwin()
+    const login = await call(`${twin.api}/auth/login`, { method: "POST", body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })
+    const cookie = login.headers.getSetCookie().find((line) => line.startsWith("acs_session="))!.split(";")[0]!
+    const campaign = (await pipeline.run(pipeline.upstream.campaigns(pipeline.account.upstreamAccountId)))
+      .filter((c) => !c.deleted && c.dailyBudgetMicros !== null)[2]!
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, index) =>
+      call(`${(index % 2 === 0 ? pipeline.server : twin).api}/accounts/${pipeline.account.projectId}/actions/budget-change`, {
+        method: "POST",
+        headers: { cookie },
+        body: { campaignId: campaign.campaignId, newDailyBudgetMicros: campaign.dailyBudgetMicros! - 10_000 * (index + 1), reason: `cut ${index}` }
+      })))
+    expect(answers.map((a) => a.status), answers.find((a) => a.status !== 201)?.text ?? "").toEqual(Array(30).fill(201))
+    expect(answers.map(proposalOf).filter((a) => a.mode === "auto_applied")).toHaveLength(20)
+    const policy = await pipeline.api("key", (client) => client.actions.getPolicy({ path: { projectId: pipeline.account.projectId } }))
+    expect(policy).toMatchObject({ autoApplies: { limitPer24h: 20, usedLast24h: 20, remaining: 0 } })
   })
 })
