@@ -25,7 +25,7 @@ import { runMigrations } from "../src/db/Migrations.ts"
 import { type CitusCluster, startCitusCluster } from "./support/citus.ts"
 import { query } from "./support/database.ts"
 import { readRepoFile } from "./support/markdown.ts"
-import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, proposalOf, startPipeline } from "./support/pipeline.ts"
+import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, proposalOf, startPipeline, tolerateUpstreamFaults } from "./support/pipeline.ts"
 import { call } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
@@ -235,6 +235,40 @@ describe("acs on the distributed schema", () => {
       status: "applied",
       proposedBy: { kind: "external", id: "web-ui-user@example.com" }
     })
+  })
+
+  it("reconciles an apply whose instance was killed (SIGKILL) mid-apply, and applies it once", async () => {
+    const pipeline = p!
+    const account = pipeline.secondAccount
+    await tolerateUpstreamFaults(pipeline, account.projectId)
+    // The serving instance applies nothing from here on; worker instances are started and killed instead.
+    const workerEnv = { WORKER_CONCURRENCY: "2", WORKER_LEASE_MS: "1500", APPLY_MAX_ATTEMPTS: "5" }
+    await pipeline.restart({ WORKER_CONCURRENCY: "0", WORKER_LEASE_MS: "1500" })
+    const campaign = (await pipeline.run(pipeline.upstream.campaigns(account.upstreamAccountId)))
+      .filter((c) => !c.deleted && c.dailyBudgetMicros !== null)[3]!
+    const target = Math.round(campaign.dailyBudgetMicros! * 0.9 / 10_000) * 10_000
+    const since = pipeline.simulator.control.listCalls().at(-1)?.seq ?? 0
+    // The upstream takes the write but holds its answer long enough for the worker to be killed while it waits.
+    pipeline.simulator.control.addFault({ kind: "timeout", delayMs: 4_000, process: true, method: "PUT", path: `/campaigns/${campaign.campaignId}$` })
+    const proposed = await pipeline.propose("budget-change", { campaignId: campaign.campaignId, newDailyBudgetMicros: target, reason: "trim" }, {
+      projectId: account.projectId
+    })
+    expect(proposed.body).toMatchObject({ mode: "auto_applied", status: "approved" })
+    const actionId = proposalOf(proposed).actionId
+    const first = await pipeline.startTwin(workerEnv)
+    const writes = () => pipeline.simulator.control.listCalls({ method: "PUT", path: new RegExp(`/campaigns/${campaign.campaignId}$`), since })
+    // Killed once the upstream took the write and while the worker waits for its answer.
+    await waitFor("the worker's write to reach the upstream", async () => writes(), (calls) => calls.length > 0, { intervalMs: 25 })
+    await first.stop("SIGKILL")
+    expect((await pipeline.action(actionId, account.projectId)).status).toBe("applying")
+    const second = await pipeline.startTwin(workerEnv)
+    try {
+      expect((await pipeline.settle(actionId, ["applied", "failed"], account.projectId)).status).toBe("applied")
+    } finally {
+      await second.stop()
+    }
+    expect((await pipeline.run(pipeline.upstream.campaign(account.upstreamAccountId, campaign.campaignId))).dailyBudgetMicros).toBe(target)
+    expect(writes().filter((call) => call.status === 200), "the upstream changed once").toHaveLength(1)
   })
 
   it("lets exactly 20 of 30 simultaneous auto-eligible proposals on two instances auto-apply", async () => {
