@@ -1,5 +1,5 @@
 /**
- * The events in day partitions (migration 0050, db/TimePartitions.ts): on a database that has lived, the migration
+ * The events in day partitions (migration 0048, db/TimePartitions.ts): on a database that has lived, the migration
  * keeps every event within retention (in one partition of the days until tomorrow), prunes the older as retention
  * would (a pending delivery of one keeps its body), makes a week of days ahead, and the sequencer goes on numbering
  * in insert order; then the retention pass keeps a week ahead of its clock and drops an event's day whole 30 days
@@ -55,8 +55,8 @@ const pruneAt = (now: number) =>
 
 beforeAll(async () => {
   database = await createBlankDatabase()
-  // Every migration before 0050 ("0049_…" sorts before "0050").
-  await migrateThrough(database, "0050")
+  // Every migration before 0048 ("0047_…" sorts before "0048").
+  await migrateThrough(database, "0048")
   await query(database, `INSERT INTO orgs (org_id, name) VALUES ('org_p', 'p')`)
   await query(database, `INSERT INTO webhooks (webhook_id, org_id, url, events, format, secret_sealed, created_by)
     VALUES ('wh_p', 'org_p', 'https://p.example', '["sync.succeeded"]', 'json', 's', 'p')`)
@@ -71,7 +71,7 @@ beforeAll(async () => {
   await migrateThrough(database, undefined)
 }, 300_000)
 
-describe("migration 0050: the events by day", () => {
+describe("migration 0048: the events by day", () => {
   it("keeps the events within retention, prunes the older keeping a pending delivery's body, and makes a week of days ahead", async () => {
     expect(await events()).toEqual([
       { event_id: "evt_2_days", position: "2" },

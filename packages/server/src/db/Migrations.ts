@@ -52,7 +52,8 @@ import accountKeys from "./migrations/0043_account_keys.ts"
 import orgKeys from "./migrations/0044_org_keys.ts"
 import deliveryLogPartitions from "./migrations/0045_delivery_log_partitions.ts"
 import eventBodyInStatements from "./migrations/0046_event_body_in_statements.ts"
-import eventPartitions from "./migrations/0050_event_partitions.ts"
+import citusStatements from "./migrations/0047_citus_statements.ts"
+import eventPartitions from "./migrations/0048_event_partitions.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -105,7 +106,8 @@ export const migrations = {
   "0044_org_keys": orgKeys,
   "0045_delivery_log_partitions": deliveryLogPartitions,
   "0046_event_body_in_statements": eventBodyInStatements,
-  "0050_event_partitions": eventPartitions
+  "0047_citus_statements": citusStatements,
+  "0048_event_partitions": eventPartitions
 }
 
 export const loader = Migrator.fromRecord(migrations)

@@ -11,6 +11,8 @@ import type { EventType } from "@acs/domain/Events"
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
+import { countOf } from "../db/Rows.ts"
+import type { Wake } from "../db/Wakes.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
 /**
@@ -84,9 +86,9 @@ const isoSql = (sql: SqlClient.SqlClient, column: string) =>
  * type)})`, where `changed` is the CTE whose `RETURNING *` holds the changed rows. It writes one `type` event
  * per row (each row for which `where` holds: a fragment over the row, evaluated with it), with the action as
  * ActionRow.toRecord shows it (events.test.ts compares it with GET …/actions/{actionId}) and `extra` beside it,
- * and wakes the sequencers (a data-modifying CTE runs whether or not the statement reads it); being part of
+ * answering each event's `org_id` (a data-modifying CTE runs whether or not the statement reads it); being part of
  * the statement, it commits exactly when the change does. The event carries `traceParent`, the writer's trace
- * context, or by default the row's own.
+ * context, or by default the row's own. The statement's caller wakes the sequencers after it (`eventsWritten`).
  */
 export const actionEventCte = (
   sql: SqlClient.SqlClient,
@@ -121,9 +123,12 @@ export const actionEventCte = (
     })`
   }
     FROM ${sql.unsafe(changed)}
-    CROSS JOIN LATERAL (SELECT pg_notify(${EVENTS_WRITTEN_CHANNEL}, ${r("org_id")}) WHERE ${options.where?.(r) ?? sql`true`}) AS woken
-    RETURNING 1`
+    WHERE ${options.where?.(r) ?? sql`true`}
+    RETURNING org_id`
 }
+
+/** The sequencers' wake after a statement whose `actionEventCte` wrote events of `orgId` (db/Wakes.ts). */
+export const eventsWritten = (orgId: string): Wake => [EVENTS_WRITTEN_CHANNEL, orgId]
 
 /**
  * `action.proposed` for each row of `recorded` queued for a human (Proposals' one-statement proposal): a row

@@ -42,7 +42,7 @@ export class Verdicts extends Effect.Service<Verdicts>()("acs/Verdicts", {
               a.created_at
             FROM watches w
             JOIN actions a ON a.project_id = w.project_id AND a.action_id = w.action_ids[1]
-            LEFT JOIN changesets c ON c.changeset_id = w.changeset_id
+            LEFT JOIN changesets c ON c.project_id = w.project_id AND c.changeset_id = w.changeset_id
             CROSS JOIN LATERAL (SELECT CASE WHEN w.changeset_id IS NULL THEN a.proposed_by ELSE c.opened_by END AS proposer) p
             WHERE w.project_id = ${account.projectId} AND w.applied_day >= ${since}::date)
           SELECT CASE WHEN GROUPING(kind) = 0 THEN 'kind' WHEN GROUPING(proposer_id) = 0 THEN 'proposer' ELSE 'total' END AS bucket,

@@ -124,7 +124,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         const applied = yield* sql`
           SELECT ${appliedColumns}
           FROM actions a JOIN accounts acc ON acc.project_id = a.project_id
-          LEFT JOIN changesets c ON c.changeset_id = a.changeset_id
+          LEFT JOIN changesets c ON c.project_id = a.project_id AND c.changeset_id = a.changeset_id
           WHERE a.project_id = ${projectId}
             AND a.created_at > greatest(acc.watched_since, now() - make_interval(days => ${LOOKBACK_DAYS}), ${after}::timestamptz)
             AND a.status = 'applied' AND a.revert_of IS NULL AND a.kind IN ${sql.in(WATCHED_KINDS)}
@@ -198,7 +198,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
           acc AS (SELECT project_id, time_zone, first_synced_day, last_synced_day FROM accounts WHERE project_id = ${account.projectId})
           SELECT w.watch_id, w.action_ids, w.applied_day::text AS applied_day, w.next_review_day::text AS next_review_day,
             w.reviews_done, w.baseline, w.record,
-            EXISTS (SELECT 1 FROM actions a WHERE a.action_id = ANY (w.action_ids) AND a.status = 'reverted') AS reverted,
+            EXISTS (SELECT 1 FROM actions a WHERE a.project_id = w.project_id AND a.action_id = ANY (w.action_ids) AND a.status = 'reverted') AS reverted,
             after.totals AS after, base.totals AS baseline_now, confounders.list AS confounders
           FROM due JOIN watches w ON w.project_id = ${account.projectId} AND w.watch_id = due.watch_id
           CROSS JOIN acc
@@ -297,7 +297,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
           SELECT w.watch_id, w.campaign_ids,
             to_char(max(a.applied_at) AT TIME ZONE acc.time_zone, 'YYYY-MM-DD"T"HH24') AS applied_hour
           FROM watches w JOIN accounts acc ON acc.project_id = w.project_id
-          JOIN actions a ON a.action_id = ANY (w.action_ids)
+          JOIN actions a ON a.project_id = w.project_id AND a.action_id = ANY (w.action_ids)
           WHERE w.project_id = ${account.projectId} AND w.reviews_done = 0
           GROUP BY w.watch_id, w.campaign_ids, acc.time_zone`.pipe(Effect.flatMap(decodeRecent))
         const lanes = recent.flatMap((watch) => {

@@ -31,10 +31,10 @@ export const autoAppliesLast24h = (projectId: string) =>
     sql`
       WITH counted AS (
         SELECT count(*) AS n, min(created_at) AS oldest FROM actions
-        WHERE project_id = ${projectId} AND counts_toward_cap AND created_at > clock_timestamp() - interval '24 hours'
+        WHERE project_id = ${projectId} AND counts_toward_cap AND created_at > statement_timestamp() - interval '24 hours'
         UNION ALL
         SELECT COALESCE(sum(counted_members), 0), min(decided_at) FROM changesets
-        WHERE project_id = ${projectId} AND counted_members > 0 AND decided_at > clock_timestamp() - interval '24 hours')
+        WHERE project_id = ${projectId} AND counted_members > 0 AND decided_at > statement_timestamp() - interval '24 hours')
       SELECT sum(n)::text AS used, to_char(min(oldest) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS oldest
       FROM counted`.pipe(
       Effect.flatMap(decodeWindow),

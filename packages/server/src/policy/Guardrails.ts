@@ -9,7 +9,7 @@
  */
 import type { Failure } from "@acs/domain/Actions"
 import { DEFAULT_GUARDRAILS, type Guardrails as Document, GuardrailsSettings } from "@acs/domain/Guardrails"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { Granted } from "../auth/Access.ts"
 import { invalidateKey, invalidating, Invalidation } from "../db/Invalidation.ts"
@@ -34,7 +34,16 @@ const COLUMNS = `settings, paused_reason, ${iso("paused_since")} AS paused_since
  * For the `RETURNING` of every statement that writes guardrails (run with `invalidating`): the account whose guardrails
  * every instance drops at commit (after an insert too: an account without a row is cached with the defaults).
  */
-const invalidated = (sql: SqlClient.SqlClient) => invalidateKey(sql, sql`guardrails.project_id`)
+const invalidated = (sql: SqlClient.SqlClient) => invalidateKey(sql, sql`written.project_id`)
+
+/**
+ * A statement that writes guardrails (`INSERT … RETURNING *` or `UPDATE … RETURNING *`) as the CTE `written`, answering
+ * the row's columns and the key to invalidate: its times are formatted by a stable function, which Citus refuses in a
+ * modification's own `RETURNING`.
+ */
+const returningWritten = (sql: SqlClient.SqlClient, write: Statement.Fragment, extra: Statement.Fragment = sql``) =>
+  sql`written AS (${write} RETURNING *)
+    SELECT ${sql.unsafe(COLUMNS)}, ${invalidated(sql)}${extra} FROM written`
 
 const toDocument = (row: GuardrailsRow | undefined): Document => ({
   ...(row?.settings ?? DEFAULT_GUARDRAILS),
@@ -78,16 +87,21 @@ export const tripCircuitBreaker = (sql: SqlClient.SqlClient, projectId: string) 
       failing AS (
         SELECT count(a.action_id) AS n, limits.failures, limits.window_minutes
         FROM limits LEFT JOIN actions a ON a.project_id = ${projectId} AND a.status = 'failed'
-          AND a.updated_at > clock_timestamp() - make_interval(mins => limits.window_minutes)
+          AND a.updated_at > statement_timestamp() - make_interval(mins => limits.window_minutes)
           AND (a.failure ->> 'stepName' IS NOT NULL OR a.failure ->> 'upstreamRequestId' IS NOT NULL
             OR starts_with(a.failure ->> 'message', 'connection_error:'))
-        GROUP BY limits.failures, limits.window_minutes)
-      INSERT INTO guardrails (project_id, paused_reason, paused_since)
+        GROUP BY limits.failures, limits.window_minutes),
+      ${
+  returningWritten(
+    sql,
+    sql`INSERT INTO guardrails (project_id, paused_reason, paused_since)
       SELECT ${projectId}, format('%s upstream write failures in %s minutes', n, window_minutes), now()
       FROM failing WHERE n >= failures
       ON CONFLICT (project_id) DO UPDATE SET paused_reason = EXCLUDED.paused_reason, paused_since = EXCLUDED.paused_since
-        WHERE guardrails.paused_since IS NULL
-      RETURNING ${sql.unsafe(COLUMNS)}, ${invalidated(sql)}, (SELECT org_id FROM accounts WHERE project_id = ${projectId}) AS org_id`).pipe(
+        WHERE guardrails.paused_since IS NULL`,
+    sql`, (SELECT org_id FROM accounts WHERE project_id = ${projectId}) AS org_id`
+  )
+}`).pipe(
       Effect.orDie
     )
     const row = rows[0]
@@ -112,11 +126,14 @@ const announcePause = (sql: SqlClient.SqlClient, orgId: string, projectId: strin
  */
 export const pauseAutoApply = (sql: SqlClient.SqlClient, orgId: string, projectId: string, reason: string, pausedBy: string) =>
   sql.withTransaction(Effect.gen(function*() {
-    const rows = yield* invalidating(sql, "g", sql`
-      INSERT INTO guardrails (project_id, paused_reason, paused_since) VALUES (${projectId}, ${reason}, now())
+    const rows = yield* invalidating(sql, "g", sql`WITH ${
+      returningWritten(
+        sql,
+        sql`INSERT INTO guardrails (project_id, paused_reason, paused_since) VALUES (${projectId}, ${reason}, now())
       ON CONFLICT (project_id) DO UPDATE SET paused_reason = EXCLUDED.paused_reason, paused_since = EXCLUDED.paused_since
-        WHERE guardrails.paused_since IS NULL
-      RETURNING ${sql.unsafe(COLUMNS)}, ${invalidated(sql)}`)
+        WHERE guardrails.paused_since IS NULL`
+      )
+    }`)
     return yield* announcePause(sql, orgId, projectId, rows, pausedBy)
   })).pipe(Effect.orDie)
 
@@ -149,12 +166,15 @@ export class Guardrails extends Effect.Service<Guardrails>()("acs/Guardrails", {
       })
 
     const put = (grant: Granted<"updateGuardrails">, settings: GuardrailsSettings) =>
-      invalidating(sql, "g", sql`
-        INSERT INTO guardrails (project_id, settings, updated_at, updated_by)
+      invalidating(sql, "g", sql`WITH ${
+        returningWritten(
+          sql,
+          sql`INSERT INTO guardrails (project_id, settings, updated_at, updated_by)
         VALUES (${grant.account.projectId}, ${JSON.stringify(settings)}::jsonb, now(), ${by(grant)})
         ON CONFLICT (project_id) DO UPDATE SET settings = EXCLUDED.settings, updated_at = EXCLUDED.updated_at,
-          updated_by = EXCLUDED.updated_by
-        RETURNING ${sql.unsafe(COLUMNS)}, ${invalidated(sql)}`).pipe(
+          updated_by = EXCLUDED.updated_by`
+        )
+      }`).pipe(
         Effect.orDie,
         Effect.flatMap((rows) => changed(grant, "guardrails.changed", rows)),
         sql.withTransaction,
@@ -166,10 +186,13 @@ export class Guardrails extends Effect.Service<Guardrails>()("acs/Guardrails", {
     /** An admin clears the circuit breaker (`DELETE …/guardrails/pause`); clearing what is not paused changes nothing. */
     const resume = (grant: Granted<"resumeAutoApply">) =>
       Effect.gen(function*() {
-        const rows = yield* invalidating(sql, "g", sql`
-          UPDATE guardrails SET paused_reason = NULL, paused_since = NULL
-          WHERE project_id = ${grant.account.projectId} AND paused_since IS NOT NULL
-          RETURNING ${sql.unsafe(COLUMNS)}, ${invalidated(sql)}`).pipe(Effect.orDie)
+        const rows = yield* invalidating(sql, "g", sql`WITH ${
+          returningWritten(
+            sql,
+            sql`UPDATE guardrails SET paused_reason = NULL, paused_since = NULL
+          WHERE project_id = ${grant.account.projectId} AND paused_since IS NOT NULL`
+          )
+        }`).pipe(Effect.orDie)
         if (rows.length === 0) return yield* load(grant.account.projectId)
         return yield* changed(grant, "account.resumed", rows)
       }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("Guardrails.resume"))

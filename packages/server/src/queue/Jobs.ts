@@ -12,6 +12,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Data, Effect, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
+import type { Wake } from "../db/Wakes.ts"
 
 export const JOBS_CHANNEL = "acs_jobs"
 
@@ -53,9 +54,8 @@ export const enqueueApproved = (sql: SqlClient.SqlClient, source: string) =>
     SELECT ${newId("job")}, action_id, project_id, trace_parent FROM ${sql.unsafe(source)} WHERE status = 'approved'
     RETURNING action_id, project_id`
 
-/** The wake of every instance's workers for each job of `queued` (a CTE answering `project_id`), as a CTE. */
-export const notifyQueued = (sql: SqlClient.SqlClient, queued: string) =>
-  sql`SELECT pg_notify(${JOBS_CHANNEL}, project_id) FROM ${sql.unsafe(queued)}`
+/** The wake of every instance's workers after a statement that queued a job of the account (db/Wakes.ts). */
+export const jobQueued = (projectId: string): Wake => [JOBS_CHANNEL, projectId]
 
 /** When a job is due: its run time, or the end of the lease it is under. */
 const DUE = "GREATEST(run_at, COALESCE(lease_until, run_at))"
@@ -65,11 +65,11 @@ const DUE = "GREATEST(run_at, COALESCE(lease_until, run_at))"
  * answering the job's columns: the CTE of worker/ClaimStatement.ts.
  */
 export const claimNext = (sql: SqlClient.SqlClient, workerId: string, projectId: string, leaseMs: number) =>
-  sql`UPDATE jobs SET locked_by = ${workerId}, lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}),
+  sql`UPDATE jobs SET locked_by = ${workerId}, lease_until = statement_timestamp() + make_interval(secs => ${leaseMs / 1000}),
       attempts = attempts + 1
     WHERE project_id = ${projectId} AND job_id = (
       SELECT job_id FROM jobs
-      WHERE project_id = ${projectId} AND run_at <= clock_timestamp() AND (lease_until IS NULL OR lease_until < clock_timestamp())
+      WHERE project_id = ${projectId} AND run_at <= statement_timestamp() AND (lease_until IS NULL OR lease_until < statement_timestamp())
       ORDER BY run_at
       LIMIT 1
       FOR UPDATE SKIP LOCKED)
@@ -78,12 +78,12 @@ export const claimNext = (sql: SqlClient.SqlClient, workerId: string, projectId:
 
 /** When the account's next job is due, in ms from now (null for none), as a scalar subquery. */
 export const nextDueInMs = (sql: SqlClient.SqlClient, projectId: string) =>
-  sql`(SELECT (extract(epoch FROM min(${sql.unsafe(DUE)}) - clock_timestamp()) * 1000)::int8 FROM jobs WHERE project_id = ${projectId})`
+  sql`(SELECT (extract(epoch FROM min(${sql.unsafe(DUE)}) - statement_timestamp()) * 1000)::int8 FROM jobs WHERE project_id = ${projectId})`
 
 /** Whether a job of the account other than `jobId` (a column) is claimable now, as a condition. */
 export const otherDue = (sql: SqlClient.SqlClient, projectId: string, jobId: Statement.Fragment) =>
   sql`EXISTS (SELECT 1 FROM jobs other WHERE other.project_id = ${projectId} AND other.job_id <> ${jobId}
-    AND other.run_at <= clock_timestamp() AND (other.lease_until IS NULL OR other.lease_until < clock_timestamp()))`
+    AND other.run_at <= statement_timestamp() AND (other.lease_until IS NULL OR other.lease_until < statement_timestamp()))`
 
 /** Each account with jobs, and when its first is due (ms from now; 0 or less: claimable now). */
 const AccountDue = Schema.Struct({ projectId: Schema.String, dueInMs: Schema.NumberFromString })
@@ -101,7 +101,7 @@ export interface ReadyAccounts {
  */
 export const readyAccounts = (sql: SqlClient.SqlClient) =>
   sql`/* prepared */ SELECT project_id,
-      (extract(epoch FROM min(${sql.unsafe(DUE)}) - clock_timestamp()) * 1000)::int8 AS due_in_ms
+      (extract(epoch FROM min(${sql.unsafe(DUE)}) - statement_timestamp()) * 1000)::int8 AS due_in_ms
     FROM jobs GROUP BY project_id ORDER BY 2`.pipe(
     Effect.flatMap(decodeAccountsDue),
     Effect.map((accounts): ReadyAccounts => {
@@ -143,7 +143,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
      * row lock until its transaction ends, as a `heartbeat` before it in the same transaction would.
      */
     const renewal = (job: JobRef, workerId: string, leaseMs: number) =>
-      sql`UPDATE jobs SET lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
+      sql`UPDATE jobs SET lease_until = statement_timestamp() + make_interval(secs => ${leaseMs / 1000})
         WHERE project_id = ${job.projectId} AND job_id = ${job.jobId} AND locked_by = ${workerId} RETURNING job_id`
 
     /**
@@ -175,7 +175,7 @@ export class Jobs extends Effect.Service<Jobs>()("acs/Jobs", {
      */
     const retryLater = (job: JobRef, workerId: string, delayMs: number, error: string | null, progressed = false) =>
       sql`UPDATE jobs SET locked_by = NULL, lease_until = NULL, last_error = ${error},
-            run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000})${progressed ? sql`, attempts = 0` : sql``}
+            run_at = statement_timestamp() + make_interval(secs => ${delayMs / 1000})${progressed ? sql`, attempts = 0` : sql``}
           WHERE project_id = ${job.projectId} AND job_id = ${job.jobId} AND locked_by = ${workerId} RETURNING job_id`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie

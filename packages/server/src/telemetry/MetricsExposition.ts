@@ -53,7 +53,7 @@ export class MetricsExposition extends Effect.Service<MetricsExposition>()("acs/
       Result: ReadyJobs,
       execute: () =>
         sql`SELECT count(*)::int AS ready FROM jobs
-            WHERE run_at <= clock_timestamp() AND (lease_until IS NULL OR lease_until < clock_timestamp())`
+            WHERE run_at <= statement_timestamp() AND (lease_until IS NULL OR lease_until < statement_timestamp())`
     })
 
     /** The exposition as of now. */

@@ -26,13 +26,15 @@ export const makeGenerationTables = (sql: SqlClient.SqlClient) => {
    * Drops the tables that syncs no longer running left behind (their instance died before cleaning up).
    * Attached partitions and the tables of running syncs are not touched.
    */
+  // The running syncs first, in a CTE of their own: Citus joins a distributed table's rows with the catalog
+  // only once they are materialized on the coordinator.
   const dropAbandonedTables = sql`
+    WITH running AS MATERIALIZED (SELECT sync_id FROM syncs WHERE status = 'running')
     SELECT c.relname FROM pg_class c
     WHERE c.relkind = 'r' AND NOT c.relispartition AND c.relnamespace = current_schema()::regnamespace
       AND (${sql.or(PARENTS.map((parent) => sql`c.relname LIKE ${`${parent.replaceAll("_", "\\_")}\\_syn\\_%`}`))})
       AND NOT EXISTS (
-        SELECT 1 FROM syncs s WHERE s.status = 'running'
-          AND c.relname IN (${sql.csv(PARENTS.map((parent) => sql`${`${parent}_`} || s.sync_id`))}))`.pipe(
+        SELECT 1 FROM running s WHERE c.relname IN (${sql.csv(PARENTS.map((parent) => sql`${`${parent}_`} || s.sync_id`))}))`.pipe(
     Effect.flatMap(decodeRelations),
     Effect.flatMap((tables) =>
       Effect.forEach(tables, ({ relname }) => sql`DROP TABLE IF EXISTS ${sql(relname)}`.pipe(Effect.ignore), { discard: true })

@@ -68,25 +68,31 @@ export const makePrepareCopy = (sql: SqlClient.SqlClient) => {
     Effect.all([
       // ANALYZE after the index: the two lock each other out. A small sample: the reads' plans (an index lookup
       // per entity) need the table's size more than its distributions.
+      // A unique index names the account last: one account's partition holds no other, but Citus attaches a
+      // partition to a distributed parent only when its unique keys name the distribution column.
       withMaintenanceMemory(Effect.gen(function*() {
-        yield* timed("index", createIndex(tables.metrics, "key", "level, entity_key, day", true))
+        yield* timed("index", createIndex(tables.metrics, "key", "level, entity_key, day, project_id", true))
         yield* sql`SET LOCAL default_statistics_target = 10`
         yield* timed("analyze", sql`ANALYZE ${sql(tables.metrics)}`)
       })),
       withMaintenanceMemory(Effect.gen(function*() {
         if (hasPrevious) {
+          // The previous copy's rows in a CTE of their own: Citus joins a distributed table's rows with the sync's
+          // own (plain) tables only once they are materialized on the coordinator.
           yield* timed("carried terms", sql`
+            WITH previous AS MATERIALIZED (
+              SELECT project_id, entity_key, campaign_id, ad_group_id, keyword_id, text, keyword_text, match_type
+              FROM search_terms WHERE project_id = ${projectId})
             INSERT INTO ${sql(tables.terms)} (project_id, entity_key, campaign_id, ad_group_id, keyword_id, text, keyword_text, match_type)
             SELECT o.project_id, o.entity_key, o.campaign_id, o.ad_group_id, o.keyword_id, o.text, o.keyword_text, o.match_type
-            FROM search_terms o
-            WHERE o.project_id = ${projectId}
-              AND NOT EXISTS (SELECT 1 FROM ${sql(tables.terms)} n WHERE n.entity_key = o.entity_key)
+            FROM previous o
+            WHERE NOT EXISTS (SELECT 1 FROM ${sql(tables.terms)} n WHERE n.entity_key = o.entity_key)
               AND EXISTS (SELECT 1 FROM ${sql(tables.metrics)} m WHERE m.level = 'searchTerms' AND m.entity_key = o.entity_key)`)
         }
-        yield* timed("terms", createIndex(tables.terms, "key", "entity_key", true).pipe(Effect.zipRight(sql`ANALYZE ${sql(tables.terms)}`)))
+        yield* timed("terms", createIndex(tables.terms, "key", "entity_key, project_id", true).pipe(Effect.zipRight(sql`ANALYZE ${sql(tables.terms)}`)))
         yield* timed("suffix owners", settleSuffixOwners(tables, entities, suffixOwners))
         yield* timed("suffixes", Effect.all([
-          createIndex(tables.suffixes, "key", "level, entity_key", true),
+          createIndex(tables.suffixes, "key", "level, entity_key, project_id", true),
           createIndex(tables.suffixes, "campaign", "level, campaign_id", false),
           createIndex(tables.suffixes, "ad_group", "level, ad_group_id", false),
           sql`ANALYZE ${sql(tables.suffixes)}`

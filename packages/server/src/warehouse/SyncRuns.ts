@@ -72,7 +72,7 @@ export const syncWrites = (sql: SqlClient.SqlClient) => ({
   /** The sync's copy is the account's; nothing when it was marked abandoned meanwhile. */
   succeed: (syncId: string, rowsWritten: number) =>
     sql`
-      UPDATE syncs SET status = 'succeeded', finished_at = clock_timestamp(), heartbeat_at = now(), rows_written = ${rowsWritten},
+      UPDATE syncs SET status = 'succeeded', finished_at = statement_timestamp(), heartbeat_at = now(), rows_written = ${rowsWritten},
         progress = ${JSON.stringify({ step: "done" })}::jsonb
       WHERE sync_id = ${syncId} AND status = 'running' RETURNING ${sql.unsafe(finishedColumns)}`.pipe(Effect.flatMap(decodeFinished))
 })

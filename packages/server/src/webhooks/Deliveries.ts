@@ -108,7 +108,7 @@ export const deliveryStatements = (sql: SqlClient.SqlClient, retryWindowSeconds:
     sql`
       INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
       VALUES (${ping.deliveryId}, ${ping.webhookId}, ${ping.orgId}, ${ping.eventId}, 'ping', ${JSON.stringify(ping.body)}::jsonb,
-        clock_timestamp() + make_interval(secs => ${retryWindowSeconds}))
+        statement_timestamp() + make_interval(secs => ${retryWindowSeconds}))
       RETURNING ${sql.unsafe(deliveryColumns)}`.pipe(Effect.flatMap(decodeDeliveries)),
 
   /** The endpoint was deleted: its pending deliveries end as failed. */
@@ -118,8 +118,8 @@ export const deliveryStatements = (sql: SqlClient.SqlClient, retryWindowSeconds:
 
   /** The endpoint was enabled: its waiting deliveries are due now, with a fresh retry window. */
   retryNowOf: (webhookId: string) =>
-    sql`UPDATE webhook_deliveries SET run_at = clock_timestamp(),
-        give_up_at = clock_timestamp() + make_interval(secs => ${retryWindowSeconds})
+    sql`UPDATE webhook_deliveries SET run_at = statement_timestamp(),
+        give_up_at = statement_timestamp() + make_interval(secs => ${retryWindowSeconds})
       WHERE webhook_id = ${webhookId} AND status = 'pending'`
 })
 
@@ -178,14 +178,14 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
       sql`/* prepared */
         WITH rescued AS (
           DELETE FROM webhook_batches b WHERE b.batch_id IN (
-            SELECT batch_id FROM webhook_batches WHERE lease_until < clock_timestamp() ORDER BY lease_until LIMIT ${limit}
+            SELECT batch_id FROM webhook_batches WHERE lease_until < statement_timestamp() ORDER BY lease_until LIMIT ${limit}
             FOR UPDATE SKIP LOCKED)
           RETURNING b.webhook_id, b.after_position, b.through_position),
         -- Attempted or not, its instance died: counted as attempted once, due at once.
         requeued AS (
           INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, attempts, give_up_at)
           SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), w.webhook_id, e.org_id, e.event_id, e.type, 1,
-            clock_timestamp() + make_interval(secs => ${retryWindowSeconds})
+            statement_timestamp() + make_interval(secs => ${retryWindowSeconds})
           FROM rescued r
           JOIN webhooks w ON w.webhook_id = r.webhook_id AND w.deleted_at IS NULL
           JOIN events e ON e.org_id = w.org_id AND e.position > r.after_position AND e.position <= r.through_position AND w.events ? e.type
@@ -193,7 +193,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           RETURNING 1),
         -- Endpoints with a batch out: one at a time each, so a slow receiver's queue of attempts waiting for one
         -- of its connections stays within a lease (EndpointLanes.ts bounds the batch's time besides).
-        sending AS (SELECT webhook_id FROM webhook_batches WHERE lease_until >= clock_timestamp()),
+        sending AS (SELECT webhook_id FROM webhook_batches WHERE lease_until >= statement_timestamp()),
         -- NO KEY UPDATE: a delivery row's insert holds its endpoint FOR KEY SHARE (the foreign key), which must
         -- not hide the endpoint from this claim.
         endpoint AS (
@@ -201,7 +201,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
             w.unanswered > 0 AS failing, CASE WHEN w.unanswered > 0 THEN 1 ELSE ${limit} END AS take
           FROM webhooks w
           WHERE w.claimed_through < w.queued_through AND w.disabled_at IS NULL AND w.deleted_at IS NULL
-            AND (w.backoff_until IS NULL OR w.backoff_until <= clock_timestamp())
+            AND (w.backoff_until IS NULL OR w.backoff_until <= statement_timestamp())
             AND w.webhook_id NOT IN (SELECT webhook_id FROM sending)
           ORDER BY w.claimed_through
           LIMIT 1
@@ -211,11 +211,11 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         next AS (
           SELECT d.delivery_id, d.webhook_id, d.run_at, d.created_at, w.unanswered FROM webhook_deliveries d
           JOIN webhooks w ON w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
-          WHERE d.status = 'pending' AND d.run_at <= clock_timestamp() AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp())
+          WHERE d.status = 'pending' AND d.run_at <= statement_timestamp() AND (d.lease_until IS NULL OR d.lease_until < statement_timestamp())
             AND d.webhook_id NOT IN (SELECT webhook_id FROM endpoint)
             -- An admin's ping goes at once, a probe whatever the endpoint's state (Webhooks.ts).
-            AND ((w.backoff_until IS NULL OR w.backoff_until <= clock_timestamp())
-                AND (w.retries_held_until IS NULL OR w.retries_held_until < clock_timestamp())
+            AND ((w.backoff_until IS NULL OR w.backoff_until <= statement_timestamp())
+                AND (w.retries_held_until IS NULL OR w.retries_held_until < statement_timestamp())
               OR d.event_type = 'ping' AND d.attempts = 0)
           ORDER BY d.run_at, d.created_at
           LIMIT ${limit}
@@ -229,11 +229,11 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           WHERE r.unanswered = 0 OR r.k = 1),
         claimed AS (
           UPDATE webhook_deliveries d SET locked_by = ${workerId}, attempts = d.attempts + 1,
-            lease_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
+            lease_until = statement_timestamp() + make_interval(secs => ${leaseMs / 1000})
           FROM picked, webhooks w
           WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id
           RETURNING d.delivery_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, w.url, w.format, w.secret_sealed,
-            (extract(epoch FROM d.give_up_at - clock_timestamp()) * 1000)::int8 AS window_left_ms, w.unanswered > 0 AS endpoint_failing),
+            (extract(epoch FROM d.give_up_at - statement_timestamp()) * 1000)::int8 AS window_left_ms, w.unanswered > 0 AS endpoint_failing),
         held AS (${endpoints.holdRetries(sql`SELECT webhook_id FROM picked`, workerId, leaseMs)}),
         -- The endpoint's row is its latest version (a lock waits for none and reads the newest), which may count
         -- events sequenced after this statement's snapshot: it reads and moves past only those it can see.
@@ -254,7 +254,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         leased AS (
           INSERT INTO webhook_batches (batch_id, webhook_id, org_id, after_position, through_position, locked_by, lease_until)
           SELECT 'bat_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, endpoint.org_id, advanced.after_position,
-            advanced.through_position, ${workerId}, clock_timestamp() + make_interval(secs => ${leaseMs / 1000})
+            advanced.through_position, ${workerId}, statement_timestamp() + make_interval(secs => ${leaseMs / 1000})
           FROM endpoint, advanced WHERE EXISTS (SELECT 1 FROM taken)
           RETURNING batch_id),
         -- A full part says 0 (more may be due: the worker claims again at once) without the scan of every
@@ -265,12 +265,12 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           SELECT (SELECT count(*) FROM next) >= ${limit}
               OR EXISTS (SELECT 1 FROM requeued)
               OR EXISTS (SELECT 1 FROM webhooks o WHERE o.claimed_through < o.queued_through AND o.disabled_at IS NULL
-                AND o.deleted_at IS NULL AND (o.backoff_until IS NULL OR o.backoff_until <= clock_timestamp())
+                AND o.deleted_at IS NULL AND (o.backoff_until IS NULL OR o.backoff_until <= statement_timestamp())
                 AND o.webhook_id NOT IN (SELECT webhook_id FROM endpoint)
                 AND o.webhook_id NOT IN (SELECT webhook_id FROM sending)) AS more,
             CASE WHEN (SELECT count(*) FROM next) >= ${limit} THEN 0 ELSE (
               SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at), COALESCE(pw.backoff_until, p.run_at),
-                COALESCE(pw.retries_held_until, p.run_at))) - clock_timestamp()) * 1000)::int8
+                COALESCE(pw.retries_held_until, p.run_at))) - statement_timestamp()) * 1000)::int8
               FROM webhook_deliveries p
               JOIN webhooks pw ON pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
               WHERE p.status = 'pending' AND p.webhook_id NOT IN (SELECT webhook_id FROM picked)) END AS next_due_in_ms)
@@ -336,9 +336,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, status, attempts, run_at, give_up_at,
             last_status_code, last_duration_ms, last_error, last_response, last_attempt_at)
           SELECT o.delivery_id, e.webhook_id, e.org_id, o.event_id, o.event_type, CASE WHEN e.deleted_at IS NOT NULL THEN 'failed' ELSE 'pending' END,
-            CASE WHEN o.attempted THEN 1 ELSE 0 END, clock_timestamp() + make_interval(secs => o.delay_ms / 1000.0),
-            clock_timestamp() + make_interval(secs => ${retryWindowSeconds}),
-            o.status_code, o.duration_ms, o.error, o.response, CASE WHEN o.attempted THEN clock_timestamp() END
+            CASE WHEN o.attempted THEN 1 ELSE 0 END, statement_timestamp() + make_interval(secs => o.delay_ms / 1000.0),
+            statement_timestamp() + make_interval(secs => ${retryWindowSeconds}),
+            o.status_code, o.duration_ms, o.error, o.response, CASE WHEN o.attempted THEN statement_timestamp() END
           FROM endpoint e, made o WHERE NOT o.delivered
           ON CONFLICT (webhook_id, event_id, org_id) DO NOTHING
           RETURNING delivery_id)
@@ -351,7 +351,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
 
     const attemptColumns = (result: AttemptResult) =>
       sql`last_status_code = ${result.statusCode}, last_duration_ms = ${result.durationMs}, last_error = ${result.error},
-        last_response = ${result.response}, last_attempt_at = clock_timestamp(), locked_by = NULL, lease_until = NULL`
+        last_response = ${result.response}, last_attempt_at = statement_timestamp(), locked_by = NULL, lease_until = NULL`
 
     /**
      * Delivered, in one statement for a batch; answers the ids recorded (one missing is no longer this
@@ -361,8 +361,8 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      */
     const delivered = (workerId: string, outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly result: AttemptResult }>) =>
       outcomes.length === 0 ? Effect.succeed(new Set<string>()) : sql`/* prepared */
-        UPDATE webhook_deliveries d SET status = 'delivered', delivered_at = clock_timestamp(), last_status_code = o.status_code,
-          last_duration_ms = o.duration_ms, last_error = NULL, last_response = o.response, last_attempt_at = clock_timestamp(),
+        UPDATE webhook_deliveries d SET status = 'delivered', delivered_at = statement_timestamp(), last_status_code = o.status_code,
+          last_duration_ms = o.duration_ms, last_error = NULL, last_response = o.response, last_attempt_at = statement_timestamp(),
           locked_by = NULL, lease_until = NULL
         FROM unnest(${outcomes.map((o) => o.deliveryId)}::text[], ${outcomes.map((o) => o.result.statusCode)}::int[],
           ${outcomes.map((o) => o.result.durationMs)}::int[], ${outcomes.map((o) => o.result.response)}::text[])
@@ -376,7 +376,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
 
     /** Not delivered: tried again after `delayMs`. */
     const retryLater = (deliveryId: string, workerId: string, result: AttemptResult, delayMs: number) =>
-      sql`UPDATE webhook_deliveries SET run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000}), ${attemptColumns(result)}
+      sql`UPDATE webhook_deliveries SET run_at = statement_timestamp() + make_interval(secs => ${delayMs / 1000}), ${attemptColumns(result)}
           WHERE delivery_id = ${deliveryId} AND locked_by = ${workerId} RETURNING delivery_id`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
@@ -401,7 +401,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         })
           INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, give_up_at)
           SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), d.webhook_id, e.org_id, e.event_id, e.type,
-            clock_timestamp() + make_interval(secs => ${retryWindowSeconds})
+            statement_timestamp() + make_interval(secs => ${retryWindowSeconds})
           FROM disabled d
           JOIN events e ON e.org_id = d.org_id AND e.position > d.after_position AND e.position <= d.through_position AND d.events ? e.type
           ON CONFLICT (webhook_id, event_id, org_id) DO NOTHING`
@@ -414,7 +414,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      */
     const notAttempted = (workerId: string, deliveryIds: ReadonlyArray<string>, delayMs: number) =>
       deliveryIds.length === 0 ? Effect.succeed(new Set<string>()) : sql`
-        UPDATE webhook_deliveries SET attempts = attempts - 1, run_at = clock_timestamp() + make_interval(secs => ${delayMs / 1000}),
+        UPDATE webhook_deliveries SET attempts = attempts - 1, run_at = statement_timestamp() + make_interval(secs => ${delayMs / 1000}),
           locked_by = NULL, lease_until = NULL
         WHERE delivery_id = ANY(${deliveryIds}::text[]) AND locked_by = ${workerId}
         RETURNING delivery_id`.pipe(
@@ -434,8 +434,8 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         pushed AS (
           UPDATE webhook_deliveries d SET run_at = t.backoff_until FROM tripped t
           WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.run_at < t.backoff_until
-            AND (d.lease_until IS NULL OR d.lease_until < clock_timestamp()) AND NOT (d.event_type = 'ping' AND d.attempts = 0))
-        SELECT (extract(epoch FROM backoff_until - clock_timestamp()) * 1000)::int8 AS backoff_ms FROM tripped`.pipe(
+            AND (d.lease_until IS NULL OR d.lease_until < statement_timestamp()) AND NOT (d.event_type = 'ping' AND d.attempts = 0))
+        SELECT (extract(epoch FROM backoff_until - statement_timestamp()) * 1000)::int8 AS backoff_ms FROM tripped`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeBackoff),
         Effect.map((rows) => rows[0] === undefined ? null : Math.max(0, rows[0].backoffMs))

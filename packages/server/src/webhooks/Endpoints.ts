@@ -40,7 +40,7 @@ export const endpointStatements = (sql: SqlClient.SqlClient) => {
 
     /** Deleted: no further deliveries. Answers whether it was there. */
     remove: (orgId: string, webhookId: string) =>
-      sql`UPDATE webhooks SET deleted_at = clock_timestamp()
+      sql`UPDATE webhooks SET deleted_at = statement_timestamp()
         WHERE org_id = ${orgId} AND webhook_id = ${webhookId} AND deleted_at IS NULL RETURNING webhook_id`.pipe(
         Effect.map((rows) => rows.length > 0)
       ),
@@ -74,7 +74,7 @@ export const endpointStatements = (sql: SqlClient.SqlClient) => {
 export const endpointFragments = (sql: SqlClient.SqlClient) => ({
   /** The endpoints `ids` select hold their queued deliveries for `workerId` for a lease (until `releaseRetries`). */
   holdRetries: (ids: Statement.Fragment, workerId: string, leaseMs: number) =>
-    sql`UPDATE webhooks w SET retries_held_until = clock_timestamp() + make_interval(secs => ${leaseMs / 1000}), retries_held_by = ${workerId}
+    sql`UPDATE webhooks w SET retries_held_until = statement_timestamp() + make_interval(secs => ${leaseMs / 1000}), retries_held_by = ${workerId}
           WHERE w.webhook_id IN (${ids})
           RETURNING 1`,
 
@@ -92,7 +92,7 @@ export const endpointFragments = (sql: SqlClient.SqlClient) => ({
    * claimed become queued deliveries, by the composite). Returns `webhook_id`, `org_id`, `events` and the range.
    */
   disable: (webhookId: string, reason: string) =>
-    sql`UPDATE webhooks w SET disabled_at = clock_timestamp(),
+    sql`UPDATE webhooks w SET disabled_at = statement_timestamp(),
               claimed_through = GREATEST(w.claimed_through, LEAST(w.queued_through, (SELECT last_position FROM event_sequencer WHERE id = 1))),
               disabled_reason = ${reason}
             FROM (SELECT webhook_id, claimed_through FROM webhooks WHERE webhook_id = ${webhookId} FOR NO KEY UPDATE) before
@@ -105,7 +105,7 @@ export const endpointFragments = (sql: SqlClient.SqlClient) => ({
    */
   backOff: (webhookId: string, baseMs: number, maxMs: number) =>
     sql`UPDATE webhooks SET unanswered = unanswered + 1,
-            backoff_until = clock_timestamp() + make_interval(secs => LEAST(${maxMs}::float8, ${baseMs}::float8 * 2 ^ LEAST(unanswered, 32)) / 1000)
+            backoff_until = statement_timestamp() + make_interval(secs => LEAST(${maxMs}::float8, ${baseMs}::float8 * 2 ^ LEAST(unanswered, 32)) / 1000)
           WHERE webhook_id = ${webhookId} AND deleted_at IS NULL
           RETURNING backoff_until`
 })

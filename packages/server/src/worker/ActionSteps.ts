@@ -51,7 +51,7 @@ export type StepEnd = { readonly output: unknown } | { readonly error: string }
 
 /** The step's outcome as a statement answering its row, written only where `fence` holds. */
 export const stepEnd = (sql: SqlClient.SqlClient, of: StepOf, outcome: StepEnd, fence: Statement.Fragment) =>
-  sql`UPDATE action_steps SET finished_at = clock_timestamp(),
+  sql`UPDATE action_steps SET finished_at = statement_timestamp(),
       status = ${"error" in outcome ? "failed" : "succeeded"},
       output = ${"output" in outcome ? JSON.stringify(outcome.output) : null}::jsonb,
       error = ${"error" in outcome ? outcome.error : null}
@@ -78,7 +78,7 @@ export const firstStepEnds = (
   { projectId, runs: ends }: MemberRuns<{ readonly actionId: string; readonly run: number; readonly outcome: StepEnd }>,
   fence: Statement.Fragment
 ) =>
-  sql`UPDATE action_steps s SET finished_at = clock_timestamp(), status = e.status, output = e.output, error = e.error
+  sql`UPDATE action_steps s SET finished_at = statement_timestamp(), status = e.status, output = e.output, error = e.error
     FROM unnest(${ends.map((e) => e.actionId)}::text[], ${ends.map((e) => e.run)}::int[],
       ${ends.map((e) => ("error" in e.outcome ? "failed" : "succeeded"))}::text[],
       ${ends.map((e) => ("output" in e.outcome ? JSON.stringify(e.outcome.output) : null))}::jsonb[],

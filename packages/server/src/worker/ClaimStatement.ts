@@ -70,7 +70,11 @@ export const claimOrNextDue = (sql: SqlClient.SqlClient, workerId: string, proje
       CASE WHEN claimed.job_id IS NOT NULL THEN ${otherDue(sql, projectId, sql`claimed.job_id`)} END AS more_due
     FROM (SELECT) AS one
     LEFT JOIN claimed ON true
-    LEFT JOIN LATERAL (${startingPoint(sql, sql`claimed.project_id`, sql`claimed.action_id`)}) AS carried ON true`.pipe(
+    LEFT JOIN (${
+    // Not a lateral join on the claimed row: Citus runs a data-modifying CTE first and cannot push down a lateral
+    // join from its result to a distributed table; a subquery filtered by the account and the claimed id it can.
+    startingPoint(sql, projectId, sql`(SELECT claimed.action_id FROM claimed)`)
+  }) AS carried ON true`.pipe(
     Effect.flatMap((rows) => claimedFrom(rows[0])),
     Effect.orDie
   )

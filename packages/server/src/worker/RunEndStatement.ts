@@ -32,12 +32,13 @@ export const endAppliedRun = (sql: SqlClient.SqlClient, end: AppliedRunEnd) =>
     return sql`/* prepared */
       WITH fence AS (${end.settlement}),
       ${end.lastSteps === undefined ? sql`` : sql`last_steps AS (${end.lastSteps(fence)}),`}
-      write_back AS (SELECT ${writeBackCall(sql, end.projectId, end.touched)} WHERE ${fence}),
+      -- As text: Citus may run a CTE apart and keep its rows, and a void column cannot be kept.
+      write_back AS (SELECT ${writeBackCall(sql, end.projectId, end.touched)}::text AS written WHERE ${fence}),
       ${appliedCtes(sql, end.projectId, end.runs, fence, traceParent)}
       SELECT ${appliedOutcome(sql, fence)}, (SELECT count(*) FROM write_back) AS written_back
         ${end.lastSteps === undefined ? sql`` : sql`, (SELECT count(*) FROM last_steps) AS last_steps`}`
   }).pipe(
     Effect.orDie,
-    Effect.flatMap(appliedOutcomeOf),
+    Effect.flatMap(appliedOutcomeOf(sql)),
     Effect.withSpan("RunEndStatement.endAppliedRun", HOT_SPAN)
   )

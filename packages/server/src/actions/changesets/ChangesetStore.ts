@@ -58,9 +58,8 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
     const sql = yield* SqlClient.SqlClient
     const columns = sql.unsafe(CHANGESET_COLUMNS)
 
-    const read = ({ changesetId, projectId }: ChangesetRef, lock: "" | "FOR UPDATE" = "") =>
-      sql`SELECT ${columns} FROM changesets c WHERE c.project_id = ${projectId} AND c.changeset_id = ${changesetId}
-        ${sql.unsafe(lock === "" ? "" : "FOR UPDATE OF c")}`.pipe(
+    const read = ({ changesetId, projectId }: ChangesetRef) =>
+      sql`SELECT ${columns} FROM changesets c WHERE c.project_id = ${projectId} AND c.changeset_id = ${changesetId}`.pipe(
         Effect.flatMap(decodeChangesetRows),
         Effect.map((rows) => rows[0]),
         Effect.orDie
@@ -70,7 +69,13 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
     const find = (projectId: string, changesetId: string) => read({ projectId, changesetId })
 
     /** As `find`, locking the row for a transition in the caller's transaction. */
-    const lock = (projectId: string, changesetId: string) => read({ projectId, changesetId }, "FOR UPDATE")
+    const lock = (projectId: string, changesetId: string) =>
+      // The lock by a statement of its own: Citus refuses `FOR UPDATE` in a statement whose select list counts the
+      // members in subqueries.
+      sql`SELECT 1 FROM changesets WHERE project_id = ${projectId} AND changeset_id = ${changesetId} FOR UPDATE`.pipe(
+        Effect.orDie,
+        Effect.zipRight(read({ projectId, changesetId }))
+      )
 
     const list = (projectId: string, status: ChangesetStatus | undefined, limit: number) =>
       Effect.all([
@@ -115,10 +120,10 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
       Effect.gen(function*() {
         const auto = frozen.decision.mode === "auto_applied"
         const done = yield* moved(sql`UPDATE changesets SET plan_hash = ${frozen.planHash}, plan = ${json(frozen.plan)}::jsonb,
-            impact = ${json(frozen.impact)}::jsonb, decision = ${json(frozen.decision)}::jsonb, submitted_at = clock_timestamp(),
+            impact = ${json(frozen.impact)}::jsonb, decision = ${json(frozen.decision)}::jsonb, submitted_at = statement_timestamp(),
             status = ${auto ? "approved" : "queued"},
-            decided_at = ${auto ? sql`clock_timestamp()` : sql`NULL`}, decided_by = ${auto && by !== null ? json(by) : null}::jsonb,
-            counted_members = ${auto && options.counted ? frozen.plan.order.length : 0}, approvals = '[]', updated_at = clock_timestamp()
+            decided_at = ${auto ? sql`statement_timestamp()` : sql`NULL`}, decided_by = ${auto && by !== null ? json(by) : null}::jsonb,
+            counted_members = ${auto && options.counted ? frozen.plan.order.length : 0}, approvals = '[]', updated_at = statement_timestamp()
           WHERE project_id = ${changeset.projectId} AND changeset_id = ${changeset.changesetId} AND status IN ('open', 'queued')
           RETURNING changeset_id`)
         if (done) {
@@ -131,8 +136,8 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
     /** queued -> approved by a person. */
     const approve = (changeset: ChangesetRef, by: Actor) =>
       Effect.tap(
-        moved(sql`UPDATE changesets SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
-            approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp()
+        moved(sql`UPDATE changesets SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = statement_timestamp(),
+            approvals = ${appendApproval(sql, by)}, updated_at = statement_timestamp()
           WHERE project_id = ${changeset.projectId} AND changeset_id = ${changeset.changesetId} AND status = 'queued' RETURNING changeset_id`),
         (done) => done ? event("changeset.approved", changeset) : Effect.void
       )
@@ -142,14 +147,14 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
      * queued for a second approval from another person.
      */
     const recordFirstApproval = ({ changesetId, projectId }: ChangesetRef, by: Actor) =>
-      moved(sql`UPDATE changesets SET approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp()
+      moved(sql`UPDATE changesets SET approvals = ${appendApproval(sql, by)}, updated_at = statement_timestamp()
         WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND status = 'queued' AND approvals = '[]'::jsonb RETURNING changeset_id`)
 
     /** open | queued -> rejected (a decision or a withdrawal) or expired (nobody decided in time). */
     const end = (changeset: ChangesetRef, to: "rejected" | "expired", by: Actor | null, reason: string | null) =>
       Effect.tap(
         moved(sql`UPDATE changesets SET status = ${to}, decided_by = ${by === null ? null : json(by)}::jsonb,
-            decided_at = clock_timestamp(), decision_reason = ${reason}, updated_at = clock_timestamp()
+            decided_at = statement_timestamp(), decision_reason = ${reason}, updated_at = statement_timestamp()
           WHERE project_id = ${changeset.projectId} AND changeset_id = ${changeset.changesetId} AND status IN ('open', 'queued')
           RETURNING changeset_id`),
         (done) => done ? event(to === "rejected" ? "changeset.rejected" : "changeset.expired", changeset) : Effect.void
@@ -157,7 +162,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
 
     /** approved -> applying: its apply job began (no event: not a decision or an outcome). */
     const markApplying = ({ changesetId, projectId }: ChangesetRef) =>
-      moved(sql`UPDATE changesets SET status = 'applying', updated_at = clock_timestamp()
+      moved(sql`UPDATE changesets SET status = 'applying', updated_at = statement_timestamp()
         WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING changeset_id`)
 
     /**
@@ -167,7 +172,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
     const finish = (changeset: ChangesetRef, to: ApplyEnd) =>
       Effect.gen(function*() {
         const { changesetId, projectId } = changeset
-        const rows = yield* sql`UPDATE changesets SET status = ${to}, applied_at = clock_timestamp(), updated_at = clock_timestamp()
+        const rows = yield* sql`UPDATE changesets SET status = ${to}, applied_at = statement_timestamp(), updated_at = statement_timestamp()
           WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND status IN ('approved', 'applying') RETURNING revert_of`.pipe(
           Effect.flatMap(decodeRevertOf),
           Effect.orDie
@@ -177,9 +182,9 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
         yield* event(`changeset.${to}`, changeset)
         if (ended.revertOf !== null) {
           if (to === "failed") {
-            yield* sql`UPDATE changesets SET reverted_by = NULL, updated_at = clock_timestamp()
+            yield* sql`UPDATE changesets SET reverted_by = NULL, updated_at = statement_timestamp()
               WHERE project_id = ${projectId} AND changeset_id = ${ended.revertOf} AND reverted_by = ${changesetId}`.pipe(Effect.orDie)
-          } else if (yield* moved(sql`UPDATE changesets SET status = 'reverted', updated_at = clock_timestamp()
+          } else if (yield* moved(sql`UPDATE changesets SET status = 'reverted', updated_at = statement_timestamp()
               WHERE project_id = ${projectId} AND changeset_id = ${ended.revertOf} AND reverted_by = ${changesetId}
                 AND status IN ('applied', 'partially_applied') RETURNING changeset_id`)) {
             yield* event("changeset.reverted", { projectId, changesetId: ended.revertOf })
@@ -190,7 +195,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
 
     /** An applied changeset names its revert (until that revert ends); false if another revert was first. */
     const linkRevert = ({ changesetId, projectId }: ChangesetRef, revertId: string) =>
-      moved(sql`UPDATE changesets SET reverted_by = ${revertId}, updated_at = clock_timestamp()
+      moved(sql`UPDATE changesets SET reverted_by = ${revertId}, updated_at = statement_timestamp()
         WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND reverted_by IS NULL AND status IN ('applied', 'partially_applied')
         RETURNING changeset_id`)
 
@@ -199,7 +204,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
       sql`SELECT c.changeset_id, c.project_id, o.approval_ttl_hours FROM changesets c JOIN orgs o ON o.org_id = c.org_id
         WHERE c.status IN ('open', 'queued')
           ${changeset === undefined ? sql`` : sql`AND c.project_id = ${changeset.projectId} AND c.changeset_id = ${changeset.changesetId}`}
-          AND COALESCE(c.submitted_at, c.created_at) + make_interval(hours => o.approval_ttl_hours) <= clock_timestamp()
+          AND COALESCE(c.submitted_at, c.created_at) + make_interval(hours => o.approval_ttl_hours) <= statement_timestamp()
         ORDER BY c.created_at LIMIT ${limit}`.pipe(
         Effect.flatMap(decodeDue),
         Effect.orDie

@@ -14,6 +14,7 @@ export const ExpiryConfig = Config.integer("APPROVAL_EXPIRY_SWEEP_SECONDS").pipe
 const reasonFor = (ttlHours: number) => `expired: nobody approved or rejected it within ${ttlHours} hours (the org's approvalTtlHours)`
 
 const decodeTtl = Schema.decodeUnknown(Schema.Array(Schema.Struct({ approvalTtlHours: Schema.Number })))
+const decodeAccounts = Schema.decodeUnknown(Schema.Array(Schema.Struct({ projectId: Schema.String })))
 const decodeDue = Schema.decodeUnknown(Schema.Array(Schema.Struct({ projectId: Schema.String, actionId: Schema.String, approvalTtlHours: Schema.Number })))
 
 export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/ApprovalExpiry", {
@@ -38,20 +39,24 @@ export class ApprovalExpiry extends Effect.Service<ApprovalExpiry>()("acs/Approv
       // Per account through the queue's partial index (actions_pending: project_id, created_at WHERE pending), bounded
       // by the shortest TTL of any org: queued_at is never before created_at, so nothing created later can be due. A
       // scan of the whole ledger (a 1,000,000-row account took 0.85 s) is never needed.
-      const due = yield* sql`
-        WITH bound AS (SELECT ${now}::timestamptz - make_interval(hours => min(approval_ttl_hours)) AS created_by FROM orgs)
-        SELECT p.project_id, a.action_id, o.approval_ttl_hours
-        FROM accounts p, bound
-        CROSS JOIN LATERAL (
-          SELECT action_id, org_id, queued_at, created_at FROM actions
-          WHERE project_id = p.project_id AND pending AND created_at <= bound.created_by
-          ORDER BY created_at LIMIT 500) a
-        JOIN orgs o ON o.org_id = a.org_id
-        WHERE COALESCE(a.queued_at, a.created_at) + make_interval(hours => o.approval_ttl_hours) <= ${now}
-        ORDER BY COALESCE(a.queued_at, a.created_at) LIMIT 500`.pipe(Effect.flatMap(decodeDue), Effect.orDie)
+      // One statement per account, each naming it: on Citus a statement stays on the account's shard (a lateral
+      // join from the accounts with a LIMIT is one Citus cannot push down).
+      const accounts = yield* sql`SELECT project_id FROM accounts ORDER BY project_id`.pipe(Effect.flatMap(decodeAccounts), Effect.orDie)
       let expired = 0
-      for (const row of due) {
-        if (yield* transitions.expire(row, reasonFor(row.approvalTtlHours), now)) expired++
+      for (const { projectId } of accounts) {
+        const due = yield* sql`
+          WITH bound AS (SELECT ${now}::timestamptz - make_interval(hours => min(approval_ttl_hours)) AS created_by FROM orgs)
+          SELECT a.project_id, a.action_id, o.approval_ttl_hours
+          FROM bound CROSS JOIN LATERAL (
+            SELECT project_id, action_id, org_id, queued_at, created_at FROM actions
+            WHERE project_id = ${projectId} AND pending AND created_at <= bound.created_by
+            ORDER BY created_at LIMIT 500) a
+          JOIN orgs o ON o.org_id = a.org_id
+          WHERE COALESCE(a.queued_at, a.created_at) + make_interval(hours => o.approval_ttl_hours) <= ${now}
+          ORDER BY COALESCE(a.queued_at, a.created_at) LIMIT 500`.pipe(Effect.flatMap(decodeDue), Effect.orDie)
+        for (const row of due) {
+          if (yield* transitions.expire(row, reasonFor(row.approvalTtlHours), now)) expired++
+        }
       }
       if (expired > 0) yield* Effect.logInfo("queued actions expired").pipe(Effect.annotateLogs({ expired }))
       return expired

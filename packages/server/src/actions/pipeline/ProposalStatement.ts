@@ -3,20 +3,21 @@
  * statement"), assembled from its tables' owners: `acs_lock_account_window` (db/functions/) takes the account's
  * lock and reads the 24-hour count, the next `created_at`, for a raise of daily budgets the spend envelope
  * (docs/contract.md 3.3; only the ceiling's numbers for a raise that queues anyway), and for a change that raises
- * spend the latest change of its cooldown, with a snapshot taken after the lock; the ledger row (Transitions.ts) takes its decision from them; the job and its NOTIFY (queue/Jobs.ts)
- * follow an auto-applied row, as do its cooldown marks (Transitions.ts); `action.proposed` (events/Outbox.ts) a queued one. Another write of the proposal's transaction joins as one more CTE reading
- * `recorded`.
+ * spend the latest change of its cooldown, with a snapshot taken after the lock; the ledger row (Transitions.ts) takes its decision from them; the job (queue/Jobs.ts)
+ * follows an auto-applied row, as do its cooldown marks (Transitions.ts); `action.proposed` (events/Outbox.ts) a queued one. Another write of the proposal's transaction joins as one more CTE reading
+ * `recorded`. The wakes of the workers and the sequencers follow in a statement of their own (db/Wakes.ts).
  */
 import type { NewAction } from "./Transitions.ts"
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
-import { proposedEventCte } from "../../events/Outbox.ts"
+import { sendWakes } from "../../db/Wakes.ts"
+import { eventsWritten, proposedEventCte } from "../../events/Outbox.ts"
 import { ACCOUNT_LOCK_NAMESPACE } from "../../policy/AutoApplyWindow.ts"
 import { type CooldownCheck, cooldownReasonSql } from "../../policy/Cooldown.ts"
 import { ceilingReason, envelopeReason, RAISING_KINDS } from "../../policy/Envelope.ts"
 import { AUTO_APPLY_LIMIT_PER_24H, dailyCapReason } from "../../policy/Policy.ts"
-import { enqueueApproved, notifyQueued } from "../../queue/Jobs.ts"
+import { enqueueApproved, jobQueued } from "../../queue/Jobs.ts"
 import { currentTraceparent } from "../../telemetry/TraceContext.ts"
 import { actionColumns, actionRowWith, toRecord } from "./ActionRow.ts"
 import { insertProposed, markCooldowns } from "./Transitions.ts"
@@ -40,7 +41,7 @@ export interface Recording {
   readonly member: { readonly changesetId: string; readonly dependsOn: ReadonlyArray<string> } | undefined
 }
 
-const RecordedRow = actionRowWith({ notified: Schema.Number })
+const RecordedRow = actionRowWith({ queued: Schema.Number, announced: Schema.Number })
 const decodeRecorded = Schema.decodeUnknown(Schema.Array(RecordedRow))
 
 const json = (value: unknown) => JSON.stringify(value)
@@ -130,10 +131,16 @@ export const recordProposal = (sql: SqlClient.SqlClient, recording: Recording) =
     }),
       marked AS (${markCooldowns(sql, "recorded")}),
       job AS (${enqueueApproved(sql, "recorded")}),
-      notified AS (${notifyQueued(sql, "job")}),
       proposed_event AS (${proposedEventCte(sql, "recorded")})
-      SELECT ${actionColumns(sql)}, (SELECT count(*) FROM notified)::int AS notified FROM recorded`).pipe(
+      SELECT ${actionColumns(sql)}, (SELECT count(*) FROM job)::int AS queued, (SELECT count(*) FROM proposed_event)::int AS announced
+      FROM recorded`).pipe(
       Effect.flatMap((rows) => Effect.orDie(decodeRecorded(rows))),
+      Effect.tap((rows) =>
+        sendWakes(sql, [
+          ...(rows[0] !== undefined && rows[0].queued > 0 ? [jobQueued(row.projectId)] : []),
+          ...(rows[0] !== undefined && rows[0].announced > 0 ? [eventsWritten(row.orgId)] : [])
+        ])
+      ),
       Effect.map((rows) => rows[0] === undefined ? undefined : toRecord(rows[0])),
       Effect.withSpan("Proposals.recordStatement", HOT_SPAN)
     )

@@ -25,7 +25,8 @@ import { Effect, Option, Schema } from "effect"
 import { afterCommit } from "../../db/AfterCommit.ts"
 import { HOT_SPAN } from "../../db/HotSpan.ts"
 import { newId } from "../../db/Ids.ts"
-import { actionEventCte, writeActionEvent } from "../../events/Outbox.ts"
+import { actionEventCte, eventsWritten, writeActionEvent } from "../../events/Outbox.ts"
+import { sendWakes } from "../../db/Wakes.ts"
 import { currentTraceparent } from "../../telemetry/TraceContext.ts"
 import { actionColumns, actionRowWith, decodeActionIds, decodeActionRows, toRecord } from "./ActionRow.ts"
 import { countAction } from "../../telemetry/Metrics.ts"
@@ -43,7 +44,7 @@ const json = (value: unknown) => JSON.stringify(value)
  */
 export const markCooldowns = (sql: SqlClient.SqlClient, changed: string) =>
   sql`INSERT INTO cooldown_marks (project_id, cooldown_key, marked_at, action_id, kind)
-    SELECT c.project_id, key, COALESCE(c.applied_at, clock_timestamp()), c.action_id, c.kind
+    SELECT c.project_id, key, COALESCE(c.applied_at, statement_timestamp()), c.action_id, c.kind
     FROM ${sql.unsafe(changed)} c, unnest(c.cooldown_keys) AS key
     WHERE c.applied_at IS NOT NULL OR c.status IN ('approved', 'applying')`
 
@@ -51,7 +52,9 @@ export const markCooldowns = (sql: SqlClient.SqlClient, changed: string) =>
 const decodeAppliedOutcome = Schema.decodeUnknown(Schema.Array(Schema.Struct({
   fenced: Schema.Boolean,
   applied: Schema.Number,
-  reverted: Schema.Number
+  reverted: Schema.Number,
+  /** The org whose events the statement wrote, if it wrote any. */
+  announced: Schema.NullOr(Schema.String)
 })))
 
 /** An action as its statements find it: by its id within its account (docs/decisions/pipeline.md "Jobs are claimed per account, in turn"). */
@@ -84,7 +87,7 @@ export const appliedCtes = (
 ) =>
   sql`changed AS (
       UPDATE actions a SET status = 'applied', warnings = r.warnings, result = r.result,
-        applied_at = clock_timestamp(), updated_at = clock_timestamp()
+        applied_at = statement_timestamp(), updated_at = statement_timestamp()
       FROM unnest(${runs.map((run) => run.actionId)}::text[], ${runs.map((run) => json(run.result.warnings))}::jsonb[],
         ${runs.map((run) => json(run.result.result))}::jsonb[]) AS r(action_id, warnings, result)
       WHERE a.project_id = ${projectId} AND a.action_id = r.action_id AND a.status = 'applying' AND ${fence}
@@ -92,7 +95,7 @@ export const appliedCtes = (
     applied_marks AS (${markCooldowns(sql, "changed")}),
     applied_event AS (${actionEventCte(sql, "changed", "action.applied", { traceParent })}),
     original AS (
-      UPDATE actions o SET status = 'reverted', updated_at = clock_timestamp() FROM changed
+      UPDATE actions o SET status = 'reverted', updated_at = statement_timestamp() FROM changed
       WHERE changed.revert_of IS NOT NULL AND o.project_id = changed.project_id AND o.reverted_by = changed.action_id
         AND o.status = 'applied'
       RETURNING o.*),
@@ -107,16 +110,19 @@ export const appliedCtes = (
 
 /** The select list of a statement with `appliedCtes`: whether its fence held, how many it applied and how many originals it reverted. */
 export const appliedOutcome = (sql: SqlClient.SqlClient, fence: Statement.Fragment) =>
-  sql`${fence} AS fenced, (SELECT count(*)::int FROM changed) AS applied, (SELECT count(*)::int FROM original) AS reverted`
+  sql`${fence} AS fenced, (SELECT count(*)::int FROM changed) AS applied, (SELECT count(*)::int FROM original) AS reverted,
+    (SELECT min(org_id) FROM applied_event) AS announced`
 
 /**
  * What a statement with `appliedCtes` did: whether its fence held and how many actions it applied, counted once
  * the change committed (the statement's own, or the caller's transaction).
  */
-export const appliedOutcomeOf = (rows: ReadonlyArray<object>) =>
+export const appliedOutcomeOf = (sql: SqlClient.SqlClient) => (rows: ReadonlyArray<object>) =>
   decodeAppliedOutcome(rows).pipe(
     Effect.orDie,
     Effect.map((decoded) => decoded[0]!),
+    // Its events' wake, in a statement of its own (db/Wakes.ts).
+    Effect.tap((row) => row.announced === null ? Effect.void : sendWakes(sql, [eventsWritten(row.announced)])),
     Effect.tap((row) =>
       row.applied === 0
         ? Effect.void
@@ -259,7 +265,7 @@ export type CompensationEnd = "applied" | "abandoned"
 /** An `approvals` column (of actions or changesets) with one more: who, and when (ISO, milliseconds). */
 export const appendApproval = (sql: SqlClient.SqlClient, by: Actor) =>
   sql`approvals || jsonb_build_array(jsonb_build_object('by', ${JSON.stringify(by)}::jsonb,
-    'at', to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`
+    'at', to_char(statement_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`
 
 export class Transitions extends Effect.Service<Transitions>()("acs/Transitions", {
   effect: Effect.gen(function*() {
@@ -285,7 +291,9 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
 
     /**
      * Runs the guarded statement (which answers the changed row) and, when it changed one, writes `type`'s
-     * event with the row as it is now; answers whether it happened.
+     * event with the row as it is now; answers whether it happened. The statements read the row's columns from a
+     * CTE's `RETURNING *`, not in their own `RETURNING`: its times are formatted by a stable function, which Citus
+     * refuses in a modification's `RETURNING`.
      */
     const changed = (
       statement: Effect.Effect<ReadonlyArray<object>, SqlError.SqlError>,
@@ -341,13 +349,13 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
         i
       }))
       return sql`
-        WITH base AS (SELECT GREATEST(clock_timestamp(),
+        WITH base AS (SELECT GREATEST(statement_timestamp(),
           (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${first.projectId})) AS at),
         inserted AS (INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
           payload, failure, proposed_by, revert_of, counts_toward_cap, changeset_id, decided_by, decided_at, created_at)
         SELECT r.action_id, ${first.orgId}, ${first.projectId}, r.kind, r.mode, r.status, r.risk_tier, r.policy_reasons, r.summary,
           r.reason, r.payload, r.failure, r.proposed_by, r.revert_of, r.counts_toward_cap, r.changeset_id, r.decided_by,
-          CASE WHEN r.decided_by IS NULL THEN NULL ELSE clock_timestamp() END, base.at + r.i * interval '1 microsecond'
+          CASE WHEN r.decided_by IS NULL THEN NULL ELSE statement_timestamp() END, base.at + r.i * interval '1 microsecond'
         FROM base, jsonb_to_recordset(${json(rows)}::jsonb) AS r(action_id text, kind text, mode text, status text, risk_tier text,
           policy_reasons jsonb, summary text, reason text, payload jsonb, failure jsonb, proposed_by jsonb, revert_of text,
           counts_toward_cap boolean, changeset_id text, decided_by jsonb, i int)
@@ -388,12 +396,13 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       sql`
         WITH inserted AS (INSERT INTO actions (action_id, org_id, project_id, kind, mode, status, risk_tier, policy_reasons, summary, reason,
           payload, proposed_by, counts_toward_cap, upstream_ref, applied_at, created_at)
-        VALUES (${newId("act")}, ${change.orgId}, ${change.projectId}, 'external_change', NULL, 'applied', 'review', '[]'::jsonb,
+        -- A SELECT over the account's rows, not VALUES with a subquery: Citus refuses a subquery in an INSERT's VALUES.
+        SELECT ${newId("act")}, ${change.orgId}, ${change.projectId}, 'external_change', NULL, 'applied', 'review', '[]'::jsonb,
           ${change.summary}, ${"changed outside acs"}, ${json(change.payload)}::jsonb,
           ${json(change.proposedBy)}::jsonb, false, ${change.payload.upstream.detailId},
           ${change.payload.upstream.eventTime}::timestamptz,
-          GREATEST(clock_timestamp(),
-            (SELECT max(created_at) + interval '1 microsecond' FROM actions WHERE project_id = ${change.projectId})))
+          GREATEST(statement_timestamp(), max(a.created_at) + interval '1 microsecond')
+        FROM actions a WHERE a.project_id = ${change.projectId}
         ON CONFLICT (project_id, upstream_ref) WHERE upstream_ref IS NOT NULL DO NOTHING
         RETURNING *),
         marked AS (${markCooldowns(sql, "inserted")})
@@ -417,13 +426,13 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     const settleOriginal = (compensation: ActionRef, end: CompensationEnd) =>
       (end === "applied"
         ? transition(
-          sql`UPDATE actions SET status = 'reverted', updated_at = clock_timestamp()
+          sql`WITH changed AS (UPDATE actions SET status = 'reverted', updated_at = statement_timestamp()
             WHERE project_id = ${compensation.projectId} AND reverted_by = ${compensation.actionId} AND status = 'applied'
-            RETURNING org_id, ${columns}`,
+            RETURNING *) SELECT org_id, ${columns} FROM changed`,
           "action.reverted",
           { revertedBy: compensation.actionId }
         )
-        : happened(sql`UPDATE actions SET reverted_by = NULL, updated_at = clock_timestamp()
+        : happened(sql`UPDATE actions SET reverted_by = NULL, updated_at = statement_timestamp()
             WHERE project_id = ${compensation.projectId} AND reverted_by = ${compensation.actionId} RETURNING action_id`)).pipe(
           Effect.withSpan("Transitions.settleOriginal")
         )
@@ -448,8 +457,8 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     const approve = ({ actionId, projectId }: ActionRef, by: Actor) =>
       transition(
         sql`WITH changed AS (
-            UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
-              approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp(), apply_run = apply_run + 1
+            UPDATE actions SET status = 'approved', decided_by = ${json(by)}::jsonb, decided_at = statement_timestamp(),
+              approvals = ${appendApproval(sql, by)}, updated_at = statement_timestamp(), apply_run = apply_run + 1
             WHERE project_id = ${projectId} AND action_id = ${actionId} AND status = 'proposed' RETURNING *),
           marked AS (${markCooldowns(sql, "changed")})
           SELECT org_id, ${columns} FROM changed`,
@@ -461,7 +470,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      * for the second. True when it was recorded (the row was proposed, with no approval yet).
      */
     const recordFirstApproval = ({ actionId, projectId }: ActionRef, by: Actor) =>
-      happened(sql`UPDATE actions SET approvals = ${appendApproval(sql, by)}, updated_at = clock_timestamp()
+      happened(sql`UPDATE actions SET approvals = ${appendApproval(sql, by)}, updated_at = statement_timestamp()
         WHERE project_id = ${projectId} AND action_id = ${actionId} AND status = 'proposed' AND approvals = '[]'::jsonb RETURNING action_id`).pipe(
         Effect.withSpan("Transitions.recordFirstApproval")
       )
@@ -469,9 +478,9 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** proposed -> rejected (a decision or a withdrawal). */
     const reject = (ref: ActionRef, by: Actor, reason: string | undefined) =>
       transition(
-        sql`UPDATE actions SET status = 'rejected', decided_by = ${json(by)}::jsonb, decided_at = clock_timestamp(),
-            decision_reason = ${reason ?? null}, updated_at = clock_timestamp()
-          WHERE project_id = ${ref.projectId} AND action_id = ${ref.actionId} AND status = 'proposed' RETURNING org_id, ${columns}`,
+        sql`WITH changed AS (UPDATE actions SET status = 'rejected', decided_by = ${json(by)}::jsonb, decided_at = statement_timestamp(),
+            decision_reason = ${reason ?? null}, updated_at = statement_timestamp()
+          WHERE project_id = ${ref.projectId} AND action_id = ${ref.actionId} AND status = 'proposed' RETURNING *) SELECT org_id, ${columns} FROM changed`,
         "action.rejected"
       ).pipe(Effect.flatMap(thenSettle(ref, "abandoned")), atomically, Effect.withSpan("Transitions.reject"))
 
@@ -482,12 +491,15 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      */
     const expire = (ref: ActionRef, reason: string, dueAt?: Date) =>
       transition(
-        sql`UPDATE actions SET status = 'expired', decided_at = clock_timestamp(), decision_reason = ${reason},
-            updated_at = clock_timestamp()
+        sql`WITH changed AS (UPDATE actions SET status = 'expired', decided_at = statement_timestamp(), decision_reason = ${reason},
+            updated_at = statement_timestamp()
           WHERE project_id = ${ref.projectId} AND action_id = ${ref.actionId} AND status = 'proposed'
-            ${dueAt === undefined ? sql`` : sql`AND COALESCE(queued_at, created_at) + make_interval(hours => (
-              SELECT approval_ttl_hours FROM orgs WHERE orgs.org_id = actions.org_id)) <= ${dueAt}`}
-          RETURNING org_id, ${columns}`,
+            ${
+          // The deadline from the account's org, not the row's: Citus evaluates a stable function (the time's
+          // arithmetic) once, on the coordinator, and so refuses one over the row's columns.
+          dueAt === undefined ? sql`` : sql`AND COALESCE(queued_at, created_at) <= ${dueAt}::timestamptz - make_interval(hours => (
+              SELECT o.approval_ttl_hours FROM accounts p JOIN orgs o ON o.org_id = p.org_id WHERE p.project_id = ${ref.projectId}))`}
+          RETURNING *) SELECT org_id, ${columns} FROM changed`,
         "action.expired"
       ).pipe(Effect.flatMap(thenSettle(ref, "abandoned")), atomically, Effect.withSpan("Transitions.expire"))
 
@@ -504,12 +516,12 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     ) =>
       happened(
         guard === undefined
-          ? sql`UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
+          ? sql`UPDATE actions SET status = 'applying', updated_at = statement_timestamp()
               WHERE project_id = ${projectId} AND action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING action_id`
           : sql`/* prepared */ WITH guard AS (${guard}),
               ${ctes(alongside.map((write) => write(sql`EXISTS (SELECT 1 FROM guard)`)))}
               changed AS (
-                UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
+                UPDATE actions SET status = 'applying', updated_at = statement_timestamp()
                 WHERE project_id = ${projectId} AND action_id = ${actionId} AND status IN ('approved', 'applying') AND EXISTS (SELECT 1 FROM guard)
                 RETURNING action_id)
               SELECT action_id ${counted(alongside)} FROM changed`
@@ -523,7 +535,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
       sql`WITH guard AS (${guard}),
           ${ctes(alongside.map((write) => write(sql`EXISTS (SELECT 1 FROM guard)`)))}
           changed AS (
-            UPDATE actions SET status = 'applying', updated_at = clock_timestamp()
+            UPDATE actions SET status = 'applying', updated_at = statement_timestamp()
             WHERE project_id = ${projectId} AND action_id = ANY(${actionIds}::text[]) AND status IN ('approved', 'applying')
               AND EXISTS (SELECT 1 FROM guard)
             RETURNING action_id)
@@ -543,7 +555,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
           SELECT ${appliedOutcome(sql, fence)}`
       }).pipe(
         Effect.orDie,
-        Effect.flatMap(appliedOutcomeOf),
+        Effect.flatMap(appliedOutcomeOf(sql)),
         Effect.map((outcome) => outcome.applied > 0),
         Effect.withSpan("Transitions.markApplied", HOT_SPAN)
       )
@@ -551,17 +563,17 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** approved|applying -> failed (the failure names its step); a failed compensation frees its original. */
     const fail = (ref: ActionRef, failure: Failure) =>
       changed(
-        sql`UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = clock_timestamp()
-          WHERE project_id = ${ref.projectId} AND action_id = ${ref.actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
+        sql`WITH changed AS (UPDATE actions SET status = 'failed', failure = ${json(failure)}::jsonb, updated_at = statement_timestamp()
+          WHERE project_id = ${ref.projectId} AND action_id = ${ref.actionId} AND status IN ('approved', 'applying') RETURNING *) SELECT org_id, ${columns} FROM changed`,
         "action.failed"
       ).pipe(Effect.flatMap(thenSettleRow(ref, "abandoned")), atomically, Effect.withSpan("Transitions.fail"))
 
     /** approved|applying -> proposed: the apply found a reason a person must decide; the reasons are added (and sent). */
     const demote = ({ actionId, projectId }: ActionRef, reasons: ReadonlyArray<string>) =>
       transition(
-        sql`UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
-            queued_at = clock_timestamp(), updated_at = clock_timestamp()
-          WHERE project_id = ${projectId} AND action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING org_id, ${columns}`,
+        sql`WITH changed AS (UPDATE actions SET status = 'proposed', policy_reasons = policy_reasons || ${json(reasons)}::jsonb,
+            queued_at = statement_timestamp(), updated_at = statement_timestamp()
+          WHERE project_id = ${projectId} AND action_id = ${actionId} AND status IN ('approved', 'applying') RETURNING *) SELECT org_id, ${columns} FROM changed`,
         "action.demoted",
         { reasons }
       ).pipe(Effect.withSpan("Transitions.demote"))
@@ -573,7 +585,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      */
     const linkReverts = (projectId: string, pairs: ReadonlyArray<{ readonly originalId: string; readonly compensationId: string }>) =>
       pairs.length === 0 ? Effect.succeed(new Set<string>()) : sql`
-        UPDATE actions o SET reverted_by = p.compensation_id, updated_at = clock_timestamp()
+        UPDATE actions o SET reverted_by = p.compensation_id, updated_at = statement_timestamp()
         FROM unnest(${pairs.map((pair) => pair.originalId)}::text[], ${pairs.map((pair) => pair.compensationId)}::text[])
           AS p(original_id, compensation_id)
         WHERE o.project_id = ${projectId} AND o.action_id = p.original_id AND o.status = 'applied' AND o.reverted_by IS NULL
@@ -592,7 +604,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** Applied actions an outside change overwrote name it; the first outside change after the apply wins. */
     const supersede = (projectId: string, actionIds: ReadonlyArray<string>, externalActionId: string) =>
       actionIds.length === 0 ? Effect.succeed(0) : sql`
-        UPDATE actions SET superseded_by = ${externalActionId}, updated_at = clock_timestamp()
+        UPDATE actions SET superseded_by = ${externalActionId}, updated_at = statement_timestamp()
         WHERE project_id = ${projectId} AND superseded_by IS NULL AND ${sql.in("action_id", actionIds)}
         RETURNING action_id`.pipe(Effect.map((rows) => rows.length), Effect.orDie, Effect.withSpan("Transitions.supersede"))
 
@@ -603,8 +615,8 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
      */
     const decideMembers = ({ changesetId, projectId }: { readonly changesetId: string; readonly projectId: string }, to: "approved" | "rejected" | "expired", by: Actor | null, reason: string | null) =>
       sql`WITH changed AS (
-          UPDATE actions SET status = ${to}, decided_by = ${by === null ? null : json(by)}::jsonb, decided_at = clock_timestamp(),
-            decision_reason = ${reason}, updated_at = clock_timestamp(),
+          UPDATE actions SET status = ${to}, decided_by = ${by === null ? null : json(by)}::jsonb, decided_at = statement_timestamp(),
+            decision_reason = ${reason}, updated_at = statement_timestamp(),
             apply_run = apply_run + ${to === "approved" ? 1 : 0}
           WHERE project_id = ${projectId} AND changeset_id = ${changesetId} AND status = 'proposed' RETURNING *),
         marked AS (${markCooldowns(sql, "changed")})
@@ -625,7 +637,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     ) =>
       happened(sql`UPDATE actions SET payload = ${json(refreshed.payload)}::jsonb, summary = ${refreshed.summary},
           mode = ${refreshed.mode}, risk_tier = ${refreshed.riskTier}, policy_reasons = ${json(refreshed.policyReasons)}::jsonb,
-          updated_at = clock_timestamp()
+          updated_at = statement_timestamp()
         WHERE project_id = ${projectId} AND action_id = ${actionId} AND status = 'proposed' AND changeset_id IS NOT NULL RETURNING action_id`).pipe(
         Effect.withSpan("Transitions.refreshMember")
       )
@@ -633,7 +645,7 @@ export class Transitions extends Effect.Service<Transitions>()("acs/Transitions"
     /** approved -> skipped: members a changeset's apply will not reach (a dependency failed, or it stopped). */
     const skipMembers = (projectId: string, actionIds: ReadonlyArray<string>, reason: string) =>
       actionIds.length === 0 ? Effect.succeed(0) : sql`
-        UPDATE actions SET status = 'skipped', decision_reason = ${reason}, updated_at = clock_timestamp()
+        UPDATE actions SET status = 'skipped', decision_reason = ${reason}, updated_at = statement_timestamp()
         WHERE project_id = ${projectId} AND ${sql.in("action_id", actionIds)} AND status = 'approved' AND changeset_id IS NOT NULL
         RETURNING action_id`.pipe(
         Effect.map((rows) => rows.length),

@@ -15,7 +15,7 @@ AS $function$
       -- One query per key, not one over unnest(keys): its plan is kept (see acs_account_envelope).
       FOREACH key IN ARRAY keys LOOP
         SELECT m.action_id, m.kind, m.marked_at, a.applied_at IS NOT NULL AS applied INTO latest
-        FROM cooldown_marks m JOIN actions a ON a.action_id = m.action_id
+        FROM cooldown_marks m JOIN actions a ON a.project_id = m.project_id AND a.action_id = m.action_id
         WHERE m.project_id = account AND m.cooldown_key = key
           AND m.marked_at > clock_timestamp() - make_interval(hours => hours)
           AND (a.applied_at IS NOT NULL OR a.status IN ('approved', 'applying'))
