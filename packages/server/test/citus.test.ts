@@ -171,7 +171,7 @@ describe("acs on the distributed schema", () => {
       `the events of ${actionId} in GET /events`,
       async () => (await pipeline.api("key", (client) => client.events.listEvents({ urlParams: { limit: 200 } }))).events,
       (listed) => listed.some((e) => e.type === "action.applied" && JSON.stringify(e.data).includes(actionId)),
-      { intervalMs: 250, show: (listed) => listed.map((e) => e.type).join(", ") }
+      { intervalMs: 250, show: (listed) => `${listed.map((e) => e.type).join(", ")}\n${pipeline.server.logs().slice(-4000)}` }
     )
     expect(events.filter((e) => JSON.stringify(e.data).includes(actionId)).map((e) => e.type)).toEqual([
       "action.applied",

@@ -1,7 +1,8 @@
 /**
  * The outbox (docs/decisions/events-and-webhooks.md): one `events` row per change, written by the statement that follows the change in
- * the change's own transaction, so an event exists if and only if its change committed. `pg_notify` in the
- * same statement wakes the sequencer of every instance at commit (and is dropped with a rollback).
+ * the change's own transaction, so an event exists if and only if its change committed. The sequencer of every
+ * instance is woken by a statement of its own after the write (`eventsWritten`, db/Wakes.ts): on Citus a
+ * notification sent inside a statement on a distributed table would be sent from the worker holding the shard.
  *
  * The functions take the SQL client of the caller: inside `sql.withTransaction` the client's statements run
  * on the transaction's connection, so the event commits or rolls back with the change.
@@ -11,7 +12,6 @@ import type { EventType } from "@acs/domain/Events"
 import type { SqlClient, Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { newId } from "../db/Ids.ts"
-import { countOf } from "../db/Rows.ts"
 import type { Wake } from "../db/Wakes.ts"
 import { currentTraceparent } from "../telemetry/TraceContext.ts"
 
