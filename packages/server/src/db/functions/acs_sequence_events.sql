@@ -1,11 +1,10 @@
 -- The event sequencer: gives committed events their positions in order, and moves each webhook endpoint's queued_through.
 -- The current body, installed by the migrations (db/functions/FunctionFiles.ts); edit it here.
--- Generic plans: planning its statements over every day's partition of the events cost more than running them
--- (migration 0048); the events it numbers are found at run time, by their whole key.
+-- The events it numbers are found by their whole key (migration 0048). Its statements are planned at each pass, over
+-- every day's partition: Citus cannot run a generic plan of them (bench/history.md).
 CREATE OR REPLACE FUNCTION public.acs_sequence_events(batch integer, retry_window_seconds integer, channel text, sender text)
  RETURNS TABLE(events integer, deliveries integer)
  LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
     DECLARE
       last bigint;
