@@ -7,6 +7,7 @@
  * Every table of the plan is placed and every key between a group's tables stands again; anything Citus
  * refused would be reported with Citus's words (docs/scale.md's "Not yet distributed" must follow).
  */
+import * as Fs from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -46,6 +47,9 @@ beforeAll(async () => {
   outcome = await Effect.runPromise(applyDistribution.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(database) })), Effect.scoped))
   // Thirty proposals at once wait for one account's lock, each holding a pooled connection: on a busy machine the
   // last waits long for its connection, so the pool's patience is minutes (as pipelineConcurrency.test.ts's).
+  // Every statement that runs on more than one shard is logged with its text, for the statement rule.
+  await query(database, "ALTER DATABASE acs SET citus.multi_task_query_log_level = 'log'")
+  await query(database, "ALTER DATABASE acs SET log_min_error_statement = 'log'")
   p = await startPipeline({ seed: 39, database, env: { DATABASE_CONNECT_TIMEOUT_MS: "120000" } })
 }, 30 * 60_000)
 
@@ -288,5 +292,55 @@ describe("acs on the distributed schema", () => {
     expect(answers.map(proposalOf).filter((a) => a.mode === "auto_applied")).toHaveLength(20)
     const policy = await pipeline.api("key", (client) => client.actions.getPolicy({ path: { projectId: pipeline.account.projectId } }))
     expect(policy).toMatchObject({ autoApplies: { limitPer24h: 20, usedLast24h: 20, remaining: 0 } })
+  })
+
+})
+
+/**
+ * The statement rule (docs/scale.md): a statement on distributed tables names its tenant, so it runs on one shard;
+ * the few that read or sweep every tenant by design are declared. The coordinator logs each statement that ran on
+ * more than one shard (`citus.multi_task_query_log_level`); each must be one of these, by how it begins.
+ */
+const FAN_OUTS: ReadonlyArray<readonly [prefix: string, why: string]> = [
+  ["SELECT events, deliveries FROM acs_sequence_events(", "the one counter that orders events across orgs"],
+  ["SELECT project_id, (extract(epoch FROM min(GREATEST(run_at,", "which accounts have apply jobs due (queue/Jobs.ts readyAccounts)"],
+  ["DELETE FROM webhook_deliveries WHERE delivery_id IN (", "retention's sweep of ended deliveries"],
+  ["WITH running AS MATERIALIZED (SELECT sync_id FROM syncs WHERE status = 'running')", "the sweep of abandoned sync tables"],
+  ["SELECT c.changeset_id, c.project_id, o.approval_ttl_hours FROM changesets c", "the approval expiry's sweep"]
+]
+
+/** Statements that do not name their tenant yet (docs/scale.md "Not yet distributed, because…"): each is to go. */
+const NOT_YET_ONE_SHARD: ReadonlyArray<string> = [
+  "WITH claimed AS (UPDATE jobs SET locked_by =",
+  "WITH fence AS (DELETE FROM jobs WHERE project_id =",
+  "WITH fence AS (UPDATE jobs SET lease_until =",
+  "SELECT action_id, project_id, kind, mode, status, risk_tier,",
+  "SELECT true AS found, a.*,",
+  "SELECT c.changeset_id AS changeset_id, c.org_id AS org_id,",
+  "SELECT (SELECT COALESCE(sum(budget_delta_micros), 0) FROM actions WHERE changeset_id =",
+  "UPDATE syncs SET",
+  "SELECT 1 FROM metric_generations WHERE generation =",
+  "WITH due AS ( SELECT w.watch_id FROM watches w",
+  "INSERT INTO watches ("
+]
+
+/** The statements the coordinator logged as run on more than one shard, whitespace folded, each once. */
+const multiShardStatements = (log: string): ReadonlyArray<string> => {
+  const entries = log.split(/\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)/)
+  const statements = new Set<string>()
+  entries.forEach((entry, index) => {
+    if (!entry.includes("multi-task query about to be executed")) return
+    const statement = entries.slice(index + 1, index + 4).map((next) => /STATEMENT:\s+([\s\S]*)/.exec(next)?.[1]).find((s) => s !== undefined)
+    if (statement !== undefined) statements.add(statement.replace(/\s+/g, " ").replace(/^\/\* prepared \*\/ /, "").trim())
+  })
+  return [...statements]
+}
+
+describe("the statement rule", () => {
+  it("runs every statement the flows above sent on one shard, but the declared fan-outs and those listed as not yet", async () => {
+    const logged = multiShardStatements(await Fs.promises.readFile(cluster!.coordinatorLog, "utf8"))
+    expect(logged.length, "the coordinator logs multi-shard statements").toBeGreaterThan(0)
+    const declared = [...FAN_OUTS.map(([prefix]) => prefix), ...NOT_YET_ONE_SHARD]
+    expect(logged.filter((statement) => !declared.some((prefix) => statement.startsWith(prefix)))).toEqual([])
   })
 })

@@ -268,6 +268,8 @@ export interface CitusNode {
 
 export interface CitusCluster {
   readonly coordinator: CitusNode
+  /** The coordinator's server log (pg_ctl -l). */
+  readonly coordinatorLog: string
   readonly workers: ReadonlyArray<CitusNode>
   /** Creates `database` on every node with the citus extension, and registers the workers in the coordinator's. */
   readonly createDatabase: (database: string) => Promise<string>
@@ -324,6 +326,7 @@ export const startCitusCluster = async (): Promise<CitusCluster> => {
     const [coordinator, ...workers] = nodes as [CitusNode, CitusNode, CitusNode]
     return {
       coordinator,
+      coordinatorLog: Path.join(dir, "coordinator.log"),
       workers,
       createDatabase: async (database) => {
         await Promise.all(nodes.map(async (node) => {
