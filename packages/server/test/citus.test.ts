@@ -306,6 +306,10 @@ const FAN_OUTS: ReadonlyArray<readonly [prefix: string, why: string]> = [
   ["SELECT project_id, (extract(epoch FROM min(GREATEST(run_at,", "which accounts have apply jobs due (queue/Jobs.ts readyAccounts)"],
   ["DELETE FROM webhook_deliveries WHERE delivery_id IN (", "retention's sweep of ended deliveries"],
   ["WITH running AS MATERIALIZED (SELECT sync_id FROM syncs WHERE status = 'running')", "the sweep of abandoned sync tables"],
+  [
+    "UPDATE syncs SET status = 'failed', finished_at = now(), error = 'abandoned: the instance running it stopped beating' WHERE status = 'running'",
+    "the scheduler's sweep of syncs whose instance stopped beating"
+  ],
   ["SELECT c.changeset_id, c.project_id, o.approval_ttl_hours FROM changesets c", "the approval expiry's sweep"]
 ]
 
@@ -318,8 +322,6 @@ const NOT_YET_ONE_SHARD: ReadonlyArray<string> = [
   "SELECT true AS found, a.*,",
   "SELECT c.changeset_id AS changeset_id, c.org_id AS org_id,",
   "SELECT (SELECT COALESCE(sum(budget_delta_micros), 0) FROM actions WHERE changeset_id =",
-  "UPDATE syncs SET",
-  "SELECT 1 FROM metric_generations WHERE generation =",
   "WITH due AS ( SELECT w.watch_id FROM watches w",
   "INSERT INTO watches ("
 ]

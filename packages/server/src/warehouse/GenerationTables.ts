@@ -43,8 +43,8 @@ export const makeGenerationTables = (sql: SqlClient.SqlClient) => {
   )
 
   /** A failed sync's tables go; once the swap has made them the account's partitions they stay. */
-  const discardTables = (syncId: string) =>
-    sql`SELECT 1 FROM metric_generations WHERE generation = ${syncId}`.pipe(
+  const discardTables = (projectId: string, syncId: string) =>
+    sql`SELECT 1 FROM metric_generations WHERE project_id = ${projectId} AND generation = ${syncId}`.pipe(
       Effect.flatMap((current) =>
         current.length > 0 ? Effect.void : Effect.forEach(Object.values(tablesOf(syncId)), (table) =>
           sql`DROP TABLE IF EXISTS ${sql(table)}`, { discard: true })

@@ -100,7 +100,7 @@ export const makeSwapCopy = (sql: SqlClient.SqlClient) => {
       })
       const rowsWritten = metricRows + entities.campaigns.length + entities.adGroups.length +
         entities.keywords.length + entities.negatives.length + entities.ads.length
-      const finished = yield* syncWrites(sql).succeed(syncId, rowsWritten)
+      const finished = yield* syncWrites(sql).succeed(projectId, syncId, rowsWritten)
       // Marked abandoned meanwhile (it stopped beating for minutes): another sync may own the account now.
       if (finished.length === 0) return yield* Effect.dieMessage("the sync was marked abandoned before its swap")
       // `sync.succeeded` commits with the copy it announces.

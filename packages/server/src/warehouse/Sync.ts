@@ -47,10 +47,10 @@ export const makeSync = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const plan = planWindow(account, now, initialDays)
       const tables = tablesOf(sync.syncId)
-      yield* runs.setWindow(sync.syncId, plan.windowStart, plan.windowEnd)
+      yield* runs.setWindow(sync.projectId, sync.syncId, plan.windowStart, plan.windowEnd)
       const progress = yield* Ref.make<Progress>({ step: "entities", done: 0, total: 0, rows: 0 })
       const heartbeat = yield* Ref.get(progress).pipe(
-        Effect.flatMap((p) => runs.beat(sync.syncId, { step: p.step, done: p.done, total: p.total }, p.rows)),
+        Effect.flatMap((p) => runs.beat(sync.projectId, sync.syncId, { step: p.step, done: p.done, total: p.total }, p.rows)),
         Effect.repeat(Schedule.spaced(Duration.seconds(5))),
         Effect.fork
       )
@@ -101,8 +101,8 @@ export const makeSync = Effect.gen(function*() {
     }).pipe(
       Effect.onExit((exit) =>
         Effect.all([
-          exit._tag === "Failure" ? runs.fail(sync.syncId, describeFailure(exit.cause)) : Effect.void,
-          discardTables(sync.syncId)
+          exit._tag === "Failure" ? runs.fail(sync.projectId, sync.syncId, describeFailure(exit.cause)) : Effect.void,
+          discardTables(sync.projectId, sync.syncId)
         ], { discard: true })
       ),
       Effect.annotateLogs({ projectId: account.projectId, syncId: sync.syncId }),

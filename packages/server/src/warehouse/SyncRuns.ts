@@ -70,11 +70,13 @@ export const writeSyncEvent = (sql: SqlClient.SqlClient, row: FinishedSyncRow) =
 /** The statements of this module's own that run in another's transaction (the swap's), with its client. */
 export const syncWrites = (sql: SqlClient.SqlClient) => ({
   /** The sync's copy is the account's; nothing when it was marked abandoned meanwhile. */
-  succeed: (syncId: string, rowsWritten: number) =>
+  succeed: (projectId: string, syncId: string, rowsWritten: number) =>
     sql`
       UPDATE syncs SET status = 'succeeded', finished_at = statement_timestamp(), heartbeat_at = now(), rows_written = ${rowsWritten},
         progress = ${JSON.stringify({ step: "done" })}::jsonb
-      WHERE sync_id = ${syncId} AND status = 'running' RETURNING ${sql.unsafe(finishedColumns)}`.pipe(Effect.flatMap(decodeFinished))
+      WHERE project_id = ${projectId} AND sync_id = ${syncId} AND status = 'running' RETURNING ${sql.unsafe(finishedColumns)}`.pipe(
+      Effect.flatMap(decodeFinished)
+    )
 })
 
 /** A running sync that has not beaten for this long belongs to a dead instance. */
@@ -133,22 +135,23 @@ export class SyncRuns extends Effect.Service<SyncRuns>()("acs/SyncRuns", {
       Effect.orDie
     )
 
-    const beat = (syncId: string, progress: SyncRow["progress"], rowsWritten: number) =>
+    const beat = (projectId: string, syncId: string, progress: SyncRow["progress"], rowsWritten: number) =>
       sql`
         UPDATE syncs SET heartbeat_at = now(), progress = ${JSON.stringify(progress)}::jsonb, rows_written = ${rowsWritten}
-        WHERE sync_id = ${syncId} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie)
+        WHERE project_id = ${projectId} AND sync_id = ${syncId} AND status = 'running'`.pipe(Effect.asVoid, Effect.orDie)
 
-    const setWindow = (syncId: string, windowStart: string, windowEnd: string) =>
-      sql`UPDATE syncs SET window_start = ${windowStart}, window_end = ${windowEnd} WHERE sync_id = ${syncId}`.pipe(
+    const setWindow = (projectId: string, syncId: string, windowStart: string, windowEnd: string) =>
+      sql`UPDATE syncs SET window_start = ${windowStart}, window_end = ${windowEnd} WHERE project_id = ${projectId} AND sync_id = ${syncId}`.pipe(
         Effect.asVoid,
         Effect.orDie
       )
 
-    const fail = (syncId: string, error: string) =>
+    const fail = (projectId: string, syncId: string, error: string) =>
       sql.withTransaction(Effect.gen(function*() {
         const failed = yield* sql`
           UPDATE syncs SET status = 'failed', finished_at = now(), error = ${error.slice(0, 2000)}
-          WHERE sync_id = ${syncId} AND status = 'running' RETURNING ${sql.unsafe(finishedColumns)}`.pipe(Effect.flatMap(decodeFinished))
+          WHERE project_id = ${projectId} AND sync_id = ${syncId} AND status = 'running'
+          RETURNING ${sql.unsafe(finishedColumns)}`.pipe(Effect.flatMap(decodeFinished))
         for (const row of failed) yield* writeSyncEvent(sql, row)
       })).pipe(Effect.orDie)
 

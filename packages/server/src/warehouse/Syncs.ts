@@ -67,7 +67,7 @@ export class Syncs extends Effect.Service<Syncs>()("acs/Syncs", {
     const runClaimed = (account: AccountRecord, claimed: SyncRow) =>
       connections.clientFor(account.orgId).pipe(
         Effect.matchEffect({
-          onFailure: (error) => runs.fail(claimed.syncId, error.message),
+          onFailure: (error) => runs.fail(claimed.projectId, claimed.syncId, error.message),
           onSuccess: (client) => Effect.asVoid(launch(client, claimed, account))
         }),
         Effect.withSpan("Syncs.runClaimed")
