@@ -226,7 +226,7 @@ export const applyDistribution: Effect.Effect<DistributionOutcome, SqlError.SqlE
   for (const step of DISTRIBUTION_STEPS) {
     if (step.kind === "drop key") {
       const dropped = yield* sql.unsafe(step.statement).pipe(Effect.either)
-      // A key still standing keeps its tables' fates joined, as any other key.
+      // A key Citus would not drop is reported in the outcome, and still joins its two tables' fates below.
       if (dropped._tag === "Right") keys = keys.filter((key) => !(key.referencing === step.table && key.name === step.key.name))
       else keysRefused.push({ table: step.table, key: step.key.name, reason: citusReason(dropped.left) })
       continue
