@@ -3,7 +3,7 @@
  * (db/Database.ts): an effect held in a transaction runs once that transaction committed, never when it rolled
  * back; a savepoint that rolls back drops only its own; outside a transaction it runs at once.
  */
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer, Ref } from "effect"
 import { expect } from "vitest"

@@ -5,7 +5,7 @@
  * back to the queue), whatever touched the row since. Approving an expired action over HTTP (409) is in
  * events.test.ts.
  */
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Duration, Effect, Layer, TestClock, TestContext } from "effect"
 import { expect } from "vitest"

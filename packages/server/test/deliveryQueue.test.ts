@@ -9,7 +9,7 @@
  * off (nothing of it claimed, its waiting deliveries due no earlier), then gives one delivery of each kind at a time
  * until one is answered; what a group did not send is due again with no attempt counted.
  */
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { expect } from "vitest"
 import { databaseLayer } from "../src/db/Database.ts"

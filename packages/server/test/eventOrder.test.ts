@@ -4,7 +4,7 @@
  * the one that committed in between, so a reader (the stream, a client resuming with Last-Event-ID) already
  * past that one still gets it: nothing missed, nothing read twice.
  */
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Deferred, Effect, Fiber, Layer } from "effect"
 import { expect } from "vitest"

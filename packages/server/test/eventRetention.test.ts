@@ -6,7 +6,7 @@
  * delivery row refers to its event: migration 0020) when the event's day is dropped. OAuth codes and refresh tokens
  * go 30 days past their expiry.
  */
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Duration, Effect, Layer, TestClock, TestContext } from "effect"
 import { expect } from "vitest"

@@ -4,7 +4,7 @@
  * does not take its events holds at most MAX_PENDING of them and reads the rest again itself; an org's events
  * reach its own streams only. Each time: every event once, in the order sequenced.
  */
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { expect } from "vitest"

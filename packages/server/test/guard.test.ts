@@ -6,7 +6,7 @@
  */
 import type { ActionRecord } from "@acs/domain/Actions"
 import type { Principal } from "@acs/domain/Principal"
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulator"
 import { ConfigProvider, Context, Duration, Effect, Layer, Metric, MetricLabel, Option, Schedule, Schema } from "effect"

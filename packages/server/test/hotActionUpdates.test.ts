@@ -4,7 +4,7 @@
  * whichever transition moved it, and cannot be written. A new index over `status` (or over anything an apply
  * writes) fails the first test.
  */
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { expect } from "vitest"

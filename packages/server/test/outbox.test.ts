@@ -3,7 +3,7 @@
  * change, so an event exists if and only if the change committed — a transition rolled back with its
  * transaction leaves neither the change nor the event; one that does not happen (its guard) writes none.
  */
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { expect } from "vitest"

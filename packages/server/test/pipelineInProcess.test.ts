@@ -5,7 +5,7 @@
  * server process is started.
  */
 import type { Principal } from "@acs/domain/Principal"
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { expect } from "vitest"

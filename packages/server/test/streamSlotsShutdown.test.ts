@@ -4,7 +4,7 @@
  * called as node calls it) ends every open stream, and every slot is free again, in the same process.
  */
 import type { Principal } from "@acs/domain/Principal"
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { ConfigProvider, Effect, Fiber, Layer, Schedule, Stream } from "effect"
 import { expect } from "vitest"
 import { databaseLayer } from "../src/db/Database.ts"

@@ -3,7 +3,7 @@
  * statuses and answers whether it did; a compensation's end settles its original, once. The property runs
  * random transition sequences on one action and a small model predicts every answer and status.
  */
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer, Runtime } from "effect"
 import fc from "fast-check"

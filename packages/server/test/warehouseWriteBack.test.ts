@@ -3,7 +3,7 @@
  * touched is written as the upstream answered it, an entity a composite touched twice ends as its last record
  * says, deletions and removals take what lies under them, and other accounts are left alone.
  */
-import { layer } from "@effect/vitest"
+import { layer } from "./support/layerBlock.ts"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { expect } from "vitest"

@@ -235,3 +235,15 @@ describe("packages/*/src", () => {
     expect(circles(graph)).toEqual([["a", "b", "c"].map((name) => Path.relative(PACKAGES, name))])
   })
 })
+
+describe("the test files", () => {
+  it("take @effect/vitest's layer only through test/support/layerBlock.ts, which puts the shared runners back", () => {
+    const TEST = Path.resolve(import.meta.dirname, "..")
+    const direct = sourceFilesWith(Path.resolve(TEST, "../.."), /\.test\.ts$/)
+      .filter((file) => !file.includes(`${Path.sep}node_modules${Path.sep}`))
+      .filter((file) => /import\s*{[^}]*\blayer\b[^}]*}\s*from\s*"@effect\/vitest"/.test(Fs.readFileSync(file, "utf8")))
+    expect(direct.map((file) => Path.relative(TEST, file))).toEqual([])
+    expect(sourceFilesWith(TEST, /\.test\.ts$/).filter((file) => Fs.readFileSync(file, "utf8").includes("support/layerBlock.ts")).length)
+      .toBeGreaterThan(10)
+  })
+})
