@@ -27,6 +27,7 @@ import type { BenchCluster } from "./cluster.ts"
 import { type HttpClient, makeHttpClient, retrying, summarize, type Summary } from "./measure.ts"
 import { makePool, type Pool } from "./pg.ts"
 import { fmt, type TargetRow } from "./report.ts"
+import { type StatementDelta, statementDelta, statementSnapshot } from "./statements.ts"
 
 const DATABASE = "acs_bench_beside_citus"
 const BOOTSTRAP_KEY = "acs_bench_citus_key_0123456789abcdefghijklmnopqrstuv"
@@ -59,6 +60,11 @@ export interface SideResult {
   readonly limitPer24h: number
   readonly appliedOfAutoApplied: number
   readonly capSeconds: number
+  /** pg_stat_statements over the key windows (idle polling included), on the coordinator for Citus: per proposal. */
+  readonly statementsPerProposal: number
+  readonly databaseMsPerProposal: number
+  /** The statements that took the most time, with their calls per proposal and mean ms. */
+  readonly slowest: ReadonlyArray<{ readonly query: string; readonly perProposal: number; readonly meanMs: number }>
 }
 
 export interface CitusProposalResults {
@@ -76,7 +82,11 @@ export interface CitusProposalResults {
 interface World {
   readonly side: Side
   readonly acs: AcsInstance
+  /** The bench's own connection (on PostgreSQL as role `bench`, left out of the statement counts). */
   readonly pool: Pool
+  /** A connection that reads pg_stat_statements, and the database whose statements count. */
+  readonly stats: Pool
+  readonly database: string
   readonly keyProject: string
   readonly capProject: string
   readonly writeKey: string
@@ -93,7 +103,7 @@ const median = (values: ReadonlyArray<number>) => {
 }
 
 /** The simulator, acs on `url`, the two accounts synced, a write key and the admin's session. */
-const startWorld = async (side: Side, url: string, stops: Array<() => Promise<void> | void>, log: (message: string) => void): Promise<World> => {
+const startWorld = async (side: Side, url: string, benchUrl: string, statsUrl: string, database: string, stops: Array<() => Promise<void> | void>, log: (message: string) => void): Promise<World> => {
   const simulator: Simulator = await startSimulator({
     seed: 11,
     size: {
@@ -122,8 +132,10 @@ const startWorld = async (side: Side, url: string, stops: Array<() => Promise<vo
     LOG_LEVEL: "warn"
   }, BOOTSTRAP_KEY)
   stops.push(() => acs.stop())
-  const pool = makePool({ connectionString: url, max: 2 })
+  const pool = makePool({ connectionString: benchUrl, max: 2 })
   stops.push(() => pool.end())
+  const stats = makePool({ connectionString: statsUrl, max: 1 })
+  stops.push(() => stats.end())
 
   let accounts: ReadonlyArray<{ projectId: string; currency: string }> = []
   for (let i = 0; ; i++) {
@@ -156,7 +168,7 @@ const startWorld = async (side: Side, url: string, stops: Array<() => Promise<vo
   const keyProject = projectOf("USD")
   const capProject = projectOf("EUR")
   log(`citus: ${label(side)} world ready (acs on ${side === "postgres" ? "the bench's PostgreSQL" : "the Citus coordinator"})`)
-  return { side, acs, pool, keyProject, capProject, writeKey: created.secret, cookie, keyBudgets: await budgets(keyProject), capBudgets: await budgets(capProject) }
+  return { side, acs, pool, stats, database, keyProject, capProject, writeKey: created.secret, cookie, keyBudgets: await budgets(keyProject), capBudgets: await budgets(capProject) }
 }
 
 export const benchCitusProposals = async (
@@ -168,7 +180,7 @@ export const benchCitusProposals = async (
   try {
     let started = performance.now()
     await cluster.createDatabase(DATABASE)
-    const postgres = await startWorld("postgres", cluster.url(DATABASE), stops, log)
+    const postgres = await startWorld("postgres", cluster.url(DATABASE), cluster.benchUrl(DATABASE), cluster.benchUrl("postgres"), DATABASE, stops, log)
     const postgresSetup = (performance.now() - started) / 1000
 
     started = performance.now()
@@ -176,10 +188,17 @@ export const benchCitusProposals = async (
     const citus: CitusCluster = await startCitusCluster()
     stops.push(() => citus.stop())
     const url = await citus.createDatabase("acs")
+    // The coordinator loads pg_stat_statements (support/citus.ts): what a proposal's statements cost there.
+    const admin = makePool({ connectionString: url, max: 1 })
+    try {
+      await admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    } finally {
+      await admin.end()
+    }
     const outcome = await migrateAndDistribute(url)
     if (outcome.refused.length > 0) log(`citus: the plan left ${outcome.refused.length} tables on the coordinator: ${JSON.stringify(outcome.refused)}`)
     log(`citus: acs migrated and ${outcome.placed.length} tables placed`)
-    const onCitus = await startWorld("citus", url, stops, log)
+    const onCitus = await startWorld("citus", url, url, url, "acs", stops, log)
     const citusSetup = (performance.now() - started) / 1000
     const worlds: Record<Side, World> = { postgres, citus: onCitus }
 
@@ -213,12 +232,15 @@ export const benchCitusProposals = async (
 
     log(`citus: warming up key proposals on both (${CLIENTS} clients)`)
     for (const side of SIDES) await keyWindow(worlds[side], 2)
-    const windows: Record<Side, Array<{ tps: number; latencies: Array<number>; failed: number }>> = { postgres: [], citus: [] }
+    const windows: Record<Side, Array<{ tps: number; latencies: Array<number>; failed: number; delta: StatementDelta }>> = { postgres: [], citus: [] }
     for (let round = 0; round < options.rounds; round++) {
       for (const side of round % 2 === 0 ? SIDES : [...SIDES].reverse()) {
-        const run = await keyWindow(worlds[side], options.seconds)
+        const world = worlds[side]
+        const before = await statementSnapshot(world.stats, world.database)
+        const run = await keyWindow(world, options.seconds)
+        const delta = statementDelta(before, await statementSnapshot(world.stats, world.database))
         const tps = run.latencies.length / run.seconds
-        windows[side].push({ tps, latencies: run.latencies, failed: run.failed })
+        windows[side].push({ tps, latencies: run.latencies, failed: run.failed, delta })
         log(`  key x${CLIENTS} on ${label(side)} round ${round + 1}: ${fmt(tps, 1)}/s (${run.latencies.length} in ${fmt(run.seconds)} s` +
           `${run.failed > 0 ? `, ${run.failed} FAILED` : ""}); load ${fmt(Os.loadavg()[0] ?? 0)}`)
       }
@@ -277,12 +299,26 @@ export const benchCitusProposals = async (
     for (const side of SIDES) {
       const cap = await capCheck(worlds[side])
       const all = windows[side]
+      const proposals = all.reduce((n, w) => n + w.latencies.length, 0)
+      // The statements of every window summed by text, the most time first.
+      const byQuery = new Map<string, { calls: number; ms: number }>()
+      for (const w of all) {
+        for (const t of w.delta.top) {
+          const got = byQuery.get(t.query) ?? { calls: 0, ms: 0 }
+          byQuery.set(t.query, { calls: got.calls + t.calls, ms: got.ms + t.calls * t.meanMs })
+        }
+      }
+      const slowest = [...byQuery].sort((a, b) => b[1].ms - a[1].ms).slice(0, 6)
+        .map(([query, t]) => ({ query, perProposal: Math.round((t.calls / proposals) * 100) / 100, meanMs: Math.round((t.ms / t.calls) * 100) / 100 }))
       sides.push({
         side,
         keyTps: median(all.map((w) => w.tps)),
         windowTps: all.map((w) => Math.round(w.tps * 10) / 10),
         keyLatency: summarize(all.flatMap((w) => w.latencies)),
-        keyProposals: all.reduce((n, w) => n + w.latencies.length, 0),
+        keyProposals: proposals,
+        statementsPerProposal: all.reduce((n, w) => n + w.delta.calls, 0) / proposals,
+        databaseMsPerProposal: all.reduce((n, w) => n + w.delta.ms, 0) / proposals,
+        slowest,
         failed: all.reduce((n, w) => n + w.failed, 0),
         ...cap
       })
@@ -340,5 +376,10 @@ export const citusProposalDetails = (r: CitusProposalResults): Array<string> => 
   `${r.rounds} windows of ${r.seconds} s on each side, alternating; set-up (database, simulator, acs, first syncs) PostgreSQL ${fmt(r.setupSeconds.postgres, 1)} s, ` +
   `Citus ${fmt(r.setupSeconds.citus, 1)} s (cluster start, migrations, plan included). Three PostgreSQL servers on the same cores are not ` +
   "expected to be faster than one: the point is that acs is correct on the cluster and what it costs.",
+  ...r.sides.flatMap((s) => [
+    `statements per key proposal on ${label(s.side)}${s.side === "citus" ? " (the coordinator's)" : ""}: ${fmt(s.statementsPerProposal, 1)}, ` +
+    `${fmt(s.databaseMsPerProposal, 1)} ms of statement time each; the most time (calls per proposal, mean ms):`,
+    ...s.slowest.map((t) => `  ${fmt(t.perProposal, 2).padStart(6)}  ${fmt(t.meanMs, 2).padStart(8)} ms  ${t.query}`)
+  ]),
   ""
 ]
