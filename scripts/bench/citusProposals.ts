@@ -50,6 +50,8 @@ export interface SideResult {
   readonly keyTps: number
   readonly windowTps: ReadonlyArray<number>
   readonly keyLatency: Summary
+  /** Key proposals from one client for a window: a proposal's own latency, no lock to wait for. */
+  readonly oneClientLatency: Summary
   readonly keyProposals: number
   readonly failed: number
   /** The cap check: proposals sent at once, how many auto-applied and queued, and the policy's count after. */
@@ -64,7 +66,28 @@ export interface SideResult {
   readonly statementsPerProposal: number
   readonly databaseMsPerProposal: number
   /** The statements that took the most time, with their calls per proposal and mean ms. */
-  readonly slowest: ReadonlyArray<{ readonly query: string; readonly perProposal: number; readonly meanMs: number }>
+  readonly slowest: ReadonlyArray<Slow>
+  /** The same for the one-client window: no time waiting for the account's lock. */
+  readonly slowestAlone: ReadonlyArray<Slow>
+}
+
+interface Slow {
+  readonly query: string
+  readonly perProposal: number
+  readonly meanMs: number
+}
+
+/** The statements of windows summed by text, the most time first. */
+const slowestOf = (deltas: ReadonlyArray<StatementDelta>, proposals: number): ReadonlyArray<Slow> => {
+  const byQuery = new Map<string, { calls: number; ms: number }>()
+  for (const delta of deltas) {
+    for (const t of delta.top) {
+      const got = byQuery.get(t.query) ?? { calls: 0, ms: 0 }
+      byQuery.set(t.query, { calls: got.calls + t.calls, ms: got.ms + t.calls * t.meanMs })
+    }
+  }
+  return [...byQuery].sort((a, b) => b[1].ms - a[1].ms).slice(0, 6)
+    .map(([query, t]) => ({ query, perProposal: Math.round((t.calls / Math.max(proposals, 1)) * 100) / 100, meanMs: Math.round((t.ms / t.calls) * 100) / 100 }))
 }
 
 export interface CitusProposalResults {
@@ -204,8 +227,8 @@ export const benchCitusProposals = async (
 
     /** `clients` loops sending key cuts for `seconds`: latencies and how many were answered. */
     const sequence: Record<Side, number> = { postgres: 0, citus: 0 }
-    const keyWindow = async (world: World, seconds: number) => {
-      const clients: Array<HttpClient> = Array.from({ length: CLIENTS }, () => makeHttpClient({ authorization: `Bearer ${world.writeKey}` }))
+    const keyWindow = async (world: World, seconds: number, count = CLIENTS) => {
+      const clients: Array<HttpClient> = Array.from({ length: count }, () => makeHttpClient({ authorization: `Bearer ${world.writeKey}` }))
       const latencies: Array<number> = []
       let failed = 0
       const t0 = performance.now()
@@ -244,6 +267,16 @@ export const benchCitusProposals = async (
         log(`  key x${CLIENTS} on ${label(side)} round ${round + 1}: ${fmt(tps, 1)}/s (${run.latencies.length} in ${fmt(run.seconds)} s` +
           `${run.failed > 0 ? `, ${run.failed} FAILED` : ""}); load ${fmt(Os.loadavg()[0] ?? 0)}`)
       }
+    }
+
+    // One client: a proposal's own time, without waiting for the account's lock behind the others.
+    const alone: Record<Side, { latencies: Array<number>; delta: StatementDelta | null }> = { postgres: { latencies: [], delta: null }, citus: { latencies: [], delta: null } }
+    for (const side of SIDES) {
+      const world = worlds[side]
+      const before = await statementSnapshot(world.stats, world.database)
+      const run = await keyWindow(world, options.seconds, 1)
+      alone[side] = { latencies: run.latencies, delta: statementDelta(before, await statementSnapshot(world.stats, world.database)) }
+      log(`  key x1 on ${label(side)}: ${fmt(run.latencies.length / run.seconds, 1)}/s, p50 ${fmt(summarize(run.latencies).p50Ms, 0)} ms`)
     }
 
     /** 40 person proposals by 8 clients at once on the cap account: the modes, the policy after, the applies. */
@@ -300,25 +333,18 @@ export const benchCitusProposals = async (
       const cap = await capCheck(worlds[side])
       const all = windows[side]
       const proposals = all.reduce((n, w) => n + w.latencies.length, 0)
-      // The statements of every window summed by text, the most time first.
-      const byQuery = new Map<string, { calls: number; ms: number }>()
-      for (const w of all) {
-        for (const t of w.delta.top) {
-          const got = byQuery.get(t.query) ?? { calls: 0, ms: 0 }
-          byQuery.set(t.query, { calls: got.calls + t.calls, ms: got.ms + t.calls * t.meanMs })
-        }
-      }
-      const slowest = [...byQuery].sort((a, b) => b[1].ms - a[1].ms).slice(0, 6)
-        .map(([query, t]) => ({ query, perProposal: Math.round((t.calls / proposals) * 100) / 100, meanMs: Math.round((t.ms / t.calls) * 100) / 100 }))
+      const one = alone[side]
       sides.push({
         side,
         keyTps: median(all.map((w) => w.tps)),
         windowTps: all.map((w) => Math.round(w.tps * 10) / 10),
         keyLatency: summarize(all.flatMap((w) => w.latencies)),
+        oneClientLatency: summarize(one.latencies),
         keyProposals: proposals,
         statementsPerProposal: all.reduce((n, w) => n + w.delta.calls, 0) / proposals,
         databaseMsPerProposal: all.reduce((n, w) => n + w.delta.ms, 0) / proposals,
-        slowest,
+        slowest: slowestOf(all.map((w) => w.delta), proposals),
+        slowestAlone: slowestOf(one.delta === null ? [] : [one.delta], one.latencies.length),
         failed: all.reduce((n, w) => n + w.failed, 0),
         ...cap
       })
@@ -350,7 +376,8 @@ const capExact = (s: SideResult) =>
 export const citusProposalTargets = (r: CitusProposalResults): Array<TargetRow> => {
   const [postgres, citus] = [r.sides[0]!, r.sides[1]!]
   const side = (s: SideResult) =>
-    `${fmt(s.keyTps, 1)} per s (windows ${s.windowTps.map((t) => fmt(t, 0)).join("/")}), p50 ${fmt(s.keyLatency.p50Ms, 0)} ms, p95 ${fmt(s.keyLatency.p95Ms, 0)} ms`
+    `${fmt(s.keyTps, 1)} per s (windows ${s.windowTps.map((t) => fmt(t, 1)).join("/")}), p50 ${fmt(s.keyLatency.p50Ms, 0)} ms, p95 ${fmt(s.keyLatency.p95Ms, 0)} ms, ` +
+    `one client p50 ${fmt(s.oneClientLatency.p50Ms, 0)} ms`
   return [
     {
       name: `key proposals, ${r.clients} clients: Citus (3 nodes, one machine) / PostgreSQL`,
@@ -371,6 +398,8 @@ export const citusProposalTargets = (r: CitusProposalResults): Array<TargetRow> 
   ]
 }
 
+const slowLine = (t: Slow) => `  ${fmt(t.perProposal, 2).padStart(6)}  ${fmt(t.meanMs, 2).padStart(8)} ms  ${t.query}`
+
 export const citusProposalDetails = (r: CitusProposalResults): Array<string> => [
   `citus: ${r.nodes}, the plan applied (${r.distributed.placed} tables placed, ${r.distributed.refused} refused); key proposals at ${r.clients} clients, ` +
   `${r.rounds} windows of ${r.seconds} s on each side, alternating; set-up (database, simulator, acs, first syncs) PostgreSQL ${fmt(r.setupSeconds.postgres, 1)} s, ` +
@@ -379,7 +408,9 @@ export const citusProposalDetails = (r: CitusProposalResults): Array<string> => 
   ...r.sides.flatMap((s) => [
     `statements per key proposal on ${label(s.side)}${s.side === "citus" ? " (the coordinator's)" : ""}: ${fmt(s.statementsPerProposal, 1)}, ` +
     `${fmt(s.databaseMsPerProposal, 1)} ms of statement time each; the most time (calls per proposal, mean ms):`,
-    ...s.slowest.map((t) => `  ${fmt(t.perProposal, 2).padStart(6)}  ${fmt(t.meanMs, 2).padStart(8)} ms  ${t.query}`)
+    ...s.slowest.map(slowLine),
+    `  from one client (p50 ${fmt(s.oneClientLatency.p50Ms, 0)} ms a proposal):`,
+    ...s.slowestAlone.map(slowLine)
   ]),
   ""
 ]
