@@ -10,7 +10,9 @@
  *
  * - Key proposals (a write key's budget cuts: they queue, one transaction each under the account's lock) at 8
  *   clients, in windows alternating between the worlds, so load from elsewhere falls on both alike: proposals per
- *   second (median of the windows) and each proposal's latency (p50 / p95 over all windows).
+ *   second (median of the windows) and each proposal's latency (p50 / p95 over all windows); then one window from
+ *   one client on each (a proposal's own latency, no lock to wait for). Around every window, pg_stat_statements
+ *   (the coordinator's on Citus): statements per proposal and the ones that took the most time.
  * - The 24 h cap under concurrency: 40 person proposals (the signed-in admin, each a 1-cent cut of a campaign of its
  *   own, which the policy clears) sent by 8 clients at once to the second account: exactly the cap (20) must
  *   auto-apply and the rest queue, and the account's policy must then say 20 used of 20. The auto-applied ones are
