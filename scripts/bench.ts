@@ -29,14 +29,19 @@
  *   pnpm bench --only harvest       a harvest of 500 search terms over 20 ad groups: upstream writes at the minimum (scripts/bench/harvest.ts)
  *   pnpm bench --only guard         the guard's review pass over 10,000 due watches (scripts/bench/guard.ts)
  *   pnpm bench --only cli           acs start-up: CPU of --help, --version and client commands (scripts/bench/cliStart.ts)
- *   pnpm bench --only scale         200 small accounts over 20 orgs synced from cold by the scheduler (scripts/bench/scale.ts)
+ *   pnpm bench --only scale         200 small accounts over 20 orgs synced from cold by the scheduler (scripts/bench/scale.ts), then
+ *                                   the two below
+ *   pnpm bench --only citus         key proposals on a Citus cluster beside PostgreSQL, the 24 h cap exact on both (scripts/bench/citusProposals.ts)
+ *   pnpm bench --only retention     30 days of 10 M metric rows: the partition dropped against the rows deleted (scripts/bench/retention.ts)
  *
  * A partial run writes bench/results-<part>.json (not committed). Every part states the machine's load
  * average over the run, so a reader can judge the noise. Settings: BENCH_PROPOSAL_ROUNDS (5),
  * BENCH_PROPOSAL_SECONDS (3), BENCH_PROPOSAL_CLIENTS (1,8: a quick look at one count), BENCH_VERSION_ORDER, BENCH_STALL_SECONDS, BENCH_NO_WORKAROUND,
- * BENCH_WORKER, BENCH_WORKER_NODE_ARGS, BENCH_API_NODE_OPTIONS, BENCH_POOL (the warehouse acs's DATABASE_POOL_SIZE, 10) (see the files).
+ * BENCH_WORKER, BENCH_WORKER_NODE_ARGS, BENCH_API_NODE_OPTIONS, BENCH_POOL (the warehouse acs's DATABASE_POOL_SIZE, 10), BENCH_CITUS_ROUNDS (3),
+ * BENCH_CITUS_SECONDS (10) (see the files).
  */
 import { buildEntries } from "../packages/server/test/support/entries.ts"
+import { benchCitusProposals, citusProposalDetails, citusProposalTargets } from "./bench/citusProposals.ts"
 import { benchChangesets, changesetDetails, changesetTargets } from "./bench/changesets.ts"
 import { benchHarvest, harvestDetails, harvestTargets } from "./bench/harvest.ts"
 import { benchCliStart, cliStartMet, describeCliStart } from "./bench/cliStart.ts"
@@ -58,6 +63,7 @@ import {
   TARGET_PERSON_SHARE
 } from "./bench/proposals.ts"
 import { describeMachine, fmt, loadSampler, machine, printTargets, table, type TargetRow, writeResults } from "./bench/report.ts"
+import { benchRetention, retentionDetails, retentionTargets } from "./bench/retention.ts"
 import { benchScale, scaleDetails, scaleTargets } from "./bench/scale.ts"
 import { benchStreams, describeStreams, type StreamsResult } from "./bench/streams.ts"
 import { benchSurfaces, SURFACE_RATIO_TARGET, type SurfacesResult } from "./bench/surfaces.ts"
@@ -588,19 +594,48 @@ const guardOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) 
   )
 }
 
-/** Agency-scale syncing: 200 small accounts over 20 orgs synced from cold by the scheduler (scripts/bench/scale.ts). */
+const citusOptions = () => ({ rounds: envNumber("BENCH_CITUS_ROUNDS", 3), seconds: envNumber("BENCH_CITUS_SECONDS", 10) })
+
+/**
+ * Past one machine (scripts/bench/scale.ts, citusProposals.ts, retention.ts): 200 small accounts over 20 orgs synced
+ * from cold by the scheduler; key proposals on a Citus cluster beside plain PostgreSQL with the 24 h cap checked on
+ * both; 30 days of 10 M metric rows dropped as a partition against deleted.
+ */
 const scaleOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
   const cluster = await startClusterForRun()
   const scale = await benchScale(cluster, log)
+  const citus = await benchCitusProposals(cluster, log, citusOptions())
+  const retention = await benchRetention(cluster, log)
   finish(
     "results-scale",
-    `acs at agency scale: ${scale.accounts} accounts over ${scale.orgs} orgs (one holding ${scale.bigOrgAccounts}) synced from cold`,
-    scaleTargets(scale),
-    scaleDetails(scale),
-    { only: "scale", scale },
+    `acs past one machine: ${scale.accounts} accounts over ${scale.orgs} orgs (one holding ${scale.bigOrgAccounts}) synced from cold; ` +
+      `key proposals on Citus beside PostgreSQL; retention of ${fmt(retention.agedRows)} metric rows`,
+    [...scaleTargets(scale), ...citusProposalTargets(citus), ...retentionTargets(retention)],
+    [...scaleDetails(scale), ...citusProposalDetails(citus), ...retentionDetails(retention)],
+    { only: "scale", scale, citus, retention },
     load,
     startedAt
   )
+}
+
+/** Key proposals on a Citus cluster beside plain PostgreSQL, the 24 h cap checked on both (scripts/bench/citusProposals.ts). */
+const citusOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
+  const cluster = await startClusterForRun()
+  const citus = await benchCitusProposals(cluster, log, citusOptions())
+  finish("results-citus", "acs key proposals on Citus (a coordinator and two workers) beside PostgreSQL", citusProposalTargets(citus), citusProposalDetails(citus), {
+    only: "citus",
+    citus
+  }, load, startedAt)
+}
+
+/** 30 days of 10 M metric rows: a partition dropped against rows deleted (scripts/bench/retention.ts). */
+const retentionOnly = async (load: ReturnType<typeof loadSampler>, startedAt: Date) => {
+  const cluster = await startClusterForRun()
+  const retention = await benchRetention(cluster, log)
+  finish("results-retention", `acs retention: ${fmt(retention.agedRows)} metric rows, a partition dropped against rows deleted`, retentionTargets(retention), retentionDetails(retention), {
+    only: "retention",
+    retention
+  }, load, startedAt)
 }
 
 const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Date) => Promise<void>> = {
@@ -614,6 +649,8 @@ const parts: Record<string, (load: ReturnType<typeof loadSampler>, startedAt: Da
   harvest: harvestOnly,
   guard: guardOnly,
   scale: scaleOnly,
+  citus: citusOnly,
+  retention: retentionOnly,
   cli: async () => {
     const result = await benchCliStart(log)
     process.stdout.write(`${describeCliStart(result).join("\n")}\n`)
