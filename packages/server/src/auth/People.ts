@@ -185,10 +185,9 @@ export class People extends Effect.Service<People>()("acs/People", {
           UPDATE people SET
             role = ${change.role ?? person.role},
             slack_user_id = ${change.slackUserId === undefined ? person.slackUserId : change.slackUserId},
-            disabled_at = CASE WHEN ${change.disabled ?? null}::boolean IS NULL THEN disabled_at
-                               WHEN ${change.disabled ?? null}::boolean THEN coalesce(disabled_at, now())
-                               ELSE NULL END
-          WHERE person_id = ${personId}
+            -- The time outside a CASE (Citus refuses a stable function in one): stamped when the person was enabled.
+            disabled_at = ${change.disabled === undefined ? sql`disabled_at` : change.disabled ? sql`now()` : sql`NULL`}
+          WHERE person_id = ${personId} ${change.disabled === true ? sql`AND disabled_at IS NULL` : sql``}
           RETURNING ${sql.unsafe(columns)}`).pipe(Effect.orDie, Effect.flatMap(decodePeople))
         if (disabling) yield* sessionStatements(sql).endAllOf(personId)
         yield* Effect.logInfo("person changed").pipe(Effect.annotateLogs({ personId, by: actorId, role: change.role, disabled: change.disabled }))
