@@ -185,9 +185,9 @@ export class People extends Effect.Service<People>()("acs/People", {
           UPDATE people SET
             role = ${change.role ?? person.role},
             slack_user_id = ${change.slackUserId === undefined ? person.slackUserId : change.slackUserId},
-            -- The time outside a CASE (Citus refuses a stable function in one): stamped when the person was enabled.
-            disabled_at = ${change.disabled === undefined ? sql`disabled_at` : change.disabled ? sql`now()` : sql`NULL`}
-          WHERE person_id = ${personId} ${change.disabled === true ? sql`AND disabled_at IS NULL` : sql``}
+            -- Stamped only when the person was enabled, and not in a CASE: Citus refuses a stable function in one.
+            disabled_at = ${disabling ? sql`now()` : change.disabled === false ? sql`NULL` : sql`disabled_at`}
+          WHERE person_id = ${personId}
           RETURNING ${sql.unsafe(columns)}`).pipe(Effect.orDie, Effect.flatMap(decodePeople))
         if (disabling) yield* sessionStatements(sql).endAllOf(personId)
         yield* Effect.logInfo("person changed").pipe(Effect.annotateLogs({ personId, by: actorId, role: change.role, disabled: change.disabled }))
