@@ -246,12 +246,15 @@ export class KeyStore extends Effect.Service<KeyStore>()("acs/KeyStore", {
       listInOrg(grant.orgId).pipe(Effect.map((keys) => keys.filter((key) => covers(grant.principal.binding, key.binding))))
 
     const revokeInOrg = (orgId: string, keyId: string) =>
+      // Only a live key is stamped: Citus refuses a stable function in a COALESCE or over the row in RETURNING.
       invalidating(sql, "k", sql`
-        UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
-        WHERE key_id = ${keyId} AND org_id = ${orgId}
-        RETURNING ${sql.unsafe(revokedColumns)},
-          -- A key revoked before (by another transaction) changed nothing here.
-          ${invalidateKey(sql, sql`CASE WHEN revoked_at = now() THEN secret_hash END`)}`).pipe(
+        UPDATE api_keys SET revoked_at = now()
+        WHERE key_id = ${keyId} AND org_id = ${orgId} AND revoked_at IS NULL
+        RETURNING ${sql.unsafe(revokedColumns)}, ${invalidateKey(sql, sql`secret_hash`)}`).pipe(
+        // A key revoked before (by another transaction) changed nothing here, and is found as it is.
+        Effect.flatMap((revoked) =>
+          revoked.length > 0 ? Effect.succeed(revoked) : sql`SELECT ${sql.unsafe(revokedColumns)} FROM api_keys WHERE key_id = ${keyId} AND org_id = ${orgId}`
+        ),
         Effect.orDie,
         Effect.flatMap(decodeRevoked),
         Effect.flatMap((rows) =>

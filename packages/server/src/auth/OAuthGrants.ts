@@ -168,8 +168,9 @@ export class OAuthGrants extends Effect.Service<OAuthGrants>()("acs/OAuthGrants"
       Effect.gen(function*() {
         const codeHash = sha256(input.code)
         const rows = yield* sql`
-          UPDATE oauth_codes SET used_at = now() WHERE code_hash = ${codeHash} AND used_at IS NULL
-          RETURNING client_id, org_id, person_id, redirect_uri, code_challenge, resource, scope, project_ids, expires_at > now() AS live`.pipe(
+          WITH used AS (UPDATE oauth_codes SET used_at = now() WHERE code_hash = ${codeHash} AND used_at IS NULL RETURNING *)
+          -- Whether it is live read beside the statement's RETURNING, not in it: Citus refuses a stable function there.
+          SELECT client_id, org_id, person_id, redirect_uri, code_challenge, resource, scope, project_ids, expires_at > now() AS live FROM used`.pipe(
           Effect.orDie,
           Effect.flatMap(decodeCodes)
         )
@@ -219,9 +220,9 @@ export class OAuthGrants extends Effect.Service<OAuthGrants>()("acs/OAuthGrants"
       Effect.gen(function*() {
         const tokenHash = sha256(input.refreshToken)
         const rows = yield* sql`
-          UPDATE oauth_refresh_tokens SET used_at = now()
-          WHERE token_hash = ${tokenHash} AND client_id = ${input.clientId} AND used_at IS NULL
-          RETURNING key_id, client_id, resource, expires_at > now() AS live`.pipe(Effect.orDie, Effect.flatMap(decodeRefresh))
+          WITH used AS (UPDATE oauth_refresh_tokens SET used_at = now()
+            WHERE token_hash = ${tokenHash} AND client_id = ${input.clientId} AND used_at IS NULL RETURNING *)
+          SELECT key_id, client_id, resource, expires_at > now() AS live FROM used`.pipe(Effect.orDie, Effect.flatMap(decodeRefresh))
         const row = rows[0]
         if (row === undefined) {
           const spent = yield* sql`

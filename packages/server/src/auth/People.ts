@@ -185,9 +185,8 @@ export class People extends Effect.Service<People>()("acs/People", {
           UPDATE people SET
             role = ${change.role ?? person.role},
             slack_user_id = ${change.slackUserId === undefined ? person.slackUserId : change.slackUserId},
-            disabled_at = CASE WHEN ${change.disabled ?? null}::boolean IS NULL THEN disabled_at
-                               WHEN ${change.disabled ?? null}::boolean THEN coalesce(disabled_at, now())
-                               ELSE NULL END
+            -- Stamped only when the person was enabled, and not in a CASE: Citus refuses a stable function in one.
+            disabled_at = ${disabling ? sql`now()` : change.disabled === false ? sql`NULL` : sql`disabled_at`}
           WHERE person_id = ${personId}
           RETURNING ${sql.unsafe(columns)}`).pipe(Effect.orDie, Effect.flatMap(decodePeople))
         if (disabling) yield* sessionStatements(sql).endAllOf(personId)

@@ -70,6 +70,15 @@ const Due = Schema.Struct({
 type Due = typeof Due.Type
 const decodeDue = decodeRows(Due)
 
+/**
+ * The account as a pass reads it once, after the sync that moved its days: its time zone and the days the warehouse
+ * holds. The pass's statements take them as values, not by joining `accounts`: on Citus a join of the account's
+ * shard with a reference table in a lateral subquery that aggregates is refused (docs/scale.md).
+ */
+const Held = Schema.Struct({ timeZone: Schema.String, firstSyncedDay: Schema.NullOr(Schema.String), lastSyncedDay: Schema.NullOr(Schema.String) })
+type Held = typeof Held.Type
+const decodeHeld = decodeRows(Held)
+
 const Recent = Schema.Struct({ watchId: Schema.String, campaignIds: Schema.Array(Schema.String), appliedHour: Schema.String })
 const decodeRecent = decodeRows(Recent)
 
@@ -99,17 +108,20 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
     const places = yield* ChangePlaces
     const { paced } = yield* BackgroundPace
 
-    /** A window's totals as JSON, over `entity_keys` at `level` from `start` to `end` (SQL date expressions), within the synced days. */
-    const windowTotals = (level: string, keys: string, start: string, end: string) =>
-      sql.unsafe(`
+    /**
+     * A window's totals as JSON, over `entity_keys` at `level` from `start` to `end` (SQL date expressions), within
+     * the days the account's warehouse holds.
+     */
+    const windowTotals = (projectId: string, held: Held, level: string, keys: string, start: string, end: string) =>
+      sql`
         SELECT jsonb_build_object('start', span.s::text, 'end', span.e::text,
-          'days', greatest(0, least(span.e, acc.last_synced_day) - greatest(span.s, acc.first_synced_day) + 1),
+          'days', greatest(0, least(span.e, ${held.lastSyncedDay}::date) - greatest(span.s, ${held.firstSyncedDay}::date) + 1),
           'spendMicros', COALESCE(sum(m.spend_micros), 0), 'impressions', COALESCE(sum(m.impressions), 0),
           'taps', COALESCE(sum(m.taps), 0), 'installs', COALESCE(sum(m.installs), 0)) AS totals
-        FROM (SELECT (${start})::date AS s, (${end})::date AS e) span
-        LEFT JOIN daily_metrics m ON m.project_id = acc.project_id AND m.level = ${level} AND m.entity_key = ANY (${keys})
+        FROM (SELECT (${sql.unsafe(start)})::date AS s, (${sql.unsafe(end)})::date AS e) span
+        LEFT JOIN daily_metrics m ON m.project_id = ${projectId} AND m.level = ${sql.unsafe(level)} AND m.entity_key = ANY (${sql.unsafe(keys)})
           AND m.day BETWEEN span.s AND span.e
-        GROUP BY span.s, span.e`)
+        GROUP BY span.s, span.e`
 
     /** `Applied`'s columns, from `actions a` joined with its account `acc`. */
     const appliedColumns = sql.unsafe(`a.action_id, a.kind, a.payload, a.result, a.changeset_id,
@@ -119,7 +131,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
      * Opens the watches of up to a batch of the changes applied since the last pass, proposed after `after` (the last
      * batch's, so a pass reads the ledger once); answers how many it read and opened, and where to go on from.
      */
-    const open = (projectId: string, after: string | null) =>
+    const open = (projectId: string, held: Held, after: string | null) =>
       Effect.gen(function*() {
         const applied = yield* sql`
           SELECT ${appliedColumns}
@@ -129,7 +141,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
             AND a.created_at > greatest(acc.watched_since, now() - make_interval(days => ${LOOKBACK_DAYS}), ${after}::timestamptz)
             AND a.status = 'applied' AND a.revert_of IS NULL AND a.kind IN ${sql.in(WATCHED_KINDS)}
             AND (a.changeset_id IS NULL OR c.status IN ('applied', 'partially_applied', 'failed'))
-            AND NOT EXISTS (SELECT 1 FROM watches w WHERE w.project_id = a.project_id AND w.watch_id = COALESCE(a.changeset_id, a.action_id))
+            AND NOT EXISTS (SELECT 1 FROM watches w WHERE w.project_id = ${projectId} AND w.watch_id = COALESCE(a.changeset_id, a.action_id))
           ORDER BY a.created_at
           LIMIT ${BATCH}`.pipe(Effect.flatMap(decodeApplied))
         const lone = applied.filter((a) => a.changesetId === null)
@@ -167,7 +179,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         const inserted = yield* sql`
           INSERT INTO watches (project_id, watch_id, action_ids, changeset_id, level, entity_keys, campaign_ids, ad_group_ids,
             applied_day, baseline, next_review_day, record)
-          SELECT acc.project_id, n.watch_id, n.action_ids, n.changeset_id, n.level, n.entity_keys, n.campaign_ids, n.ad_group_ids,
+          SELECT ${projectId}, n.watch_id, n.action_ids, n.changeset_id, n.level, n.entity_keys, n.campaign_ids, n.ad_group_ids,
             n.applied_day, b.totals, n.applied_day + ${REVIEW_DAYS[0]!}::int,
             jsonb_build_object('verdict', 'pending', 'level', n.level, 'entityIds', to_jsonb(n.entity_keys), 'changesetId', n.changeset_id,
               'appliedDay', n.applied_day::text, 'baseline', b.totals, 'reviews', '[]'::jsonb,
@@ -175,39 +187,36 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
               'revertNote', NULL)
           FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS n(watch_id text, action_ids text[], changeset_id text, level text,
             entity_keys text[], campaign_ids text[], ad_group_ids text[], applied_day date)
-          JOIN accounts acc ON acc.project_id = ${projectId}
-          CROSS JOIN LATERAL (${windowTotals("n.level", "n.entity_keys", `n.applied_day - ${BASELINE_DAYS}`, "n.applied_day - 1")}) b
+          CROSS JOIN LATERAL (${windowTotals(projectId, held, "n.level", "n.entity_keys", `n.applied_day - ${BASELINE_DAYS}`, "n.applied_day - 1")}) b
           ON CONFLICT (project_id, watch_id) DO NOTHING
           RETURNING watch_id`
         return { candidates: applied.length, opened: inserted.length, next }
       }).pipe(Effect.orDie, Effect.withSpan("Watches.open"))
 
     /** Reviews one batch of the due watches in one transaction; answers how many it reviewed. */
-    const reviewBatch = (account: AccountRecord, guard: GuardSettings) =>
+    const reviewBatch = (account: AccountRecord, held: Held, guard: GuardSettings) =>
       sql.withTransaction(Effect.gen(function*() {
         // The statement's set-returning parts are estimated at thousands of rows, which buys a JIT compile (half a
         // second) for a plan that runs in a fifth of that (bench/history.md).
         yield* sql`SET LOCAL jit = off`
         const due = yield* sql`
           WITH due AS (
-            SELECT w.watch_id FROM watches w JOIN accounts acc ON acc.project_id = w.project_id
-            WHERE w.project_id = ${account.projectId} AND w.next_review_day <= acc.last_synced_day
+            SELECT w.watch_id FROM watches w
+            WHERE w.project_id = ${account.projectId} AND w.next_review_day <= ${held.lastSyncedDay}::date
             ORDER BY w.next_review_day, w.watch_id
             LIMIT ${BATCH}
-            FOR UPDATE OF w SKIP LOCKED),
-          acc AS (SELECT project_id, time_zone, first_synced_day, last_synced_day FROM accounts WHERE project_id = ${account.projectId})
+            FOR UPDATE OF w SKIP LOCKED)
           SELECT w.watch_id, w.action_ids, w.applied_day::text AS applied_day, w.next_review_day::text AS next_review_day,
             w.reviews_done, w.baseline, w.record,
-            EXISTS (SELECT 1 FROM actions a WHERE a.project_id = w.project_id AND a.action_id = ANY (w.action_ids) AND a.status = 'reverted') AS reverted,
+            EXISTS (SELECT 1 FROM actions a WHERE a.project_id = ${account.projectId} AND a.action_id = ANY (w.action_ids) AND a.status = 'reverted') AS reverted,
             after.totals AS after, base.totals AS baseline_now, confounders.list AS confounders
           FROM due JOIN watches w ON w.project_id = ${account.projectId} AND w.watch_id = due.watch_id
-          CROSS JOIN acc
           -- A watch's confounders are the changes at its place keys (ChangePlaces.ts) inside its windows, one index scan:
           -- a campaign's watch is confounded by anything in the campaign; an ad group's by its campaign's own changes and
           -- anything in the ad group; a keyword's by its campaign's and ad group's own changes and its keywords'.
           CROSS JOIN LATERAL (
             SELECT COALESCE(jsonb_agg(jsonb_build_object('actionId', c.action_id, 'kind', c.kind, 'summary', c.summary,
-              'day', to_char((c.applied_at AT TIME ZONE acc.time_zone)::date, 'YYYY-MM-DD')) ORDER BY c.applied_at), '[]'::jsonb) AS list
+              'day', to_char((c.applied_at AT TIME ZONE ${held.timeZone}::text)::date, 'YYYY-MM-DD')) ORDER BY c.applied_at), '[]'::jsonb) AS list
             FROM (
               SELECT DISTINCT ON (p.action_id) p.action_id, p.kind, p.summary, p.applied_at FROM change_places p
               WHERE p.project_id = ${account.projectId}
@@ -217,12 +226,14 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
                   UNION ALL SELECT 'g:' || x FROM unnest(w.ad_group_ids) x WHERE w.level = 'adGroups'
                   UNION ALL SELECT 'G:' || x FROM unnest(w.ad_group_ids) x WHERE w.level = 'keywords'
                   UNION ALL SELECT 'k:' || x FROM unnest(w.entity_keys) x WHERE w.level = 'keywords'))
-                AND p.applied_at >= (w.applied_day - ${BASELINE_DAYS}::int)::timestamp AT TIME ZONE acc.time_zone
-                AND p.applied_at < (w.next_review_day + 1)::timestamp AT TIME ZONE acc.time_zone
+                AND p.applied_at >= (w.applied_day - ${BASELINE_DAYS}::int)::timestamp AT TIME ZONE ${held.timeZone}::text
+                AND p.applied_at < (w.next_review_day + 1)::timestamp AT TIME ZONE ${held.timeZone}::text
                 AND p.action_id <> ALL (w.action_ids) AND (p.revert_of IS NULL OR p.revert_of <> ALL (w.action_ids))
               ORDER BY p.action_id) c) confounders
-          CROSS JOIN LATERAL (${windowTotals("w.level", "w.entity_keys", "w.applied_day + 1", "w.next_review_day")}) after
-          CROSS JOIN LATERAL (${windowTotals("w.level", "w.entity_keys", `w.applied_day - ${BASELINE_DAYS}`, "w.applied_day - 1")}) base
+          CROSS JOIN LATERAL (${windowTotals(account.projectId, held, "w.level", "w.entity_keys", "w.applied_day + 1", "w.next_review_day")}) after
+          CROSS JOIN LATERAL (${
+  windowTotals(account.projectId, held, "w.level", "w.entity_keys", `w.applied_day - ${BASELINE_DAYS}`, "w.applied_day - 1")
+}) base
           ORDER BY w.watch_id`.pipe(Effect.flatMap(decodeDue))
         if (due.length === 0) return 0
         const now = new Date(yield* Clock.currentTimeMillis).toISOString()
@@ -280,8 +291,9 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
               record = w.record || jsonb_build_object('revertActionId', r.action_revert, 'revertChangesetId', r.changeset_revert,
                 'revertNote', CASE WHEN r.action_revert IS NULL AND r.changeset_revert IS NULL THEN ${why}::text END)
             FROM (SELECT
-                CASE WHEN ${watch.changesetId}::text IS NULL THEN (SELECT reverted_by FROM actions WHERE action_id = ${watch.actionIds[0]!}) END AS action_revert,
-                (SELECT reverted_by FROM changesets WHERE changeset_id = ${watch.changesetId}) AS changeset_revert) r
+                CASE WHEN ${watch.changesetId}::text IS NULL THEN (SELECT reverted_by FROM actions
+                  WHERE project_id = ${account.projectId} AND action_id = ${watch.actionIds[0]!}) END AS action_revert,
+                (SELECT reverted_by FROM changesets WHERE project_id = ${account.projectId} AND changeset_id = ${watch.changesetId}) AS changeset_revert) r
             WHERE w.project_id = ${account.projectId} AND w.watch_id = ${watch.watchId}`
         }
         return pending.length
@@ -318,8 +330,12 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
       Effect.gen(function*() {
         const guard = (yield* settings.read(account.orgId)).guard
         const startedAt = yield* Clock.currentTimeMillis
+        const [held] = yield* sql`
+          SELECT time_zone, first_synced_day::text AS first_synced_day, last_synced_day::text AS last_synced_day
+          FROM accounts WHERE project_id = ${account.projectId}`.pipe(Effect.flatMap(decodeHeld), Effect.orDie)
+        if (held === undefined) return { opened: 0, reviewed: 0, reverts: 0 }
         let opened = 0
-        for (let batch = yield* open(account.projectId, null); ; batch = yield* open(account.projectId, batch.next)) {
+        for (let batch = yield* open(account.projectId, held, null); ; batch = yield* open(account.projectId, held, batch.next)) {
           opened += batch.opened
           if (batch.candidates < BATCH) break
         }
@@ -327,7 +343,7 @@ export class Watches extends Effect.Service<Watches>()("acs/Watches", {
         if (hourly !== undefined) yield* hourlyLanes(account, hourly)
         yield* places.record(account.projectId)
         let reviewed = 0
-        for (let n = yield* paced(reviewBatch(account, guard)); n > 0; n = yield* paced(reviewBatch(account, guard))) reviewed += n
+        for (let n = yield* paced(reviewBatch(account, held, guard)); n > 0; n = yield* paced(reviewBatch(account, held, guard))) reviewed += n
         const reviewedAt = yield* Clock.currentTimeMillis
         const reverts = yield* proposeReverts(account, guard)
         if (opened + reviewed + reverts > 0) {

@@ -70,7 +70,7 @@ export const accountEnvelope = (
         ? sql`0`
         : change.of === "changeset"
         ? sql`(SELECT COALESCE(sum(budget_delta_micros), 0) FROM actions
-            WHERE changeset_id = ${change.changesetId} AND status = 'proposed' AND budget_delta_micros > 0)`
+            WHERE project_id = ${projectId} AND changeset_id = ${change.changesetId} AND status = 'proposed' AND budget_delta_micros > 0)`
         : sql`acs_budget_delta(${change.kind}, ${JSON.stringify(change.payload)}::jsonb)`
     }::text AS raise,
         used::text, reserved::text, committed::text, total::text, max_increase::text, max_total::text

@@ -74,7 +74,7 @@ export const claimNext = (sql: SqlClient.SqlClient, workerId: string, projectId:
       LIMIT 1
       FOR UPDATE SKIP LOCKED)
     RETURNING job_id, action_id, changeset_id, project_id, attempts, trace_parent AS job_trace_parent,
-      (SELECT a.trace_parent FROM actions a WHERE a.action_id = jobs.action_id AND a.project_id = jobs.project_id) AS action_trace_parent`
+      (SELECT a.trace_parent FROM actions a WHERE a.project_id = ${projectId} AND a.action_id = jobs.action_id) AS action_trace_parent`
 
 /** When the account's next job is due, in ms from now (null for none), as a scalar subquery. */
 export const nextDueInMs = (sql: SqlClient.SqlClient, projectId: string) =>

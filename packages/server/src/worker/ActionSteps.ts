@@ -26,10 +26,13 @@ export const RecordedStep = Schema.Struct({
 })
 export type RecordedStep = typeof RecordedStep.Type
 
-/** The run's apply steps recorded so far, oldest first, as a JSON array (a scalar subquery over `actions`, aliased `actions`). */
-export const recordedSteps = (sql: SqlClient.SqlClient) =>
+/**
+ * The run's apply steps recorded so far, oldest first, as a JSON array (a scalar subquery over `actions`, aliased
+ * `actions`, of the account `projectId`: named by value, so that Citus finds the subquery's shard, docs/scale.md).
+ */
+export const recordedSteps = (sql: SqlClient.SqlClient, projectId: string | Statement.Fragment) =>
   sql`(SELECT coalesce(json_agg(json_build_object('step', s.step, 'status', s.status, 'output', s.output) ORDER BY s.step), '[]'::json)
-    FROM action_steps s WHERE s.action_id = actions.action_id AND s.project_id = actions.project_id AND s.run = actions.apply_run AND s.phase = 'apply')`
+    FROM action_steps s WHERE s.project_id = ${projectId} AND s.action_id = actions.action_id AND s.run = actions.apply_run AND s.phase = 'apply')`
 
 /** Which step of which run: the step's 0-based index in its kind's steps. */
 export interface StepOf {

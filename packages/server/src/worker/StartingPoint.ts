@@ -48,8 +48,8 @@ const ACCOUNT_JSON = jsonRow("acc", AccountRow.fields, "project_id", {
 const CONNECTION_JSON = jsonRow("c", SavedConnection.fields, "org_id")
 
 /** The account's circuit breaker when it is open (docs/contract.md 3.3), as JSON; null when closed. */
-const pausedJson = (projectId: string) =>
-  `(SELECT json_build_object('reason', g.paused_reason, 'since',
+const pausedJson = (sql: SqlClient.SqlClient, projectId: string | Statement.Fragment) =>
+  sql`(SELECT json_build_object('reason', g.paused_reason, 'since',
       to_char(g.paused_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
     FROM guardrails g WHERE g.project_id = ${projectId} AND g.paused_since IS NOT NULL)`
 
@@ -61,8 +61,8 @@ export const startingPoint = (sql: SqlClient.SqlClient, projectId: string | Stat
     FROM (
       SELECT ${sql.unsafe(ACTION_COLUMNS)}, apply_run,
         (SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = actions.org_id) AS platform_auto_apply,
-        ${sql.unsafe(pausedJson("actions.project_id"))} AS auto_apply_paused,
-        ${recordedSteps(sql)} AS recorded_steps
+        ${pausedJson(sql, projectId)} AS auto_apply_paused,
+        ${recordedSteps(sql, projectId)} AS recorded_steps
       FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}
     ) a LEFT JOIN accounts acc ON acc.project_id = a.project_id
     LEFT JOIN connections c ON c.org_id = acc.org_id
@@ -120,9 +120,9 @@ const MembersStart = Schema.Struct({
 export const readMembersStart = (sql: SqlClient.SqlClient, projectId: string, actionIds: ReadonlyArray<string>) =>
   sql`SELECT ${sql.unsafe(ACCOUNT_JSON)} AS account, ${sql.unsafe(CONNECTION_JSON)} AS connection,
       coalesce((SELECT platform_auto_apply FROM orgs WHERE orgs.org_id = acc.org_id), false) AS platform_auto_apply,
-      ${sql.unsafe(pausedJson("p.project_id"))} AS auto_apply_paused,
+      ${pausedJson(sql, projectId)} AS auto_apply_paused,
       (SELECT coalesce(json_agg(json_build_object('actionId', actions.action_id, 'status', actions.status, 'applyRun', actions.apply_run,
-        'recordedSteps', ${recordedSteps(sql)})), '[]'::json)
+        'recordedSteps', ${recordedSteps(sql, projectId)})), '[]'::json)
         FROM actions WHERE actions.project_id = ${projectId} AND actions.action_id = ANY(${actionIds}::text[])) AS runs
     FROM (SELECT ${projectId}::text AS project_id) p LEFT JOIN accounts acc ON acc.project_id = p.project_id
     LEFT JOIN connections c ON c.org_id = acc.org_id`.pipe(

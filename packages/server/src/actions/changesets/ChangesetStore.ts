@@ -19,7 +19,7 @@ import { afterCommit } from "../../db/AfterCommit.ts"
 import { writeEvent } from "../../events/Outbox.ts"
 import { appendApproval } from "../pipeline/Transitions.ts"
 import { countChangeset } from "../../telemetry/Metrics.ts"
-import { CHANGESET_COLUMNS, decodeChangesetRows, toChangeset } from "./ChangesetRow.ts"
+import { CHANGESET_COLUMNS, decodeChangesetRows, memberCounts, toChangeset } from "./ChangesetRow.ts"
 
 const json = (value: unknown) => JSON.stringify(value)
 const encodeChangeset = Schema.encodeSync(ChangesetSchema)
@@ -59,7 +59,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
     const columns = sql.unsafe(CHANGESET_COLUMNS)
 
     const read = ({ changesetId, projectId }: ChangesetRef) =>
-      sql`SELECT ${columns} FROM changesets c WHERE c.project_id = ${projectId} AND c.changeset_id = ${changesetId}`.pipe(
+      sql`SELECT ${columns} FROM changesets c ${memberCounts(sql, projectId)} WHERE c.project_id = ${projectId} AND c.changeset_id = ${changesetId}`.pipe(
         Effect.flatMap(decodeChangesetRows),
         Effect.map((rows) => rows[0]),
         Effect.orDie
@@ -79,7 +79,7 @@ export class ChangesetStore extends Effect.Service<ChangesetStore>()("acs/Change
 
     const list = (projectId: string, status: ChangesetStatus | undefined, limit: number) =>
       Effect.all([
-        sql`SELECT ${columns} FROM changesets c WHERE c.project_id = ${projectId}
+        sql`SELECT ${columns} FROM changesets c ${memberCounts(sql, projectId)} WHERE c.project_id = ${projectId}
             ${status === undefined ? sql`` : sql`AND c.status = ${status}`}
             ORDER BY c.created_at DESC, c.changeset_id DESC LIMIT ${limit}`.pipe(Effect.flatMap(decodeChangesetRows)),
         sql`SELECT count(*)::int AS n FROM changesets WHERE project_id = ${projectId}

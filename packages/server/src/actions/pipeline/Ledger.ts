@@ -49,10 +49,12 @@ export interface LedgerQuery {
 
 /**
  * The guard's watch of an action (docs/contract.md 3.4): its own, or its changeset's, whose members are judged
- * together. One primary-key lookup per row.
+ * together. One primary-key lookup per row; the account by value, not the outer row's column, so Citus finds the
+ * subquery's shard (docs/scale.md).
  */
-const WATCH_COLUMN_SQL = `(SELECT w.record FROM watches w
-  WHERE w.project_id = actions.project_id AND w.watch_id = COALESCE(actions.changeset_id, actions.action_id)) AS watch`
+const watchColumn = (sql: SqlClient.SqlClient, projectId: string) =>
+  sql`(SELECT w.record FROM watches w
+    WHERE w.project_id = ${projectId} AND w.watch_id = COALESCE(actions.changeset_id, actions.action_id)) AS watch`
 
 const decodeWatch = Schema.decodeUnknown(Schema.NullOr(Watch))
 const WatchField = Schema.Struct({ watch: Schema.Unknown })
@@ -75,12 +77,11 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = actionColumns(sql)
-    const WATCH_COLUMN = sql.unsafe(WATCH_COLUMN_SQL)
     const raw = sql.withoutTransforms()
     const decode = decodeActionRows
 
     const find = (projectId: string, actionId: string) =>
-      sql`/* prepared */ SELECT ${columns}, ${WATCH_COLUMN} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
+      sql`/* prepared */ SELECT ${columns}, ${watchColumn(sql, projectId)} FROM actions WHERE project_id = ${projectId} AND action_id = ${actionId}`.pipe(
         Effect.flatMap(decodeWatched),
         Effect.map((rows) => rows[0]),
         Effect.orDie,
@@ -122,7 +123,7 @@ export class Ledger extends Effect.Service<Ledger>()("acs/Ledger", {
         ? sql`AND kind = 'external_change'`
         : sql`AND kind <> 'external_change'`
       return raw<RawActionRow & { readonly watch: Watch | null }>`/* prepared */
-        SELECT ${columns}, ${WATCH_COLUMN} FROM actions
+        SELECT ${columns}, ${watchColumn(sql, projectId)} FROM actions
         WHERE project_id = ${projectId}
           ${query.before === undefined ? sql`` : sql`AND created_at < ${query.before}::timestamptz`}
           ${status}

@@ -96,7 +96,7 @@ export const appliedCtes = (
     applied_event AS (${actionEventCte(sql, "changed", "action.applied", { traceParent })}),
     original AS (
       UPDATE actions o SET status = 'reverted', updated_at = statement_timestamp() FROM changed
-      WHERE changed.revert_of IS NOT NULL AND o.project_id = changed.project_id AND o.reverted_by = changed.action_id
+      WHERE o.project_id = ${projectId} AND changed.revert_of IS NOT NULL AND o.reverted_by = changed.action_id
         AND o.status = 'applied'
       RETURNING o.*),
     reverted_event AS (${
