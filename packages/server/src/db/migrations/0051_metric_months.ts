@@ -8,10 +8,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { monthPartition, monthsFrom, nextMonth } from "../../warehouse/GenerationTables.ts"
+import { monthPartition, nextMonth } from "../../warehouse/GenerationTables.ts"
 import { decodeRows } from "../Rows.ts"
 
-const decodeSpans = decodeRows(Schema.Struct({ projectId: Schema.String, first: Schema.String, last: Schema.String }))
+const decodeMonths = decodeRows(Schema.Struct({ project: Schema.String, month: Schema.String }))
 
 export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -27,25 +27,23 @@ export default Effect.gen(function*() {
       installs int8 NOT NULL,
       spend_micros int8 NOT NULL
     ) PARTITION BY RANGE (project_id, day)`
-  const spans = yield* sql`
-    SELECT project_id, min(day)::text AS first, max(day)::text AS last FROM daily_metrics_by_account GROUP BY project_id`.pipe(
-    Effect.flatMap(decodeSpans)
-  )
-  for (const { first, last, projectId } of spans) {
+  const months = yield* sql`
+    SELECT project_id AS project, date_trunc('month', day)::date::text AS month FROM daily_metrics_by_account
+    GROUP BY 1, 2 ORDER BY 1, 2`.pipe(Effect.flatMap(decodeMonths))
+  for (const { month, project: projectId } of months) {
     if (!/^[a-z0-9_]+$/.test(projectId)) return yield* Effect.dieMessage(`unexpected project id ${projectId}`)
     const bound = sql.literal(`'${projectId}'`)
-    for (const month of monthsFrom(first, last)) {
-      const partition = monthPartition(projectId, month)
-      yield* sql`
-        CREATE TABLE ${sql(partition)} PARTITION OF daily_metrics
-        FOR VALUES FROM (${bound}, ${sql.literal(`'${month}'`)}) TO (${bound}, ${sql.literal(`'${nextMonth(month)}'`)})`
-    }
-    // Rows first, then each month's key in one sorted pass.
+    yield* sql`
+      CREATE TABLE ${sql(monthPartition(projectId, month))} PARTITION OF daily_metrics
+      FOR VALUES FROM (${bound}, ${sql.literal(`'${month}'`)}) TO (${bound}, ${sql.literal(`'${nextMonth(month)}'`)})`
+  }
+  // Each account's rows in one statement that routes them, then each month's key in one sorted pass.
+  for (const projectId of new Set(months.map((m) => m.project))) {
     yield* sql`INSERT INTO daily_metrics SELECT * FROM daily_metrics_by_account WHERE project_id = ${projectId}`
-    for (const month of monthsFrom(first, last)) {
-      const partition = monthPartition(projectId, month)
-      yield* sql`CREATE UNIQUE INDEX ${sql(`${partition}_key`)} ON ${sql(partition)} (level, entity_key, day, project_id)`
-    }
+  }
+  for (const { month, project: projectId } of months) {
+    const partition = monthPartition(projectId, month)
+    yield* sql`CREATE UNIQUE INDEX ${sql(`${partition}_key`)} ON ${sql(partition)} (level, entity_key, day, project_id)`
   }
   yield* sql`DROP TABLE daily_metrics_by_account`
 })
