@@ -8,8 +8,15 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { monthPartition, nextMonth } from "../../warehouse/GenerationTables.ts"
 import { decodeRows } from "../Rows.ts"
+
+/** The names and bounds warehouse/GenerationTables.ts gives an account's month (`monthPartition`, `nextMonth`). */
+const monthPartition = (projectId: string, month: string) => `daily_metrics_${projectId}_m${month.slice(0, 4)}${month.slice(5, 7)}`
+const nextMonth = (month: string) => {
+  const d = new Date(`${month}T00:00:00Z`)
+  d.setUTCMonth(d.getUTCMonth() + 1)
+  return d.toISOString().slice(0, 10)
+}
 
 const decodeMonths = decodeRows(Schema.Struct({ project: Schema.String, month: Schema.String }))
 
