@@ -236,6 +236,15 @@ describe("sync", () => {
         spend: expected.spendMicros
       })
     }
+    // Every search term with a row in the copy, in the months kept as in those rewritten, is still listed.
+    const terms = await query<{ listed: number; active: number }>(
+      database,
+      `SELECT (SELECT count(*)::int FROM search_terms WHERE project_id = $1) AS listed,
+         (SELECT count(DISTINCT entity_key)::int FROM daily_metrics WHERE project_id = $1 AND level = 'searchTerms') AS active`,
+      [projectId]
+    )
+    expect(terms[0]!.active).toBeGreaterThan(0)
+    expect(terms[0]!.listed).toBe(terms[0]!.active)
     const read = await api(server, (client) => client.warehouse.listCampaigns({ path: { projectId }, urlParams: { days: 90, limit: 1000 } }))
     expect(sum(read.campaigns).spendMicros).toBe(simulator.totals(upstreamAccountId, "campaigns", start, later.windowEnd).total.spendMicros)
   })
