@@ -98,24 +98,22 @@ export const makePrepareCopy = (sql: SqlClient.SqlClient) => {
       })),
       withMaintenanceMemory(Effect.gen(function*() {
         if (hasPrevious) {
-          // The previous copy's terms, and the terms with a row in the months the sync keeps without rewriting
-          // them, each in a CTE of its own: Citus joins a distributed table's rows with the sync's own (plain)
-          // tables only once they are materialized on the coordinator (and a correlated subquery between two
-          // distributed tables in such a CTE crashed its backend).
+          // The previous copy's terms still active in the new copy's days that come from the current partitions
+          // (the kept months', and the touched months' outside the window), each read in a CTE of its own: Citus
+          // joins a distributed table's rows with the sync's own (plain) tables only once they are materialized
+          // on the coordinator. The terms with a row in the window are staged already.
           yield* timed("carried terms", sql`
             WITH previous AS MATERIALIZED (
               SELECT project_id, entity_key, campaign_id, ad_group_id, keyword_id, text, keyword_text, match_type
               FROM search_terms WHERE project_id = ${projectId}),
             kept AS MATERIALIZED (
               SELECT DISTINCT entity_key FROM daily_metrics
-              WHERE project_id = ${projectId} AND level = 'searchTerms'
-                AND day >= ${firstKeptMonth(plan.windowEnd)}::date AND day < ${monthOf(plan.windowStart)}::date)
+              WHERE project_id = ${projectId} AND level = 'searchTerms' AND day >= ${firstKeptMonth(plan.windowEnd)}::date
+                AND (day < ${plan.windowStart}::date OR day > ${plan.windowEnd}::date))
             INSERT INTO ${sql(tables.terms)} (project_id, entity_key, campaign_id, ad_group_id, keyword_id, text, keyword_text, match_type)
             SELECT o.project_id, o.entity_key, o.campaign_id, o.ad_group_id, o.keyword_id, o.text, o.keyword_text, o.match_type
-            FROM previous o
-            WHERE NOT EXISTS (SELECT 1 FROM ${sql(tables.terms)} n WHERE n.entity_key = o.entity_key)
-              AND (EXISTS (SELECT 1 FROM kept k WHERE k.entity_key = o.entity_key)
-                OR EXISTS (SELECT 1 FROM ${sql(tables.metrics)} m WHERE m.level = 'searchTerms' AND m.entity_key = o.entity_key))`)
+            FROM previous o JOIN kept k ON k.entity_key = o.entity_key
+            WHERE NOT EXISTS (SELECT 1 FROM ${sql(tables.terms)} n WHERE n.entity_key = o.entity_key)`)
         }
         yield* timed("terms", createIndex(tables.terms, "key", "entity_key, project_id", true).pipe(Effect.zipRight(sql`ANALYZE ${sql(tables.terms)}`)))
         yield* timed("suffix owners", settleSuffixOwners(tables, entities, suffixOwners))

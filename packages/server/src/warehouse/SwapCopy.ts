@@ -71,9 +71,14 @@ export const makeSwapCopy = (sql: SqlClient.SqlClient) => {
         active AS (
           SELECT entity_key, age, sum(spend) OVER w AS total, lead(age, 1, ${MAX_DAYS + 1}::int) OVER w AS next_age
           FROM (
+            ${
+        sql.join(" UNION ALL ", false)(monthsFrom(plan.windowStart, plan.windowEnd).map((month) =>
+          sql`
             SELECT entity_key, (${plan.windowEnd}::date - day) + 1 AS age, spend_micros AS spend
-            FROM ${sql(tables.metrics)}
-            WHERE level = ${level} AND spend_micros > 0 AND day > ${plan.windowEnd}::date - ${MAX_DAYS}::int AND day <= ${plan.windowEnd}::date
+            FROM ${sql(stagedMonth(tables, month))}
+            WHERE level = ${level} AND spend_micros > 0 AND day > ${plan.windowEnd}::date - ${MAX_DAYS}::int AND day <= ${plan.windowEnd}::date`
+        ))
+      }
             UNION ALL
             SELECT entity_key, (${plan.windowEnd}::date - day) + 1, spend_micros FROM kept
           ) days
@@ -105,6 +110,13 @@ export const makeSwapCopy = (sql: SqlClient.SqlClient) => {
       const partitionValue = yield* projectLiteral(projectId)
       yield* sql`SELECT 1 FROM accounts WHERE project_id = ${projectId} FOR UPDATE`
       yield* timed("entities", replaceEntities(projectId, entities))
+      // The month leaves as plain tables of their own from here on, as the statements below read them: on Citus,
+      // a statement reading the sync's partitioned table beside distributed ones crashed its backend. Undone
+      // with the transaction if it fails, so a failed sync's table still drops with its leaves.
+      for (const month of monthsFrom(plan.windowStart, plan.windowEnd)) {
+        yield* sql`ALTER TABLE ${sql(tables.metrics)} DETACH PARTITION ${sql(stagedMonth(tables, month))}`
+      }
+      yield* sql`DROP TABLE ${sql(tables.metrics)}`
       if (!suffixesStaged) {
         // Room to aggregate and sort a large window in memory, for this transaction only; its statements run
         // once each, so compiling them (JIT) costs more than it saves.
@@ -158,14 +170,12 @@ export const makeSwapCopy = (sql: SqlClient.SqlClient) => {
           const leaf = stagedMonth(tables, month)
           const partition = monthPartition(projectId, month)
           yield* sql`DROP TABLE IF EXISTS ${sql(partition)}`
-          yield* sql`ALTER TABLE ${sql(tables.metrics)} DETACH PARTITION ${sql(leaf)}`
           yield* sql`ALTER TABLE ${sql(leaf)} RENAME TO ${sql(partition)}`
           yield* sql`
             ALTER TABLE daily_metrics ATTACH PARTITION ${sql(partition)}
             FOR VALUES FROM (${sql.literal(partitionValue)}, ${sql.literal(`'${month}'`)})
               TO (${sql.literal(partitionValue)}, ${sql.literal(`'${nextMonth(month)}'`)})`
         }
-        yield* sql`DROP TABLE ${sql(tables.metrics)}`
         yield* sql`
           INSERT INTO metric_generations (project_id, generation, sync_id) VALUES (${projectId}, ${syncId}, ${syncId})
           ON CONFLICT (project_id) DO UPDATE SET generation = excluded.generation, sync_id = excluded.sync_id`
