@@ -9,6 +9,8 @@ import { type Simulator, startSimulator } from "@acs/upstream/simulator/Simulato
 import type { ReportLevel } from "@acs/upstream/Upstream"
 import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { monthOf, monthPartition, monthsFrom, nextMonth } from "../src/warehouse/GenerationTables.ts"
+import { RETAINED_DAYS } from "../src/warehouse/SyncPlan.ts"
 import { type ApiClient, withApi } from "./support/apiClient.ts"
 import { createDatabase, query } from "./support/database.ts"
 import { BOOTSTRAP_KEY, call, errorCode, type RunningServer, startServer } from "./support/server.ts"
@@ -159,7 +161,7 @@ describe("sync", () => {
     // The failed sync's own metrics table is gone; only attached partitions remain.
     const staged = await query<{ n: number }>(
       database,
-      "SELECT count(*)::int AS n FROM pg_class WHERE relkind = 'r' AND NOT relispartition AND relname LIKE 'daily_metrics_syn%'"
+      "SELECT count(*)::int AS n FROM pg_class WHERE relkind IN ('r', 'p') AND NOT relispartition AND relname LIKE 'daily_metrics_syn%'"
     )
     expect(staged[0]!.n).toBe(0)
   })
@@ -176,6 +178,75 @@ describe("sync", () => {
     const running = await query<{ n: number }>(database, "SELECT count(*)::int AS n FROM syncs WHERE project_id = $1 AND status = 'running'", [projectId])
     expect(running[0]!.n).toBe(1)
     expect((await waitForSync(server, projectId, accepted[0]!.syncId)).status).toBe("succeeded")
+  })
+  it("rewrites on a later sync only the months its window touches, and drops a month all past retention", async () => {
+    const first = await latestSync(projectId)
+    const partitions = async () =>
+      new Map((await query<{ name: string; oid: number }>(
+        database,
+        `SELECT c.relname AS name, c.oid::int AS oid FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+         WHERE i.inhparent = 'daily_metrics'::regclass AND c.relname LIKE $1`,
+        [`daily_metrics_${projectId}_m%`]
+      )).map((p) => [p.name, p.oid]))
+    // A month every day of which is past the retained days, and the month holding the earliest retained day,
+    // as a sync long ago would have left them.
+    const gone = monthOf(addDaysIso(first.windowEnd, -(RETAINED_DAYS + 30)))
+    const oldestKept = monthOf(addDaysIso(first.windowEnd, -(RETAINED_DAYS - 1)))
+    for (const [month, day] of [[gone, gone], [oldestKept, addDaysIso(first.windowEnd, -(RETAINED_DAYS - 1))]] as const) {
+      const name = monthPartition(projectId, month)
+      await query(database, `CREATE TABLE IF NOT EXISTS ${name} PARTITION OF daily_metrics
+        FOR VALUES FROM ('${projectId}', '${month}') TO ('${projectId}', '${nextMonth(month)}')`)
+      await query(database, `INSERT INTO daily_metrics VALUES ($1, 'campaigns', 'old', $2, 1, 1, 1, 1) ON CONFLICT DO NOTHING`, [projectId, day])
+    }
+    const before = await partitions()
+    expect([...before.keys()]).toContain(monthPartition(projectId, gone))
+
+    // The platform restates its last days; the next sync reads them again.
+    simulator.control.restate()
+    const started = await api(server, (client) => client.warehouse.startSync({ path: { projectId } }))
+    expect((await waitForSync(server, projectId, started.syncId)).status).toBe("succeeded")
+    const later = await latestSync(projectId)
+    const touched = monthsFrom(later.windowStart, later.windowEnd).map((month) => monthPartition(projectId, month))
+    expect(touched.length).toBeLessThanOrEqual(2)
+    const after = await partitions()
+    expect(after.has(monthPartition(projectId, gone))).toBe(false)
+    expect(after.get(monthPartition(projectId, oldestKept))).toBe(before.get(monthPartition(projectId, oldestKept)))
+    for (const [name, oid] of before) {
+      if (name === monthPartition(projectId, gone)) continue
+      if (touched.includes(name)) expect(after.get(name), name).not.toBe(oid)
+      else expect(after.get(name), name).toBe(oid)
+    }
+    // The copy holds the restated days and, in the months kept, the days before them: the simulator's totals
+    // over the 90 days, and the reads (the spend suffixes rebuilt over both) say the same.
+    const start = addDaysIso(later.windowEnd, -89)
+    for (const level of levels) {
+      const rows = await query<{ impressions: string; taps: string; installs: string; spend: string }>(
+        database,
+        `SELECT coalesce(sum(impressions), 0) AS impressions, coalesce(sum(taps), 0) AS taps,
+                coalesce(sum(installs), 0) AS installs, coalesce(sum(spend_micros), 0) AS spend
+         FROM daily_metrics WHERE project_id = $1 AND level = $2 AND day BETWEEN $3 AND $4`,
+        [projectId, level, start, later.windowEnd]
+      )
+      const expected = simulator.totals(upstreamAccountId, level, start, later.windowEnd).total
+      expect({ level, ...numbers(rows[0]!) }).toEqual({
+        level,
+        impressions: expected.impressions,
+        taps: expected.taps,
+        installs: expected.installs,
+        spend: expected.spendMicros
+      })
+    }
+    // Every search term with a row in the copy, in the months kept as in those rewritten, is still listed.
+    const terms = await query<{ listed: number; active: number }>(
+      database,
+      `SELECT (SELECT count(*)::int FROM search_terms WHERE project_id = $1) AS listed,
+         (SELECT count(DISTINCT entity_key)::int FROM daily_metrics WHERE project_id = $1 AND level = 'searchTerms') AS active`,
+      [projectId]
+    )
+    expect(terms[0]!.active).toBeGreaterThan(0)
+    expect(terms[0]!.listed).toBe(terms[0]!.active)
+    const read = await api(server, (client) => client.warehouse.listCampaigns({ path: { projectId }, urlParams: { days: 90, limit: 1000 } }))
+    expect(sum(read.campaigns).spendMicros).toBe(simulator.totals(upstreamAccountId, "campaigns", start, later.windowEnd).total.spendMicros)
   })
 })
 

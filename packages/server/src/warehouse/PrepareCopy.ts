@@ -4,10 +4,18 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { makeGenerationTables, type Tables } from "./GenerationTables.ts"
+import {
+  firstKeptMonth,
+  makeGenerationTables,
+  monthOf,
+  monthsFrom,
+  nextMonth,
+  stagedMonth,
+  type Tables
+} from "./GenerationTables.ts"
 import { ownerOf, type SuffixOwners } from "./SpendSuffixes.ts"
 import type { Entities } from "./SyncEntities.ts"
-import { RETAINED_DAYS, type SyncPlan } from "./SyncPlan.ts"
+import type { SyncPlan } from "./SyncPlan.ts"
 import { timed } from "./TimedStep.ts"
 
 export const makePrepareCopy = (sql: SqlClient.SqlClient) => {
@@ -49,13 +57,15 @@ export const makePrepareCopy = (sql: SqlClient.SqlClient) => {
       }), { discard: true })
 
   /**
-   * The retained days outside the window come over from the current copy (one sync per account runs, so
-   * nothing else changes it meanwhile).
+   * The days of the months the window touches that lie outside it come over from the account's current
+   * partitions of those months (one sync per account runs, so nothing else changes them meanwhile). The other
+   * months' partitions stay as they are.
    */
   const retain = (tables: Tables, projectId: string, plan: SyncPlan) =>
     timed("retained days", sql`
       INSERT INTO ${sql(tables.metrics)} SELECT * FROM daily_metrics WHERE project_id = ${projectId}
-        AND (day < ${plan.windowStart}::date OR day > ${plan.windowEnd}::date) AND day > ${plan.windowEnd}::date - ${RETAINED_DAYS}::int`)
+        AND day >= ${monthOf(plan.windowStart)}::date AND day < ${nextMonth(monthOf(plan.windowEnd))}::date
+        AND (day < ${plan.windowStart}::date OR day > ${plan.windowEnd}::date)`)
 
   /**
    * The new copy's tables made ready for the swap, outside it, on two connections (and cores): the daily rows'
@@ -64,30 +74,46 @@ export const makePrepareCopy = (sql: SqlClient.SqlClient) => {
    * swap starts only when both are done: with the embedded database's single connection, a transaction
    * waiting for work that needs another connection would never end.
    */
-  const prepare = (tables: Tables, projectId: string, entities: Entities, suffixOwners: SuffixOwners, hasPrevious: boolean) =>
+  const prepare = (
+    tables: Tables,
+    projectId: string,
+    plan: SyncPlan,
+    entities: Entities,
+    suffixOwners: SuffixOwners,
+    hasPrevious: boolean
+  ) =>
     Effect.all([
       // ANALYZE after the index: the two lock each other out. A small sample: the reads' plans (an index lookup
       // per entity) need the table's size more than its distributions.
       // A unique index names the account last: one account's partition holds no other, but Citus attaches a
-      // partition to a distributed parent only when its unique keys name the distribution column.
+      // partition to a distributed parent only when its unique keys name the distribution column. Per leaf,
+      // named for it: each becomes a partition of its own.
       withMaintenanceMemory(Effect.gen(function*() {
-        yield* timed("index", createIndex(tables.metrics, "key", "level, entity_key, day, project_id", true))
         yield* sql`SET LOCAL default_statistics_target = 10`
-        yield* timed("analyze", sql`ANALYZE ${sql(tables.metrics)}`)
+        for (const month of monthsFrom(plan.windowStart, plan.windowEnd)) {
+          const leaf = stagedMonth(tables, month)
+          yield* timed("index", createIndex(leaf, "key", "level, entity_key, day, project_id", true))
+          yield* timed("analyze", sql`ANALYZE ${sql(leaf)}`)
+        }
       })),
       withMaintenanceMemory(Effect.gen(function*() {
         if (hasPrevious) {
-          // The previous copy's rows in a CTE of their own: Citus joins a distributed table's rows with the sync's
-          // own (plain) tables only once they are materialized on the coordinator.
+          // The previous copy's terms still active in the new copy's days that come from the current partitions
+          // (the kept months', and the touched months' outside the window), each read in a CTE of its own: Citus
+          // joins a distributed table's rows with the sync's own (plain) tables only once they are materialized
+          // on the coordinator. The terms with a row in the window are staged already.
           yield* timed("carried terms", sql`
             WITH previous AS MATERIALIZED (
               SELECT project_id, entity_key, campaign_id, ad_group_id, keyword_id, text, keyword_text, match_type
-              FROM search_terms WHERE project_id = ${projectId})
+              FROM search_terms WHERE project_id = ${projectId}),
+            kept AS MATERIALIZED (
+              SELECT DISTINCT entity_key FROM daily_metrics
+              WHERE project_id = ${projectId} AND level = 'searchTerms' AND day >= ${firstKeptMonth(plan.windowEnd)}::date
+                AND (day < ${plan.windowStart}::date OR day > ${plan.windowEnd}::date))
             INSERT INTO ${sql(tables.terms)} (project_id, entity_key, campaign_id, ad_group_id, keyword_id, text, keyword_text, match_type)
             SELECT o.project_id, o.entity_key, o.campaign_id, o.ad_group_id, o.keyword_id, o.text, o.keyword_text, o.match_type
-            FROM previous o
-            WHERE NOT EXISTS (SELECT 1 FROM ${sql(tables.terms)} n WHERE n.entity_key = o.entity_key)
-              AND EXISTS (SELECT 1 FROM ${sql(tables.metrics)} m WHERE m.level = 'searchTerms' AND m.entity_key = o.entity_key)`)
+            FROM previous o JOIN kept k ON k.entity_key = o.entity_key
+            WHERE NOT EXISTS (SELECT 1 FROM ${sql(tables.terms)} n WHERE n.entity_key = o.entity_key)`)
         }
         yield* timed("terms", createIndex(tables.terms, "key", "entity_key, project_id", true).pipe(Effect.zipRight(sql`ANALYZE ${sql(tables.terms)}`)))
         yield* timed("suffix owners", settleSuffixOwners(tables, entities, suffixOwners))

@@ -2,11 +2,12 @@
  * Sync: upstream → warehouse for one account. Entities are read whole; daily metrics per level are read
  * for the window (90 days on the first sync, then from a few days before the last synced day, because
  * the platform restates recent days) and written once, into tables of the sync's own without indexes: the
- * daily rows beside the retained days of the current copy, the search terms, and (when the window holds
- * every day they need) the spend suffixes, computed from the rows already in memory. Their indexes are then
- * built in sorted passes. One short transaction replaces the entities and makes those tables the account's
- * partitions of `daily_metrics`, `search_terms` and `spend_suffixes`; until it commits readers see the
- * previous copy, and a failed sync drops its tables and leaves the copy untouched.
+ * daily rows of the months the window touches beside those months' other days from the current copy, the
+ * search terms, and (when the window holds every day they need) the spend suffixes, computed from the rows
+ * already in memory. Their indexes are then built in sorted passes. One short transaction replaces the
+ * entities and makes those tables the account's partitions of `daily_metrics` (one per month touched; the
+ * other months stay) and of `search_terms` and `spend_suffixes`; until it commits readers see the previous
+ * copy, and a failed sync drops its tables and leaves the copy untouched.
  *
  * The parts: SyncPlan (the window), StageMetrics (reports into the sync's tables, with ReportRows and
  * SpendSuffixes), SyncEntities (read and replace), PrepareCopy (indexes, carried rows), SwapCopy (the
@@ -18,7 +19,15 @@ import { SqlClient } from "@effect/sql"
 import { Cause, Clock, Duration, Effect, Fiber, Ref, Schedule } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import { accountWrites } from "../accounts/Accounts.ts"
-import { makeGenerationTables, PARENTS, projectLiteral, tablesOf } from "./GenerationTables.ts"
+import {
+  ACCOUNT_PARENTS,
+  makeGenerationTables,
+  monthsFrom,
+  nextMonth,
+  projectLiteral,
+  stagedMonth,
+  tablesOf
+} from "./GenerationTables.ts"
 import { makePrepareCopy } from "./PrepareCopy.ts"
 import { type SuffixOwners, suffixDaysOf } from "./SpendSuffixes.ts"
 import { type Progress, makeStaging } from "./StageMetrics.ts"
@@ -63,11 +72,21 @@ export const makeSync = Effect.gen(function*() {
       yield* dropAbandonedTables
       const partitionValue = yield* projectLiteral(account.projectId)
       // The partition's bound as a constraint from the start, so attaching a table needs no scan to check it.
-      yield* Effect.forEach(PARENTS, (parent) =>
+      yield* Effect.forEach(ACCOUNT_PARENTS, (parent) =>
         sql`
           CREATE TABLE ${sql(`${parent}_${sync.syncId}`)}
             (LIKE ${sql(parent)} INCLUDING CONSTRAINTS, CHECK (project_id = ${sql.literal(partitionValue)}))`, { discard: true })
         .pipe(Effect.orDie)
+      // The daily rows by day, a leaf per month the window touches, so inserts route themselves; each leaf
+      // carries the bound of the account's partition for its month that the swap makes it.
+      yield* sql`CREATE TABLE ${sql(tables.metrics)} (LIKE daily_metrics INCLUDING CONSTRAINTS) PARTITION BY RANGE (day)`.pipe(Effect.orDie)
+      yield* Effect.forEach(monthsFrom(plan.windowStart, plan.windowEnd), (month) => {
+        const from = sql.literal(`'${month}'`)
+        const to = sql.literal(`'${nextMonth(month)}'`)
+        return sql`
+          CREATE TABLE ${sql(stagedMonth(tables, month))} PARTITION OF ${sql(tables.metrics)}
+            (CHECK (project_id = ${sql.literal(partitionValue)} AND day >= ${from} AND day < ${to})) FOR VALUES FROM (${from}) TO (${to})`
+      }, { discard: true }).pipe(Effect.orDie)
       const hasPrevious = (yield* sql`SELECT 1 FROM metric_generations WHERE project_id = ${account.projectId}`.pipe(Effect.orDie)).length > 0
       // The suffixes can be computed from the rows in memory when the window holds every day they cover: on a
       // first sync (no retained days), or when the window spans all 90 days. Otherwise the swap builds them.
@@ -90,7 +109,7 @@ export const makeSync = Effect.gen(function*() {
       ], { concurrency: 2 })
       const entities = { ...children, readOnly: upstreamAccount.readOnly }
       yield* retain(tables, account.projectId, plan).pipe(Effect.orDie)
-      yield* prepare(tables, account.projectId, entities, suffixOwners, hasPrevious)
+      yield* prepare(tables, account.projectId, plan, entities, suffixOwners, hasPrevious)
       // The heartbeat goes on through the swap (a long one must not look abandoned); beats only touch a
       // running sync, so none can overwrite the outcome the swap writes.
       yield* Ref.update(progress, (p) => ({ ...p, step: "swap" }))
