@@ -54,7 +54,9 @@ const CEILING_TEMPLATE = ceilingReason({ raise: "%1$s", after: "%2$s", max: "%3$
 /**
  * The holds read under the lock, as a JSON array of reasons (`holds.reasons`): the 24-hour count's for an action
  * that would auto-apply, the cooldown's for a change that raises spend, the envelope's and the ceiling's for a
- * raise of daily budgets (`e.raise`, priced by `acs_budget_delta`).
+ * raise of daily budgets (`e.raise`, priced by `acs_budget_delta`). MATERIALIZED: inlined into the ledger row's
+ * INSERT … SELECT, it cost Citus ~0.2–1 s a proposal, computed once beside it ~10 ms (bench/history.md); one row on
+ * PostgreSQL either way.
  */
 const holdsCte = (sql: SqlClient.SqlClient, recording: Recording, raises: boolean) => {
   const money = (micros: Statement.Fragment) =>
@@ -73,13 +75,13 @@ const holdsCte = (sql: SqlClient.SqlClient, recording: Recording, raises: boolea
         applied: sql`w.earlier_applied`
       })
     }) END`
-  if (!raises) return sql`holds AS (SELECT ${cap} || ${cooldown} AS reasons FROM w)`
+  if (!raises) return sql`holds AS MATERIALIZED (SELECT ${cap} || ${cooldown} AS reasons FROM w)`
   const after24h = sql`w.budget_used + w.budget_reserved + e.raise`
   const afterTotal = sql`w.budget_total + w.budget_committed + e.raise`
   const envelope = recording.held === undefined ? none : sql`CASE WHEN ${after24h} > w.max_increase THEN jsonb_build_array(format(
       ${ENVELOPE_TEMPLATE}, ${money(sql`e.raise`)}, ${money(after24h)}, ${money(sql`w.max_increase`)}, ${money(sql`w.budget_used`)},
       ${money(sql`w.budget_reserved`)})) ELSE '[]'::jsonb END`
-  return sql`holds AS (SELECT ${cap} || ${cooldown} || ${envelope} || CASE WHEN ${afterTotal} > w.max_total THEN jsonb_build_array(format(
+  return sql`holds AS MATERIALIZED (SELECT ${cap} || ${cooldown} || ${envelope} || CASE WHEN ${afterTotal} > w.max_total THEN jsonb_build_array(format(
       ${CEILING_TEMPLATE}, ${money(sql`e.raise`)}, ${money(afterTotal)}, ${money(sql`w.max_total`)})) ELSE '[]'::jsonb END AS reasons
     FROM w, e)`
 }
