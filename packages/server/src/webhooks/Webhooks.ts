@@ -109,7 +109,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
     const remove = (grant: Granted<"deleteWebhook">, webhookId: string) =>
       sql.withTransaction(Effect.gen(function*() {
         if (!(yield* endpointRows.remove(grant.orgId, webhookId))) return yield* notFound(webhookId)
-        yield* queue.failPendingOf(webhookId)
+        yield* queue.failPendingOf(grant.orgId, webhookId)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Webhooks.delete"))
 
     /**
@@ -139,7 +139,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
       sql.withTransaction(Effect.gen(function*() {
         const rows = yield* endpointRows.enable(grant.orgId, webhookId)
         if (rows[0] === undefined) return yield* notFound(webhookId)
-        yield* queue.retryNowOf(webhookId)
+        yield* queue.retryNowOf(grant.orgId, webhookId)
         yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${notification("webhooks", true)})`
         yield* Effect.logInfo("webhook enabled").pipe(Effect.annotateLogs({ webhookId, by: grant.principal.id }))
         return toWebhook(rows[0])
@@ -154,11 +154,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
         yield* find(grant.orgId, webhookId)
         const n = Math.min(200, Math.max(1, limit))
         const rows = yield* sql`
-          (SELECT ${sql.unsafe(deliveryColumns)} FROM webhook_deliveries WHERE webhook_id = ${webhookId} ORDER BY created_at DESC, delivery_id LIMIT ${n})
+          (SELECT ${sql.unsafe(deliveryColumns)} FROM webhook_deliveries WHERE org_id = ${grant.orgId} AND webhook_id = ${webhookId} ORDER BY created_at DESC, delivery_id LIMIT ${n})
           UNION ALL
           (SELECT o.delivery_id, o.event_id, o.event_type, 'delivered', 1, o.status_code, o.duration_ms, NULL, o.response,
             b.delivered_at, b.delivered_at, b.delivered_at, b.delivered_at
-          FROM (SELECT * FROM webhook_delivered_batches WHERE webhook_id = ${webhookId} ORDER BY delivered_at DESC LIMIT ${n}) b
+          FROM (SELECT * FROM webhook_delivered_batches WHERE org_id = ${grant.orgId} AND webhook_id = ${webhookId} ORDER BY delivered_at DESC LIMIT ${n}) b
           CROSS JOIN LATERAL unnest(b.delivery_ids, b.event_ids, b.event_types, b.status_codes, b.durations_ms, b.responses)
             AS o (delivery_id, event_id, event_type, status_code, duration_ms, response))
           ORDER BY created_at DESC, delivery_id LIMIT ${n}`.pipe(Effect.orDie, Effect.flatMap(decodeDeliveries))
