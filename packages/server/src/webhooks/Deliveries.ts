@@ -163,7 +163,7 @@ export interface ReadyOrgs {
 
 /**
  * Which orgs have deliveries to make: the one statement of the queue across orgs, a read that locks nothing, taken
- * by a worker whose pass over the orgs has ended (docs/decisions/webhooks.md "Deliveries are claimed per org, in
+ * by a worker whose pass over the orgs has ended (docs/decisions/events-and-webhooks.md "Deliveries are claimed per org, in
  * turn"). An org is due with the claim's own conditions: an enabled endpoint with events past its claimed position
  * and no batch out (when its back-off ends), a queued delivery (when it, its lease, its endpoint's back-off and
  * its endpoint's held group allow; an admin's ping at once), a batch (when its lease runs out: the claim rescues it).
@@ -203,7 +203,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * Up to `limit` due queued deliveries of the org (oldest due first) and up to `limit` first attempts of its
      * enabled endpoint furthest behind that has no batch out, leased to `workerId`, with whether more of the org's
      * is claimable now and when its next queued delivery is due (ms from now; null when none waits). Every table
-     * it touches is named with the org (docs/decisions/webhooks.md "Deliveries are claimed per org, in turn"): on
+     * it touches is named with the org (docs/decisions/events-and-webhooks.md "Deliveries are claimed per org, in turn"): on
      * Citus it runs on the org's shard, its row locks there; which orgs have work is `readyOrgs`, one read across
      * them. Batches, not one: under a burst of events one statement leases many, so the queue's statements per
      * delivery stay far below one. Deliveries of disabled or deleted endpoints are neither claimed nor counted as

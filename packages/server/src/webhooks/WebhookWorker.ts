@@ -269,7 +269,7 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
     let rate = 0
     let rateAt = 0
 
-    // The orgs this instance's workers claim from next, in turn (docs/decisions/webhooks.md "Deliveries are claimed
+    // The orgs this instance's workers claim from next, in turn (docs/decisions/events-and-webhooks.md "Deliveries are claimed
     // per org, in turn"): those one read of the queue found ready, each claimed once in this pass, however much it
     // has; the next read, when the pass ends, finds again those that have more. Insertion order is the turn order.
     const turns = new Set<string>()
