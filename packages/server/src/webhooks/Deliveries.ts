@@ -275,8 +275,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
             lease_until = statement_timestamp() + make_interval(secs => ${leaseMs / 1000})
           FROM picked, webhooks w
           WHERE d.org_id = ${orgId} AND d.delivery_id = picked.delivery_id AND w.org_id = ${orgId} AND w.webhook_id = d.webhook_id
+          -- The window left is reckoned below: Citus refuses a stable function (the statement's time) in a RETURNING list.
           RETURNING d.delivery_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, w.url, w.format, w.secret_sealed,
-            (extract(epoch FROM d.give_up_at - statement_timestamp()) * 1000)::int8 AS window_left_ms, w.unanswered > 0 AS endpoint_failing),
+            d.give_up_at, w.unanswered > 0 AS endpoint_failing),
         held AS (${endpoints.holdRetries(orgId, sql`SELECT webhook_id FROM picked`, workerId, leaseMs)}),
         -- The endpoint's row is its latest version (a lock waits for none and reads the newest), which may count
         -- events sequenced after this statement's snapshot: only the events it can see are taken.
@@ -323,7 +324,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
               WHERE p.org_id = ${orgId} AND p.status = 'pending' AND p.webhook_id NOT IN (SELECT webhook_id FROM picked)) END AS next_due_in_ms)
         -- The body as the event's (migration 0020), unless the row carries its own (a ping, an older row).
         SELECT c.delivery_id, c.webhook_id, ${orgId}::text AS org_id, c.event_id, c.event_type, c.attempts, c.url, c.format, c.secret_sealed,
-          c.window_left_ms, (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN ${eventBody(sql, "e")} END)::text AS body_text,
+          (extract(epoch FROM c.give_up_at - statement_timestamp()) * 1000)::int8 AS window_left_ms, (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN ${eventBody(sql, "e")} END)::text AS body_text,
           e.trace_parent, NULL::text AS batch_id, c.endpoint_failing, due.more, due.next_due_in_ms
         FROM due LEFT JOIN claimed c ON true LEFT JOIN events e ON e.org_id = ${orgId} AND e.event_id = c.event_id
         UNION ALL

@@ -104,8 +104,10 @@ export const endpointFragments = (sql: SqlClient.SqlClient) => ({
    * most `maxMs`. Returns `backoff_until`.
    */
   backOff: (orgId: string, webhookId: string, baseMs: number, maxMs: number) =>
+    // From the epoch, not the statement's time plus an interval: Citus refuses a stable function (the sum) of a column in an UPDATE.
     sql`UPDATE webhooks SET unanswered = unanswered + 1,
-            backoff_until = statement_timestamp() + make_interval(secs => LEAST(${maxMs}::float8, ${baseMs}::float8 * 2 ^ LEAST(unanswered, 32)) / 1000)
+            backoff_until = to_timestamp(extract(epoch FROM statement_timestamp())::float8
+              + LEAST(${maxMs}::float8, ${baseMs}::float8 * 2 ^ LEAST(unanswered, 32)) / 1000)
           WHERE org_id = ${orgId} AND webhook_id = ${webhookId} AND deleted_at IS NULL
           RETURNING backoff_until`
 })
