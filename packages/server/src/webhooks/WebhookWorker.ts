@@ -54,6 +54,9 @@ export const WebhookConfig = Config.all({
   publicUrl: Config.string("PUBLIC_URL").pipe(Config.option)
 })
 
+/** At most this long between two reads of which orgs have deliveries due while orgs keep their turns. */
+const REREAD_MS = 50
+
 /** An attempt made: its result, what becomes of the delivery, and the wait before the next one. */
 interface Attempt {
   readonly delivery: ClaimedDelivery
@@ -269,12 +272,15 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
     let rate = 0
     let rateAt = 0
 
-    // The orgs this instance's workers claim from next, in turn (docs/decisions/events-and-webhooks.md "Deliveries are claimed
-    // per org, in turn"): those one read of the queue found ready, each claimed once in this pass, however much it
-    // has; the next read, when the pass ends, finds again those that have more. Insertion order is the turn order.
+    // The orgs this instance's workers claim from next, in turn (docs/decisions/events-and-webhooks.md "Deliveries are
+    // claimed per org, in turn"): those a read of the queue found ready, and an org whose claim saw more of its
+    // deliveries waiting, at the back, so a flooded org gets one claim a turn like any other. Insertion order is the
+    // turn order; an org is in it once.
     const turns = new Set<string>()
-    // When the first of the orgs not ready at the pass's read is due (ms since the epoch; null: none was).
-    let passDueAt: number | null = null
+    // When the queue was last read (ms since the epoch), and when the first of the orgs it found not ready is due
+    // (null: none was).
+    let readAt = Number.NEGATIVE_INFINITY
+    let laterDueAt: number | null = null
     const nextOrg = () => {
       const first = turns.values().next()
       if (first.done === true) return undefined
@@ -286,38 +292,42 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
       // How long to wait for a wake before the next claim (undefined: claim at once).
       let waitMs: number | undefined
       return Effect.gen(function*() {
+        let woken = false
         if (waitMs !== undefined) {
-          const woken = yield* signal.nextDelivery(waitMs)
+          woken = yield* signal.nextDelivery(waitMs)
           waitMs = undefined
           // Woken, most often by one commit: the commits of the gather join its batch (and wake no other worker), so
           // a busy org's deliveries share their claim and their record instead of paying both for each event.
           if (woken) yield* signal.gatherDeliveries(gatherMs(nextRate(rate, (yield* Clock.currentTimeMillis) - rateAt, 0), config.batch))
         }
-        let orgId = nextOrg()
-        if (orgId === undefined) {
+        // The queue is read when a wake says there is new work (wakes name no org), when no org is in turn, and
+        // while orgs keep their turns at least every REREAD_MS: an org that has just got work waits no longer
+        // than that for its turn, whatever another's flood.
+        if (woken || turns.size === 0 || (yield* Clock.currentTimeMillis) - readAt >= REREAD_MS) {
           const found = yield* Effect.withTracerEnabled(deliveries.readyOrgs, false)
-          const readAt = yield* Clock.currentTimeMillis
-          passDueAt = found.nextDueInMs === null ? null : readAt + found.nextDueInMs
+          readAt = yield* Clock.currentTimeMillis
+          laterDueAt = found.nextDueInMs === null ? null : readAt + found.nextDueInMs
           for (const org of found.ready) turns.add(org)
-          orgId = nextOrg()
-          if (orgId === undefined) {
-            waitMs = Math.max(10, Math.min(config.pollMs, found.nextDueInMs ?? config.pollMs))
-            return
-          }
+        }
+        const orgId = nextOrg()
+        if (orgId === undefined) {
+          waitMs = Math.max(10, Math.min(config.pollMs, laterDueAt === null ? config.pollMs : laterDueAt - (yield* Clock.currentTimeMillis)))
+          return
         }
         const claimedAt = yield* Clock.currentTimeMillis
         const { batch, more, nextDueInMs } = yield* Effect.withTracerEnabled(deliveries.claim(workerId, orgId, config.leaseMs, config.batch), false)
         // Workers' claims may end out of order: the estimate stays as of the latest.
         rate = nextRate(rate, claimedAt - rateAt, batch.length)
         rateAt = Math.max(rateAt, claimedAt)
+        if (more) turns.add(orgId)
         // More is due: another waiting worker starts on it while this one sends.
-        if (more || turns.size > 0) yield* signal.wakeDeliveries
+        if (turns.size > 0) yield* signal.wakeDeliveries
         if (batch.length > 0) yield* dispatch(batch, workerId)
-        if (more || turns.size > 0) return
+        if (turns.size > 0) return
         // Nothing else was due at the claim: wait for a wake, or for the next one due (a retry, a lease running
         // out), at most the poll.
         const now = yield* Clock.currentTimeMillis
-        const dues = [nextDueInMs === null ? null : claimedAt + nextDueInMs, passDueAt].filter((at): at is number => at !== null)
+        const dues = [nextDueInMs === null ? null : claimedAt + nextDueInMs, laterDueAt].filter((at): at is number => at !== null)
         waitMs = Math.max(10, Math.min(config.pollMs, ...dues.map((at) => at - now)))
       }).pipe(
         Effect.catchAllCause((cause) =>
