@@ -92,8 +92,10 @@ export const endpointFragments = (sql: SqlClient.SqlClient) => ({
    * claimed become queued deliveries, by the composite). Returns `webhook_id`, `org_id`, `events` and the range.
    */
   disable: (orgId: string, webhookId: string, reason: string) =>
+    // Through the org's last event this statement can see, not the sequencer's counter (on the coordinator under Citus).
     sql`UPDATE webhooks w SET disabled_at = statement_timestamp(),
-              claimed_through = GREATEST(w.claimed_through, LEAST(w.queued_through, (SELECT last_position FROM event_sequencer WHERE id = 1))),
+              claimed_through = GREATEST(w.claimed_through, (SELECT max(e.position) FROM events e
+                WHERE e.org_id = ${orgId} AND e.position > w.claimed_through AND e.position <= w.queued_through)),
               disabled_reason = ${reason}
             FROM (SELECT webhook_id, claimed_through FROM webhooks WHERE org_id = ${orgId} AND webhook_id = ${webhookId} FOR NO KEY UPDATE) before
             WHERE w.org_id = ${orgId} AND w.webhook_id = before.webhook_id AND w.disabled_at IS NULL
