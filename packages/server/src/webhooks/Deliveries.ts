@@ -6,7 +6,8 @@
  * can take; a lease that ran out (its instance died mid-delivery) makes a queued delivery claimable again and
  * turns a batch into queued deliveries, so a delivery is made at least once whatever stops. `locked_by` fences
  * the outcome: a worker whose delivery or batch was rescued records nothing. Deliveries of disabled or deleted
- * endpoints wait (disabled) or are dropped (deleted).
+ * endpoints wait (disabled) or are dropped (deleted). A claim is of one org, and every statement of a delivery
+ * names its org (one shard on Citus); which orgs have deliveries due is `readyOrgs`, the one read across them.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
