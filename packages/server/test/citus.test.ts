@@ -7,6 +7,7 @@
  * Every table of the plan is placed and every key between a group's tables stands again; anything Citus
  * refused would be reported with Citus's words (docs/scale.md's "Not yet distributed" must follow).
  */
+import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
@@ -27,6 +28,7 @@ import { type CitusCluster, startCitusCluster } from "./support/citus.ts"
 import { query } from "./support/database.ts"
 import { readRepoFile } from "./support/markdown.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, proposalOf, startPipeline, tolerateUpstreamFaults } from "./support/pipeline.ts"
+import { startReceiver } from "./support/receiver.ts"
 import { call } from "./support/server.ts"
 import { waitFor } from "./support/wait.ts"
 
@@ -50,7 +52,7 @@ beforeAll(async () => {
   // Every statement that runs on more than one shard is logged with its text, for the statement rule.
   await query(database, "ALTER DATABASE acs SET citus.multi_task_query_log_level = 'log'")
   await query(database, "ALTER DATABASE acs SET log_min_error_statement = 'log'")
-  p = await startPipeline({ seed: 39, database, env: { DATABASE_CONNECT_TIMEOUT_MS: "120000" } })
+  p = await startPipeline({ seed: 39, database, env: { DATABASE_CONNECT_TIMEOUT_MS: "120000", WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" } })
 }, 30 * 60_000)
 
 afterAll(async () => {
@@ -365,6 +367,60 @@ describe("acs on the distributed schema", () => {
 
 })
 
+describe("webhooks on the distributed schema", () => {
+  it("delivers the events of a proposal's flow to an endpoint, signed, and logs them", async () => {
+    const pipeline = p!
+    const receiver = await startReceiver()
+    try {
+      const created = await pipeline.as("key", "POST", "/webhooks", {
+        url: receiver.url,
+        events: ["action.proposed", "action.approved", "action.applied"],
+        description: "on Citus"
+      })
+      expect(created.status, `${created.text}\n${pipeline.server.logs().slice(-4000)}`).toBe(201)
+      const { secret, webhook } = created.body as { readonly secret: string; readonly webhook: { readonly webhookId: string } }
+      const campaign = (await pipeline.run(pipeline.upstream.campaigns(pipeline.account.upstreamAccountId)))
+        .filter((c) => !c.deleted && c.dailyBudgetMicros !== null)[4]!
+      const proposed = await pipeline.propose("budget-change", {
+        campaignId: campaign.campaignId,
+        newDailyBudgetMicros: Math.round(campaign.dailyBudgetMicros! * 0.8 / 10_000) * 10_000,
+        reason: "webhooks on Citus"
+      }, { as: "key" })
+      expect(proposed.status, proposed.text).toBe(201)
+      const actionId = proposalOf(proposed).actionId
+      const approved = await pipeline.as("person", "POST", `/accounts/${pipeline.account.projectId}/approvals/${actionId}/approve`)
+      expect(approved.status, approved.text).toBe(200)
+      expect((await pipeline.settle(actionId, ["applied", "failed"])).status).toBe("applied")
+
+      const ofAction = () => receiver.received.filter((r) => JSON.stringify(r.body["data"]).includes(actionId))
+      const received = await waitFor(
+        `the receiver to get the three events of ${actionId}`,
+        () => Promise.resolve(ofAction()),
+        (got) => new Set(got.map((r) => r.body["type"])).size === 3,
+        { intervalMs: 250, show: (got) => `${got.map((r) => r.body["type"]).join(", ")}\n${pipeline.server.logs().slice(-4000)}` }
+      )
+      expect(new Set(received.map((r) => r.body["type"]))).toEqual(new Set(["action.proposed", "action.approved", "action.applied"]))
+      for (const request of received) {
+        // Acs-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")> (docs/contract.md 6).
+        const [, t, v1] = /^t=(\d+),v1=([0-9a-f]+)$/.exec(request.signature ?? "") ?? []
+        expect(v1, request.signature).toBe(Crypto.createHmac("sha256", secret).update(`${t}.${request.rawBody}`).digest("hex"))
+        expect(request.eventId).toBe(request.body["eventId"])
+      }
+      // The endpoint's log, read from the org's shard, shows each as delivered.
+      const logged = await waitFor(
+        "the deliveries in the endpoint's log",
+        async () => (await pipeline.api("key", (client) => client.webhooks.listWebhookDeliveries({ path: { webhookId: webhook.webhookId }, urlParams: {} }))).deliveries,
+        (rows) => received.every((r) => rows.some((d) => d.eventId === r.eventId && d.status === "delivered")),
+        { intervalMs: 250 }
+      )
+      expect(logged.length).toBeGreaterThanOrEqual(3)
+      await pipeline.as("key", "DELETE", `/webhooks/${webhook.webhookId}`)
+    } finally {
+      await receiver.close()
+    }
+  })
+})
+
 /**
  * The statement rule (docs/scale.md): a statement on distributed tables names its tenant, so it runs on one shard;
  * the few that read or sweep every tenant by design are declared. The coordinator logs each statement that ran on
@@ -379,7 +435,8 @@ const FAN_OUTS: ReadonlyArray<readonly [prefix: string, why: string]> = [
     "UPDATE syncs SET status = 'failed', finished_at = now(), error = 'abandoned: the instance running it stopped beating' WHERE status = 'running'",
     "the scheduler's sweep of syncs whose instance stopped beating"
   ],
-  ["SELECT c.changeset_id, c.project_id, o.approval_ttl_hours FROM changesets c", "the approval expiry's sweep"]
+  ["SELECT c.changeset_id, c.project_id, o.approval_ttl_hours FROM changesets c", "the approval expiry's sweep"],
+  ["SELECT org_id, (extract(epoch FROM min(due) - statement_timestamp())", "which orgs have webhook deliveries due (webhooks/Deliveries.ts readyOrgs)"]
 ]
 
 /** Statements that do not name their tenant yet (docs/scale.md "Not yet distributed, because…"): each is to go. */

@@ -65,7 +65,7 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
         await addDelivery("wh_enabled", "dlv_later", 60, 5)
       })
 
-      const first = yield* deliveries.claim("worker_a", LEASE_MS, 2)
+      const first = yield* deliveries.claim("worker_a", ORG, LEASE_MS, 2)
       expect(first.batch.map((d) => d.deliveryId)).toEqual(["dlv_due_1", "dlv_due_2"])
       expect(first.batch[0]).toMatchObject({ webhookId: "wh_enabled", attempts: 1, body: { eventId: "x" }, format: "json" })
       // One more is overdue already.
@@ -74,29 +74,29 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
 
       // One group of an endpoint's queued deliveries out at a time: the third waits for the first two's record
       // (at most the lease).
-      const held = yield* deliveries.claim("worker_b", LEASE_MS, 10)
+      const held = yield* deliveries.claim("worker_b", ORG, LEASE_MS, 10)
       expect(held.batch).toEqual([])
       expect(held.nextDueInMs!).toBeGreaterThan(LEASE_MS - 10_000)
-      yield* deliveries.releaseRetries("wh_enabled", "worker_a")
+      yield* deliveries.releaseRetries(ORG, "wh_enabled", "worker_a")
 
-      const second = yield* deliveries.claim("worker_b", LEASE_MS, 10)
+      const second = yield* deliveries.claim("worker_b", ORG, LEASE_MS, 10)
       expect(second.batch.map((d) => d.deliveryId)).toEqual(["dlv_due_3"])
-      yield* deliveries.releaseRetries("wh_enabled", "worker_b")
+      yield* deliveries.releaseRetries(ORG, "wh_enabled", "worker_b")
 
       // Next: the one due in a minute (the leased ones come back after two); the disabled backlog does not count.
-      const idle = yield* deliveries.claim("worker_c", LEASE_MS, 10)
+      const idle = yield* deliveries.claim("worker_c", ORG, LEASE_MS, 10)
       expect(idle.batch).toEqual([])
       expect(idle.nextDueInMs!).toBeGreaterThan(50_000)
       expect(idle.nextDueInMs!).toBeLessThanOrEqual(60_000)
 
       // Delivered: only the disabled backlog is left, so nothing is due.
       yield* Effect.promise(() => query(url, "UPDATE webhook_deliveries SET status = 'delivered' WHERE webhook_id = 'wh_enabled'"))
-      const none = yield* deliveries.claim("worker_c", LEASE_MS, 10)
+      const none = yield* deliveries.claim("worker_c", ORG, LEASE_MS, 10)
       expect(none).toEqual({ batch: [], more: false, nextDueInMs: null })
 
       // Enabled again, its backlog is claimed, oldest first.
       yield* Effect.promise(() => query(url, "UPDATE webhooks SET disabled_at = NULL WHERE webhook_id = 'wh_disabled'"))
-      const enabled = yield* deliveries.claim("worker_c", LEASE_MS, 10)
+      const enabled = yield* deliveries.claim("worker_c", ORG, LEASE_MS, 10)
       expect(enabled).toMatchObject({ batch: [{ deliveryId: "dlv_disabled_1" }, { deliveryId: "dlv_disabled_2" }], more: false, nextDueInMs: null })
     }))
 
@@ -146,7 +146,7 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
         // The first test's endpoints are out of the way (the sequencer marked wh_enabled for that test's events).
         await query(url, "UPDATE webhooks SET deleted_at = now() WHERE webhook_id NOT IN ('wh_reference', 'wh_copy')")
       })
-      const batch = (yield* deliveries.claim("worker_bytes", LEASE_MS, 20)).batch
+      const batch = (yield* deliveries.claim("worker_bytes", org, LEASE_MS, 20)).batch
       const reference = batch.find((d) => d.webhookId === "wh_reference")!
       const copy = batch.find((d) => d.webhookId === "wh_copy")!
       expect(batch).toHaveLength(2)
@@ -178,44 +178,44 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
 
       // Five events the endpoint wants (not the sync.failed), three a batch. A full batch does not say more is
       // claimable: its endpoint is out until the batch is recorded (and that record wakes a worker at once).
-      const first = yield* deliveries.claim("worker_a", LEASE_MS, 3)
+      const first = yield* deliveries.claim("worker_a", org, LEASE_MS, 3)
       expect(first.batch.map((d) => d.eventId)).toEqual(["evt_batch_1", "evt_batch_2", "evt_batch_4"])
       expect(first.more).toBe(false)
       expect(new Set(first.batch.map((d) => d.batchId)).size).toBe(1)
       // One batch out per endpoint: the rest waits for it, and nothing else is claimable.
-      expect(yield* deliveries.claim("worker_b", LEASE_MS, 3)).toEqual({ batch: [], more: false, nextDueInMs: null })
+      expect(yield* deliveries.claim("worker_b", org, LEASE_MS, 3)).toEqual({ batch: [], more: false, nextDueInMs: null })
 
       // worker_a's instance dies: once its lease has run out, the next claim turns its batch into queued
       // deliveries, due at once, and takes the endpoint's next batch; the claim after leases the queued ones.
       yield* Effect.promise(() => query(url, "UPDATE webhook_batches SET lease_until = now() - interval '1 second' WHERE locked_by = 'worker_a'"))
-      const second = yield* deliveries.claim("worker_b", LEASE_MS, 3)
+      const second = yield* deliveries.claim("worker_b", org, LEASE_MS, 3)
       expect(second.batch.map((d) => d.eventId)).toEqual(["evt_batch_5", "evt_batch_6"])
       expect(second.more).toBe(true)
-      const rescued = yield* deliveries.claim("worker_c", LEASE_MS, 3)
+      const rescued = yield* deliveries.claim("worker_c", org, LEASE_MS, 3)
       expect(rescued.batch.map((d) => [d.eventId, d.attempts, d.batchId])).toEqual([
         ["evt_batch_1", 2, null],
         ["evt_batch_2", 2, null],
         ["evt_batch_4", 2, null]
       ])
-      expect(yield* deliveries.claim("worker_c", LEASE_MS, 3)).toMatchObject({ batch: [], more: false })
+      expect(yield* deliveries.claim("worker_c", org, LEASE_MS, 3)).toMatchObject({ batch: [], more: false })
 
       // An event comes while worker_b's batch is out: the claim it wakes skips the endpoint.
       const sequenced = (eventId: string) =>
         query(url, `INSERT INTO events (event_id, org_id, type, data) VALUES ($2, $1, 'sync.succeeded', '{}')`, [org, eventId])
           .then(() => query(url, "SELECT * FROM acs_sequence_events(1000, 86400, 'acs_events_test', 'test')"))
       yield* Effect.promise(() => sequenced("evt_batch_7"))
-      expect(yield* deliveries.claim("worker_c", LEASE_MS, 3)).toMatchObject({ batch: [], more: false })
+      expect(yield* deliveries.claim("worker_c", org, LEASE_MS, 3)).toMatchObject({ batch: [], more: false })
 
       // worker_b's attempts: one delivered, one to retry in a minute. Its record says the endpoint has more.
       const made = (delivered: boolean) => ({ delivered, statusCode: delivered ? 204 : 500, durationMs: 3, error: delivered ? null : "HTTP 500", response: null })
-      const recorded = yield* deliveries.firstAttempts(second.batch[0]!.batchId!, "worker_b", [
+      const recorded = yield* deliveries.firstAttempts(second.batch[0]!.batchId!, org, "worker_b", [
         { delivery: second.batch[0]!, result: made(true), delayMs: 0 },
         { delivery: second.batch[1]!, result: made(false), delayMs: 60_000 }
       ])
       expect(recorded.recorded.size).toBe(2)
       expect(recorded.more).toBe(true)
       // worker_a, back from a long pause, records nothing: its deliveries are worker_c's now.
-      const late = yield* deliveries.firstAttempts(first.batch[0]!.batchId!, "worker_a", first.batch.map((delivery) => ({ delivery, result: made(true), delayMs: 0 })))
+      const late = yield* deliveries.firstAttempts(first.batch[0]!.batchId!, org, "worker_a", first.batch.map((delivery) => ({ delivery, result: made(true), delayMs: 0 })))
       expect(late).toEqual({ recorded: new Set(), more: false })
       expect(yield* Effect.promise(rows)).toEqual([
         { eventId: "evt_batch_1", status: "pending", attempts: 2 },
@@ -236,10 +236,10 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       // left waiting for an endpoint that will never be claimed again.
       // (evt_batch_7, claimed now that worker_b's batch is recorded, and evt_batch_8 behind it.)
       yield* Effect.promise(() => sequenced("evt_batch_8"))
-      const last = (yield* deliveries.claim("worker_c", LEASE_MS, 1)).batch.filter((d) => d.batchId !== null)
+      const last = (yield* deliveries.claim("worker_c", org, LEASE_MS, 1)).batch.filter((d) => d.batchId !== null)
       expect(last.map((d) => d.eventId)).toEqual(["evt_batch_7"])
       yield* Effect.promise(() => query(url, "UPDATE webhooks SET deleted_at = now() WHERE webhook_id = 'wh_batches'"))
-      const ended = yield* deliveries.firstAttempts(last[0]!.batchId!, "worker_c", [{ delivery: last[0]!, result: made(false), delayMs: 60_000 }])
+      const ended = yield* deliveries.firstAttempts(last[0]!.batchId!, org, "worker_c", [{ delivery: last[0]!, result: made(false), delayMs: 60_000 }])
       expect(ended.more).toBe(false)
       expect((yield* Effect.promise(rows)).find((r) => r.eventId === "evt_batch_7")).toMatchObject({ status: "failed", attempts: 1 })
     }))
@@ -259,7 +259,7 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
         await query(url, `INSERT INTO webhook_deliveries (delivery_id, webhook_id, org_id, event_id, event_type, body, give_up_at)
           VALUES ('dlv_failing', 'wh_failing', $1, 'evt_failing', 'ping', '{"type": "ping"}', now() + interval '1 day')`, [org])
       })
-      const failing = (yield* deliveries.claim("worker_d", LEASE_MS, 10)).batch
+      const failing = (yield* deliveries.claim("worker_d", org, LEASE_MS, 10)).batch
       expect(failing.map((d) => d.deliveryId)).toEqual(["dlv_failing"])
       // Two events for it arrive while its last attempt is out; the attempt fails for good.
       yield* Effect.promise(() => event("evt_waiting_1").then(() => event("evt_waiting_2")))
@@ -274,7 +274,7 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
         { eventId: "evt_waiting_2", status: "pending" }
       ])
       // Disabled: nothing of it is claimed, its waiting deliveries included.
-      expect((yield* deliveries.claim("worker_d", LEASE_MS, 10)).batch).toEqual([])
+      expect((yield* deliveries.claim("worker_d", org, LEASE_MS, 10)).batch).toEqual([])
     }))
 
   it.effect("three workers claiming while events are sequenced lease every event once: none skipped, none twice", () =>
@@ -299,10 +299,10 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       const work = (workerId: string) =>
         Effect.gen(function*() {
           for (let claims = 0; leased.length < total && claims < 5_000; claims++) {
-            const { batch } = yield* deliveries.claim(workerId, LEASE_MS, 7)
+            const { batch } = yield* deliveries.claim(workerId, org, LEASE_MS, 7)
             const first = batch.filter((d) => d.batchId !== null)
             leased.push(...first.map((d) => d.eventId))
-            if (first.length > 0) yield* deliveries.firstAttempts(first[0]!.batchId!, workerId, first.map((delivery) => ({ delivery, result: delivered, delayMs: 0 })))
+            if (first.length > 0) yield* deliveries.firstAttempts(first[0]!.batchId!, org, workerId, first.map((delivery) => ({ delivery, result: delivered, delayMs: 0 })))
             else yield* Effect.yieldNow()
           }
         })
@@ -344,7 +344,7 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       })
 
       // An attempt got no answer: a minute of back-off, its waiting deliveries due no earlier.
-      const backoffMs = yield* deliveries.backOff("wh_dead", 60_000, MAX_BACKOFF_MS)
+      const backoffMs = yield* deliveries.backOff(org, "wh_dead", 60_000, MAX_BACKOFF_MS)
       expect(backoffMs).toBeGreaterThan(50_000)
       expect(backoffMs).toBeLessThanOrEqual(60_000)
       for (const row of yield* Effect.promise(() => log("wh_dead"))) expect(row.dueInS).toBeGreaterThan(50)
@@ -353,44 +353,44 @@ layer(Deliveries.Default.pipe(Layer.provideMerge(TestDatabase)))("webhook delive
       // more is waiting (which would make the workers claim again and again).
       const claimed: Array<string> = []
       for (let i = 0; i < 3; i++) {
-        const got = yield* deliveries.claim(`worker_${i}`, LEASE_MS, 10)
+        const got = yield* deliveries.claim(`worker_${i}`, org, LEASE_MS, 10)
         claimed.push(...got.batch.map((d) => `${d.webhookId}:${d.eventId}`))
-        for (const d of got.batch) if (d.batchId === null) yield* deliveries.releaseRetries(d.webhookId, `worker_${i}`)
+        for (const d of got.batch) if (d.batchId === null) yield* deliveries.releaseRetries(org, d.webhookId, `worker_${i}`)
       }
       expect(claimed.filter((c) => c.startsWith("wh_dead"))).toEqual([])
       expect(claimed.sort()).toEqual(["wh_alive:evt_new_1", "wh_alive:evt_new_2", "wh_alive:evt_new_3", "wh_alive:evt_new_4", "wh_alive:evt_new_5",
         "wh_alive:evt_new_6", "wh_alive:evt_retry_4"])
-      expect(yield* deliveries.claim("worker_x", LEASE_MS, 10)).toMatchObject({ batch: [], more: false })
+      expect(yield* deliveries.claim("worker_x", org, LEASE_MS, 10)).toMatchObject({ batch: [], more: false })
 
       // The back-off over: a probe of each kind, one first attempt and one retry, each out alone.
       yield* Effect.promise(() =>
         query(url, "UPDATE webhooks SET backoff_until = now() - interval '1 second' WHERE webhook_id = 'wh_dead'")
           .then(() => query(url, "UPDATE webhook_deliveries SET run_at = now() - interval '1 second' WHERE webhook_id = 'wh_dead'"))
       )
-      const probes = [...(yield* deliveries.claim("worker_p", LEASE_MS, 10)).batch, ...(yield* deliveries.claim("worker_q", LEASE_MS, 10)).batch]
+      const probes = [...(yield* deliveries.claim("worker_p", org, LEASE_MS, 10)).batch, ...(yield* deliveries.claim("worker_q", org, LEASE_MS, 10)).batch]
       expect(probes.map((d) => [d.eventId, d.endpointFailing])).toEqual([["evt_new_1", true], ["evt_retry_1", true]])
-      expect((yield* deliveries.claim("worker_r", LEASE_MS, 10)).batch).toEqual([])
+      expect((yield* deliveries.claim("worker_r", org, LEASE_MS, 10)).batch).toEqual([])
 
       // The first-attempt probe times out again; the retry probe is answered, and ends the back-off.
       const timedOut = { delivered: false, statusCode: null, durationMs: 10_000, error: "no answer within 10000 ms", response: null }
-      yield* deliveries.firstAttempts(probes[0]!.batchId!, "worker_p", [{ delivery: probes[0]!, result: timedOut, delayMs: 5_000 }])
-      yield* deliveries.delivered("worker_q", [{ deliveryId: probes[1]!.deliveryId, result: { delivered: true, statusCode: 204, durationMs: 3, error: null, response: null } }])
-      yield* deliveries.recovered("wh_dead")
-      yield* deliveries.releaseRetries("wh_dead", "worker_q")
+      yield* deliveries.firstAttempts(probes[0]!.batchId!, org, "worker_p", [{ delivery: probes[0]!, result: timedOut, delayMs: 5_000 }])
+      yield* deliveries.delivered("worker_q", org, [{ deliveryId: probes[1]!.deliveryId, result: { delivered: true, statusCode: 204, durationMs: 3, error: null, response: null } }])
+      yield* deliveries.recovered(org, "wh_dead")
+      yield* deliveries.releaseRetries(org, "wh_dead", "worker_q")
       yield* Effect.promise(() => query(url, "UPDATE webhook_deliveries SET run_at = now() WHERE webhook_id = 'wh_dead' AND status = 'pending'"))
-      const full = (yield* deliveries.claim("worker_s", LEASE_MS, 10)).batch
+      const full = (yield* deliveries.claim("worker_s", org, LEASE_MS, 10)).batch
       expect(full.map((d) => d.eventId)).toEqual(["evt_new_2", "evt_new_3", "evt_new_4", "evt_new_5", "evt_new_6"])
       expect(full.every((d) => !d.endpointFailing)).toBe(true)
-      const retries = (yield* deliveries.claim("worker_t", LEASE_MS, 10)).batch
+      const retries = (yield* deliveries.claim("worker_t", org, LEASE_MS, 10)).batch
       expect(retries.map((d) => d.eventId).sort()).toEqual(["evt_new_1", "evt_retry_2", "evt_retry_3"])
 
       // What a batch did not send (its endpoint backed off meanwhile) is due again with no attempt counted.
-      yield* deliveries.firstAttempts(full[0]!.batchId!, "worker_s", full.map((delivery) => ({ delivery, result: null, delayMs: 30_000 })))
+      yield* deliveries.firstAttempts(full[0]!.batchId!, org, "worker_s", full.map((delivery) => ({ delivery, result: null, delayMs: 30_000 })))
       const unsent = (yield* Effect.promise(() => log("wh_dead"))).filter((r) => full.some((d) => d.eventId === r.eventId))
       expect(unsent.map((r) => [r.eventId, r.status, r.attempts])).toEqual(["evt_new_2", "evt_new_3", "evt_new_4", "evt_new_5", "evt_new_6"]
         .map((eventId) => [eventId, "pending", 0]))
       for (const row of unsent) expect(row.dueInS).toBeGreaterThan(20)
-      expect(yield* deliveries.notAttempted("worker_t", retries.map((d) => d.deliveryId), 0)).toEqual(new Set(retries.map((d) => d.deliveryId)))
+      expect(yield* deliveries.notAttempted("worker_t", org, retries.map((d) => d.deliveryId), 0)).toEqual(new Set(retries.map((d) => d.deliveryId)))
       expect((yield* Effect.promise(() => log("wh_dead"))).filter((r) => r.eventId === "evt_retry_2")).toMatchObject([{ status: "pending", attempts: 1 }])
     }))
 })

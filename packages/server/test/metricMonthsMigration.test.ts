@@ -1,5 +1,5 @@
 /**
- * Migration 0051 on a warehouse synced before it: each account's partition of `daily_metrics` becomes one partition
+ * Migration 0050 on a warehouse synced before it: each account's partition of `daily_metrics` becomes one partition
  * per month its rows fall in (named for the account and the month, as a sync's swap looks for them), every row kept,
  * each with its unique key; a read of one account's days touches only that account's months.
  */
@@ -29,8 +29,8 @@ const partitions = async () =>
 
 beforeAll(async () => {
   database = await createBlankDatabase()
-  // Every migration before 0051 ("0050_…" sorts before "0051").
-  await migrateThrough(database, "0051")
+  // Every migration before 0050 ("0049_…" sorts before "0050").
+  await migrateThrough(database, "0050")
   await query(database, `INSERT INTO orgs (org_id, name) VALUES ('org_m', 'm')`)
   for (const [projectId, upstream] of [["prj_a", "u1"], ["prj_b", "u2"]] as const) {
     await query(database, `INSERT INTO accounts (project_id, org_id, upstream_account_id, name, status, currency, time_zone)
@@ -48,7 +48,7 @@ beforeAll(async () => {
   await migrateThrough(database, undefined)
 }, 300_000)
 
-describe("migration 0051: daily metrics by account and month", () => {
+describe("migration 0050: daily metrics by account and month", () => {
   it("splits each account's partition into its months, keeping every row", async () => {
     expect(await partitions()).toEqual([
       { name: "daily_metrics_prj_a_m202607", bound: "FOR VALUES FROM ('prj_a', '2026-07-01') TO ('prj_a', '2026-08-01')", rows: 1 },

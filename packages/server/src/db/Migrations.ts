@@ -54,7 +54,8 @@ import deliveryLogPartitions from "./migrations/0045_delivery_log_partitions.ts"
 import eventBodyInStatements from "./migrations/0046_event_body_in_statements.ts"
 import citusStatements from "./migrations/0047_citus_statements.ts"
 import eventPartitions from "./migrations/0048_event_partitions.ts"
-import metricMonths from "./migrations/0051_metric_months.ts"
+import deliveryDuePerOrg from "./migrations/0049_delivery_due_per_org.ts"
+import metricMonths from "./migrations/0050_metric_months.ts"
 
 export const MIGRATION_LOCK = 4_242_001
 
@@ -109,7 +110,8 @@ export const migrations = {
   "0046_event_body_in_statements": eventBodyInStatements,
   "0047_citus_statements": citusStatements,
   "0048_event_partitions": eventPartitions,
-  "0051_metric_months": metricMonths
+  "0049_delivery_due_per_org": deliveryDuePerOrg,
+  "0050_metric_months": metricMonths
 }
 
 export const loader = Migrator.fromRecord(migrations)

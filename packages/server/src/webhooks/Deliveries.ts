@@ -6,7 +6,8 @@
  * can take; a lease that ran out (its instance died mid-delivery) makes a queued delivery claimable again and
  * turns a batch into queued deliveries, so a delivery is made at least once whatever stops. `locked_by` fences
  * the outcome: a worker whose delivery or batch was rescued records nothing. Deliveries of disabled or deleted
- * endpoints wait (disabled) or are dropped (deleted).
+ * endpoints wait (disabled) or are dropped (deleted). A claim is of one org, and every statement of a delivery
+ * names its org (one shard on Citus); which orgs have deliveries due is `readyOrgs`, the one read across them.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -24,6 +25,8 @@ const claimTail = { more: Schema.Boolean, nextDueInMs: Schema.NullOr(Schema.Numb
 const ClaimedDeliveryRow = Schema.Struct({
   deliveryId: Schema.String,
   webhookId: Schema.String,
+  /** Its endpoint's org: every statement of the delivery names it (one shard on Citus). */
+  orgId: Schema.String,
   eventId: Schema.String,
   eventType: Schema.String,
   attempts: Schema.Number,
@@ -112,15 +115,15 @@ export const deliveryStatements = (sql: SqlClient.SqlClient, retryWindowSeconds:
       RETURNING ${sql.unsafe(deliveryColumns)}`.pipe(Effect.flatMap(decodeDeliveries)),
 
   /** The endpoint was deleted: its pending deliveries end as failed. */
-  failPendingOf: (webhookId: string) =>
+  failPendingOf: (orgId: string, webhookId: string) =>
     sql`UPDATE webhook_deliveries SET status = 'failed', last_error = 'the endpoint was deleted'
-      WHERE webhook_id = ${webhookId} AND status = 'pending'`,
+      WHERE org_id = ${orgId} AND webhook_id = ${webhookId} AND status = 'pending'`,
 
   /** The endpoint was enabled: its waiting deliveries are due now, with a fresh retry window. */
-  retryNowOf: (webhookId: string) =>
+  retryNowOf: (orgId: string, webhookId: string) =>
     sql`UPDATE webhook_deliveries SET run_at = statement_timestamp(),
         give_up_at = statement_timestamp() + make_interval(secs => ${retryWindowSeconds})
-      WHERE webhook_id = ${webhookId} AND status = 'pending'`
+      WHERE org_id = ${orgId} AND webhook_id = ${webhookId} AND status = 'pending'`
 })
 
 /**
@@ -150,6 +153,45 @@ export const pruneDeliveries = (sql: SqlClient.SqlClient, cutoff: Date, limit: n
   )
 
 
+/** Each org with deliveries to make, and when its first is due (ms from now; 0 or less: claimable now). */
+const decodeOrgsDue = decodeRows(Schema.Struct({ orgId: Schema.String, dueInMs: Schema.NumberFromString }))
+
+/** The orgs with a delivery claimable now, the longest waiting first, and when the next other one is due (null: none). */
+export interface ReadyOrgs {
+  readonly ready: ReadonlyArray<string>
+  readonly nextDueInMs: number | null
+}
+
+/**
+ * Which orgs have deliveries to make: the one statement of the queue across orgs, a read that locks nothing, taken
+ * by a worker whose pass over the orgs has ended (docs/decisions/events-and-webhooks.md "Deliveries are claimed per org, in
+ * turn"). An org is due with the claim's own conditions: an enabled endpoint with events past its claimed position
+ * and no batch out (when its back-off ends), a queued delivery (when it, its lease, its endpoint's back-off and
+ * its endpoint's held group allow; an admin's ping at once), a batch (when its lease runs out: the claim rescues it).
+ */
+const readyOrgs = (sql: SqlClient.SqlClient): Effect.Effect<ReadyOrgs> =>
+  sql`/* prepared */ SELECT org_id, (extract(epoch FROM min(due) - statement_timestamp()) * 1000)::int8 AS due_in_ms FROM (
+      SELECT w.org_id, COALESCE(w.backoff_until, statement_timestamp()) AS due FROM webhooks w
+      WHERE w.claimed_through < w.queued_through AND w.disabled_at IS NULL AND w.deleted_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM webhook_batches b WHERE b.org_id = w.org_id AND b.webhook_id = w.webhook_id)
+      UNION ALL
+      SELECT b.org_id, b.lease_until FROM webhook_batches b
+      UNION ALL
+      SELECT p.org_id, CASE WHEN p.event_type = 'ping' AND p.attempts = 0 THEN GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at))
+          ELSE GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at), COALESCE(w.backoff_until, p.run_at), COALESCE(w.retries_held_until, p.run_at)) END
+      FROM webhook_deliveries p
+      JOIN webhooks w ON w.org_id = p.org_id AND w.webhook_id = p.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
+      WHERE p.status = 'pending') due
+    GROUP BY org_id ORDER BY 2`.pipe(
+    Effect.flatMap(decodeOrgsDue),
+    Effect.map((orgs): ReadyOrgs => {
+      const later = orgs.find((org) => org.dueInMs > 0)
+      return { ready: orgs.filter((org) => org.dueInMs <= 0).map((org) => org.orgId), nextDueInMs: later === undefined ? null : later.dueInMs }
+    }),
+    Effect.orDie,
+    Effect.withSpan("Deliveries.readyOrgs", HOT_SPAN)
+  )
+
 export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -159,26 +201,27 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
     const { retryWindowSeconds } = yield* EventsConfig
 
     /**
-     * Up to `limit` due queued deliveries (oldest due first) and up to `limit` first attempts of the enabled
-     * endpoint furthest behind that has no batch out, leased to `workerId`, with whether more is claimable now
-     * and when the next queued delivery is due (ms from now; null when none waits): a worker that got all there
-     * was sleeps until then at most, with no second statement to ask. Batches, not one: under a burst of events
-     * one statement leases many, so the queue's statements per delivery stay far below one. Deliveries of
-     * disabled or deleted endpoints are neither claimed nor counted as due: they would wake the workers at once,
-     * again and again. A batch whose lease ran out becomes queued deliveries, claimable by the next claim.
-     * Prepared (its text never varies): planning it cost PostgreSQL about as much as running it for a batch of
-     * twenty.
+     * Up to `limit` due queued deliveries of the org (oldest due first) and up to `limit` first attempts of its
+     * enabled endpoint furthest behind that has no batch out, leased to `workerId`, with whether more of the org's
+     * is claimable now and when its next queued delivery is due (ms from now; null when none waits). Every table
+     * it touches is named with the org (docs/decisions/events-and-webhooks.md "Deliveries are claimed per org, in turn"): on
+     * Citus it runs on the org's shard, its row locks there; which orgs have work is `readyOrgs`, one read across
+     * them. Batches, not one: under a burst of events one statement leases many, so the queue's statements per
+     * delivery stay far below one. Deliveries of disabled or deleted endpoints are neither claimed nor counted as
+     * due: they would wake the workers at once, again and again. A batch whose lease ran out becomes queued
+     * deliveries, claimable by the next claim. Prepared (its text never varies): planning it cost PostgreSQL
+     * about as much as running it for a batch of twenty.
      *
      * Isolation (migration 0029): nothing of an endpoint backing off is claimed; an endpoint whose last attempts
      * got no answer gives one delivery of each kind at a time (a probe); an endpoint's queued deliveries go out as
      * one group, held on its row until recorded (`releaseRetries`); a claim takes first attempts and queued
      * deliveries of different endpoints. An admin's ping is sent at once whatever its endpoint's state.
      */
-    const claim = (workerId: string, leaseMs: number, limit: number) =>
+    const claim = (workerId: string, orgId: string, leaseMs: number, limit: number) =>
       sql`/* prepared */
         WITH rescued AS (
-          DELETE FROM webhook_batches b WHERE b.batch_id IN (
-            SELECT batch_id FROM webhook_batches WHERE lease_until < statement_timestamp() ORDER BY lease_until LIMIT ${limit}
+          DELETE FROM webhook_batches b WHERE b.org_id = ${orgId} AND b.batch_id IN (
+            SELECT batch_id FROM webhook_batches WHERE org_id = ${orgId} AND lease_until < statement_timestamp() ORDER BY lease_until LIMIT ${limit}
             FOR UPDATE SKIP LOCKED)
           RETURNING b.webhook_id, b.after_position, b.through_position),
         -- Attempted or not, its instance died: counted as attempted once, due at once.
@@ -187,20 +230,20 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), w.webhook_id, e.org_id, e.event_id, e.type, 1,
             statement_timestamp() + make_interval(secs => ${retryWindowSeconds})
           FROM rescued r
-          JOIN webhooks w ON w.webhook_id = r.webhook_id AND w.deleted_at IS NULL
-          JOIN events e ON e.org_id = w.org_id AND e.position > r.after_position AND e.position <= r.through_position AND w.events ? e.type
+          JOIN webhooks w ON w.org_id = ${orgId} AND w.webhook_id = r.webhook_id AND w.deleted_at IS NULL
+          JOIN events e ON e.org_id = ${orgId} AND e.position > r.after_position AND e.position <= r.through_position AND w.events ? e.type
           ON CONFLICT (webhook_id, event_id, org_id) DO NOTHING
           RETURNING 1),
         -- Endpoints with a batch out: one at a time each, so a slow receiver's queue of attempts waiting for one
         -- of its connections stays within a lease (EndpointLanes.ts bounds the batch's time besides).
-        sending AS (SELECT webhook_id FROM webhook_batches WHERE lease_until >= statement_timestamp()),
+        sending AS (SELECT webhook_id FROM webhook_batches WHERE org_id = ${orgId} AND lease_until >= statement_timestamp()),
         -- NO KEY UPDATE: a delivery row's insert holds its endpoint FOR KEY SHARE (the foreign key), which must
         -- not hide the endpoint from this claim.
         endpoint AS (
           SELECT w.webhook_id, w.org_id, w.events, w.claimed_through, w.queued_through, w.url, w.format, w.secret_sealed,
             w.unanswered > 0 AS failing, CASE WHEN w.unanswered > 0 THEN 1 ELSE ${limit} END AS take
           FROM webhooks w
-          WHERE w.claimed_through < w.queued_through AND w.disabled_at IS NULL AND w.deleted_at IS NULL
+          WHERE w.org_id = ${orgId} AND w.claimed_through < w.queued_through AND w.disabled_at IS NULL AND w.deleted_at IS NULL
             AND (w.backoff_until IS NULL OR w.backoff_until <= statement_timestamp())
             AND w.webhook_id NOT IN (SELECT webhook_id FROM sending)
           ORDER BY w.claimed_through
@@ -210,8 +253,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         -- claims each holding the endpoint the other wants would otherwise wait for each other.
         next AS (
           SELECT d.delivery_id, d.webhook_id, d.run_at, d.created_at, w.unanswered FROM webhook_deliveries d
-          JOIN webhooks w ON w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
-          WHERE d.status = 'pending' AND d.run_at <= statement_timestamp() AND (d.lease_until IS NULL OR d.lease_until < statement_timestamp())
+          JOIN webhooks w ON w.org_id = ${orgId} AND w.webhook_id = d.webhook_id AND w.disabled_at IS NULL AND w.deleted_at IS NULL
+          WHERE d.org_id = ${orgId} AND d.status = 'pending' AND d.run_at <= statement_timestamp()
+            AND (d.lease_until IS NULL OR d.lease_until < statement_timestamp())
             AND d.webhook_id NOT IN (SELECT webhook_id FROM endpoint)
             -- An admin's ping goes at once, a probe whatever the endpoint's state (Webhooks.ts).
             AND ((w.backoff_until IS NULL OR w.backoff_until <= statement_timestamp())
@@ -231,24 +275,29 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           UPDATE webhook_deliveries d SET locked_by = ${workerId}, attempts = d.attempts + 1,
             lease_until = statement_timestamp() + make_interval(secs => ${leaseMs / 1000})
           FROM picked, webhooks w
-          WHERE d.delivery_id = picked.delivery_id AND w.webhook_id = d.webhook_id
+          WHERE d.org_id = ${orgId} AND d.delivery_id = picked.delivery_id AND w.org_id = ${orgId} AND w.webhook_id = d.webhook_id
+          -- The window left is reckoned below: Citus refuses a stable function (the statement's time) in a RETURNING list.
           RETURNING d.delivery_id, d.webhook_id, d.event_id, d.event_type, d.body, d.attempts, w.url, w.format, w.secret_sealed,
-            (extract(epoch FROM d.give_up_at - statement_timestamp()) * 1000)::int8 AS window_left_ms, w.unanswered > 0 AS endpoint_failing),
-        held AS (${endpoints.holdRetries(sql`SELECT webhook_id FROM picked`, workerId, leaseMs)}),
+            d.give_up_at, w.unanswered > 0 AS endpoint_failing),
+        held AS (${endpoints.holdRetries(orgId, sql`SELECT webhook_id FROM picked`, workerId, leaseMs)}),
         -- The endpoint's row is its latest version (a lock waits for none and reads the newest), which may count
-        -- events sequenced after this statement's snapshot: it reads and moves past only those it can see.
-        visible AS (SELECT LEAST(endpoint.queued_through, s.last_position) AS through FROM endpoint, event_sequencer s WHERE s.id = 1),
+        -- events sequenced after this statement's snapshot: only the events it can see are taken.
         taken AS (
           SELECT e.event_id, e.type, e.position, e.trace_parent, ${eventBody(sql, "e")}::text AS body_text
-          FROM endpoint w CROSS JOIN visible CROSS JOIN LATERAL (
+          FROM endpoint w CROSS JOIN LATERAL (
             SELECT * FROM events e
-            WHERE e.org_id = w.org_id AND e.position > w.claimed_through AND e.position <= visible.through AND w.events ? e.type
+            WHERE e.org_id = ${orgId} AND e.position > w.claimed_through AND e.position <= w.queued_through AND w.events ? e.type
             ORDER BY e.position
             LIMIT w.take) e),
+        -- A part batch took every event it wants that it can see: the endpoint moves past the org's last event it
+        -- can see (those sequenced in one pass commit together, after every earlier pass), read only then.
         advanced AS (${
         endpoints.advanceClaimed(
-          sql`CASE WHEN (SELECT count(*) FROM taken) >= endpoint.take THEN (SELECT max(position) FROM taken) ELSE visible.through END`,
-          sql`endpoint, visible`
+          orgId,
+          sql`CASE WHEN (SELECT count(*) FROM taken) >= endpoint.take THEN (SELECT max(position) FROM taken) ELSE (
+            SELECT max(e.position) FROM events e
+            WHERE e.org_id = ${orgId} AND e.position > endpoint.claimed_through AND e.position <= endpoint.queued_through) END`,
+          sql`endpoint`
         )
       }),
         leased AS (
@@ -264,7 +313,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         due AS (
           SELECT (SELECT count(*) FROM next) >= ${limit}
               OR EXISTS (SELECT 1 FROM requeued)
-              OR EXISTS (SELECT 1 FROM webhooks o WHERE o.claimed_through < o.queued_through AND o.disabled_at IS NULL
+              OR EXISTS (SELECT 1 FROM webhooks o WHERE o.org_id = ${orgId} AND o.claimed_through < o.queued_through AND o.disabled_at IS NULL
                 AND o.deleted_at IS NULL AND (o.backoff_until IS NULL OR o.backoff_until <= statement_timestamp())
                 AND o.webhook_id NOT IN (SELECT webhook_id FROM endpoint)
                 AND o.webhook_id NOT IN (SELECT webhook_id FROM sending)) AS more,
@@ -272,15 +321,15 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
               SELECT (extract(epoch FROM min(GREATEST(p.run_at, COALESCE(p.lease_until, p.run_at), COALESCE(pw.backoff_until, p.run_at),
                 COALESCE(pw.retries_held_until, p.run_at))) - statement_timestamp()) * 1000)::int8
               FROM webhook_deliveries p
-              JOIN webhooks pw ON pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
-              WHERE p.status = 'pending' AND p.webhook_id NOT IN (SELECT webhook_id FROM picked)) END AS next_due_in_ms)
+              JOIN webhooks pw ON pw.org_id = ${orgId} AND pw.webhook_id = p.webhook_id AND pw.disabled_at IS NULL AND pw.deleted_at IS NULL
+              WHERE p.org_id = ${orgId} AND p.status = 'pending' AND p.webhook_id NOT IN (SELECT webhook_id FROM picked)) END AS next_due_in_ms)
         -- The body as the event's (migration 0020), unless the row carries its own (a ping, an older row).
-        SELECT c.delivery_id, c.webhook_id, c.event_id, c.event_type, c.attempts, c.url, c.format, c.secret_sealed, c.window_left_ms,
-          (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN ${eventBody(sql, "e")} END)::text AS body_text,
+        SELECT c.delivery_id, c.webhook_id, ${orgId}::text AS org_id, c.event_id, c.event_type, c.attempts, c.url, c.format, c.secret_sealed,
+          (extract(epoch FROM c.give_up_at - statement_timestamp()) * 1000)::int8 AS window_left_ms, (CASE WHEN c.body IS NOT NULL THEN c.body WHEN e.event_id IS NOT NULL THEN ${eventBody(sql, "e")} END)::text AS body_text,
           e.trace_parent, NULL::text AS batch_id, c.endpoint_failing, due.more, due.next_due_in_ms
-        FROM due LEFT JOIN claimed c ON true LEFT JOIN events e ON e.event_id = c.event_id
+        FROM due LEFT JOIN claimed c ON true LEFT JOIN events e ON e.org_id = ${orgId} AND e.event_id = c.event_id
         UNION ALL
-        SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, t.event_id, t.type, 1, endpoint.url,
+        SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, endpoint.org_id, t.event_id, t.type, 1, endpoint.url,
           endpoint.format, endpoint.secret_sealed, ${retryWindowSeconds * 1000}::int8, t.body_text, t.trace_parent, leased.batch_id,
           endpoint.failing, due.more, due.next_due_in_ms
         FROM taken t, endpoint, leased, due`.pipe(
@@ -307,15 +356,15 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * events past the batch: a claim skipped them while the batch was out, so nothing else may be coming to
      * claim them before the poll. Arrays, as `delivered`.
      */
-    const firstAttempts = (batchId: string, workerId: string, attempts: ReadonlyArray<FirstAttempt>) =>
+    const firstAttempts = (batchId: string, orgId: string, workerId: string, attempts: ReadonlyArray<FirstAttempt>) =>
       attempts.length === 0 ? Effect.succeed({ recorded: new Set<string>(), more: false }) : sql`/* prepared */
         WITH ended AS (
-          DELETE FROM webhook_batches b WHERE b.batch_id = ${batchId} AND b.locked_by = ${workerId}
+          DELETE FROM webhook_batches b WHERE b.org_id = ${orgId} AND b.batch_id = ${batchId} AND b.locked_by = ${workerId}
           RETURNING b.webhook_id),
         endpoint AS (
           SELECT w.webhook_id, w.org_id, w.deleted_at,
             w.claimed_through < w.queued_through AND w.disabled_at IS NULL AND w.deleted_at IS NULL AS more
-          FROM ended JOIN webhooks w ON w.webhook_id = ended.webhook_id),
+          FROM ended JOIN webhooks w ON w.org_id = ${orgId} AND w.webhook_id = ended.webhook_id),
         made AS (
           SELECT * FROM unnest(${attempts.map((a) => a.delivery.deliveryId)}::text[], ${attempts.map((a) => a.delivery.eventId)}::text[],
             ${attempts.map((a) => a.delivery.eventType)}::text[], ${attempts.map((a) => a.result !== null)}::bool[],
@@ -359,7 +408,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * many rows it holds, and finds each by its key instead of scanning a table it takes to be small. Prepared,
      * as the claim is (the arrays are parameters: one text whatever the batch's size).
      */
-    const delivered = (workerId: string, outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly result: AttemptResult }>) =>
+    const delivered = (workerId: string, orgId: string, outcomes: ReadonlyArray<{ readonly deliveryId: string; readonly result: AttemptResult }>) =>
       outcomes.length === 0 ? Effect.succeed(new Set<string>()) : sql`/* prepared */
         UPDATE webhook_deliveries d SET status = 'delivered', delivered_at = statement_timestamp(), last_status_code = o.status_code,
           last_duration_ms = o.duration_ms, last_error = NULL, last_response = o.response, last_attempt_at = statement_timestamp(),
@@ -367,7 +416,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
         FROM unnest(${outcomes.map((o) => o.deliveryId)}::text[], ${outcomes.map((o) => o.result.statusCode)}::int[],
           ${outcomes.map((o) => o.result.durationMs)}::int[], ${outcomes.map((o) => o.result.response)}::text[])
           AS o (delivery_id, status_code, duration_ms, response)
-        WHERE d.delivery_id = o.delivery_id AND d.locked_by = ${workerId}
+        WHERE d.org_id = ${orgId} AND d.delivery_id = o.delivery_id AND d.locked_by = ${workerId}
         RETURNING d.delivery_id`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeDeliveryIds),
@@ -375,9 +424,9 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
       )
 
     /** Not delivered: tried again after `delayMs`. */
-    const retryLater = (deliveryId: string, workerId: string, result: AttemptResult, delayMs: number) =>
+    const retryLater = (delivery: ClaimedDelivery, workerId: string, result: AttemptResult, delayMs: number) =>
       sql`UPDATE webhook_deliveries SET run_at = statement_timestamp() + make_interval(secs => ${delayMs / 1000}), ${attemptColumns(result)}
-          WHERE delivery_id = ${deliveryId} AND locked_by = ${workerId} RETURNING delivery_id`.pipe(
+          WHERE org_id = ${delivery.orgId} AND delivery_id = ${delivery.deliveryId} AND locked_by = ${workerId} RETURNING delivery_id`.pipe(
         Effect.map((rows) => rows.length > 0),
         Effect.orDie
       )
@@ -389,12 +438,13 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
     const giveUp = (delivery: ClaimedDelivery, workerId: string, result: AttemptResult) =>
       sql.withTransaction(Effect.gen(function*() {
         const failed = yield* sql`UPDATE webhook_deliveries SET status = 'failed', ${attemptColumns(result)}
-          WHERE delivery_id = ${delivery.deliveryId} AND locked_by = ${workerId} RETURNING delivery_id`
+          WHERE org_id = ${delivery.orgId} AND delivery_id = ${delivery.deliveryId} AND locked_by = ${workerId} RETURNING delivery_id`
         if (failed.length === 0) return false
         // Its events not yet claimed become queued deliveries that wait for it, as the ones queued already do.
         yield* sql`
           WITH disabled AS (${
           endpoints.disable(
+            delivery.orgId,
             delivery.webhookId,
             `delivery of ${delivery.eventId} kept failing for the whole retry window (last: ${result.error ?? "?"})`
           )
@@ -403,7 +453,7 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
           SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), d.webhook_id, e.org_id, e.event_id, e.type,
             statement_timestamp() + make_interval(secs => ${retryWindowSeconds})
           FROM disabled d
-          JOIN events e ON e.org_id = d.org_id AND e.position > d.after_position AND e.position <= d.through_position AND d.events ? e.type
+          JOIN events e ON e.org_id = ${delivery.orgId} AND e.position > d.after_position AND e.position <= d.through_position AND d.events ? e.type
           ON CONFLICT (webhook_id, event_id, org_id) DO NOTHING`
         return true
       })).pipe(Effect.orDie)
@@ -412,11 +462,11 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * Claimed but not sent (its endpoint backs off, or its group's time ran out): due again after `delayMs`, the
      * claim's count of attempts taken back. Answers the ids recorded, as `delivered`.
      */
-    const notAttempted = (workerId: string, deliveryIds: ReadonlyArray<string>, delayMs: number) =>
+    const notAttempted = (workerId: string, orgId: string, deliveryIds: ReadonlyArray<string>, delayMs: number) =>
       deliveryIds.length === 0 ? Effect.succeed(new Set<string>()) : sql`
         UPDATE webhook_deliveries SET attempts = attempts - 1, run_at = statement_timestamp() + make_interval(secs => ${delayMs / 1000}),
           locked_by = NULL, lease_until = NULL
-        WHERE delivery_id = ANY(${deliveryIds}::text[]) AND locked_by = ${workerId}
+        WHERE org_id = ${orgId} AND delivery_id = ANY(${deliveryIds}::text[]) AND locked_by = ${workerId}
         RETURNING delivery_id`.pipe(
         Effect.orDie,
         Effect.flatMap(decodeDeliveryIds),
@@ -428,12 +478,12 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
      * at most `maxMs`, its waiting deliveries due no earlier than that (the delivery log shows the endpoint's next
      * try). Answers the back-off in ms (null: the endpoint is gone).
      */
-    const backOff = (webhookId: string, baseMs: number, maxMs: number) =>
+    const backOff = (orgId: string, webhookId: string, baseMs: number, maxMs: number) =>
       sql`
-        WITH tripped AS (${endpoints.backOff(webhookId, baseMs, maxMs)}),
+        WITH tripped AS (${endpoints.backOff(orgId, webhookId, baseMs, maxMs)}),
         pushed AS (
           UPDATE webhook_deliveries d SET run_at = t.backoff_until FROM tripped t
-          WHERE d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.run_at < t.backoff_until
+          WHERE d.org_id = ${orgId} AND d.webhook_id = ${webhookId} AND d.status = 'pending' AND d.run_at < t.backoff_until
             AND (d.lease_until IS NULL OR d.lease_until < statement_timestamp()) AND NOT (d.event_type = 'ping' AND d.attempts = 0))
         SELECT (extract(epoch FROM backoff_until - statement_timestamp()) * 1000)::int8 AS backoff_ms FROM tripped`.pipe(
         Effect.orDie,
@@ -442,16 +492,16 @@ export class Deliveries extends Effect.Service<Deliveries>()("acs/Deliveries", {
       )
 
     /** An attempt to an endpoint that was backing off was answered: it is claimed in full again. */
-    const recovered = (webhookId: string) =>
-      endpointRows.recovered(webhookId).pipe(
+    const recovered = (orgId: string, webhookId: string) =>
+      endpointRows.recovered(orgId, webhookId).pipe(
         Effect.asVoid,
         Effect.orDie
       )
 
     /** The endpoint's group of queued deliveries is recorded: the next may be claimed. */
-    const releaseRetries = (webhookId: string, workerId: string) =>
-      endpointRows.releaseRetries(webhookId, workerId).pipe(Effect.asVoid, Effect.orDie)
+    const releaseRetries = (orgId: string, webhookId: string, workerId: string) =>
+      endpointRows.releaseRetries(orgId, webhookId, workerId).pipe(Effect.asVoid, Effect.orDie)
 
-    return { claim, firstAttempts, delivered, retryLater, giveUp, notAttempted, backOff, recovered, releaseRetries } as const
+    return { readyOrgs: readyOrgs(sql), claim, firstAttempts, delivered, retryLater, giveUp, notAttempted, backOff, recovered, releaseRetries } as const
   })
 }) {}

@@ -57,13 +57,13 @@ export const endpointStatements = (sql: SqlClient.SqlClient) => {
         RETURNING ${columns}`.pipe(Effect.flatMap(decodeWebhooks)),
 
     /** An attempt to an endpoint that was backing off was answered: it is claimed in full again. */
-    recovered: (webhookId: string) =>
-      sql`UPDATE webhooks SET unanswered = 0, backoff_until = NULL WHERE webhook_id = ${webhookId} AND unanswered > 0`,
+    recovered: (orgId: string, webhookId: string) =>
+      sql`UPDATE webhooks SET unanswered = 0, backoff_until = NULL WHERE org_id = ${orgId} AND webhook_id = ${webhookId} AND unanswered > 0`,
 
     /** The endpoint's group of queued deliveries is recorded: the next may be claimed. */
-    releaseRetries: (webhookId: string, workerId: string) =>
+    releaseRetries: (orgId: string, webhookId: string, workerId: string) =>
       sql`UPDATE webhooks SET retries_held_until = NULL, retries_held_by = NULL
-        WHERE webhook_id = ${webhookId} AND retries_held_by = ${workerId}`
+        WHERE org_id = ${orgId} AND webhook_id = ${webhookId} AND retries_held_by = ${workerId}`
   }
 }
 
@@ -72,40 +72,44 @@ export const endpointStatements = (sql: SqlClient.SqlClient) => {
  * their CTEs; the relations they name (`ids`, `from`) are the composite's.
  */
 export const endpointFragments = (sql: SqlClient.SqlClient) => ({
-  /** The endpoints `ids` select hold their queued deliveries for `workerId` for a lease (until `releaseRetries`). */
-  holdRetries: (ids: Statement.Fragment, workerId: string, leaseMs: number) =>
+  /** The org's endpoints `ids` select hold their queued deliveries for `workerId` for a lease (until `releaseRetries`). */
+  holdRetries: (orgId: string, ids: Statement.Fragment, workerId: string, leaseMs: number) =>
     sql`UPDATE webhooks w SET retries_held_until = statement_timestamp() + make_interval(secs => ${leaseMs / 1000}), retries_held_by = ${workerId}
-          WHERE w.webhook_id IN (${ids})
+          WHERE w.org_id = ${orgId} AND w.webhook_id IN (${ids})
           RETURNING 1`,
 
   /**
    * The endpoint `from` names (as `endpoint`) is claimed through `through`; its position never moves back.
    * Returns the claimed range: `after_position`, `through_position`.
    */
-  advanceClaimed: (through: Statement.Fragment, from: Statement.Fragment) =>
+  advanceClaimed: (orgId: string, through: Statement.Fragment, from: Statement.Fragment) =>
     sql`UPDATE webhooks w SET claimed_through = GREATEST(w.claimed_through, ${through})
-          FROM ${from} WHERE w.webhook_id = endpoint.webhook_id
+          FROM ${from} WHERE w.org_id = ${orgId} AND w.webhook_id = endpoint.webhook_id
           RETURNING endpoint.claimed_through AS after_position, w.claimed_through AS through_position`,
 
   /**
    * The endpoint is disabled until an admin enables it, claimed through the last position (its events not yet
    * claimed become queued deliveries, by the composite). Returns `webhook_id`, `org_id`, `events` and the range.
    */
-  disable: (webhookId: string, reason: string) =>
+  disable: (orgId: string, webhookId: string, reason: string) =>
+    // Through the org's last event this statement can see, not the sequencer's counter (on the coordinator under Citus).
     sql`UPDATE webhooks w SET disabled_at = statement_timestamp(),
-              claimed_through = GREATEST(w.claimed_through, LEAST(w.queued_through, (SELECT last_position FROM event_sequencer WHERE id = 1))),
+              claimed_through = GREATEST(w.claimed_through, (SELECT max(e.position) FROM events e
+                WHERE e.org_id = ${orgId} AND e.position > w.claimed_through AND e.position <= w.queued_through)),
               disabled_reason = ${reason}
-            FROM (SELECT webhook_id, claimed_through FROM webhooks WHERE webhook_id = ${webhookId} FOR NO KEY UPDATE) before
-            WHERE w.webhook_id = before.webhook_id AND w.disabled_at IS NULL
+            FROM (SELECT webhook_id, claimed_through FROM webhooks WHERE org_id = ${orgId} AND webhook_id = ${webhookId} FOR NO KEY UPDATE) before
+            WHERE w.org_id = ${orgId} AND w.webhook_id = before.webhook_id AND w.disabled_at IS NULL
             RETURNING w.webhook_id, w.org_id, w.events, before.claimed_through AS after_position, w.claimed_through AS through_position`,
 
   /**
    * An attempt got no answer: the endpoint backs off for `baseMs` doubling with each such group in a row, at
    * most `maxMs`. Returns `backoff_until`.
    */
-  backOff: (webhookId: string, baseMs: number, maxMs: number) =>
+  backOff: (orgId: string, webhookId: string, baseMs: number, maxMs: number) =>
+    // From the epoch, not the statement's time plus an interval: Citus refuses a stable function (the sum) of a column in an UPDATE.
     sql`UPDATE webhooks SET unanswered = unanswered + 1,
-            backoff_until = statement_timestamp() + make_interval(secs => LEAST(${maxMs}::float8, ${baseMs}::float8 * 2 ^ LEAST(unanswered, 32)) / 1000)
-          WHERE webhook_id = ${webhookId} AND deleted_at IS NULL
+            backoff_until = to_timestamp(extract(epoch FROM statement_timestamp())::float8
+              + LEAST(${maxMs}::float8, ${baseMs}::float8 * 2 ^ LEAST(unanswered, 32)) / 1000)
+          WHERE org_id = ${orgId} AND webhook_id = ${webhookId} AND deleted_at IS NULL
           RETURNING backoff_until`
 })

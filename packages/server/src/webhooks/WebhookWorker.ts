@@ -12,7 +12,7 @@
  * endpoint off (the same doubling): nothing of it is claimed meanwhile, then one delivery at a time until one is
  * answered.
  */
-import { Cause, Clock, Config, Duration, Effect, Exit, FiberRef, FiberSet, Layer, Option, type Tracer } from "effect"
+import { Cause, Clock, Config, Effect, Exit, FiberRef, FiberSet, Layer, Option, type Tracer } from "effect"
 import * as Os from "node:os"
 import type { Dispatcher } from "undici"
 import { HOT_SPAN } from "../db/HotSpan.ts"
@@ -53,6 +53,9 @@ export const WebhookConfig = Config.all({
   allowPrivate: Config.boolean("WEBHOOK_ALLOW_PRIVATE_NETWORKS").pipe(Config.withDefault(false)),
   publicUrl: Config.string("PUBLIC_URL").pipe(Config.option)
 })
+
+/** At most this long between two reads of which orgs have deliveries due while orgs keep their turns. */
+const REREAD_MS = 50
 
 /** An attempt made: its result, what becomes of the delivery, and the wait before the next one. */
 interface Attempt {
@@ -158,7 +161,7 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
      */
     const attemptGroup = (group: ReadonlyArray<ClaimedDelivery>, workerId: string) =>
       Effect.gen(function*() {
-        const webhookId = group[0]!.webhookId
+        const { webhookId, orgId } = group[0]!
         const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
         const unixSeconds = Math.floor(clock.unsafeCurrentTimeMillis() / 1000)
         const items: Array<{ readonly delivery: ClaimedDelivery; readonly span: Tracer.Span }> = []
@@ -184,9 +187,9 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         const unanswered = outcomes.some((o) => o.result !== null && o.result.statusCode === null)
         const answered = outcomes.some((o) => o.result !== null && o.result.statusCode !== null)
         // Backed off first: its waiting deliveries are then due no earlier than its next try, and so are these.
-        const backoffMs = unanswered ? ((yield* deliveries.backOff(webhookId, config.retryBaseMs, MAX_BACKOFF_MS)) ?? 0) : 0
+        const backoffMs = unanswered ? ((yield* deliveries.backOff(orgId, webhookId, config.retryBaseMs, MAX_BACKOFF_MS)) ?? 0) : 0
         if (!unanswered && answered && group[0]!.endpointFailing) {
-          yield* deliveries.recovered(webhookId)
+          yield* deliveries.recovered(orgId, webhookId)
           yield* signal.wakeDeliveries
         }
         // Not sent because another group's attempt got no answer: the back-off it records keeps the endpoint from
@@ -212,7 +215,7 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         if (batchId !== null) {
           // First attempts (a claim leases one batch of them) are recorded with their batch, the unsent ones too.
           const first: Array<FirstAttempt> = [...attempts, ...skipped.map((s) => ({ ...s, result: null }))]
-          const { recorded, more } = yield* deliveries.firstAttempts(batchId, workerId, first)
+          const { recorded, more } = yield* deliveries.firstAttempts(batchId, orgId, workerId, first)
           lost += first.length - recorded.size
           // Its events that came while the batch was out were skipped by the claims they woke: wake one for them,
           // to claim at once when the batch was full (a backlog: the worker that claimed it used to re-claim as
@@ -221,20 +224,20 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
         } else {
           // Queued deliveries one by one (the delivered ones in one statement), then the endpoint's hold released.
           const deliveredOnes = attempts.filter((a) => a.outcome === "delivered")
-          const recorded = yield* deliveries.delivered(workerId, deliveredOnes.map((a) => ({ deliveryId: a.delivery.deliveryId, result: a.result })))
+          const recorded = yield* deliveries.delivered(workerId, orgId, deliveredOnes.map((a) => ({ deliveryId: a.delivery.deliveryId, result: a.result })))
           lost += deliveredOnes.filter((a) => !recorded.has(a.delivery.deliveryId)).length
           for (const a of attempts) {
             if (a.outcome === "delivered") continue
             const kept = a.outcome === "gave_up"
               ? yield* deliveries.giveUp(a.delivery, workerId, a.result)
-              : yield* deliveries.retryLater(a.delivery.deliveryId, workerId, a.result, a.delayMs)
+              : yield* deliveries.retryLater(a.delivery, workerId, a.result, a.delayMs)
             if (!kept) lost++
           }
           for (const delayMs of new Set(skipped.map((s) => s.delayMs))) {
             const ids = skipped.filter((s) => s.delayMs === delayMs).map((s) => s.delivery.deliveryId)
-            lost += ids.length - (yield* deliveries.notAttempted(workerId, ids, delayMs)).size
+            lost += ids.length - (yield* deliveries.notAttempted(workerId, orgId, ids, delayMs)).size
           }
-          yield* deliveries.releaseRetries(webhookId, workerId)
+          yield* deliveries.releaseRetries(orgId, webhookId, workerId)
           // The endpoint's next group, if it has one due, is claimable now.
           yield* (group.length >= config.batch ? signal.hurryDeliveries : signal.wakeDeliveries)
         }
@@ -269,32 +272,74 @@ export const WebhookWorkerLive = Layer.scopedDiscard(
     let rate = 0
     let rateAt = 0
 
-    const loop = (workerId: string) =>
-      Effect.gen(function*() {
+    // The orgs this instance's workers claim from next, in turn (docs/decisions/events-and-webhooks.md "Deliveries are
+    // claimed per org, in turn"): those a read of the queue found ready, and an org whose claim saw more of its
+    // deliveries waiting, at the back, so a flooded org gets one claim a turn like any other. Insertion order is the
+    // turn order; an org is in it once.
+    const turns = new Set<string>()
+    // When the queue was last read (ms since the epoch), and when the first of the orgs it found not ready is due
+    // (null: none was).
+    let readAt = Number.NEGATIVE_INFINITY
+    let laterDueAt: number | null = null
+    const nextOrg = () => {
+      const first = turns.values().next()
+      if (first.done === true) return undefined
+      turns.delete(first.value)
+      return first.value
+    }
+
+    const loop = (workerId: string) => {
+      // How long to wait for a wake before the next claim (undefined: claim at once).
+      let waitMs: number | undefined
+      return Effect.gen(function*() {
+        let woken = false
+        if (waitMs !== undefined) {
+          woken = yield* signal.nextDelivery(waitMs)
+          waitMs = undefined
+          // Woken, most often by one commit: the commits of the gather join its batch (and wake no other worker), so
+          // a busy org's deliveries share their claim and their record instead of paying both for each event.
+          if (woken) yield* signal.gatherDeliveries(gatherMs(nextRate(rate, (yield* Clock.currentTimeMillis) - rateAt, 0), config.batch))
+        }
+        // The queue is read when a wake says there is new work (wakes name no org), when no org is in turn, and
+        // while orgs keep their turns at least every REREAD_MS: an org that has just got work waits no longer
+        // than that for its turn, whatever another's flood.
+        if (woken || turns.size === 0 || (yield* Clock.currentTimeMillis) - readAt >= REREAD_MS) {
+          const found = yield* Effect.withTracerEnabled(deliveries.readyOrgs, false)
+          readAt = yield* Clock.currentTimeMillis
+          laterDueAt = found.nextDueInMs === null ? null : readAt + found.nextDueInMs
+          for (const org of found.ready) turns.add(org)
+        }
+        const orgId = nextOrg()
+        if (orgId === undefined) {
+          waitMs = Math.max(10, Math.min(config.pollMs, laterDueAt === null ? config.pollMs : laterDueAt - (yield* Clock.currentTimeMillis)))
+          return
+        }
         const claimedAt = yield* Clock.currentTimeMillis
-        const { batch, more, nextDueInMs } = yield* Effect.withTracerEnabled(deliveries.claim(workerId, config.leaseMs, config.batch), false)
+        const { batch, more, nextDueInMs } = yield* Effect.withTracerEnabled(deliveries.claim(workerId, orgId, config.leaseMs, config.batch), false)
         // Workers' claims may end out of order: the estimate stays as of the latest.
         rate = nextRate(rate, claimedAt - rateAt, batch.length)
         rateAt = Math.max(rateAt, claimedAt)
+        if (more) turns.add(orgId)
         // More is due: another waiting worker starts on it while this one sends.
-        if (more) yield* signal.wakeDeliveries
+        if (turns.size > 0) yield* signal.wakeDeliveries
         if (batch.length > 0) yield* dispatch(batch, workerId)
-        if (more) return
+        if (turns.size > 0) return
         // Nothing else was due at the claim: wait for a wake, or for the next one due (a retry, a lease running
         // out), at most the poll.
-        const dueInMs = nextDueInMs === null ? config.pollMs : claimedAt + nextDueInMs - (yield* Clock.currentTimeMillis)
-        const woken = yield* signal.nextDelivery(Math.max(10, Math.min(config.pollMs, dueInMs)))
-        // Woken, most often by one commit: the commits of the gather join its batch (and wake no other worker), so
-        // a busy org's deliveries share their claim and their record instead of paying both for each event.
-        if (woken) yield* signal.gatherDeliveries(gatherMs(nextRate(rate, (yield* Clock.currentTimeMillis) - rateAt, 0), config.batch))
+        const now = yield* Clock.currentTimeMillis
+        const dues = [nextDueInMs === null ? null : claimedAt + nextDueInMs, laterDueAt].filter((at): at is number => at !== null)
+        waitMs = Math.max(10, Math.min(config.pollMs, ...dues.map((at) => at - now)))
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.interrupt
-            : Effect.logError("webhook worker iteration failed", cause).pipe(Effect.zipRight(Effect.sleep(Duration.millis(config.pollMs))))
+            : Effect.logError("webhook worker iteration failed", cause).pipe(Effect.zipRight(Effect.sync(() => {
+              waitMs = config.pollMs
+            })))
         ),
         Effect.forever
       )
+    }
 
     for (let index = 0; index < config.concurrency; index++) yield* Effect.forkScoped(loop(`${instance}#${index}`))
   })

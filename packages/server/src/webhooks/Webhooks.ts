@@ -69,10 +69,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
         yield* Effect.tryPromise({ try: () => resolvePublic(new URL(request.url).hostname, allowPrivate), catch: (e) => invalid(`url: ${String((e as Error).message)}`) })
         const secret = `whsec_${Crypto.randomBytes(32).toString("base64url")}`
         const rows = yield* sql.withTransaction(Effect.gen(function*() {
-          // The org's row locked: two creations at once cannot both see room for one.
+          // The org's row locked: two creations at once cannot both see room for one. Two statements: Citus
+          // refuses a lock on a row of a reference table in a statement that also reads a distributed one.
+          yield* sql`SELECT org_id FROM orgs WHERE org_id = ${grant.orgId} FOR NO KEY UPDATE`
           const endpoints = yield* sql`
-            SELECT (SELECT count(*)::int FROM webhooks WHERE org_id = o.org_id AND deleted_at IS NULL) AS n
-            FROM orgs o WHERE o.org_id = ${grant.orgId} FOR NO KEY UPDATE`.pipe(Effect.flatMap(countOf))
+            SELECT count(*)::int AS n FROM webhooks WHERE org_id = ${grant.orgId} AND deleted_at IS NULL`.pipe(Effect.flatMap(countOf))
           if (endpoints >= maxEndpointsPerOrg) {
             return yield* invalid(`this org has ${endpoints} webhook endpoints, the most it may have (${maxEndpointsPerOrg}): delete one first`)
           }
@@ -109,7 +110,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
     const remove = (grant: Granted<"deleteWebhook">, webhookId: string) =>
       sql.withTransaction(Effect.gen(function*() {
         if (!(yield* endpointRows.remove(grant.orgId, webhookId))) return yield* notFound(webhookId)
-        yield* queue.failPendingOf(webhookId)
+        yield* queue.failPendingOf(grant.orgId, webhookId)
       })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Webhooks.delete"))
 
     /**
@@ -139,7 +140,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
       sql.withTransaction(Effect.gen(function*() {
         const rows = yield* endpointRows.enable(grant.orgId, webhookId)
         if (rows[0] === undefined) return yield* notFound(webhookId)
-        yield* queue.retryNowOf(webhookId)
+        yield* queue.retryNowOf(grant.orgId, webhookId)
         yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${notification("webhooks", true)})`
         yield* Effect.logInfo("webhook enabled").pipe(Effect.annotateLogs({ webhookId, by: grant.principal.id }))
         return toWebhook(rows[0])
@@ -154,11 +155,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("acs/Webhooks", {
         yield* find(grant.orgId, webhookId)
         const n = Math.min(200, Math.max(1, limit))
         const rows = yield* sql`
-          (SELECT ${sql.unsafe(deliveryColumns)} FROM webhook_deliveries WHERE webhook_id = ${webhookId} ORDER BY created_at DESC, delivery_id LIMIT ${n})
+          (SELECT ${sql.unsafe(deliveryColumns)} FROM webhook_deliveries WHERE org_id = ${grant.orgId} AND webhook_id = ${webhookId} ORDER BY created_at DESC, delivery_id LIMIT ${n})
           UNION ALL
           (SELECT o.delivery_id, o.event_id, o.event_type, 'delivered', 1, o.status_code, o.duration_ms, NULL, o.response,
             b.delivered_at, b.delivered_at, b.delivered_at, b.delivered_at
-          FROM (SELECT * FROM webhook_delivered_batches WHERE webhook_id = ${webhookId} ORDER BY delivered_at DESC LIMIT ${n}) b
+          FROM (SELECT * FROM webhook_delivered_batches WHERE org_id = ${grant.orgId} AND webhook_id = ${webhookId} ORDER BY delivered_at DESC LIMIT ${n}) b
           CROSS JOIN LATERAL unnest(b.delivery_ids, b.event_ids, b.event_types, b.status_codes, b.durations_ms, b.responses)
             AS o (delivery_id, event_id, event_type, status_code, duration_ms, response))
           ORDER BY created_at DESC, delivery_id LIMIT ${n}`.pipe(Effect.orDie, Effect.flatMap(decodeDeliveries))
