@@ -5,7 +5,7 @@
  */
 import type { ReportLevel, ReportRow, UpstreamCampaign, UpstreamClient } from "@acs/upstream/Upstream"
 import type { SqlClient } from "@effect/sql"
-import { Effect, Ref } from "effect"
+import { Clock, Effect, Ref } from "effect"
 import type { AccountRecord } from "../accounts/AccountRecord.ts"
 import type { Tables } from "./GenerationTables.ts"
 import {
@@ -20,7 +20,7 @@ import {
 } from "./ReportRows.ts"
 import { ownerOf, type SuffixDays, suffixElement, type SuffixOwners } from "./SpendSuffixes.ts"
 import { CAMPAIGN_CONCURRENCY } from "./SyncEntities.ts"
-import type { SyncPlan } from "./SyncPlan.ts"
+import { reportStart, type SyncPlan } from "./SyncPlan.ts"
 import { daysBetween, MAX_DAYS } from "./Window.ts"
 
 const REPORT_PAGE = 1000
@@ -144,11 +144,12 @@ export const makeStaging = (sql: SqlClient.SqlClient) => {
   ) =>
     Effect.gen(function*() {
       const byEntity = new Map<string, ReportEntity>()
+      const startDate = reportStart(plan, yield* Clock.currentTimeMillis, account.timeZone)
       for (let offset = 0;; offset += REPORT_PAGE) {
         const page = yield* client.report(account.upstreamAccountId, {
           level,
           ...(campaignId !== undefined ? { campaignId } : {}),
-          startDate: plan.windowStart,
+          startDate,
           endDate: plan.windowEnd,
           granularity: "DAILY",
           offset,

@@ -25,5 +25,15 @@ export const planWindow = (account: AccountRecord, now: number, initialDays = MA
   return { windowStart: resume > earliest ? resume : earliest, windowEnd }
 }
 
+/**
+ * The first day a report may ask for at `now`: the platform refuses a DAILY report starting more than 90 days before
+ * its today in the account's zone, and that today moves on at midnight, so a sync planned before the account's
+ * midnight and reporting after it asks from the day after its window's first (a day the platform no longer gives).
+ */
+export const reportStart = (plan: SyncPlan, now: number, timeZone: string): string => {
+  const earliest = addDays(dateIn(now, timeZone), -MAX_DAYS)
+  return plan.windowStart > earliest ? plan.windowStart : earliest
+}
+
 /** How many days the first sync of an account reads (1–90); later syncs keep the history growing. */
 export const InitialDays = Config.integer("SYNC_INITIAL_DAYS").pipe(Config.withDefault(MAX_DAYS))

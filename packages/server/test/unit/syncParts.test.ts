@@ -4,12 +4,12 @@ import fc from "fast-check"
 import type { AccountRecord } from "../../src/accounts/AccountRecord.ts"
 import { mergePeriods, type Period } from "../../src/warehouse/ReportRows.ts"
 import { suffixDaysOf, suffixElement } from "../../src/warehouse/SpendSuffixes.ts"
-import { planWindow, RESTATED_DAYS } from "../../src/warehouse/SyncPlan.ts"
+import { planWindow, reportStart, RESTATED_DAYS } from "../../src/warehouse/SyncPlan.ts"
 import { addDays, daysBetween, MAX_DAYS } from "../../src/warehouse/Window.ts"
 
 const day = (date: string, spendMicros: number): Period => ({ date, impressions: 1, taps: 1, installs: 0, spendMicros })
 
-const account = (lastSyncedDay: string | null) => ({ timeZone: "UTC", lastSyncedDay }) as unknown as AccountRecord
+const account = (lastSyncedDay: string | null, timeZone = "UTC") => ({ timeZone, lastSyncedDay }) as unknown as AccountRecord
 
 describe("sync parts", () => {
   it("reads the first sync's days, then from a few restated days back, never past 90 days", () => {
@@ -18,6 +18,18 @@ describe("sync parts", () => {
     expect(planWindow(account("2026-06-10"), now).windowStart).toBe(addDays("2026-06-10", -(RESTATED_DAYS - 1)))
     const stale = planWindow(account("2025-01-01"), now)
     expect(daysBetween(stale.windowStart, stale.windowEnd) + 1).toBe(MAX_DAYS)
+  })
+
+  it("asks a report from the day the platform still gives when the account's midnight passed after the plan", () => {
+    // 23:59 in Tokyo when planned, 00:01 the next day there when the report is sent: the platform's 90 days moved on.
+    const planned = Date.parse("2026-11-29T14:59:00Z")
+    const plan = planWindow(account(null, "Asia/Tokyo"), planned)
+    expect(plan).toEqual({ windowStart: "2026-08-31", windowEnd: "2026-11-28" })
+    expect(reportStart(plan, planned, "Asia/Tokyo")).toBe("2026-08-31")
+    expect(reportStart(plan, Date.parse("2026-11-29T15:01:00Z"), "Asia/Tokyo")).toBe("2026-09-01")
+    // A later sync's window, days after the platform's first, is asked as planned.
+    const later = planWindow(account("2026-11-27", "Asia/Tokyo"), planned)
+    expect(reportStart(later, Date.parse("2026-11-29T15:01:00Z"), "Asia/Tokyo")).toBe(later.windowStart)
   })
 
   it("sums two rows of one entity per day", () => {
