@@ -8,6 +8,21 @@ import { array, nullableString, number, record, string } from "./json.ts"
 import { type HttpClient, makeHttpClient, retrying } from "./measure.ts"
 import type { Pool } from "./pg.ts"
 
+/** The person acs is started with in the benchmarks (ADMIN_EMAIL, ADMIN_PASSWORD), for the session ones. */
+export const BENCH_ADMIN = { email: "bench@acs.example", password: "bench-password-0123456789" } as const
+
+/** Signs the benchmark's person in; the session cookie (`acs_session=…`). */
+export const signIn = async (api: string, part: string): Promise<string> => {
+  const login = await fetch(`${api}/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(BENCH_ADMIN)
+  })
+  const cookie = login.headers.getSetCookie().find((line) => line.startsWith("acs_session="))?.split(";")[0]
+  if (cookie === undefined) throw new Error(`${part}: sign-in failed: ${login.status} ${await login.text()}`)
+  return cookie
+}
+
 export interface AcsInstance {
   readonly pid: number | undefined
   readonly api: string

@@ -18,7 +18,7 @@
  */
 import { type Simulator, startSimulator } from "../../packages/upstream/src/simulator/Simulator.ts"
 import { ACCOUNT_MANAGER } from "../../packages/upstream/src/simulator/SimulatorSize.ts"
-import { type AcsInstance, startAcs } from "./acs.ts"
+import { type AcsInstance, BENCH_ADMIN, signIn, startAcs } from "./acs.ts"
 import type { BenchCluster } from "./cluster.ts"
 import { processCpuSeconds } from "./cpu.ts"
 import { array, number, record, string } from "./json.ts"
@@ -30,8 +30,6 @@ import { type StatementDelta, statementDelta, statementSnapshot } from "./statem
 
 const DATABASE = "acs_bench_changesets"
 const BOOTSTRAP_KEY = "acs_bench_changesets_key_0123456789abcdefghijklmn"
-const EMAIL = "bench@acs.example"
-const PASSWORD = "bench-password-0123456789"
 const SECRETS_KEY = Buffer.alloc(32, 17).toString("base64")
 const AD_GROUPS = 10
 const PER_AD_GROUP = 100
@@ -160,8 +158,8 @@ export const startWorld = async (cluster: BenchCluster, log: (message: string) =
       ACS_SECRETS_KEY: SECRETS_KEY,
       DATABASE_URL: cluster.url(shape.database),
       ADMIN_BOOTSTRAP_KEY: shape.bootstrapKey,
-      ADMIN_EMAIL: EMAIL,
-      ADMIN_PASSWORD: PASSWORD,
+      ADMIN_EMAIL: BENCH_ADMIN.email,
+      ADMIN_PASSWORD: BENCH_ADMIN.password,
       SIMULATOR_URL: simulator.url,
       ACS_DEMO: "true",
       SYNC_INTERVAL_MINUTES: "0",
@@ -194,13 +192,7 @@ export const startWorld = async (cluster: BenchCluster, log: (message: string) =
     if (orgId === undefined) throw new Error(`${part}: the simulator has no account`)
 
     const created = record(await acs.client.sendJson("POST", `${acs.api}/keys`, { name: "bench writer", scope: "write" }), "key")
-    const login = await fetch(`${acs.api}/auth/login`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD })
-    })
-    const cookie = login.headers.getSetCookie().find((line) => line.startsWith("acs_session="))?.split(";")[0]
-    if (cookie === undefined) throw new Error(`${part}: sign-in failed: ${login.status} ${await login.text()}`)
+    const cookie = await signIn(acs.api, part)
     if (!worker.alive()) throw new Error(`${part}: the worker process ended:\n${worker.logs()}`)
     return { simulator, acs, pool, projectId, orgId, writeKey: string(created, "secret"), cookie, pids: { api: acs.pid, worker: worker.pid }, stop }
   } catch (error) {

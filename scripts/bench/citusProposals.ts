@@ -24,7 +24,7 @@ import { type CitusCluster, startCitusCluster } from "../../packages/server/test
 import { migrateAndDistribute } from "../../packages/server/test/support/distributed.ts"
 import { type Simulator, startSimulator } from "../../packages/upstream/src/simulator/Simulator.ts"
 import { ACCOUNT_MANAGER } from "../../packages/upstream/src/simulator/SimulatorSize.ts"
-import { type AcsInstance, startAcs } from "./acs.ts"
+import { type AcsInstance, BENCH_ADMIN, signIn, startAcs } from "./acs.ts"
 import type { BenchCluster } from "./cluster.ts"
 import { type HttpClient, makeHttpClient, retrying, summarize, type Summary } from "./measure.ts"
 import { makePool, type Pool } from "./pg.ts"
@@ -33,8 +33,6 @@ import { type StatementDelta, statementDelta, statementSnapshot } from "./statem
 
 const DATABASE = "acs_bench_beside_citus"
 const BOOTSTRAP_KEY = "acs_bench_citus_key_0123456789abcdefghijklmnopqrstuv"
-const EMAIL = "bench@acs.example"
-const PASSWORD = "bench-password-0123456789"
 const SECRETS_KEY = Buffer.alloc(32, 17).toString("base64")
 /** The auto-apply cap per account per 24 h (src/policy/Policy.ts). */
 export const CAP = 20
@@ -143,8 +141,8 @@ const startWorld = async (side: Side, url: string, benchUrl: string, statsUrl: s
     ACS_SECRETS_KEY: SECRETS_KEY,
     DATABASE_URL: url,
     ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
-    ADMIN_EMAIL: EMAIL,
-    ADMIN_PASSWORD: PASSWORD,
+    ADMIN_EMAIL: BENCH_ADMIN.email,
+    ADMIN_PASSWORD: BENCH_ADMIN.password,
     SIMULATOR_URL: simulator.url,
     ACS_DEMO: "true",
     SYNC_INTERVAL_MINUTES: "0",
@@ -183,13 +181,7 @@ const startWorld = async (side: Side, url: string, benchUrl: string, statsUrl: s
       [projectId]
     )).rows.map((row) => [row.campaign_id, Number(row.daily_budget_micros)] as const)
   const created = (await acs.client.sendJson("POST", `${acs.api}/keys`, { name: "bench writer", scope: "write" })) as { secret: string }
-  const login = await fetch(`${acs.api}/auth/login`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email: EMAIL, password: PASSWORD })
-  })
-  const cookie = login.headers.getSetCookie().find((line) => line.startsWith("acs_session="))?.split(";")[0]
-  if (cookie === undefined) throw new Error(`${label(side)}: sign-in failed: ${login.status} ${await login.text()}`)
+  const cookie = await signIn(acs.api, label(side))
   const keyProject = projectOf("USD")
   const capProject = projectOf("EUR")
   log(`citus: ${label(side)} world ready (acs on ${side === "postgres" ? "the bench's PostgreSQL" : "the Citus coordinator"})`)

@@ -22,7 +22,7 @@ import { nodeArgs } from "../../packages/server/test/support/entries.ts"
 import { repoRoot } from "../../packages/server/test/support/server.ts"
 import { type Simulator, startSimulator } from "../../packages/upstream/src/simulator/Simulator.ts"
 import { ACCOUNT_MANAGER } from "../../packages/upstream/src/simulator/SimulatorSize.ts"
-import { type AcsInstance, startAcs } from "./acs.ts"
+import { type AcsInstance, BENCH_ADMIN, signIn, startAcs } from "./acs.ts"
 import type { BenchCluster } from "./cluster.ts"
 import { makeHttpClient, retrying } from "./measure.ts"
 import { makePool, type Pool } from "./pg.ts"
@@ -32,8 +32,6 @@ export const SMALL_LEDGER = 10_000
 export const LARGE_LEDGER = 1_000_000
 const CAMPAIGNS = 600
 const BOOTSTRAP_KEY = "acs_bench_ledger_key_0123456789abcdefghijklmnopqrstu"
-const EMAIL = "bench@acs.example"
-const PASSWORD = "bench-password-0123456789"
 const SECRETS_KEY = Buffer.alloc(32, 13).toString("base64")
 
 export type WorkerMode = "process" | "inline"
@@ -154,8 +152,8 @@ export const startPipeline = async (cluster: BenchCluster, log: (message: string
       ACS_SECRETS_KEY: SECRETS_KEY,
       DATABASE_URL: cluster.url(PIPELINE_DATABASE),
       ADMIN_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
-      ADMIN_EMAIL: EMAIL,
-      ADMIN_PASSWORD: PASSWORD,
+      ADMIN_EMAIL: BENCH_ADMIN.email,
+      ADMIN_PASSWORD: BENCH_ADMIN.password,
       SIMULATOR_URL: simulator.url,
       ACS_DEMO: "true",
       SYNC_INTERVAL_MINUTES: "0",
@@ -217,13 +215,7 @@ export const startPipeline = async (cluster: BenchCluster, log: (message: string
     await pool.query("VACUUM ANALYZE")
 
     const created = (await acs.client.sendJson("POST", `${acs.api}/keys`, { name: "bench writer", scope: "write" })) as { secret: string }
-    const login = await fetch(`${acs.api}/auth/login`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ email: EMAIL, password: PASSWORD })
-    })
-    const cookie = login.headers.getSetCookie().find((line) => line.startsWith("acs_session="))?.split(";")[0]
-    if (cookie === undefined) throw new Error(`pipeline: sign-in failed: ${login.status} ${await login.text()}`)
+    const cookie = await signIn(acs.api, "pipeline")
     // The key works before anything is measured.
     const probe = makeHttpClient({ authorization: `Bearer ${created.secret}` })
     try {

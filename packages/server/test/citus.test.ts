@@ -65,6 +65,18 @@ afterAll(async () => {
 
 const sql = <Row extends Record<string, unknown>>(text: string, values: ReadonlyArray<unknown> = []) => query<Row>(database, text, values)
 
+/** A sync of the account through the API, waited for until it succeeded. */
+const syncOnce = async (pipeline: Pipeline, projectId: string) => {
+  const path = { projectId }
+  const { syncId } = await pipeline.api("key", (client) => client.warehouse.startSync({ path }))
+  await waitFor(
+    `sync ${syncId} to succeed`,
+    async () => (await pipeline.api("key", (client) => client.warehouse.getSync({ path: { ...path, syncId } }))).status,
+    (status) => status === "succeeded",
+    { intervalMs: 250, show: (status) => `${status}\n${pipeline.server.logs().slice(-3000)}` }
+  )
+}
+
 describe("the Citus cluster", () => {
   it("is a coordinator with two active workers", async () => {
     const workers = await sql<{ node_port: string }>("SELECT node_port FROM citus_get_active_worker_nodes() ORDER BY node_port")
@@ -222,13 +234,7 @@ describe("acs on the distributed schema", () => {
       .filter((c) => !c.deleted && c.dailyBudgetMicros !== null)[1]!
     pipeline.setBudgetOutsideAcs(campaign.campaignId, 123_450_000)
     const path = { projectId: pipeline.account.projectId }
-    const { syncId } = await pipeline.api("key", (client) => client.warehouse.startSync({ path }))
-    await waitFor(
-      `sync ${syncId} to succeed`,
-      async () => (await pipeline.api("key", (client) => client.warehouse.getSync({ path: { ...path, syncId } }))).status,
-      (status) => status === "succeeded",
-      { intervalMs: 250, show: (status) => `${status}\n${pipeline.server.logs().slice(-3000)}` }
-    )
+    await syncOnce(pipeline, path.projectId)
     const outside = await waitFor(
       "the outside change in the ledger",
       async () =>
@@ -266,13 +272,7 @@ describe("acs on the distributed schema", () => {
        WHERE project_id = $1 AND watch_id = $2`,
       [path.projectId, watch!.watch_id, daysBefore(2), daysBefore(1), daysBefore(2), daysBefore(1)]
     )
-    const { syncId } = await pipeline.api("key", (client) => client.warehouse.startSync({ path }))
-    await waitFor(
-      `sync ${syncId} to succeed`,
-      async () => (await pipeline.api("key", (client) => client.warehouse.getSync({ path: { ...path, syncId } }))).status,
-      (status) => status === "succeeded",
-      { intervalMs: 250, show: (status) => `${status}\n${pipeline.server.logs().slice(-3000)}` }
-    )
+    await syncOnce(pipeline, path.projectId)
     const reviewed = await waitFor(
       `the first review of ${watch!.action_id}`,
       () => pipeline.action(watch!.action_id),
