@@ -9,13 +9,10 @@
  */
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   ACCOUNT_GROUP_KEYS,
   ACCOUNT_TABLES,
-  applyDistribution,
   DISTRIBUTION_STEPS,
   type DistributionOutcome,
   ORG_GROUP_KEYS,
@@ -23,9 +20,9 @@ import {
   PLACEMENT_STEPS,
   PLACEMENTS
 } from "../src/db/Distribution.ts"
-import { runMigrations } from "../src/db/Migrations.ts"
 import { type CitusCluster, startCitusCluster } from "./support/citus.ts"
 import { query } from "./support/database.ts"
+import { migrateAndDistribute } from "./support/distributed.ts"
 import { readRepoFile } from "./support/markdown.ts"
 import { ADMIN_EMAIL, ADMIN_PASSWORD, type Pipeline, proposalOf, startPipeline, tolerateUpstreamFaults } from "./support/pipeline.ts"
 import { startReceiver } from "./support/receiver.ts"
@@ -38,15 +35,11 @@ let database: string
 let outcome: DistributionOutcome
 let p: Pipeline | undefined
 
-const migrate = (url: string) =>
-  Effect.runPromise(runMigrations(Effect.void).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.scoped))
-
 beforeAll(async () => {
   // The first run on a machine builds Citus (a few minutes on two cores: bench/history.md); later runs reuse it.
   cluster = await startCitusCluster()
   database = await cluster.createDatabase("acs")
-  await migrate(database)
-  outcome = await Effect.runPromise(applyDistribution.pipe(Effect.provide(PgClient.layer({ url: Redacted.make(database) })), Effect.scoped))
+  outcome = await migrateAndDistribute(database)
   // Thirty proposals at once wait for one account's lock, each holding a pooled connection: on a busy machine the
   // last waits long for its connection, so the pool's patience is minutes (as pipelineConcurrency.test.ts's).
   // Every statement that runs on more than one shard is logged with its text, for the statement rule.

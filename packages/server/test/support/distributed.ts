@@ -1,7 +1,7 @@
 /**
  * acs's schema on a Citus coordinator: migrated as on plain PostgreSQL, then the distribution plan applied
- * (src/db/Distribution.ts, docs/scale.md). For scripts that run acs on the cluster (the bench's key proposals on
- * Citus); they cannot import the server's Effect packages from the repository's root, this module can.
+ * (src/db/Distribution.ts, docs/scale.md). For the Citus test and for scripts that run acs on the cluster (the bench's
+ * key proposals on Citus), which cannot import the server's Effect packages from the repository's root.
  */
 import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
